@@ -1,0 +1,47 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Everything they need is installed
+# here: Debian packages (cmocka) through apt, Python packages into .venv.
+PYTHON  ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+ASAN    := build/asan
+SOURCES := $(shell git ls-files 2>/dev/null | grep -E '\.(c|h|py|build|options|toml)$$' || find src include cli python -type f)
+
+.PHONY: demo test test-c test-py install sysdeps venv clean
+
+demo: install
+	$(VENV)/bin/jaxprof demo
+
+test: test-c test-py
+
+# C library tests under AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors.
+test-c: sysdeps venv
+	@[ -f $(ASAN)/build.ninja ] || $(VENV)/bin/meson setup $(ASAN) --werror -Dbuildtype=debug \
+	    -Db_sanitize=address,undefined -Dc_args=-fno-sanitize-recover=all -Dpython=disabled -Dtests=enabled
+	$(VENV)/bin/meson test -C $(ASAN) --print-errorlogs
+
+test-py: install
+	$(VPY) -m pytest -q tests/python
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+	$(VPY) -m pip install -q --no-build-isolation --no-deps -Csetup-args=--werror -Csetup-args=-Dtests=disabled -Cbuild-dir=build/py .
+	touch $@
+
+venv: $(VENV)/.deps
+
+$(VENV)/.deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q "meson-python>=0.15" "meson>=1.1" ninja "jax>=0.4.30" numpy "pytest>=7"
+	touch $@
+
+# cmocka for the C unit tests, from Debian.
+sysdeps:
+	@pkg-config --exists cmocka || { $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcmocka-dev pkg-config >/dev/null; }
+
+clean:
+	rm -rf build $(VENV) jaxprof-demo

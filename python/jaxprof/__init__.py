@@ -1,0 +1,40 @@
+"""jaxprof: profile JAX programs and learn where the time goes.
+
+Capture (this package): ``trace``, ``annotate``/``scope``, ``Profiler``, ``ProfilerConfig``,
+``ProfilingMixin``, ``profile_function``, ``benchmark``, ``open_latest_profile``.
+Analysis and output live in the C library behind ``jaxprof._core`` and the ``jaxprof`` command.
+"""
+from __future__ import annotations
+
+from ._core import __version__
+from .annotate import annotate, profile_scope, scope, trace_function
+from .bench import BenchmarkResult, benchmark, benchmark_function, profile_function
+from .config import ProfilerConfig, add_argparse_arguments
+from .mixin import ProfilingMixin
+from .profiler import Capture, Profiler
+from .runs import Run, find_runs, latest_run, open_latest_profile
+from .trace import ProfileContext, profile_trace, trace
+
+__all__ = [
+    "BenchmarkResult",
+    "Capture",
+    "ProfileContext",
+    "Profiler",
+    "ProfilerConfig",
+    "ProfilingMixin",
+    "Run",
+    "__version__",
+    "add_argparse_arguments",
+    "annotate",
+    "benchmark",
+    "benchmark_function",
+    "find_runs",
+    "latest_run",
+    "open_latest_profile",
+    "profile_function",
+    "profile_scope",
+    "profile_trace",
+    "scope",
+    "trace",
+    "trace_function",
+]

@@ -1,0 +1,20 @@
+"""``python -m jaxprof <command>``: the commands that need JAX (the ``jaxprof`` binary hands them here)."""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help", "help"):
+        print("usage: python -m jaxprof demo [--steps N] [--out DIR] [--data MNIST_DIR]")
+        return 0 if args else 2
+    if args[0] == "demo":
+        from . import demo
+        return demo.main(args[1:])
+    print(f"jaxprof: unknown command {args[0]!r} (python -m jaxprof runs: demo)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

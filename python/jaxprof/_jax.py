@@ -1,0 +1,134 @@
+"""Everything jaxprof needs from ``jax.profiler``, in one place, made safe for a training loop.
+
+Starting or stopping a trace never raises here: failures are logged and reported as ``False``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+import jax
+
+from ._log import log
+
+#: ProfileOptions fields a caller may set through ``options=`` dicts.
+_OPTION_FIELDS = ("host_tracer_level", "device_tracer_level", "python_tracer_level", "duration_ms")
+
+
+def make_options(
+    *,
+    device_trace: bool = True,
+    python_trace: bool = False,
+    host_trace_level: int = 2,
+    extra: Mapping[str, Any] | None = None,
+) -> Any | None:
+    """Builds a ``jax.profiler.ProfileOptions`` (JAX >= 0.6.1); ``None`` where JAX lacks it.
+
+    Fields the installed JAX does not expose are skipped with a warning when the caller asked
+    for a non-default value, so a setting is never silently dead.
+    """
+    options_type = getattr(jax.profiler, "ProfileOptions", None)
+    if options_type is None:
+        if not device_trace or python_trace or host_trace_level != 2 or extra:
+            log.warning("this JAX (%s) has no ProfileOptions; profiling with its defaults", jax.__version__)
+        return None
+    options = options_type()
+    wanted: dict[str, Any] = {
+        "host_tracer_level": int(host_trace_level),
+        "device_tracer_level": 1 if device_trace else 0,
+        "python_tracer_level": 1 if python_trace else 0,
+    }
+    wanted.update(extra or {})
+    for field, value in wanted.items():
+        if hasattr(options, field):
+            setattr(options, field, value)
+        elif field == "device_tracer_level" and value == 1:
+            pass  # device tracing is on by default where the knob is missing
+        else:
+            log.warning("this JAX (%s) cannot set ProfileOptions.%s=%r; ignored", jax.__version__, field, value)
+    return options
+
+
+def options_from(value: Any) -> Any | None:
+    """Accepts a ready ``ProfileOptions``, a dict of its fields, or ``None``."""
+    if value is None or not isinstance(value, Mapping):
+        return value
+    unknown = set(value) - set(_OPTION_FIELDS)
+    if unknown:
+        raise ValueError(f"options: unknown ProfileOptions fields {sorted(unknown)}; known: {list(_OPTION_FIELDS)}")
+    return make_options(extra=value)
+
+
+def _profile_state() -> Any | None:
+    """JAX's private module state of the active trace, if this JAX has the one we know."""
+    try:
+        from jax._src import profiler as jax_profiler
+    except ImportError:
+        return None
+    state = getattr(jax_profiler, "_profile_state", None)
+    return state if state is not None and hasattr(state, "profile_session") else None
+
+
+def trace_active() -> bool:
+    """True when some trace (ours or the user's own ``start_trace``) is running in this process."""
+    state = _profile_state()
+    return bool(state is not None and state.profile_session is not None)
+
+
+def sync_devices() -> None:
+    """Waits for all outstanding work on every local device.
+
+    Uses ``Device.synchronize_all_activity()`` where the backend has it, else blocks on every live
+    array (which covers all work whose results are still referenced), then the effects barrier.
+    """
+    try:
+        devices = jax.local_devices()
+        if all(hasattr(d, "synchronize_all_activity") for d in devices):
+            for d in devices:
+                d.synchronize_all_activity()
+            return
+        jax.block_until_ready(jax.live_arrays())
+        jax.effects_barrier()
+    except Exception as exc:  # a failed sync must not stop the training loop
+        log.warning("could not wait for device work: %s", exc)
+
+
+def block_tree(tree: Any) -> Any:
+    """Blocks on every array leaf of a pytree; non-array leaves pass through."""
+    return jax.block_until_ready(tree)
+
+
+def start(log_dir: str | os.PathLike[str], options: Any | None, *, perfetto: bool = False) -> bool:
+    """Starts a trace writing under ``log_dir``. False (with one warning) when it cannot."""
+    if trace_active():
+        log.warning("another profiler trace is already active in this process; capture into %s skipped", log_dir)
+        return False
+    try:
+        os.makedirs(log_dir, exist_ok=True)
+        if not os.access(log_dir, os.W_OK):
+            raise PermissionError(f"{log_dir} is not writable")
+        kwargs: dict[str, Any] = {"create_perfetto_trace": perfetto}
+        if options is not None:
+            kwargs["profiler_options"] = options
+        jax.profiler.start_trace(str(log_dir), **kwargs)
+        return True
+    except Exception as exc:
+        log.warning("could not start profiler trace in %s: %s", log_dir, exc)
+        return False
+
+
+def stop() -> bool:
+    """Stops the active trace and writes its files. False (with one warning) on failure.
+
+    When writing fails (disk full, directory removed) JAX keeps its session marked active and
+    every later ``start_trace`` would raise; we clear that state so profiling can go on.
+    """
+    try:
+        jax.profiler.stop_trace()
+        return True
+    except Exception as exc:
+        log.warning("could not stop profiler trace / write its files: %s", exc)
+        state = _profile_state()
+        if state is not None and state.profile_session is not None and hasattr(state, "reset"):
+            state.reset()
+        return False

@@ -1,0 +1,137 @@
+"""``ProfilerConfig``: profiling settings from code, environment variables or command-line flags."""
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+#: PROFILE_MODE values: which tracers run.
+MODES = {
+    "full": dict(profile_gpu_trace=True, profile_python_trace=False, host_trace_level=2),
+    "host": dict(profile_gpu_trace=False, profile_python_trace=False, host_trace_level=2),
+    "device": dict(profile_gpu_trace=True, profile_python_trace=False, host_trace_level=1),
+    "python": dict(profile_gpu_trace=True, profile_python_trace=True, host_trace_level=2),
+}
+
+
+@dataclass
+class ProfilerConfig:
+    """Every setting of a :class:`jaxprof.Profiler`, in one serialisable place.
+
+    >>> cfg = ProfilerConfig(enable_profiling=True, profiling_dir="/tmp/prof", profiler_start_step=10)
+    >>> prof = Profiler.from_config(cfg)
+    """
+
+    enable_profiling: bool = False      #: off by default: a config only profiles when asked
+    profiling_dir: str = "./profiles"   #: the log directory captures go under
+    profiler_start_step: int = 10       #: first captured step
+    profiler_num_steps: int = 5         #: steps per capture
+    profile_every_n_steps: int = 0      #: 0 = capture once; K = again every K steps
+    max_profile_count: int | None = None  #: with every_n_steps: stop after this many captures
+    profile_duration_ms: float = 0      #: > 0: also end a capture after this much wall time
+    profile_gpu_trace: bool = True      #: trace device activity (CUPTI on GPU)
+    profile_python_trace: bool = False  #: trace Python function calls (slow; off by default)
+    host_trace_level: int = 2           #: 0 off, 1 user annotations, 2 default, 3 verbose
+
+    def validate(self) -> "ProfilerConfig":
+        """Raises ValueError naming the first invalid field; returns self."""
+        for name in ("profiler_start_step", "profile_every_n_steps"):
+            require_int(name, getattr(self, name), minimum=0)
+        require_int("profiler_num_steps", self.profiler_num_steps, minimum=0)
+        require_int("host_trace_level", self.host_trace_level, minimum=0, maximum=3)
+        if self.max_profile_count is not None:
+            require_int("max_profile_count", self.max_profile_count, minimum=1)
+        if isinstance(self.profile_duration_ms, bool) or not isinstance(self.profile_duration_ms, (int, float)) \
+                or self.profile_duration_ms < 0:
+            raise ValueError(f"profile_duration_ms must be a number >= 0, got {self.profile_duration_ms!r}")
+        if self.profiler_num_steps == 0 and self.profile_duration_ms <= 0:
+            raise ValueError("profiler_num_steps must be >= 1 unless profile_duration_ms bounds the capture")
+        if self.profile_every_n_steps and self.profiler_num_steps > self.profile_every_n_steps:
+            raise ValueError(
+                f"profiler_num_steps ({self.profiler_num_steps}) must not exceed "
+                f"profile_every_n_steps ({self.profile_every_n_steps})"
+            )
+        if not isinstance(self.profiling_dir, (str, os.PathLike)) or not str(self.profiling_dir):
+            raise ValueError(f"profiling_dir must be a non-empty path, got {self.profiling_dir!r}")
+        return self
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **defaults: Any) -> "ProfilerConfig":
+        """Reads the ``PROFILE_*`` environment variables over ``defaults``.
+
+        ``PROFILE_ENABLED`` (1/true/yes/on), ``PROFILE_DIR``, ``PROFILE_START_STEP``,
+        ``PROFILE_INTERVAL`` (steps between captures; 0 = once), ``PROFILE_DURATION`` (steps per
+        capture), ``PROFILE_MODE`` (full | host | device | python).
+        """
+        env = os.environ if environ is None else environ
+        cfg = cls(**defaults)
+        if "PROFILE_ENABLED" in env:
+            cfg.enable_profiling = _parse_bool("PROFILE_ENABLED", env["PROFILE_ENABLED"])
+        if "PROFILE_DIR" in env:
+            cfg.profiling_dir = env["PROFILE_DIR"]
+        for var, attr in (("PROFILE_START_STEP", "profiler_start_step"),
+                          ("PROFILE_INTERVAL", "profile_every_n_steps"),
+                          ("PROFILE_DURATION", "profiler_num_steps")):
+            if var in env:
+                setattr(cfg, attr, _parse_int(var, env[var]))
+        if "PROFILE_MODE" in env:
+            mode = env["PROFILE_MODE"].strip().lower()
+            if mode not in MODES:
+                raise ValueError(f"PROFILE_MODE must be one of {sorted(MODES)}, got {env['PROFILE_MODE']!r}")
+            for attr, value in MODES[mode].items():
+                setattr(cfg, attr, value)
+        return cfg.validate()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, **defaults: Any) -> "ProfilerConfig":
+        """Builds a config from a namespace parsed with :func:`add_argparse_arguments`'s flags."""
+        cfg = cls(**defaults)
+        for f in fields(cls):
+            value = getattr(args, f.name, None)
+            if value is not None:
+                setattr(cfg, f.name, value)
+        return cfg.validate()
+
+
+def add_argparse_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Adds ``--enable_profiling``, ``--profiler_start_step``, ``--profiler_num_steps``,
+    ``--profiler_every_n_steps``, ``--profiling_dir`` (and a few more) to ``parser``.
+
+    Read them back with ``ProfilerConfig.from_args(parser.parse_args())``.
+    """
+    group = parser.add_argument_group("profiling (jaxprof)")
+    group.add_argument("--enable_profiling", action="store_true", default=None, help="capture profiles")
+    group.add_argument("--profiling_dir", default=None, help="log directory for captures")
+    group.add_argument("--profiler_start_step", type=int, default=None, help="first captured step")
+    group.add_argument("--profiler_num_steps", type=int, default=None, help="steps per capture")
+    group.add_argument("--profiler_every_n_steps", type=int, default=None, dest="profile_every_n_steps",
+                       help="capture again every N steps (0 = once)")
+    group.add_argument("--max_profile_count", type=int, default=None, help="stop after this many captures")
+    group.add_argument("--profile_duration_ms", type=float, default=None, help="end a capture after this many ms")
+    return parser
+
+
+def require_int(name: str, value: Any, *, minimum: int, maximum: int | None = None) -> None:
+    """Raises ValueError naming ``name`` unless ``value`` is an int in range."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+
+
+def _parse_int(var: str, text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"{var} must be an integer, got {text!r}") from None
+
+
+def _parse_bool(var: str, text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"{var} must be a boolean (1/0, true/false), got {text!r}")

@@ -1,0 +1,307 @@
+"""``jaxprof.Profiler``: step-scheduled, periodic and on-demand capture inside a training loop.
+
+The schedule is a pure function of the step number (``is_scheduled``), so every process of a job
+agrees on it; the state machine around it (idle -> capturing -> idle) lives in ``begin_step`` and
+``end_step``. Nothing here raises into the training loop except the caller's own exceptions.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import jax
+
+from . import _jax
+from ._log import log
+from .config import ProfilerConfig, require_int
+from .runs import latest_run
+
+@dataclass
+class Capture:
+    """One finished capture."""
+
+    step_dir: Path                 #: ``log_dir/step_XXXXXXXX`` (first captured step)
+    run_dir: Path | None           #: the run directory JAX wrote, None when writing failed
+    steps: list[int] = field(default_factory=list)  #: step numbers captured, in order
+    wall_s: float = 0.0            #: wall time from the first step's start to the last step's end
+    reason: str = ""               #: why it ended: "steps", "duration", "exception", "close"
+
+    @property
+    def mean_step_ms(self) -> float:
+        return 1e3 * self.wall_s / len(self.steps) if self.steps else 0.0
+
+
+@dataclass
+class _Active:
+    """The capture in progress."""
+
+    step_dir: Path
+    target_steps: int | None   # None: bounded by duration only
+    deadline: float | None     # time.perf_counter() value after which it ends
+    started: float
+    steps: list[int] = field(default_factory=list)
+
+
+class Profiler:
+    """Captures chosen training steps into ``log_dir/step_XXXXXXXX/`` in TensorBoard layout.
+
+    >>> prof = jaxprof.Profiler("/tmp/prof", start_step=10, num_steps=5)
+    >>> for i in range(100):
+    ...     with prof.step(i):
+    ...         state = train_step(state, batch)
+
+    Schedule: captures begin at ``start_step`` and, with ``every_n_steps=K``, at ``start_step + jK``
+    for ``j < max_profiles``. Each capture spans ``num_steps`` steps or ``duration_ms`` of wall time
+    (checked at step boundaries), whichever ends first. The first ``skip_first`` steps this object
+    sees are never captured. ``capture_async()`` arms an extra capture at the next step.
+    """
+
+    def __init__(
+        self,
+        log_dir: str | os.PathLike[str],
+        *,
+        start_step: int = 1,
+        num_steps: int | None = None,
+        every_n_steps: int = 0,
+        max_profiles: int | None = None,
+        duration_ms: float = 0,
+        skip_first: int = 0,
+        block_on_edges: bool = True,
+        device_trace: bool = True,
+        python_trace: bool = False,
+        host_trace_level: int = 2,
+        perfetto: bool = False,
+        enabled: bool = True,
+        step_name: str = "train",
+    ) -> None:
+        if num_steps is None:
+            num_steps = 0 if duration_ms > 0 else 1
+        require_int("start_step", start_step, minimum=0)
+        require_int("num_steps", num_steps, minimum=0)
+        require_int("every_n_steps", every_n_steps, minimum=0)
+        require_int("skip_first", skip_first, minimum=0)
+        require_int("host_trace_level", host_trace_level, minimum=0, maximum=3)
+        if max_profiles is not None:
+            require_int("max_profiles", max_profiles, minimum=1)
+        if duration_ms < 0:
+            raise ValueError(f"duration_ms must be >= 0, got {duration_ms}")
+        if num_steps == 0 and duration_ms <= 0:
+            raise ValueError("num_steps must be >= 1 unless duration_ms bounds the capture")
+        if every_n_steps and num_steps > every_n_steps:
+            raise ValueError(f"num_steps ({num_steps}) must not exceed every_n_steps ({every_n_steps})")
+
+        self.log_dir = Path(log_dir)
+        self.start_step = start_step
+        self.num_steps = num_steps
+        self.every_n_steps = every_n_steps
+        self.max_profiles = 1 if not every_n_steps else max_profiles
+        self.duration_ms = float(duration_ms)
+        self.skip_first = skip_first
+        self.block_on_edges = block_on_edges
+        self.perfetto = perfetto
+        self.enabled = enabled
+        self.step_name = step_name
+        self.options = _jax.make_options(
+            device_trace=device_trace, python_trace=python_trace, host_trace_level=host_trace_level
+        )
+        self.captures: list[Capture] = []  #: finished captures, in order
+        self._active: _Active | None = None
+        self._annotation: Any | None = None
+        self._step: int | None = None        # step number between begin_step and end_step
+        self._next_step = 0                  # used when begin_step() gets no number
+        self._seen = 0                       # steps begun so far
+        self._scheduled = 0                  # scheduled captures started so far
+        self._async_steps: int | None = None # armed by capture_async
+        self._lock = threading.Lock()        # guards _async_steps (capture_async may come from any thread)
+        ref = weakref.ref(self)
+        self._atexit = lambda: (p := ref()) is not None and p.close()
+        atexit.register(self._atexit)
+
+    @classmethod
+    def from_config(cls, cfg: ProfilerConfig, **overrides: Any) -> "Profiler":
+        """A Profiler honouring every field of a :class:`ProfilerConfig` (disabled if it says so)."""
+        cfg.validate()
+        kwargs: dict[str, Any] = dict(
+            start_step=cfg.profiler_start_step,
+            num_steps=cfg.profiler_num_steps,
+            every_n_steps=cfg.profile_every_n_steps,
+            max_profiles=cfg.max_profile_count,
+            duration_ms=cfg.profile_duration_ms,
+            device_trace=cfg.profile_gpu_trace,
+            python_trace=cfg.profile_python_trace,
+            host_trace_level=cfg.host_trace_level,
+            enabled=cfg.enable_profiling,
+        )
+        kwargs.update(overrides)
+        return cls(cfg.profiling_dir, **kwargs)
+
+    # ---- schedule ---------------------------------------------------------------------------
+
+    def is_scheduled(self, step: int) -> bool:
+        """True when ``step`` falls in a scheduled capture window (``num_steps`` long)."""
+        return self._window_index(step, self.num_steps or 1) is not None
+
+    def _window_index(self, step: int, length: int) -> int | None:
+        offset = step - self.start_step
+        if offset < 0:
+            return None
+        if not self.every_n_steps:
+            return 0 if offset < length else None
+        index, within = divmod(offset, self.every_n_steps)
+        if within >= length or (self.max_profiles is not None and index >= self.max_profiles):
+            return None
+        return index
+
+    def _starts_capture(self, step: int) -> bool:
+        return self._window_index(step, 1) is not None
+
+    @property
+    def capturing(self) -> bool:
+        """True while a capture is running."""
+        return self._active is not None
+
+    # ---- the step protocol ------------------------------------------------------------------
+
+    def begin_step(self, step: int | None = None) -> None:
+        """Marks the start of a training step (numbered ``step``, else counted from 0)."""
+        if step is None:
+            step = self._next_step
+        self._next_step = step + 1
+        self._step = step
+        self._seen += 1
+        if not self.enabled:
+            return
+        if self._active is None:
+            self._maybe_start(step)
+        if self._active is not None:
+            try:
+                self._annotation = jax.profiler.StepTraceAnnotation(self.step_name, step_num=step)
+                self._annotation.__enter__()
+            except Exception as exc:  # never let annotation trouble reach the loop
+                log.warning("could not annotate step %d: %s", step, exc)
+                self._annotation = None
+
+    def end_step(self) -> None:
+        """Marks the end of the step begun by :meth:`begin_step`; may end the capture."""
+        self._end_step(failed=False)
+
+    @contextlib.contextmanager
+    def step(self, step: int | None = None) -> Iterator[None]:
+        """Context manager around one training step: ``with prof.step(i): ...``."""
+        self.begin_step(step)
+        try:
+            yield
+        except BaseException:
+            self._end_step(failed=True)
+            raise
+        self._end_step(failed=False)
+
+    def capture_async(self, num_steps: int | None = None) -> bool:
+        """Arms a capture of ``num_steps`` steps (default: the configured length) at the next step.
+
+        Safe to call from any thread. Returns False (and logs) when a capture is already running
+        or armed.
+        """
+        with self._lock:
+            if self._active is not None or self._async_steps is not None:
+                log.info("capture_async ignored: a capture is already running or armed")
+                return False
+            self._async_steps = num_steps if num_steps is not None else self.num_steps
+        return True
+
+    def close(self) -> None:
+        """Stops a running capture (its files are written). Idempotent; also runs at exit."""
+        if self._active is not None:
+            self._close_annotation()
+            self._stop("close")
+        atexit.unregister(self._atexit)
+
+    def __enter__(self) -> "Profiler":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- internals --------------------------------------------------------------------------
+
+    def _maybe_start(self, step: int) -> None:
+        with self._lock:
+            armed, self._async_steps = self._async_steps, None
+        if armed is not None:
+            self._start(step, armed)
+        elif self._seen > self.skip_first and self._starts_capture(step) and self._budget_left():
+            self._scheduled += 1
+            self._start(step, self.num_steps)
+
+    def _budget_left(self) -> bool:
+        # Step numbers may repeat (per-epoch counters); max_profiles caps captures, not windows.
+        return self.max_profiles is None or self._scheduled < self.max_profiles
+
+    def _start(self, step: int, num_steps: int) -> None:
+        step_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
+        if self.block_on_edges:
+            _jax.sync_devices()  # earlier steps' work stays out of the capture
+        if not _jax.start(step_dir, self.options, perfetto=self.perfetto):
+            return
+        now = time.perf_counter()
+        deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
+        self._active = _Active(step_dir, num_steps or None, deadline, now)
+
+    def _end_step(self, failed: bool) -> None:
+        self._close_annotation()
+        active = self._active
+        if active is None or self._step is None:
+            self._step = None
+            return
+        active.steps.append(self._step)
+        self._step = None
+        if failed:
+            self._stop("exception")
+        elif active.target_steps is not None and len(active.steps) >= active.target_steps:
+            self._stop("steps")
+        elif active.deadline is not None and time.perf_counter() >= active.deadline:
+            self._stop("duration")
+
+    def _close_annotation(self) -> None:
+        if self._annotation is not None:
+            annotation, self._annotation = self._annotation, None
+            try:
+                annotation.__exit__(None, None, None)
+            except Exception as exc:
+                log.warning("could not close step annotation: %s", exc)
+
+    def _stop(self, reason: str) -> None:
+        active, self._active = self._active, None
+        if active is None:
+            return
+        if self.block_on_edges:
+            _jax.sync_devices()  # the last step's device work belongs to the capture
+        wall = time.perf_counter() - active.started
+        written = _jax.stop()
+        run = latest_run(active.step_dir) if written else None
+        capture = Capture(active.step_dir, run.path if run else None, active.steps, wall, reason)
+        self.captures.append(capture)
+        if capture.run_dir is None:
+            return
+        first, last = (capture.steps[0], capture.steps[-1]) if capture.steps else (None, None)
+        ended = "" if reason == "steps" else f", ended by {reason}"
+        log.info(
+            "captured steps %s-%s (%d steps, mean %.2f ms/step%s) -> %s",
+            first, last, len(capture.steps), capture.mean_step_ms, ended, capture.run_dir,
+        )
+
+
+def _unique_dir(path: Path) -> Path:
+    """``path``, or ``path-2``, ``path-3``... when an earlier capture (another process) used it."""
+    candidate, n = path, 1
+    while candidate.exists() and any(candidate.iterdir()):
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate

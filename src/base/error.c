@@ -1,0 +1,40 @@
+/* error.c - status names and the one way errors are reported to callers. */
+#include "base/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *jp_status_str(int status) {
+    switch (status) {
+    case JP_OK: return "ok";
+    case JP_ERR_IO: return "i/o error";
+    case JP_ERR_NOMEM: return "out of memory";
+    case JP_ERR_TRUNCATED: return "truncated input";
+    case JP_ERR_CORRUPT: return "corrupt input";
+    case JP_ERR_ARG: return "invalid argument";
+    case JP_ERR_NOT_FOUND: return "not found";
+    case JP_ERR_LIMIT: return "limit exceeded";
+    default: return "unknown status";
+    }
+}
+
+int jp_error_set(jp_error *err, int code, uint64_t offset, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        err->code = code;
+        err->offset = offset;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void jp_error_clear(jp_error *err) {
+    if (err) {
+        err->code = JP_OK;
+        err->offset = 0;
+        err->msg[0] = '\0';
+    }
+}

@@ -1,0 +1,150 @@
+/* runs.c - locating profile runs (directories of <host>.xplane.pb files) under a log directory. */
+#include "base/error.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { MAX_DEPTH = 16, PATH_CAP = 4096 };
+
+/* Growable heap array of runs while walking; copied into the arena at the end. */
+typedef struct run_vec {
+    jp_run *items;
+    size_t count, cap;
+} run_vec;
+
+typedef struct walk {
+    jp_arena *arena; /* the result's arena: paths are copied here */
+    run_vec found;   /* runs seen so far */
+    char path[PATH_CAP]; /* the directory being visited, NUL-terminated */
+    jp_error *err;
+} walk;
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+static int is_xplane_name(const char *name) {
+    return ends_with(name, ".xplane.pb") || ends_with(name, ".xplane.pb.gz");
+}
+
+static int64_t mtime_ns(const struct stat *st) {
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
+}
+
+static int push_run(walk *w, const jp_run *run) {
+    run_vec *v = &w->found;
+    if (v->count == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        jp_run *items = realloc(v->items, cap * sizeof *items);
+        if (!items) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->count++] = *run;
+    return JP_OK;
+}
+
+static int record_run(walk *w, size_t path_len, const jp_run *stats) {
+    jp_run run = *stats;
+    run.path = jp_arena_strndup(w->arena, w->path, path_len);
+    if (!run.path) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+    const char *slash = strrchr(run.path, '/');
+    run.name = slash && slash[1] ? slash + 1 : run.path;
+    return push_run(w, &run);
+}
+
+/* Visits w->path (length path_len): records it if it holds xplane files, then descends into its
+ * subdirectories. Directories that cannot be opened below the top are skipped, not fatal. */
+static int visit(walk *w, size_t path_len, int depth) {
+    DIR *dir = opendir(w->path);
+    if (!dir) {
+        if (depth > 0) return JP_OK;
+        return jp_error_set(w->err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, 0,
+                            "%s: cannot open directory: %s", w->path, strerror(errno));
+    }
+    jp_run here = {0};
+    int rc = JP_OK;
+    struct dirent *de;
+    while (rc == JP_OK && (de = readdir(dir)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        struct stat st;
+        if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISREG(st.st_mode) && is_xplane_name(de->d_name)) {
+            here.n_files++;
+            here.bytes += (uint64_t)st.st_size;
+            if (mtime_ns(&st) > here.mtime_ns) here.mtime_ns = mtime_ns(&st);
+        } else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
+            size_t name_len = strlen(de->d_name);
+            if (path_len + 1 + name_len >= PATH_CAP) {
+                rc = jp_error_set(w->err, JP_ERR_LIMIT, 0, "%s/%s: path too long", w->path, de->d_name);
+                break;
+            }
+            w->path[path_len] = '/';
+            memcpy(w->path + path_len + 1, de->d_name, name_len + 1);
+            rc = visit(w, path_len + 1 + name_len, depth + 1);
+            w->path[path_len] = '\0';
+        }
+    }
+    closedir(dir);
+    if (rc == JP_OK && here.n_files > 0) rc = record_run(w, path_len, &here);
+    return rc;
+}
+
+static int by_time_then_path(const void *pa, const void *pb) {
+    const jp_run *a = pa, *b = pb;
+    if (a->mtime_ns != b->mtime_ns) return a->mtime_ns < b->mtime_ns ? -1 : 1;
+    return strcmp(a->path, b->path);
+}
+
+int jp_runs_find(jp_runs *out, const char *log_dir, jp_error *err) {
+    jp_arena_init(&out->arena, 0);
+    out->runs = NULL;
+    out->count = 0;
+    jp_error_clear(err);
+    if (!log_dir || !*log_dir) return jp_error_set(err, JP_ERR_ARG, 0, "empty log directory");
+
+    walk *w = calloc(1, sizeof *w);
+    if (!w) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+    w->arena = &out->arena;
+    w->err = err;
+    size_t len = strlen(log_dir);
+    while (len > 1 && log_dir[len - 1] == '/') len--; /* "logs/" and "logs" name the same runs */
+    int rc;
+    if (len >= PATH_CAP) {
+        rc = jp_error_set(err, JP_ERR_LIMIT, 0, "%s: path too long", log_dir);
+    } else {
+        memcpy(w->path, log_dir, len);
+        w->path[len] = '\0';
+        rc = visit(w, len, 0);
+    }
+    if (rc == JP_OK && w->found.count > 0) {
+        qsort(w->found.items, w->found.count, sizeof(jp_run), by_time_then_path);
+        out->runs = jp_arena_alloc(&out->arena, w->found.count * sizeof(jp_run));
+        if (out->runs) {
+            memcpy(out->runs, w->found.items, w->found.count * sizeof(jp_run));
+            out->count = w->found.count;
+        } else {
+            rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+        }
+    }
+    free(w->found.items);
+    free(w);
+    if (rc != JP_OK) jp_runs_deinit(out);
+    return rc;
+}
+
+void jp_runs_deinit(jp_runs *runs) {
+    jp_arena_deinit(&runs->arena);
+    runs->runs = NULL;
+    runs->count = 0;
+}
+
+const jp_run *jp_runs_latest_view(const jp_runs *runs) {
+    return runs->count ? &runs->runs[runs->count - 1] : NULL;
+}
