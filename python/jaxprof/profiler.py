@@ -145,22 +145,23 @@ class Profiler:
     # ---- schedule ---------------------------------------------------------------------------
 
     def is_scheduled(self, step: int) -> bool:
-        """True when ``step`` falls in a scheduled capture window (``num_steps`` long)."""
-        return self._window_index(step, self.num_steps or 1) is not None
+        """True when ``step`` falls in one of the first ``max_profiles`` capture windows.
+
+        This is the plan; at run time ``skip_first`` and failed starts can move captures to later
+        windows, since ``max_profiles`` counts captures taken, not windows passed.
+        """
+        index = self._window_index(step, self.num_steps or 1)
+        return index is not None and (self.max_profiles is None or index < self.max_profiles)
 
     def _window_index(self, step: int, length: int) -> int | None:
+        """Which capture window (0, 1, ...) ``step`` is in, ``None`` when in none."""
         offset = step - self.start_step
         if offset < 0:
             return None
         if not self.every_n_steps:
             return 0 if offset < length else None
         index, within = divmod(offset, self.every_n_steps)
-        if within >= length or (self.max_profiles is not None and index >= self.max_profiles):
-            return None
-        return index
-
-    def _starts_capture(self, step: int) -> bool:
-        return self._window_index(step, 1) is not None
+        return index if within < length else None
 
     @property
     def capturing(self) -> bool:
@@ -236,12 +237,13 @@ class Profiler:
             armed, self._async_steps = self._async_steps, None
         if armed is not None:
             self._start(step, armed)
-        elif self._seen > self.skip_first and self._starts_capture(step) and self._budget_left():
+        elif self._seen > self.skip_first and self._window_index(step, 1) is not None and self._budget_left():
             self._scheduled += 1
             self._start(step, self.num_steps)
 
     def _budget_left(self) -> bool:
-        # Step numbers may repeat (per-epoch counters); max_profiles caps captures, not windows.
+        # max_profiles caps captures taken, which also stops step numbers that repeat (per-epoch
+        # counters) from capturing again.
         return self.max_profiles is None or self._scheduled < self.max_profiles
 
     def _start(self, step: int, num_steps: int) -> None:

@@ -1,0 +1,79 @@
+"""Shared helpers: a tiny real JAX training step and a reader for the xplane files it produces."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+@jax.jit
+def train_step(w: jax.Array, x: jax.Array) -> jax.Array:
+    """One 'training step': small enough to be fast, real enough to emit XLA:CPU op events."""
+    return w - 0.01 * jnp.tanh(x @ w)
+
+
+@pytest.fixture
+def step_fn() -> Callable[[jax.Array], jax.Array]:
+    x = jnp.ones((64, 64)) * 0.5
+
+    def run(w: jax.Array) -> jax.Array:
+        return train_step(w, x)
+
+    run(jnp.ones((64, 64))).block_until_ready()  # compile outside any capture
+    return run
+
+
+@pytest.fixture
+def w0() -> jax.Array:
+    return jnp.ones((64, 64))
+
+
+@dataclass
+class XplaneContent:
+    """What the tests look for in a captured xplane."""
+
+    step_nums: list[int] = field(default_factory=list)   # StepTraceAnnotation step_num, in time order
+    names: set[str] = field(default_factory=set)          # every event name
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)  # first stats seen per event name
+    hlo_modules: set[str] = field(default_factory=set)    # hlo_module stats of executed ops
+
+
+def read_xplane(path: Path) -> XplaneContent:
+    """Reads an xplane with JAX's own ProfileData (an oracle independent of jaxprof)."""
+    data = jax.profiler.ProfileData.from_file(str(path))
+    out = XplaneContent()
+    steps: list[tuple[float, int]] = []
+    for plane in data.planes:
+        for line in plane.lines:
+            for event in line.events:
+                stats = dict(event.stats)
+                out.names.add(event.name)
+                out.stats.setdefault(event.name, stats)
+                if stats.get("_r") == 1 and "step_num" in stats:
+                    steps.append((event.start_ns, int(stats["step_num"])))
+                if "hlo_module" in stats:
+                    out.hlo_modules.add(str(stats["hlo_module"]))
+    out.step_nums = [s for _, s in sorted(steps)]
+    return out
+
+
+def xplanes(root: Path) -> list[Path]:
+    """Every xplane file under root, sorted."""
+    return sorted(p for p in root.rglob("*.xplane.pb"))
+
+
+def only_xplane(root: Path) -> Path:
+    files = xplanes(root)
+    assert len(files) == 1, f"expected one xplane under {root}, found {files}"
+    return files[0]
+
+
+def step_dirs(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.name.startswith("step_"))
