@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN    := build/asan
 SOURCES := $(shell git ls-files 2>/dev/null | grep -E '\.(c|h|py|build|options|toml)$$' || find src include cli python -type f)
 
-.PHONY: demo test test-c test-py install sysdeps venv clean
+.PHONY: demo test test-c test-py install sysdeps venv clean bench
 
 demo: install
 	$(VENV)/bin/jaxprof demo
@@ -45,3 +45,8 @@ sysdeps:
 
 clean:
 	rm -rf build $(VENV) jaxprof-demo
+
+# Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
+bench: install
+	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; } > docs/benchmarks.md.tmp
+	mv docs/benchmarks.md.tmp docs/benchmarks.md

@@ -1,0 +1,123 @@
+"""Capture overhead: what jaxprof's annotations and Profiler.step() cost a training loop.
+
+Each row is the median of REPEATS runs of a timed loop of N calls, reported per call, next to the
+peer measured in the same run: a bare call, and jax.profiler.TraceAnnotation.
+Writes a Markdown table to stdout; `make bench` puts it into docs/benchmarks.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import tempfile
+import time
+from typing import Callable
+
+import jax
+
+import jaxprof
+
+N = 20_000
+REPEATS = 7
+
+
+def per_call_ns(loop: Callable[[int], None]) -> tuple[float, float, float]:
+    """(median, min, max) nanoseconds per iteration over REPEATS timed loops of N iterations."""
+    n = N
+    loop(max(1, n // 10))  # warm caches and lazy imports
+    samples = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter_ns()
+        loop(n)
+        samples.append((time.perf_counter_ns() - t0) / n)
+    return statistics.median(samples), min(samples), max(samples)
+
+
+def work() -> int:
+    return 1
+
+
+def bare(n: int) -> None:
+    for _ in range(n):
+        work()
+
+
+def with_jax_annotation(n: int) -> None:
+    for _ in range(n):
+        with jax.profiler.TraceAnnotation("work"):
+            work()
+
+
+def with_jaxprof_annotate(n: int) -> None:
+    for _ in range(n):
+        with jaxprof.annotate("work"):
+            work()
+
+
+annotated_work = jaxprof.annotate("work")(work)
+
+
+def with_jaxprof_decorator(n: int) -> None:
+    for _ in range(n):
+        annotated_work()
+
+
+def profiler_idle_steps(log_dir: str) -> Callable[[int], None]:
+    prof = jaxprof.Profiler(log_dir, start_step=10**12)  # scheduled far away: never captures
+
+    def loop(n: int) -> None:
+        for i in range(n):
+            with prof.step(i):
+                work()
+
+    return loop
+
+
+def rows(traced: bool) -> list[tuple[str, tuple[float, float, float]]]:
+    out = [
+        ("bare call", per_call_ns(bare)),
+        ("jax.profiler.TraceAnnotation", per_call_ns(with_jax_annotation)),
+        ("jaxprof.annotate (with)", per_call_ns(with_jaxprof_annotate)),
+        ("jaxprof.annotate (decorator)", per_call_ns(with_jaxprof_decorator)),
+    ]
+    if not traced:
+        with tempfile.TemporaryDirectory() as d:
+            out.append(("Profiler.step() idle", per_call_ns(profiler_idle_steps(d))))
+    return out
+
+
+def table(title: str, measured: list[tuple[str, tuple[float, float, float]]]) -> str:
+    base = dict(measured)["jax.profiler.TraceAnnotation"][0]
+    bare_ns = dict(measured)["bare call"][0]
+    lines = [f"### {title}", "", "| what | ns/call (median) | min–max | overhead vs bare | ratio vs TraceAnnotation |",
+             "|---|---:|---:|---:|---:|"]
+    for name, (med, lo, hi) in measured:
+        lines.append(f"| {name} | {med:.0f} | {lo:.0f}–{hi:.0f} | {med - bare_ns:+.0f} | {med / base:.2f}× |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    global N, REPEATS
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=N, help="calls per timed loop")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="timed loops per row")
+    args = parser.parse_args()
+    N, REPEATS = args.calls, args.repeats
+    off = rows(traced=False)
+    with tempfile.TemporaryDirectory() as d:
+        options = jax.profiler.ProfileOptions()
+        options.python_tracer_level = 0  # JAX's default Python tracer would dominate every row
+        jax.profiler.start_trace(d, profiler_options=options)
+        on = rows(traced=True)
+        jax.profiler.stop_trace()
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, "
+          f"Python {platform.python_version()}, JAX {jax.__version__}; {N} calls per loop, "
+          f"median of {REPEATS} loops. Command: `make bench`.\n")
+    print(table("Tracing off", off))
+    print()
+    print(table("Tracing on", on))
+
+
+if __name__ == "__main__":
+    main()

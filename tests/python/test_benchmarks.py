@@ -1,0 +1,17 @@
+"""The benchmark scripts run and print their tables (timings are not checked, only that they run)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def test_capture_overhead_prints_both_tables():
+    proc = subprocess.run([sys.executable, str(BENCH / "capture_overhead.py"), "--calls", "50", "--repeats", "2"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "### Tracing off" in proc.stdout and "### Tracing on" in proc.stdout
+    for row in ("| bare call |", "| jaxprof.annotate (with) |", "| Profiler.step() idle |"):
+        assert row in proc.stdout
