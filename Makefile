@@ -5,7 +5,7 @@ VENV    := .venv
 VPY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-ASAN    := build/asan
+ASAN    := build-asan
 SOURCES := $(shell git ls-files 2>/dev/null | grep -E '\.(c|h|py|build|options|toml)$$' || find src include cli python -type f)
 
 .PHONY: demo test test-c test-py install sysdeps venv clean bench
@@ -27,7 +27,7 @@ test-py: install
 install: $(VENV)/.installed
 
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
-	$(VPY) -m pip install -q --no-build-isolation --no-deps -Csetup-args=--werror -Csetup-args=-Dtests=disabled -Cbuild-dir=build/py .
+	$(VPY) -m pip install -q --no-build-isolation --no-deps -Csetup-args=--werror -Csetup-args=-Dtests=disabled -Cbuild-dir=build-py .
 	touch $@
 
 venv: $(VENV)/.deps
@@ -44,7 +44,7 @@ sysdeps:
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcmocka-dev pkg-config >/dev/null; }
 
 clean:
-	rm -rf build $(VENV) jaxprof-demo
+	rm -rf build build-asan build-py $(VENV) jaxprof-demo
 
 # Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
 bench: install
