@@ -68,12 +68,25 @@ class ProfilingMixin:
             prof.close()
 
 
+def _tracer_type() -> type:
+    """JAX's Tracer class: public as jax.core.Tracer in older releases, private in newer ones."""
+    public = getattr(jax.core, "Tracer", None)
+    if isinstance(public, type):
+        return public
+    from jax._src.core import Tracer
+
+    return Tracer
+
+
+_TRACER = _tracer_type()
+
+
 def _host_step(state: Any) -> int | None:
     """The step number as a host int, or None when it is only known as a traced value."""
     value = getattr(state, "num_steps", state)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
-    if isinstance(value, jax.core.Tracer):
+    if isinstance(value, _TRACER):
         return None
     if isinstance(value, (jax.Array, np.ndarray)) and np.ndim(value) == 0:
         return int(value)  # concrete scalar: one small device-to-host read

@@ -238,23 +238,24 @@ class Profiler:
         if armed is not None:
             self._start(step, armed)
         elif self._seen > self.skip_first and self._window_index(step, 1) is not None and self._budget_left():
-            self._scheduled += 1
-            self._start(step, self.num_steps)
+            if self._start(step, self.num_steps):
+                self._scheduled += 1
 
     def _budget_left(self) -> bool:
         # max_profiles caps captures taken, which also stops step numbers that repeat (per-epoch
         # counters) from capturing again.
         return self.max_profiles is None or self._scheduled < self.max_profiles
 
-    def _start(self, step: int, num_steps: int) -> None:
+    def _start(self, step: int, num_steps: int) -> bool:
         step_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
         if self.block_on_edges:
             _jax.sync_devices()  # earlier steps' work stays out of the capture
         if not _jax.start(step_dir, self.options, perfetto=self.perfetto):
-            return
+            return False
         now = time.perf_counter()
         deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
         self._active = _Active(step_dir, num_steps or None, deadline, now)
+        return True
 
     def _end_step(self, failed: bool) -> None:
         self._close_annotation()

@@ -275,3 +275,16 @@ def test_is_scheduled_matches_the_windows(tmp_path):
     prof = jaxprof.Profiler(tmp_path, start_step=5, num_steps=2, every_n_steps=10, max_profiles=2)
     assert [s for s in range(40) if prof.is_scheduled(s)] == [5, 6, 15, 16]
     prof.close()
+
+
+def test_failed_start_does_not_use_up_max_profiles(tmp_path, step_fn, w0, caplog):
+    # A trace of the user's own blocks the first window; the budget of one capture is kept for later.
+    prof = jaxprof.Profiler(tmp_path / "prof", start_step=0, num_steps=1, every_n_steps=3, max_profiles=1)
+    jax.profiler.start_trace(str(tmp_path / "outside"))
+    try:
+        run_loop(prof, step_fn, w0, range(2))
+    finally:
+        jax.profiler.stop_trace()
+    run_loop(prof, step_fn, w0, range(2, 10))
+    prof.close()
+    assert step_dirs(tmp_path / "prof") == ["step_00000003"]
