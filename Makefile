@@ -38,10 +38,10 @@ $(VENV)/.deps: pyproject.toml
 	$(VPY) -m pip install -q "meson-python>=0.15" "meson>=1.1" ninja "jax>=0.4.30" numpy "pytest>=7"
 	touch $@
 
-# cmocka for the C unit tests, from Debian.
+# cmocka (C unit tests) and zlib (gzip input), from Debian.
 sysdeps:
-	@pkg-config --exists cmocka || { $(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcmocka-dev pkg-config >/dev/null; }
+	@pkg-config --exists cmocka zlib || { $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcmocka-dev zlib1g-dev pkg-config >/dev/null; }
 
 clean:
 	rm -rf build build-asan build-py $(VENV) jaxprof-demo

@@ -58,7 +58,47 @@ static PyObject *find_runs(PyObject *self, PyObject *args) {
     return list;
 }
 
+PyDoc_STRVAR(xplane_lines_doc,
+             "xplane_lines(path) -> list[tuple[plane, line, line_id, n_events, total_duration_ps]]\n\n"
+             "Decodes an .xplane.pb[.gz] with libjaxprof and lists every line with its event count.");
+
+static PyObject *xplane_lines(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *path_obj;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path_obj)) return NULL;
+    jp_xspace *xs;
+    jp_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = jp_xspace_open(&xs, PyBytes_AS_STRING(path_obj), &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path_obj);
+    if (rc != JP_OK) return raise_jp_error(&err);
+    PyObject *list = PyList_New(0);
+    size_t n_planes;
+    const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
+    for (size_t p = 0; list && p < n_planes; p++) {
+        for (size_t l = 0; l < planes[p].n_lines; l++) {
+            const jp_line *line = &planes[p].lines[l];
+            long long total = 0;
+            for (size_t e = 0; e < line->n_events; e++) total += line->events[e].duration_ps;
+            PyObject *item = Py_BuildValue("(s#s#LnL)", planes[p].name.ptr, (Py_ssize_t)planes[p].name.len,
+                                           line->name.ptr, (Py_ssize_t)line->name.len, (long long)line->id,
+                                           (Py_ssize_t)line->n_events, total);
+            if (!item || PyList_Append(list, item) != 0) {
+                Py_XDECREF(item);
+                Py_CLEAR(list);
+                break;
+            }
+            Py_DECREF(item);
+        }
+    }
+    jp_xspace_close(xs);
+    return list;
+}
+
 static PyMethodDef core_methods[] = {
+    {"xplane_lines", xplane_lines, METH_VARARGS, xplane_lines_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},
     {NULL, NULL, 0, NULL},
 };

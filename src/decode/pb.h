@@ -1,0 +1,51 @@
+/* pb.h - a bounds-checked protobuf wire-format cursor over borrowed bytes (internal). */
+#ifndef JP_DECODE_PB_H
+#define JP_DECODE_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jaxprof/jaxprof.h"
+
+enum jp_pb_wire { JP_PB_VARINT = 0, JP_PB_I64 = 1, JP_PB_LEN = 2, JP_PB_I32 = 5 };
+
+/* A read position inside one message. Offsets in errors are relative to `origin`, the start of
+ * the whole input, so a message nested anywhere reports its absolute byte offset. */
+typedef struct jp_pb {
+    const uint8_t *p;      /* next byte to read */
+    const uint8_t *end;    /* one past the last byte of this message */
+    const uint8_t *origin; /* start of the whole input, for offsets */
+} jp_pb;
+
+/* One decoded field header plus its value: varint/fixed values in `u`, LEN payloads in `sub`. */
+typedef struct jp_pb_field {
+    uint32_t number;  /* field number */
+    uint32_t wire;    /* jp_pb_wire */
+    uint64_t u;       /* VARINT, I64 or I32 value */
+    const uint8_t *data; /* LEN payload start */
+    size_t len;       /* LEN payload length */
+    uint64_t offset;  /* absolute offset of the field's tag */
+} jp_pb_field;
+
+static inline jp_pb jp_pb_make(const uint8_t *data, size_t len, const uint8_t *origin) {
+    jp_pb c = {data, data + len, origin};
+    return c;
+}
+
+static inline int jp_pb_done(const jp_pb *c) { return c->p >= c->end; }
+
+static inline uint64_t jp_pb_offset(const jp_pb *c) { return (uint64_t)(c->p - c->origin); }
+
+/* Reads the next field. Returns JP_OK, or JP_ERR_TRUNCATED / JP_ERR_CORRUPT with err->offset set
+ * (the message names `what`, e.g. "XPlane"). */
+int jp_pb_next(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err);
+
+/* A cursor over a LEN field's payload. */
+static inline jp_pb jp_pb_sub(const jp_pb *c, const jp_pb_field *f) {
+    return jp_pb_make(f->data, f->len, c->origin);
+}
+
+/* Reads a varint at *p (< end) into *out; returns bytes consumed, 0 when truncated or > 10 bytes. */
+size_t jp_pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *out);
+
+#endif

@@ -1,0 +1,627 @@
+/* xspace.c - decodes an XSpace (.xplane.pb[.gz]) into the jp_plane/jp_line/jp_event model without
+ * copying strings: every name is a view into the mapped or inflated bytes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base/error.h"
+#include "decode/pb.h"
+
+struct jp_xspace {
+    jp_arena arena;        /* every array of the model, decompressed stat strings */
+    jp_plane *planes;
+    size_t n_planes;
+    jp_str *hostnames;
+    size_t n_hostnames;
+    uint64_t n_events;     /* over all planes */
+    const uint8_t *data;   /* the serialized XSpace */
+    size_t size;
+    void *map;             /* mmap of the file, or NULL */
+    size_t map_len;
+    uint8_t *inflated;     /* heap copy when the file was gzip, or NULL */
+};
+
+enum {
+    XSPACE_PLANES = 1, XSPACE_HOSTNAMES = 4,
+    PLANE_ID = 1, PLANE_NAME = 2, PLANE_LINES = 3, PLANE_EVENT_META = 4, PLANE_STAT_META = 5, PLANE_STATS = 6,
+    LINE_ID = 1, LINE_NAME = 2, LINE_TIMESTAMP = 3, LINE_EVENTS = 4, LINE_DURATION = 9, LINE_DISPLAY_ID = 10,
+    LINE_DISPLAY_NAME = 11,
+    EVENT_META_ID = 1, EVENT_OFFSET = 2, EVENT_DURATION = 3, EVENT_STATS = 4, EVENT_OCCURRENCES = 5,
+    EMETA_ID = 1, EMETA_NAME = 2, EMETA_METADATA = 3, EMETA_DISPLAY_NAME = 4, EMETA_STATS = 5,
+    SMETA_ID = 1, SMETA_NAME = 2, SMETA_DESCRIPTION = 3,
+    MAP_KEY = 1, MAP_VALUE = 2,
+    STAT_META_ID = 1, STAT_DOUBLE = 2, STAT_UINT = 3, STAT_INT = 4, STAT_STR = 5, STAT_BYTES = 6, STAT_REF = 7,
+    STAT_COMPRESSED = 8,
+};
+
+static const uint64_t MAX_INFLATED = (uint64_t)8 << 30; /* refuse gzip bombs beyond 8 GiB */
+
+/* ---- small helpers ---------------------------------------------------------------------------- */
+
+static int wrong_wire(const jp_pb_field *f, const char *what, uint32_t expected, jp_error *err) {
+    static const char *names[] = {"varint", "fixed64", "length-delimited", "", "", "fixed32"};
+    return jp_error_set(err, JP_ERR_CORRUPT, f->offset,
+                        "corrupt %s at byte %llu: field %u has wire type %u, expected %s", what,
+                        (unsigned long long)f->offset, f->number, f->wire, names[expected]);
+}
+
+static int want(const jp_pb_field *f, uint32_t wire, const char *what, jp_error *err) {
+    return f->wire == wire ? JP_OK : wrong_wire(f, what, wire, err);
+}
+
+static jp_str str_of(const jp_pb_field *f) {
+    jp_str s = {(const char *)f->data, f->len};
+    return s;
+}
+
+static jp_bytes bytes_of(const jp_pb_field *f) {
+    jp_bytes b = {f->data, f->len};
+    return b;
+}
+
+static void *alloc_array(jp_xspace *xs, size_t n, size_t size, jp_error *err) {
+    if (n == 0) return NULL;
+    if (n > SIZE_MAX / size) {
+        jp_error_set(err, JP_ERR_LIMIT, 0, "array of %zu items too large", n);
+        return NULL;
+    }
+    void *p = jp_arena_alloc(&xs->arena, n * size);
+    if (!p) jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory decoding the profile");
+    return p;
+}
+
+/* Counts the LEN fields numbered `number` in a message (the first of the two passes). */
+static int count_fields(jp_pb c, uint32_t number, const char *what, size_t *count, jp_error *err) {
+    jp_pb_field f;
+    *count = 0;
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, what, err);
+        if (rc) return rc;
+        if (f.number == number) {
+            if ((rc = want(&f, JP_PB_LEN, what, err))) return rc;
+            (*count)++;
+        }
+    }
+    return JP_OK;
+}
+
+/* ---- stats ---------------------------------------------------------------------------------- */
+
+static int decode_stat(jp_pb c, jp_stat *st, jp_error *err) {
+    jp_pb_field f;
+    memset(st, 0, sizeof *st);
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, "XStat", err);
+        if (rc) return rc;
+        switch (f.number) {
+        case STAT_META_ID:
+            if ((rc = want(&f, JP_PB_VARINT, "XStat", err))) return rc;
+            st->metadata_id = f.u;
+            break;
+        case STAT_DOUBLE:
+            if ((rc = want(&f, JP_PB_I64, "XStat", err))) return rc;
+            st->kind = JP_STAT_DOUBLE;
+            memcpy(&st->v.d, &f.u, sizeof st->v.d);
+            break;
+        case STAT_UINT:
+        case STAT_INT:
+        case STAT_REF:
+            if ((rc = want(&f, JP_PB_VARINT, "XStat", err))) return rc;
+            st->kind = f.number == STAT_UINT ? JP_STAT_UINT : f.number == STAT_INT ? JP_STAT_INT : JP_STAT_REF;
+            st->v.u = f.u;
+            break;
+        case STAT_STR:
+        case STAT_BYTES:
+        case STAT_COMPRESSED:
+            if ((rc = want(&f, JP_PB_LEN, "XStat", err))) return rc;
+            st->kind = f.number == STAT_STR ? JP_STAT_STR : f.number == STAT_BYTES ? JP_STAT_BYTES : JP_STAT_COMPRESSED;
+            st->v.s = str_of(&f);
+            break;
+        default: break;
+        }
+    }
+    return JP_OK;
+}
+
+static jp_stats_iter stats_iter(const jp_xspace *xs, jp_bytes raw, uint32_t field) {
+    jp_stats_iter it = {raw.ptr, raw.ptr + raw.len, xs->data, field};
+    return it;
+}
+
+jp_stats_iter jp_stats_of_event(const jp_xspace *xs, const jp_event *ev) {
+    return stats_iter(xs, ev->raw, EVENT_STATS);
+}
+
+jp_stats_iter jp_stats_of_event_meta(const jp_xspace *xs, const jp_event_meta *em) {
+    return stats_iter(xs, em->raw, EMETA_STATS);
+}
+
+jp_stats_iter jp_stats_of_plane(const jp_xspace *xs, const jp_plane *plane) {
+    return stats_iter(xs, plane->raw, PLANE_STATS);
+}
+
+int jp_stats_next(jp_stats_iter *it, jp_stat *out, jp_error *err) {
+    jp_pb c = {it->p, it->end, it->origin};
+    jp_pb_field f;
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, "stats", err);
+        if (rc) return rc;
+        if (f.number == it->field && f.wire == JP_PB_LEN) {
+            it->p = c.p;
+            rc = decode_stat(jp_pb_sub(&c, &f), out, err);
+            return rc ? rc : 1;
+        }
+    }
+    it->p = c.p;
+    return 0;
+}
+
+/* Validates every stat of a message at load, so later walks cannot fail. */
+static int check_stats(const jp_xspace *xs, jp_bytes raw, uint32_t field, jp_error *err) {
+    jp_stats_iter it = stats_iter(xs, raw, field);
+    jp_stat st;
+    int rc;
+    while ((rc = jp_stats_next(&it, &st, err)) == 1) {}
+    return rc;
+}
+
+int64_t jp_stat_int(const jp_stat *st) {
+    switch (st->kind) {
+    case JP_STAT_UINT: return (int64_t)st->v.u;
+    case JP_STAT_INT: return st->v.i;
+    case JP_STAT_DOUBLE:
+        return st->v.d >= -9.2e18 && st->v.d <= 9.2e18 ? (int64_t)st->v.d : 0;
+    default: return 0;
+    }
+}
+
+static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len, jp_error *err);
+
+int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str *out, jp_error *err) {
+    out->ptr = "";
+    out->len = 0;
+    switch (st->kind) {
+    case JP_STAT_STR:
+        *out = st->v.s;
+        return JP_OK;
+    case JP_STAT_REF: {
+        const jp_stat_meta *sm = jp_plane_stat_meta_view(plane, st->v.u);
+        if (sm) *out = sm->name;
+        return JP_OK;
+    }
+    case JP_STAT_COMPRESSED: {
+        uint8_t *buf;
+        size_t len;
+        int rc = inflate_all((const uint8_t *)st->v.s.ptr, st->v.s.len, &buf, &len, err);
+        if (rc) return rc;
+        char *copy = jp_arena_strndup(&xs->arena, (const char *)buf, len);
+        free(buf);
+        if (!copy) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
+        out->ptr = copy;
+        out->len = len;
+        return JP_OK;
+    }
+    default: return JP_OK;
+    }
+}
+
+/* ---- events and lines ------------------------------------------------------------------------ */
+
+static int decode_event(const jp_xspace *xs, jp_pb c, jp_event *ev, jp_error *err) {
+    jp_pb_field f;
+    memset(ev, 0, sizeof *ev);
+    ev->raw.ptr = c.p;
+    ev->raw.len = (size_t)(c.end - c.p);
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, "XEvent", err);
+        if (rc) return rc;
+        if (f.number == EVENT_STATS) continue;
+        if (f.number > EVENT_OCCURRENCES) continue;
+        if ((rc = want(&f, JP_PB_VARINT, "XEvent", err))) return rc;
+        switch (f.number) {
+        case EVENT_META_ID: ev->metadata_id = f.u; break;
+        case EVENT_OFFSET: ev->offset_ps = (int64_t)f.u; break;
+        case EVENT_DURATION: ev->duration_ps = (int64_t)f.u; break;
+        case EVENT_OCCURRENCES: ev->num_occurrences = (int64_t)f.u; break;
+        default: break;
+        }
+    }
+    return check_stats(xs, ev->raw, EVENT_STATS, err);
+}
+
+static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
+    jp_pb_field f;
+    size_t n;
+    memset(line, 0, sizeof *line);
+    int rc = count_fields(c, LINE_EVENTS, "XLine", &n, err);
+    if (rc) return rc;
+    line->events = alloc_array(xs, n, sizeof(jp_event), err);
+    if (n && !line->events) return err ? err->code : JP_ERR_NOMEM;
+    while (!jp_pb_done(&c)) {
+        if ((rc = jp_pb_next(&c, &f, "XLine", err))) return rc;
+        switch (f.number) {
+        case LINE_EVENTS:
+            if ((rc = decode_event(xs, jp_pb_sub(&c, &f), &line->events[line->n_events], err))) return rc;
+            line->n_events++;
+            break;
+        case LINE_NAME:
+        case LINE_DISPLAY_NAME:
+            if ((rc = want(&f, JP_PB_LEN, "XLine", err))) return rc;
+            *(f.number == LINE_NAME ? &line->name : &line->display_name) = str_of(&f);
+            break;
+        case LINE_ID:
+        case LINE_TIMESTAMP:
+        case LINE_DURATION:
+        case LINE_DISPLAY_ID:
+            if ((rc = want(&f, JP_PB_VARINT, "XLine", err))) return rc;
+            if (f.number == LINE_ID) line->id = (int64_t)f.u;
+            else if (f.number == LINE_TIMESTAMP) line->timestamp_ns = (int64_t)f.u;
+            else if (f.number == LINE_DURATION) line->duration_ps = (int64_t)f.u;
+            else line->display_id = (int64_t)f.u;
+            break;
+        default: break;
+        }
+    }
+    xs->n_events += line->n_events;
+    return JP_OK;
+}
+
+/* ---- metadata maps ---------------------------------------------------------------------------- */
+
+/* A map<int64, Message> entry: returns the key and a cursor over the value. */
+static int map_entry(jp_pb c, const char *what, uint64_t *key, jp_pb *value, jp_error *err) {
+    jp_pb_field f;
+    *key = 0;
+    *value = jp_pb_make(c.p, 0, c.origin);
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, what, err);
+        if (rc) return rc;
+        if (f.number == MAP_KEY) {
+            if ((rc = want(&f, JP_PB_VARINT, what, err))) return rc;
+            *key = f.u;
+        } else if (f.number == MAP_VALUE) {
+            if ((rc = want(&f, JP_PB_LEN, what, err))) return rc;
+            *value = jp_pb_sub(&c, &f);
+        }
+    }
+    return JP_OK;
+}
+
+static int decode_event_meta(const jp_xspace *xs, jp_pb entry, jp_event_meta *em, jp_error *err) {
+    uint64_t key;
+    jp_pb c;
+    int rc = map_entry(entry, "XPlane.event_metadata", &key, &c, err);
+    if (rc) return rc;
+    memset(em, 0, sizeof *em);
+    em->id = (int64_t)key;
+    em->raw.ptr = c.p;
+    em->raw.len = (size_t)(c.end - c.p);
+    jp_pb_field f;
+    while (!jp_pb_done(&c)) {
+        if ((rc = jp_pb_next(&c, &f, "XEventMetadata", err))) return rc;
+        switch (f.number) {
+        case EMETA_ID:
+            if ((rc = want(&f, JP_PB_VARINT, "XEventMetadata", err))) return rc;
+            em->id = (int64_t)f.u;
+            break;
+        case EMETA_NAME:
+        case EMETA_DISPLAY_NAME:
+        case EMETA_METADATA:
+            if ((rc = want(&f, JP_PB_LEN, "XEventMetadata", err))) return rc;
+            if (f.number == EMETA_NAME) em->name = str_of(&f);
+            else if (f.number == EMETA_DISPLAY_NAME) em->display_name = str_of(&f);
+            else em->metadata = bytes_of(&f);
+            break;
+        default: break;
+        }
+    }
+    return check_stats(xs, em->raw, EMETA_STATS, err);
+}
+
+static int decode_stat_meta(jp_pb entry, jp_stat_meta *sm, jp_error *err) {
+    uint64_t key;
+    jp_pb c;
+    int rc = map_entry(entry, "XPlane.stat_metadata", &key, &c, err);
+    if (rc) return rc;
+    memset(sm, 0, sizeof *sm);
+    sm->id = (int64_t)key;
+    jp_pb_field f;
+    while (!jp_pb_done(&c)) {
+        if ((rc = jp_pb_next(&c, &f, "XStatMetadata", err))) return rc;
+        if (f.number == SMETA_ID) {
+            if ((rc = want(&f, JP_PB_VARINT, "XStatMetadata", err))) return rc;
+            sm->id = (int64_t)f.u;
+        } else if (f.number == SMETA_NAME || f.number == SMETA_DESCRIPTION) {
+            if ((rc = want(&f, JP_PB_LEN, "XStatMetadata", err))) return rc;
+            *(f.number == SMETA_NAME ? &sm->name : &sm->description) = str_of(&f);
+        }
+    }
+    return JP_OK;
+}
+
+static int by_event_meta_id(const void *a, const void *b) {
+    int64_t x = ((const jp_event_meta *)a)->id, y = ((const jp_event_meta *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static int by_stat_meta_id(const void *a, const void *b) {
+    int64_t x = ((const jp_stat_meta *)a)->id, y = ((const jp_stat_meta *)b)->id;
+    return (x > y) - (x < y);
+}
+
+const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id) {
+    size_t lo = 0, hi = plane->n_event_meta;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t m = plane->event_meta[mid].id;
+        if (m == (int64_t)id) return &plane->event_meta[mid];
+        if (m < (int64_t)id) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+const jp_stat_meta *jp_plane_stat_meta_view(const jp_plane *plane, uint64_t id) {
+    size_t lo = 0, hi = plane->n_stat_meta;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t m = plane->stat_meta[mid].id;
+        if (m == (int64_t)id) return &plane->stat_meta[mid];
+        if (m < (int64_t)id) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+/* ---- planes and the space ---------------------------------------------------------------------- */
+
+/* Two passes: count lines and metadata entries to size the arrays exactly, then fill them. */
+static int decode_plane(jp_xspace *xs, jp_pb c, jp_plane *plane, jp_error *err) {
+    jp_pb_field f;
+    size_t n_lines = 0, n_em = 0, n_sm = 0;
+    memset(plane, 0, sizeof *plane);
+    plane->raw.ptr = c.p;
+    plane->raw.len = (size_t)(c.end - c.p);
+    for (jp_pb scan = c; !jp_pb_done(&scan);) {
+        int rc = jp_pb_next(&scan, &f, "XPlane", err);
+        if (rc) return rc;
+        if (f.number == PLANE_LINES || f.number == PLANE_EVENT_META || f.number == PLANE_STAT_META) {
+            if ((rc = want(&f, JP_PB_LEN, "XPlane", err))) return rc;
+            n_lines += f.number == PLANE_LINES;
+            n_em += f.number == PLANE_EVENT_META;
+            n_sm += f.number == PLANE_STAT_META;
+        }
+    }
+    plane->lines = alloc_array(xs, n_lines, sizeof(jp_line), err);
+    plane->event_meta = alloc_array(xs, n_em, sizeof(jp_event_meta), err);
+    plane->stat_meta = alloc_array(xs, n_sm, sizeof(jp_stat_meta), err);
+    if ((n_lines && !plane->lines) || (n_em && !plane->event_meta) || (n_sm && !plane->stat_meta))
+        return err ? err->code : JP_ERR_NOMEM;
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, "XPlane", err);
+        if (rc) return rc;
+        switch (f.number) {
+        case PLANE_ID:
+            if ((rc = want(&f, JP_PB_VARINT, "XPlane", err))) return rc;
+            plane->id = (int64_t)f.u;
+            break;
+        case PLANE_NAME:
+            if ((rc = want(&f, JP_PB_LEN, "XPlane", err))) return rc;
+            plane->name = str_of(&f);
+            break;
+        case PLANE_LINES:
+            rc = decode_line(xs, jp_pb_sub(&c, &f), &plane->lines[plane->n_lines++], err);
+            break;
+        case PLANE_EVENT_META:
+            rc = decode_event_meta(xs, jp_pb_sub(&c, &f), &plane->event_meta[plane->n_event_meta++], err);
+            break;
+        case PLANE_STAT_META:
+            rc = decode_stat_meta(jp_pb_sub(&c, &f), &plane->stat_meta[plane->n_stat_meta++], err);
+            break;
+        default: break;
+        }
+        if (rc) return rc;
+    }
+    if (plane->n_event_meta > 1)
+        qsort(plane->event_meta, plane->n_event_meta, sizeof(jp_event_meta), by_event_meta_id);
+    if (plane->n_stat_meta > 1)
+        qsort(plane->stat_meta, plane->n_stat_meta, sizeof(jp_stat_meta), by_stat_meta_id);
+    return check_stats(xs, plane->raw, PLANE_STATS, err);
+}
+
+static int decode_space(jp_xspace *xs, jp_error *err) {
+    jp_pb c = jp_pb_make(xs->data, xs->size, xs->data);
+    jp_pb_field f;
+    size_t n_planes = 0, n_hosts = 0;
+    for (jp_pb scan = c; !jp_pb_done(&scan);) {
+        int rc = jp_pb_next(&scan, &f, "XSpace", err);
+        if (rc) return rc;
+        if (f.number == XSPACE_PLANES || f.number == XSPACE_HOSTNAMES) {
+            if ((rc = want(&f, JP_PB_LEN, "XSpace", err))) return rc;
+            n_planes += f.number == XSPACE_PLANES;
+            n_hosts += f.number == XSPACE_HOSTNAMES;
+        }
+    }
+    xs->planes = alloc_array(xs, n_planes, sizeof(jp_plane), err);
+    xs->hostnames = alloc_array(xs, n_hosts, sizeof(jp_str), err);
+    if ((n_planes && !xs->planes) || (n_hosts && !xs->hostnames)) return err ? err->code : JP_ERR_NOMEM;
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, "XSpace", err);
+        if (rc) return rc;
+        if (f.number == XSPACE_PLANES) {
+            if ((rc = decode_plane(xs, jp_pb_sub(&c, &f), &xs->planes[xs->n_planes++], err))) return rc;
+        } else if (f.number == XSPACE_HOSTNAMES) {
+            xs->hostnames[xs->n_hostnames++] = str_of(&f);
+        }
+    }
+    return JP_OK;
+}
+
+/* Inflates a whole gzip stream into a malloc'd buffer. */
+static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len, jp_error *err) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "zlib init failed");
+    size_t cap = in_len < ((size_t)1 << 20) ? ((size_t)1 << 20) : in_len * 4, len = 0;
+    uint8_t *buf = malloc(cap);
+    int rc = buf ? JP_OK : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating");
+    size_t consumed = 0;
+    while (rc == JP_OK) {
+        if (len == cap) {
+            if ((uint64_t)cap * 2 > MAX_INFLATED) {
+                rc = jp_error_set(err, JP_ERR_LIMIT, 0, "gzip data inflates beyond %llu bytes",
+                                  (unsigned long long)MAX_INFLATED);
+                break;
+            }
+            uint8_t *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating");
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t in_chunk = in_len - consumed > UINT32_MAX ? UINT32_MAX : in_len - consumed;
+        size_t out_chunk = cap - len > UINT32_MAX ? UINT32_MAX : cap - len;
+        z.next_in = (Bytef *)(uintptr_t)(in + consumed);
+        z.avail_in = (uInt)in_chunk;
+        z.next_out = buf + len;
+        z.avail_out = (uInt)out_chunk;
+        int zr = inflate(&z, Z_NO_FLUSH);
+        consumed += in_chunk - z.avail_in;
+        len += out_chunk - z.avail_out;
+        if (zr == Z_STREAM_END) break;
+        if (zr == Z_BUF_ERROR && consumed == in_len && z.avail_out > 0) {
+            rc = jp_error_set(err, JP_ERR_TRUNCATED, consumed, "truncated gzip data at byte %zu", consumed);
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            rc = jp_error_set(err, JP_ERR_CORRUPT, consumed, "corrupt gzip data at byte %zu: %s", consumed,
+                              z.msg ? z.msg : "inflate failed");
+        } else if (consumed == in_len && z.avail_out > 0) {
+            rc = jp_error_set(err, JP_ERR_TRUNCATED, consumed, "truncated gzip data at byte %zu", consumed);
+        }
+    }
+    inflateEnd(&z);
+    if (rc != JP_OK) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *out_len = len;
+    return JP_OK;
+}
+
+static int is_gzip(const uint8_t *p, size_t len) { return len >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
+
+static jp_xspace *xspace_new(void) {
+    jp_xspace *xs = calloc(1, sizeof *xs);
+    if (xs) jp_arena_init(&xs->arena, 0);
+    return xs;
+}
+
+/* Prefixes the decoder's message with the input's name, so every error names its file. */
+static int name_error(jp_error *err, const char *name, int rc) {
+    if (err && rc != JP_OK) {
+        char msg[JP_ERROR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        jp_error_set(err, rc, err->offset, "%s: %s", name, msg);
+    }
+    return rc;
+}
+
+static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *err) {
+    int rc;
+    if (xs->size == 0) {
+        rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty input at byte 0: expected an XSpace");
+    } else if (is_gzip(xs->data, xs->size)) {
+        rc = inflate_all(xs->data, xs->size, &xs->inflated, &xs->size, err);
+        if (rc == JP_OK) xs->data = xs->inflated;
+        if (rc == JP_OK && xs->size == 0) rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty XSpace after gunzip");
+        if (rc == JP_OK) rc = decode_space(xs, err);
+        if (rc != JP_OK && err && err->code != JP_ERR_NOMEM && xs->inflated) {
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof err->msg - n, " (offset in the decompressed data)");
+        }
+    } else {
+        rc = decode_space(xs, err);
+    }
+    if (rc != JP_OK) {
+        jp_xspace_close(xs);
+        *out = NULL;
+        return name_error(err, name, rc);
+    }
+    *out = xs;
+    return JP_OK;
+}
+
+int jp_xspace_parse(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err) {
+    jp_error_clear(err);
+    *out = NULL;
+    jp_xspace *xs = xspace_new();
+    if (!xs) return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", name);
+    xs->data = data;
+    xs->size = len;
+    return finish(xs, out, name ? name : "<memory>", err);
+}
+
+int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) {
+    jp_error_clear(err);
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return jp_error_set(err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, 0, "%s: cannot open: %s", path,
+                            strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return jp_error_set(err, JP_ERR_IO, 0, "%s: not a regular file", path);
+    }
+    jp_xspace *xs = xspace_new();
+    if (!xs) {
+        close(fd);
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", path);
+    }
+    if (st.st_size > 0) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            jp_xspace_close(xs);
+            return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot map: %s", path, strerror(e));
+        }
+        xs->map = map;
+        xs->map_len = (size_t)st.st_size;
+        xs->data = map;
+        xs->size = (size_t)st.st_size;
+    }
+    close(fd);
+    return finish(xs, out, path, err);
+}
+
+void jp_xspace_close(jp_xspace *xs) {
+    if (!xs) return;
+    jp_arena_deinit(&xs->arena);
+    if (xs->map) munmap(xs->map, xs->map_len);
+    free(xs->inflated);
+    free(xs);
+}
+
+const jp_plane *jp_xspace_planes(const jp_xspace *xs, size_t *n_planes) {
+    *n_planes = xs->n_planes;
+    return xs->planes;
+}
+
+const jp_str *jp_xspace_hostnames(const jp_xspace *xs, size_t *n) {
+    *n = xs->n_hostnames;
+    return xs->hostnames;
+}
+
+uint64_t jp_xspace_event_count(const jp_xspace *xs) { return xs->n_events; }
+
+size_t jp_xspace_input_size(const jp_xspace *xs) { return xs->size; }

@@ -1,0 +1,64 @@
+/* pbwrite.h - a tiny protobuf writer for building test inputs (tests only). */
+#ifndef JP_TESTS_PBWRITE_H
+#define JP_TESTS_PBWRITE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pbw {
+    uint8_t *buf;
+    size_t len, cap;
+} pbw;
+
+static inline void pbw_raw(pbw *w, const void *p, size_t n) {
+    if (w->len + n > w->cap) {
+        w->cap = (w->len + n) * 2 + 64;
+        w->buf = realloc(w->buf, w->cap);
+    }
+    memcpy(w->buf + w->len, p, n);
+    w->len += n;
+}
+
+static inline void pbw_varint(pbw *w, uint64_t v) {
+    uint8_t b[10];
+    size_t n = 0;
+    do {
+        b[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) b[n] |= 0x80;
+        n++;
+    } while (v);
+    pbw_raw(w, b, n);
+}
+
+static inline void pbw_uint(pbw *w, uint32_t field, uint64_t v) {
+    pbw_varint(w, (uint64_t)field << 3);
+    pbw_varint(w, v);
+}
+
+static inline void pbw_double(pbw *w, uint32_t field, double d) {
+    uint64_t u;
+    uint8_t b[8];
+    memcpy(&u, &d, 8);
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(u >> (8 * i));
+    pbw_varint(w, (uint64_t)field << 3 | 1);
+    pbw_raw(w, b, 8);
+}
+
+static inline void pbw_bytes(pbw *w, uint32_t field, const void *p, size_t n) {
+    pbw_varint(w, (uint64_t)field << 3 | 2);
+    pbw_varint(w, n);
+    pbw_raw(w, p, n);
+}
+
+static inline void pbw_str(pbw *w, uint32_t field, const char *s) { pbw_bytes(w, field, s, strlen(s)); }
+
+/* Appends sub as a length-delimited field and frees it. */
+static inline void pbw_msg(pbw *w, uint32_t field, pbw *sub) {
+    pbw_bytes(w, field, sub->buf, sub->len);
+    free(sub->buf);
+    memset(sub, 0, sizeof *sub);
+}
+
+#endif

@@ -1,0 +1,245 @@
+/* test_xspace.c - decoding a hand-built XSpace: model, metadata, stats, gzip, and errors with offsets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "jaxprof/jaxprof.h"
+#include "pbwrite.h"
+
+/* One host plane: line "python" (id 7, ts 100 ns) with two events, metadata for both event kinds,
+ * stat metadata (1 "step_num", 2 "hlo_op", 3 "interned value"), and a second line sharing id 7. */
+static pbw build_space(void) {
+    pbw space = {0}, plane = {0}, line = {0}, line2 = {0}, ev = {0}, st = {0}, entry = {0}, meta = {0};
+
+    pbw_uint(&st, 1, 1); pbw_uint(&st, 4, 42);            /* step_num = 42 (int64) */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 2); pbw_uint(&st, 7, 3);             /* hlo_op = ref -> "interned value" */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&ev, 1, 10); pbw_uint(&ev, 2, 5000); pbw_uint(&ev, 3, 2000);
+    pbw_msg(&line, 4, &ev);
+    pbw_uint(&ev, 1, 11); pbw_uint(&ev, 5, 9);            /* aggregated: 9 occurrences */
+    pbw_msg(&line, 4, &ev);
+    pbw_uint(&line, 1, 7); pbw_str(&line, 2, "python"); pbw_uint(&line, 3, 100);
+    pbw_msg(&plane, 3, &line);
+    pbw_uint(&line2, 1, 7); pbw_str(&line2, 2, "python-2");
+    pbw_msg(&plane, 3, &line2);
+
+    /* event metadata comes after the lines, as real serializers write it */
+    pbw_uint(&meta, 1, 11); pbw_str(&meta, 2, "dot.3");
+    pbw_double(&st, 2, 1.5); pbw_uint(&st, 1, 2);
+    pbw_msg(&meta, 5, &st);
+    pbw_uint(&entry, 1, 11); pbw_msg(&entry, 2, &meta);
+    pbw_msg(&plane, 4, &entry);
+    pbw_uint(&meta, 1, 10); pbw_str(&meta, 2, "train"); pbw_str(&meta, 3, "\x01\x02");
+    pbw_uint(&entry, 1, 10); pbw_msg(&entry, 2, &meta);
+    pbw_msg(&plane, 4, &entry);
+    const char *names[] = {"", "step_num", "hlo_op", "interned value"};
+    for (uint64_t id = 3; id >= 1; id--) {
+        pbw_uint(&meta, 1, id); pbw_str(&meta, 2, names[id]);
+        pbw_uint(&entry, 1, id); pbw_msg(&entry, 2, &meta);
+        pbw_msg(&plane, 5, &entry);
+    }
+    pbw_uint(&plane, 1, 1); pbw_str(&plane, 2, "/host:CPU");
+    pbw_msg(&space, 1, &plane);
+    pbw_str(&space, 4, "hostA");
+    return space;
+}
+
+static void decodes_model(void **state) {
+    (void)state;
+    pbw w = build_space();
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "mem", &err), JP_OK);
+    size_t n_planes, n_hosts;
+    const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
+    assert_int_equal(n_planes, 1);
+    assert_true(jp_str_eq(jp_xspace_hostnames(xs, &n_hosts)[0], "hostA"));
+    const jp_plane *p = &planes[0];
+    assert_true(jp_str_eq(p->name, "/host:CPU"));
+    assert_int_equal(p->n_lines, 2);
+    assert_int_equal(p->lines[0].id, 7);
+    assert_int_equal(p->lines[1].id, 7); /* lines sharing an id stay separate */
+    assert_true(jp_str_eq(p->lines[0].name, "python"));
+    assert_int_equal(jp_xspace_event_count(xs), 2);
+
+    const jp_line *line = &p->lines[0];
+    const jp_event *ev = &line->events[0];
+    assert_int_equal(ev->metadata_id, 10);
+    assert_int_equal(jp_event_start_ps(line, ev), 100 * 1000 + 5000);
+    assert_int_equal(ev->duration_ps, 2000);
+    assert_int_equal(line->events[1].num_occurrences, 9);
+
+    const jp_event_meta *em = jp_plane_event_meta_view(p, 10);
+    assert_non_null(em);
+    assert_true(jp_str_eq(em->name, "train"));
+    assert_int_equal(em->metadata.len, 2);
+    assert_null(jp_plane_event_meta_view(p, 99));
+    assert_true(jp_str_eq(jp_plane_stat_meta_view(p, 3)->name, "interned value"));
+
+    jp_stats_iter it = jp_stats_of_event(xs, ev);
+    jp_stat st;
+    assert_int_equal(jp_stats_next(&it, &st, &err), 1);
+    assert_int_equal(st.metadata_id, 1);
+    assert_int_equal(jp_stat_int(&st), 42);
+    assert_int_equal(jp_stats_next(&it, &st, &err), 1);
+    assert_int_equal(st.kind, JP_STAT_REF);
+    jp_str s;
+    assert_int_equal(jp_stat_str(xs, p, &st, &s, &err), JP_OK);
+    assert_true(jp_str_eq(s, "interned value"));
+    assert_int_equal(jp_stats_next(&it, &st, &err), 0);
+
+    it = jp_stats_of_event_meta(xs, jp_plane_event_meta_view(p, 11));
+    assert_int_equal(jp_stats_next(&it, &st, &err), 1);
+    assert_int_equal(st.kind, JP_STAT_DOUBLE);
+    assert_true(st.v.d == 1.5);
+    jp_xspace_close(xs);
+    free(w.buf);
+}
+
+static void inflates_compressed_stat(void **state) {
+    (void)state;
+    const char *text = "a long kernel_details string";
+    uint8_t gz[256];
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (Bytef *)(uintptr_t)text;
+    z.avail_in = (uInt)strlen(text);
+    z.next_out = gz;
+    z.avail_out = sizeof gz;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t gz_len = sizeof gz - z.avail_out;
+    deflateEnd(&z);
+
+    pbw space = {0}, plane = {0}, line = {0}, ev = {0}, st = {0};
+    pbw_uint(&st, 1, 5); pbw_bytes(&st, 8, gz, gz_len);
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&ev, 1, 1);
+    pbw_msg(&line, 4, &ev);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
+    size_t n;
+    const jp_plane *p = jp_xspace_planes(xs, &n);
+    jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);
+    jp_stat s;
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.kind, JP_STAT_COMPRESSED);
+    jp_str out;
+    assert_int_equal(jp_stat_str(xs, p, &s, &out, &err), JP_OK);
+    assert_int_equal(out.len, strlen(text));
+    assert_memory_equal(out.ptr, text, out.len);
+    jp_xspace_close(xs);
+    free(space.buf);
+}
+
+static void gzip_file_is_detected_by_content(void **state) {
+    (void)state;
+    pbw w = build_space();
+    char path[512];
+    const char *dir = getenv("TEST_TMPDIR");
+    snprintf(path, sizeof path, "%s/space.xplane.pb.gz", dir ? dir : "/tmp");
+    gzFile gz = gzopen(path, "wb");
+    assert_non_null(gz);
+    assert_int_equal(gzwrite(gz, w.buf, (unsigned)w.len), (int)w.len);
+    gzclose(gz);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
+    assert_int_equal(jp_xspace_input_size(xs), w.len);
+    assert_int_equal(jp_xspace_event_count(xs), 2);
+    jp_xspace_close(xs);
+    free(w.buf);
+}
+
+static void truncation_reports_file_and_offset(void **state) {
+    (void)state;
+    pbw w = build_space();
+    jp_xspace *xs;
+    jp_error err;
+    /* Cutting the input inside the first plane: the plane's length field claims more than remains. */
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, 10, "cut.xplane.pb", &err), JP_ERR_TRUNCATED);
+    assert_null(xs);
+    assert_int_equal(err.offset, 0);
+    assert_string_equal(err.msg, "cut.xplane.pb: truncated XSpace at byte 0: field 1 claims 174 bytes, 7 remain");
+    /* Every prefix is either an error or a valid (smaller) result, never a crash. */
+    for (size_t n = 0; n < w.len; n++) {
+        int rc = jp_xspace_parse(&xs, w.buf, n, "prefix", &err);
+        if (rc == JP_OK) jp_xspace_close(xs);
+        else assert_true(rc == JP_ERR_TRUNCATED || rc == JP_ERR_CORRUPT);
+    }
+    free(w.buf);
+}
+
+static void corrupt_and_wrong_type_inputs(void **state) {
+    (void)state;
+    jp_xspace *xs;
+    jp_error err;
+    const char *json = "{\"traceEvents\": []}";
+    assert_int_equal(jp_xspace_parse(&xs, json, strlen(json), "t.json", &err), JP_ERR_CORRUPT);
+    assert_string_equal(err.msg, "t.json: corrupt XSpace at byte 0: unsupported wire type 3");
+    const uint8_t bad_wire[] = {0x0a, 0x02, 0x08, 0x01, 0x12, 0x01}; /* plane.id ok, then name truncated */
+    assert_int_equal(jp_xspace_parse(&xs, bad_wire, sizeof bad_wire, "b", &err), JP_ERR_TRUNCATED);
+    assert_int_equal(err.offset, 4);
+    const uint8_t id_as_len[] = {0x0a, 0x03, 0x0a, 0x01, 0x00}; /* plane.id with wire type 2 */
+    assert_int_equal(jp_xspace_parse(&xs, id_as_len, sizeof id_as_len, "c", &err), JP_ERR_CORRUPT);
+    assert_string_equal(err.msg, "c: corrupt XPlane at byte 2: field 1 has wire type 2, expected varint");
+    assert_int_equal(jp_xspace_parse(&xs, "", 0, "empty", &err), JP_ERR_TRUNCATED);
+    assert_int_equal(jp_xspace_open(&xs, "/nonexistent/x.xplane.pb", &err), JP_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "/nonexistent/x.xplane.pb: cannot open"));
+    const uint8_t gz_garbage[] = {0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02};
+    assert_int_equal(jp_xspace_parse(&xs, gz_garbage, sizeof gz_garbage, "g.gz", &err), JP_ERR_TRUNCATED);
+    assert_non_null(strstr(err.msg, "g.gz: truncated gzip data"));
+}
+
+static void random_byte_flips_never_crash(void **state) {
+    (void)state;
+    pbw w = build_space();
+    uint8_t *copy = malloc(w.len);
+    uint64_t seed = 12345;
+    for (int i = 0; i < 1000; i++) {
+        memcpy(copy, w.buf, w.len);
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t at = (size_t)(seed >> 33) % w.len;
+        copy[at] ^= (uint8_t)(1u << ((seed >> 20) & 7));
+        jp_xspace *xs;
+        jp_error err;
+        if (jp_xspace_parse(&xs, copy, w.len, "flip", &err) == JP_OK) {
+            size_t n;
+            const jp_plane *planes = jp_xspace_planes(xs, &n);
+            for (size_t p = 0; p < n; p++) {
+                for (size_t l = 0; l < planes[p].n_lines; l++) {
+                    for (size_t e = 0; e < planes[p].lines[l].n_events; e++) {
+                        jp_stats_iter it = jp_stats_of_event(xs, &planes[p].lines[l].events[e]);
+                        jp_stat st;
+                        jp_str s;
+                        while (jp_stats_next(&it, &st, &err) == 1) jp_stat_str(xs, &planes[p], &st, &s, &err);
+                    }
+                }
+            }
+            jp_xspace_close(xs);
+        }
+    }
+    free(copy);
+    free(w.buf);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(decodes_model),
+        cmocka_unit_test(inflates_compressed_stat),
+        cmocka_unit_test(gzip_file_is_detected_by_content),
+        cmocka_unit_test(truncation_reports_file_and_offset),
+        cmocka_unit_test(corrupt_and_wrong_type_inputs),
+        cmocka_unit_test(random_byte_flips_never_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
