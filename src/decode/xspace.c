@@ -2,6 +2,7 @@
  * copying strings: every name is a view into the mapped or inflated bytes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,38 +346,27 @@ static int decode_stat_meta(jp_pb entry, jp_stat_meta *sm, jp_error *err) {
     return JP_OK;
 }
 
-static int by_event_meta_id(const void *a, const void *b) {
-    int64_t x = ((const jp_event_meta *)a)->id, y = ((const jp_event_meta *)b)->id;
-    return (x > y) - (x < y);
-}
+/* jp_event_meta and jp_stat_meta both begin with `int64_t id`: one comparator sorts and searches
+ * both tables. */
+_Static_assert(offsetof(jp_event_meta, id) == 0 && offsetof(jp_stat_meta, id) == 0, "id must lead");
 
-static int by_stat_meta_id(const void *a, const void *b) {
-    int64_t x = ((const jp_stat_meta *)a)->id, y = ((const jp_stat_meta *)b)->id;
+static int by_leading_id(const void *a, const void *b) {
+    int64_t x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
     return (x > y) - (x < y);
 }
 
 const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id) {
-    size_t lo = 0, hi = plane->n_event_meta;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int64_t m = plane->event_meta[mid].id;
-        if (m == (int64_t)id) return &plane->event_meta[mid];
-        if (m < (int64_t)id) lo = mid + 1;
-        else hi = mid;
-    }
-    return NULL;
+    int64_t key = (int64_t)id;
+    if (!plane->n_event_meta) return NULL;
+    return bsearch(&key, plane->event_meta, plane->n_event_meta, sizeof(jp_event_meta), by_leading_id);
 }
 
 const jp_stat_meta *jp_plane_stat_meta_view(const jp_plane *plane, uint64_t id) {
-    size_t lo = 0, hi = plane->n_stat_meta;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int64_t m = plane->stat_meta[mid].id;
-        if (m == (int64_t)id) return &plane->stat_meta[mid];
-        if (m < (int64_t)id) lo = mid + 1;
-        else hi = mid;
-    }
-    return NULL;
+    int64_t key = (int64_t)id;
+    if (!plane->n_stat_meta) return NULL;
+    return bsearch(&key, plane->stat_meta, plane->n_stat_meta, sizeof(jp_stat_meta), by_leading_id);
 }
 
 /* ---- planes and the space ---------------------------------------------------------------------- */
@@ -429,9 +419,9 @@ static int decode_plane(jp_xspace *xs, jp_pb c, jp_plane *plane, jp_error *err) 
         if (rc) return rc;
     }
     if (plane->n_event_meta > 1)
-        qsort(plane->event_meta, plane->n_event_meta, sizeof(jp_event_meta), by_event_meta_id);
+        qsort(plane->event_meta, plane->n_event_meta, sizeof(jp_event_meta), by_leading_id);
     if (plane->n_stat_meta > 1)
-        qsort(plane->stat_meta, plane->n_stat_meta, sizeof(jp_stat_meta), by_stat_meta_id);
+        qsort(plane->stat_meta, plane->n_stat_meta, sizeof(jp_stat_meta), by_leading_id);
     return check_stats(xs, plane->raw, PLANE_STATS, err);
 }
 
