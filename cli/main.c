@@ -22,6 +22,19 @@ static void usage(FILE *out) {
           "  demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
           "                     train a small MLP on MNIST-shaped data and profile it\n"
           "  latest [DIR]       print the newest profile run under DIR (default: .)\n"
+          "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
+          "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
+          "                     one table of the analysis\n"
+          "\n"
+          "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
+          "default ./profiles. Options for report and the tables:\n"
+          "  --top N            rows per table (report default 10, tables all)\n"
+          "  --sort KEY         column to sort by: total, self, count, avg, name, ... (see --json keys)\n"
+          "  --filter REGEX     keep rows where a name matches (POSIX extended regex)\n"
+          "  --host NAME        only hosts whose name contains NAME\n"
+          "  --device NAME|N    only devices whose name contains NAME, or device number N\n"
+          "  --json | --csv     machine-readable output (JSON schema in docs/design.md)\n"
+          "  --width N          text width in columns (default 100)\n"
           "  version            print the version\n"
           "  help               show this message\n",
           out);
@@ -46,6 +59,72 @@ static int cmd_latest(int argc, char **argv) {
     }
     jp_runs_deinit(&runs);
     return rc;
+}
+
+typedef struct analysis_args {
+    const char *path;
+    jp_load_options load;
+    jp_view view;
+    int format;
+} analysis_args;
+
+static int parse_count(const char *flag, const char *v, size_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || v[0] == '-') {
+        fprintf(stderr, "jaxprof: %s needs a non-negative number\n", flag);
+        return -1;
+    }
+    *out = (size_t)n;
+    return 0;
+}
+
+static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
+    memset(a, 0, sizeof *a);
+    a->path = "profiles";
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t n;
+        if (strcmp(arg, "--json") == 0) a->format = JP_FORMAT_JSON;
+        else if (strcmp(arg, "--csv") == 0) a->format = JP_FORMAT_CSV;
+        else if (strcmp(arg, "--top") == 0 && !parse_count(arg, next, &a->view.top)) i++;
+        else if (strcmp(arg, "--width") == 0 && !parse_count(arg, next, &n)) a->view.width = (int)(n > 400 ? 400 : n), i++;
+        else if (strcmp(arg, "--sort") == 0 && next) a->view.sort = next, i++;
+        else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next, i++;
+        else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
+        else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
+        else if (arg[0] != '-' && a->path == (const char *)"profiles") a->path = arg;
+        else {
+            fprintf(stderr, "jaxprof: bad option '%s' (see jaxprof help)\n", arg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A progress line for big files, only when someone watches stderr. */
+static void show_progress(void *ctx, const char *file, uint64_t bytes) {
+    (void)ctx;
+    if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MB)...\r", file, (double)bytes / 1e6);
+}
+
+/* report and the table commands: load, analyse, render. Exit 2 on bad input or options. */
+static int cmd_analysis(int section, int argc, char **argv) {
+    analysis_args args;
+    if (parse_analysis_args(argc, argv, &args) != 0) return EXIT_USAGE;
+    if (isatty(STDERR_FILENO)) args.load.on_file = show_progress;
+    jp_profile *p;
+    jp_error err;
+    if (jp_profile_load(&p, args.path, &args.load, &err) != JP_OK) {
+        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    if (args.load.on_file) fputs("\033[K", stderr); /* clear the progress line */
+    int rc = jp_render(jp_profile_analysis(p), section, args.format, &args.view, stdout, &err);
+    if (rc != JP_OK) fprintf(stderr, "jaxprof: %s\n", err.msg);
+    jp_profile_free(p);
+    return rc == JP_OK ? 0 : EXIT_USAGE;
 }
 
 /* Finds the Python to hand a command to: $JAXPROF_PYTHON, else python3 beside this executable
@@ -99,6 +178,8 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
     if (strcmp(cmd, "demo") == 0) return run_python_command(argc - 1, argv + 1);
+    int section = jp_section_from_name(cmd);
+    if (section >= 0) return cmd_analysis(section, argc - 1, argv + 1);
     fprintf(stderr, "jaxprof: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

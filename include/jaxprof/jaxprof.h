@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -165,6 +166,8 @@ const jp_str *jp_xspace_hostnames(const jp_xspace *xs, size_t *n);
 uint64_t jp_xspace_event_count(const jp_xspace *xs);
 /* Bytes of the decoded input (after gunzip). */
 size_t jp_xspace_input_size(const jp_xspace *xs);
+/* The decoded input itself (after gunzip): every jp_str/jp_bytes of the model points into it. */
+jp_bytes jp_xspace_input(const jp_xspace *xs);
 
 /* Metadata by id, or NULL. Borrowed from the plane. */
 const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id);
@@ -224,6 +227,218 @@ static inline int jp_str_eq(jp_str s, const char *lit) {
         if (lit[i] == '\0' || lit[i] != s.ptr[i]) return 0;
     return lit[i] == '\0';
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Analysis. jp_profile_load reads a profile (one .xplane.pb[.gz], a run directory holding one file
+ * per host, or a log directory: its newest run), builds the model (ops with their HLO metadata,
+ * host events, transfers, allocations) and runs every analysis once. The results below are plain
+ * arrays owned by the profile, immutable after load: safe to read from several threads.
+ * Times are picoseconds since the session start; strings are NUL-terminated and interned.
+ * ------------------------------------------------------------------------------------------- */
+
+#define JP_JSON_SCHEMA_VERSION 1
+
+typedef enum jp_platform { JP_PLATFORM_CPU = 0, JP_PLATFORM_GPU, JP_PLATFORM_TPU } jp_platform;
+
+typedef struct jp_load_options {
+    const char *host;   /* keep only hosts whose name contains this; NULL keeps all */
+    const char *device; /* keep only devices whose name contains this, or ends in ":<index>"; NULL all */
+    /* Called before each host file is decoded (progress display); may be NULL. */
+    void (*on_file)(void *ctx, const char *file, uint64_t bytes);
+    void *ctx;
+} jp_load_options;
+
+typedef struct jp_device {
+    const char *name;     /* "/host:CPU" (XLA:CPU thunks), "/device:GPU:0", ... */
+    const char *host;     /* hostname (file name without .xplane.pb) */
+    int platform;         /* jp_platform */
+    int64_t busy_ps;      /* union of its op and transfer intervals */
+    int64_t first_ps;     /* first activity start, 0 when idle */
+    int64_t last_ps;      /* last activity end */
+    uint64_t n_ops;       /* op occurrences (merged kernels count once) */
+    double peak_flops;    /* FLOP/s from plane stats, 0 when unknown */
+    double peak_bw;       /* bytes/s from plane stats, 0 when unknown */
+} jp_device;
+
+typedef struct jp_op_stat {
+    const char *module;   /* HLO module ("jit_train_step") */
+    const char *name;     /* HLO instruction ("dot.3", "loop_fusion.1") */
+    const char *category; /* "matmul", "loop fusion", "collective", ... (see docs/design.md) */
+    const char *op_name;  /* metadata.op_name, "" when unknown */
+    const char *scope;    /* user scope path derived from op_name, "" when unknown */
+    const char *source;   /* "file:line" from the HLO metadata, "" when unknown */
+    uint32_t device;      /* index into jp_analysis.devices */
+    uint64_t count;       /* occurrences */
+    int64_t total_ps;     /* sum of durations */
+    int64_t self_ps;      /* total minus time covered by nested ops on the same line; the
+                           * report's "%time" is self_ps / jp_analysis.op_self_ps */
+    int64_t min_ps, max_ps;
+    double flops;         /* summed over occurrences; 0 when the profile does not say */
+    double bytes;         /* bytes accessed, summed; 0 when unknown */
+} jp_op_stat;
+
+enum jp_part { /* the parts of a step, in the priority order of the breakdown sweep */
+    JP_PART_COMPUTE, JP_PART_COLLECTIVE, JP_PART_H2D, JP_PART_D2H, JP_PART_D2D,
+    JP_PART_COMPILE, JP_PART_HOST, JP_PART_IDLE, JP_PART_COUNT
+};
+const char *jp_part_name(int part);
+
+typedef struct jp_step {
+    int64_t step_num;              /* from StepTraceAnnotation, or the execution index */
+    int64_t start_ps, dur_ps;
+    int64_t part_ps[JP_PART_COUNT]; /* sums exactly to dur_ps */
+    uint64_t n_ops;                /* op occurrences starting in the step */
+    uint32_t n_compiles;           /* compile events starting in the step */
+    int outlier;                   /* 1 when dur_ps > 1.5 x the median */
+} jp_step;
+
+typedef struct jp_step_summary {
+    const char *method; /* "StepTraceAnnotation", "executions of <module>", "none" */
+    double mean_ps, median_ps, p90_ps, std_ps, min_ps, max_ps;
+    int64_t part_ps[JP_PART_COUNT]; /* summed over steps */
+    int64_t total_ps;               /* summed step time */
+} jp_step_summary;
+
+typedef enum jp_scope_kind { JP_SCOPE_DEVICE = 0, JP_SCOPE_HOST } jp_scope_kind;
+
+typedef struct jp_scope_stat {
+    const char *path;  /* "train_step/loss/forward" or a TraceAnnotation name */
+    int kind;          /* jp_scope_kind */
+    int user;          /* host scopes: 1 for user annotations, 0 for JAX/XLA runtime TraceMes */
+    uint32_t depth;    /* device: number of path components - 1; host: nesting depth seen first */
+    uint64_t count;    /* op occurrences (device) or events (host) */
+    int64_t total_ps;  /* device: ops under the path; host: sum of durations */
+    int64_t self_ps;   /* device: ops exactly at the path; host: minus nested host events */
+} jp_scope_stat;
+
+typedef struct jp_compile {
+    const char *name;   /* the compile event ("backend_compile_and_load", ...) */
+    const char *module; /* module compiled, "" when the profile does not say */
+    int64_t start_ps, dur_ps;
+    int64_t step_num;   /* the step it happened in, or -1 */
+    int steady;         /* 1 when inside the steady state (any step after the first) */
+} jp_compile;
+
+enum jp_xfer_kind { JP_XFER_H2D, JP_XFER_D2H, JP_XFER_D2D, JP_XFER_COUNT };
+
+typedef struct jp_transfer_stat {
+    const char *kind;  /* "H2D", "D2H", "D2D" */
+    uint64_t count;
+    uint64_t bytes;    /* 0 when the profile does not record sizes (XLA:CPU) */
+    int64_t total_ps;
+    int64_t max_ps;
+} jp_transfer_stat;
+
+typedef struct jp_kernel_stat {
+    const char *name;   /* kernel name */
+    const char *op;     /* HLO op of its first occurrence, "" when unknown */
+    uint32_t registers, static_shared, dynamic_shared;
+    uint32_t grid[3], block[3];
+    double occupancy;   /* percent, 0 when unknown */
+    uint64_t count;
+    int64_t total_ps, min_ps, max_ps;
+} jp_kernel_stat;
+
+typedef struct jp_memory_sample {
+    int64_t t_ps;
+    int64_t bytes_in_use;
+} jp_memory_sample;
+
+typedef struct jp_memory_stat {
+    const char *allocator;
+    int64_t peak_bytes;   /* max of peak_bytes_in_use and bytes in use */
+    int64_t peak_t_ps;
+    uint64_t n_events;    /* allocation + deallocation events */
+    jp_memory_sample *samples; /* at most 1000, evenly spaced over the events */
+    size_t n_samples;
+} jp_memory_stat;
+
+typedef enum jp_rating { JP_RATING_NA = -1, JP_RATING_GOOD = 0, JP_RATING_WARNING, JP_RATING_BAD } jp_rating;
+const char *jp_rating_name(int rating);
+
+typedef struct jp_kpi {
+    const char *name;  /* "device utilization", "kernel duration", ... */
+    double value;
+    const char *unit;  /* "%", "ms", "s" */
+    int rating;        /* jp_rating; NA when the profile cannot tell */
+} jp_kpi;
+
+typedef struct jp_finding {
+    const char *id;       /* stable id: "many_small_ops", "device_idle", ... */
+    int severity;         /* jp_rating: WARNING or BAD */
+    const char *title;
+    const char *evidence; /* numbers, names and steps behind it */
+    const char *fix;      /* what to change */
+} jp_finding;
+
+typedef struct jp_analysis {
+    const char *path;           /* the xplane file, or the run directory */
+    const char **hosts;
+    size_t n_hosts;
+    int platform;               /* of the devices analysed */
+    int64_t span_ps;            /* first to last event */
+    uint64_t n_events;          /* events decoded */
+    jp_device *devices;
+    size_t n_devices;
+    jp_op_stat *ops;            /* sorted by total time, descending */
+    size_t n_ops;
+    int64_t op_busy_ps;         /* sum over devices of busy time (overlap counted once) */
+    int64_t op_self_ps;         /* sum of every op's self time (parallel threads/streams add up) */
+    jp_step *steps;             /* in time order */
+    size_t n_steps;
+    jp_step_summary step_summary;
+    jp_scope_stat *scopes;      /* device scopes then host scopes, each by total time */
+    size_t n_scopes;
+    jp_compile *compiles;
+    size_t n_compiles;
+    jp_transfer_stat transfers[JP_XFER_COUNT];
+    jp_kernel_stat *kernels;    /* by total time */
+    size_t n_kernels;
+    uint64_t n_small_kernels;   /* kernel launches under 0.1 ms */
+    jp_memory_stat *memory;
+    size_t n_memory;
+    jp_kpi *kpis;
+    size_t n_kpis;
+    jp_finding *findings;       /* most severe first; empty on a healthy profile */
+    size_t n_findings;
+} jp_analysis;
+
+typedef struct jp_profile jp_profile;
+
+/* Loads and analyses; opt may be NULL. On failure *out is NULL and err names the file. */
+int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
+/* Same from one serialized XSpace (or its gzip) in memory, as one host called `name`. */
+int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char *name, const jp_load_options *opt,
+                     jp_error *err);
+void jp_profile_free(jp_profile *p);
+/* The results, borrowed from the profile. */
+const jp_analysis *jp_profile_analysis(const jp_profile *p);
+
+/* ---------------------------------------------------------------------------------------------
+ * Outputs. One renderer per format over the same analysis; sections are the CLI commands.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum jp_section {
+    JP_SECTION_REPORT = 0, JP_SECTION_OPS, JP_SECTION_STEPS, JP_SECTION_SCOPES, JP_SECTION_KERNELS,
+    JP_SECTION_MEMORY, JP_SECTION_TRANSFERS, JP_SECTION_COMPILES, JP_SECTION_FINDINGS, JP_SECTION_COUNT
+} jp_section;
+typedef enum jp_format { JP_FORMAT_TEXT = 0, JP_FORMAT_JSON, JP_FORMAT_CSV } jp_format;
+
+/* Section by its command name ("ops"), or -1. */
+int jp_section_from_name(const char *name);
+const char *jp_section_name(int section);
+
+typedef struct jp_view {
+    size_t top;          /* rows per table; 0 means all */
+    const char *sort;    /* column key ("total", "self", "count", "avg", "name"); NULL = default */
+    const char *filter;  /* POSIX extended regex on the row's names; NULL = all rows */
+    int width;           /* text width in columns; 0 means 100 */
+} jp_view;
+
+/* Writes one section in one format to out. Fails with JP_ERR_ARG for an unknown sort key or a bad
+ * regex, JP_ERR_IO when writing fails. */
+int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out,
+              jp_error *err);
 
 #ifdef __cplusplus
 }

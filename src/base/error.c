@@ -38,3 +38,12 @@ void jp_error_clear(jp_error *err) {
         err->msg[0] = '\0';
     }
 }
+
+int jp_error_prefix(jp_error *err, int rc, const char *prefix) {
+    if (err && rc != JP_OK) {
+        char msg[JP_ERROR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        jp_error_set(err, rc, err->offset, "%s: %s", prefix, msg);
+    }
+    return rc;
+}

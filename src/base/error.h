@@ -9,6 +9,9 @@
 int jp_error_set(jp_error *err, int code, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Prepends "prefix: " to err's message when rc is an error; returns rc. */
+int jp_error_prefix(jp_error *err, int rc, const char *prefix);
+
 /* Resets err to JP_OK with an empty message (if not NULL). */
 void jp_error_clear(jp_error *err);
 

@@ -514,16 +514,6 @@ static jp_xspace *xspace_new(void) {
     return xs;
 }
 
-/* Prefixes the decoder's message with the input's name, so every error names its file. */
-static int name_error(jp_error *err, const char *name, int rc) {
-    if (err && rc != JP_OK) {
-        char msg[JP_ERROR_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        jp_error_set(err, rc, err->offset, "%s: %s", name, msg);
-    }
-    return rc;
-}
-
 static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *err) {
     int rc;
     if (xs->size == 0) {
@@ -543,7 +533,7 @@ static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *er
     if (rc != JP_OK) {
         jp_xspace_close(xs);
         *out = NULL;
-        return name_error(err, name, rc);
+        return jp_error_prefix(err, rc, name); /* every error names its file */
     }
     *out = xs;
     return JP_OK;
@@ -615,3 +605,8 @@ const jp_str *jp_xspace_hostnames(const jp_xspace *xs, size_t *n) {
 uint64_t jp_xspace_event_count(const jp_xspace *xs) { return xs->n_events; }
 
 size_t jp_xspace_input_size(const jp_xspace *xs) { return xs->size; }
+
+jp_bytes jp_xspace_input(const jp_xspace *xs) {
+    jp_bytes b = {xs->data, xs->size};
+    return b;
+}

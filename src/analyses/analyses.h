@@ -1,0 +1,25 @@
+/* analyses.h - one function per analysis, each filling its part of a jp_analysis from the model
+ * (internal). They run in this order; later ones read earlier results. */
+#ifndef JP_ANALYSES_H
+#define JP_ANALYSES_H
+
+#include "model/model.h"
+
+/* Copies a model vector into the arena (the analysis outlives the model's heap vectors). */
+void *jp_analysis_copy(jp_arena *a, const jp_vec *v, size_t elem);
+/* Formats into the arena; NULL when out of memory. */
+const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
+int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* steps + breakdown */
+int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+int jp_transfers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+int jp_kernels_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+int jp_memory_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* KPIs, findings */
+
+/* Index of the step containing t (start <= t < end), or -1. Steps are sorted by start. */
+long jp_step_at(const jp_analysis *a, int64_t t);
+
+#endif

@@ -1,0 +1,196 @@
+/* profile.c - jp_profile_load: resolves a path to one host file or a run's files, decodes each
+ * XSpace, builds the model and runs every analysis in order. */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyses/analyses.h"
+#include "base/error.h"
+
+struct jp_profile {
+    jp_arena arena;       /* the analysis and every string it points to */
+    jp_analysis analysis;
+};
+
+void *jp_analysis_copy(jp_arena *a, const jp_vec *v, size_t elem) {
+    void *p = jp_arena_alloc(a, (v->n ? v->n : 1) * elem);
+    if (p && v->n) memcpy(p, v->data, v->n * elem);
+    return p;
+}
+
+const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = n >= 0 ? jp_arena_alloc(a, (size_t)n + 1) : NULL;
+    if (!s) return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static const char *xplane_suffix(const char *name) {
+    static const char *const suffixes[] = {".xplane.pb", ".xplane.pb.gz"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < 2; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (n > k && strcmp(name + n - k, suffixes[i]) == 0) return name + n - k;
+    }
+    return NULL;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The xplane files directly inside dir, sorted by name (one per host). */
+static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
+    DIR *d = opendir(dir);
+    if (!d) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open directory", dir);
+    struct dirent *e;
+    int rc = JP_OK;
+    while (rc == JP_OK && (e = readdir(d))) {
+        if (!xplane_suffix(e->d_name)) continue;
+        char **slot = jp_vec_push(files, sizeof(char *));
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        if (!slot || !(*slot = malloc(len))) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        else snprintf(*slot, len, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    qsort(files->data, files->n, sizeof(char *), cmp_str);
+    return rc;
+}
+
+/* PATH is a file, a run directory, or a log directory whose newest run is meant. */
+static int resolve_files(const char *path, jp_vec *files, jp_error *err) {
+    struct stat st;
+    if (stat(path, &st) != 0) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path);
+    if (!S_ISDIR(st.st_mode)) {
+        char **slot = jp_vec_push(files, sizeof(char *));
+        if (!slot || !(*slot = strdup(path))) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        return JP_OK;
+    }
+    int rc = list_run_files(path, files, err);
+    if (rc || files->n) return rc;
+    jp_runs runs;
+    rc = jp_runs_find(&runs, path, err);
+    const jp_run *latest = rc == JP_OK ? jp_runs_latest_view(&runs) : NULL;
+    if (rc == JP_OK && !latest) rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no *.xplane.pb profile found", path);
+    if (latest) rc = list_run_files(latest->path, files, err);
+    jp_runs_deinit(&runs);
+    return rc;
+}
+
+static const char *host_of(jp_arena *a, const char *file) {
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    const char *suffix = xplane_suffix(base);
+    return jp_arena_strndup(a, base, suffix ? (size_t)(suffix - base) : strlen(base));
+}
+
+static int analyze(jp_model *m, jp_profile *p, jp_error *err) {
+    int (*const steps[])(const jp_model *, jp_arena *, jp_analysis *) = {
+        jp_ops_analyze, jp_steps_analyze, jp_scopes_analyze, jp_compiles_analyze, jp_transfers_analyze,
+        jp_kernels_analyze, jp_memory_analyze, jp_findings_analyze,
+    };
+    jp_analysis *a = &p->analysis;
+    a->hosts = jp_analysis_copy(&p->arena, &m->hosts, sizeof(char *));
+    a->n_hosts = m->hosts.n;
+    a->span_ps = m->last_ps - m->first_ps;
+    a->n_events = m->n_events;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (steps[i](m, &p->arena, a) != JP_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
+    a->platform = JP_PLATFORM_CPU;
+    for (size_t i = 0; i < a->n_devices; i++)
+        if (a->devices[i].platform != JP_PLATFORM_CPU) a->platform = a->devices[i].platform;
+    return a->hosts ? JP_OK : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+}
+
+/* Decodes each selected host's file into the model; each XSpace is closed right after, since
+ * the model keeps only interned copies of what it needs. */
+static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_load_options *opt, jp_error *err) {
+    size_t used = 0;
+    for (size_t i = 0; i < files->n; i++) {
+        const char *file = JP_VEC_AT(files, char *, i);
+        const char *host = host_of(&p->arena, file);
+        if (!host) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        if (opt && opt->host && *opt->host && !strstr(host, opt->host)) continue;
+        struct stat st;
+        if (opt && opt->on_file && stat(file, &st) == 0) opt->on_file(opt->ctx, file, (uint64_t)st.st_size);
+        jp_xspace *xs;
+        int rc = jp_xspace_open(&xs, file, err);
+        if (rc) return rc;
+        rc = jp_model_add_xspace(m, xs, host, opt, err);
+        jp_xspace_close(xs);
+        if (rc) return jp_error_prefix(err, rc, file);
+        used++;
+    }
+    if (!used) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no host matches '%s'", opt && opt->host ? opt->host : "");
+    return jp_model_finish(m, err);
+}
+
+int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err) {
+    jp_error_clear(err);
+    *out = NULL;
+    jp_profile *p = calloc(1, sizeof *p);
+    if (!p) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    jp_arena_init(&p->arena, 0);
+    jp_vec files = {0};
+    jp_model m;
+    jp_model_init(&m, &p->arena);
+    int rc = resolve_files(path, &files, err);
+    if (rc == JP_OK) rc = add_hosts(p, &m, &files, opt, err);
+    if (rc == JP_OK) {
+        rc = analyze(&m, p, err);
+        p->analysis.path = jp_arena_strndup(&p->arena, path, strlen(path));
+    }
+    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
+    jp_vec_free(&files);
+    jp_model_deinit(&m);
+    if (rc) {
+        jp_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return JP_OK;
+}
+
+int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char *name, const jp_load_options *opt,
+                     jp_error *err) {
+    jp_error_clear(err);
+    *out = NULL;
+    name = name ? name : "<memory>";
+    jp_profile *p = calloc(1, sizeof *p);
+    if (!p) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    jp_arena_init(&p->arena, 0);
+    jp_model m;
+    jp_model_init(&m, &p->arena);
+    jp_xspace *xs;
+    int rc = jp_xspace_parse(&xs, data, len, name, err);
+    if (rc == JP_OK) {
+        rc = jp_model_add_xspace(&m, xs, host_of(&p->arena, name), opt, err);
+        jp_xspace_close(xs);
+        if (rc) jp_error_prefix(err, rc, name);
+    }
+    if (rc == JP_OK) rc = jp_model_finish(&m, err);
+    if (rc == JP_OK) rc = analyze(&m, p, err);
+    if (rc == JP_OK) p->analysis.path = jp_arena_strndup(&p->arena, name, strlen(name));
+    jp_model_deinit(&m);
+    if (rc) {
+        jp_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return JP_OK;
+}
+
+void jp_profile_free(jp_profile *p) {
+    if (!p) return;
+    jp_arena_deinit(&p->arena);
+    free(p);
+}
+
+const jp_analysis *jp_profile_analysis(const jp_profile *p) { return &p->analysis; }

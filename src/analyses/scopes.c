@@ -1,0 +1,82 @@
+/* scopes.c - device time by user scope (the op_name path JAX records under jax.named_scope) and
+ * host time by TraceAnnotation name, both with self and total time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+
+static int cmp_scope(const void *a, const void *b) {
+    const jp_scope_stat *x = a, *y = b;
+    if (x->kind != y->kind) return x->kind - y->kind;
+    if (x->total_ps != y->total_ps) return x->total_ps < y->total_ps ? 1 : -1;
+    return strcmp(x->path, y->path);
+}
+
+static jp_scope_stat *scope_for(jp_vec *v, jp_map *idx, const char *path, int kind) {
+    uint32_t k = jp_map_get_or_put(idx, jp_ptr_key(path), (uint64_t)kind, 0, (uint32_t)v->n, NULL);
+    if (k == UINT32_MAX) return NULL;
+    if (k == v->n) {
+        jp_scope_stat *s = jp_vec_push(v, sizeof *s);
+        if (!s) return NULL;
+        s->path = path;
+        s->kind = kind;
+        s->depth = UINT32_MAX;
+    }
+    return &JP_VEC_AT(v, jp_scope_stat, k);
+}
+
+/* An op's self time counts toward its scope and every enclosing one ("f", "f/loss",
+ * "f/loss/dense"), so a parent's total is the sum over its subtree and nothing counts twice. */
+static int device_scopes(const jp_model *m, const jp_analysis *a, jp_vec *v, jp_map *idx) {
+    jp_intern *t = (jp_intern *)&m->intern;
+    for (size_t i = 0; i < a->n_ops; i++) {
+        const jp_op_stat *op = &a->ops[i];
+        const char *path = *op->scope ? op->scope : "(no scope)";
+        uint32_t depth = 0;
+        for (const char *p = path;; p++) {
+            if (*p != '/' && *p != '\0') continue;
+            const char *prefix = jp_intern_str(t, path, (size_t)(p - path));
+            jp_scope_stat *s = prefix ? scope_for(v, idx, prefix, JP_SCOPE_DEVICE) : NULL;
+            if (!s) return JP_ERR_NOMEM;
+            s->depth = depth++;
+            s->count += op->count;
+            s->total_ps += op->self_ps;
+            if (*p == '\0') {
+                s->self_ps += op->self_ps;
+                break;
+            }
+        }
+    }
+    return JP_OK;
+}
+
+static int host_scopes(const jp_model *m, jp_vec *v, jp_map *idx) {
+    for (size_t i = 0; i < m->host.n; i++) {
+        const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
+        if (h->kind != JP_HOST_USER && h->kind != JP_HOST_RUNTIME && h->kind != JP_HOST_COMPILE) continue;
+        jp_scope_stat *s = scope_for(v, idx, h->name, JP_SCOPE_HOST);
+        if (!s) return JP_ERR_NOMEM;
+        s->user = h->kind == JP_HOST_USER;
+        if (h->depth < s->depth) s->depth = h->depth;
+        s->count++;
+        s->total_ps += h->end_ps - h->start_ps;
+        s->self_ps += h->self_ps;
+    }
+    return JP_OK;
+}
+
+int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    jp_vec v = {0};
+    jp_map idx = {0};
+    int rc = device_scopes(m, a, &v, &idx);
+    if (rc == JP_OK) rc = host_scopes(m, &v, &idx);
+    if (rc == JP_OK) {
+        qsort(v.data, v.n, sizeof(jp_scope_stat), cmp_scope);
+        a->scopes = jp_analysis_copy(arena, &v, sizeof(jp_scope_stat));
+        a->n_scopes = v.n;
+        if (!a->scopes) rc = JP_ERR_NOMEM;
+    }
+    jp_vec_free(&v);
+    jp_map_deinit(&idx);
+    return rc;
+}

@@ -1,0 +1,386 @@
+/* steps.c - finds the training steps (markers, device Steps lines, or repeated executions) and
+ * breaks each step's wall time into compute, collectives, transfers, compile, host and idle. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+
+const char *jp_part_name(int part) {
+    static const char *const names[JP_PART_COUNT] = {"compute", "collective", "h2d", "d2h", "d2d",
+                                                     "compile", "host", "idle"};
+    return part >= 0 && part < JP_PART_COUNT ? names[part] : "?";
+}
+
+static int cmp_step(const void *a, const void *b) {
+    const jp_step *x = a, *y = b;
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps ? -1 : 1;
+    return (x->step_num > y->step_num) - (x->step_num < y->step_num);
+}
+
+static int cmp_exec_start(const void *a, const void *b) {
+    int64_t x = ((const jp_exec *)a)->start_ps, y = ((const jp_exec *)b)->start_ps;
+    return (x > y) - (x < y);
+}
+
+long jp_step_at(const jp_analysis *a, int64_t t) {
+    size_t lo = 0, hi = a->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->steps[mid].start_ps <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return -1;
+    const jp_step *s = &a->steps[lo - 1];
+    return t < s->start_ps + s->dur_ps ? (long)(lo - 1) : -1;
+}
+
+/* StepTraceAnnotation markers; one step number seen on several hosts or threads is one step
+ * spanning all of them. */
+static size_t steps_from_markers(const jp_model *m, jp_vec *out) {
+    jp_map by_num = {0};
+    for (size_t i = 0; i < m->host.n; i++) {
+        const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
+        if (h->kind != JP_HOST_STEP) continue;
+        int found;
+        uint32_t k = jp_map_get_or_put(&by_num, (uint64_t)h->step_num, 0, 0, (uint32_t)out->n, &found);
+        if (k == UINT32_MAX) break;
+        if (!found) {
+            jp_step *s = jp_vec_push(out, sizeof *s);
+            if (!s) break;
+            s->step_num = h->step_num;
+            s->start_ps = h->start_ps;
+            s->dur_ps = h->end_ps - h->start_ps;
+            continue;
+        }
+        jp_step *s = &JP_VEC_AT(out, jp_step, k);
+        int64_t end = s->start_ps + s->dur_ps;
+        if (h->start_ps < s->start_ps) s->start_ps = h->start_ps;
+        if (h->end_ps > end) end = h->end_ps;
+        s->dur_ps = end - s->start_ps;
+    }
+    jp_map_deinit(&by_num);
+    return out->n;
+}
+
+/* Consecutive runs of one repeated thing (executions of a module, dispatches of a function):
+ * step i spans from run i's start to run i+1's start, the last one to its own end. */
+static void steps_from_runs(const jp_exec *runs, size_t n, const char *module, jp_vec *out) {
+    const jp_exec *prev = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (runs[i].module != module) continue;
+        if (prev) JP_VEC_AT(out, jp_step, out->n - 1).dur_ps = runs[i].start_ps - prev->start_ps;
+        jp_step *s = jp_vec_push(out, sizeof *s);
+        if (!s) return;
+        s->step_num = (int64_t)out->n - 1;
+        s->start_ps = runs[i].start_ps;
+        s->dur_ps = runs[i].end_ps - runs[i].start_ps;
+        prev = &runs[i];
+    }
+}
+
+/* The module with the most total time among those run at least twice. */
+static const char *dominant(const jp_exec *runs, size_t n) {
+    jp_map idx = {0};
+    int64_t *total = calloc(n ? n : 1, sizeof *total);
+    uint32_t *count = calloc(n ? n : 1, sizeof *count);
+    const char *best = NULL;
+    int64_t best_total = -1;
+    for (size_t pass = 0; total && count && pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(runs[i].module), 0, 0, (uint32_t)idx.n, NULL);
+            if (k == UINT32_MAX) break;
+            if (pass == 0) {
+                total[k] += runs[i].end_ps - runs[i].start_ps;
+                count[k]++;
+            } else if (count[k] >= 2 && total[k] > best_total) {
+                best_total = total[k];
+                best = runs[i].module;
+            }
+        }
+    }
+    free(total);
+    free(count);
+    jp_map_deinit(&idx);
+    return best;
+}
+
+/* Host-side dispatches PjitFunction(f), as runs named by the function. */
+static int host_dispatches(const jp_model *m, jp_vec *out) {
+    for (size_t i = 0; i < m->host.n; i++) {
+        const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
+        if (!h->is_dispatch || h->depth > 0) continue;
+        jp_exec *x = jp_vec_push(out, sizeof *x);
+        if (!x) return JP_ERR_NOMEM;
+        *x = (jp_exec){h->name, 0, h->start_ps, h->end_ps};
+    }
+    qsort(out->data, out->n, sizeof(jp_exec), cmp_exec_start);
+    return JP_OK;
+}
+
+/* The marker (by original interval) containing t, or -1. */
+static long marker_at(const jp_step *s, size_t n, int64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].start_ps <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && t <= s[lo - 1].start_ps + s[lo - 1].dur_ps ? (long)lo - 1 : -1;
+}
+
+/* When each marked step's device work ends: the k-th dispatch PjitFunction(f) on the host ran
+ * the k-th execution of module jit_f (XLA:CPU groups its ops by run_id). */
+static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *end) {
+    jp_vec dispatches = {0};
+    const jp_host_ev *prev = NULL;
+    for (size_t i = 0; i < m->host.n; i++) {
+        const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
+        if (!h->is_dispatch) continue;
+        int nested = prev && prev->line == h->line && prev->name == h->name && h->start_ps < prev->end_ps;
+        if (!nested) prev = h;
+        const char *fn = h->name + strlen("PjitFunction(");
+        char module[512];
+        int len = snprintf(module, sizeof module, "jit_%.*s", (int)(strlen(fn) - 1), fn);
+        const char *mod = len > 0 && !nested ? jp_intern_str((jp_intern *)&m->intern, module, (size_t)len) : NULL;
+        jp_exec *d = mod ? jp_vec_push(&dispatches, sizeof *d) : NULL;
+        if (d) *d = (jp_exec){mod, 0, h->start_ps, h->end_ps};
+    }
+    qsort(dispatches.data, dispatches.n, sizeof(jp_exec), cmp_exec_start);
+    const jp_exec *x = m->execs.data, *d = dispatches.data;
+    for (size_t i = 0; i < dispatches.n; i++) { /* k-th dispatch of a module <-> its k-th execution */
+        size_t k = 0, j = 0;
+        for (size_t p = 0; p < i; p++) k += d[p].module == d[i].module;
+        for (; j < m->execs.n; j++)
+            if (x[j].module == d[i].module && k-- == 0) break;
+        long step = j < m->execs.n ? marker_at(s, n, d[i].start_ps) : -1;
+        if (step >= 0 && x[j].end_ps > end[step]) end[step] = x[j].end_ps;
+    }
+    jp_vec_free(&dispatches);
+}
+
+/* JAX dispatches asynchronously: a step marker closes once the host has queued the work, and the
+ * device runs it later. A step therefore starts at its marker, or when the previous step's device
+ * work ends if that is later (a device-bound loop), and the last step lasts until its device work
+ * is done. Steps stay contiguous, so their times add up to the wall time they cover. Without
+ * execution ids (GPU/TPU here) the device end falls back to the latest device activity that
+ * started inside the last marker. */
+static void extend_marked_steps(const jp_model *m, jp_vec *steps) {
+    jp_step *s = steps->data;
+    size_t n = steps->n;
+    int64_t *end = calloc(n, sizeof *end);
+    if (!n || !end) {
+        free(end);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) end[i] = s[i].start_ps + s[i].dur_ps;
+    device_ends(m, s, n, end);
+    const jp_step *last = &s[n - 1];
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
+        if (sp->device != UINT32_MAX && sp->start_ps >= last->start_ps &&
+            sp->start_ps <= last->start_ps + last->dur_ps && sp->end_ps > end[n - 1])
+            end[n - 1] = sp->end_ps;
+    }
+    int64_t start = s[0].start_ps;
+    for (size_t i = 0; i < n; i++) {
+        int64_t next = i + 1 < n ? s[i + 1].start_ps : end[i];
+        if (i + 1 < n && end[i] > next) next = end[i];
+        if (next < start) next = start;
+        s[i].start_ps = start;
+        s[i].dur_ps = next - start;
+        start = next;
+    }
+    free(end);
+}
+
+static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps) {
+    if (steps_from_markers(m, steps)) {
+        qsort(steps->data, steps->n, sizeof(jp_step), cmp_step);
+        extend_marked_steps(m, steps);
+        return "StepTraceAnnotation";
+    }
+    steps->n = 0;
+    if (m->device_steps.n) {
+        for (size_t i = 0; i < m->device_steps.n; i++) {
+            const jp_exec *x = &JP_VEC_AT(&m->device_steps, jp_exec, i);
+            jp_step *s = jp_vec_push(steps, sizeof *s);
+            if (!s) return "none";
+            char *end;
+            long long num = strtoll(x->module, &end, 10);
+            s->step_num = *end == '\0' && end != x->module ? num : (int64_t)i;
+            s->start_ps = x->start_ps;
+            s->dur_ps = x->end_ps - x->start_ps;
+        }
+        return "device Steps line";
+    }
+    const char *mod = dominant(m->execs.data, m->execs.n);
+    if (mod) {
+        steps_from_runs(m->execs.data, m->execs.n, mod, steps);
+        return jp_analysis_printf(arena, "executions of %s", mod);
+    }
+    jp_vec dispatches = {0};
+    if (host_dispatches(m, &dispatches) == JP_OK && (mod = dominant(dispatches.data, dispatches.n))) {
+        steps_from_runs(dispatches.data, dispatches.n, mod, steps);
+        jp_vec_free(&dispatches);
+        return jp_analysis_printf(arena, "host dispatches of %s", mod);
+    }
+    jp_vec_free(&dispatches);
+    return "none";
+}
+
+/* ---- the breakdown sweep ------------------------------------------------------------------
+ * Every activity span becomes a +1 and a -1 point; sweeping the points in time order keeps a
+ * count of open spans per part. Each instant goes to the highest-priority open part (the lowest
+ * jp_part: compute > collective > transfers > compile > host), or to idle when none is open.
+ * The result is a list of non-overlapping segments; a step's parts are its overlap with them, so
+ * they sum exactly to its duration. */
+
+typedef struct point {
+    int64_t t;
+    int8_t delta;
+    uint8_t part;
+} point;
+
+typedef struct segment {
+    int64_t start_ps, end_ps;
+    uint8_t part;
+} segment;
+
+static int cmp_point(const void *a, const void *b) {
+    const point *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static int top_part(const uint32_t open[JP_PART_COUNT]) {
+    for (int p = 0; p < JP_PART_IDLE; p++)
+        if (open[p]) return p;
+    return JP_PART_IDLE;
+}
+
+static int sweep(const jp_model *m, jp_vec *segs) {
+    size_t n = m->spans.n * 2;
+    point *pts = malloc((n ? n : 1) * sizeof *pts);
+    if (!pts) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
+        pts[2 * i] = (point){s->start_ps, 1, s->part};
+        pts[2 * i + 1] = (point){s->end_ps, -1, s->part};
+    }
+    qsort(pts, n, sizeof *pts, cmp_point);
+    uint32_t open[JP_PART_COUNT] = {0};
+    for (size_t i = 0; i < n;) {
+        int64_t t = pts[i].t;
+        for (; i < n && pts[i].t == t; i++) open[pts[i].part] = (uint32_t)((int32_t)open[pts[i].part] + pts[i].delta);
+        if (i == n) break;
+        int part = top_part(open);
+        segment *last = segs->n ? &JP_VEC_AT(segs, segment, segs->n - 1) : NULL;
+        if (last && last->part == part && last->end_ps == t) {
+            last->end_ps = pts[i].t;
+            continue;
+        }
+        segment *s = jp_vec_push(segs, sizeof *s);
+        if (!s) {
+            free(pts);
+            return JP_ERR_NOMEM;
+        }
+        *s = (segment){t, pts[i].t, (uint8_t)part};
+    }
+    free(pts);
+    return JP_OK;
+}
+
+static void breakdown(const jp_vec *segs, jp_step *s) {
+    const segment *seg = segs->data;
+    int64_t start = s->start_ps, end = s->start_ps + s->dur_ps, covered = 0;
+    size_t lo = 0, hi = segs->n; /* first segment ending after the step starts */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (seg[mid].end_ps <= start) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i < segs->n && seg[i].start_ps < end; i++) {
+        int64_t a = seg[i].start_ps > start ? seg[i].start_ps : start;
+        int64_t b = seg[i].end_ps < end ? seg[i].end_ps : end;
+        if (b <= a) continue;
+        s->part_ps[seg[i].part] += b - a;
+        covered += b - a;
+    }
+    s->part_ps[JP_PART_IDLE] += s->dur_ps - covered;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t count_in(const int64_t *sorted, size_t n, int64_t lo_t, int64_t hi_t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] < lo_t) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t first = lo;
+    hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] < hi_t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo - first;
+}
+
+static void summarize(jp_analysis *a) {
+    jp_step_summary *sum = &a->step_summary;
+    size_t n = a->n_steps;
+    if (!n) return;
+    int64_t *d = malloc(n * sizeof *d);
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < n; i++) {
+        mean += (double)a->steps[i].dur_ps / (double)n;
+        sum->total_ps += a->steps[i].dur_ps;
+        for (int p = 0; p < JP_PART_COUNT; p++) sum->part_ps[p] += a->steps[i].part_ps[p];
+    }
+    for (size_t i = 0; i < n; i++) var += pow((double)a->steps[i].dur_ps - mean, 2) / (double)n;
+    sum->mean_ps = mean;
+    sum->std_ps = sqrt(var);
+    if (!d) return;
+    for (size_t i = 0; i < n; i++) d[i] = a->steps[i].dur_ps;
+    qsort(d, n, sizeof *d, cmp_i64);
+    sum->min_ps = (double)d[0];
+    sum->max_ps = (double)d[n - 1];
+    sum->median_ps = n % 2 ? (double)d[n / 2] : ((double)d[n / 2 - 1] + (double)d[n / 2]) / 2;
+    size_t rank = (size_t)ceil(0.9 * (double)n); /* nearest-rank percentile */
+    sum->p90_ps = (double)d[rank ? rank - 1 : 0];
+    for (size_t i = 0; n >= 3 && i < n; i++) a->steps[i].outlier = (double)a->steps[i].dur_ps > 1.5 * sum->median_ps;
+    free(d);
+}
+
+int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    jp_vec steps = {0}, segs = {0};
+    const char *method = find_steps(m, arena, &steps);
+    int rc = method ? JP_OK : JP_ERR_NOMEM;
+    if (rc == JP_OK) qsort(steps.data, steps.n, sizeof(jp_step), cmp_step);
+    if (rc == JP_OK) rc = sweep(m, &segs);
+    int64_t *op_starts = malloc((m->ops.n ? m->ops.n : 1) * sizeof *op_starts);
+    if (!op_starts) rc = JP_ERR_NOMEM;
+    for (size_t i = 0; rc == JP_OK && i < m->ops.n; i++) op_starts[i] = JP_VEC_AT(&m->ops, jp_op_ev, i).start_ps;
+    if (rc == JP_OK) qsort(op_starts, m->ops.n, sizeof *op_starts, cmp_i64);
+    for (size_t i = 0; rc == JP_OK && i < steps.n; i++) {
+        jp_step *s = &JP_VEC_AT(&steps, jp_step, i);
+        breakdown(&segs, s);
+        s->n_ops = count_in(op_starts, m->ops.n, s->start_ps, s->start_ps + s->dur_ps);
+    }
+    if (rc == JP_OK) {
+        a->steps = jp_analysis_copy(arena, &steps, sizeof(jp_step));
+        a->n_steps = steps.n;
+        a->step_summary.method = method;
+        if (!a->steps) rc = JP_ERR_NOMEM;
+    }
+    if (rc == JP_OK) summarize(a);
+    free(op_starts);
+    jp_vec_free(&steps);
+    jp_vec_free(&segs);
+    return rc;
+}

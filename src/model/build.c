@@ -1,0 +1,597 @@
+/* build.c - turns decoded XSpaces into the jp_model: classifies planes and lines, reads the stats
+ * each analysis needs, attributes executed ops to HLO instructions, then nests and merges. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "model/model.h"
+
+/* The stats the analyses read, resolved to ids once per plane. */
+enum stat_key {
+    K_HLO_OP, K_HLO_MODULE, K_PROGRAM_ID, K_RUN_ID, K_STEP_NUM, K_ROOT, K_KERNEL_DETAILS,
+    K_MEMCPY_DETAILS, K_ALLOCATOR, K_BYTES_ALLOCATED, K_PEAK_BYTES, K_FLOPS, K_BYTES_ACCESSED,
+    K_HLO_CATEGORY, K_HLO_PROTO, K_PEAK_TFLOPS, K_PEAK_HBM_GBPS, K_COUNT
+};
+static const char *const STAT_NAMES[K_COUNT] = {
+    "hlo_op", "hlo_module", "program_id", "run_id", "step_num", "_r", "kernel_details",
+    "memcpy_details", "allocator_name", "bytes_allocated", "peak_bytes_in_use", "flops",
+    "bytes_accessed", "hlo_category", "Hlo Proto", "peak_teraflops_per_second",
+    "peak_hbm_bw_gigabytes_per_second",
+};
+
+typedef struct plane_ctx {
+    jp_model *m;
+    jp_xspace *xs;
+    const jp_plane *plane;
+    const char *host;
+    uint64_t ids[K_COUNT]; /* stat metadata id per key, UINT64_MAX when the plane lacks it */
+    jp_error *err;
+} plane_ctx;
+
+/* What one event says about itself: its metadata's stats, then its own (which win). */
+typedef struct ev_info {
+    int has[K_COUNT];
+    jp_str s[K_COUNT]; /* string values */
+    int64_t i[K_COUNT];
+    double d[K_COUNT];
+    jp_bytes b[K_COUNT];
+} ev_info;
+
+void jp_model_init(jp_model *m, jp_arena *arena) {
+    memset(m, 0, sizeof *m);
+    m->arena = arena;
+    jp_intern_init(&m->intern, arena);
+    m->first_ps = INT64_MAX;
+    m->last_ps = INT64_MIN;
+}
+
+void jp_model_deinit(jp_model *m) {
+    jp_vec *vecs[] = {&m->hosts, &m->devices, &m->hlo, &m->opdefs, &m->ops, &m->host, &m->xfers,
+                      &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) jp_vec_free(vecs[i]);
+    jp_map_deinit(&m->op_index);
+    jp_intern_deinit(&m->intern);
+}
+
+static int nomem(jp_error *err) { return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory building the model"); }
+
+static int starts_with(jp_str s, const char *prefix) {
+    size_t n = strlen(prefix);
+    return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
+}
+
+static int contains(jp_str s, const char *needle) {
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= s.len; i++)
+        if (memcmp(s.ptr + i, needle, n) == 0) return 1;
+    return 0;
+}
+
+/* ---- stats ------------------------------------------------------------------------------------ */
+
+static void resolve_stat_ids(plane_ctx *c) {
+    for (int k = 0; k < K_COUNT; k++) c->ids[k] = UINT64_MAX;
+    for (size_t i = 0; i < c->plane->n_stat_meta; i++)
+        for (int k = 0; k < K_COUNT; k++)
+            if (jp_str_eq(c->plane->stat_meta[i].name, STAT_NAMES[k])) c->ids[k] = (uint64_t)c->plane->stat_meta[i].id;
+}
+
+static int read_stats(plane_ctx *c, jp_stats_iter it, ev_info *info) {
+    jp_stat st;
+    int rc;
+    while ((rc = jp_stats_next(&it, &st, c->err)) == 1) {
+        for (int k = 0; k < K_COUNT; k++) {
+            if (c->ids[k] != st.metadata_id) continue;
+            info->has[k] = 1;
+            info->i[k] = jp_stat_int(&st);
+            info->d[k] = st.kind == JP_STAT_DOUBLE ? st.v.d : (double)info->i[k];
+            if (st.kind == JP_STAT_BYTES) info->b[k] = (jp_bytes){(const uint8_t *)st.v.s.ptr, st.v.s.len};
+            rc = jp_stat_str(c->xs, c->plane, &st, &info->s[k], c->err);
+            if (rc < 0) return rc;
+        }
+    }
+    return rc;
+}
+
+static int event_info(plane_ctx *c, const jp_event *ev, const jp_event_meta *em, ev_info *info) {
+    memset(info, 0, sizeof *info);
+    int rc = em ? read_stats(c, jp_stats_of_event_meta(c->xs, em), info) : JP_OK;
+    return rc < 0 ? rc : read_stats(c, jp_stats_of_event(c->xs, ev), info);
+}
+
+/* ---- devices, HLO, ops ---------------------------------------------------------------------- */
+
+static int device_selected(const char *name, const jp_load_options *opt) {
+    if (!opt || !opt->device || !*opt->device) return 1;
+    const char *d = opt->device;
+    if (strspn(d, "0123456789") == strlen(d)) { /* an index: "/device:GPU:1" is device 1 */
+        const char *colon = strrchr(name, ':');
+        return colon && strcmp(colon + 1, d) == 0;
+    }
+    return strstr(name, d) != NULL;
+}
+
+static uint32_t add_device(plane_ctx *c, jp_str name, int platform) {
+    jp_device *d = jp_vec_push(&c->m->devices, sizeof *d);
+    if (!d || !(d->name = jp_intern_view(&c->m->intern, name))) return UINT32_MAX;
+    d->host = c->host;
+    d->platform = platform;
+    return (uint32_t)(c->m->devices.n - 1);
+}
+
+static const jp_hlo_module *hlo_module_for(const jp_model *m, const char *module, int64_t program_id) {
+    const jp_hlo_module *mods = m->hlo.data, *by_name = NULL;
+    for (size_t i = 0; i < m->hlo.n; i++) {
+        if (program_id >= 0 && mods[i].program_id == program_id) return &mods[i];
+        if (!by_name && mods[i].name == module) by_name = &mods[i];
+    }
+    return by_name;
+}
+
+/* The opdef for (device, module, name), created with its HLO metadata on first sight. */
+static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const char *name, int64_t program_id,
+                       const ev_info *info) {
+    jp_model *m = c->m;
+    int found;
+    uint32_t idx = jp_map_get_or_put(&m->op_index, device, jp_ptr_key(module), jp_ptr_key(name),
+                                     (uint32_t)m->opdefs.n, &found);
+    if (idx == UINT32_MAX || found) return idx;
+    jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
+    if (!op) return UINT32_MAX;
+    const char *empty = jp_intern_str(&m->intern, "", 0);
+    *op = (jp_opdef){module, name, NULL, empty, empty, empty, device, 0, 0};
+    const jp_hlo_module *hm = hlo_module_for(m, module, program_id);
+    const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
+    if (in) {
+        op->category = in->category;
+        op->op_name = in->op_name;
+        op->source = in->source;
+    } else {
+        op->category = jp_hlo_category_of_name(name);
+    }
+    if (info && info->has[K_HLO_CATEGORY] && info->s[K_HLO_CATEGORY].len)
+        op->category = jp_intern_view(&m->intern, info->s[K_HLO_CATEGORY]);
+    if (info) {
+        op->flops = info->has[K_FLOPS] ? info->d[K_FLOPS] : 0;
+        op->bytes = info->has[K_BYTES_ACCESSED] ? info->d[K_BYTES_ACCESSED] : 0;
+    }
+    op->scope = jp_hlo_scope_of(&m->intern, op->op_name);
+    return op->category && op->scope ? idx : UINT32_MAX;
+}
+
+static int add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, int part) {
+    jp_span *s = jp_vec_push(&m->spans, sizeof *s);
+    if (!s) return JP_ERR_NOMEM;
+    *s = (jp_span){start, end, device, (uint8_t)part};
+    return JP_OK;
+}
+
+static int add_op_event(plane_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id) {
+    jp_op_ev *e = jp_vec_push(&c->m->ops, sizeof *e);
+    if (!e) return nomem(c->err);
+    *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id};
+    const jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
+    int part = jp_hlo_is_collective(def->category) ? JP_PART_COLLECTIVE : JP_PART_COMPUTE;
+    return add_span(c->m, start, start + dur, def->device, part) ? nomem(c->err) : JP_OK;
+}
+
+static int add_xfer(plane_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes) {
+    jp_xfer_ev *x = jp_vec_push(&c->m->xfers, sizeof *x);
+    if (!x) return nomem(c->err);
+    *x = (jp_xfer_ev){start, start + dur, bytes, device, (uint8_t)kind};
+    return add_span(c->m, start, start + dur, device, JP_PART_H2D + kind) ? nomem(c->err) : JP_OK;
+}
+
+/* ---- /host:metadata ----------------------------------------------------------------------- */
+
+static int read_metadata_plane(plane_ctx *c) {
+    jp_bytes input = jp_xspace_input(c->xs);
+    for (size_t i = 0; i < c->plane->n_event_meta; i++) {
+        const jp_event_meta *em = &c->plane->event_meta[i];
+        ev_info info = {0};
+        int rc = read_stats(c, jp_stats_of_event_meta(c->xs, em), &info);
+        if (rc < 0) return rc;
+        if (!info.has[K_HLO_PROTO] || !info.b[K_HLO_PROTO].len) continue;
+        jp_hlo_module *hm = jp_vec_push(&c->m->hlo, sizeof *hm);
+        if (!hm) return nomem(c->err);
+        rc = jp_hlo_decode(info.b[K_HLO_PROTO], input.ptr, &c->m->intern, c->m->arena, hm, c->err);
+        if (rc) return rc;
+        hm->program_id = info.has[K_PROGRAM_ID] ? info.i[K_PROGRAM_ID] : -1;
+        if (!hm->name) hm->name = jp_intern_view(&c->m->intern, em->name);
+    }
+    return JP_OK;
+}
+
+/* ---- host planes -------------------------------------------------------------------------- */
+
+static const char *const RUNTIME_NAMES[] = {
+    "ParseArguments", "shard_args", "Handle input", "Wait", "DevicePut", "BatchedCopyToDevice",
+    "AllocateOutputBuffers", "RunInvariantCheckers", "HLO passes", "ThreadpoolListener",
+    "MemoryAllocation", "MemoryDeallocation", "H2D", "D2H", "end: ",
+};
+static const char *const COMPILE_NAMES[] = {
+    "backend_compile", "lower_sharding_computation", "lower_jaxpr_to_module", "compile_or_get_cached",
+};
+
+static int host_kind(jp_str name, const ev_info *info) {
+    if (name.len && name.ptr[0] == '$') return JP_HOST_PYTHON;
+    if (info->has[K_STEP_NUM] && info->has[K_ROOT]) return JP_HOST_STEP;
+    for (size_t i = 0; i < sizeof COMPILE_NAMES / sizeof COMPILE_NAMES[0]; i++)
+        if (starts_with(name, COMPILE_NAMES[i])) return JP_HOST_COMPILE;
+    if (contains(name, "::") || (name.len && name.ptr[name.len - 1] == ')' && contains(name, "(")))
+        return JP_HOST_RUNTIME;
+    for (size_t i = 0; i < sizeof RUNTIME_NAMES / sizeof RUNTIME_NAMES[0]; i++)
+        if (starts_with(name, RUNTIME_NAMES[i])) return JP_HOST_RUNTIME;
+    return JP_HOST_USER;
+}
+
+static int cpu_transfer_kind(jp_str name) {
+    if (starts_with(name, "H2D")) return JP_XFER_H2D;
+    if (starts_with(name, "D2H")) return JP_XFER_D2H;
+    return -1;
+}
+
+static int add_memory_event(plane_ctx *c, jp_str name, int64_t t, const ev_info *info) {
+    if (!(jp_str_eq(name, "MemoryAllocation") || jp_str_eq(name, "MemoryDeallocation"))) return 0;
+    jp_mem_ev *me = jp_vec_push(&c->m->mem, sizeof *me);
+    if (!me) return nomem(c->err);
+    jp_str alloc = info->has[K_ALLOCATOR] ? info->s[K_ALLOCATOR] : (jp_str){"default", 7};
+    *me = (jp_mem_ev){t, jp_intern_view(&c->m->intern, alloc), info->i[K_BYTES_ALLOCATED], info->i[K_PEAK_BYTES]};
+    return me->allocator ? 1 : nomem(c->err);
+}
+
+static int add_host_event(plane_ctx *c, jp_str name, uint32_t line, int64_t start, int64_t dur, const ev_info *info) {
+    jp_host_ev *h = jp_vec_push(&c->m->host, sizeof *h);
+    if (!h) return nomem(c->err);
+    h->start_ps = start;
+    h->end_ps = start + dur;
+    h->self_ps = dur;
+    h->line = line;
+    h->kind = (uint8_t)host_kind(name, info);
+    h->is_dispatch = (uint8_t)starts_with(name, "PjitFunction(");
+    h->step_num = info->i[K_STEP_NUM];
+    h->name = jp_intern_view(&c->m->intern, name);
+    h->module = jp_intern_str(&c->m->intern, "", 0);
+    if (!h->name || !h->module) return nomem(c->err);
+    if (h->kind == JP_HOST_STEP || dur == 0) return JP_OK;
+    return add_span(c->m, start, start + dur, UINT32_MAX, h->kind == JP_HOST_COMPILE ? JP_PART_COMPILE : JP_PART_HOST)
+               ? nomem(c->err) : JP_OK;
+}
+
+/* XLA:CPU runs each HLO op as a thunk TraceMe on a worker thread, tagged hlo_op/hlo_module. */
+static int add_cpu_op(plane_ctx *c, uint32_t *cpu, uint32_t line, int64_t start, int64_t dur, const ev_info *info) {
+    if (*cpu == UINT32_MAX) {
+        *cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU);
+        if (*cpu == UINT32_MAX) return nomem(c->err);
+    }
+    const char *module = jp_intern_view(&c->m->intern, info->s[K_HLO_MODULE]);
+    const char *name = jp_intern_view(&c->m->intern, info->s[K_HLO_OP]);
+    if (!module || !name) return nomem(c->err);
+    uint32_t op = op_for(c, *cpu, module, name, info->has[K_PROGRAM_ID] ? info->i[K_PROGRAM_ID] : -1, info);
+    if (op == UINT32_MAX) return nomem(c->err);
+    return add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0);
+}
+
+static int read_host_plane(plane_ctx *c, const jp_load_options *opt) {
+    uint32_t cpu = UINT32_MAX;
+    int cpu_wanted = device_selected("/host:CPU", opt);
+    for (size_t l = 0; l < c->plane->n_lines; l++) {
+        const jp_line *ln = &c->plane->lines[l];
+        uint32_t line = c->m->n_lines++;
+        int worker = starts_with(ln->name, "tf_"); /* TSL thread pools: XLA runtime threads */
+        for (size_t e = 0; e < ln->n_events; e++) {
+            const jp_event *ev = &ln->events[e];
+            const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
+            jp_str name = em ? em->name : (jp_str){"", 0};
+            int64_t start = jp_event_start_ps(ln, ev), dur = ev->duration_ps > 0 ? ev->duration_ps : 0;
+            ev_info info;
+            int rc = event_info(c, ev, em, &info);
+            if (rc < 0) return rc;
+            if (start < c->m->first_ps) c->m->first_ps = start;
+            if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
+            if ((rc = add_memory_event(c, name, start, &info)) != 0) {
+                if (rc < 0) return rc;
+            } else if (info.has[K_HLO_OP] && info.has[K_HLO_MODULE]) {
+                if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, &info))) return rc;
+            } else if (cpu_transfer_kind(name) >= 0) {
+                if (cpu == UINT32_MAX && cpu_wanted && (cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
+                    return nomem(c->err);
+                if (cpu_wanted && (rc = add_xfer(c, cpu, cpu_transfer_kind(name), start, dur, 0))) return rc;
+            } else if (!worker && (rc = add_host_event(c, name, line, start, dur, &info))) {
+                return rc;
+            }
+        }
+    }
+    return JP_OK;
+}
+
+/* ---- device planes ------------------------------------------------------------------------ */
+
+/* "kind_src:host kind_dst:device size:4096 ..." or an event name like "MemcpyH2D". */
+static int gpu_transfer_kind(jp_str name, jp_str details) {
+    if (contains(name, "H2D") || contains(name, "HtoD")) return JP_XFER_H2D;
+    if (contains(name, "D2H") || contains(name, "DtoH")) return JP_XFER_D2H;
+    if (contains(name, "D2D") || contains(name, "DtoD") || contains(name, "P2P")) return JP_XFER_D2D;
+    if (!details.len && !contains(name, "emcpy")) return -1;
+    int src_host = contains(details, "kind_src:host"), dst_host = contains(details, "kind_dst:host");
+    if (src_host && !dst_host) return JP_XFER_H2D;
+    if (!src_host && dst_host) return JP_XFER_D2H;
+    return JP_XFER_D2D;
+}
+
+static uint64_t details_uint(jp_str details, const char *key) {
+    size_t n = strlen(key);
+    for (size_t i = 0; i + n <= details.len; i++) {
+        if (memcmp(details.ptr + i, key, n) != 0 || (i && details.ptr[i - 1] != ' ')) continue;
+        uint64_t v = 0;
+        for (size_t j = i + n; j < details.len && details.ptr[j] >= '0' && details.ptr[j] <= '9'; j++)
+            v = v * 10 + (uint64_t)(details.ptr[j] - '0');
+        return v;
+    }
+    return 0;
+}
+
+static int add_kernel(plane_ctx *c, jp_str name, int64_t dur, const ev_info *info) {
+    jp_kernel_ev *k = jp_vec_push(&c->m->kernels, sizeof *k);
+    if (!k) return nomem(c->err);
+    k->dur_ps = dur;
+    k->name = jp_intern_view(&c->m->intern, name);
+    k->details = jp_intern_view(&c->m->intern, info->s[K_KERNEL_DETAILS]);
+    k->op = jp_intern_view(&c->m->intern, info->s[K_HLO_OP]);
+    return k->name && k->details && k->op ? JP_OK : nomem(c->err);
+}
+
+static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, jp_str name, int64_t start, int64_t dur,
+                          const ev_info *info) {
+    int xk = gpu_transfer_kind(name, info->s[K_MEMCPY_DETAILS]);
+    if (xk >= 0) return add_xfer(c, dev, xk, start, dur, details_uint(info->s[K_MEMCPY_DETAILS], "size:"));
+    int rc = add_kernel(c, name, dur, info);
+    if (rc) return rc;
+    int has_op = info->has[K_HLO_OP] && info->s[K_HLO_OP].len;
+    const char *module = jp_intern_view(&c->m->intern, has_op ? info->s[K_HLO_MODULE] : (jp_str){"", 0});
+    const char *op_name = jp_intern_view(&c->m->intern, has_op ? info->s[K_HLO_OP] : name);
+    if (!module || !op_name) return nomem(c->err);
+    uint32_t op = op_for(c, dev, module, op_name, info->has[K_PROGRAM_ID] ? info->i[K_PROGRAM_ID] : -1, info);
+    if (op == UINT32_MAX) return nomem(c->err);
+    return add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0);
+}
+
+static int cmp_exec_start(const void *a, const void *b) {
+    int64_t x = ((const jp_exec *)a)->start_ps, y = ((const jp_exec *)b)->start_ps;
+    return (x > y) - (x < y);
+}
+
+/* The XLA Modules event containing t on this device (execs[lo..hi) sorted by start), or NULL. */
+static const jp_exec *exec_at(const jp_exec *execs, size_t n, int64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (execs[mid].start_ps <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && t <= execs[lo - 1].end_ps ? &execs[lo - 1] : NULL;
+}
+
+/* TPU "XLA Modules" and "Steps" lines hold whole executions; read them before the ops. */
+static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
+    *first_exec = c->m->execs.n;
+    for (size_t l = 0; l < c->plane->n_lines; l++) {
+        const jp_line *ln = &c->plane->lines[l];
+        int modules = jp_str_eq(ln->name, "XLA Modules"), steps = jp_str_eq(ln->name, "Steps");
+        if (!modules && !steps) continue;
+        for (size_t e = 0; e < ln->n_events; e++) {
+            const jp_event *ev = &ln->events[e];
+            const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
+            jp_exec *x = jp_vec_push(modules ? &c->m->execs : &c->m->device_steps, sizeof *x);
+            if (!x) return nomem(c->err);
+            x->start_ps = jp_event_start_ps(ln, ev);
+            x->end_ps = x->start_ps + (ev->duration_ps > 0 ? ev->duration_ps : 0);
+            jp_str name = em ? em->name : (jp_str){"", 0};
+            size_t paren = 0; /* "jit_train_step(123)" names the module "jit_train_step" */
+            while (paren < name.len && name.ptr[paren] != '(') paren++;
+            if (modules) name.len = paren;
+            x->module = jp_intern_view(&c->m->intern, name);
+            x->run_id = (int64_t)(c->m->execs.n + c->m->device_steps.n);
+            if (!x->module) return nomem(c->err);
+        }
+    }
+    jp_exec *execs = &JP_VEC_AT(&c->m->execs, jp_exec, *first_exec);
+    qsort(execs, c->m->execs.n - *first_exec, sizeof *execs, cmp_exec_start);
+    return JP_OK;
+}
+
+static int read_device_plane(plane_ctx *c, int platform) {
+    uint32_t dev = add_device(c, c->plane->name, platform);
+    if (dev == UINT32_MAX) return nomem(c->err);
+    ev_info pinfo = {0};
+    int rc = read_stats(c, jp_stats_of_plane(c->xs, c->plane), &pinfo);
+    if (rc < 0) return rc;
+    jp_device *d = &JP_VEC_AT(&c->m->devices, jp_device, dev);
+    d->peak_flops = pinfo.d[K_PEAK_TFLOPS] * 1e12;
+    d->peak_bw = pinfo.d[K_PEAK_HBM_GBPS] * 1e9;
+    size_t first_exec = 0;
+    if (platform == JP_PLATFORM_TPU && (rc = read_tpu_intervals(c, &first_exec))) return rc;
+    for (size_t l = 0; l < c->plane->n_lines; l++) {
+        const jp_line *ln = &c->plane->lines[l];
+        uint32_t line = c->m->n_lines++;
+        if (platform == JP_PLATFORM_TPU && !jp_str_eq(ln->name, "XLA Ops")) continue;
+        for (size_t e = 0; e < ln->n_events; e++) {
+            const jp_event *ev = &ln->events[e];
+            const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
+            jp_str name = em ? em->name : (jp_str){"", 0};
+            int64_t start = jp_event_start_ps(ln, ev), dur = ev->duration_ps > 0 ? ev->duration_ps : 0;
+            ev_info info;
+            if ((rc = event_info(c, ev, em, &info)) < 0) return rc;
+            if (start < c->m->first_ps) c->m->first_ps = start;
+            if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
+            if (platform == JP_PLATFORM_GPU) {
+                rc = read_gpu_event(c, dev, line, name, start, dur, &info);
+            } else {
+                const jp_exec *x = exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
+                                           c->m->execs.n - first_exec, start);
+                const char *module = x ? x->module : jp_intern_view(&c->m->intern, info.s[K_HLO_MODULE]);
+                const char *op_name = jp_intern_view(&c->m->intern, name);
+                if (!module || !op_name) return nomem(c->err);
+                uint32_t op = op_for(c, dev, module, op_name, info.has[K_PROGRAM_ID] ? info.i[K_PROGRAM_ID] : -1, &info);
+                rc = op == UINT32_MAX ? nomem(c->err) : add_op_event(c, op, line, start, dur, x ? x->run_id : 0);
+            }
+            if (rc) return rc;
+        }
+    }
+    return JP_OK;
+}
+
+int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt, jp_error *err) {
+    size_t n_planes;
+    const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
+    const char **h = jp_vec_push(&m->hosts, sizeof *h);
+    if (!h || !(*h = jp_intern_str(&m->intern, host, strlen(host)))) return nomem(err);
+    m->n_events += jp_xspace_event_count(xs);
+    plane_ctx c = {m, xs, NULL, *h, {0}, err};
+    for (size_t pass = 0; pass < 2; pass++) { /* HLO metadata first: ops look their modules up */
+        for (size_t i = 0; i < n_planes; i++) {
+            c.plane = &planes[i];
+            resolve_stat_ids(&c);
+            jp_str name = planes[i].name;
+            int is_meta = jp_str_eq(name, "/host:metadata"), rc = JP_OK;
+            if (pass == 0) {
+                if (is_meta) rc = read_metadata_plane(&c);
+            } else if (starts_with(name, "/host:") && !is_meta) {
+                rc = read_host_plane(&c, opt);
+            } else if (starts_with(name, "/device:")) {
+                char buf[256];
+                snprintf(buf, sizeof buf, "%.*s", (int)(name.len > 200 ? 200 : name.len), name.ptr);
+                if (!device_selected(buf, opt)) continue;
+                rc = read_device_plane(&c, starts_with(name, "/device:TPU") ? JP_PLATFORM_TPU : JP_PLATFORM_GPU);
+            }
+            if (rc < 0) return rc;
+        }
+    }
+    return JP_OK;
+}
+
+/* ---- finishing: order, merge, nest ---------------------------------------------------------- */
+
+static int cmp_op_ev(const void *a, const void *b) {
+    const jp_op_ev *x = a, *y = b;
+    if (x->line != y->line) return x->line < y->line ? -1 : 1;
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps ? -1 : 1;
+    return (x->end_ps < y->end_ps) - (x->end_ps > y->end_ps); /* parents (longer) first */
+}
+
+static int cmp_host_ev(const void *a, const void *b) {
+    const jp_host_ev *x = a, *y = b;
+    if (x->line != y->line) return x->line < y->line ? -1 : 1;
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps ? -1 : 1;
+    return (x->end_ps < y->end_ps) - (x->end_ps > y->end_ps);
+}
+
+/* GPU: XLA launches several kernels for one HLO op back to back on a stream; like XProf, a run of
+ * consecutive kernels of the same op is one occurrence whose duration is the kernels' sum. */
+static void merge_gpu_kernels(jp_model *m) {
+    jp_op_ev *ev = m->ops.data;
+    const jp_opdef *defs = m->opdefs.data;
+    const jp_device *devs = m->devices.data;
+    size_t out = 0;
+    for (size_t i = 0; i < m->ops.n; i++) {
+        jp_op_ev *prev = out ? &ev[out - 1] : NULL;
+        int gpu = devs[defs[ev[i].op].device].platform == JP_PLATFORM_GPU;
+        if (gpu && prev && prev->line == ev[i].line && prev->op == ev[i].op && ev[i].start_ps >= prev->end_ps) {
+            prev->dur_ps += ev[i].dur_ps;
+            prev->self_ps = prev->dur_ps;
+            prev->end_ps = ev[i].end_ps;
+            continue;
+        }
+        ev[out++] = ev[i];
+    }
+    m->ops.n = out;
+}
+
+/* Self time by nesting: on one line, an event fully inside an open one is its child; a parent's
+ * self time is its duration minus its direct children's durations. One stack walk per line. */
+#define MAX_DEPTH 256
+static void nest_ops(jp_model *m) {
+    jp_op_ev *ev = m->ops.data;
+    size_t stack[MAX_DEPTH], depth = 0;
+    for (size_t i = 0; i < m->ops.n; i++) {
+        while (depth && (ev[stack[depth - 1]].line != ev[i].line || ev[i].start_ps >= ev[stack[depth - 1]].end_ps ||
+                         ev[i].end_ps > ev[stack[depth - 1]].end_ps))
+            depth--;
+        if (depth) {
+            jp_op_ev *parent = &ev[stack[depth - 1]];
+            parent->self_ps = parent->self_ps > ev[i].dur_ps ? parent->self_ps - ev[i].dur_ps : 0;
+        }
+        if (depth < MAX_DEPTH) stack[depth++] = i;
+    }
+}
+
+/* The same walk for host threads, also giving each compile event the module of its enclosing
+ * PjitFunction(f) dispatch ("jit_f"). */
+static int nest_host(jp_model *m) {
+    jp_host_ev *ev = m->host.data;
+    size_t stack[MAX_DEPTH], depth = 0;
+    for (size_t i = 0; i < m->host.n; i++) {
+        while (depth && (ev[stack[depth - 1]].line != ev[i].line || ev[i].start_ps >= ev[stack[depth - 1]].end_ps ||
+                         ev[i].end_ps > ev[stack[depth - 1]].end_ps))
+            depth--;
+        ev[i].depth = (uint16_t)depth;
+        if (depth && ev[stack[depth - 1]].kind != JP_HOST_STEP) {
+            jp_host_ev *parent = &ev[stack[depth - 1]];
+            int64_t d = ev[i].end_ps - ev[i].start_ps;
+            parent->self_ps = parent->self_ps > d ? parent->self_ps - d : 0;
+        }
+        if (ev[i].kind == JP_HOST_COMPILE) {
+            for (size_t k = depth; k-- > 0;) {
+                const char *n = ev[stack[k]].name;
+                if (!ev[stack[k]].is_dispatch) continue;
+                char buf[512];
+                size_t len = strlen(n) - strlen("PjitFunction()");
+                int w = snprintf(buf, sizeof buf, "jit_%.*s", (int)(len > 400 ? 400 : len), n + strlen("PjitFunction("));
+                if (!(ev[i].module = jp_intern_str(&m->intern, buf, (size_t)w))) return JP_ERR_NOMEM;
+                break;
+            }
+        }
+        if (depth < MAX_DEPTH) stack[depth++] = i;
+    }
+    return JP_OK;
+}
+
+/* XLA:CPU (and GPU when present) tag each op with the run_id of its execution. */
+static int group_executions(jp_model *m) {
+    jp_map index = {0};
+    const jp_op_ev *ev = m->ops.data;
+    const jp_opdef *defs = m->opdefs.data;
+    size_t before = m->execs.n;
+    int rc = JP_OK;
+    for (size_t i = 0; i < m->ops.n && rc == JP_OK; i++) {
+        if (!ev[i].run_id || before) continue; /* TPU profiles already have their XLA Modules */
+        const char *module = defs[ev[i].op].module;
+        int found;
+        uint32_t k = jp_map_get_or_put(&index, jp_ptr_key(module), (uint64_t)ev[i].run_id, defs[ev[i].op].device,
+                                       (uint32_t)m->execs.n, &found);
+        if (k == UINT32_MAX) { rc = JP_ERR_NOMEM; break; }
+        if (!found) {
+            jp_exec *x = jp_vec_push(&m->execs, sizeof *x);
+            if (!x) { rc = JP_ERR_NOMEM; break; }
+            *x = (jp_exec){module, ev[i].run_id, ev[i].start_ps, ev[i].end_ps};
+        }
+        jp_exec *x = &JP_VEC_AT(&m->execs, jp_exec, k);
+        if (ev[i].start_ps < x->start_ps) x->start_ps = ev[i].start_ps;
+        if (ev[i].end_ps > x->end_ps) x->end_ps = ev[i].end_ps;
+    }
+    jp_map_deinit(&index);
+    if (rc == JP_OK) qsort(m->execs.data, m->execs.n, sizeof(jp_exec), cmp_exec_start);
+    return rc;
+}
+
+int jp_model_finish(jp_model *m, jp_error *err) {
+    qsort(m->ops.data, m->ops.n, sizeof(jp_op_ev), cmp_op_ev);
+    merge_gpu_kernels(m);
+    nest_ops(m);
+    qsort(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
+    if (nest_host(m) || group_executions(m)) return nomem(err);
+    qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), cmp_exec_start);
+    if (m->first_ps > m->last_ps) m->first_ps = m->last_ps = 0;
+    return JP_OK;
+}

@@ -1,0 +1,140 @@
+/* model.h - the normalised profile every analysis reads: ops with HLO metadata, host events,
+ * transfers, kernels, allocations and activity spans, built from one or more XSpaces (internal). */
+#ifndef JP_MODEL_MODEL_H
+#define JP_MODEL_MODEL_H
+
+#include "base/vec.h"
+#include "jaxprof/jaxprof.h"
+
+/* ---- HLO metadata (from the `Hlo Proto` stats of /host:metadata) ---------------------------- */
+
+typedef struct jp_hlo_instr {
+    const char *name;     /* interned instruction name, the key executed events carry */
+    const char *opcode;   /* "fusion", "dot", ... */
+    const char *category; /* static category string (see hlo.c) */
+    const char *op_name;  /* metadata.op_name or "" */
+    const char *source;   /* "file:line" or "" */
+} jp_hlo_instr;
+
+typedef struct jp_hlo_module {
+    const char *name;      /* interned module name ("jit_train_step") */
+    int64_t program_id;    /* the metadata entry's program_id, -1 when absent */
+    jp_hlo_instr *instrs;  /* sorted by name pointer for bsearch */
+    size_t n_instrs;
+} jp_hlo_module;
+
+/* Decodes a serialized xla.HloProto lying inside the input that starts at origin (error offsets
+ * are relative to it); strings are interned into t. */
+int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, jp_intern *t, jp_arena *a, jp_hlo_module *out,
+                  jp_error *err);
+/* The instruction named `name` (interned pointer), or NULL. */
+const jp_hlo_instr *jp_hlo_find(const jp_hlo_module *m, const char *name);
+/* Category from an opcode alone, for profiles without HLO ("dot" -> "matmul"). */
+const char *jp_hlo_category_of_opcode(const char *opcode);
+/* Best-effort category from an op name without HLO ("all-reduce.3", "loop_fusion"). */
+const char *jp_hlo_category_of_name(const char *name);
+/* 1 for collective categories. */
+int jp_hlo_is_collective(const char *category);
+/* User scope path of an op_name: "jit(f)/transpose(jvp(loss))/dense/dot_general" -> "f/loss/dense".
+ * Writes into a, returns interned text ("" when op_name has no scope). */
+const char *jp_hlo_scope_of(jp_intern *t, const char *op_name);
+
+/* ---- model records -------------------------------------------------------------------------- */
+
+typedef struct jp_opdef {    /* one distinct executed op: (device, module, name) */
+    const char *module, *name, *category, *op_name, *scope, *source;
+    uint32_t device;
+    double flops, bytes;     /* per occurrence, from TPU metadata stats; 0 when unknown */
+} jp_opdef;
+
+typedef struct jp_op_ev {    /* one occurrence of an op (GPU: consecutive kernels merged) */
+    int64_t start_ps, end_ps;
+    int64_t dur_ps;          /* busy time: end - start, or the summed kernels when merged */
+    int64_t self_ps;         /* dur minus direct children on the same line */
+    uint32_t op;             /* index into opdefs */
+    uint32_t line;           /* global line number, for nesting */
+    int64_t run_id;          /* execution id (XLA:CPU run_id), 0 when unknown */
+} jp_op_ev;
+
+enum jp_host_kind {
+    JP_HOST_USER,            /* TraceAnnotation / jaxprof.annotate from user code */
+    JP_HOST_RUNTIME,         /* JAX/XLA TraceMes: PjitFunction(f), ParseArguments, X::Y, ... */
+    JP_HOST_PYTHON,          /* python tracer frames ("$file:line fn") */
+    JP_HOST_COMPILE,         /* lowering and backend compilation */
+    JP_HOST_STEP             /* StepTraceAnnotation markers */
+};
+
+typedef struct jp_host_ev {
+    int64_t start_ps, end_ps, self_ps;
+    const char *name;        /* interned */
+    const char *module;      /* compile events: the module from the enclosing PjitFunction */
+    uint32_t line;
+    uint16_t depth;          /* nesting depth on its thread */
+    uint8_t kind;            /* jp_host_kind */
+    uint8_t is_dispatch;     /* a PjitFunction(...) event */
+    int64_t step_num;        /* step markers only */
+} jp_host_ev;
+
+typedef struct jp_xfer_ev {
+    int64_t start_ps, end_ps;
+    uint64_t bytes;
+    uint32_t device;
+    uint8_t kind;            /* jp_xfer_kind */
+} jp_xfer_ev;
+
+typedef struct jp_kernel_ev {
+    int64_t dur_ps;
+    const char *name;        /* interned kernel name */
+    const char *details;     /* interned kernel_details, "" when absent */
+    const char *op;          /* hlo_op or "" */
+} jp_kernel_ev;
+
+typedef struct jp_mem_ev {
+    int64_t t_ps;
+    const char *allocator;   /* interned */
+    int64_t in_use;          /* bytes_allocated after the event */
+    int64_t peak;            /* peak_bytes_in_use reported, 0 when absent */
+} jp_mem_ev;
+
+typedef struct jp_exec {     /* one execution of a module on a device */
+    const char *module;
+    int64_t run_id;
+    int64_t start_ps, end_ps;
+} jp_exec;
+
+typedef struct jp_span {     /* an activity interval for the breakdown sweep and busy time */
+    int64_t start_ps, end_ps;
+    uint32_t device;         /* UINT32_MAX for host activity */
+    uint8_t part;            /* jp_part */
+} jp_span;
+
+typedef struct jp_model {
+    jp_arena *arena;         /* the profile's arena: interned strings, final tables */
+    jp_intern intern;
+    jp_vec hosts;            /* const char * */
+    jp_vec devices;          /* jp_device */
+    jp_vec hlo;              /* jp_hlo_module */
+    jp_vec opdefs;           /* jp_opdef */
+    jp_map op_index;         /* (device, module, name) -> opdef */
+    jp_vec ops;              /* jp_op_ev */
+    jp_vec host;             /* jp_host_ev */
+    jp_vec xfers;            /* jp_xfer_ev */
+    jp_vec kernels;          /* jp_kernel_ev */
+    jp_vec mem;              /* jp_mem_ev */
+    jp_vec execs;            /* jp_exec, from run_id groups or XLA Modules lines */
+    jp_vec device_steps;     /* jp_exec, from TPU Steps lines (module = step name) */
+    jp_vec spans;            /* jp_span */
+    uint32_t n_lines;        /* global line counter */
+    int64_t first_ps, last_ps;
+    uint64_t n_events;
+} jp_model;
+
+void jp_model_init(jp_model *m, jp_arena *arena);
+void jp_model_deinit(jp_model *m);
+/* Adds every plane of one host's XSpace; `host` names it. Applies opt's device filter. */
+int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt,
+                        jp_error *err);
+/* Sorts, nests (self time, depth) and derives executions once every host is added. */
+int jp_model_finish(jp_model *m, jp_error *err);
+
+#endif

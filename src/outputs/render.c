@@ -1,0 +1,455 @@
+/* render.c - the sections (report, ops, steps, ...) as tables, and jp_render over text, CSV and
+ * JSON. The JSON schema is the tables' column keys; docs/design.md documents it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "outputs/table.h"
+
+static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
+                                                       "memory", "transfers", "compiles", "findings"};
+
+int jp_section_from_name(const char *name) {
+    for (int i = 0; i < JP_SECTION_COUNT; i++)
+        if (strcmp(name, SECTIONS[i]) == 0) return i;
+    return -1;
+}
+
+const char *jp_section_name(int section) {
+    return section >= 0 && section < JP_SECTION_COUNT ? SECTIONS[section] : "?";
+}
+
+static void set_str(cell *c, const char *s) { c->type = CELL_STR, c->s = s ? s : ""; }
+static void set_int(cell *c, int64_t i) { c->type = CELL_INT, c->i = i; }
+static void set_time(cell *c, int64_t ps) { c->type = CELL_TIME, c->i = ps; }
+static void set_pct(cell *c, double d) { c->type = CELL_PCT, c->d = d; }
+static void set_num(cell *c, double d) { c->type = CELL_NUM, c->d = d; }
+static void set_bool(cell *c, int b) { c->type = CELL_BOOL, c->i = b; }
+
+/* ---- ops ---------------------------------------------------------------------------------------- */
+
+static const column OP_COLS[] = {
+    {"name", "op", 0}, {"category", "category", 16}, {"count", "count", 6}, {"total_ms", "total", 9},
+    {"self_ms", "self", 9}, {"avg_ms", "avg", 9}, {"min_ms", NULL, 0}, {"max_ms", NULL, 0},
+    {"pct_time", "%time", 6}, {"gflops_per_s", NULL, 0}, {"gbytes_per_s", NULL, 0}, {"flops", NULL, 0},
+    {"bytes", NULL, 0}, {"module", NULL, 0}, {"device", NULL, 0}, {"scope", NULL, 0},
+    {"op_name", NULL, 0}, {"source", NULL, 0},
+};
+
+static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_op_stat *o = row;
+    double secs = (double)o->total_ps / 1e12;
+    switch (col) {
+    case 0: set_str(c, o->name); break;
+    case 1: set_str(c, o->category); break;
+    case 2: set_int(c, (int64_t)o->count); break;
+    case 3: set_time(c, o->total_ps); break;
+    case 4: set_time(c, o->self_ps); break;
+    case 5: set_time(c, o->count ? o->total_ps / (int64_t)o->count : 0); break;
+    case 6: set_time(c, o->min_ps); break;
+    case 7: set_time(c, o->max_ps); break;
+    case 8: set_pct(c, a->op_self_ps ? 100.0 * (double)o->self_ps / (double)a->op_self_ps : 0); break;
+    case 9: set_num(c, secs > 0 ? o->flops / secs / 1e9 : 0); break;
+    case 10: set_num(c, secs > 0 ? o->bytes / secs / 1e9 : 0); break;
+    case 11: set_num(c, o->flops); break;
+    case 12: set_num(c, o->bytes); break;
+    case 13: set_str(c, o->module); break;
+    case 14: set_str(c, a->devices[o->device].name); break;
+    case 15: set_str(c, o->scope); break;
+    case 16: set_str(c, o->op_name); break;
+    default: set_str(c, o->source); break;
+    }
+}
+
+/* ---- steps -------------------------------------------------------------------------------------- */
+
+static const column STEP_COLS[] = {
+    {"step", "step", 7}, {"start_ms", NULL, 0}, {"duration_ms", "time", 9}, {"compute_ms", "compute", 9},
+    {"collective_ms", "collect", 9}, {"h2d_ms", "h2d", 9}, {"d2h_ms", "d2h", 9}, {"d2d_ms", NULL, 0},
+    {"compile_ms", "compile", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9}, {"ops", "ops", 6},
+    {"compiles", NULL, 0}, {"outlier", "outlier", 0},
+};
+
+static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_step *s = row;
+    (void)a;
+    if (col >= 3 && col < 3 + JP_PART_COUNT) {
+        set_time(c, s->part_ps[col - 3]);
+        return;
+    }
+    switch (col) {
+    case 0: set_int(c, s->step_num); break;
+    case 1: set_time(c, s->start_ps); break;
+    case 2: set_time(c, s->dur_ps); break;
+    case 3 + JP_PART_COUNT: set_int(c, (int64_t)s->n_ops); break;
+    case 4 + JP_PART_COUNT: set_int(c, s->n_compiles); break;
+    default: set_bool(c, s->outlier); break;
+    }
+}
+
+/* ---- scopes ------------------------------------------------------------------------------------- */
+
+static const column SCOPE_COLS[] = {
+    {"scope", "scope", 0}, {"kind", "kind", 7}, {"user", NULL, 0}, {"depth", NULL, 0}, {"count", "count", 6},
+    {"total_ms", "total", 9}, {"self_ms", "self", 9}, {"pct", "%", 6},
+};
+
+static int64_t kind_total(const jp_analysis *a, int kind) {
+    return kind == JP_SCOPE_DEVICE ? a->op_self_ps : a->span_ps;
+}
+
+static void scope_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_scope_stat *s = row;
+    int64_t base = kind_total(a, s->kind);
+    switch (col) {
+    case 0: set_str(c, s->path); break;
+    case 1: set_str(c, s->kind == JP_SCOPE_DEVICE ? "device" : s->user ? "host" : "runtime"); break;
+    case 2: set_bool(c, s->user); break;
+    case 3: set_int(c, s->depth); break;
+    case 4: set_int(c, (int64_t)s->count); break;
+    case 5: set_time(c, s->total_ps); break;
+    case 6: set_time(c, s->self_ps); break;
+    default: set_pct(c, base ? 100.0 * (double)s->total_ps / (double)base : 0); break;
+    }
+}
+
+/* ---- kernels, memory, transfers, compiles ------------------------------------------------------- */
+
+static const column KERNEL_COLS[] = {
+    {"name", "kernel", 0}, {"count", "count", 6}, {"total_ms", "total", 9}, {"avg_ms", "avg", 9},
+    {"min_ms", NULL, 0}, {"max_ms", NULL, 0}, {"registers", "regs", 5}, {"static_shared", NULL, 0},
+    {"dynamic_shared", NULL, 0}, {"grid", "grid", 11}, {"block", "block", 11}, {"occupancy_pct", "occ%", 5},
+    {"op", NULL, 0},
+};
+
+static void set_dims(cell *c, const uint32_t d[3]) {
+    *c = (cell){CELL_STR, NULL, 0, 0, {0}};
+    snprintf(c->buf, sizeof c->buf, "%u,%u,%u", d[0], d[1], d[2]);
+    c->s = c->buf;
+}
+
+static void kernel_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_kernel_stat *k = row;
+    (void)a;
+    switch (col) {
+    case 0: set_str(c, k->name); break;
+    case 1: set_int(c, (int64_t)k->count); break;
+    case 2: set_time(c, k->total_ps); break;
+    case 3: set_time(c, k->count ? k->total_ps / (int64_t)k->count : 0); break;
+    case 4: set_time(c, k->min_ps); break;
+    case 5: set_time(c, k->max_ps); break;
+    case 6: set_int(c, k->registers); break;
+    case 7: set_int(c, k->static_shared); break;
+    case 8: set_int(c, k->dynamic_shared); break;
+    case 9: set_dims(c, k->grid); break;
+    case 10: set_dims(c, k->block); break;
+    case 11: set_num(c, k->occupancy); break;
+    default: set_str(c, k->op); break;
+    }
+}
+
+static const column MEMORY_COLS[] = {
+    {"allocator", "allocator", 0}, {"peak_bytes", "peak bytes", 14}, {"peak_at_ms", "peak at", 9},
+    {"events", "events", 8},
+};
+
+static void memory_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_memory_stat *m = row;
+    (void)a;
+    switch (col) {
+    case 0: set_str(c, m->allocator); break;
+    case 1: set_int(c, m->peak_bytes); break;
+    case 2: set_time(c, m->peak_t_ps); break;
+    default: set_int(c, (int64_t)m->n_events); break;
+    }
+}
+
+static const column TRANSFER_COLS[] = {
+    {"kind", "kind", 0}, {"count", "count", 7}, {"bytes", "bytes", 14}, {"total_ms", "total", 9},
+    {"max_ms", "longest", 9}, {"gbytes_per_s", "GB/s", 8},
+};
+
+static void transfer_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_transfer_stat *t = row;
+    (void)a;
+    switch (col) {
+    case 0: set_str(c, t->kind); break;
+    case 1: set_int(c, (int64_t)t->count); break;
+    case 2: set_int(c, (int64_t)t->bytes); break;
+    case 3: set_time(c, t->total_ps); break;
+    case 4: set_time(c, t->max_ps); break;
+    default: set_num(c, t->total_ps ? (double)t->bytes / ((double)t->total_ps / 1e12) / 1e9 : 0); break;
+    }
+}
+
+static const column COMPILE_COLS[] = {
+    {"module", "module", 0}, {"name", NULL, 0}, {"start_ms", "start", 9}, {"duration_ms", "time", 9},
+    {"step", "step", 7}, {"steady_state", "steady", 6},
+};
+
+static void compile_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_compile *k = row;
+    (void)a;
+    switch (col) {
+    case 0: set_str(c, *k->module ? k->module : "?"); break;
+    case 1: set_str(c, k->name); break;
+    case 2: set_time(c, k->start_ps); break;
+    case 3: set_time(c, k->dur_ps); break;
+    case 4: set_int(c, k->step_num); break;
+    default: set_bool(c, k->steady); break;
+    }
+}
+
+static const column FINDING_COLS[] = {
+    {"severity", "severity", 8}, {"id", "id", 16}, {"title", "title", 0}, {"evidence", NULL, 0}, {"fix", NULL, 0},
+};
+
+static void finding_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_finding *f = row;
+    (void)a;
+    const char *v[] = {jp_rating_name(f->severity), f->id, f->title, f->evidence, f->fix};
+    set_str(c, v[col]);
+}
+
+static const column KPI_COLS[] = {{"name", "kpi", 0}, {"value", "value", 10}, {"unit", "unit", 4}, {"rating", "rating", 8}};
+
+static void kpi_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_kpi *k = row;
+    (void)a;
+    if (col == 0) set_str(c, k->name);
+    else if (col == 1) set_num(c, k->value);
+    else if (col == 2) set_str(c, k->unit);
+    else set_str(c, jp_rating_name(k->rating));
+}
+
+static const column DEVICE_COLS[] = {
+    {"name", "device", 0}, {"host", "host", 12}, {"platform", "platform", 8}, {"busy_ms", "busy", 9},
+    {"ops", "ops", 8}, {"first_ms", NULL, 0}, {"last_ms", NULL, 0},
+};
+
+static void device_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_device *d = row;
+    static const char *const platforms[] = {"CPU", "GPU", "TPU"};
+    (void)a;
+    switch (col) {
+    case 0: set_str(c, d->name); break;
+    case 1: set_str(c, d->host); break;
+    case 2: set_str(c, platforms[d->platform]); break;
+    case 3: set_time(c, d->busy_ps); break;
+    case 4: set_int(c, (int64_t)d->n_ops); break;
+    case 5: set_time(c, d->first_ps); break;
+    default: set_time(c, d->last_ps); break;
+    }
+}
+
+#define TABLE(name, cols, rows, type, n, sort, fn) \
+    ((table){name, cols, sizeof cols / sizeof cols[0], rows, sizeof(type), n, sort, fn})
+
+static table section_table(const jp_analysis *a, int section) {
+    switch (section) {
+    case JP_SECTION_OPS: return TABLE("ops", OP_COLS, a->ops, jp_op_stat, a->n_ops, "self_ms", op_cell);
+    case JP_SECTION_STEPS: return TABLE("steps", STEP_COLS, a->steps, jp_step, a->n_steps, NULL, step_cell);
+    case JP_SECTION_SCOPES: return TABLE("scopes", SCOPE_COLS, a->scopes, jp_scope_stat, a->n_scopes, NULL, scope_cell);
+    case JP_SECTION_KERNELS: return TABLE("kernels", KERNEL_COLS, a->kernels, jp_kernel_stat, a->n_kernels, NULL, kernel_cell);
+    case JP_SECTION_MEMORY: return TABLE("memory", MEMORY_COLS, a->memory, jp_memory_stat, a->n_memory, NULL, memory_cell);
+    case JP_SECTION_TRANSFERS: return TABLE("transfers", TRANSFER_COLS, a->transfers, jp_transfer_stat, JP_XFER_COUNT, NULL, transfer_cell);
+    case JP_SECTION_COMPILES: return TABLE("compiles", COMPILE_COLS, a->compiles, jp_compile, a->n_compiles, NULL, compile_cell);
+    default: return TABLE("findings", FINDING_COLS, a->findings, jp_finding, a->n_findings, NULL, finding_cell);
+    }
+}
+
+static table kpi_table(const jp_analysis *a) { return TABLE("kpis", KPI_COLS, a->kpis, jp_kpi, a->n_kpis, NULL, kpi_cell); }
+static table device_table(const jp_analysis *a) {
+    return TABLE("devices", DEVICE_COLS, a->devices, jp_device, a->n_devices, NULL, device_cell);
+}
+
+/* ---- JSON documents ----------------------------------------------------------------------------- */
+
+static const char *platform_name(int p) { return p == JP_PLATFORM_GPU ? "gpu" : p == JP_PLATFORM_TPU ? "tpu" : "cpu"; }
+
+static int json_table(const jp_analysis *a, const table *t, const jp_view *v, FILE *out, jp_error *err) {
+    size_t *order, n;
+    int rc = jp_table_select(a, t, v, &order, &n, err);
+    if (rc) return rc;
+    fputc(',', out);
+    jp_table_json(a, t, order, n, out);
+    free(order);
+    return JP_OK;
+}
+
+static void json_step_summary(const jp_analysis *a, FILE *out) {
+    const jp_step_summary *s = &a->step_summary;
+    fprintf(out, ",\"step_summary\":{\"method\":");
+    jp_json_str(out, s->method);
+    fprintf(out, ",\"count\":%zu,\"mean_ms\":%.6f,\"median_ms\":%.6f,\"p90_ms\":%.6f,\"std_ms\":%.6f,"
+                 "\"min_ms\":%.6f,\"max_ms\":%.6f,\"total_ms\":%.6f,\"breakdown_ms\":{",
+            a->n_steps, s->mean_ps / 1e9, s->median_ps / 1e9, s->p90_ps / 1e9, s->std_ps / 1e9, s->min_ps / 1e9,
+            s->max_ps / 1e9, (double)s->total_ps / 1e9);
+    for (int p = 0; p < JP_PART_COUNT; p++)
+        fprintf(out, "%s\"%s\":%.6f", p ? "," : "", jp_part_name(p), (double)s->part_ps[p] / 1e9);
+    fputs("}}", out);
+}
+
+static void json_header(const jp_analysis *a, int section, FILE *out) {
+    fprintf(out, "{\"schema_version\":%d,\"jaxprof_version\":\"%s\",\"section\":\"%s\",\"path\":",
+            JP_JSON_SCHEMA_VERSION, JP_VERSION, jp_section_name(section));
+    jp_json_str(out, a->path);
+    fprintf(out, ",\"platform\":\"%s\",\"hosts\":[", platform_name(a->platform));
+    for (size_t i = 0; i < a->n_hosts; i++) {
+        if (i) fputc(',', out);
+        jp_json_str(out, a->hosts[i]);
+    }
+    fprintf(out, "],\"events\":%llu,\"span_ms\":%.6f,\"device_busy_ms\":%.6f", (unsigned long long)a->n_events,
+            (double)a->span_ps / 1e9, (double)a->op_busy_ps / 1e9);
+}
+
+static void json_memory_samples(const jp_analysis *a, FILE *out) {
+    fputs(",\"memory_timeline\":{", out);
+    for (size_t i = 0; i < a->n_memory; i++) {
+        const jp_memory_stat *m = &a->memory[i];
+        if (i) fputc(',', out);
+        jp_json_str(out, m->allocator);
+        fputs(":[", out);
+        for (size_t k = 0; k < m->n_samples; k++)
+            fprintf(out, "%s[%.6f,%lld]", k ? "," : "", (double)m->samples[k].t_ps / 1e9,
+                    (long long)m->samples[k].bytes_in_use);
+        fputc(']', out);
+    }
+    fputc('}', out);
+}
+
+static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE *out, jp_error *err) {
+    json_header(a, section, out);
+    table devices = device_table(a), kpis = kpi_table(a);
+    int rc = json_table(a, &devices, NULL, out, err);
+    if (section == JP_SECTION_REPORT) {
+        json_step_summary(a, out);
+        if (!rc) rc = json_table(a, &kpis, NULL, out, err);
+        for (int s = JP_SECTION_OPS; !rc && s < JP_SECTION_COUNT; s++) {
+            table t = section_table(a, s);
+            rc = json_table(a, &t, s == JP_SECTION_STEPS || s == JP_SECTION_FINDINGS ? NULL : v, out, err);
+        }
+        json_memory_samples(a, out);
+    } else {
+        table t = section_table(a, section);
+        if (section == JP_SECTION_STEPS) json_step_summary(a, out);
+        if (section == JP_SECTION_FINDINGS && !rc) rc = json_table(a, &kpis, NULL, out, err);
+        if (!rc) rc = json_table(a, &t, v, out, err);
+        if (section == JP_SECTION_MEMORY) json_memory_samples(a, out);
+    }
+    fputs("}\n", out);
+    return rc;
+}
+
+/* ---- text --------------------------------------------------------------------------------------- */
+
+static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
+
+static int text_table(const jp_analysis *a, const table *t, const jp_view *v, FILE *out, jp_error *err) {
+    size_t *order, n;
+    int rc = jp_table_select(a, t, v, &order, &n, err);
+    if (rc) return rc;
+    jp_table_text(a, t, order, n, v && v->width ? v->width : 100, out);
+    free(order);
+    return JP_OK;
+}
+
+int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out, jp_error *err) {
+    jp_error_clear(err);
+    if (section < 0 || section >= JP_SECTION_COUNT) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
+    int rc;
+    if (format == JP_FORMAT_JSON) {
+        rc = render_json(a, section, view, out, err);
+    } else if (format == JP_FORMAT_CSV) {
+        if (section == JP_SECTION_REPORT) return jp_error_set(err, JP_ERR_ARG, 0, "--csv needs a table command (ops, steps, ...)");
+        table t = section_table(a, section);
+        size_t *order, n;
+        rc = jp_table_select(a, &t, view, &order, &n, err);
+        if (!rc) jp_table_csv(a, &t, order, n, out);
+        if (!rc) free(order);
+    } else if (section == JP_SECTION_REPORT) {
+        rc = report_text(a, view, out, err);
+    } else {
+        table t = section_table(a, section);
+        rc = text_table(a, &t, view, out, err);
+    }
+    if (rc == JP_OK && (fflush(out) != 0 || ferror(out))) rc = jp_error_set(err, JP_ERR_IO, 0, "write failed");
+    return rc;
+}
+
+/* The overview: what ran where, how long steps take and where that time goes, then the top of
+ * each table and the findings. Kept within the view width (100 columns by default). */
+static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    const jp_step_summary *s = &a->step_summary;
+    int width = v && v->width ? v->width : 100;
+    jp_view top = {v && v->top ? v->top : 10, v ? v->sort : NULL, v ? v->filter : NULL, width};
+    char b[6][32];
+    fprintf(out, "jaxprof report: %s\n", a->path);
+    fprintf(out, "platform %s, %zu host(s), %zu device(s), %llu events, ", platform_name(a->platform), a->n_hosts,
+            a->n_devices, (unsigned long long)a->n_events);
+    jp_format_time(b[0], sizeof b[0], (double)a->span_ps);
+    jp_format_time(b[1], sizeof b[1], (double)a->op_busy_ps);
+    fprintf(out, "%s captured, device busy %s\n", b[0], b[1]);
+    if (a->n_steps) {
+        jp_format_time(b[0], 32, s->mean_ps);
+        jp_format_time(b[1], 32, s->median_ps);
+        jp_format_time(b[2], 32, s->p90_ps);
+        jp_format_time(b[3], 32, s->std_ps);
+        jp_format_time(b[4], 32, s->min_ps);
+        jp_format_time(b[5], 32, s->max_ps);
+        fprintf(out, "\nSteps: %zu (%s)\n  step time  mean %s  median %s  p90 %s  std %s  min %s  max %s\n",
+                a->n_steps, s->method, b[0], b[1], b[2], b[3], b[4], b[5]);
+        fputs("  breakdown ", out);
+        for (int p = 0; p < JP_PART_COUNT; p++)
+            if (s->part_ps[p] || p == JP_PART_COMPUTE || p == JP_PART_IDLE)
+                fprintf(out, " %s %.1f%%", jp_part_name(p), s->total_ps ? 100.0 * (double)s->part_ps[p] / (double)s->total_ps : 0);
+        fputc('\n', out);
+        size_t n_out = 0;
+        for (size_t i = 0; i < a->n_steps; i++) n_out += a->steps[i].outlier != 0;
+        if (n_out) {
+            fprintf(out, "  outliers  ");
+            for (size_t i = 0, k = 0; i < a->n_steps && k < 8; i++) {
+                if (!a->steps[i].outlier) continue;
+                jp_format_time(b[0], 32, (double)a->steps[i].dur_ps);
+                fprintf(out, " step %lld (%s%s)", (long long)a->steps[i].step_num, b[0],
+                        a->steps[i].n_compiles ? ", compiles" : "");
+                k++;
+            }
+            fputc('\n', out);
+        }
+    } else {
+        fputs("\nSteps: none found (no StepTraceAnnotation and no repeated execution)\n", out);
+    }
+    fputs("\nKPIs\n", out);
+    for (size_t i = 0; i < a->n_kpis; i++) {
+        const jp_kpi *k = &a->kpis[i];
+        if (k->rating == JP_RATING_NA) fprintf(out, "  %-20s %10s\n", k->name, "n/a");
+        else fprintf(out, "  %-20s %9.2f %-2s [%s]\n", k->name, k->value, k->unit, jp_rating_name(k->rating));
+    }
+    int rc = JP_OK;
+    if (a->n_ops) {
+        fputs("\nTop ops by self time\n", out);
+        table t = section_table(a, JP_SECTION_OPS);
+        rc = text_table(a, &t, &top, out, err);
+    }
+    if (!rc && a->n_scopes) {
+        fputs("\nTop scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events)\n", out);
+        table t = section_table(a, JP_SECTION_SCOPES);
+        jp_view sv = top;
+        sv.sort = "total";
+        rc = text_table(a, &t, &sv, out, err);
+    }
+    if (!rc && a->n_kernels) {
+        fputs("\nTop GPU kernels\n", out);
+        table t = section_table(a, JP_SECTION_KERNELS);
+        rc = text_table(a, &t, &top, out, err);
+    }
+    fprintf(out, "\nFindings (%zu)\n", a->n_findings);
+    if (!a->n_findings) fputs("  none: no known problem pattern in this profile\n", out);
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const jp_finding *f = &a->findings[i];
+        fprintf(out, "  [%s] %s (%s)\n      evidence: %s\n      fix: %s\n", jp_rating_name(f->severity), f->title,
+                f->id, f->evidence, f->fix);
+    }
+    return rc;
+}

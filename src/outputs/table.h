@@ -1,0 +1,48 @@
+/* table.h - one description of each result table, rendered as text, CSV or JSON rows (internal). */
+#ifndef JP_OUTPUTS_TABLE_H
+#define JP_OUTPUTS_TABLE_H
+
+#include <stdio.h>
+
+#include "jaxprof/jaxprof.h"
+
+enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL };
+
+typedef struct cell {
+    int type;        /* cell_type */
+    const char *s;   /* CELL_STR */
+    int64_t i;       /* CELL_INT, CELL_BOOL; CELL_TIME in picoseconds */
+    double d;        /* CELL_PCT (0-100), CELL_NUM */
+    char buf[48];    /* storage for short formatted strings (s may point here) */
+} cell;
+
+typedef struct column {
+    const char *key;    /* JSON/CSV name: "total_ms"; --sort accepts it or its stem "total" */
+    const char *header; /* text header; NULL hides the column in text */
+    int width;          /* text width; 0 = takes the remaining width (one per table) */
+} column;
+
+typedef struct table {
+    const char *name;          /* JSON array name: "ops" */
+    const column *cols;
+    size_t n_cols;
+    const void *rows;
+    size_t row_size;
+    size_t n_rows;
+    const char *default_sort;  /* a column key, or NULL to keep the analysis order */
+    void (*cell)(const jp_analysis *a, const void *row, size_t col, cell *out);
+} table;
+
+/* Row order after --filter and --sort, at most --top rows. *order is malloc'd. */
+int jp_table_select(const jp_analysis *a, const table *t, const jp_view *v, size_t **order, size_t *n,
+                    jp_error *err);
+void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, size_t n, int width, FILE *out);
+void jp_table_csv(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
+/* "name": [ {...}, ... ] */
+void jp_table_json(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
+
+void jp_json_str(FILE *out, const char *s);
+/* "12.3 ms", "450 us", "1.20 s" */
+void jp_format_time(char *buf, size_t len, double ps);
+
+#endif
