@@ -1,7 +1,10 @@
 """Shared helpers: a tiny real JAX training step and a reader for the xplane files it produces."""
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -11,6 +14,21 @@ import jax.numpy as jnp
 import pytest
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+# The jaxprof executable under test: the one installed beside this Python, unless JAXPROF_BIN
+# points at another build (handy while iterating on the C code without reinstalling).
+JAXPROF_BIN = Path(os.environ.get("JAXPROF_BIN") or Path(sys.executable).parent / "jaxprof")
+
+
+def run_jaxprof(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(JAXPROF_BIN), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def jaxprof_json(command: str, path: Path | str, *args: str) -> dict[str, Any]:
+    """Runs `jaxprof <command> PATH --json ...` and returns the parsed document (asserts exit 0)."""
+    proc = run_jaxprof(command, str(path), "--json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
 
 
 @jax.jit

@@ -15,9 +15,7 @@ import numpy as np
 
 import jaxprof
 
-from conftest import read_xplane
-
-JAXPROF = Path(sys.executable).parent / "jaxprof"
+from conftest import JAXPROF_BIN as JAXPROF, read_xplane
 
 
 def run_cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
