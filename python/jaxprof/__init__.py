@@ -2,11 +2,13 @@
 
 Capture (this package): ``trace``, ``annotate``/``scope``, ``Profiler``, ``ProfilerConfig``,
 ``ProfilingMixin``, ``profile_function``, ``benchmark``, ``open_latest_profile``.
-Analysis and output live in the C library behind ``jaxprof._core`` and the ``jaxprof`` command.
+Analysis (``load``, ``report``, ``Profile``) runs in the C library behind ``jaxprof._core``, the
+same code as the ``jaxprof`` command.
 """
 from __future__ import annotations
 
 from ._core import __version__
+from .analysis import Profile, load, report
 from .annotate import annotate, profile_scope, scope, trace_function
 from .bench import BenchmarkResult, benchmark, benchmark_function, profile_function
 from .config import ProfilerConfig, add_argparse_arguments
@@ -18,6 +20,7 @@ from .trace import ProfileContext, profile_trace, trace
 __all__ = [
     "BenchmarkResult",
     "Capture",
+    "Profile",
     "ProfileContext",
     "Profiler",
     "ProfilerConfig",
@@ -30,10 +33,12 @@ __all__ = [
     "benchmark_function",
     "find_runs",
     "latest_run",
+    "load",
     "open_latest_profile",
     "profile_function",
     "profile_scope",
     "profile_trace",
+    "report",
     "scope",
     "trace",
     "trace_function",

@@ -2,6 +2,9 @@
  * calls; no logic of its own. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "jaxprof/jaxprof.h"
 
@@ -97,6 +100,100 @@ static PyObject *xplane_lines(PyObject *self, PyObject *args) {
     return list;
 }
 
+/* ---- Profile: a loaded, analysed profile; every view is rendered by the library ------------- */
+
+typedef struct {
+    PyObject_HEAD
+    jp_profile *profile;
+} ProfileObject;
+
+static int profile_init(ProfileObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"path", "host", "device", NULL};
+    PyObject *path_obj;
+    const char *host = NULL, *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device))
+        return -1;
+    jp_load_options opt = {host, device, NULL, NULL};
+    jp_error err;
+    jp_profile *p = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = jp_profile_load(&p, PyBytes_AS_STRING(path_obj), &opt, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path_obj);
+    if (rc != JP_OK) {
+        raise_jp_error(&err);
+        return -1;
+    }
+    jp_profile_free(self->profile);
+    self->profile = p;
+    return 0;
+}
+
+static void profile_dealloc(ProfileObject *self) {
+    jp_profile_free(self->profile);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int format_from_name(const char *name) {
+    if (strcmp(name, "text") == 0) return JP_FORMAT_TEXT;
+    if (strcmp(name, "json") == 0) return JP_FORMAT_JSON;
+    if (strcmp(name, "csv") == 0) return JP_FORMAT_CSV;
+    return -1;
+}
+
+PyDoc_STRVAR(profile_render_doc,
+             "render(section, format='text', top=0, sort=None, filter=None, width=0) -> str\n\n"
+             "One section ('report', 'ops', 'steps', ...) as text, 'json' or 'csv', exactly as the\n"
+             "jaxprof command prints it.");
+
+static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", NULL};
+    const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL;
+    Py_ssize_t top = 0;
+    int width = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzi", kwlist, &section_name, &format_name, &top, &sort,
+                                     &filter, &width))
+        return NULL;
+    int section = jp_section_from_name(section_name), format = format_from_name(format_name);
+    if (section < 0 || format < 0 || top < 0 || width < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown section '%s' or format '%s'", section_name, format_name);
+        return NULL;
+    }
+    if (!self->profile) {
+        PyErr_SetString(PyExc_RuntimeError, "Profile was not initialised");
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out) return PyErr_NoMemory();
+    jp_view view = {(size_t)top, sort, filter, width};
+    jp_error err;
+    int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
+    fclose(out);
+    PyObject *result = rc == JP_OK ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace") : raise_jp_error(&err);
+    free(buf);
+    return result;
+}
+
+static PyMethodDef profile_methods[] = {
+    {"render", (PyCFunction)(void (*)(void))profile_render, METH_VARARGS | METH_KEYWORDS, profile_render_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ProfileType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "jaxprof._core.Profile",
+    .tp_doc = PyDoc_STR("Profile(path, host=None, device=None): a profile loaded and analysed by libjaxprof."),
+    .tp_basicsize = sizeof(ProfileObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)profile_init,
+    .tp_dealloc = (destructor)profile_dealloc,
+    .tp_methods = profile_methods,
+};
+
 static PyMethodDef core_methods[] = {
     {"xplane_lines", xplane_lines, METH_VARARGS, xplane_lines_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},
@@ -110,7 +207,14 @@ static struct PyModuleDef core_module = {
 
 PyMODINIT_FUNC PyInit__core(void); /* the only exported symbol */
 PyMODINIT_FUNC PyInit__core(void) {
+    if (PyType_Ready(&ProfileType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (m && PyModule_AddStringConstant(m, "__version__", JP_VERSION) != 0) Py_CLEAR(m);
+    if (m && PyModule_AddIntConstant(m, "JSON_SCHEMA_VERSION", JP_JSON_SCHEMA_VERSION) != 0) Py_CLEAR(m);
+    Py_INCREF(&ProfileType);
+    if (m && PyModule_AddObject(m, "Profile", (PyObject *)&ProfileType) != 0) {
+        Py_DECREF(&ProfileType);
+        Py_CLEAR(m);
+    }
     return m;
 }

@@ -33,6 +33,7 @@ class ProfilerConfig:
     profile_gpu_trace: bool = True      #: trace device activity (CUPTI on GPU)
     profile_python_trace: bool = False  #: trace Python function calls (slow; off by default)
     host_trace_level: int = 2           #: 0 off, 1 user annotations, 2 default, 3 verbose
+    profile_report: bool = True         #: log a short jaxprof report after each capture
 
     def validate(self) -> "ProfilerConfig":
         """Raises ValueError naming the first invalid field; returns self."""

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .annotate import annotate, scope
+from .analysis import report
 from .profiler import Capture, Profiler
 
 Params = list[tuple[jax.Array, jax.Array]]
@@ -120,7 +121,7 @@ def run(steps: int, out: Path, data: Path | None, batch: int = 128) -> Capture |
     momentum = jax.tree.map(jnp.zeros_like, params)
     stream = batches(images, labels, batch)
     t0 = time.perf_counter()
-    with Profiler(out, start_step=start, num_steps=num) as prof:
+    with Profiler(out, start_step=start, num_steps=num, report=False) as prof:
         for step in range(steps):
             x, y = next(stream)
             with prof.step(step):
@@ -136,6 +137,9 @@ def run(steps: int, out: Path, data: Path | None, batch: int = 128) -> Capture |
     print(f"  steps {capture.steps[0]}-{capture.steps[-1]} captured, mean {capture.mean_step_ms:.2f} ms/step")
     for f in sorted(capture.run_dir.iterdir()):
         print(f"  {f.name:40s} {f.stat().st_size / 1e3:10.1f} kB")
+    print()
+    report(capture.run_dir)
+    print(f"\nmore: jaxprof ops|steps|scopes|findings {capture.run_dir}  (--json, --csv, --top, --filter)")
     return capture
 
 

@@ -21,6 +21,7 @@ import jax
 from . import _jax
 from ._log import log
 from .config import ProfilerConfig, require_int
+from .analysis import load
 from .runs import latest_run
 
 @dataclass
@@ -80,6 +81,7 @@ class Profiler:
         perfetto: bool = False,
         enabled: bool = True,
         step_name: str = "train",
+        report: bool = True,
     ) -> None:
         if num_steps is None:
             num_steps = 0 if duration_ms > 0 else 1
@@ -108,6 +110,8 @@ class Profiler:
         self.perfetto = perfetto
         self.enabled = enabled
         self.step_name = step_name
+        self.report = report
+        self._reports: list[threading.Thread] = []  # background analyses of finished captures
         self.options = _jax.make_options(
             device_trace=device_trace, python_trace=python_trace, host_trace_level=host_trace_level
         )
@@ -138,6 +142,7 @@ class Profiler:
             python_trace=cfg.profile_python_trace,
             host_trace_level=cfg.host_trace_level,
             enabled=cfg.enable_profiling,
+            report=cfg.profile_report,
         )
         kwargs.update(overrides)
         return cls(cfg.profiling_dir, **kwargs)
@@ -218,10 +223,12 @@ class Profiler:
         return True
 
     def close(self) -> None:
-        """Stops a running capture (its files are written). Idempotent; also runs at exit."""
+        """Stops a running capture (its files are written) and waits for pending short reports.
+        Idempotent; also runs at exit."""
         if self._active is not None:
             self._close_annotation()
             self._stop("close")
+        self.wait_for_reports()
         atexit.unregister(self._atexit)
 
     def __enter__(self) -> "Profiler":
@@ -299,6 +306,28 @@ class Profiler:
             "captured steps %s-%s (%d steps, mean %.2f ms/step%s) -> %s",
             first, last, len(capture.steps), capture.mean_step_ms, ended, capture.run_dir,
         )
+        if self.report:
+            # Analysis of a big capture can take seconds: never on the training thread.
+            thread = threading.Thread(target=_log_report, args=(capture.run_dir,), daemon=True,
+                                      name="jaxprof-report")
+            thread.start()
+            self._reports.append(thread)
+
+    def wait_for_reports(self, timeout: float = 60.0) -> None:
+        """Waits (up to ``timeout`` s each) for the short reports of finished captures."""
+        for thread in self._reports:
+            thread.join(timeout)
+        self._reports = [t for t in self._reports if t.is_alive()]
+
+
+def _log_report(run_dir: Path) -> None:
+    """Logs the short report of one capture; analysis trouble is a warning, never an exception."""
+    try:
+        text = load(run_dir).render("report", top=5)
+    except Exception as exc:  # a bad profile must not take the training process down
+        log.warning("could not analyse %s: %s", run_dir, exc)
+        return
+    log.info("profile report for %s\n%s", run_dir, text.rstrip())
 
 
 def _unique_dir(path: Path) -> Path:

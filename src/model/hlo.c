@@ -21,6 +21,7 @@ enum { HAS_DOT = 1, HAS_CONV = 2, HAS_COLLECTIVE = 4 }; /* what a called computa
 typedef struct comp_info {
     int64_t id;
     unsigned flags;
+    const char *dot_op_name; /* op_name of its first dot/convolution, or NULL */
 } comp_info;
 
 /* ---- categories --------------------------------------------------------------------------- */
@@ -155,13 +156,29 @@ typedef struct hlo_ctx {
     jp_error *err;
 } hlo_ctx;
 
-static int read_opcode_flags(hlo_ctx *c, jp_pb instr, unsigned *flags) {
+static jp_str op_name_of(hlo_ctx *c, jp_pb meta) {
     jp_pb_field f;
+    jp_str name = {"", 0};
+    while (!jp_pb_done(&meta) && jp_pb_next(&meta, &f, "OpMetadata", c->err) == JP_OK)
+        if (f.number == META_OP_NAME && f.wire == JP_PB_LEN) name = (jp_str){(const char *)f.data, f.len};
+    return name; /* errors surface in pass 2, which reads the same bytes */
+}
+
+/* Pass 1 over one instruction: what its opcode says about the computation, and for a dot or
+ * convolution its op_name, which a fusion calling this computation reports as its scope (a
+ * fusion's own metadata names only its root op, often a trailing elementwise or reduce). */
+static int read_opcode_flags(hlo_ctx *c, jp_pb instr, comp_info *info) {
+    jp_pb_field f;
+    int heavy = 0;
+    jp_str op_name = {"", 0};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
+        if (f.number == INSTR_METADATA && f.wire == JP_PB_LEN) op_name = op_name_of(c, jp_pb_sub(&instr, &f));
         if (f.number != INSTR_OPCODE || f.wire != JP_PB_LEN) continue;
         jp_str op = {(const char *)f.data, f.len};
+        unsigned *flags = &info->flags;
+        heavy = jp_str_eq(op, "dot") || jp_str_eq(op, "convolution");
         if (jp_str_eq(op, "dot")) *flags |= HAS_DOT;
         if (jp_str_eq(op, "convolution")) *flags |= HAS_CONV;
         char buf[64];
@@ -171,6 +188,9 @@ static int read_opcode_flags(hlo_ctx *c, jp_pb instr, unsigned *flags) {
             if (jp_hlo_is_collective(jp_hlo_category_of_opcode(buf))) *flags |= HAS_COLLECTIVE;
         }
     }
+    if (heavy && op_name.len && !info->dot_op_name &&
+        !(info->dot_op_name = jp_intern_str(c->intern, op_name.ptr, op_name.len)))
+        return JP_ERR_NOMEM;
     return JP_OK;
 }
 
@@ -183,22 +203,30 @@ static int scan_computation(hlo_ctx *c, jp_pb comp, comp_info *info, size_t *n_i
         if (f.number == COMP_ID && f.wire == JP_PB_VARINT) info->id = (int64_t)f.u;
         if (f.number == COMP_INSTRUCTIONS && f.wire == JP_PB_LEN) {
             (*n_instrs)++;
-            rc = read_opcode_flags(c, jp_pb_sub(&comp, &f), &info->flags);
+            rc = read_opcode_flags(c, jp_pb_sub(&comp, &f), info);
             if (rc) return rc;
         }
     }
     return JP_OK;
 }
 
-static unsigned called_flags(const hlo_ctx *c, uint64_t id) {
+static const comp_info *comp_by_id(const hlo_ctx *c, uint64_t id) {
     for (size_t i = 0; i < c->n_comps; i++)
-        if ((uint64_t)c->comps[i].id == id) return c->comps[i].flags;
-    return 0;
+        if ((uint64_t)c->comps[i].id == id) return &c->comps[i];
+    return NULL;
 }
 
-static int read_called(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, unsigned *called) {
+/* Merges what the called computation contains into *called (flags and the dot's op_name). */
+static void note_called(const hlo_ctx *c, uint64_t id, comp_info *called) {
+    const comp_info *info = comp_by_id(c, id);
+    if (!info) return;
+    called->flags |= info->flags;
+    if (!called->dot_op_name) called->dot_op_name = info->dot_op_name;
+}
+
+static int read_called(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, comp_info *called) {
     if (f->wire == JP_PB_VARINT) {
-        *called |= called_flags(c, f->u);
+        note_called(c, f->u, called);
         return JP_OK;
     }
     jp_pb packed = jp_pb_sub(parent, f);
@@ -210,7 +238,7 @@ static int read_called(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, un
                                 "corrupt HloInstructionProto at byte %llu: bad called computation id",
                                 (unsigned long long)jp_pb_offset(&packed));
         packed.p += used;
-        *called |= called_flags(c, id);
+        note_called(c, id, called);
     }
     return JP_OK;
 }
@@ -243,7 +271,7 @@ static int read_metadata(hlo_ctx *c, jp_pb meta, jp_hlo_instr *in) {
 static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in) {
     jp_pb_field f;
     const char *fusion_kind = "kLoop";
-    unsigned called = 0;
+    comp_info called = {0, 0, NULL};
     in->op_name = in->source = in->name = in->opcode = jp_intern_str(c->intern, "", 0);
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
@@ -256,8 +284,9 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in) {
         if (rc) return rc;
         if (!in->name || !in->opcode || !fusion_kind) return JP_ERR_NOMEM;
     }
-    in->category = strcmp(in->opcode, "fusion") == 0 ? fusion_category(fusion_kind, called)
-                                                      : jp_hlo_category_of_opcode(in->opcode);
+    int fusion = strcmp(in->opcode, "fusion") == 0;
+    in->category = fusion ? fusion_category(fusion_kind, called.flags) : jp_hlo_category_of_opcode(in->opcode);
+    if (fusion && called.dot_op_name) in->op_name = called.dot_op_name;
     return JP_OK;
 }
 

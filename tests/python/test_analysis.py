@@ -1,0 +1,171 @@
+"""The C analysis engine on real JAX CPU captures, checked against jax.profiler.ProfileData."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxprof
+
+from conftest import jaxprof_json, only_xplane, run_jaxprof
+
+STEPS = [2, 3, 4, 5]
+
+
+@jax.jit
+def model_step(w: jax.Array, x: jax.Array) -> jax.Array:
+    """A big matmul under a 'heavy' scope next to cheap work under 'light'."""
+    with jax.named_scope("heavy"):
+        h = jnp.tanh(x @ w @ w)
+    with jax.named_scope("light"):
+        l = x[:16, :16] @ w[:16, :16]
+    return w - 1e-6 * (jnp.sum(h) + jnp.sum(l))
+
+
+def busy_python(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory) -> Path:
+    """Six steps, steps 2-5 captured by the Profiler, with host annotations of known weight."""
+    log_dir = tmp_path_factory.mktemp("analysis")
+    w, x = jnp.ones((384, 384)) * 1e-3, jnp.ones((256, 384))
+    model_step(w, x).block_until_ready()  # compile outside the capture
+    with jaxprof.Profiler(log_dir, start_step=STEPS[0], num_steps=len(STEPS), report=False) as prof:
+        for i in range(6):
+            with prof.step(i):
+                with jaxprof.annotate("heavy_host"):
+                    busy_python(0.004)
+                with jaxprof.annotate("light_host"):
+                    busy_python(0.0005)
+                w = model_step(w, x)
+            w.block_until_ready()
+    return only_xplane(log_dir)
+
+
+def reference_ops(path: Path) -> dict[tuple[str, str], tuple[int, float]]:
+    """(hlo_module, hlo_op) -> (count, total ns), from JAX's own reader: XLA:CPU op events."""
+    out: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    for plane in jax.profiler.ProfileData.from_file(str(path)).planes:
+        if plane.name != "/host:CPU":
+            continue
+        for line in plane.lines:
+            for event in line.events:
+                stats = dict(event.stats)
+                if "hlo_op" in stats and "hlo_module" in stats:
+                    key = (str(stats["hlo_module"]), str(stats["hlo_op"]))
+                    out[key][0] += 1
+                    out[key][1] += event.duration_ns
+    return {k: (int(v[0]), v[1]) for k, v in out.items()}
+
+
+def test_op_counts_and_totals_match_jax_reader(capture):
+    expected = reference_ops(capture)
+    ops = {(o["module"], o["name"]): o for o in jaxprof.load(capture).ops()}
+    assert set(ops) == set(expected)
+    assert len(expected) >= 2
+    for key, (count, total_ns) in expected.items():
+        assert ops[key]["count"] == count, key
+        assert ops[key]["total_ms"] * 1e6 == pytest.approx(total_ns, rel=1e-3), key
+        assert ops[key]["self_ms"] <= ops[key]["total_ms"] + 1e-9
+        assert ops[key]["device"] == "/host:CPU"
+
+
+def test_ops_carry_hlo_metadata(capture):
+    ops = jaxprof.load(capture).ops()
+    mine = [o for o in ops if o["module"] == "jit_model_step"]
+    assert mine and all(o["op_name"].startswith("jit(model_step)/") for o in mine)
+    assert any(o["scope"] == "model_step/heavy" and "matmul" in o["category"] for o in mine)
+    assert sum(o["pct_time"] for o in ops) == pytest.approx(100, abs=0.01)
+
+
+def test_steps_are_the_captured_steps_and_breakdown_sums(capture):
+    profile = jaxprof.load(capture)
+    steps = profile.steps()
+    assert [s["step"] for s in steps] == STEPS
+    assert profile.step_summary()["method"] == "StepTraceAnnotation"
+    parts = ["compute_ms", "collective_ms", "h2d_ms", "d2h_ms", "d2d_ms", "compile_ms", "host_ms", "idle_ms"]
+    for s in steps:
+        assert sum(s[p] for p in parts) == pytest.approx(s["duration_ms"], rel=0.01)
+        assert s["duration_ms"] > 4.5  # the annotated busy-waits alone take 4.5 ms
+        assert s["compute_ms"] > 0 and s["ops"] > 0
+    for a, b in zip(steps, steps[1:]):  # contiguous: a step ends where the next begins
+        assert a["start_ms"] + a["duration_ms"] == pytest.approx(b["start_ms"], abs=1e-6)
+
+
+def test_heavy_scopes_come_first(capture):
+    scopes = jaxprof.load(capture).scopes()
+    device = [s for s in scopes if s["kind"] == "device" and s["scope"].startswith("model_step/")]
+    assert device[0]["scope"] == "model_step/heavy"
+    assert device[0]["total_ms"] > 2 * next(s["total_ms"] for s in device if s["scope"] == "model_step/light")
+    host = [s for s in scopes if s["kind"] == "host"]
+    assert host[0]["scope"] == "heavy_host" and host[0]["count"] == len(STEPS)
+    assert host[0]["total_ms"] >= 4 * len(STEPS)
+    parent = next(s for s in scopes if s["kind"] == "device" and s["scope"] == "model_step")
+    children = sum(s["total_ms"] for s in device if s["depth"] == 1)
+    assert parent["total_ms"] == pytest.approx(parent["self_ms"] + children, rel=1e-6)
+
+
+def test_report_text_fits_100_columns(capture, capsys):
+    text = jaxprof.report(capture)
+    assert capsys.readouterr().out == text
+    assert "Steps: 4 (StepTraceAnnotation)" in text and "Top ops by self time" in text
+    assert all(len(line) <= 100 for line in text.splitlines() if not line.startswith(("jaxprof report:", "      ")))
+
+
+def test_cli_json_csv_and_views(capture):
+    doc = jaxprof_json("ops", capture.parent, "--top", "2", "--sort", "count")
+    assert doc["schema_version"] == 1 and doc["section"] == "ops" and doc["platform"] == "cpu"
+    assert len(doc["ops"]) == 2 and doc["ops"][0]["count"] >= doc["ops"][1]["count"]
+    report = jaxprof_json("report", capture)
+    assert {"devices", "step_summary", "kpis", "ops", "steps", "scopes", "findings", "compiles"} <= set(report)
+    everything = jaxprof_json("ops", capture)["ops"]
+    only = jaxprof_json("ops", capture, "--filter", "light/")["ops"]
+    assert only == [o for o in everything if "light/" in o["scope"] + "/" or "light/" in o["op_name"]]
+    assert 0 < len(only) < len(everything)
+    csv = run_jaxprof("steps", capture, "--csv")
+    assert csv.returncode == 0
+    assert csv.stdout.splitlines()[0].startswith("step,start_ms,duration_ms,compute_ms")
+    assert len(csv.stdout.splitlines()) == 1 + len(STEPS)
+    bad = run_jaxprof("ops", capture, "--sort", "nonsense")
+    assert bad.returncode == 2 and "cannot sort ops by 'nonsense'" in bad.stderr
+    assert run_jaxprof("report", capture, "--csv").returncode == 2
+
+
+def test_log_dir_means_newest_run(capture):
+    log_dir = capture.parents[4]  # <log>/step_N/plugins/profile/<run>/<host>.xplane.pb
+    assert jaxprof_json("steps", log_dir)["path"] == str(log_dir)
+    assert len(jaxprof_json("steps", log_dir)["steps"]) == len(STEPS)
+
+
+def test_profiler_logs_short_report(tmp_path, step_fn, w0, caplog):
+    with caplog.at_level(logging.INFO, logger="jaxprof"):
+        with jaxprof.Profiler(tmp_path, start_step=1, num_steps=2) as prof:
+            for i in range(4):
+                with prof.step(i):
+                    step_fn(w0)
+    reports = [r.getMessage() for r in caplog.records if r.getMessage().startswith("profile report for")]
+    assert len(reports) == 1 and "Steps: 2 (StepTraceAnnotation)" in reports[0]
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        jaxprof.load(tmp_path / "missing")
+    bad = tmp_path / "x.xplane.pb"
+    bad.write_bytes(b"\x0a\x05ab")
+    with pytest.raises(ValueError, match=r"x\.xplane\.pb.*byte"):
+        jaxprof.load(bad)
+    empty = tmp_path / "run" / "host.xplane.pb"
+    empty.parent.mkdir()
+    empty.write_bytes(b"\x0a\x00")  # an XSpace with one empty plane: valid, nothing to analyse
+    doc = json.loads(jaxprof.load(empty.parent).render("steps", "json"))
+    assert doc["steps"] == [] and doc["step_summary"]["method"] == "none" and doc["hosts"] == ["host"]
