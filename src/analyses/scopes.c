@@ -58,9 +58,10 @@ static int host_scopes(const jp_model *m, jp_vec *v, jp_map *idx) {
         if (!s) return JP_ERR_NOMEM;
         s->user = h->kind == JP_HOST_USER;
         if (h->depth < s->depth) s->depth = h->depth;
+        s->self_ps += h->self_ps;
+        if (h->recursive) continue; /* its time is already inside the outer event's total */
         s->count++;
         s->total_ps += h->end_ps - h->start_ps;
-        s->self_ps += h->self_ps;
     }
     return JP_OK;
 }
@@ -71,7 +72,7 @@ int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     int rc = device_scopes(m, a, &v, &idx);
     if (rc == JP_OK) rc = host_scopes(m, &v, &idx);
     if (rc == JP_OK) {
-        qsort(v.data, v.n, sizeof(jp_scope_stat), cmp_scope);
+        if (v.n > 1) qsort(v.data, v.n, sizeof(jp_scope_stat), cmp_scope);
         a->scopes = jp_analysis_copy(arena, &v, sizeof(jp_scope_stat));
         a->n_scopes = v.n;
         if (!a->scopes) rc = JP_ERR_NOMEM;

@@ -396,8 +396,9 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
             if (!x->module) return nomem(c->err);
         }
     }
-    jp_exec *execs = &JP_VEC_AT(&c->m->execs, jp_exec, *first_exec);
-    qsort(execs, c->m->execs.n - *first_exec, sizeof *execs, cmp_exec_start);
+    if (c->m->execs.n - *first_exec > 1) /* qsort must not see the NULL of an empty vec */
+        qsort(&JP_VEC_AT(&c->m->execs, jp_exec, *first_exec), c->m->execs.n - *first_exec, sizeof(jp_exec),
+              cmp_exec_start);
     return JP_OK;
 }
 
@@ -536,6 +537,7 @@ static int nest_host(jp_model *m) {
                          ev[i].end_ps > ev[stack[depth - 1]].end_ps))
             depth--;
         ev[i].depth = (uint16_t)depth;
+        for (size_t k = 0; k < depth && !ev[i].recursive; k++) ev[i].recursive = ev[stack[k]].name == ev[i].name;
         if (depth && ev[stack[depth - 1]].kind != JP_HOST_STEP) {
             jp_host_ev *parent = &ev[stack[depth - 1]];
             int64_t d = ev[i].end_ps - ev[i].start_ps;
@@ -581,17 +583,17 @@ static int group_executions(jp_model *m) {
         if (ev[i].end_ps > x->end_ps) x->end_ps = ev[i].end_ps;
     }
     jp_map_deinit(&index);
-    if (rc == JP_OK) qsort(m->execs.data, m->execs.n, sizeof(jp_exec), cmp_exec_start);
+    if (rc == JP_OK && m->execs.n > 1) qsort(m->execs.data, m->execs.n, sizeof(jp_exec), cmp_exec_start);
     return rc;
 }
 
 int jp_model_finish(jp_model *m, jp_error *err) {
-    qsort(m->ops.data, m->ops.n, sizeof(jp_op_ev), cmp_op_ev);
+    if (m->ops.n > 1) qsort(m->ops.data, m->ops.n, sizeof(jp_op_ev), cmp_op_ev);
     merge_gpu_kernels(m);
     nest_ops(m);
-    qsort(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
+    if (m->host.n > 1) qsort(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
     if (nest_host(m) || group_executions(m)) return nomem(err);
-    qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), cmp_exec_start);
+    if (m->device_steps.n > 1) qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), cmp_exec_start);
     if (m->first_ps > m->last_ps) m->first_ps = m->last_ps = 0;
     return JP_OK;
 }

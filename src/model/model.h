@@ -72,6 +72,7 @@ typedef struct jp_host_ev {
     uint16_t depth;          /* nesting depth on its thread */
     uint8_t kind;            /* jp_host_kind */
     uint8_t is_dispatch;     /* a PjitFunction(...) event */
+    uint8_t recursive;       /* nested inside an event of the same name on its thread */
     int64_t step_num;        /* step markers only */
 } jp_host_ev;
 
