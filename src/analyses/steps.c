@@ -114,7 +114,7 @@ static int host_dispatches(const jp_model *m, jp_vec *out) {
         if (!x) return JP_ERR_NOMEM;
         *x = (jp_exec){h->name, 0, h->start_ps, h->end_ps};
     }
-    qsort(out->data, out->n, sizeof(jp_exec), cmp_exec_start);
+    if (out->n > 1) qsort(out->data, out->n, sizeof(jp_exec), cmp_exec_start);
     return JP_OK;
 }
 
@@ -127,6 +127,12 @@ static long marker_at(const jp_step *s, size_t n, int64_t t) {
         else hi = mid;
     }
     return lo && t <= s[lo - 1].start_ps + s[lo - 1].dur_ps ? (long)lo - 1 : -1;
+}
+
+/* The next ordinal (0, 1, ...) of key: how many times it was asked for before. */
+static uint32_t ordinal(jp_map *counts, const char *key) {
+    uint32_t *count = jp_map_value(counts, jp_ptr_key(key), 0, 0, 0, NULL);
+    return count ? (*count)++ : UINT32_MAX;
 }
 
 /* When each marked step's device work ends: the k-th dispatch PjitFunction(f) on the host ran
@@ -146,16 +152,25 @@ static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *
         jp_exec *d = mod ? jp_vec_push(&dispatches, sizeof *d) : NULL;
         if (d) *d = (jp_exec){mod, 0, h->start_ps, h->end_ps};
     }
-    qsort(dispatches.data, dispatches.n, sizeof(jp_exec), cmp_exec_start);
+    if (dispatches.n > 1) qsort(dispatches.data, dispatches.n, sizeof(jp_exec), cmp_exec_start);
     const jp_exec *x = m->execs.data, *d = dispatches.data;
-    for (size_t i = 0; i < dispatches.n; i++) { /* k-th dispatch of a module <-> its k-th execution */
-        size_t k = 0, j = 0;
-        for (size_t p = 0; p < i; p++) k += d[p].module == d[i].module;
-        for (; j < m->execs.n; j++)
-            if (x[j].module == d[i].module && k-- == 0) break;
-        long step = j < m->execs.n ? marker_at(s, n, d[i].start_ps) : -1;
+    /* the k-th dispatch of a module <-> its k-th execution: number both per module, in time order */
+    jp_map nth = {0}, ordinals = {0};
+    for (size_t j = 0; j < m->execs.n; j++) {
+        uint32_t k = ordinal(&ordinals, x[j].module);
+        if (k == UINT32_MAX) break;
+        jp_map_get_or_put(&nth, jp_ptr_key(x[j].module), k, 0, (uint32_t)j, NULL);
+    }
+    jp_map_deinit(&ordinals);
+    for (size_t i = 0; i < dispatches.n; i++) {
+        int found;
+        uint32_t k = ordinal(&ordinals, d[i].module);
+        uint32_t j = k == UINT32_MAX ? UINT32_MAX : jp_map_get_or_put(&nth, jp_ptr_key(d[i].module), k, 0, UINT32_MAX - 1, &found);
+        long step = k != UINT32_MAX && found && j < m->execs.n ? marker_at(s, n, d[i].start_ps) : -1;
         if (step >= 0 && x[j].end_ps > end[step]) end[step] = x[j].end_ps;
     }
+    jp_map_deinit(&ordinals);
+    jp_map_deinit(&nth);
     jp_vec_free(&dispatches);
 }
 
@@ -361,7 +376,7 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     jp_vec steps = {0}, segs = {0};
     const char *method = find_steps(m, arena, &steps);
     int rc = method ? JP_OK : JP_ERR_NOMEM;
-    if (rc == JP_OK) qsort(steps.data, steps.n, sizeof(jp_step), cmp_step);
+    if (rc == JP_OK && steps.n > 1) qsort(steps.data, steps.n, sizeof(jp_step), cmp_step);
     if (rc == JP_OK) rc = sweep(m, &segs);
     int64_t *op_starts = malloc((m->ops.n ? m->ops.n : 1) * sizeof *op_starts);
     if (!op_starts) rc = JP_ERR_NOMEM;

@@ -126,8 +126,8 @@ static int map_grow(jp_map *m) {
     return JP_OK;
 }
 
-uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found) {
-    if ((m->n + 1) * 2 > m->cap && map_grow(m) != JP_OK) return UINT32_MAX;
+uint32_t *jp_map_value(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found) {
+    if ((m->n + 1) * 2 > m->cap && map_grow(m) != JP_OK) return NULL;
     size_t i = map_find(m, a, b, c);
     int hit = m->vals[i] != UINT32_MAX;
     if (!hit) {
@@ -138,5 +138,10 @@ uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32
         m->n++;
     }
     if (found) *found = hit;
-    return m->vals[i];
+    return &m->vals[i];
+}
+
+uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found) {
+    uint32_t *v = jp_map_value(m, a, b, c, fresh, found);
+    return v ? *v : UINT32_MAX;
 }

@@ -49,6 +49,10 @@ void jp_map_deinit(jp_map *m);
  * memory. *found (optional) tells which happened. */
 uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found);
 
+/* The same, returning the stored value's slot so callers can update it (never store UINT32_MAX);
+ * NULL when out of memory. The pointer is valid until the next insertion. */
+uint32_t *jp_map_value(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found);
+
 static inline uint64_t jp_ptr_key(const void *p) { return (uint64_t)(uintptr_t)p; }
 
 #endif

@@ -15,3 +15,11 @@ def test_capture_overhead_prints_both_tables():
     assert "### Tracing off" in proc.stdout and "### Tracing on" in proc.stdout
     for row in ("| bare call |", "| jaxprof.annotate (with) |", "| Profiler.step() idle |"):
         assert row in proc.stdout
+
+
+def test_analysis_speed_prints_its_table():
+    proc = subprocess.run([sys.executable, str(BENCH / "analysis_speed.py"), "--steps", "20", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "| jaxprof (C): load + all analyses + JSON |" in proc.stdout
+    assert "| jax.profiler.ProfileData + Python op sums |" in proc.stdout
