@@ -308,15 +308,30 @@ static int read_host_plane(plane_ctx *c, const jp_load_options *opt) {
 
 /* ---- device planes ------------------------------------------------------------------------ */
 
-/* "kind_src:host kind_dst:device size:4096 ..." or an event name like "MemcpyH2D". */
+/* "kind_src:host kind_dst:device size:4096 ..." or an event name like "MemcpyH2D". In the details,
+ * CUPTI's pinned and pageable memory kinds are host memory too: copies between them and the
+ * device are what a "MemcpyOther" event may hold. */
 static int gpu_transfer_kind(jp_str name, jp_str details) {
+    static const char *const HOST_KINDS[] = {"host", "pinned", "pageable"};
     if (contains(name, "H2D") || contains(name, "HtoD")) return JP_XFER_H2D;
     if (contains(name, "D2H") || contains(name, "DtoH")) return JP_XFER_D2H;
     if (contains(name, "D2D") || contains(name, "DtoD") || contains(name, "P2P")) return JP_XFER_D2D;
     if (!details.len && !contains(name, "emcpy")) return -1;
-    int src_host = contains(details, "kind_src:host"), dst_host = contains(details, "kind_dst:host");
-    if (src_host && !dst_host) return JP_XFER_H2D;
-    if (!src_host && dst_host) return JP_XFER_D2H;
+    int on_host[2] = {0, 0}; /* source, destination */
+    const char *const keys[2] = {"kind_src:", "kind_dst:"};
+    for (int side = 0; side < 2; side++) {
+        size_t n = strlen(keys[side]);
+        for (size_t i = 0; i + n <= details.len; i++) {
+            if (memcmp(details.ptr + i, keys[side], n) != 0 || (i && details.ptr[i - 1] != ' ')) continue;
+            jp_str kind = {details.ptr + i + n, 0};
+            while (i + n + kind.len < details.len && kind.ptr[kind.len] != ' ') kind.len++;
+            for (size_t k = 0; k < sizeof HOST_KINDS / sizeof HOST_KINDS[0]; k++)
+                on_host[side] |= jp_str_eq(kind, HOST_KINDS[k]);
+            break;
+        }
+    }
+    if (on_host[0] && !on_host[1]) return JP_XFER_H2D;
+    if (!on_host[0] && on_host[1]) return JP_XFER_D2H;
     return JP_XFER_D2D;
 }
 
@@ -346,7 +361,14 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, jp_str name
                           const ev_info *info) {
     int xk = gpu_transfer_kind(name, info->s[K_MEMCPY_DETAILS]);
     if (xk >= 0) return add_xfer(c, dev, xk, start, dur, details_uint(info->s[K_MEMCPY_DETAILS], "size:"));
-    int rc = add_kernel(c, name, dur, info);
+    /* CUPTI names activity that has no name of its own by its type: allocator and residency
+     * bookkeeping and CUPTI's own overhead are no device execution, so neither kernels nor ops. */
+    static const char *const BOOKKEEPING[] = {"MemoryAlloc", "MemoryFree", "MemoryResidency", "Overhead",
+                                              "UnifiedMemory", "HostRegister", "HostUnregister"};
+    for (size_t i = 0; i < sizeof BOOKKEEPING / sizeof BOOKKEEPING[0]; i++)
+        if (jp_str_eq(name, BOOKKEEPING[i])) return JP_OK;
+    /* A memset is device work for its HLO op (XLA zero-fills buffers that way), but no kernel. */
+    int rc = jp_str_eq(name, "Memset") ? JP_OK : add_kernel(c, name, dur, info);
     if (rc) return rc;
     int has_op = info->has[K_HLO_OP] && info->s[K_HLO_OP].len;
     const char *module = jp_intern_view(&c->m->intern, has_op ? info->s[K_HLO_MODULE] : (jp_str){"", 0});
@@ -373,29 +395,60 @@ static const jp_exec *exec_at(const jp_exec *execs, size_t n, int64_t t) {
     return lo && t <= execs[lo - 1].end_ps ? &execs[lo - 1] : NULL;
 }
 
-/* TPU "XLA Modules" and "Steps" lines hold whole executions; read them before the ops. */
+/* TPU "XLA Modules" and "Steps" lines hold whole executions; read them before the ops. Every chip
+ * (and every host) writes its own Steps line naming the same steps: like step markers seen on
+ * several threads, one step name is one step, spanning all of its devices. */
 static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
     *first_exec = c->m->execs.n;
-    for (size_t l = 0; l < c->plane->n_lines; l++) {
+    jp_map by_name = {0}; /* step name -> index into device_steps, over every plane read so far */
+    int rc = JP_OK;
+    for (size_t i = 0; i < c->m->device_steps.n && rc == JP_OK; i++)
+        if (jp_map_get_or_put(&by_name, jp_ptr_key(JP_VEC_AT(&c->m->device_steps, jp_exec, i).module), 0, 0,
+                              (uint32_t)i, NULL) == UINT32_MAX)
+            rc = nomem(c->err);
+    for (size_t l = 0; l < c->plane->n_lines && rc == JP_OK; l++) {
         const jp_line *ln = &c->plane->lines[l];
         int modules = jp_str_eq(ln->name, "XLA Modules"), steps = jp_str_eq(ln->name, "Steps");
         if (!modules && !steps) continue;
         for (size_t e = 0; e < ln->n_events; e++) {
             const jp_event *ev = &ln->events[e];
+            if (ev->num_occurrences > 0) continue; /* aggregated: no interval */
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
-            jp_exec *x = jp_vec_push(modules ? &c->m->execs : &c->m->device_steps, sizeof *x);
-            if (!x) return nomem(c->err);
-            x->start_ps = jp_event_start_ps(ln, ev);
-            x->end_ps = x->start_ps + (ev->duration_ps > 0 ? ev->duration_ps : 0);
+            int64_t start = jp_event_start_ps(ln, ev), end = start + (ev->duration_ps > 0 ? ev->duration_ps : 0);
             jp_str name = em ? em->name : (jp_str){"", 0};
             size_t paren = 0; /* "jit_train_step(123)" names the module "jit_train_step" */
             while (paren < name.len && name.ptr[paren] != '(') paren++;
             if (modules) name.len = paren;
-            x->module = jp_intern_view(&c->m->intern, name);
-            x->run_id = (int64_t)(c->m->execs.n + c->m->device_steps.n);
-            if (!x->module) return nomem(c->err);
+            const char *interned = jp_intern_view(&c->m->intern, name);
+            if (!interned) {
+                rc = nomem(c->err);
+                break;
+            }
+            if (steps) { /* the same step on another chip or host widens the one seen first */
+                int found;
+                uint32_t k = jp_map_get_or_put(&by_name, jp_ptr_key(interned), 0, 0, (uint32_t)c->m->device_steps.n,
+                                               &found);
+                if (k == UINT32_MAX) {
+                    rc = nomem(c->err);
+                    break;
+                }
+                if (found) {
+                    jp_exec *seen = &JP_VEC_AT(&c->m->device_steps, jp_exec, k);
+                    if (start < seen->start_ps) seen->start_ps = start;
+                    if (end > seen->end_ps) seen->end_ps = end;
+                    continue;
+                }
+            }
+            jp_exec *x = jp_vec_push(modules ? &c->m->execs : &c->m->device_steps, sizeof *x);
+            if (!x) {
+                rc = nomem(c->err);
+                break;
+            }
+            *x = (jp_exec){interned, (int64_t)(c->m->execs.n + c->m->device_steps.n), start, end};
         }
     }
+    jp_map_deinit(&by_name);
+    if (rc) return rc;
     if (c->m->execs.n - *first_exec > 1) /* qsort must not see the NULL of an empty vec */
         qsort(&JP_VEC_AT(&c->m->execs, jp_exec, *first_exec), c->m->execs.n - *first_exec, sizeof(jp_exec),
               cmp_exec_start);
@@ -417,8 +470,12 @@ static int read_device_plane(plane_ctx *c, int platform) {
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
         if (platform == JP_PLATFORM_TPU && !jp_str_eq(ln->name, "XLA Ops")) continue;
+        if (platform == JP_PLATFORM_GPU && jp_str_eq(ln->name, "CUPTI overhead")) continue; /* the tracer's own */
         for (size_t e = 0; e < ln->n_events; e++) {
             const jp_event *ev = &ln->events[e];
+            /* An aggregated event (num_occurrences instead of an offset) has no place in time: it
+             * would land at the line's start, so it stays out of ops, steps and busy time. */
+            if (ev->num_occurrences > 0) continue;
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
             jp_str name = em ? em->name : (jp_str){"", 0};
             int64_t start = jp_event_start_ps(ln, ev), dur = ev->duration_ps > 0 ? ev->duration_ps : 0;
@@ -498,7 +555,9 @@ static void merge_gpu_kernels(jp_model *m) {
     for (size_t i = 0; i < m->ops.n; i++) {
         jp_op_ev *prev = out ? &ev[out - 1] : NULL;
         int gpu = devs[defs[ev[i].op].device].platform == JP_PLATFORM_GPU;
-        if (gpu && prev && prev->line == ev[i].line && prev->op == ev[i].op && ev[i].start_ps >= prev->end_ps) {
+        /* kernels of two executions (different run_ids) are two occurrences, however close */
+        if (gpu && prev && prev->line == ev[i].line && prev->op == ev[i].op && prev->run_id == ev[i].run_id &&
+            ev[i].start_ps >= prev->end_ps) {
             prev->dur_ps += ev[i].dur_ps;
             prev->self_ps = prev->dur_ps;
             prev->end_ps = ev[i].end_ps;
