@@ -2,6 +2,7 @@
  * behind it and a fix. A finding is only raised with evidence from this profile. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyses/analyses.h"
@@ -41,6 +42,11 @@ static double device_share(const ctx *c) {
     double busy = c->part[JP_PART_COMPUTE] + c->part[JP_PART_COLLECTIVE] + c->part[JP_PART_H2D] +
                   c->part[JP_PART_D2H] + c->part[JP_PART_D2D];
     return c->step_total > 0 ? busy / c->step_total : 0;
+}
+
+/* Share of step time in which the device computes (ops and collectives, transfers excluded). */
+static double compute_share(const ctx *c) {
+    return c->step_total > 0 ? (c->part[JP_PART_COMPUTE] + c->part[JP_PART_COLLECTIVE]) / c->step_total : 0;
 }
 
 static void kpis(ctx *c) {
@@ -89,32 +95,82 @@ static void finding(ctx *c, const char *id, int severity, const char *title, con
         c->a->findings[c->a->n_findings++] = (jp_finding){id, severity, title, evidence, fix};
 }
 
-/* ---- the named patterns -------------------------------------------------------------------- */
+/* ---- the named patterns --------------------------------------------------------------------
+ * The rules read the step breakdown (steps.c), where every instant of a step goes to the first
+ * open part of compute > collective > transfers > compile > host > idle. Host work that overlaps
+ * device work (normal asynchronous dispatch: the host queues step N+1 while the device runs step
+ * N) is therefore never held against a loop; only host time during which the device has nothing
+ * to do is. Thresholds follow the KPI table of docs/profile-format.md where it has a row. */
 
-/* Many dispatches of tiny executables per step: un-jitted jnp calls, or a loop around small jits. */
+/* Counts and times per distinct interned name; the first MAX_NAMES names are kept. */
+enum { MAX_NAMES = 64 };
+typedef struct name_count {
+    const char *name;
+    uint64_t n;
+    int64_t ps;
+} name_count;
+
+static name_count *tally(name_count *t, size_t *n, const char *name) {
+    for (size_t i = 0; i < *n; i++)
+        if (t[i].name == name) return &t[i];
+    if (*n == MAX_NAMES) return NULL;
+    t[*n] = (name_count){name, 0, 0};
+    return &t[(*n)++];
+}
+
+/* The entry with the largest count (by_ps 0) or time (by_ps 1), other than `skip`; NULL if none. */
+static const name_count *top_of(const name_count *t, size_t n, int by_ps, const name_count *skip) {
+    const name_count *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (&t[i] == skip) continue;
+        if (!best || (by_ps ? t[i].ps > best->ps : t[i].n > best->n)) best = &t[i];
+    }
+    return best;
+}
+
+/* many_small_ops: the host launches executables one at a time (un-jitted jnp calls, or a Python
+ * loop around small jitted functions), so launch overhead rather than compute sets the pace.
+ * Fires when steps hold >= 20 top-level dispatches each on average (a jitted step needs one to
+ * three) and the device computes < 0.1 ms per dispatch: the KPI table's "bad" kernel duration,
+ * below which JAX's per-dispatch host cost (tens of us) is as large as the work itself. A
+ * dispatch nested in another one on the same thread (PjitFunction re-entered on a cache miss)
+ * counts once. GPU/TPU also: >= 100 kernels per step, at least half of them under 0.1 ms. */
 static void many_small_ops(ctx *c) {
     const jp_analysis *a = c->a;
     if (a->n_steps < 2) return;
+    name_count t[MAX_NAMES];
+    size_t nt = 0;
     uint64_t dispatches = 0;
-    const jp_scope_stat *top = NULL; /* the most frequent dispatch */
-    for (size_t i = 0; i < c->m->host.n; i++) {
+    uint32_t open_line = UINT32_MAX;
+    int64_t open_end = 0;
+    for (size_t i = 0; i < c->m->host.n; i++) { /* sorted by thread, then start, parents first */
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        dispatches += h->is_dispatch && jp_step_at(a, h->start_ps) >= 0;
+        if (!h->is_dispatch || (h->line == open_line && h->start_ps < open_end)) continue;
+        open_line = h->line;
+        open_end = h->end_ps;
+        if (jp_step_at(a, h->start_ps) < 0) continue;
+        dispatches++;
+        name_count *nc = tally(t, &nt, h->name);
+        if (nc) nc->n++;
     }
-    for (size_t i = 0; i < a->n_scopes; i++)
-        if (a->scopes[i].kind == JP_SCOPE_HOST && !strncmp(a->scopes[i].path, "PjitFunction(", 13) &&
-            (!top || a->scopes[i].count > top->count))
-            top = &a->scopes[i];
-    double per_step = (double)dispatches / (double)a->n_steps;
+    double steps = (double)a->n_steps, per_step = (double)dispatches / steps;
     double busy_per = dispatches ? c->part[JP_PART_COMPUTE] / (double)dispatches : 0;
     if (per_step >= 20 && busy_per < 1e8) {
+        const name_count *t1 = top_of(t, nt, 0, NULL), *t2 = top_of(t, nt, 0, t1);
+        char top[512] = "";
+        if (t1 && t2)
+            snprintf(top, sizeof top, ": %s %.0f, %s %.0f%s", t1->name, (double)t1->n / steps, t2->name,
+                     (double)t2->n / steps, nt > 2 ? ", ..." : "");
+        else if (t1)
+            snprintf(top, sizeof top, ": %s", t1->name);
         finding(c, "many_small_ops", device_share(c) < 0.5 ? JP_RATING_BAD : JP_RATING_WARNING,
                 "Many small device ops dispatched one by one",
                 "jax.jit the whole step function so XLA fuses these ops into one executable: one "
                 "dispatch per step instead of many, and no Python between ops.",
-                "%.0f jitted dispatches per step (e.g. %s) averaging %.1f us of device compute each; "
-                "device busy %.0f%% of step time",
-                per_step, top ? top->path : "?", busy_per / 1e6, 100 * device_share(c));
+                "%.0f jitted dispatches per step%s; %.1f us of device compute per dispatch on average; "
+                "device busy %.0f%% of step time, host-only %.0f%%",
+                per_step, top, busy_per / 1e6, 100 * device_share(c),
+                c->step_total > 0 ? 100 * c->part[JP_PART_HOST] / c->step_total : 0);
         return;
     }
     uint64_t kernels = 0;
@@ -128,71 +184,172 @@ static void many_small_ops(ctx *c) {
                 a->kernels[0].name);
 }
 
-/* The user annotation with the most self time inside steps: the likely source of idle time. */
-static const jp_scope_stat *top_user_scope(const jp_analysis *a) {
-    const jp_scope_stat *best = NULL;
-    for (size_t i = 0; i < a->n_scopes; i++) {
-        const jp_scope_stat *s = &a->scopes[i];
-        if (s->kind == JP_SCOPE_HOST && s->user && (!best || s->self_ps > best->self_ps)) best = s;
-    }
-    return best;
+typedef struct interval {
+    int64_t start, end;
+} interval;
+
+static int cmp_interval(const void *x, const void *y) {
+    int64_t p = ((const interval *)x)->start, q = ((const interval *)y)->start;
+    return (p > q) - (p < q);
 }
 
+/* Device activity (ops and transfers of every device) as sorted disjoint intervals; NULL (n 0)
+ * when there is none or memory runs out. The caller frees. */
+static interval *device_busy(const jp_model *m, size_t *n) {
+    interval *v = malloc((m->spans.n ? m->spans.n : 1) * sizeof *v);
+    size_t k = 0, out = 0;
+    *n = 0;
+    if (!v) return NULL;
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
+        if (s->device != UINT32_MAX && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
+    }
+    qsort(v, k, sizeof *v, cmp_interval);
+    for (size_t i = 0; i < k; i++) {
+        if (out && v[i].start <= v[out - 1].end) {
+            if (v[i].end > v[out - 1].end) v[out - 1].end = v[i].end;
+        } else {
+            v[out++] = v[i];
+        }
+    }
+    *n = out;
+    return v;
+}
+
+/* Time of [start, end) covered by the sorted disjoint intervals v. */
+static int64_t covered(const interval *v, size_t n, int64_t start, int64_t end) {
+    size_t lo = 0, hi = n; /* first interval ending after start */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].end <= start) lo = mid + 1;
+        else hi = mid;
+    }
+    int64_t sum = 0;
+    for (size_t i = lo; i < n && v[i].start < end; i++)
+        sum += (v[i].end < end ? v[i].end : end) - (v[i].start > start ? v[i].start : start);
+    return sum;
+}
+
+/* Per name, the time host events of `kind` that start inside a step spend while the device is
+ * idle: user annotations (where the device's waiting comes from: an input pipeline, a sleep,
+ * logging) or JAX runtime events (self time, where host overhead goes). Returns the largest. */
+static const name_count *host_while_idle(const ctx *c, int kind, name_count *t, size_t *nt) {
+    size_t nb;
+    interval *busy = device_busy(c->m, &nb);
+    *nt = 0;
+    for (size_t i = 0; i < c->m->host.n; i++) {
+        const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
+        if (h->kind != kind || jp_step_at(c->a, h->start_ps) < 0) continue;
+        int64_t d = h->end_ps - h->start_ps, idle = d - covered(busy, nb, h->start_ps, h->end_ps);
+        if (kind != JP_HOST_USER) /* runtime events nest: their self time, scaled to the idle part */
+            idle = d > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)d) : 0;
+        name_count *nc = tally(t, nt, h->name);
+        if (nc) nc->n++, nc->ps += idle;
+    }
+    free(busy);
+    const name_count *top = top_of(t, *nt, 1, NULL);
+    return top && top->ps > 0 ? top : NULL;
+}
+
+/* device_idle: the device computes or copies less than half of the step time, the KPI table's
+ * "bad" device utilization (< 50%). The evidence splits the rest into host-only work,
+ * compilation and time with nothing recorded, names the worst step and the user annotation the
+ * host spends the idle time in; the fix follows the largest cause.
+ * host_bound: host-only time (a host event open while no device works and nothing compiles)
+ * above 20% of step time, the KPI table's "bad" host overhead; the evidence names where that
+ * time goes. They are two KPIs, so both may fire on one profile. */
 static void idle_and_host(ctx *c) {
     const jp_analysis *a = c->a;
     if (a->n_steps < 2 || c->step_total <= 0) return;
-    double util = device_share(c), host = c->part[JP_PART_HOST] / c->step_total;
+    double steps = (double)a->n_steps, util = device_share(c);
+    double host = c->part[JP_PART_HOST], comp = c->part[JP_PART_COMPILE], idle = c->part[JP_PART_IDLE];
     size_t worst = 0;
-    for (size_t i = 1; i < a->n_steps; i++)
-        if (a->steps[i].part_ps[JP_PART_IDLE] + a->steps[i].part_ps[JP_PART_HOST] >
-            a->steps[worst].part_ps[JP_PART_IDLE] + a->steps[worst].part_ps[JP_PART_HOST])
-            worst = i;
-    const jp_scope_stat *u = top_user_scope(a);
-    char hint[256] = "";
-    if (u && u->self_ps > 0)
-        snprintf(hint, sizeof hint, "; host annotation '%s' takes %.2f ms per step", u->path,
-                 ms((double)u->self_ps / (double)a->n_steps));
-    if (util < 0.5)
-        finding(c, "device_idle", JP_RATING_BAD, "Device idle between ops",
-                "Overlap input with compute: prefetch batches on a background thread (or "
-                "jax.device_put the next batch ahead), and avoid blocking calls (block_until_ready, "
-                ".item(), np.asarray) inside the step.",
-                "device busy %.0f%% of step time; %.2f ms idle or host-only per step; worst step %lld "
-                "(%.2f ms of %.2f ms without device work)%s",
-                100 * util, ms((c->part[JP_PART_IDLE] + c->part[JP_PART_HOST]) / (double)a->n_steps),
-                (long long)a->steps[worst].step_num,
-                ms((double)(a->steps[worst].part_ps[JP_PART_IDLE] + a->steps[worst].part_ps[JP_PART_HOST])),
-                ms((double)a->steps[worst].dur_ps), hint);
-    if (host > 0.2)
+    int64_t worst_gap = -1;
+    for (size_t i = 0; i < a->n_steps; i++) {
+        const int64_t *p = a->steps[i].part_ps;
+        int64_t gap = p[JP_PART_HOST] + p[JP_PART_COMPILE] + p[JP_PART_IDLE];
+        if (gap > worst_gap) worst_gap = gap, worst = i;
+    }
+    name_count t[MAX_NAMES];
+    size_t nt;
+    const name_count *wait = host_while_idle(c, JP_HOST_USER, t, &nt);
+    char hint[320] = "";
+    if (wait)
+        snprintf(hint, sizeof hint, "; the host spends %.2f ms per step in annotation '%s' while the device is idle",
+                 ms((double)wait->ps / steps), wait->name);
+    if (util < 0.5) {
+        double gap = host + comp + idle;
+        const char *fix;
+        if (comp >= host && comp >= idle)
+            fix = "Most of the device's idle time is compilation: fix the recompilation first (fixed "
+                  "shapes and static arguments, jit functions once outside the loop).";
+        else if (wait && (double)wait->ps >= 0.5 * gap)
+            fix = jp_analysis_printf(c->arena,
+                                     "The device waits for '%s': prepare the next batch while the device "
+                                     "computes (a background thread or a prefetching loader such as "
+                                     "tf.data/grain prefetch, and jax.device_put of the next batch ahead) "
+                                     "and keep sleeps and blocking I/O out of the step.",
+                                     wait->name);
+        else if (host >= idle)
+            fix = "The host cannot keep the device fed: jit more of the step so one dispatch does the "
+                  "work of many, move Python work (logging, metrics, numpy) out of the loop, and avoid "
+                  "blocking calls (.item(), np.asarray, block_until_ready) inside the step.";
+        else
+            fix = "Nothing is recorded while the device waits: look for blocking calls, sleeps or I/O "
+                  "outside annotations and for other processes competing for the host; wrap the input "
+                  "pipeline in jax.profiler.TraceAnnotation to see it.";
+        if (!fix) fix = "Overlap input with compute: prefetch batches and avoid blocking calls in the step.";
+        finding(c, "device_idle", JP_RATING_BAD, "Device idle most of the step", fix,
+                "device busy %.0f%% of step time (bad below 50%%); per step %.2f ms host-only, %.2f ms "
+                "compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms without "
+                "device work)%s",
+                100 * util, ms(host / steps), ms(comp / steps), ms(idle / steps),
+                (long long)a->steps[worst].step_num, ms((double)worst_gap), ms((double)a->steps[worst].dur_ps), hint);
+    }
+    if (host / c->step_total > 0.2) {
+        name_count rt[MAX_NAMES];
+        size_t nrt;
+        const name_count *r = host_while_idle(c, JP_HOST_RUNTIME, rt, &nrt);
+        char where[320] = "";
+        if (r)
+            snprintf(where, sizeof where, "; busiest JAX runtime event %s (%.2f ms self time per step)", r->name,
+                     ms((double)r->ps / steps));
         finding(c, "host_bound", JP_RATING_BAD, "Steps are host-bound",
                 "Move work off the Python thread: jit more of the step, prepare data asynchronously, "
                 "and keep logging/metrics out of the hot loop (fetch them every N steps).",
-                "host-only time is %.0f%% of step time (%.2f ms per step)%s", 100 * host,
-                ms(c->part[JP_PART_HOST] / (double)a->n_steps), hint);
+                "host-only time is %.0f%% of step time (bad above 20%%; %.2f ms per step)%s%s", 100 * host / c->step_total,
+                ms(host / steps), hint, where);
+    }
 }
 
+/* large_transfers: host<->device copies that no computation hides (the breakdown gives compute
+ * priority, so only exposed copy time counts) take >= 10% of step time, bad from 25%. The KPI
+ * table has no transfer row: 10% is where keeping data on the device pays off measurably. On
+ * XLA:CPU the copy is the PjRt client's "H2D Dispatch" on a worker thread (jax.device_put of a
+ * host buffer it cannot alias); it records no byte counts, so time is the measure there. */
 static void large_transfers(ctx *c) {
     const jp_analysis *a = c->a;
     if (a->n_steps < 1 || c->step_total <= 0) return;
-    double t = c->part[JP_PART_H2D] + c->part[JP_PART_D2H] + c->part[JP_PART_D2D];
-    uint64_t count = 0, bytes = 0;
-    const jp_transfer_stat *big = &a->transfers[0];
-    for (int k = 0; k < JP_XFER_COUNT; k++) {
-        count += a->transfers[k].count;
-        bytes += a->transfers[k].bytes;
-        if (a->transfers[k].total_ps > big->total_ps) big = &a->transfers[k];
-    }
+    double t = c->part[JP_PART_H2D] + c->part[JP_PART_D2H] + c->part[JP_PART_D2D], steps = (double)a->n_steps;
     if (t / c->step_total < 0.1) return;
-    char size[64] = "sizes not recorded";
-    if (bytes) snprintf(size, sizeof size, "%.1f MB per step", (double)bytes / 1e6 / (double)a->n_steps);
+    char kinds[512] = "";
+    size_t len = 0;
+    for (int k = 0; k < JP_XFER_COUNT && len < sizeof kinds; k++) {
+        const jp_transfer_stat *x = &a->transfers[k];
+        if (!x->count) continue;
+        char size[64] = "no sizes recorded";
+        if (x->bytes) snprintf(size, sizeof size, "%.1f MB per step", (double)x->bytes / 1e6 / steps);
+        int w = snprintf(kinds + len, sizeof kinds - len, "; %s: %llu copies (%.1f per step, %s), %.2f ms in total, "
+                         "longest %.2f ms", x->kind, (unsigned long long)x->count, (double)x->count / steps, size,
+                         ms((double)x->total_ps), ms((double)x->max_ps));
+        if (w > 0) len += (size_t)w;
+    }
     finding(c, "large_transfers", t / c->step_total >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING,
             "Large host<->device transfers",
             "Keep data on the device: jax.device_put datasets or batches once (or prefetch them), "
             "avoid numpy arrays inside the step, and fetch results to the host only every N steps.",
-            "transfers take %.0f%% of step time (%.2f ms per step, %.1f per step, %s); mostly %s, "
-            "longest %.2f ms",
-            100 * t / c->step_total, ms(t / (double)a->n_steps), (double)count / (double)a->n_steps, size,
-            big->kind, ms((double)big->max_ps));
+            "copies not hidden by compute take %.0f%% of step time (warning from 10%%; %.2f ms per step)%s",
+            100 * t / c->step_total, ms(t / steps), kinds);
 }
 
 static const char *dominant_fix(const char *category) {
@@ -207,38 +364,85 @@ static const char *dominant_fix(const char *category) {
            "transpose or copy from layout changes, or a reduction over a large axis).";
 }
 
+/* dominant_op: one op holds > 50% of all op self time (the KPI table's pattern) while the device
+ * computes at least half of the step time, so that op, not the host or the input, sets the step
+ * time. When the device mostly waits, device_idle/host_bound name the real bottleneck, and one op
+ * "dominating" a few microseconds of device work would be noise. */
 static void dominant_op(ctx *c) {
     const jp_analysis *a = c->a;
     const jp_op_stat *top = NULL;
     for (size_t i = 0; i < a->n_ops; i++)
         if (!top || a->ops[i].self_ps > top->self_ps) top = &a->ops[i];
-    if (!top || a->op_self_ps <= 0) return;
+    if (!top || !top->count || a->op_self_ps <= 0) return;
     double share = (double)top->self_ps / (double)a->op_self_ps;
-    if (share <= 0.5) return;
+    if (share <= 0.5 || (c->step_total > 0 && compute_share(c) < 0.5)) return;
+    char where[512] = "";
+    if (*top->scope || *top->source)
+        snprintf(where, sizeof where, "; %s%s%s%s", *top->scope ? "scope " : "", top->scope,
+                 *top->scope && *top->source ? ", " : "", *top->source ? top->source : "");
     finding(c, "dominant_op", JP_RATING_WARNING, "One op dominates device time", dominant_fix(top->category),
-            "%s (%s, %s) takes %.0f%% of device time: %llu runs, %.2f ms each%s%s", top->name, top->category,
-            top->module, 100 * share, (unsigned long long)top->count,
-            ms((double)top->total_ps / (double)top->count), *top->scope ? ", scope " : "", top->scope);
+            "%s (%s, module %s) takes %.0f%% of device op time (over 50%%): %llu runs, %.2f ms each; device "
+            "computes %.0f%% of step time%s",
+            top->name, top->category, top->module, 100 * share, (unsigned long long)top->count,
+            ms((double)top->total_ps / (double)top->count), 100 * compute_share(c), where);
+}
+
+/* recompilation: XLA compilations (backend_compile*) inside any step after the first. The first
+ * captured step may compile legitimately; later ones should hit the cache. Bad when one module is
+ * compiled more than once there (a true recompilation: shapes, dtypes or static arguments change
+ * between calls) or compilation takes >= 10% of step time; a single compile of a new function in
+ * the steady state is a warning. */
+static int cmp_i64(const void *x, const void *y) {
+    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+    return (p > q) - (p < q);
 }
 
 static void recompilation(ctx *c) {
     const jp_analysis *a = c->a;
     uint64_t n = 0;
     double total = 0;
-    const jp_compile *first = NULL;
+    name_count t[MAX_NAMES];
+    size_t nt = 0;
+    int64_t *at = malloc((a->n_compiles ? a->n_compiles : 1) * sizeof *at); /* their step numbers */
+    if (!at) return;
     for (size_t i = 0; i < a->n_compiles; i++) {
-        if (!a->compiles[i].steady) continue;
-        n++;
-        total += (double)a->compiles[i].dur_ps;
-        if (!first) first = &a->compiles[i];
+        const jp_compile *k = &a->compiles[i];
+        if (!k->steady) continue;
+        at[n++] = k->step_num;
+        total += (double)k->dur_ps;
+        name_count *nc = tally(t, &nt, *k->module ? k->module : "?");
+        if (nc) nc->n++, nc->ps += k->dur_ps;
     }
+    qsort(at, n, sizeof *at, cmp_i64);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!distinct || at[i] != at[distinct - 1]) at[distinct++] = at[i];
+    char steps[256] = ""; /* the distinct steps as ranges of consecutive numbers: "1-7, 9" */
+    size_t len = 0, n_ranges = 0;
+    for (size_t i = 0; i < distinct; i++) {
+        size_t j = i; /* the range at[i..j] */
+        while (j + 1 < distinct && at[j + 1] == at[j] + 1) j++;
+        int w = n_ranges == 8 ? snprintf(steps + len, sizeof steps - len, ", ...")
+                : i == j      ? snprintf(steps + len, sizeof steps - len, "%s%lld", n_ranges ? ", " : "", (long long)at[i])
+                              : snprintf(steps + len, sizeof steps - len, "%s%lld-%lld", n_ranges ? ", " : "",
+                                         (long long)at[i], (long long)at[j]);
+        if (w > 0 && (size_t)w < sizeof steps - len) len += (size_t)w;
+        if (n_ranges++ == 8) break;
+        i = j;
+    }
+    free(at);
     if (!n) return;
-    finding(c, "recompilation", JP_RATING_BAD, "Recompilation in the steady state",
+    const name_count *top = top_of(t, nt, 0, NULL);
+    double share = c->step_total > 0 ? total / c->step_total : 0;
+    int bad = (top && top->n >= 2) || share >= 0.1;
+    finding(c, "recompilation", bad ? JP_RATING_BAD : JP_RATING_WARNING, "Recompilation in the steady state",
             "Keep shapes and static arguments fixed across steps: pad or bucket variable-length inputs, "
             "pass Python scalars as arrays (or mark them static_argnums only if they never change), and "
             "do not create new jitted closures inside the loop.",
-            "%llu compilations after the first step taking %.1f ms in total; first in step %lld (%s)",
-            (unsigned long long)n, ms(total), (long long)first->step_num, *first->module ? first->module : "?");
+            "%llu compilations after the first step, in step%s %s, taking %.1f ms (%.0f%% of step time); "
+            "%s compiled %llu time%s there",
+            (unsigned long long)n, distinct > 1 ? "s" : "", steps, ms(total), 100 * share, top ? top->name : "?",
+            top ? (unsigned long long)top->n : 0ULL, top && top->n == 1 ? "" : "s");
 }
 
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {

@@ -209,6 +209,8 @@ static const char *const RUNTIME_NAMES[] = {
     "ParseArguments", "shard_args", "Handle input", "Wait", "DevicePut", "BatchedCopyToDevice",
     "AllocateOutputBuffers", "RunInvariantCheckers", "HLO passes", "ThreadpoolListener",
     "MemoryAllocation", "MemoryDeallocation", "H2D", "D2H", "end: ",
+    /* jax.profiler.annotate_function and IFRT TraceMes on the Python thread, not user code */
+    "ExecuteReplicated.", "batched_copy_array_to_devices", "ArrayImpl.", "pickle_util.",
 };
 static const char *const COMPILE_NAMES[] = {
     "backend_compile", "lower_sharding_computation", "lower_jaxpr_to_module", "compile_or_get_cached",
