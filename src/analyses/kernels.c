@@ -64,7 +64,7 @@ int jp_kernels_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         if (e->dur_ps < SMALL_KERNEL_PS) a->n_small_kernels++;
     }
     if (rc == JP_OK) {
-        qsort(v.data, v.n, sizeof(jp_kernel_stat), cmp_kernel);
+        if (v.n > 1) qsort(v.data, v.n, sizeof(jp_kernel_stat), cmp_kernel);
         a->kernels = jp_analysis_copy(arena, &v, sizeof(jp_kernel_stat));
         a->n_kernels = v.n;
         if (!a->kernels) rc = JP_ERR_NOMEM;

@@ -60,7 +60,7 @@ static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
         else snprintf(*slot, len, "%s/%s", dir, e->d_name);
     }
     closedir(d);
-    qsort(files->data, files->n, sizeof(char *), cmp_str);
+    if (files->n > 1) qsort(files->data, files->n, sizeof(char *), cmp_str);
     return rc;
 }
 

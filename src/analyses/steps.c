@@ -346,6 +346,13 @@ static uint64_t count_in(const int64_t *sorted, size_t n, int64_t lo_t, int64_t 
     return lo - first;
 }
 
+/* Steps of a device Steps line may overlap (one step spans every chip), so their sum can exceed
+ * the profile's span: it saturates rather than overflow. */
+static int64_t add_sat(int64_t x, int64_t y) {
+    int64_t r;
+    return __builtin_add_overflow(x, y, &r) ? (y > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static void summarize(jp_analysis *a) {
     jp_step_summary *sum = &a->step_summary;
     size_t n = a->n_steps;
@@ -354,8 +361,8 @@ static void summarize(jp_analysis *a) {
     double mean = 0, var = 0;
     for (size_t i = 0; i < n; i++) {
         mean += (double)a->steps[i].dur_ps / (double)n;
-        sum->total_ps += a->steps[i].dur_ps;
-        for (int p = 0; p < JP_PART_COUNT; p++) sum->part_ps[p] += a->steps[i].part_ps[p];
+        sum->total_ps = add_sat(sum->total_ps, a->steps[i].dur_ps);
+        for (int p = 0; p < JP_PART_COUNT; p++) sum->part_ps[p] = add_sat(sum->part_ps[p], a->steps[i].part_ps[p]);
     }
     for (size_t i = 0; i < n; i++) var += pow((double)a->steps[i].dur_ps - mean, 2) / (double)n;
     sum->mean_ps = mean;

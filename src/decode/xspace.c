@@ -465,8 +465,8 @@ static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *
     while (rc == JP_OK) {
         if (len == cap) {
             if ((uint64_t)cap * 2 > MAX_INFLATED) {
-                rc = jp_error_set(err, JP_ERR_LIMIT, 0, "gzip data inflates beyond %llu bytes",
-                                  (unsigned long long)MAX_INFLATED);
+                rc = jp_error_set(err, JP_ERR_LIMIT, consumed, "gzip data at byte %zu inflates beyond %llu bytes",
+                                  consumed, (unsigned long long)MAX_INFLATED);
                 break;
             }
             uint8_t *bigger = realloc(buf, cap * 2);
@@ -521,7 +521,7 @@ static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *er
     } else if (is_gzip(xs->data, xs->size)) {
         rc = inflate_all(xs->data, xs->size, &xs->inflated, &xs->size, err);
         if (rc == JP_OK) xs->data = xs->inflated;
-        if (rc == JP_OK && xs->size == 0) rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty XSpace after gunzip");
+        if (rc == JP_OK && xs->size == 0) rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty XSpace at byte 0 after gunzip");
         if (rc == JP_OK) rc = decode_space(xs, err);
         if (rc != JP_OK && err && err->code != JP_ERR_NOMEM && xs->inflated) {
             size_t n = strlen(err->msg);

@@ -56,6 +56,30 @@ void jp_model_deinit(jp_model *m) {
 
 static int nomem(jp_error *err) { return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory building the model"); }
 
+/* Bounds that keep every later sum of durations and difference of times far from int64 overflow:
+ * an event starts within +-TIME_LIMIT_PS and lasts at most that long, and the events of one load
+ * last at most TIME_LIMIT_PS together (2^61 ps, 26 days). Beyond that the input is corrupt. */
+#define TIME_LIMIT_PS ((int64_t)1 << 61)
+
+static int event_times(const plane_ctx *c, const jp_line *ln, const jp_event *ev, int64_t *start, int64_t *dur) {
+    int64_t ts = ln->timestamp_ns, off = ev->offset_ps, d = ev->duration_ps > 0 ? ev->duration_ps : 0;
+    unsigned long long at = (unsigned long long)(ev->raw.ptr - jp_xspace_input(c->xs).ptr);
+    if (ts < -TIME_LIMIT_PS / 1000 || ts > TIME_LIMIT_PS / 1000 || off < -TIME_LIMIT_PS || off > TIME_LIMIT_PS ||
+        ts * 1000 + off < -TIME_LIMIT_PS || ts * 1000 + off > TIME_LIMIT_PS || d > TIME_LIMIT_PS) {
+        return jp_error_set(c->err, JP_ERR_CORRUPT, at,
+                            "corrupt XEvent at byte %llu: time out of range (line at %lld ns, offset %lld ps, "
+                            "duration %lld ps)", at, (long long)ts, (long long)off, (long long)d);
+    }
+    if (d > TIME_LIMIT_PS - c->m->total_dur_ps) {
+        return jp_error_set(c->err, JP_ERR_LIMIT, at, "XEvent at byte %llu: event durations add up to more than %lld ps",
+                            at, (long long)TIME_LIMIT_PS);
+    }
+    c->m->total_dur_ps += d;
+    *start = ts * 1000 + off;
+    *dur = d;
+    return JP_OK;
+}
+
 static int starts_with(jp_str s, const char *prefix) {
     size_t n = strlen(prefix);
     return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
@@ -286,9 +310,11 @@ static int read_host_plane(plane_ctx *c, const jp_load_options *opt) {
             const jp_event *ev = &ln->events[e];
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
             jp_str name = em ? em->name : (jp_str){"", 0};
-            int64_t start = jp_event_start_ps(ln, ev), dur = ev->duration_ps > 0 ? ev->duration_ps : 0;
+            int64_t start, dur;
+            int rc = event_times(c, ln, ev, &start, &dur);
+            if (rc) return rc;
             ev_info info;
-            int rc = event_info(c, ev, em, &info);
+            rc = event_info(c, ev, em, &info);
             if (rc < 0) return rc;
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
@@ -416,7 +442,9 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
             const jp_event *ev = &ln->events[e];
             if (ev->num_occurrences > 0) continue; /* aggregated: no interval */
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
-            int64_t start = jp_event_start_ps(ln, ev), end = start + (ev->duration_ps > 0 ? ev->duration_ps : 0);
+            int64_t start, dur;
+            if ((rc = event_times(c, ln, ev, &start, &dur))) break;
+            int64_t end = start + dur;
             jp_str name = em ? em->name : (jp_str){"", 0};
             size_t paren = 0; /* "jit_train_step(123)" names the module "jit_train_step" */
             while (paren < name.len && name.ptr[paren] != '(') paren++;
@@ -480,7 +508,8 @@ static int read_device_plane(plane_ctx *c, int platform) {
             if (ev->num_occurrences > 0) continue;
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
             jp_str name = em ? em->name : (jp_str){"", 0};
-            int64_t start = jp_event_start_ps(ln, ev), dur = ev->duration_ps > 0 ? ev->duration_ps : 0;
+            int64_t start, dur;
+            if ((rc = event_times(c, ln, ev, &start, &dur))) return rc;
             ev_info info;
             if ((rc = event_info(c, ev, em, &info)) < 0) return rc;
             if (start < c->m->first_ps) c->m->first_ps = start;

@@ -297,6 +297,7 @@ static int cmp_instr(const void *a, const void *b) {
 
 const jp_hlo_instr *jp_hlo_find(const jp_hlo_module *m, const char *name) {
     jp_hlo_instr key = {.name = name};
+    if (!m->n_instrs) return NULL; /* a module without HloModuleProto has instrs == NULL */
     return bsearch(&key, m->instrs, m->n_instrs, sizeof key, cmp_instr);
 }
 

@@ -128,6 +128,7 @@ typedef struct jp_model {
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;
+    int64_t total_dur_ps;    /* summed event durations, bounded to keep sums in range (build.c) */
 } jp_model;
 
 void jp_model_init(jp_model *m, jp_arena *arena);

@@ -1,0 +1,674 @@
+/* test_profile.c - bad input never crashes the whole pipeline (decode, model, analyses, renderers).
+ *
+ * On the committed real capture tests/data/cpu_small.xplane.pb.gz (see make_fixtures.py): every
+ * prefix of the gzip file and of the decompressed XSpace, 1,000 single-byte flips of the XSpace
+ * and 200 of the gzip bytes must each give a clean error naming the input and a byte offset, or a
+ * valid profile that renders every section in every format. A hand-built XSpace with every kind of
+ * plane then carries extreme times and stat values, and degenerate inputs (empty gzip, empty
+ * planes, a bad HloProto) must load or fail the same way. ASan/UBSan (make test-c) turn any
+ * out-of-bounds read, signed overflow or leak into a failure. JP_TEST_FLIPS=N multiplies the flips
+ * for a longer local run; JP_TEST_VERBOSE=1 prints every error message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "jaxprof/jaxprof.h"
+#include "pbwrite.h"
+
+#ifndef JP_TEST_DATA
+#define JP_TEST_DATA "tests/data"
+#endif
+
+#define CPU_SMALL "cpu_small.xplane.pb.gz"
+#define CPU_SMALL_RAW "cpu_small.xplane.pb" /* its decompressed bytes, as errors name them */
+
+typedef struct blob {
+    uint8_t *ptr;
+    size_t len;
+} blob;
+
+static blob read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open fixture %s", path);
+    blob b = {NULL, 0};
+    size_t cap = 0;
+    for (;;) {
+        if (b.len == cap) {
+            cap = cap ? cap * 2 : 65536;
+            b.ptr = realloc(b.ptr, cap);
+            assert_non_null(b.ptr);
+        }
+        size_t n = fread(b.ptr + b.len, 1, cap - b.len, f);
+        if (n == 0) break;
+        b.len += n;
+    }
+    fclose(f);
+    return b;
+}
+
+/* The test's own gunzip (zlib), independent of the library's. */
+static blob gunzip(blob gz) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+    blob out = {NULL, 0};
+    size_t cap = gz.len * 8;
+    out.ptr = malloc(cap);
+    assert_non_null(out.ptr);
+    z.next_in = gz.ptr;
+    z.avail_in = (uInt)gz.len;
+    int zr;
+    do {
+        if (out.len == cap) {
+            cap *= 2;
+            out.ptr = realloc(out.ptr, cap);
+            assert_non_null(out.ptr);
+        }
+        z.next_out = out.ptr + out.len;
+        z.avail_out = (uInt)(cap - out.len);
+        zr = inflate(&z, Z_NO_FLUSH);
+        out.len = cap - z.avail_out;
+        assert_true(zr == Z_OK || zr == Z_STREAM_END);
+    } while (zr != Z_STREAM_END);
+    inflateEnd(&z);
+    return out;
+}
+
+static blob fixture_gz(const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", JP_TEST_DATA, name);
+    return read_file(path);
+}
+
+/* Deterministic PRNG (xorshift64*): the same flips on every run and machine. */
+static uint64_t xorshift(uint64_t *s) {
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ULL;
+}
+
+static FILE *devnull;
+
+/* Every section in every format into /dev/null: none may crash; CSV has no `report`. */
+static void render_all(const jp_profile *p) {
+    const jp_analysis *a = jp_profile_analysis(p);
+    jp_view view = {0};
+    for (int s = 0; s < JP_SECTION_COUNT; s++) {
+        for (int f = JP_FORMAT_TEXT; f <= JP_FORMAT_CSV; f++) {
+            jp_error err;
+            int rc = jp_render(a, s, f, &view, devnull, &err);
+            if (s == JP_SECTION_REPORT && f == JP_FORMAT_CSV) assert_int_equal(rc, JP_ERR_ARG);
+            else if (rc != JP_OK) fail_msg("render %s/%d failed: %s", jp_section_name(s), f, err.msg);
+        }
+    }
+    /* a non-default view too: top rows, a sort key, a filter (tables without a "name" column
+     * refuse the key with JP_ERR_ARG, which is fine; crashing is not) */
+    jp_view v2 = {.top = 3, .sort = "name", .filter = "a|e", .width = 40};
+    for (int s = 0; s < JP_SECTION_COUNT; s++) {
+        jp_error err;
+        int rc = jp_render(a, s, JP_FORMAT_TEXT, &v2, devnull, &err);
+        if (rc != JP_OK && rc != JP_ERR_ARG) fail_msg("render %s with a view failed: %s", jp_section_name(s), err.msg);
+    }
+}
+
+typedef struct outcome {
+    size_t ok, errors;
+} outcome;
+
+/* One mutated input through jp_profile_parse: a clean error (negative code, the input's name and
+ * "byte N" in the message) or a valid profile that renders. Never anything else. */
+static void check_parse(const void *data, size_t len, const char *name, outcome *o, const char *what, size_t at) {
+    jp_profile *p = (jp_profile *)(uintptr_t)1;
+    jp_error err;
+    int rc = jp_profile_parse(&p, data, len, name, NULL, &err);
+    if (rc == JP_OK) {
+        assert_non_null(p);
+        render_all(p);
+        jp_profile_free(p);
+        o->ok++;
+        return;
+    }
+    o->errors++;
+    if (getenv("JP_TEST_VERBOSE")) print_message("%s %zu: %s\n", what, at, err.msg);
+    if (p != NULL) fail_msg("%s %zu: error %d but *out not NULL", what, at);
+    if (rc >= 0 || err.code != rc) fail_msg("%s %zu: bad status %d (err.code %d)", what, at, rc, err.code);
+    if (rc == JP_ERR_NOMEM) fail_msg("%s %zu: out of memory on a tiny input: %s", what, at, err.msg);
+    if (!strstr(err.msg, name) || !strstr(err.msg, "at byte "))
+        fail_msg("%s %zu: message lacks the name or a byte offset: %s", what, at, err.msg);
+}
+
+/* ---- the fixture itself ----------------------------------------------------------------------- */
+
+static void cpu_fixture_has_the_expected_facts(void **state) {
+    (void)state;
+    blob gz = fixture_gz(CPU_SMALL), raw = gunzip(gz);
+    /* both the gzip and the raw bytes load, to the same analysis */
+    jp_profile *from_gz, *p;
+    jp_error err;
+    assert_int_equal(jp_profile_parse(&from_gz, gz.ptr, gz.len, CPU_SMALL, NULL, &err), JP_OK);
+    if (jp_profile_parse(&p, raw.ptr, raw.len, CPU_SMALL, NULL, &err) != JP_OK) fail_msg("%s", err.msg);
+    const jp_analysis *a = jp_profile_analysis(p);
+    assert_int_equal(jp_profile_analysis(from_gz)->n_ops, a->n_ops);
+    assert_int_equal(jp_profile_analysis(from_gz)->n_events, a->n_events);
+    jp_profile_free(from_gz);
+
+    assert_string_equal(a->path, CPU_SMALL);
+    assert_int_equal(a->platform, JP_PLATFORM_CPU);
+    assert_true(a->n_events > 0);
+    assert_int_equal(a->n_steps, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(a->steps[i].step_num, (int64_t)i);
+        assert_true(a->steps[i].dur_ps > 0);
+        int64_t sum = 0;
+        for (int k = 0; k < JP_PART_COUNT; k++) sum += a->steps[i].part_ps[k];
+        assert_int_equal(sum, a->steps[i].dur_ps);
+    }
+    assert_string_equal(a->step_summary.method, "StepTraceAnnotation");
+    assert_true(a->n_ops > 0);
+    int cpu = 0;
+    for (size_t i = 0; i < a->n_devices; i++) cpu += strcmp(a->devices[i].name, "/host:CPU") == 0;
+    assert_int_equal(cpu, 1);
+    /* ops carry their HLO metadata from /host:metadata: the named_scope shows in a scope path and
+     * the module is the jitted function */
+    int scoped = 0, module = 0;
+    for (size_t i = 0; i < a->n_scopes; i++) scoped += strstr(a->scopes[i].path, "fixture_loss") != NULL;
+    for (size_t i = 0; i < a->n_ops; i++) {
+        module += strcmp(a->ops[i].module, "jit_train_step") == 0;
+        assert_int_equal(a->ops[i].count, 3); /* once per step */
+    }
+    assert_true(scoped >= 1);
+    assert_int_equal(module, (int)a->n_ops);
+    render_all(p);
+    jp_profile_free(p);
+    free(raw.ptr);
+    free(gz.ptr);
+}
+
+/* ---- truncation --------------------------------------------------------------------------------- */
+
+static void every_prefix_of_the_xspace(void **state) {
+    (void)state;
+    blob gz = fixture_gz(CPU_SMALL), raw = gunzip(gz);
+    outcome o = {0, 0};
+    /* a copy of exactly n bytes each time, so ASan catches any read past the prefix */
+    for (size_t n = 0; n < raw.len; n++) {
+        uint8_t *cut = malloc(n ? n : 1);
+        memcpy(cut, raw.ptr, n);
+        check_parse(cut, n, CPU_SMALL_RAW, &o, "prefix", n);
+        free(cut);
+    }
+    print_message("xspace prefixes: %zu bytes, %zu errors, %zu valid\n", raw.len, o.errors, o.ok);
+    assert_true(o.errors > raw.len / 2);
+    free(raw.ptr);
+    free(gz.ptr);
+}
+
+static void every_prefix_of_the_gzip(void **state) {
+    (void)state;
+    blob gz = fixture_gz(CPU_SMALL);
+    outcome o = {0, 0};
+    for (size_t n = 0; n < gz.len; n++) {
+        uint8_t *cut = malloc(n ? n : 1);
+        memcpy(cut, gz.ptr, n);
+        check_parse(cut, n, CPU_SMALL, &o, "gzip prefix", n);
+        free(cut);
+    }
+    print_message("gzip prefixes: %zu bytes, %zu errors, %zu valid\n", gz.len, o.errors, o.ok);
+    assert_int_equal(o.ok, 0); /* the gzip trailer (CRC, size) comes last: no prefix is whole */
+    free(gz.ptr);
+}
+
+/* ---- byte flips --------------------------------------------------------------------------------- */
+
+/* JP_TEST_FLIPS=N runs N times as many flips (a longer local fuzz; the default is what CI runs). */
+static void flips(blob src, int count, uint64_t seed, const char *name, const char *what) {
+    const char *scale = getenv("JP_TEST_FLIPS");
+    if (scale && atoi(scale) > 1) count *= atoi(scale);
+    uint8_t *copy = malloc(src.len);
+    outcome o = {0, 0};
+    for (int i = 0; i < count; i++) {
+        memcpy(copy, src.ptr, src.len);
+        size_t at = (size_t)(xorshift(&seed) % src.len);
+        uint8_t mask = (uint8_t)(xorshift(&seed) % 255 + 1); /* never 0: the byte always changes */
+        copy[at] ^= mask;
+        check_parse(copy, src.len, name, &o, what, at);
+    }
+    print_message("%s: %d flips, %zu errors, %zu valid\n", what, count, o.errors, o.ok);
+    free(copy);
+}
+
+static void random_flips_of_the_xspace(void **state) {
+    (void)state;
+    blob gz = fixture_gz(CPU_SMALL), raw = gunzip(gz);
+    flips(raw, 1000, 0x9E3779B97F4A7C15ULL, CPU_SMALL_RAW, "xspace flip");
+    free(raw.ptr);
+    free(gz.ptr);
+}
+
+static void random_flips_of_the_gzip(void **state) {
+    (void)state;
+    blob gz = fixture_gz(CPU_SMALL);
+    flips(gz, 200, 0xD1B54A32D192ED03ULL, CPU_SMALL, "gzip flip");
+    free(gz.ptr);
+}
+
+/* ---- hostile values ----------------------------------------------------------------------------
+ * Byte flips of a real capture rarely produce extreme numbers, so a hand-built XSpace exercises
+ * every kind of plane the model reads (host with steps, dispatches, compiles, ops, memory and
+ * transfers; /host:metadata with an HloProto; GPU; TPU) with extreme timestamps, offsets,
+ * durations and stat values. Each must load or fail cleanly; no arithmetic may overflow. */
+
+enum { S_STEP = 1, S_ROOT, S_HLO_OP, S_HLO_MODULE, S_RUN_ID, S_ALLOC, S_BYTES, S_PEAK, S_PROGRAM, S_KERNEL,
+       S_MEMCPY, S_FLOPS, S_BYTES_ACC, S_HLO_PROTO, S_PEAK_TF, S_PEAK_BW, S_N };
+static const char *const STAT_NAMES[S_N] = {"", "step_num", "_r", "hlo_op", "hlo_module", "run_id",
+    "allocator_name", "bytes_allocated", "peak_bytes_in_use", "program_id", "kernel_details",
+    "memcpy_details", "flops", "bytes_accessed", "Hlo Proto", "peak_teraflops_per_second",
+    "peak_hbm_bw_gigabytes_per_second"};
+
+typedef struct hostile {
+    uint64_t ts, off, dur, num; /* line timestamp_ns, event offset_ps and duration_ps, stat ints */
+    double real;                /* double stats */
+    int reps;                   /* events of each kind per line */
+} hostile;
+
+static void stat_int(pbw *ev, uint32_t field, uint64_t id, uint64_t v) {
+    pbw st = {0};
+    pbw_uint(&st, 1, id);
+    pbw_uint(&st, 4, v);
+    pbw_msg(ev, field, &st);
+}
+
+static void stat_str(pbw *ev, uint32_t field, uint64_t id, const char *v) {
+    pbw st = {0};
+    pbw_uint(&st, 1, id);
+    pbw_str(&st, 5, v);
+    pbw_msg(ev, field, &st);
+}
+
+static void stat_double(pbw *ev, uint32_t field, uint64_t id, double v) {
+    pbw st = {0};
+    pbw_uint(&st, 1, id);
+    pbw_double(&st, 2, v);
+    pbw_msg(ev, field, &st);
+}
+
+static void add_stat_meta(pbw *plane) {
+    for (uint64_t id = 1; id < S_N; id++) {
+        pbw meta = {0}, entry = {0};
+        pbw_uint(&meta, 1, id);
+        pbw_str(&meta, 2, STAT_NAMES[id]);
+        pbw_uint(&entry, 1, id);
+        pbw_msg(&entry, 2, &meta);
+        pbw_msg(plane, 5, &entry);
+    }
+}
+
+static void add_event_meta(pbw *plane, uint64_t id, const char *name, pbw *stats) {
+    pbw meta = {0}, entry = {0};
+    pbw_uint(&meta, 1, id);
+    pbw_str(&meta, 2, name);
+    if (stats && stats->len) pbw_raw(&meta, stats->buf, stats->len);
+    if (stats) free(stats->buf), memset(stats, 0, sizeof *stats);
+    pbw_uint(&entry, 1, id);
+    pbw_msg(&entry, 2, &meta);
+    pbw_msg(plane, 4, &entry);
+}
+
+/* One event: metadata id, the hostile offset and duration, and extra stats already encoded. */
+static void add_event(pbw *line, const hostile *h, uint64_t meta, uint64_t k, pbw *stats) {
+    pbw ev = {0};
+    pbw_uint(&ev, 1, meta);
+    pbw_uint(&ev, 2, h->off + k);
+    pbw_uint(&ev, 3, h->dur);
+    if (stats && stats->len) pbw_raw(&ev, stats->buf, stats->len);
+    if (stats) free(stats->buf), memset(stats, 0, sizeof *stats);
+    pbw_msg(line, 4, &ev);
+}
+
+static void finish_line(pbw *plane, pbw *line, const hostile *h, uint64_t id, const char *name) {
+    pbw_uint(line, 1, id);
+    pbw_str(line, 2, name);
+    pbw_uint(line, 3, h->ts);
+    pbw_uint(line, 9, h->dur);
+    pbw_msg(plane, 3, line);
+}
+
+static void host_plane(pbw *space, const hostile *h) {
+    pbw plane = {0}, python = {0}, worker = {0}, st = {0};
+    for (int k = 0; k < h->reps; k++) {
+        stat_int(&st, 4, S_STEP, h->num + (uint64_t)k);
+        stat_int(&st, 4, S_ROOT, 1);
+        add_event(&python, h, 10, (uint64_t)k, &st);                  /* step marker */
+        add_event(&python, h, 11, (uint64_t)k, NULL);                 /* PjitFunction(train_step) */
+        add_event(&python, h, 12, (uint64_t)k, NULL);                 /* backend_compile */
+        add_event(&python, h, 13, (uint64_t)k, NULL);                 /* a user annotation */
+        stat_int(&st, 4, S_BYTES, h->num);
+        stat_int(&st, 4, S_PEAK, h->num);
+        stat_str(&st, 4, S_ALLOC, "cpu");
+        add_event(&python, h, 14, (uint64_t)k, &st);                  /* MemoryAllocation */
+        add_event(&python, h, 16, (uint64_t)k, NULL);                 /* H2D */
+        stat_str(&st, 4, S_HLO_OP, k % 2 ? "dot.1" : "add.2");
+        stat_str(&st, 4, S_HLO_MODULE, "jit_train_step");
+        stat_int(&st, 4, S_RUN_ID, h->num + (uint64_t)k);
+        stat_int(&st, 4, S_PROGRAM, h->num);
+        add_event(&worker, h, 15, (uint64_t)k, &st);                  /* an XLA:CPU thunk */
+    }
+    finish_line(&plane, &python, h, 1, "python");
+    finish_line(&plane, &worker, h, 2, "tf_worker");
+    stat_int(&st, 5, S_STEP, h->num); /* metadata stats apply to every such event */
+    add_event_meta(&plane, 10, "train", &st);
+    add_event_meta(&plane, 11, "PjitFunction(train_step)", NULL);
+    add_event_meta(&plane, 12, "backend_compile", NULL);
+    add_event_meta(&plane, 13, "my_scope", NULL);
+    add_event_meta(&plane, 14, "MemoryAllocation", NULL);
+    add_event_meta(&plane, 15, "thunk", NULL);
+    add_event_meta(&plane, 16, "H2D", NULL);
+    add_stat_meta(&plane);
+    pbw_uint(&plane, 1, 1);
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_msg(space, 1, &plane);
+}
+
+static void metadata_plane(pbw *space, const hostile *h) {
+    pbw proto = {0}, module = {0}, comp = {0}, instr = {0}, meta = {0}, plane = {0}, st = {0}, stb = {0};
+    const char *names[] = {"dot.1", "add.2", "fusion.3"}, *ops[] = {"dot", "add", "fusion"};
+    for (int i = 0; i < 3; i++) {
+        pbw_str(&meta, 2, "jit(train_step)/jvp(loss)/dense/dot_general");
+        pbw_str(&meta, 3, "train.py");
+        pbw_uint(&meta, 4, h->num);
+        pbw_str(&instr, 1, names[i]);
+        pbw_str(&instr, 2, ops[i]);
+        pbw_msg(&instr, 7, &meta);
+        pbw_uint(&instr, 38, h->num); /* called computation id: may name no computation */
+        pbw_msg(&comp, 2, &instr);
+    }
+    pbw_uint(&comp, 5, h->num);
+    pbw_str(&module, 1, "jit_train_step");
+    pbw_msg(&module, 3, &comp);
+    pbw_msg(&proto, 1, &module);
+    pbw_uint(&stb, 1, S_HLO_PROTO);
+    pbw_bytes(&stb, 6, proto.buf, proto.len);
+    free(proto.buf);
+    pbw_msg(&st, 5, &stb);
+    stat_int(&st, 5, S_PROGRAM, h->num);
+    add_event_meta(&plane, 1, "jit_train_step", &st);
+    /* a second module whose HloProto has no HloModuleProto: named after its metadata */
+    pbw_uint(&stb, 1, S_HLO_PROTO);
+    pbw_bytes(&stb, 6, "\x10\x01", 2);
+    pbw_msg(&st, 5, &stb);
+    add_event_meta(&plane, 2, "jit_empty", &st);
+    add_stat_meta(&plane);
+    pbw_str(&plane, 2, "/host:metadata");
+    pbw_msg(space, 1, &plane);
+}
+
+static void gpu_plane(pbw *space, const hostile *h) {
+    pbw plane = {0}, stream = {0}, st = {0};
+    for (int k = 0; k < h->reps; k++) {
+        stat_str(&st, 4, S_HLO_OP, "fusion.3");
+        stat_str(&st, 4, S_HLO_MODULE, k % 3 ? "jit_train_step" : "jit_empty");
+        stat_str(&st, 4, S_KERNEL, "regs:4294967295 static_shared:99999999999 grid:1,2,3 block:0,0,0 occ_pct:1e308");
+        stat_int(&st, 4, S_PROGRAM, h->num);
+        add_event(&stream, h, 1, (uint64_t)k, &st);                   /* a kernel */
+        add_event(&stream, h, 1, (uint64_t)k, &st);                   /* merged with the previous */
+        stat_str(&st, 4, S_MEMCPY, "kind_src:host kind_dst:device size:99999999999999999999999");
+        add_event(&stream, h, 2, (uint64_t)k, &st);                   /* a transfer */
+        add_event(&stream, h, 3, (uint64_t)k, NULL);                  /* a kernel with no stats */
+    }
+    finish_line(&plane, &stream, h, 7, "Stream #7");
+    add_event_meta(&plane, 1, "fusion_kernel", NULL);
+    add_event_meta(&plane, 2, "MemcpyH2D", NULL);
+    add_event_meta(&plane, 3, "nccl_all_reduce", NULL);
+    add_stat_meta(&plane);
+    stat_double(&plane, 6, S_PEAK_TF, h->real);
+    stat_double(&plane, 6, S_PEAK_BW, h->real);
+    pbw_uint(&plane, 1, 2);
+    pbw_str(&plane, 2, "/device:GPU:0");
+    pbw_msg(space, 1, &plane);
+}
+
+/* A TPU chip: executions, steps (two names, alternating) and ops; its lines start at ts. Two chips
+ * at distant times widen each shared step to span both. */
+static void tpu_plane(pbw *space, const hostile *h, uint64_t id, uint64_t ts) {
+    pbw plane = {0}, modules = {0}, steps = {0}, ops = {0}, st = {0};
+    hostile at = *h;
+    at.ts = ts;
+    for (int k = 0; k < h->reps; k++) {
+        add_event(&modules, &at, 1, (uint64_t)k, NULL);
+        add_event(&steps, &at, 2 + (uint64_t)k % 2, (uint64_t)k, NULL);
+        stat_double(&st, 4, S_FLOPS, h->real);
+        stat_double(&st, 4, S_BYTES_ACC, h->real);
+        add_event(&ops, &at, 4, (uint64_t)k, &st);
+    }
+    finish_line(&plane, &modules, &at, 1, "XLA Modules");
+    finish_line(&plane, &steps, &at, 2, "Steps");
+    finish_line(&plane, &ops, &at, 3, "XLA Ops");
+    add_event_meta(&plane, 1, "jit_train_step(42)", NULL);
+    add_event_meta(&plane, 2, "9223372036854775807", NULL);
+    add_event_meta(&plane, 3, "-9223372036854775808", NULL);
+    add_event_meta(&plane, 4, "dot.1", NULL);
+    add_stat_meta(&plane);
+    stat_double(&plane, 6, S_PEAK_TF, h->real);
+    pbw_uint(&plane, 1, 2 + id);
+    pbw_str(&plane, 2, id ? "/device:TPU:1" : "/device:TPU:0");
+    pbw_msg(space, 1, &plane);
+}
+
+/* with_host 0 leaves out the host plane: its step markers would hide the TPU Steps lines */
+static void check_hostile(const hostile *h, uint64_t ts2, int with_host, size_t *ok, size_t *errors,
+                          size_t *cases) {
+    pbw space = {0};
+    metadata_plane(&space, h);
+    if (with_host) host_plane(&space, h);
+    gpu_plane(&space, h);
+    tpu_plane(&space, h, 0, h->ts);
+    tpu_plane(&space, h, 1, ts2);
+    outcome o = {0, 0};
+    check_parse(space.buf, space.len, "hostile", &o, "hostile case", (*cases)++);
+    *ok += o.ok;
+    *errors += o.errors;
+    free(space.buf);
+}
+
+static void hostile_values_never_overflow(void **state) {
+    (void)state;
+    const uint64_t ints[] = {0, 1, 1000, (uint64_t)1 << 40, (uint64_t)1 << 53, (uint64_t)1 << 58,
+                             (uint64_t)INT64_MAX, (uint64_t)INT64_MAX - 1, (uint64_t)INT64_MIN, (uint64_t)-1,
+                             (uint64_t)-1000, (uint64_t)-((int64_t)1 << 50), 2305843009213693ULL /* 2^61 ps in ns */,
+                             (uint64_t)-2305843009213693LL, (uint64_t)1 << 61, (uint64_t)-((int64_t)1 << 61)};
+    const double reals[] = {0.0, 1.5, 1e308, -1e308, 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0, 5e-324};
+    const size_t n_ints = sizeof ints / sizeof ints[0], n_reals = sizeof reals / sizeof reals[0];
+    size_t ok = 0, errors = 0, cases = 0;
+    /* extreme times: line timestamps, offsets, durations, and a second TPU chip elsewhere in time */
+    for (size_t a = 0; a < n_ints; a++) {
+        for (size_t b = 0; b < n_ints; b++) {
+            for (size_t c = 0; c < n_ints; c++) {
+                hostile h = {ints[a], ints[b], ints[c], 7, 1.5, 1 + (int)((a + c) % 3) * 4};
+                check_hostile(&h, c % 2 ? ints[(a + b) % n_ints] : 0 - ints[a], b % 3 != 1, &ok, &errors, &cases);
+            }
+        }
+    }
+    /* extreme stat values (step numbers, run ids, byte counts, program ids, flops) at ordinary times */
+    for (size_t n = 0; n < n_ints; n++) {
+        for (size_t r = 0; r < n_reals; r++) {
+            hostile h = {1000, 5, 100, ints[n], reals[r], 5};
+            check_hostile(&h, 2000, 1, &ok, &errors, &cases);
+        }
+    }
+    print_message("hostile values: %zu cases, %zu errors, %zu valid\n", cases, errors, ok);
+    assert_true(ok > n_ints * n_reals); /* ordinary times load, whatever the stats say */
+}
+
+/* ---- degenerate but well-formed inputs ---------------------------------------------------------- */
+
+static pbw gzip_of(const void *data, size_t len) {
+    pbw out = {0};
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    out.cap = deflateBound(&z, (uLong)len) + 64;
+    out.buf = malloc(out.cap);
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)len;
+    z.next_out = out.buf;
+    z.avail_out = (uInt)out.cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    out.len = out.cap - z.avail_out;
+    deflateEnd(&z);
+    return out;
+}
+
+static void degenerate_inputs(void **state) {
+    (void)state;
+    jp_profile *p;
+    jp_error err;
+    outcome o = {0, 0};
+
+    /* a gzip stream of nothing */
+    pbw gz = gzip_of("", 0);
+    assert_int_equal(jp_profile_parse(&p, gz.buf, gz.len, "empty.xplane.pb.gz", NULL, &err), JP_ERR_TRUNCATED);
+    assert_non_null(strstr(err.msg, "empty.xplane.pb.gz"));
+    assert_non_null(strstr(err.msg, "at byte 0"));
+    free(gz.buf);
+
+    /* an XSpace with only a hostname, one with an empty plane of each kind: empty analyses */
+    pbw space = {0}, plane = {0};
+    pbw_str(&space, 4, "lonely-host");
+    check_parse(space.buf, space.len, "hostname-only", &o, "hostname only", 0);
+    const char *names[] = {"/host:CPU", "/host:metadata", "/device:GPU:0", "/device:TPU:0", "", "/device:"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        pbw_str(&plane, 2, names[i]);
+        pbw_msg(&space, 1, &plane);
+    }
+    check_parse(space.buf, space.len, "empty-planes", &o, "empty planes", 0);
+    assert_int_equal(o.ok, 2);
+    /* the same through gzip, and under a NULL name (errors then say "<memory>") */
+    gz = gzip_of(space.buf, space.len);
+    check_parse(gz.buf, gz.len, "empty-planes.gz", &o, "empty planes gz", 0);
+    assert_int_equal(jp_profile_parse(&p, gz.buf, gz.len / 2, NULL, NULL, &err), JP_ERR_TRUNCATED);
+    assert_non_null(strstr(err.msg, "<memory>: truncated gzip data at byte "));
+    free(gz.buf);
+    free(space.buf);
+
+    /* an `Hlo Proto` stat whose bytes are not an HloProto: an error at their offset */
+    pbw meta = {0}, entry = {0}, st = {0};
+    memset(&space, 0, sizeof space);
+    pbw_uint(&st, 1, 1);
+    pbw_bytes(&st, 6, "\x0a\x7f\x01", 3); /* module field claims 127 bytes, 1 remains */
+    pbw_uint(&meta, 1, 1);
+    pbw_str(&meta, 2, "jit_f");
+    pbw_msg(&meta, 5, &st);
+    pbw_uint(&entry, 1, 1);
+    pbw_msg(&entry, 2, &meta);
+    pbw_msg(&plane, 4, &entry);
+    pbw_uint(&meta, 1, 1);
+    pbw_str(&meta, 2, "Hlo Proto");
+    pbw_uint(&entry, 1, 1);
+    pbw_msg(&entry, 2, &meta);
+    pbw_msg(&plane, 5, &entry);
+    pbw_str(&plane, 2, "/host:metadata");
+    pbw_msg(&space, 1, &plane);
+    assert_int_equal(jp_profile_parse(&p, space.buf, space.len, "hlo.xplane.pb", NULL, &err), JP_ERR_TRUNCATED);
+    assert_null(p);
+    if (!strstr(err.msg, "hlo.xplane.pb: truncated HloProto at byte ")) fail_msg("%s", err.msg);
+    assert_true(err.offset > 0 && err.offset < space.len);
+    free(space.buf);
+}
+
+/* ---- jp_profile_load on paths ------------------------------------------------------------------- */
+
+static void load_errors_name_the_file(void **state) {
+    (void)state;
+    const char *tmp = getenv("TEST_TMPDIR");
+    char root[1024], path[1200];
+    snprintf(root, sizeof root, "%s/profile_load_%d", tmp ? tmp : "/tmp", (int)getpid());
+    mkdir(root, 0755);
+    jp_profile *p;
+    jp_error err;
+
+    /* an empty directory: no profile */
+    snprintf(path, sizeof path, "%s/empty", root);
+    mkdir(path, 0755);
+    assert_int_equal(jp_profile_load(&p, path, NULL, &err), JP_ERR_NOT_FOUND);
+    assert_null(p);
+    assert_non_null(strstr(err.msg, path));
+
+    /* a missing path */
+    snprintf(path, sizeof path, "%s/missing/host.xplane.pb", root);
+    assert_int_equal(jp_profile_load(&p, path, NULL, &err), JP_ERR_NOT_FOUND);
+    assert_null(p);
+    assert_non_null(strstr(err.msg, path));
+
+    /* a run directory whose one file is cut: raw half, then gzip half */
+    blob gz = fixture_gz(CPU_SMALL), raw = gunzip(gz);
+    const struct {
+        const char *file;
+        blob b;
+    } cases[] = {{"cut.xplane.pb", raw}, {"cut.xplane.pb.gz", gz}};
+    for (size_t i = 0; i < 2; i++) {
+        char run[1100];
+        snprintf(run, sizeof run, "%s/run%zu", root, i);
+        mkdir(run, 0755);
+        snprintf(path, sizeof path, "%s/%s", run, cases[i].file);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(cases[i].b.ptr, 1, cases[i].b.len / 2, f), cases[i].b.len / 2);
+        fclose(f);
+        int rc = jp_profile_load(&p, run, NULL, &err); /* the directory, resolved to its file */
+        assert_null(p);
+        if (rc != JP_ERR_TRUNCATED && rc != JP_ERR_CORRUPT) fail_msg("%s: %d %s", path, rc, err.msg);
+        if (!strstr(err.msg, path) || !strstr(err.msg, "at byte ")) fail_msg("message: %s", err.msg);
+        rc = jp_profile_load(&p, path, NULL, &err); /* and the file itself */
+        assert_null(p);
+        assert_true(rc == JP_ERR_TRUNCATED || rc == JP_ERR_CORRUPT);
+        assert_non_null(strstr(err.msg, path));
+        unlink(path);
+        rmdir(run);
+    }
+    /* the whole fixture through the file path works */
+    snprintf(path, sizeof path, "%s/%s", JP_TEST_DATA, CPU_SMALL);
+    if (jp_profile_load(&p, path, NULL, &err) != JP_OK) fail_msg("%s", err.msg);
+    assert_int_equal(jp_profile_analysis(p)->n_steps, 3);
+    jp_profile_free(p);
+
+    snprintf(path, sizeof path, "%s/empty", root);
+    rmdir(path);
+    rmdir(root);
+    free(raw.ptr);
+    free(gz.ptr);
+}
+
+static int open_devnull(void **state) {
+    (void)state;
+    devnull = fopen("/dev/null", "w");
+    return devnull ? 0 : -1;
+}
+
+static int close_devnull(void **state) {
+    (void)state;
+    fclose(devnull);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cpu_fixture_has_the_expected_facts),
+        cmocka_unit_test(every_prefix_of_the_xspace),
+        cmocka_unit_test(every_prefix_of_the_gzip),
+        cmocka_unit_test(random_flips_of_the_xspace),
+        cmocka_unit_test(random_flips_of_the_gzip),
+        cmocka_unit_test(hostile_values_never_overflow),
+        cmocka_unit_test(degenerate_inputs),
+        cmocka_unit_test(load_errors_name_the_file),
+    };
+    return cmocka_run_group_tests(tests, open_devnull, close_devnull);
+}
