@@ -178,8 +178,8 @@ static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *
  * device runs it later. A step therefore starts at its marker, or when the previous step's device
  * work ends if that is later (a device-bound loop), and the last step lasts until its device work
  * is done. Steps stay contiguous, so their times add up to the wall time they cover. Without
- * execution ids (GPU/TPU here) the device end falls back to the latest device activity that
- * started inside the last marker. */
+ * execution ids (GPU/TPU here) the last step still takes every device activity that started
+ * after its marker began (the capture ends after a device sync, so that is its queued work). */
 static void extend_marked_steps(const jp_model *m, jp_vec *steps) {
     jp_step *s = steps->data;
     size_t n = steps->n;
@@ -193,9 +193,8 @@ static void extend_marked_steps(const jp_model *m, jp_vec *steps) {
     const jp_step *last = &s[n - 1];
     for (size_t i = 0; i < m->spans.n; i++) {
         const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
-        if (sp->device != UINT32_MAX && sp->start_ps >= last->start_ps &&
-            sp->start_ps <= last->start_ps + last->dur_ps && sp->end_ps > end[n - 1])
-            end[n - 1] = sp->end_ps;
+        if (sp->device != UINT32_MAX && sp->start_ps >= last->start_ps && sp->end_ps > end[n - 1])
+            end[n - 1] = sp->end_ps; /* no later step: device work after its marker is its own */
     }
     int64_t start = s[0].start_ps;
     for (size_t i = 0; i < n; i++) {

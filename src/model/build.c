@@ -249,6 +249,9 @@ static int host_kind(jp_str name, const ev_info *info) {
         return JP_HOST_RUNTIME;
     for (size_t i = 0; i < sizeof RUNTIME_NAMES / sizeof RUNTIME_NAMES[0]; i++)
         if (starts_with(name, RUNTIME_NAMES[i])) return JP_HOST_RUNTIME;
+    /* CUDA driver/runtime API calls traced by CUPTI: cuLaunchKernel, cudaMemcpyAsync, ... */
+    if (name.len > 2 && starts_with(name, "cu") && (starts_with(name, "cuda") || (name.ptr[2] >= 'A' && name.ptr[2] <= 'Z')))
+        return JP_HOST_RUNTIME;
     return JP_HOST_USER;
 }
 

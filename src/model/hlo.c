@@ -71,7 +71,14 @@ const char *jp_hlo_category_of_opcode(const char *opcode) {
     return "other";
 }
 
-int jp_hlo_is_collective(const char *category) { return strcmp(category, "collective") == 0; }
+/* "collective" from our own mapping; libtpu's hlo_category stat names the collective itself. */
+int jp_hlo_is_collective(const char *category) {
+    static const char *const names[] = {"collective", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                                        "send", "recv", "nccl"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strstr(category, names[i])) return 1;
+    return 0;
+}
 
 static int ends_with(const char *s, size_t len, const char *suffix) {
     size_t n = strlen(suffix);

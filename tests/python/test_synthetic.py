@@ -625,14 +625,10 @@ def test_tpu_csv_ops(tpu_file):
 
 
 # =================================================================================================
-# Known bugs outside the device-plane code (strict xfail: they start failing once fixed, so the
-# marker gets removed). Each states what a correct analysis gives.
+# Regressions: bugs these synthetic layouts exposed outside the device-plane code, now fixed.
 # =================================================================================================
 
 
-@pytest.mark.xfail(strict=True, reason="op_for (build.c) takes libtpu's hlo_category 'all-reduce' as the "
-                   "category and jp_hlo_is_collective (hlo.c) only knows 'collective': TPU collectives "
-                   "count as compute in the step breakdown")
 def test_tpu_collective_hlo_category_counts_as_collective(tmp_path):
     space = XSpace()
     space.hlo_module(TPU_PROGRAM, TPU_HLO)
@@ -642,9 +638,6 @@ def test_tpu_collective_hlo_category_counts_as_collective(tmp_path):
         assert s["collective_ms"] == approx(ms(100)) and s["compute_ms"] == approx(ms(800))
 
 
-@pytest.mark.xfail(strict=True, reason="extend_marked_steps (steps.c): without run ids the last step only "
-                   "keeps device work that *starts* inside its marker, so an asynchronously dispatched "
-                   "last step loses its kernels")
 def test_gpu_last_step_keeps_its_asynchronous_device_work(tmp_path):
     # Each step's marker closes at +200 us once the host queued the work; the kernel runs +300..+800.
     space = XSpace()
@@ -661,9 +654,6 @@ def test_gpu_last_step_keeps_its_asynchronous_device_work(tmp_path):
     assert s1["duration_ms"] == approx(ms(800)) and s1["compute_ms"] == approx(ms(500))
 
 
-@pytest.mark.xfail(strict=True, reason="host_kind (build.c, read_host_plane) classifies CUDA driver API "
-                   "events merged into /host:CPU (cuLaunchKernel, cuMemcpyHtoDAsync, ...) as user "
-                   "annotations")
 def test_gpu_cuda_driver_calls_are_runtime_not_user_scopes(tmp_path):
     space = XSpace()
     py = space.plane("/host:CPU").line("python3", id=1)
