@@ -11,13 +11,13 @@
 enum stat_key {
     K_HLO_OP, K_HLO_MODULE, K_PROGRAM_ID, K_RUN_ID, K_STEP_NUM, K_ROOT, K_KERNEL_DETAILS,
     K_MEMCPY_DETAILS, K_ALLOCATOR, K_BYTES_ALLOCATED, K_PEAK_BYTES, K_FLOPS, K_BYTES_ACCESSED,
-    K_HLO_CATEGORY, K_HLO_PROTO, K_PEAK_TFLOPS, K_PEAK_HBM_GBPS, K_COUNT
+    K_HLO_CATEGORY, K_HLO_PROTO, K_PEAK_TFLOPS, K_PEAK_HBM_GBPS, K_FLOW_P, K_FLOW_C, K_COUNT
 };
 static const char *const STAT_NAMES[K_COUNT] = {
     "hlo_op", "hlo_module", "program_id", "run_id", "step_num", "_r", "kernel_details",
     "memcpy_details", "allocator_name", "bytes_allocated", "peak_bytes_in_use", "flops",
     "bytes_accessed", "hlo_category", "Hlo Proto", "peak_teraflops_per_second",
-    "peak_hbm_bw_gigabytes_per_second",
+    "peak_hbm_bw_gigabytes_per_second", "_p", "_c",
 };
 
 typedef struct plane_ctx {
@@ -191,13 +191,19 @@ static int add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, in
     return JP_OK;
 }
 
-static int add_op_event(plane_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id) {
+static int add_op_span(jp_model *m, const jp_op_ev *e) {
+    const jp_opdef *def = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
+    int part = jp_hlo_is_collective(def->category) ? JP_PART_COLLECTIVE : JP_PART_COMPUTE;
+    return add_span(m, e->start_ps, e->end_ps, def->device, part);
+}
+
+/* with_span = 0 defers the activity span (XLA:CPU ops may still be extended to their end event). */
+static int add_op_event(plane_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id,
+                        int with_span) {
     jp_op_ev *e = jp_vec_push(&c->m->ops, sizeof *e);
     if (!e) return nomem(c->err);
-    *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id};
-    const jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
-    int part = jp_hlo_is_collective(def->category) ? JP_PART_COLLECTIVE : JP_PART_COMPUTE;
-    return add_span(c->m, start, start + dur, def->device, part) ? nomem(c->err) : JP_OK;
+    *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id, 0};
+    return with_span && add_op_span(c->m, e) ? nomem(c->err) : JP_OK;
 }
 
 static int add_xfer(plane_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes) {
@@ -299,12 +305,54 @@ static int add_cpu_op(plane_ctx *c, uint32_t *cpu, uint32_t line, int64_t start,
     if (!module || !name) return nomem(c->err);
     uint32_t op = op_for(c, *cpu, module, name, info->has[K_PROGRAM_ID] ? info->i[K_PROGRAM_ID] : -1, info);
     if (op == UINT32_MAX) return nomem(c->err);
-    return add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0);
+    int rc = add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0, 0);
+    if (rc == JP_OK && info->has[K_FLOW_P]) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)info->i[K_FLOW_P];
+    return rc;
 }
+
+typedef struct op_end { /* an XLA:CPU "end: <op>" event: where an asynchronous op completed */
+    uint64_t flow;        /* its consumer flow id (_c), equal to the op event's producer id (_p) */
+    int64_t end_ps;
+} op_end;
+
+/* XLA:CPU runs some ops asynchronously: the op's TraceMe covers the launch, and a later
+ * "end: <op>" event linked to it by a flow id marks completion. An op lasts until then. Flow ids
+ * are per process, so the linking is done per host plane; then the ops get their spans. */
+static int link_op_ends(plane_ctx *c, size_t first_op, const jp_vec *ends) {
+    jp_map by_flow = {0};
+    const op_end *e = ends->data;
+    int rc = JP_OK;
+    for (size_t i = 0; i < ends->n && rc == JP_OK; i++)
+        if (jp_map_get_or_put(&by_flow, e[i].flow, 0, 0, (uint32_t)i, NULL) == UINT32_MAX) rc = nomem(c->err);
+    for (size_t i = first_op; i < c->m->ops.n && rc == JP_OK; i++) {
+        jp_op_ev *op = &JP_VEC_AT(&c->m->ops, jp_op_ev, i);
+        int found = 0;
+        uint32_t k = op->flow && ends->n ? jp_map_get_or_put(&by_flow, op->flow, 0, 0, UINT32_MAX - 1, &found) : 0;
+        if (found && k < ends->n && e[k].end_ps > op->end_ps) {
+            op->end_ps = e[k].end_ps;
+            op->dur_ps = op->self_ps = op->end_ps - op->start_ps;
+        }
+        if (add_op_span(c->m, op)) rc = nomem(c->err);
+    }
+    jp_map_deinit(&by_flow);
+    return rc;
+}
+
+static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends);
 
 static int read_host_plane(plane_ctx *c, const jp_load_options *opt) {
     uint32_t cpu = UINT32_MAX;
     int cpu_wanted = device_selected("/host:CPU", opt);
+    size_t first_op = c->m->ops.n;
+    jp_vec ends = {0};
+    int rc = read_host_lines(c, cpu_wanted, &cpu, &ends);
+    if (rc == JP_OK) rc = link_op_ends(c, first_op, &ends);
+    jp_vec_free(&ends);
+    return rc;
+}
+
+static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends) {
+    uint32_t cpu = *cpu_dev;
     for (size_t l = 0; l < c->plane->n_lines; l++) {
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
@@ -325,6 +373,10 @@ static int read_host_plane(plane_ctx *c, const jp_load_options *opt) {
                 if (rc < 0) return rc;
             } else if (info.has[K_HLO_OP] && info.has[K_HLO_MODULE]) {
                 if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, &info))) return rc;
+            } else if (starts_with(name, "end: ") && info.has[K_FLOW_C]) {
+                op_end *oe = jp_vec_push(ends, sizeof *oe);
+                if (!oe) return nomem(c->err);
+                *oe = (op_end){(uint64_t)info.i[K_FLOW_C], start + dur};
             } else if (cpu_transfer_kind(name) >= 0) {
                 if (cpu == UINT32_MAX && cpu_wanted && (cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
                     return nomem(c->err);
@@ -334,6 +386,7 @@ static int read_host_plane(plane_ctx *c, const jp_load_options *opt) {
             }
         }
     }
+    *cpu_dev = cpu;
     return JP_OK;
 }
 
@@ -407,7 +460,7 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, jp_str name
     if (!module || !op_name) return nomem(c->err);
     uint32_t op = op_for(c, dev, module, op_name, info->has[K_PROGRAM_ID] ? info->i[K_PROGRAM_ID] : -1, info);
     if (op == UINT32_MAX) return nomem(c->err);
-    return add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0);
+    return add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0, 1);
 }
 
 static int cmp_exec_start(const void *a, const void *b) {
@@ -526,7 +579,7 @@ static int read_device_plane(plane_ctx *c, int platform) {
                 const char *op_name = jp_intern_view(&c->m->intern, name);
                 if (!module || !op_name) return nomem(c->err);
                 uint32_t op = op_for(c, dev, module, op_name, info.has[K_PROGRAM_ID] ? info.i[K_PROGRAM_ID] : -1, &info);
-                rc = op == UINT32_MAX ? nomem(c->err) : add_op_event(c, op, line, start, dur, x ? x->run_id : 0);
+                rc = op == UINT32_MAX ? nomem(c->err) : add_op_event(c, op, line, start, dur, x ? x->run_id : 0, 1);
             }
             if (rc) return rc;
         }

@@ -53,18 +53,26 @@ def capture(tmp_path_factory) -> Path:
 
 
 def reference_ops(path: Path) -> dict[tuple[str, str], tuple[int, float]]:
-    """(hlo_module, hlo_op) -> (count, total ns), from JAX's own reader: XLA:CPU op events."""
-    out: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    """(hlo_module, hlo_op) -> (count, total ns), from JAX's own reader: XLA:CPU op events, each
+    lasting until its linked "end: <op>" event when that ends later (asynchronous ops)."""
+    ops: list[tuple[tuple[str, str], float, float, object]] = []
+    ends: dict[object, float] = {}
     for plane in jax.profiler.ProfileData.from_file(str(path)).planes:
         if plane.name != "/host:CPU":
             continue
         for line in plane.lines:
             for event in line.events:
                 stats = dict(event.stats)
+                end = event.start_ns + event.duration_ns
                 if "hlo_op" in stats and "hlo_module" in stats:
                     key = (str(stats["hlo_module"]), str(stats["hlo_op"]))
-                    out[key][0] += 1
-                    out[key][1] += event.duration_ns
+                    ops.append((key, event.start_ns, end, stats.get("_p")))
+                elif event.name.startswith("end: ") and "_c" in stats:
+                    ends[stats["_c"]] = end
+    out: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    for key, start, end, flow in ops:
+        out[key][0] += 1
+        out[key][1] += max(end, ends.get(flow, end)) - start if flow is not None else end - start
     return {k: (int(v[0]), v[1]) for k, v in out.items()}
 
 
