@@ -80,7 +80,7 @@ def main() -> None:
         ours = median_s(lambda: jaxprof.load(path).ops(), args.repeats)
         peer = median_s(lambda: peer_ops(path), args.repeats)
         size = path.stat().st_size
-    print("## Analysis speed (`benchmarks/analysis_speed.py`)\n")
+    print("\n## Analysis speed (`benchmarks/analysis_speed.py`)\n")
     print(f"One real CPU capture: {args.steps} steps of 10 dispatches, Python tracer on, {size / 1e6:.1f} MB, {events:,} events; "
           f"median of {args.repeats} runs. `jaxprof.load(path).ops()` runs the decoder, the model and every "
           "analysis and renders JSON; the peer reads the file with `jax.profiler.ProfileData` and sums op "

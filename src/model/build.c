@@ -202,7 +202,7 @@ static int add_op_event(plane_ctx *c, uint32_t op, uint32_t line, int64_t start,
                         int with_span) {
     jp_op_ev *e = jp_vec_push(&c->m->ops, sizeof *e);
     if (!e) return nomem(c->err);
-    *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id, 0};
+    *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id, 0, start + dur};
     return with_span && add_op_span(c->m, e) ? nomem(c->err) : JP_OK;
 }
 
@@ -622,7 +622,7 @@ static int cmp_op_ev(const void *a, const void *b) {
     const jp_op_ev *x = a, *y = b;
     if (x->line != y->line) return x->line < y->line ? -1 : 1;
     if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps ? -1 : 1;
-    return (x->end_ps < y->end_ps) - (x->end_ps > y->end_ps); /* parents (longer) first */
+    return (x->nest_end_ps < y->nest_end_ps) - (x->nest_end_ps > y->nest_end_ps); /* parents first */
 }
 
 static int cmp_host_ev(const void *a, const void *b) {
@@ -647,7 +647,7 @@ static void merge_gpu_kernels(jp_model *m) {
             ev[i].start_ps >= prev->end_ps) {
             prev->dur_ps += ev[i].dur_ps;
             prev->self_ps = prev->dur_ps;
-            prev->end_ps = ev[i].end_ps;
+            prev->end_ps = prev->nest_end_ps = ev[i].end_ps;
             continue;
         }
         ev[out++] = ev[i];
@@ -662,12 +662,13 @@ static void nest_ops(jp_model *m) {
     jp_op_ev *ev = m->ops.data;
     size_t stack[MAX_DEPTH], depth = 0;
     for (size_t i = 0; i < m->ops.n; i++) {
-        while (depth && (ev[stack[depth - 1]].line != ev[i].line || ev[i].start_ps >= ev[stack[depth - 1]].end_ps ||
-                         ev[i].end_ps > ev[stack[depth - 1]].end_ps))
+        while (depth && (ev[stack[depth - 1]].line != ev[i].line || ev[i].start_ps >= ev[stack[depth - 1]].nest_end_ps ||
+                         ev[i].nest_end_ps > ev[stack[depth - 1]].nest_end_ps))
             depth--;
         if (depth) {
             jp_op_ev *parent = &ev[stack[depth - 1]];
-            parent->self_ps = parent->self_ps > ev[i].dur_ps ? parent->self_ps - ev[i].dur_ps : 0;
+            int64_t child = ev[i].nest_end_ps - ev[i].start_ps;
+            parent->self_ps = parent->self_ps > child ? parent->self_ps - child : 0;
         }
         if (depth < MAX_DEPTH) stack[depth++] = i;
     }

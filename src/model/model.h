@@ -55,6 +55,8 @@ typedef struct jp_op_ev {    /* one occurrence of an op (GPU: consecutive kernel
     uint32_t line;           /* global line number, for nesting */
     int64_t run_id;          /* execution id (XLA:CPU run_id), 0 when unknown */
     uint64_t flow;           /* XLA:CPU producer flow id (_p) linking its "end:" event, 0 when none */
+    int64_t nest_end_ps;     /* end of the TraceMe itself, for nesting: an asynchronous op extended
+                              * to its "end:" event does not contain the ops its thread ran next */
 } jp_op_ev;
 
 enum jp_host_kind {

@@ -142,16 +142,31 @@ static int flex_width(const table *t, int width) {
     return width - used > 12 ? width - used : 12;
 }
 
+/* Appends one padded cell to line (at most cap bytes); returns the new length. */
+static size_t put_cell(char *line, size_t len, size_t cap, const char *text, int width, int left) {
+    int n = snprintf(line + len, cap - len, left ? "%-*s  " : "%*s  ", width, text);
+    return n < 0 ? len : len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+}
+
+/* Writes line without trailing blanks, then a newline. */
+static void put_line(FILE *out, char *line, size_t len) {
+    while (len && line[len - 1] == ' ') len--;
+    fwrite(line, 1, len, out);
+    fputc('\n', out);
+}
+
 void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, size_t n, int width, FILE *out) {
     int flex = flex_width(t, width);
-    for (size_t c = 0; c < t->n_cols; c++) {
-        if (!t->cols[c].header) continue;
-        int w = t->cols[c].width ? t->cols[c].width : flex;
-        fprintf(out, t->cols[c].width ? "%*s  " : "%-*s  ", w, t->cols[c].header);
-    }
-    fputc('\n', out);
+    char line[2048];
+    size_t len = 0;
+    for (size_t c = 0; c < t->n_cols; c++)
+        if (t->cols[c].header)
+            len = put_cell(line, len, sizeof line, t->cols[c].header, t->cols[c].width ? t->cols[c].width : flex,
+                           !t->cols[c].width);
+    put_line(out, line, len);
     for (size_t r = 0; r < n; r++) {
         const void *row = (const char *)t->rows + order[r] * t->row_size;
+        len = 0;
         for (size_t c = 0; c < t->n_cols; c++) {
             if (!t->cols[c].header) continue;
             cell v;
@@ -160,9 +175,9 @@ void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, si
             cell_text(&v, buf, sizeof buf);
             int w = t->cols[c].width ? t->cols[c].width : flex;
             fit(buf, (size_t)w);
-            fprintf(out, v.type == CELL_STR && !t->cols[c].width ? "%-*s  " : "%*s  ", w, buf);
+            len = put_cell(line, len, sizeof line, buf, w, v.type == CELL_STR && !t->cols[c].width);
         }
-        fputc('\n', out);
+        put_line(out, line, len);
     }
     if (!n) fprintf(out, "  (none)\n");
 }
