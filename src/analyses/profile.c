@@ -171,7 +171,8 @@ int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char 
     jp_xspace *xs;
     int rc = jp_xspace_parse(&xs, data, len, name, err);
     if (rc == JP_OK) {
-        rc = jp_model_add_xspace(&m, xs, host_of(&p->arena, name), opt, err);
+        const char *host = host_of(&p->arena, name);
+        rc = host ? jp_model_add_xspace(&m, xs, host, opt, err) : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
         jp_xspace_close(xs);
         if (rc) jp_error_prefix(err, rc, name);
     }
