@@ -392,11 +392,6 @@ static void dominant_op(ctx *c) {
  * compiled more than once there (a true recompilation: shapes, dtypes or static arguments change
  * between calls) or compilation takes >= 10% of step time; a single compile of a new function in
  * the steady state is a warning. */
-static int cmp_i64(const void *x, const void *y) {
-    int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
-    return (p > q) - (p < q);
-}
-
 static void recompilation(ctx *c) {
     const jp_analysis *a = c->a;
     uint64_t n = 0;
@@ -413,7 +408,7 @@ static void recompilation(ctx *c) {
         name_count *nc = tally(t, &nt, *k->module ? k->module : "?");
         if (nc) nc->n++, nc->ps += k->dur_ps;
     }
-    qsort(at, n, sizeof *at, cmp_i64);
+    qsort(at, n, sizeof *at, jp_cmp_i64);
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++)
         if (!distinct || at[i] != at[distinct - 1]) at[distinct++] = at[i];

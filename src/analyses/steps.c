@@ -18,11 +18,6 @@ static int cmp_step(const void *a, const void *b) {
     return (x->step_num > y->step_num) - (x->step_num < y->step_num);
 }
 
-static int cmp_exec_start(const void *a, const void *b) {
-    int64_t x = ((const jp_exec *)a)->start_ps, y = ((const jp_exec *)b)->start_ps;
-    return (x > y) - (x < y);
-}
-
 long jp_step_at(const jp_analysis *a, int64_t t) {
     size_t lo = 0, hi = a->n_steps;
     while (lo < hi) {
@@ -114,7 +109,7 @@ static int host_dispatches(const jp_model *m, jp_vec *out) {
         if (!x) return JP_ERR_NOMEM;
         *x = (jp_exec){h->name, 0, h->start_ps, h->end_ps};
     }
-    if (out->n > 1) qsort(out->data, out->n, sizeof(jp_exec), cmp_exec_start);
+    if (out->n > 1) qsort(out->data, out->n, sizeof(jp_exec), jp_exec_cmp_start);
     return JP_OK;
 }
 
@@ -152,7 +147,7 @@ static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *
         jp_exec *d = mod ? jp_vec_push(&dispatches, sizeof *d) : NULL;
         if (d) *d = (jp_exec){mod, 0, h->start_ps, h->end_ps};
     }
-    if (dispatches.n > 1) qsort(dispatches.data, dispatches.n, sizeof(jp_exec), cmp_exec_start);
+    if (dispatches.n > 1) qsort(dispatches.data, dispatches.n, sizeof(jp_exec), jp_exec_cmp_start);
     const jp_exec *x = m->execs.data, *d = dispatches.data;
     /* the k-th dispatch of a module <-> its k-th execution: number both per module, in time order */
     jp_map nth = {0}, ordinals = {0};
@@ -323,11 +318,6 @@ static void breakdown(const jp_vec *segs, jp_step *s) {
     s->part_ps[JP_PART_IDLE] += s->dur_ps - covered;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static uint64_t count_in(const int64_t *sorted, size_t n, int64_t lo_t, int64_t hi_t) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -368,7 +358,7 @@ static void summarize(jp_analysis *a) {
     sum->std_ps = sqrt(var);
     if (!d) return;
     for (size_t i = 0; i < n; i++) d[i] = a->steps[i].dur_ps;
-    qsort(d, n, sizeof *d, cmp_i64);
+    qsort(d, n, sizeof *d, jp_cmp_i64);
     sum->min_ps = (double)d[0];
     sum->max_ps = (double)d[n - 1];
     sum->median_ps = n % 2 ? (double)d[n / 2] : ((double)d[n / 2 - 1] + (double)d[n / 2]) / 2;
@@ -387,7 +377,7 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     int64_t *op_starts = malloc((m->ops.n ? m->ops.n : 1) * sizeof *op_starts);
     if (!op_starts) rc = JP_ERR_NOMEM;
     for (size_t i = 0; rc == JP_OK && i < m->ops.n; i++) op_starts[i] = JP_VEC_AT(&m->ops, jp_op_ev, i).start_ps;
-    if (rc == JP_OK) qsort(op_starts, m->ops.n, sizeof *op_starts, cmp_i64);
+    if (rc == JP_OK) qsort(op_starts, m->ops.n, sizeof *op_starts, jp_cmp_i64);
     for (size_t i = 0; rc == JP_OK && i < steps.n; i++) {
         jp_step *s = &JP_VEC_AT(&steps, jp_step, i);
         breakdown(&segs, s);

@@ -145,3 +145,8 @@ uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32
     uint32_t *v = jp_map_value(m, a, b, c, fresh, found);
     return v ? *v : UINT32_MAX;
 }
+
+int jp_cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}

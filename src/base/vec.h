@@ -53,6 +53,9 @@ uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32
  * NULL when out of memory. The pointer is valid until the next insertion. */
 uint32_t *jp_map_value(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found);
 
+/* qsort comparator for int64_t, ascending. */
+int jp_cmp_i64(const void *a, const void *b);
+
 static inline uint64_t jp_ptr_key(const void *p) { return (uint64_t)(uintptr_t)p; }
 
 #endif

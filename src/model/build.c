@@ -463,7 +463,7 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, jp_str name
     return add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0, 1);
 }
 
-static int cmp_exec_start(const void *a, const void *b) {
+int jp_exec_cmp_start(const void *a, const void *b) {
     int64_t x = ((const jp_exec *)a)->start_ps, y = ((const jp_exec *)b)->start_ps;
     return (x > y) - (x < y);
 }
@@ -537,7 +537,7 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
     if (rc) return rc;
     if (c->m->execs.n - *first_exec > 1) /* qsort must not see the NULL of an empty vec */
         qsort(&JP_VEC_AT(&c->m->execs, jp_exec, *first_exec), c->m->execs.n - *first_exec, sizeof(jp_exec),
-              cmp_exec_start);
+              jp_exec_cmp_start);
     return JP_OK;
 }
 
@@ -730,7 +730,7 @@ static int group_executions(jp_model *m) {
         if (ev[i].end_ps > x->end_ps) x->end_ps = ev[i].end_ps;
     }
     jp_map_deinit(&index);
-    if (rc == JP_OK && m->execs.n > 1) qsort(m->execs.data, m->execs.n, sizeof(jp_exec), cmp_exec_start);
+    if (rc == JP_OK && m->execs.n > 1) qsort(m->execs.data, m->execs.n, sizeof(jp_exec), jp_exec_cmp_start);
     return rc;
 }
 
@@ -740,7 +740,7 @@ int jp_model_finish(jp_model *m, jp_error *err) {
     nest_ops(m);
     if (m->host.n > 1) qsort(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
     if (nest_host(m) || group_executions(m)) return nomem(err);
-    if (m->device_steps.n > 1) qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), cmp_exec_start);
+    if (m->device_steps.n > 1) qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), jp_exec_cmp_start);
     if (m->first_ps > m->last_ps) m->first_ps = m->last_ps = 0;
     return JP_OK;
 }

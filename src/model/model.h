@@ -106,6 +106,9 @@ typedef struct jp_exec {     /* one execution of a module on a device */
     int64_t start_ps, end_ps;
 } jp_exec;
 
+/* qsort comparator: executions by start time. */
+int jp_exec_cmp_start(const void *a, const void *b);
+
 typedef struct jp_span {     /* an activity interval for the breakdown sweep and busy time */
     int64_t start_ps, end_ps;
     uint32_t device;         /* UINT32_MAX for host activity */
