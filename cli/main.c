@@ -1,6 +1,7 @@
 /* main.c - the `jaxprof` command: a thin client of libjaxprof. Commands that need JAX (demo) are
  * handed to the Python package, run by the interpreter installed beside this executable. */
 #include "jaxprof/jaxprof.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,8 +14,6 @@
 #define JP_BUILD_PYTHON "python3"
 #endif
 
-enum { EXIT_USAGE = 2 };
-
 static void usage(FILE *out) {
     fputs("usage: jaxprof <command> [options]\n"
           "\n"
@@ -25,6 +24,15 @@ static void usage(FILE *out) {
           "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
           "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
           "                     one table of the analysis\n"
+          "  export [PATH] [-o FILE] [--format chrome|perfetto] [--window A_MS:B_MS]\n"
+          "         [--steps A:B] [--min-duration-us N] [--host NAME]\n"
+          "                     write the whole timeline for Perfetto UI / chrome://tracing /\n"
+          "                     TensorBoard (default: perfetto_trace.json.gz in the run directory)\n"
+          "  list [DIR] [--json]  every run under DIR, newest last: hosts, files, steps, duration\n"
+          "  extract [DIR] [-o OUT] [--run NAME]\n"
+          "                     decompress the trace files of the newest (or named) run\n"
+          "  view [DIR] [--ui perfetto|tensorboard] [--port N] [--no-browser]\n"
+          "                     open the newest run in a viewer; serves on 127.0.0.1 until Ctrl-C\n"
           "\n"
           "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
           "default ./profiles. Options for report and the tables:\n"
@@ -68,7 +76,7 @@ typedef struct analysis_args {
     int format;
 } analysis_args;
 
-static int parse_count(const char *flag, const char *v, size_t *out) {
+int cli_parse_count(const char *flag, const char *v, size_t *out) {
     char *end;
     errno = 0;
     unsigned long long n = v ? strtoull(v, &end, 10) : 0;
@@ -88,8 +96,8 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         size_t n;
         if (strcmp(arg, "--json") == 0) a->format = JP_FORMAT_JSON;
         else if (strcmp(arg, "--csv") == 0) a->format = JP_FORMAT_CSV;
-        else if (strcmp(arg, "--top") == 0 && !parse_count(arg, next, &a->view.top)) i++;
-        else if (strcmp(arg, "--width") == 0 && !parse_count(arg, next, &n)) a->view.width = (int)(n > 400 ? 400 : n), i++;
+        else if (strcmp(arg, "--top") == 0 && !cli_parse_count(arg, next, &a->view.top)) i++;
+        else if (strcmp(arg, "--width") == 0 && !cli_parse_count(arg, next, &n)) a->view.width = (int)(n > 400 ? 400 : n), i++;
         else if (strcmp(arg, "--sort") == 0 && next) a->view.sort = next, i++;
         else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next, i++;
         else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
@@ -104,7 +112,7 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
 }
 
 /* A progress line for big files, only when someone watches stderr. */
-static void show_progress(void *ctx, const char *file, uint64_t bytes) {
+void cli_show_progress(void *ctx, const char *file, uint64_t bytes) {
     (void)ctx;
     if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MB)...\r", file, (double)bytes / 1e6);
 }
@@ -113,7 +121,7 @@ static void show_progress(void *ctx, const char *file, uint64_t bytes) {
 static int cmd_analysis(int section, int argc, char **argv) {
     analysis_args args;
     if (parse_analysis_args(argc, argv, &args) != 0) return EXIT_USAGE;
-    if (isatty(STDERR_FILENO)) args.load.on_file = show_progress;
+    if (isatty(STDERR_FILENO)) args.load.on_file = cli_show_progress;
     jp_profile *p;
     jp_error err;
     if (jp_profile_load(&p, args.path, &args.load, &err) != JP_OK) {
@@ -178,6 +186,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
     if (strcmp(cmd, "demo") == 0) return run_python_command(argc - 1, argv + 1);
+    if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
+    if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
+    if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 1, argv + 1);
+    if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1);
     int section = jp_section_from_name(cmd);
     if (section >= 0) return cmd_analysis(section, argc - 1, argv + 1);
     fprintf(stderr, "jaxprof: unknown command '%s'\n\n", cmd);

@@ -87,6 +87,14 @@ void jp_runs_deinit(jp_runs *runs);
 /* The newest run, or NULL when there is none. Borrowed from runs. */
 const jp_run *jp_runs_latest_view(const jp_runs *runs);
 
+/* Unpacks one run for tools that cannot read gzip: every regular *.gz file directly inside run_dir
+ * (xplane.pb.gz, *.trace.json.gz, perfetto_trace.json.gz) is decompressed into out_dir (created when
+ * missing; NULL means run_dir itself) under its name without ".gz"; files that are not compressed
+ * are left where they are. on_file (may be NULL) receives the path of every usable file: each one
+ * written, then each uncompressed trace file already in run_dir. Symbolic links are refused. */
+int jp_runs_extract(const char *run_dir, const char *out_dir, void (*on_file)(void *ctx, const char *path),
+                    void *ctx, jp_error *err);
+
 
 /* ---------------------------------------------------------------------------------------------
  * The profile model: an XSpace decoded without copying. Strings and byte runs are views into the
@@ -439,6 +447,58 @@ typedef struct jp_view {
  * regex, JP_ERR_IO when writing fails. */
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out,
               jp_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Trace export. Writes every event of a profile as a timeline that Perfetto UI, chrome://tracing
+ * and TensorBoard's trace viewer load: each plane a process, each line a thread, each event a
+ * slice (or an instant when it has no duration) with its stats as arguments. Nothing is capped:
+ * events in = events out + events cut on purpose by the window, step or duration options. Partial
+ * overlaps on one line, which a strict nesting viewer would drop, move to an extra
+ * "<line> (overlap N)" thread. Derived rows (Steps, XLA Modules, XLA Ops) are added where the
+ * source has only raw GPU streams, with flow arrows from each launch to its kernel.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum jp_trace_format {
+    JP_TRACE_CHROME = 0, /* Chrome trace event JSON */
+    JP_TRACE_PERFETTO    /* Perfetto TracePacket/TrackEvent protobuf */
+} jp_trace_format;
+
+typedef struct jp_trace_options {
+    int format;              /* jp_trace_format */
+    int gzip_level;          /* 1..9 compresses, 0 writes plain bytes, -1 decides by a ".gz" name (level 1) */
+    int64_t window_start_ps; /* keep events that overlap [start, end), relative to the first event; */
+    int64_t window_end_ps;   /* end <= start keeps everything */
+    int64_t first_step;      /* keep the time of steps first..last (by step number); */
+    int64_t last_step;       /* last < first disables the step cut */
+    int64_t min_duration_ps; /* drop slices shorter than this; 0 keeps all (instants are kept) */
+    const char *host;        /* as jp_load_options.host */
+} jp_trace_options;
+
+/* Options that keep everything: Chrome JSON, compression by the output name. */
+jp_trace_options jp_trace_options_default(void);
+
+typedef struct jp_trace_stats {
+    uint64_t events_in;      /* events in the xplanes */
+    uint64_t events_out;     /* of those, written as slices or instants */
+    uint64_t events_cut;     /* of those, left out by the window, steps or min duration */
+    uint64_t derived;        /* events of derived rows written in addition */
+    uint64_t flows;          /* flow arrows written */
+    uint64_t overlap_tracks; /* extra threads made for partial overlaps */
+    uint64_t bytes;          /* bytes written to the output file */
+} jp_trace_stats;
+
+/* Exports the profile at path (file, run directory or log directory, as jp_profile_load) into
+ * out_path. stats may be NULL. Writes to "<out_path>.tmp" and renames, so a failed export never
+ * leaves a half file under the final name. Thread-safe for distinct outputs. */
+int jp_trace_export(const char *path, const char *out_path, const jp_trace_options *opt, jp_trace_stats *stats,
+                    jp_error *err);
+/* File name the exporter uses by default in a run directory: "perfetto_trace.json.gz" or
+ * "perfetto_trace.pftrace" (static string). */
+const char *jp_trace_default_name(int format);
+
+/* ---------------------------------------------------------------------------------------------
+ * HTTP serving (jp_http_*): declarations go here.
+ * ------------------------------------------------------------------------------------------- */
 
 #ifdef __cplusplus
 }

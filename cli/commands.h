@@ -1,0 +1,22 @@
+/* commands.h - the jaxprof subcommands that live outside main.c, each a thin client of libjaxprof.
+ * Every command takes argv as main's argv + 1 (argv[0] is the command name) and returns the exit
+ * code: 0 ok, 1 "nothing found" or a failed gate, 2 bad input or options. */
+#ifndef JP_CLI_COMMANDS_H
+#define JP_CLI_COMMANDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { EXIT_USAGE = 2 };
+
+int cmd_export(int argc, char **argv);  /* cmd_export.c */
+int cmd_list(int argc, char **argv);    /* cmd_runs.c */
+int cmd_extract(int argc, char **argv); /* cmd_runs.c */
+int cmd_view(int argc, char **argv);    /* cmd_view.c */
+
+/* Parses a non-negative decimal for option `flag`; prints the error and returns -1 when bad. */
+int cli_parse_count(const char *flag, const char *value, size_t *out);
+/* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */
+void cli_show_progress(void *ctx, const char *file, uint64_t bytes);
+
+#endif

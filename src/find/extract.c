@@ -1,0 +1,2 @@
+/* extract.c - being written. */
+#include "jaxprof/jaxprof.h"

@@ -1,0 +1,2 @@
+/* http.c - being written. */
+#include "jaxprof/jaxprof.h"

@@ -1,0 +1,2 @@
+/* trace.c - being written. */
+#include "jaxprof/jaxprof.h"

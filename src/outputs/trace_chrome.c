@@ -1,0 +1,2 @@
+/* trace_chrome.c - being written. */
+#include "jaxprof/jaxprof.h"

@@ -1,0 +1,2 @@
+/* trace_perfetto.c - being written. */
+#include "jaxprof/jaxprof.h"
