@@ -2,8 +2,8 @@
 
 Capture (this package): ``trace``, ``annotate``/``scope``, ``Profiler``, ``ProfilerConfig``,
 ``ProfilingMixin``, ``profile_function``, ``benchmark``, ``open_latest_profile``.
-Analysis (``load``, ``report``, ``Profile``) runs in the C library behind ``jaxprof._core``, the
-same code as the ``jaxprof`` command.
+Analysis (``load``, ``report``, ``Profile``) and trace export (``export_trace``) run in the C
+library behind ``jaxprof._core``, the same code as the ``jaxprof`` command.
 """
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from .analysis import Profile, load, report
 from .annotate import annotate, profile_scope, scope, trace_function
 from .bench import BenchmarkResult, benchmark, benchmark_function, profile_function
 from .config import ProfilerConfig, add_argparse_arguments
+from .export import ExportResult, export_trace
 from .mixin import ProfilingMixin
 from .profiler import Capture, Profiler
-from .runs import Run, find_runs, latest_run, open_latest_profile
+from .runs import Run, find_runs, latest_run
 from .trace import ProfileContext, profile_trace, trace
+from .viewers import open_latest_profile
 
 __all__ = [
     "BenchmarkResult",
     "Capture",
+    "ExportResult",
     "Profile",
     "ProfileContext",
     "Profiler",
@@ -31,6 +34,7 @@ __all__ = [
     "annotate",
     "benchmark",
     "benchmark_function",
+    "export_trace",
     "find_runs",
     "latest_run",
     "load",

@@ -194,7 +194,79 @@ static PyTypeObject ProfileType = {
     .tp_methods = profile_methods,
 };
 
+/* ---- trace export --------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(export_trace_doc,
+             "export_trace(path, out, format='chrome', gzip_level=-1, window_ps=(0, 0), steps=(0, -1),\n"
+             "             min_duration_ps=0, host=None) -> dict\n\n"
+             "Writes the profile's timeline with libjaxprof's exporter; returns its counts.");
+
+static PyObject *export_trace(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"path", "out", "format", "gzip_level", "window_ps", "steps", "min_duration_ps",
+                             "host", NULL};
+    PyObject *path_obj, *out_obj;
+    const char *format = "chrome", *host = NULL;
+    jp_trace_options opt = jp_trace_options_default();
+    long long w0 = 0, w1 = 0, s0 = 0, s1 = -1, min_dur = 0;
+    int level = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O&|si(LL)(LL)Lz", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     PyUnicode_FSConverter, &out_obj, &format, &level, &w0, &w1, &s0, &s1, &min_dur,
+                                     &host))
+        return NULL;
+    PyObject *result = NULL;
+    if (strcmp(format, "chrome") != 0 && strcmp(format, "perfetto") != 0) {
+        PyErr_Format(PyExc_ValueError, "format must be 'chrome' or 'perfetto', not '%s'", format);
+        goto done;
+    }
+    opt.format = strcmp(format, "perfetto") == 0 ? JP_TRACE_PERFETTO : JP_TRACE_CHROME;
+    opt.gzip_level = level;
+    opt.window_start_ps = w0, opt.window_end_ps = w1;
+    opt.first_step = s0, opt.last_step = s1;
+    opt.min_duration_ps = min_dur;
+    opt.host = host;
+    jp_trace_stats st;
+    jp_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = jp_trace_export(PyBytes_AS_STRING(path_obj), PyBytes_AS_STRING(out_obj), &opt, &st, &err);
+    Py_END_ALLOW_THREADS
+    if (rc != JP_OK) {
+        raise_jp_error(&err);
+        goto done;
+    }
+    result = Py_BuildValue("{sKsKsKsKsKsKsK}", "events_in", (unsigned long long)st.events_in, "events_out",
+                           (unsigned long long)st.events_out, "events_cut", (unsigned long long)st.events_cut,
+                           "derived", (unsigned long long)st.derived, "flows", (unsigned long long)st.flows,
+                           "overlap_tracks", (unsigned long long)st.overlap_tracks, "bytes",
+                           (unsigned long long)st.bytes);
+done:
+    Py_DECREF(path_obj);
+    Py_DECREF(out_obj);
+    return result;
+}
+
+PyDoc_STRVAR(default_trace_path_doc,
+             "default_trace_path(path, format='chrome') -> str\n\n"
+             "Where export_trace writes by default: a fixed name in the run directory path resolves to.");
+
+static PyObject *default_trace_path(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *path_obj;
+    const char *format = "chrome";
+    if (!PyArg_ParseTuple(args, "O&|s", PyUnicode_FSConverter, &path_obj, &format)) return NULL;
+    char buf[4096];
+    jp_error err;
+    int rc = jp_trace_default_path(PyBytes_AS_STRING(path_obj),
+                                   strcmp(format, "perfetto") == 0 ? JP_TRACE_PERFETTO : JP_TRACE_CHROME, buf,
+                                   sizeof buf, &err);
+    Py_DECREF(path_obj);
+    return rc == JP_OK ? PyUnicode_DecodeFSDefault(buf) : raise_jp_error(&err);
+}
+
 static PyMethodDef core_methods[] = {
+    {"default_trace_path", default_trace_path, METH_VARARGS, default_trace_path_doc},
+    {"export_trace", (PyCFunction)(void (*)(void))export_trace, METH_VARARGS | METH_KEYWORDS, export_trace_doc},
     {"xplane_lines", xplane_lines, METH_VARARGS, xplane_lines_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},
     {NULL, NULL, 0, NULL},

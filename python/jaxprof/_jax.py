@@ -98,7 +98,7 @@ def block_tree(tree: Any) -> Any:
     return jax.block_until_ready(tree)
 
 
-def start(log_dir: str | os.PathLike[str], options: Any | None, *, perfetto: bool = False) -> bool:
+def start(log_dir: str | os.PathLike[str], options: Any | None) -> bool:
     """Starts a trace writing under ``log_dir``. False (with one warning) when it cannot."""
     if trace_active():
         log.warning("another profiler trace is already active in this process; capture into %s skipped", log_dir)
@@ -107,7 +107,7 @@ def start(log_dir: str | os.PathLike[str], options: Any | None, *, perfetto: boo
         os.makedirs(log_dir, exist_ok=True)
         if not os.access(log_dir, os.W_OK):
             raise PermissionError(f"{log_dir} is not writable")
-        kwargs: dict[str, Any] = {"create_perfetto_trace": perfetto}
+        kwargs: dict[str, Any] = {}
         if options is not None:
             kwargs["profiler_options"] = options
         jax.profiler.start_trace(str(log_dir), **kwargs)

@@ -22,6 +22,7 @@ from . import _jax
 from ._log import log
 from .config import ProfilerConfig, require_int
 from .analysis import load
+from .export import export_perfetto
 from .runs import latest_run
 
 @dataclass
@@ -257,7 +258,7 @@ class Profiler:
         step_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
         if self.block_on_edges:
             _jax.sync_devices()  # earlier steps' work stays out of the capture
-        if not _jax.start(step_dir, self.options, perfetto=self.perfetto):
+        if not _jax.start(step_dir, self.options):
             return False
         now = time.perf_counter()
         deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
@@ -306,10 +307,10 @@ class Profiler:
             "captured steps %s-%s (%d steps, mean %.2f ms/step%s) -> %s",
             first, last, len(capture.steps), capture.mean_step_ms, ended, capture.run_dir,
         )
-        if self.report:
-            # Analysis of a big capture can take seconds: never on the training thread.
-            thread = threading.Thread(target=_log_report, args=(capture.run_dir,), daemon=True,
-                                      name="jaxprof-report")
+        if self.report or self.perfetto:
+            # Export and analysis of a big capture take seconds: never on the training thread.
+            thread = threading.Thread(target=_after_capture, args=(capture.run_dir, self.perfetto, self.report),
+                                      daemon=True, name="jaxprof-report")
             thread.start()
             self._reports.append(thread)
 
@@ -318,6 +319,13 @@ class Profiler:
         for thread in self._reports:
             thread.join(timeout)
         self._reports = [t for t in self._reports if t.is_alive()]
+
+
+def _after_capture(run_dir: Path, perfetto: bool, report: bool) -> None:
+    if perfetto:
+        export_perfetto(run_dir)
+    if report:
+        _log_report(run_dir)
 
 
 def _log_report(run_dir: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import jax
 
 from . import _jax
+from .export import export_perfetto
 from .runs import latest_run
 
 
@@ -21,7 +22,8 @@ class trace(contextlib.ContextDecorator):
 
     On exit it waits for all outstanding device work before stopping, so a forgotten
     ``block_until_ready()`` never yields an empty trace. ``name`` adds a host annotation spanning
-    the block. ``perfetto=True`` also writes ``perfetto_trace.json.gz`` (never a blocking link).
+    the block. ``perfetto=True`` also writes ``perfetto_trace.json.gz`` into the run directory with
+    jaxprof's exporter (every event, no blocking link).
     ``options`` is a ``jax.profiler.ProfileOptions`` or a dict of its fields.
 
     Faults never reach the caller: if another trace is active or the directory is unusable, the
@@ -48,7 +50,7 @@ class trace(contextlib.ContextDecorator):
     def __enter__(self) -> "trace":
         self.run_dir = None
         _jax.sync_devices()
-        self._active = _jax.start(self.log_dir, self.options, perfetto=self.perfetto)
+        self._active = _jax.start(self.log_dir, self.options)
         if self._active and self.name:
             self._annotation = jax.profiler.TraceAnnotation(self.name)
             self._annotation.__enter__()
@@ -65,6 +67,8 @@ class trace(contextlib.ContextDecorator):
         if _jax.stop():
             run = latest_run(self.log_dir)
             self.run_dir = run.path if run else None
+            if self.run_dir is not None and self.perfetto:
+                export_perfetto(self.run_dir)
 
 
 def profile_trace(log_dir: str | os.PathLike[str], name: str | None = None, **kwargs: Any) -> trace:

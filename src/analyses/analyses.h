@@ -19,6 +19,16 @@ int jp_kernels_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_memory_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* KPIs, findings */
 
+/* The host files a profile path names (a file, a run directory, or a log directory's newest run),
+ * sorted by name; each a heap string the caller frees. */
+int jp_profile_files(const char *path, jp_vec *files, jp_error *err);
+/* Host name of an xplane file (base name without .xplane.pb[.gz]), copied into a. */
+const char *jp_profile_host_of(jp_arena *a, const char *file);
+/* Analyses XSpaces the caller already opened, xs[i] read from files[i] (one per host; the file
+ * names the host and prefixes errors). The XSpaces stay open. */
+int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *const *files, size_t n,
+                            const char *path, const jp_load_options *opt, jp_error *err);
+
 /* Index of the step containing t (start <= t < end), or -1. Steps are sorted by start. */
 long jp_step_at(const jp_analysis *a, int64_t t);
 

@@ -65,7 +65,7 @@ static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
 }
 
 /* PATH is a file, a run directory, or a log directory whose newest run is meant. */
-static int resolve_files(const char *path, jp_vec *files, jp_error *err) {
+int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     struct stat st;
     if (stat(path, &st) != 0) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path);
     if (!S_ISDIR(st.st_mode)) {
@@ -84,7 +84,7 @@ static int resolve_files(const char *path, jp_vec *files, jp_error *err) {
     return rc;
 }
 
-static const char *host_of(jp_arena *a, const char *file) {
+const char *jp_profile_host_of(jp_arena *a, const char *file) {
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     const char *suffix = xplane_suffix(base);
@@ -115,7 +115,7 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
     size_t used = 0;
     for (size_t i = 0; i < files->n; i++) {
         const char *file = JP_VEC_AT(files, char *, i);
-        const char *host = host_of(&p->arena, file);
+        const char *host = jp_profile_host_of(&p->arena, file);
         if (!host) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
         if (opt && opt->host && *opt->host && !strstr(host, opt->host)) continue;
         struct stat st;
@@ -141,7 +141,7 @@ int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *o
     jp_vec files = {0};
     jp_model m;
     jp_model_init(&m, &p->arena);
-    int rc = resolve_files(path, &files, err);
+    int rc = jp_profile_files(path, &files, err);
     if (rc == JP_OK) rc = add_hosts(p, &m, &files, opt, err);
     if (rc == JP_OK) {
         rc = analyze(&m, p, err);
@@ -160,25 +160,34 @@ int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *o
 
 int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char *name, const jp_load_options *opt,
                      jp_error *err) {
-    jp_error_clear(err);
     *out = NULL;
     name = name ? name : "<memory>";
+    jp_xspace *xs;
+    int rc = jp_xspace_parse(&xs, data, len, name, err);
+    if (rc) return rc;
+    rc = jp_profile_from_xspaces(out, &xs, &name, 1, name, opt, err);
+    jp_xspace_close(xs);
+    return rc;
+}
+
+int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *const *files, size_t n,
+                            const char *path, const jp_load_options *opt, jp_error *err) {
+    jp_error_clear(err);
+    *out = NULL;
     jp_profile *p = calloc(1, sizeof *p);
     if (!p) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     jp_arena_init(&p->arena, 0);
     jp_model m;
     jp_model_init(&m, &p->arena);
-    jp_xspace *xs;
-    int rc = jp_xspace_parse(&xs, data, len, name, err);
-    if (rc == JP_OK) {
-        const char *host = host_of(&p->arena, name);
-        rc = host ? jp_model_add_xspace(&m, xs, host, opt, err) : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-        jp_xspace_close(xs);
-        if (rc) jp_error_prefix(err, rc, name);
+    int rc = JP_OK;
+    for (size_t i = 0; rc == JP_OK && i < n; i++) {
+        const char *host = jp_profile_host_of(&p->arena, files[i]);
+        rc = host ? jp_model_add_xspace(&m, xs[i], host, opt, err) : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        if (rc) jp_error_prefix(err, rc, files[i]);
     }
     if (rc == JP_OK) rc = jp_model_finish(&m, err);
     if (rc == JP_OK) rc = analyze(&m, p, err);
-    if (rc == JP_OK) p->analysis.path = jp_arena_strndup(&p->arena, name, strlen(name));
+    if (rc == JP_OK) p->analysis.path = jp_arena_strndup(&p->arena, path, strlen(path));
     jp_model_deinit(&m);
     if (rc) {
         jp_profile_free(p);

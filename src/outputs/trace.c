@@ -1,2 +1,704 @@
-/* trace.c - being written. */
-#include "jaxprof/jaxprof.h"
+/* trace.c - jp_trace_export: walks every plane, line and event of a profile's XSpaces, lays each
+ * line's events out on strictly nesting threads, adds derived rows and flow ids, and hands the
+ * result to the Chrome JSON or Perfetto writer, streaming into a plain or gzip file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyses/analyses.h"
+#include "base/error.h"
+#include "outputs/trace.h"
+
+enum { SINK_BUFFER = 1 << 20 };
+
+/* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
+#define TIME_LIMIT_PS ((int64_t)1 << 61)
+
+/* Where a flow id comes from; with the host it keeps ids of different sources apart. */
+enum { FLOW_CORRELATION = 1, FLOW_PRODUCER = 2 };
+
+/* Stats the exporter reads by name. */
+enum { S_HLO_OP, S_HLO_MODULE, S_RUN_ID, S_CORRELATION, S_FLOW_P, S_FLOW_C, S_COUNT };
+static const char *const STAT_NAMES[S_COUNT] = {"hlo_op", "hlo_module", "run_id", "correlation_id", "_p", "_c"};
+
+/* One event placed on a thread: its times as written and the thread (lane) it went to. */
+typedef struct item {
+    int64_t start_ns, end_ns;
+    uint32_t index;   /* into the line's events, or the derived row's records */
+    uint32_t lane;    /* 0: the line's own thread; k: its k-th overlap thread */
+    uint8_t instant;
+} item;
+
+/* An event of a derived row (Steps, XLA Modules, XLA Ops). */
+typedef struct derived {
+    int64_t start_ps, end_ps;
+    jp_str name;
+    jp_trace_arg args[2];
+    size_t n_args;
+} derived;
+
+/* A thread's worth of input: a source line, or a derived row. */
+typedef struct row {
+    jp_str name;
+    const jp_line *line;   /* source line, or NULL */
+    const derived *recs;   /* derived row records, when line is NULL */
+    size_t n_recs;
+} row;
+
+/* One plane being exported. */
+typedef struct plane_ctx {
+    jp_xspace *xs;
+    const jp_plane *plane;
+    uint32_t host;          /* host index, for flow ids */
+    uint32_t pid;
+    int process_written;
+    int is_device;          /* a /device: plane: correlation ids end here */
+    uint64_t ids[S_COUNT];  /* stat metadata ids, UINT64_MAX when absent */
+    jp_str process_name;
+} plane_ctx;
+
+typedef struct exporter {
+    const jp_trace_options *opt;
+    const char *out_path;   /* for write errors */
+    jp_trace_stats *st;
+    jp_error *err;
+    jp_trace_writer w;
+    const jp_analysis *a;
+    jp_arena arena;         /* derived names, process names */
+    int64_t base_ps;        /* the first event's start: time 0 of the trace */
+    int64_t from_ps, to_ps; /* absolute times kept */
+    uint32_t next_tid;
+    size_t n_hosts;
+    jp_vec items;           /* item, for the current row */
+    jp_vec args;            /* jp_trace_arg, for the current event */
+    jp_vec lanes;           /* jp_vec of int64_t: open slice ends per lane */
+    jp_vec recs;            /* derived, for the current derived row */
+    jp_map flows;           /* (source, host, id in the profile) -> flow id written */
+} exporter;
+
+static int nomem(exporter *x) { return jp_error_set(x->err, JP_ERR_NOMEM, 0, "out of memory exporting the trace"); }
+
+/* ---- the output file -------------------------------------------------------------------------- */
+
+int jp_trace_sink_flush(jp_trace_sink *s) {
+    if (s->failed) return -1;
+    if (s->n == 0) return 0;
+    int ok = s->gz ? gzwrite(s->gz, s->buf, (unsigned)s->n) == (int)s->n : fwrite(s->buf, 1, s->n, s->file) == s->n;
+    if (!ok) {
+        s->failed = 1;
+        return -1;
+    }
+    s->written += s->n;
+    s->n = 0;
+    return 0;
+}
+
+static int sink_open(jp_trace_sink *s, const char *path, int level, jp_error *err) {
+    memset(s, 0, sizeof *s);
+    s->cap = SINK_BUFFER;
+    if (!(s->buf = malloc(s->cap))) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    if (level > 0) {
+        char mode[4] = {'w', 'b', (char)('0' + (level > 9 ? 9 : level)), 0};
+        s->gz = gzopen(path, mode);
+        if (s->gz) gzbuffer(s->gz, SINK_BUFFER);
+    } else {
+        s->file = fopen(path, "wb");
+    }
+    if (!s->gz && !s->file) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot create: %s", path, strerror(errno));
+    return JP_OK;
+}
+
+/* Flushes and closes; reports the first write error. */
+static int sink_close(jp_trace_sink *s, const char *path, jp_error *err) {
+    int rc = jp_trace_sink_flush(s) == 0 ? JP_OK : JP_ERR_IO;
+    int saved = errno;
+    if (s->gz && gzclose(s->gz) != Z_OK) rc = JP_ERR_IO, saved = errno;
+    if (s->file && fclose(s->file) != 0) rc = JP_ERR_IO, saved = errno;
+    s->gz = NULL;
+    s->file = NULL;
+    free(s->buf);
+    s->buf = NULL;
+    if (rc) return jp_error_set(err, rc, 0, "%s: write failed: %s", path, saved ? strerror(saved) : "error");
+    return JP_OK;
+}
+
+/* ---- options ------------------------------------------------------------------------------------ */
+
+jp_trace_options jp_trace_options_default(void) {
+    jp_trace_options o;
+    memset(&o, 0, sizeof o);
+    o.format = JP_TRACE_CHROME;
+    o.gzip_level = -1;
+    o.first_step = 0;
+    o.last_step = -1;
+    return o;
+}
+
+const char *jp_trace_default_name(int format) {
+    return format == JP_TRACE_PERFETTO ? "perfetto_trace.pftrace" : "perfetto_trace.json.gz";
+}
+
+static int gzip_level(const jp_trace_options *opt, const char *out_path) {
+    if (opt->gzip_level >= 0) return opt->gzip_level;
+    size_t n = strlen(out_path);
+    return n > 3 && strcmp(out_path + n - 3, ".gz") == 0 ? 1 : 0;
+}
+
+int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, jp_error *err) {
+    jp_error_clear(err);
+    jp_vec files = {0};
+    int rc = jp_profile_files(path, &files, err);
+    if (rc == JP_OK && files.n == 0) rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no profile found", path);
+    if (rc == JP_OK) {
+        const char *file = JP_VEC_AT(&files, char *, 0), *slash = strrchr(file, '/');
+        int dir_len = slash ? (int)(slash - file) : 1;
+        const char *dir = slash ? file : ".";
+        int n = snprintf(buf, cap, "%.*s/%s", dir_len, dir, jp_trace_default_name(format));
+        if (n < 0 || (size_t)n >= cap) rc = jp_error_set(err, JP_ERR_LIMIT, 0, "%s: output path too long", path);
+    }
+    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
+    jp_vec_free(&files);
+    return rc;
+}
+
+/* ---- times -------------------------------------------------------------------------------------- */
+
+/* An event's absolute start and duration in ps, checked like the model checks them. */
+static int event_span(exporter *x, jp_xspace *xs, const jp_line *ln, const jp_event *ev, int64_t *start, int64_t *dur) {
+    int64_t ts = ln->timestamp_ns, off = ev->offset_ps, d = ev->duration_ps > 0 ? ev->duration_ps : 0;
+    if (ts < -TIME_LIMIT_PS / 1000 || ts > TIME_LIMIT_PS / 1000 || off < -TIME_LIMIT_PS || off > TIME_LIMIT_PS ||
+        d > TIME_LIMIT_PS) {
+        uint64_t at = (uint64_t)(ev->raw.ptr - jp_xspace_input(xs).ptr);
+        return jp_error_set(x->err, JP_ERR_CORRUPT, at, "corrupt XEvent at byte %llu: time out of range",
+                            (unsigned long long)at);
+    }
+    *start = ts * 1000 + off;
+    *dur = d;
+    return JP_OK;
+}
+
+/* Nanoseconds since the trace's start, rounded down: monotonic, so nesting survives rounding. */
+static int64_t to_ns(const exporter *x, int64_t ps) {
+    int64_t rel = ps - x->base_ps;
+    return rel >= 0 ? rel / 1000 : -((-rel + 999) / 1000);
+}
+
+static int kept(const exporter *x, int64_t start, int64_t dur) {
+    if (dur == 0) return start >= x->from_ps && start < x->to_ps;
+    if (dur < x->opt->min_duration_ps) return 0;
+    return start < x->to_ps && start + dur > x->from_ps;
+}
+
+static int find_base(exporter *x, jp_xspace *const *xs, size_t n) {
+    x->base_ps = INT64_MAX;
+    for (size_t h = 0; h < n; h++) {
+        size_t n_planes;
+        const jp_plane *planes = jp_xspace_planes(xs[h], &n_planes);
+        for (size_t p = 0; p < n_planes; p++)
+            for (size_t l = 0; l < planes[p].n_lines; l++)
+                for (size_t e = 0; e < planes[p].lines[l].n_events; e++) {
+                    int64_t start = 0, dur = 0;
+                    int rc = event_span(x, xs[h], &planes[p].lines[l], &planes[p].lines[l].events[e], &start, &dur);
+                    if (rc) return rc;
+                    if (start < x->base_ps) x->base_ps = start;
+                }
+    }
+    if (x->base_ps == INT64_MAX) x->base_ps = 0;
+    return JP_OK;
+}
+
+/* The absolute interval kept: the window (relative to the first event) within the steps asked for. */
+static int find_window(exporter *x) {
+    const jp_trace_options *o = x->opt;
+    x->from_ps = INT64_MIN;
+    x->to_ps = INT64_MAX;
+    if (o->window_end_ps > o->window_start_ps) {
+        x->from_ps = x->base_ps + o->window_start_ps;
+        x->to_ps = x->base_ps + o->window_end_ps;
+    }
+    if (o->last_step < o->first_step) return JP_OK;
+    int64_t from = INT64_MAX, to = INT64_MIN;
+    for (size_t i = 0; i < x->a->n_steps; i++) {
+        const jp_step *s = &x->a->steps[i];
+        if (s->step_num < o->first_step || s->step_num > o->last_step) continue;
+        if (s->start_ps < from) from = s->start_ps;
+        if (s->start_ps + s->dur_ps > to) to = s->start_ps + s->dur_ps;
+    }
+    if (from > to) {
+        if (x->a->n_steps == 0) return jp_error_set(x->err, JP_ERR_NOT_FOUND, 0, "the profile has no steps");
+        return jp_error_set(x->err, JP_ERR_NOT_FOUND, 0, "no step numbered %lld..%lld (the profile has steps %lld..%lld)",
+                            (long long)o->first_step, (long long)o->last_step, (long long)x->a->steps[0].step_num,
+                            (long long)x->a->steps[x->a->n_steps - 1].step_num);
+    }
+    if (from > x->from_ps) x->from_ps = from;
+    if (to < x->to_ps) x->to_ps = to;
+    return JP_OK;
+}
+
+/* ---- laying a row out on threads ----------------------------------------------------------------- */
+
+static int by_start_then_longest(const void *pa, const void *pb) {
+    const item *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
+    if (a->instant != b->instant) return a->instant ? 1 : -1; /* a slice opens before an instant in it */
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Viewers require the slices of one thread to nest strictly; a partial overlap would be dropped.
+ * Items (sorted by start, longest first) go to the first lane whose innermost open slice contains
+ * them, after closing the slices that ended; an item no lane can hold opens a new lane, which
+ * becomes an extra thread next to the line's own. Instants nest anywhere: lane 0. Returns the
+ * number of lanes, or 0 when out of memory. */
+static uint32_t assign_lanes(exporter *x, item *items, size_t n) {
+    jp_vec *lanes = &x->lanes;
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        item *it = &items[i];
+        uint32_t k = 0;
+        for (;; k++) {
+            if (k == used) {
+                if (used == lanes->n && !jp_vec_push(lanes, sizeof(jp_vec))) return 0;
+                JP_VEC_AT(lanes, jp_vec, used).n = 0;
+                used++;
+            }
+            jp_vec *open = &JP_VEC_AT(lanes, jp_vec, k);
+            while (open->n && JP_VEC_AT(open, int64_t, open->n - 1) <= it->start_ns) open->n--;
+            if (it->instant) break;
+            if (open->n == 0 || JP_VEC_AT(open, int64_t, open->n - 1) >= it->end_ns) {
+                int64_t *end = jp_vec_push(open, sizeof(int64_t));
+                if (!end) return 0;
+                *end = it->end_ns;
+                break;
+            }
+        }
+        it->lane = k;
+    }
+    return used ? (uint32_t)used : 1;
+}
+
+/* ---- one event's arguments and flows ------------------------------------------------------------ */
+
+/* Flow ids are renumbered 1, 2, ... in order of appearance: ids in the profile use high bits
+ * that JavaScript numbers (Chrome JSON viewers) cannot hold exactly. Returns 0 when out of memory. */
+static uint64_t flow_id(exporter *x, int source, uint32_t host, int64_t id) {
+    int found;
+    uint32_t fresh = (uint32_t)x->flows.n + 1;
+    uint32_t v = jp_map_get_or_put(&x->flows, (uint64_t)source, host, (uint64_t)id, fresh, &found);
+    return v == UINT32_MAX ? 0 : v;
+}
+
+static int add_stats(exporter *x, const plane_ctx *pc, jp_stats_iter it, jp_trace_event *ev) {
+    jp_stat st;
+    int rc;
+    while ((rc = jp_stats_next(&it, &st, x->err)) == 1) {
+        int out = -1, source = FLOW_PRODUCER; /* a flow starts (1) or ends (0) here */
+        if (st.metadata_id == pc->ids[S_CORRELATION]) out = !pc->is_device, source = FLOW_CORRELATION;
+        else if (st.metadata_id == pc->ids[S_FLOW_P]) out = 1;
+        else if (st.metadata_id == pc->ids[S_FLOW_C]) out = 0;
+        if (out >= 0) {
+            uint64_t id = flow_id(x, source, pc->host, jp_stat_int(&st));
+            if (!id) return nomem(x);
+            *(out ? &ev->flow_out : &ev->flow_in) = id;
+        }
+        const jp_stat_meta *sm = jp_plane_stat_meta_view(pc->plane, st.metadata_id);
+        jp_trace_arg a = {.name = sm ? sm->name : (jp_str){"stat", 4}, .kind = st.kind};
+        switch (st.kind) {
+        case JP_STAT_INT: a.v.i = st.v.i; break;
+        case JP_STAT_UINT: a.v.u = st.v.u; break;
+        case JP_STAT_DOUBLE: a.v.d = st.v.d; break;
+        case JP_STAT_BYTES: a.v.s = st.v.s; break;
+        default:
+            a.kind = JP_STAT_STR;
+            if ((rc = jp_stat_str(pc->xs, pc->plane, &st, &a.v.s, x->err)) < 0) return rc;
+        }
+        /* An event's own stat replaces its metadata's stat of the same name. */
+        jp_trace_arg *args = x->args.data;
+        size_t k = 0;
+        while (k < x->args.n && !(args[k].name.ptr == a.name.ptr && args[k].name.len == a.name.len)) k++;
+        jp_trace_arg *slot = k < x->args.n ? &args[k] : jp_vec_push(&x->args, sizeof a);
+        if (!slot) return nomem(x);
+        *slot = a;
+    }
+    return rc;
+}
+
+static int write_source_event(exporter *x, const plane_ctx *pc, const jp_line *ln, const item *it) {
+    const jp_event *e = &ln->events[it->index];
+    const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, e->metadata_id);
+    jp_trace_event ev = {.ts_ns = it->start_ns, .dur_ns = it->end_ns - it->start_ns, .instant = it->instant};
+    ev.name = em ? (em->name.len ? em->name : em->display_name) : (jp_str){"", 0};
+    x->args.n = 0;
+    int rc = em ? add_stats(x, pc, jp_stats_of_event_meta(pc->xs, em), &ev) : JP_OK;
+    if (rc >= 0) rc = add_stats(x, pc, jp_stats_of_event(pc->xs, e), &ev);
+    if (rc < 0) return rc;
+    if (e->num_occurrences > 0) { /* aggregated: no time of its own, placed at the line's start */
+        jp_trace_arg *a = jp_vec_push(&x->args, sizeof *a);
+        if (!a) return nomem(x);
+        *a = (jp_trace_arg){.name = {"num_occurrences", 15}, .kind = JP_STAT_INT, .v.i = e->num_occurrences};
+    }
+    ev.args = x->args.data;
+    ev.n_args = x->args.n;
+    x->st->flows += ev.flow_out != 0;
+    x->st->events_out++;
+    return x->w.event(&x->w, &ev) ? nomem(x) : JP_OK;
+}
+
+static int write_derived_event(exporter *x, const derived *d, const item *it) {
+    jp_trace_event ev = {.name = d->name, .ts_ns = it->start_ns, .dur_ns = it->end_ns - it->start_ns,
+                         .args = d->args, .n_args = d->n_args};
+    x->st->derived++;
+    return x->w.event(&x->w, &ev) ? nomem(x) : JP_OK;
+}
+
+/* ---- rows ---------------------------------------------------------------------------------------- */
+
+static void ensure_process(exporter *x, plane_ctx *pc) {
+    if (pc->process_written) return;
+    pc->process_written = 1;
+    x->w.process(&x->w, pc->pid, pc->process_name, pc->pid);
+}
+
+/* The events of a row that pass the filters, as items. */
+static int collect_items(exporter *x, const plane_ctx *pc, const row *r) {
+    x->items.n = 0;
+    size_t n = r->line ? r->line->n_events : r->n_recs;
+    for (size_t i = 0; i < n; i++) {
+        int64_t start = 0, dur = 0;
+        if (r->line) {
+            int rc = event_span(x, pc->xs, r->line, &r->line->events[i], &start, &dur);
+            if (rc) return rc;
+        } else {
+            start = r->recs[i].start_ps;
+            dur = r->recs[i].end_ps - start;
+        }
+        if (!kept(x, start, dur)) {
+            if (r->line) x->st->events_cut++;
+            continue;
+        }
+        item *it = jp_vec_push(&x->items, sizeof *it);
+        if (!it) return nomem(x);
+        *it = (item){.start_ns = to_ns(x, start), .end_ns = to_ns(x, start + dur), .index = (uint32_t)i,
+                     .instant = dur == 0};
+    }
+    return JP_OK;
+}
+
+/* Writes one row: its items on the row's thread and, for partial overlaps, extra threads. */
+static int write_row(exporter *x, plane_ctx *pc, const row *r) {
+    int rc = collect_items(x, pc, r);
+    if (rc || x->items.n == 0) return rc;
+    item *items = x->items.data;
+    size_t n = x->items.n;
+    qsort(items, n, sizeof *items, by_start_then_longest);
+    uint32_t n_lanes = assign_lanes(x, items, n);
+    if (n_lanes == 0) return nomem(x);
+    x->st->overlap_tracks += n_lanes - 1;
+    ensure_process(x, pc);
+    for (uint32_t lane = 0; lane < n_lanes && rc == JP_OK; lane++) {
+        char name[300];
+        jp_str thread_name = r->name;
+        if (lane > 0) {
+            int len = snprintf(name, sizeof name, "%.*s (overlap %u)", (int)(r->name.len > 200 ? 200 : r->name.len),
+                               r->name.ptr, lane);
+            thread_name = (jp_str){name, (size_t)len};
+        }
+        uint32_t tid = x->next_tid++;
+        x->w.thread(&x->w, pc->pid, tid, thread_name, tid);
+        for (size_t i = 0; i < n && rc == JP_OK; i++) {
+            if (items[i].lane != lane) continue;
+            rc = r->line ? write_source_event(x, pc, r->line, &items[i]) : write_derived_event(x, &r->recs[items[i].index], &items[i]);
+        }
+        x->w.thread_end(&x->w);
+        if (rc == JP_OK && x->w.sink->failed) /* disk full: stop now, not after the last event */
+            rc = jp_error_set(x->err, JP_ERR_IO, 0, "%s: write failed: %s", x->out_path, strerror(errno));
+    }
+    return rc;
+}
+
+/* ---- derived rows -------------------------------------------------------------------------------- */
+
+static int has_line(const jp_plane *pl, const char *name) {
+    for (size_t i = 0; i < pl->n_lines; i++)
+        if (jp_str_eq(pl->lines[i].name, name)) return 1;
+    return 0;
+}
+
+static int starts_with(jp_str s, const char *prefix) {
+    size_t n = strlen(prefix);
+    return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
+}
+
+static derived *push_rec(exporter *x) { return jp_vec_push(&x->recs, sizeof(derived)); }
+
+/* One record per step of the analysis, named "step N". */
+static int write_steps_row(exporter *x, plane_ctx *pc) {
+    x->recs.n = 0;
+    for (size_t i = 0; i < x->a->n_steps; i++) {
+        const jp_step *s = &x->a->steps[i];
+        derived *d = push_rec(x);
+        char name[32];
+        int len = snprintf(name, sizeof name, "step %lld", (long long)s->step_num);
+        if (!d || !(d->name.ptr = jp_arena_strndup(&x->arena, name, (size_t)len))) return nomem(x);
+        d->name.len = (size_t)len;
+        d->start_ps = s->start_ps;
+        d->end_ps = s->start_ps + s->dur_ps;
+        d->args[0] = (jp_trace_arg){.name = {"step_num", 8}, .kind = JP_STAT_INT, .v.i = s->step_num};
+        d->n_args = 1;
+    }
+    row r = {.name = {"Steps", 5}, .recs = x->recs.data, .n_recs = x->recs.n};
+    return write_row(x, pc, &r);
+}
+
+typedef struct kernel_rec { /* a GPU kernel with its HLO attribution */
+    int64_t start_ps, end_ps, run_id;
+    jp_str module, op;
+} kernel_rec;
+
+static int kernel_by_start(const void *pa, const void *pb) {
+    const kernel_rec *a = pa, *b = pb;
+    return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
+}
+
+static int read_kernel(exporter *x, plane_ctx *pc, const jp_line *ln, const jp_event *e, kernel_rec *k) {
+    memset(k, 0, sizeof *k);
+    int64_t dur = 0;
+    int rc = event_span(x, pc->xs, ln, e, &k->start_ps, &dur);
+    k->end_ps = k->start_ps + dur;
+    const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, e->metadata_id);
+    jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(pc->xs, em) : (jp_stats_iter){0}, jp_stats_of_event(pc->xs, e)};
+    for (int i = em ? 0 : 1; rc == JP_OK && i < 2; i++) {
+        jp_stat st;
+        while ((rc = jp_stats_next(&its[i], &st, x->err)) == 1) {
+            if (st.metadata_id == pc->ids[S_RUN_ID]) k->run_id = jp_stat_int(&st);
+            else if (st.metadata_id == pc->ids[S_HLO_OP]) rc = jp_stat_str(pc->xs, pc->plane, &st, &k->op, x->err);
+            else if (st.metadata_id == pc->ids[S_HLO_MODULE]) rc = jp_stat_str(pc->xs, pc->plane, &st, &k->module, x->err);
+            if (rc < 0) break;
+        }
+    }
+    return rc < 0 ? rc : JP_OK;
+}
+
+static int same_str(jp_str a, jp_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0); }
+
+/* Merges consecutive kernels (in start order) of the same op (by_op) or module and execution into
+ * one record spanning them, like XProf's XLA Ops and XLA Modules rows. */
+static int merge_kernels(exporter *x, const kernel_rec *k, size_t n, int by_op) {
+    x->recs.n = 0;
+    derived *cur = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int same = cur && i > 0 && same_str(k[i].module, k[i - 1].module) && k[i].run_id == k[i - 1].run_id &&
+                   (!by_op || same_str(k[i].op, k[i - 1].op));
+        if (same) {
+            if (k[i].end_ps > cur->end_ps) cur->end_ps = k[i].end_ps;
+            cur->args[by_op ? 1 : 0].v.i++;
+            continue;
+        }
+        if (!(cur = push_rec(x))) return nomem(x);
+        cur->start_ps = k[i].start_ps;
+        cur->end_ps = k[i].end_ps;
+        cur->name = by_op ? k[i].op : k[i].module;
+        if (by_op) {
+            cur->args[0] = (jp_trace_arg){.name = {"hlo_module", 10}, .kind = JP_STAT_STR, .v.s = k[i].module};
+            cur->args[1] = (jp_trace_arg){.name = {"kernels", 7}, .kind = JP_STAT_INT, .v.i = 1};
+            cur->n_args = 2;
+        } else {
+            cur->args[0] = (jp_trace_arg){.name = {"kernels", 7}, .kind = JP_STAT_INT, .v.i = 1};
+            cur->args[1] = (jp_trace_arg){.name = {"run_id", 6}, .kind = JP_STAT_INT, .v.i = k[i].run_id};
+            cur->n_args = 2;
+        }
+    }
+    return JP_OK;
+}
+
+/* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran. */
+static int write_gpu_rows(exporter *x, plane_ctx *pc) {
+    jp_vec kernels = {0};
+    int rc = JP_OK;
+    for (size_t l = 0; rc == JP_OK && l < pc->plane->n_lines; l++) {
+        const jp_line *ln = &pc->plane->lines[l];
+        for (size_t e = 0; rc == JP_OK && e < ln->n_events; e++) {
+            kernel_rec k;
+            rc = read_kernel(x, pc, ln, &ln->events[e], &k);
+            if (rc || k.op.len == 0 || k.end_ps <= k.start_ps) continue;
+            kernel_rec *slot = jp_vec_push(&kernels, sizeof k);
+            if (!slot) rc = nomem(x);
+            else *slot = k;
+        }
+    }
+    if (rc == JP_OK && kernels.n) {
+        qsort(kernels.data, kernels.n, sizeof(kernel_rec), kernel_by_start);
+        static const char *const names[2] = {"XLA Modules", "XLA Ops"};
+        for (int by_op = 0; rc == JP_OK && by_op < 2; by_op++) {
+            rc = merge_kernels(x, kernels.data, kernels.n, by_op);
+            row r = {.name = {names[by_op], strlen(names[by_op])}, .recs = x->recs.data, .n_recs = x->recs.n};
+            if (rc == JP_OK) rc = write_row(x, pc, &r);
+        }
+    }
+    jp_vec_free(&kernels);
+    return rc;
+}
+
+/* ---- planes -------------------------------------------------------------------------------------- */
+
+static void resolve_ids(plane_ctx *pc) {
+    for (int k = 0; k < S_COUNT; k++) pc->ids[k] = UINT64_MAX;
+    for (size_t i = 0; i < pc->plane->n_stat_meta; i++)
+        for (int k = 0; k < S_COUNT; k++)
+            if (jp_str_eq(pc->plane->stat_meta[i].name, STAT_NAMES[k])) pc->ids[k] = (uint64_t)pc->plane->stat_meta[i].id;
+}
+
+/* Devices first (as XProf orders them), then the host's CPU, then the rest. */
+static int plane_rank(const jp_plane *pl) {
+    if (starts_with(pl->name, "/device:")) return 0;
+    if (jp_str_eq(pl->name, "/host:CPU")) return 1;
+    return 2;
+}
+
+static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
+    resolve_ids(pc);
+    const jp_plane *pl = pc->plane;
+    int rc = JP_OK;
+    if (steps_row && x->a->n_steps && !has_line(pl, "Steps")) rc = write_steps_row(x, pc);
+    if (rc == JP_OK && starts_with(pl->name, "/device:GPU") && !has_line(pl, "XLA Ops")) rc = write_gpu_rows(x, pc);
+    for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
+        const jp_line *ln = &pl->lines[l];
+        row r = {.name = ln->display_name.len ? ln->display_name : ln->name, .line = ln};
+        if (r.name.len == 0) r.name = (jp_str){"(unnamed line)", 14};
+        rc = write_row(x, pc, &r);
+    }
+    return rc;
+}
+
+static int process_name(exporter *x, plane_ctx *pc, const char *host) {
+    if (x->n_hosts == 1) {
+        pc->process_name = pc->plane->name;
+        return JP_OK;
+    }
+    size_t len = pc->plane->name.len + strlen(host) + 4;
+    char *s = jp_arena_alloc(&x->arena, len);
+    if (!s) return nomem(x);
+    snprintf(s, len, "%s: %.*s", host, (int)pc->plane->name.len, pc->plane->name.ptr);
+    pc->process_name = (jp_str){s, strlen(s)};
+    return JP_OK;
+}
+
+/* Every plane of every host, devices first; the Steps row goes to the devices, or to the host CPU
+ * when there is no device. */
+static int export_all(exporter *x, jp_xspace *const *xs, const char *const *hosts, size_t n_hosts) {
+    int any_device = 0;
+    for (size_t h = 0; h < n_hosts; h++) {
+        size_t n;
+        const jp_plane *planes = jp_xspace_planes(xs[h], &n);
+        for (size_t p = 0; p < n; p++) any_device |= plane_rank(&planes[p]) == 0;
+    }
+    uint32_t pid = 1;
+    int rc = JP_OK;
+    for (size_t h = 0; rc == JP_OK && h < n_hosts; h++) {
+        size_t n;
+        const jp_plane *planes = jp_xspace_planes(xs[h], &n);
+        for (int rank = 0; rank < 3; rank++)
+            for (size_t p = 0; rc == JP_OK && p < n; p++) {
+                if (plane_rank(&planes[p]) != rank) continue;
+                plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .pid = pid++,
+                                .is_device = rank == 0};
+                rc = process_name(x, &pc, hosts[h]);
+                if (rc == JP_OK) rc = export_plane(x, &pc, any_device ? rank == 0 : rank == 1);
+            }
+    }
+    return rc;
+}
+
+/* ---- the entry point ----------------------------------------------------------------------------- */
+
+static int write_trace(exporter *x, jp_xspace *const *xs, const char *const *files, const char *const *hosts,
+                       size_t n, const char *path, const char *tmp, const char *out_path) {
+    jp_profile *prof;
+    int rc = jp_profile_from_xspaces(&prof, xs, files, n, path, NULL, x->err);
+    if (rc) return rc;
+    x->a = jp_profile_analysis(prof);
+    rc = find_base(x, xs, n);
+    if (rc == JP_OK) rc = find_window(x);
+    jp_trace_sink sink;
+    if (rc == JP_OK) rc = sink_open(&sink, tmp, gzip_level(x->opt, out_path), x->err);
+    if (rc == JP_OK) {
+        rc = x->opt->format == JP_TRACE_PERFETTO ? jp_trace_perfetto_init(&x->w, &sink) : jp_trace_chrome_init(&x->w, &sink);
+        if (rc == JP_OK) {
+            x->w.begin(&x->w);
+            rc = export_all(x, xs, hosts, n);
+            if (rc == JP_OK) x->w.end(&x->w, x->st, path);
+        } else {
+            rc = nomem(x);
+        }
+        if (x->w.free) x->w.free(&x->w);
+        x->st->bytes = sink.written + sink.n;
+        int closed = sink_close(&sink, out_path, rc ? NULL : x->err);
+        if (rc == JP_OK) rc = closed;
+    }
+    jp_profile_free(prof);
+    return rc;
+}
+
+static void free_lanes(jp_vec *lanes) {
+    for (size_t i = 0; i < lanes->n; i++) jp_vec_free(&JP_VEC_AT(lanes, jp_vec, i));
+    jp_vec_free(lanes);
+}
+
+/* Opens the selected hosts' files (all stay open: events are written straight from them). */
+static int open_hosts(exporter *x, const jp_vec *files, jp_vec *xs, jp_vec *names, jp_vec *hosts) {
+    for (size_t i = 0; i < files->n; i++) {
+        const char *file = JP_VEC_AT(files, char *, i);
+        const char *host = jp_profile_host_of(&x->arena, file);
+        if (!host) return nomem(x);
+        if (x->opt->host && *x->opt->host && !strstr(host, x->opt->host)) continue;
+        jp_xspace **slot = jp_vec_push(xs, sizeof *slot);
+        const char **name = jp_vec_push(names, sizeof *name), **h = jp_vec_push(hosts, sizeof *h);
+        if (!slot || !name || !h) return nomem(x);
+        *name = file;
+        *h = host;
+        int rc = jp_xspace_open(slot, file, x->err);
+        if (rc) {
+            xs->n--;
+            return rc;
+        }
+        x->st->events_in += jp_xspace_event_count(*slot);
+    }
+    if (xs->n == 0) return jp_error_set(x->err, JP_ERR_NOT_FOUND, 0, "no host matches '%s'", x->opt->host);
+    return JP_OK;
+}
+
+int jp_trace_export(const char *path, const char *out_path, const jp_trace_options *opt, jp_trace_stats *stats,
+                    jp_error *err) {
+    jp_error_clear(err);
+    jp_trace_stats local;
+    jp_trace_options defaults = jp_trace_options_default();
+    exporter x = {.opt = opt ? opt : &defaults, .out_path = out_path, .st = stats ? stats : &local, .err = err,
+                  .next_tid = 1};
+    memset(x.st, 0, sizeof *x.st);
+    if (!path || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "export needs a profile and an output path");
+    jp_arena_init(&x.arena, 0);
+    jp_vec files = {0}, xs = {0}, names = {0}, hosts = {0};
+    size_t tmp_len = strlen(out_path) + 5;
+    char *tmp = malloc(tmp_len);
+    int rc = tmp ? jp_profile_files(path, &files, err) : nomem(&x);
+    if (rc == JP_OK) rc = open_hosts(&x, &files, &xs, &names, &hosts);
+    if (rc == JP_OK) {
+        x.n_hosts = xs.n;
+        snprintf(tmp, tmp_len, "%s.tmp", out_path);
+        rc = write_trace(&x, xs.data, names.data, hosts.data, xs.n, path, tmp, out_path);
+        if (rc == JP_OK && rename(tmp, out_path) != 0)
+            rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot rename: %s", out_path, strerror(errno));
+        if (rc) unlink(tmp);
+    }
+    for (size_t i = 0; i < xs.n; i++) jp_xspace_close(JP_VEC_AT(&xs, jp_xspace *, i));
+    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
+    jp_vec_free(&files), jp_vec_free(&xs), jp_vec_free(&names), jp_vec_free(&hosts);
+    jp_vec_free(&x.items), jp_vec_free(&x.args), jp_vec_free(&x.recs);
+    jp_map_deinit(&x.flows);
+    free_lanes(&x.lanes);
+    jp_arena_deinit(&x.arena);
+    free(tmp);
+    return rc;
+}
