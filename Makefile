@@ -48,5 +48,5 @@ clean:
 
 # Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
 bench: install
-	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; } > docs/benchmarks.md.tmp
+	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; } > docs/benchmarks.md.tmp
 	mv docs/benchmarks.md.tmp docs/benchmarks.md

@@ -48,7 +48,8 @@ def export_trace(
     ``out`` defaults to ``perfetto_trace.json.gz`` (chrome) or ``perfetto_trace.pftrace`` in the run
     directory; a name ending in ``.gz`` is
     gzip-compressed (level 1) unless ``gzip_level`` says otherwise. ``window_ms=(a, b)`` keeps
-    events overlapping ``[a, b)`` ms after the first event; ``steps=(a, b)`` keeps steps a..b
+    events overlapping ``[a, b)`` ms of trace time (0 is the capture's start, as in
+    ``jaxprof report``); ``steps=(a, b)`` keeps steps a..b
     (inclusive); ``min_duration_us`` drops shorter slices. Raises ``FileNotFoundError`` /
     ``ValueError`` / ``OSError`` with the library's message.
     """

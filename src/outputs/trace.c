@@ -16,6 +16,9 @@ enum { SINK_BUFFER = 1 << 20 };
 /* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
 #define TIME_LIMIT_PS ((int64_t)1 << 61)
 
+/* Profiles whose first event starts within a day of time 0 keep their own time origin. */
+#define ORIGIN_LIMIT_PS ((int64_t)86400 * 1000000000000)
+
 /* Where a flow id comes from; with the host it keeps ids of different sources apart. */
 enum { FLOW_CORRELATION = 1, FLOW_PRODUCER = 2 };
 
@@ -205,11 +208,14 @@ static int find_base(exporter *x, jp_xspace *const *xs, size_t n) {
                     if (start < x->base_ps) x->base_ps = start;
                 }
     }
-    if (x->base_ps == INT64_MAX) x->base_ps = 0;
+    /* Time 0 is the profile's own origin (the capture's start, as XLA normalises it), so times match
+     * jaxprof report's; a profile on an absolute clock starts at its first event instead, keeping
+     * microseconds with nanosecond digits exact in JSON doubles. */
+    if (x->base_ps == INT64_MAX || (x->base_ps >= 0 && x->base_ps < ORIGIN_LIMIT_PS)) x->base_ps = 0;
     return JP_OK;
 }
 
-/* The absolute interval kept: the window (relative to the first event) within the steps asked for. */
+/* The absolute interval kept: the window (relative to time 0) within the steps asked for. */
 static int find_window(exporter *x) {
     const jp_trace_options *o = x->opt;
     x->from_ps = INT64_MIN;

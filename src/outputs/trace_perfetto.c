@@ -131,7 +131,10 @@ static int packet_flush(jp_trace_writer *w) {
     return JP_OK;
 }
 
-static uint64_t track_uuid(uint32_t pid, uint32_t tid) { return (uint64_t)pid << 32 | tid; }
+/* Thread tracks are numbered by their tid (unique in the trace, written on every event, so kept
+ * small); process tracks live above 2^32, out of the tids' way. */
+static uint64_t thread_uuid(uint32_t tid) { return tid; }
+static uint64_t process_uuid(uint32_t pid) { return (uint64_t)1 << 32 | pid; }
 
 static void begin(jp_trace_writer *w) { (void)w; }
 
@@ -141,7 +144,7 @@ static void process(jp_trace_writer *w, uint32_t pid, jp_str name, uint32_t sort
     pbuf *b = &pf->pkt;
     packet_open(pf, 0, 0);
     msg_open(b, PKT_TRACK_DESCRIPTOR);
-    f_varint(b, TD_UUID, track_uuid(pid, 0));
+    f_varint(b, TD_UUID, process_uuid(pid));
     msg_open(b, TD_PROCESS);
     f_varint(b, PD_PID, pid);
     f_bytes(b, PD_NAME, name.ptr, name.len);
@@ -154,12 +157,12 @@ static void thread(jp_trace_writer *w, uint32_t pid, uint32_t tid, jp_str name, 
     (void)sort_index;
     perfetto *pf = w->state;
     pbuf *b = &pf->pkt;
-    pf->track = track_uuid(pid, tid);
+    pf->track = thread_uuid(tid);
     pf->open_ends.n = 0;
     packet_open(pf, 0, 0);
     msg_open(b, PKT_TRACK_DESCRIPTOR);
     f_varint(b, TD_UUID, pf->track);
-    f_varint(b, TD_PARENT, track_uuid(pid, 0));
+    f_varint(b, TD_PARENT, process_uuid(pid));
     msg_open(b, TD_THREAD);
     f_varint(b, THD_PID, pid);
     f_varint(b, THD_TID, tid);

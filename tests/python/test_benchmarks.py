@@ -23,3 +23,12 @@ def test_analysis_speed_prints_its_table():
     assert proc.returncode == 0, proc.stderr
     assert "| jaxprof (C): load + all analyses + JSON |" in proc.stdout
     assert "| jax.profiler.ProfileData + Python op sums |" in proc.stdout
+
+
+def test_export_speed_prints_its_table_and_both_paths_keep_every_event():
+    proc = subprocess.run([sys.executable, str(BENCH / "export_speed.py"), "--steps", "20", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "| JAX trace JSON + perfetto rewrite |" in proc.stdout
+    assert "| `jaxprof export` (Chrome JSON, gzip 1) |" in proc.stdout
+    assert "jaxprof wrote every one of the" in proc.stdout
