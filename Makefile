@@ -32,10 +32,12 @@ $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 
 venv: $(VENV)/.deps
 
-$(VENV)/.deps: pyproject.toml
+$(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "meson-python>=0.15" "meson>=1.1" ninja "jax>=0.4.30" numpy "pytest>=7"
+	# test-only: a real TensorBoard for `jaxprof view --ui tensorboard`, Perfetto's own trace protos
+	$(VPY) -m pip install -q tensorboard perfetto
 	touch $@
 
 # cmocka (C unit tests) and zlib (gzip input), from Debian.

@@ -384,3 +384,29 @@ def test_more_than_five_million_events_export_completely(tmp_path):
     last_event = json.loads(last.rstrip().rstrip(","))
     assert last_event["name"] == "tick" and last_event["dur"] == 1.0
     assert last_event["ts"] == (n // 4 - 1) * 2.0
+
+
+def test_perfetto_export_parses_with_perfettos_own_protos(capture, tmp_path):
+    """A second, official oracle: the Trace message generated from Perfetto's .proto files."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    out = tmp_path / "t.pftrace"
+    export(capture, out, "--format", "perfetto")
+    trace = pb.Trace()
+    trace.ParseFromString(out.read_bytes())
+    mine = decode_perfetto(out)
+    assert len(trace.packet) == len(mine)
+    te = pb.TrackEvent
+    types = Counter(p.track_event.type for p in trace.packet if p.HasField("track_event"))
+    assert types[te.TYPE_SLICE_BEGIN] == types[te.TYPE_SLICE_END] > 0
+    names = {}
+    for p in trace.packet:
+        if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+            names.clear()
+        names.update({n.iid: n.name for n in p.interned_data.event_names})
+        if p.HasField("track_event") and p.track_event.type == te.TYPE_SLICE_BEGIN:
+            assert p.track_event.name_iid in names or p.track_event.name
+    threads = {p.track_descriptor.uuid: p.track_descriptor.thread.thread_name for p in trace.packet
+               if p.HasField("track_descriptor") and p.track_descriptor.HasField("thread")}
+    assert "Steps" in threads.values()
+    assert all(p.track_event.track_uuid in threads for p in trace.packet if p.HasField("track_event"))
