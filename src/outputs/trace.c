@@ -109,7 +109,12 @@ static int sink_open(jp_trace_sink *s, const char *path, int level, jp_error *er
     } else {
         s->file = fopen(path, "wb");
     }
-    if (!s->gz && !s->file) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot create: %s", path, strerror(errno));
+    if (!s->gz && !s->file) {
+        int saved = errno;
+        free(s->buf);
+        s->buf = NULL;
+        return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot create: %s", path, strerror(saved));
+    }
     return JP_OK;
 }
 

@@ -1,0 +1,181 @@
+/* test_trace.c - jp_trace_export under ASan/UBSan: counts on the real CPU fixture in both formats,
+ * cuts that add up, and bad input (every 61st prefix, 300 byte flips) ending in a clean error that
+ * names the file with no output or .tmp left, or in a complete export. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "jaxprof/jaxprof.h"
+
+#ifndef JP_TEST_DATA
+#define JP_TEST_DATA "tests/data"
+#endif
+
+static char tmpdir[1024];
+
+static void path_in_tmp(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "%s/%s", tmpdir, name); }
+
+/* The file's bytes, gunzipped when compressed (zlib's gz reader handles both). */
+static char *slurp(const char *path, size_t *len) {
+    gzFile f = gzopen(path, "rb");
+    assert_non_null(f);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    int got;
+    while ((got = gzread(f, buf + n, (unsigned)(cap - n))) > 0) {
+        n += (size_t)got;
+        if (n == cap) buf = realloc(buf, (cap *= 2) + 1);
+    }
+    gzclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static size_t count(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++) n++;
+    return n;
+}
+
+static uint64_t fixture_events(void) {
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_open(&xs, JP_TEST_DATA "/cpu_small.xplane.pb.gz", &err), JP_OK);
+    uint64_t n = jp_xspace_event_count(xs);
+    jp_xspace_close(xs);
+    return n;
+}
+
+static void test_chrome_export_counts(void **state) {
+    (void)state;
+    char out[1100];
+    path_in_tmp(out, sizeof out, "t.json.gz");
+    jp_trace_stats st;
+    jp_error err;
+    assert_int_equal(jp_trace_export(JP_TEST_DATA "/cpu_small.xplane.pb.gz", out, NULL, &st, &err), JP_OK);
+    assert_int_equal(st.events_in, fixture_events());
+    assert_int_equal(st.events_out, st.events_in);
+    assert_int_equal(st.events_cut, 0);
+    size_t len;
+    char *json = slurp(out, &len);
+    assert_int_equal(count(json, "{\"ph\":\"X\"") + count(json, "{\"ph\":\"i\""), st.events_out + st.derived);
+    assert_int_equal(count(json, "{\"ph\":\"s\""), st.flows);
+    assert_non_null(strstr(json, "\"events_out\":"));
+    free(json);
+    unlink(out);
+}
+
+static void test_perfetto_export_is_plain_protobuf(void **state) {
+    (void)state;
+    char out[1100];
+    path_in_tmp(out, sizeof out, "t.pftrace");
+    jp_trace_options opt = jp_trace_options_default();
+    opt.format = JP_TRACE_PERFETTO;
+    jp_trace_stats st;
+    jp_error err;
+    assert_int_equal(jp_trace_export(JP_TEST_DATA "/cpu_small.xplane.pb.gz", out, &opt, &st, &err), JP_OK);
+    assert_int_equal(st.events_out, fixture_events());
+    size_t len;
+    char *pb = slurp(out, &len);
+    assert_int_equal(len, st.bytes);
+    assert_int_equal((unsigned char)pb[0], 0x0a); /* Trace.packet, field 1, length-delimited */
+    free(pb);
+    unlink(out);
+}
+
+static void test_cuts_add_up(void **state) {
+    (void)state;
+    char out[1100];
+    path_in_tmp(out, sizeof out, "w.json");
+    jp_trace_options opt = jp_trace_options_default();
+    opt.window_start_ps = 0;
+    opt.window_end_ps = 200000000; /* the first 200 us */
+    opt.min_duration_ps = 1000000;
+    jp_trace_stats st;
+    jp_error err;
+    assert_int_equal(jp_trace_export(JP_TEST_DATA "/cpu_small.xplane.pb.gz", out, &opt, &st, &err), JP_OK);
+    assert_true(st.events_cut > 0 && st.events_out > 0);
+    assert_int_equal(st.events_out + st.events_cut, st.events_in);
+    unlink(out);
+
+    opt = jp_trace_options_default();
+    opt.first_step = 1000;
+    opt.last_step = 2000;
+    assert_int_equal(jp_trace_export(JP_TEST_DATA "/cpu_small.xplane.pb.gz", out, &opt, &st, &err),
+                     JP_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "no step numbered 1000..2000"));
+    assert_int_equal(access(out, F_OK), -1);
+}
+
+static void test_unwritable_output_is_an_io_error(void **state) {
+    (void)state;
+    jp_error err;
+    int rc = jp_trace_export(JP_TEST_DATA "/cpu_small.xplane.pb.gz", "/nonexistent-dir/t.json", NULL, NULL, &err);
+    assert_int_equal(rc, JP_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir/t.json"));
+}
+
+/* Exports `len` bytes as a file; either it works completely or fails cleanly, leaving nothing. */
+static void export_bytes(const uint8_t *data, size_t len, int *ok, int *failed) {
+    char in[1100], out[1100], tmp[1200];
+    path_in_tmp(in, sizeof in, "bad.xplane.pb");
+    path_in_tmp(out, sizeof out, "bad.json");
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+    jp_trace_stats st;
+    jp_error err;
+    int rc = jp_trace_export(in, out, NULL, &st, &err);
+    if (rc == JP_OK) {
+        assert_int_equal(st.events_out, st.events_in);
+        (*ok)++;
+    } else {
+        assert_non_null(strstr(err.msg, "bad.xplane.pb"));
+        assert_int_equal(access(out, F_OK), -1);
+        (*failed)++;
+    }
+    assert_int_equal(access(tmp, F_OK), -1);
+    unlink(out);
+    unlink(in);
+}
+
+static void test_bad_input_fails_cleanly(void **state) {
+    (void)state;
+    size_t len;
+    char *raw = slurp(JP_TEST_DATA "/cpu_small.xplane.pb.gz", &len);
+    int ok = 0, failed = 0;
+    for (size_t n = 0; n < len; n += 61) export_bytes((const uint8_t *)raw, n, &ok, &failed);
+    uint8_t *copy = malloc(len);
+    srand(7);
+    for (int i = 0; i < 300; i++) {
+        memcpy(copy, raw, len);
+        copy[(size_t)rand() % len] ^= (uint8_t)(1 + rand() % 255);
+        export_bytes(copy, len, &ok, &failed);
+    }
+    assert_true(ok > 0 && failed > 0);
+    free(copy);
+    free(raw);
+}
+
+int main(void) {
+    const char *dir = getenv("TEST_TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s", dir && *dir ? dir : "/tmp");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chrome_export_counts),
+        cmocka_unit_test(test_perfetto_export_is_plain_protobuf),
+        cmocka_unit_test(test_cuts_add_up),
+        cmocka_unit_test(test_unwritable_output_is_an_io_error),
+        cmocka_unit_test(test_bad_input_fails_cleanly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
