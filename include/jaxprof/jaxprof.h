@@ -505,14 +505,15 @@ int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, j
  * ------------------------------------------------------------------------------------------- */
 
 /* A small HTTP/1.1 server for local viewers, reusable by any output that serves files or JSON.
- * GET, HEAD and OPTIONS only (anything else: 405); one response is written at a time while up to
- * 16 connections wait for their request head, so an idle browser pre-connect never stalls the
- * others. Every response closes its connection. Requests are checked before the handler sees them:
- * head size (431), syntax and percent-encoding (400), dot segments (403), and a Host header naming
- * a loopback address or an allowed name with the bound port (403: defeats DNS rebinding). OPTIONS
- * is answered by the server (CORS and Private Network Access preflight). Files are sent with
- * Content-Length and a single "Range: bytes=" (206/416). A server is not thread-safe: one thread
- * opens, runs and closes it; distinct servers are independent. No global state. */
+ * GET, HEAD and OPTIONS only (anything else: 405). One response is written at a time while up to
+ * 16 connections wait for their request head (a 17th replaces the oldest), so idle browser
+ * pre-connects never stall the others. Every response closes its connection. Requests are
+ * checked before the handler sees them: head size (431), syntax and percent-encoding (400), dot
+ * segments (403), and a Host header naming a loopback address or an allowed name with the bound
+ * port (403: defeats DNS rebinding). OPTIONS is answered by the server (CORS and Private Network
+ * Access preflight). Files are sent with Content-Length and a single "Range: bytes=" (206/416).
+ * A server is not thread-safe: one thread opens, runs and closes it; distinct servers are
+ * independent. No global state. */
 
 typedef enum jp_http_method { JP_HTTP_GET = 0, JP_HTTP_HEAD, JP_HTTP_OPTIONS } jp_http_method;
 
@@ -539,11 +540,12 @@ const char *jp_http_request_header(const jp_http_request *req, const char *name)
  * 404 Not Found; the last jp_http_respond_* call wins. */
 typedef struct jp_http_response jp_http_response;
 
-/* Answers status with a copy of len bytes of data (content_type NULL: application/octet-stream). */
+/* Answers status with a copy of len bytes of data. content_type is copied (NULL means
+ * application/octet-stream); one with a control byte or over 127 bytes is JP_ERR_ARG (and 500). */
 int jp_http_respond_bytes(jp_http_response *resp, int status, const char *content_type, const void *data,
                           size_t len, jp_error *err);
-/* Answers with the regular file at path (copied), honouring a single byte range; a file that
- * cannot be opened gives 404, a directory or device 403. Symbolic links are not followed. */
+/* Answers with the regular file at path (copied; content_type as above), honouring a single byte
+ * range. A file that cannot be opened gives 404, a link, directory or device 403 when sent. */
 int jp_http_respond_file(jp_http_response *resp, const char *path, const char *content_type, jp_error *err);
 /* Answers status with its reason phrase as a text/plain body ("404 Not Found\n"). */
 int jp_http_respond_status(jp_http_response *resp, int status);

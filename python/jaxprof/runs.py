@@ -1,4 +1,7 @@
-"""Finding captured runs on disk (the search itself is libjaxprof's ``jp_runs_find``)."""
+"""Finding captured runs on disk (the search itself is libjaxprof's ``jp_runs_find``).
+
+Opening one in a viewer is ``jaxprof.viewers.open_latest_profile``.
+"""
 from __future__ import annotations
 
 import os
@@ -34,21 +37,3 @@ def latest_run(log_dir: str | os.PathLike[str]) -> Run | None:
     runs = find_runs(log_dir)
     return runs[-1] if runs else None
 
-
-def open_latest_profile(profile_dir: str | os.PathLike[str] = ".") -> Path | None:
-    """Finds the newest profile run under ``profile_dir``, prints where it is and how to look at it.
-
-    Returns the run directory, or ``None`` (with a message) when there is none.
-    """
-    try:
-        run = latest_run(profile_dir)
-    except OSError as exc:
-        print(f"jaxprof: {exc}")
-        return None
-    if run is None:
-        print(f"jaxprof: no profile (*.xplane.pb) under {profile_dir}")
-        return None
-    size_mb = run.bytes / 1e6
-    print(f"Latest profile: {run.path} ({run.n_files} host file(s), {size_mb:.1f} MB)")
-    print(f"  view it:  tensorboard --logdir {profile_dir}   (needs tensorboard-plugin-profile)")
-    return run.path

@@ -1,2 +1,851 @@
-/* http.c - being written. */
-#include "jaxprof/jaxprof.h"
+/* http.c - a small HTTP/1.1 server for local viewers: checked requests, files with ranges, CORS. */
+#define _GNU_SOURCE /* accept4 */
+#include "base/error.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+    MAX_CONNS = 16,            /* connections waiting for their request head at once */
+    MAX_HEADERS = 64,          /* header fields per request; more gets 431 */
+    TICK_MS = 200,             /* longest wait before should_stop is asked again */
+    LINGER_MS = 200,           /* after an error reply, how long unread input is drained */
+    DEFAULT_TIMEOUT_MS = 10000, /* jp_http_options.timeout_ms when 0 */
+    DEFAULT_HEADER_MAX = 16384, /* jp_http_options.max_header_bytes when 0 */
+    TYPE_MAX = 128,            /* bytes of a Content-Type value, NUL included */
+    EXTRA_HEADERS_MAX = 2048,  /* bytes of header lines a handler may add */
+    HEAD_MAX = 4096,           /* the status line and the server's own header lines */
+    IO_CHUNK = 1 << 16         /* file bytes read and sent per step */
+};
+
+/* One client connection while its request head arrives. */
+typedef struct conn {
+    int fd;              /* the client socket (non-blocking); -1 when the slot is free */
+    size_t len;          /* bytes of the request head received into buf */
+    int64_t deadline_ms; /* monotonic time by which the whole head must have arrived */
+    char *buf;           /* max_header_bytes + 1 bytes inside the server's one allocation */
+} conn;
+
+struct jp_http_response {
+    int status;                          /* HTTP status code */
+    char content_type[TYPE_MAX];         /* the Content-Type value (checked: no CR, LF or controls) */
+    const char *static_body;             /* a static body (status pages), or NULL */
+    char *body;                          /* owned copy of a bytes body, or NULL */
+    size_t body_len;                     /* bytes in body or static_body */
+    char *file;                          /* owned copy of the path of a file body, or NULL */
+    size_t extra_len;                    /* bytes used in extra */
+    char extra[EXTRA_HEADERS_MAX];       /* header lines added by the handler, CRLF-terminated */
+};
+
+/* What the server knows about the request it is answering, beyond jp_http_request. */
+typedef struct exchange {
+    jp_http_request req;                 /* the parsed request (valid when status is 0) */
+    int status;                          /* 0 while the request is acceptable, else the error to send */
+    const char *range;                   /* the Range header, or NULL */
+    char target[128];                    /* the raw request target, printable, cut: for the log */
+    char method[16];                     /* the method token as sent, for the log */
+} exchange;
+
+struct jp_http_server {
+    jp_http_options opt;                 /* as given, defaults applied */
+    int listen_fd;                       /* the listening socket (non-blocking) */
+    uint16_t port;                       /* the port bound */
+    int64_t accept_resume_ms;            /* accepting pauses until then after EMFILE and the like */
+    conn conns[MAX_CONNS];               /* connection slots */
+    jp_http_header headers[MAX_HEADERS]; /* the header fields of the request being answered */
+    jp_http_response resp;               /* the response being built */
+    char *io;                            /* IO_CHUNK bytes for file transfers */
+    char *bufs;                          /* the one allocation behind io and every conn.buf */
+};
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int stop_requested(const jp_http_server *s) {
+    return s->opt.should_stop && s->opt.should_stop(s->opt.ctx);
+}
+
+/* ---- responses -------------------------------------------------------------------------------- */
+
+static const char *reason(int status) {
+    switch (status) {
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 206: return "Partial Content";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 416: return "Range Not Satisfiable";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return status < 400 ? "OK" : "Error";
+    }
+}
+
+/* "404 Not Found\n" for the status pages: one static string per status. */
+static const char *status_page(int status) {
+    switch (status) {
+    case 400: return "400 Bad Request\n";
+    case 403: return "403 Forbidden\n";
+    case 404: return "404 Not Found\n";
+    case 405: return "405 Method Not Allowed\n";
+    case 408: return "408 Request Timeout\n";
+    case 416: return "416 Range Not Satisfiable\n";
+    case 431: return "431 Request Header Fields Too Large\n";
+    case 500: return "500 Internal Server Error\n";
+    case 503: return "503 Service Unavailable\n";
+    case 505: return "505 HTTP Version Not Supported\n";
+    default: return "";
+    }
+}
+
+static void resp_clear_body(jp_http_response *r) {
+    free(r->body);
+    free(r->file);
+    r->body = r->file = NULL;
+    r->static_body = NULL;
+    r->body_len = 0;
+}
+
+static void resp_reset(jp_http_response *r) {
+    resp_clear_body(r);
+    r->extra_len = 0;
+    r->extra[0] = '\0';
+    jp_http_respond_status(r, 404);
+}
+
+/* Copies a Content-Type value; 0, or -1 when it is too long or holds a control byte (which could
+ * smuggle header lines). */
+static int set_type(jp_http_response *r, const char *type) {
+    size_t n = strlen(type);
+    if (n >= sizeof r->content_type) return -1;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)type[i] < 0x20 || type[i] == 0x7f) return -1;
+    memcpy(r->content_type, type, n + 1);
+    return 0;
+}
+
+int jp_http_respond_status(jp_http_response *resp, int status) {
+    if (!resp || status < 100 || status > 599) return JP_ERR_ARG;
+    resp_clear_body(resp);
+    resp->status = status;
+    set_type(resp, "text/plain; charset=utf-8");
+    resp->static_body = status_page(status);
+    resp->body_len = strlen(resp->static_body);
+    return JP_OK;
+}
+
+int jp_http_respond_bytes(jp_http_response *resp, int status, const char *content_type, const void *data,
+                          size_t len, jp_error *err) {
+    if (!resp || status < 100 || status > 599 || (!data && len))
+        return jp_error_set(err, JP_ERR_ARG, 0, "http: bad response arguments");
+    char *copy = malloc(len ? len : 1);
+    if (!copy) return jp_error_set(err, JP_ERR_NOMEM, 0, "http: out of memory for a %zu-byte response", len);
+    if (len) memcpy(copy, data, len);
+    resp_clear_body(resp);
+    if (set_type(resp, content_type ? content_type : "application/octet-stream") != 0) {
+        free(copy);
+        jp_http_respond_status(resp, 500);
+        return jp_error_set(err, JP_ERR_ARG, 0, "http: bad content type");
+    }
+    resp->status = status;
+    resp->body = copy;
+    resp->body_len = len;
+    return JP_OK;
+}
+
+int jp_http_respond_file(jp_http_response *resp, const char *path, const char *content_type, jp_error *err) {
+    if (!resp || !path) return jp_error_set(err, JP_ERR_ARG, 0, "http: bad response arguments");
+    char *copy = strdup(path);
+    if (!copy) return jp_error_set(err, JP_ERR_NOMEM, 0, "http: out of memory");
+    resp_clear_body(resp);
+    if (set_type(resp, content_type ? content_type : "application/octet-stream") != 0) {
+        free(copy);
+        jp_http_respond_status(resp, 500);
+        return jp_error_set(err, JP_ERR_ARG, 0, "http: bad content type");
+    }
+    resp->status = 200;
+    resp->file = copy;
+    return JP_OK;
+}
+
+static int is_tchar(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+int jp_http_response_header(jp_http_response *resp, const char *name, const char *value, jp_error *err) {
+    if (!resp || !name || !*name || !value) return jp_error_set(err, JP_ERR_ARG, 0, "http: bad header");
+    for (const char *p = name; *p; p++)
+        if (!is_tchar((unsigned char)*p)) return jp_error_set(err, JP_ERR_ARG, 0, "http: bad header name");
+    if (strpbrk(value, "\r\n")) return jp_error_set(err, JP_ERR_ARG, 0, "http: header %s holds a line break", name);
+    size_t room = sizeof resp->extra - resp->extra_len;
+    int n = snprintf(resp->extra + resp->extra_len, room, "%s: %s\r\n", name, value);
+    if (n < 0 || (size_t)n >= room) {
+        resp->extra[resp->extra_len] = '\0';
+        return jp_error_set(err, JP_ERR_LIMIT, 0, "http: more than %d bytes of added headers", EXTRA_HEADERS_MAX);
+    }
+    resp->extra_len += (size_t)n;
+    return JP_OK;
+}
+
+/* ---- request parsing -------------------------------------------------------------------------- */
+
+/* Index just past the blank line ending the head ("\r\n\r\n" or "\n\n"), or 0 when not there yet. */
+static size_t head_end(const char *buf, size_t len) {
+    for (size_t i = 1; i < len; i++) {
+        if (buf[i] != '\n') continue;
+        if (buf[i - 1] == '\n') return i + 1;
+        if (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n') return i + 1;
+    }
+    return 0;
+}
+
+/* Cuts the next line out of [*p, end): NUL-terminates it (dropping CR LF) and advances *p. A CR
+ * anywhere but before the LF makes the line invalid: returns NULL. */
+static char *next_line(char **p, char *end) {
+    char *line = *p, *lf = memchr(line, '\n', (size_t)(end - line));
+    if (!lf) return NULL;
+    char *stop = lf > line && lf[-1] == '\r' ? lf - 1 : lf;
+    *stop = '\0';
+    *lf = '\0';
+    *p = lf + 1;
+    return memchr(line, '\r', (size_t)(stop - line)) ? NULL : line;
+}
+
+/* Copies s into out (cap bytes) with anything unprintable as '?', for log lines. */
+static void printable_copy(char *out, size_t cap, const char *s) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < cap; i++) out[i] = (s[i] > 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    out[i] = '\0';
+}
+
+/* "GET /path HTTP/1.1": fills method and target; returns 0, 400, 405 or 505. */
+static int parse_request_line(char *line, exchange *ex, char **target) {
+    char *sp1 = strchr(line, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    if (!sp1 || !sp2 || sp1 == line || sp2 == sp1 + 1 || strchr(sp2 + 1, ' ')) return 400;
+    *sp1 = *sp2 = '\0';
+    for (char *c = line; *c; c++)
+        if (!is_tchar((unsigned char)*c)) return 400;
+    for (char *c = sp1 + 1; *c; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f) return 400;
+    printable_copy(ex->method, sizeof ex->method, line);
+    printable_copy(ex->target, sizeof ex->target, sp1 + 1);
+    const char *ver = sp2 + 1;
+    if (strncmp(ver, "HTTP/", 5) != 0 || strlen(ver) != 8 || ver[6] != '.') return 400;
+    if (ver[5] != '1' || (ver[7] != '0' && ver[7] != '1')) return 505;
+    *target = sp1 + 1;
+    if (strcmp(line, "GET") == 0) ex->req.method = JP_HTTP_GET;
+    else if (strcmp(line, "HEAD") == 0) ex->req.method = JP_HTTP_HEAD;
+    else if (strcmp(line, "OPTIONS") == 0) ex->req.method = JP_HTTP_OPTIONS;
+    else return 405;
+    return 0;
+}
+
+/* Splits "Name: value" in place; returns 0, 400 for a malformed field. */
+static int parse_header(char *line, jp_http_header *h) {
+    char *colon = strchr(line, ':');
+    if (!colon || colon == line) return 400;
+    for (char *c = line; c < colon; c++)
+        if (!is_tchar((unsigned char)*c)) return 400; /* also refuses obs-fold and "Name :" */
+    *colon = '\0';
+    char *v = colon + 1, *e = v + strlen(v);
+    while (*v == ' ' || *v == '\t') v++;
+    while (e > v && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    *e = '\0';
+    for (char *c = v; *c; c++)
+        if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f) return 400;
+    h->name = line;
+    h->value = v;
+    return 0;
+}
+
+const char *jp_http_request_header(const jp_http_request *req, const char *name) {
+    if (!req || !name) return NULL;
+    for (size_t i = 0; i < req->n_headers; i++)
+        if (strcasecmp(req->headers[i].name, name) == 0) return req->headers[i].value;
+    return NULL;
+}
+
+static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes path in place. 400 for a bad escape, NUL, backslash or control byte; 403 for a
+ * "." or ".." segment (checked after decoding, so "%2e%2e" and "%2F" are caught too). */
+static int decode_path(char *path) {
+    char *out = path;
+    for (const char *in = path; *in; in++) {
+        int c = (unsigned char)*in;
+        if (c == '%') {
+            int hi = hex_value(in[1]), lo = hi < 0 ? -1 : hex_value(in[2]);
+            if (lo < 0) return 400;
+            c = hi * 16 + lo;
+            in += 2;
+        }
+        if (c == 0 || c == '\\' || c < 0x20 || c == 0x7f) return 400;
+        *out++ = (char)c;
+    }
+    *out = '\0';
+    for (const char *seg = path; seg; seg = strchr(seg + 1, '/')) {
+        const char *s = seg + 1;
+        size_t n = strcspn(s, "/");
+        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return 403;
+    }
+    return 0;
+}
+
+/* Splits the target into path and query and checks the path; returns 0, 400 or 403. */
+static int parse_target(char *target, jp_http_request *req) {
+    if (target[0] != '/' || strchr(target, '#')) return 400;
+    char *q = strchr(target, '?');
+    req->query = "";
+    if (q) {
+        *q = '\0';
+        req->query = q + 1;
+    }
+    req->path = target;
+    return decode_path(target);
+}
+
+static int is_loopback_name(const char *name, size_t len) {
+    static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && strncasecmp(name, names[i], len) == 0) return 1;
+    return 0;
+}
+
+/* Accepts "name[:port]" when name is a loopback name or an allowed one and the port is the bound
+ * one (no port: 80). A browser sends the name it resolved, so a DNS-rebinding page fails here. */
+static int host_allowed(const jp_http_server *s, const char *host) {
+    const char *colon = host[0] == '[' ? strchr(host, ']') : host;
+    if (!colon) return 0;
+    colon = strchr(colon, ':');
+    size_t name_len = colon ? (size_t)(colon - host) : strlen(host);
+    unsigned long port = 80;
+    if (colon) {
+        char *end;
+        if (colon[1] < '0' || colon[1] > '9' || strlen(colon + 1) > 5) return 0;
+        port = strtoul(colon + 1, &end, 10);
+        if (*end) return 0;
+    }
+    if (port != s->port || name_len == 0) return 0;
+    if (is_loopback_name(host, name_len)) return 1;
+    for (const char *const *a = s->opt.allowed_hosts; a && *a; a++)
+        if (strlen(*a) == name_len && strncasecmp(host, *a, name_len) == 0) return 1;
+    return 0;
+}
+
+/* Checks the fields that decide whether the request may be answered; returns 0 or a status. */
+static int check_fields(const jp_http_server *s, exchange *ex) {
+    const char *host = NULL;
+    for (size_t i = 0; i < ex->req.n_headers; i++) {
+        if (strcasecmp(ex->req.headers[i].name, "Host") != 0) continue;
+        if (host) return 400; /* two Host fields */
+        host = ex->req.headers[i].value;
+    }
+    if (!host) return 400;
+    if (!host_allowed(s, host)) return 403;
+    ex->req.host = host;
+    ex->range = jp_http_request_header(&ex->req, "Range");
+    return 0;
+}
+
+/* GET, HEAD and OPTIONS carry no body here: one announced is refused rather than left unread. */
+static int check_no_body(const jp_http_request *req) {
+    const char *cl = jp_http_request_header(req, "Content-Length");
+    return jp_http_request_header(req, "Transfer-Encoding") || (cl && strcmp(cl, "0") != 0) ? 400 : 0;
+}
+
+/* Parses the head buf[0, len) in place into ex. Leaves ex->status 0 or the error to answer. The
+ * method is known before the fields are checked, but 405 is only sent to a well-formed request
+ * with an accepted Host, so nothing is learnt from a forged one. */
+static void parse_request(jp_http_server *s, char *buf, size_t len, exchange *ex) {
+    char *p = buf, *end = buf + len, *line, *target = NULL;
+    while (p < end && (*p == '\r' || *p == '\n')) p++; /* blank lines before the request line */
+    if (!(line = next_line(&p, end))) return (void)(ex->status = 400);
+    int method_status = parse_request_line(line, ex, &target);
+    if (method_status != 0 && method_status != 405) return (void)(ex->status = method_status);
+    size_t n = 0;
+    while ((line = next_line(&p, end)) != NULL && *line) {
+        if (n == MAX_HEADERS) return (void)(ex->status = 431);
+        if ((ex->status = parse_header(line, &s->headers[n++])) != 0) return;
+    }
+    if (!line) return (void)(ex->status = 400);
+    ex->req.headers = s->headers;
+    ex->req.n_headers = n;
+    if ((ex->status = check_fields(s, ex)) != 0) return;
+    if (method_status) return (void)(ex->status = method_status);
+    if ((ex->status = check_no_body(&ex->req)) != 0) return;
+    ex->status = parse_target(target, &ex->req);
+}
+
+/* ---- sending ---------------------------------------------------------------------------------- */
+
+/* Sends all len bytes, waiting up to timeout_ms each time the socket is full. -1 on failure,
+ * timeout or a stop request. MSG_NOSIGNAL: a client that hung up never raises SIGPIPE. */
+static int send_all(const jp_http_server *s, int fd, const char *data, size_t len) {
+    while (len > 0) {
+        ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+        if (n > 0) {
+            data += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) || stop_requested(s)) return -1;
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int r = poll(&pfd, 1, (int)s->opt.timeout_ms);
+        if (r == 0 || (r < 0 && errno != EINTR)) return -1;
+    }
+    return 0;
+}
+
+/* The byte range a file response sends. */
+typedef struct span {
+    uint64_t start;  /* first byte */
+    uint64_t len;    /* bytes to send */
+    uint64_t total;  /* file size */
+} span;
+
+/* Reads "bytes=a-b", "bytes=a-" or "bytes=-n" against the file size: 1 and the span when it
+ * applies, 0 to send the whole file (absent, malformed or several ranges: RFC 9110 lets a server
+ * ignore them), -1 when unsatisfiable (416). */
+static int parse_range(const char *v, span *sp) {
+    if (!v || strncasecmp(v, "bytes=", 6) != 0 || strchr(v, ',')) return 0;
+    const char *p = v + 6;
+    char *end;
+    uint64_t a = 0, b = UINT64_MAX;
+    int has_a = *p >= '0' && *p <= '9';
+    if (has_a) {
+        errno = 0;
+        a = strtoull(p, &end, 10);
+        if (errno) return 0;
+        p = end;
+    }
+    if (*p++ != '-') return 0;
+    if (*p) {
+        if (*p < '0' || *p > '9') return 0;
+        errno = 0;
+        b = strtoull(p, &end, 10);
+        if (errno || *end) return 0;
+    } else if (!has_a) {
+        return 0;
+    }
+    if (!has_a) { /* suffix: the last b bytes */
+        if (b == 0) return -1;
+        a = b >= sp->total ? 0 : sp->total - b;
+        b = sp->total - 1;
+    }
+    if (b < a) return 0;
+    if (a >= sp->total) return -1;
+    if (b >= sp->total) b = sp->total - 1;
+    sp->start = a;
+    sp->len = b - a + 1;
+    return 1;
+}
+
+/* Opens the response's file for reading; sets the status for what cannot be sent. */
+static int open_body_file(jp_http_response *r, span *sp) {
+    int fd = open(r->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int status = fd < 0 && errno != ELOOP ? 404 : 403;
+        if (fd >= 0) close(fd);
+        jp_http_respond_status(r, status);
+        return -1;
+    }
+    sp->start = 0;
+    sp->total = sp->len = (uint64_t)st.st_size;
+    return fd;
+}
+
+/* A bounded text buffer for the response head. */
+typedef struct head_buf {
+    char *p;      /* the caller's storage */
+    size_t len;   /* bytes written */
+    size_t cap;   /* size of p */
+    int overflow; /* 1 once something did not fit */
+} head_buf;
+
+static void put(head_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(head_buf *b, const char *fmt, ...) {
+    if (b->overflow) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= b->cap - b->len) b->overflow = 1;
+    else b->len += (size_t)k;
+}
+
+/* Writes the status line and headers for r into head; returns its length, or 0 if too long. */
+static size_t build_head(const jp_http_server *s, const jp_http_response *r, const span *sp, int with_range,
+                         char *head, size_t cap) {
+    head_buf b = {head, 0, cap, 0};
+    put(&b, "HTTP/1.1 %d %s\r\n", r->status, reason(r->status));
+    if (r->status != 204)
+        put(&b, "Content-Type: %s\r\nContent-Length: %llu\r\n", r->content_type, (unsigned long long)sp->len);
+    put(&b, "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n");
+    if (r->status == 206)
+        put(&b, "Accept-Ranges: bytes\r\nContent-Range: bytes %llu-%llu/%llu\r\n", (unsigned long long)sp->start,
+            (unsigned long long)(sp->start + sp->len - 1), (unsigned long long)sp->total);
+    else if (r->status == 416 && with_range)
+        put(&b, "Content-Range: bytes */%llu\r\n", (unsigned long long)sp->total);
+    else if (r->file)
+        put(&b, "Accept-Ranges: bytes\r\n");
+    if (r->status == 405) put(&b, "Allow: GET, HEAD, OPTIONS\r\n");
+    if (s->opt.cors_origin)
+        put(&b, "Access-Control-Allow-Origin: %s\r\n%sAccess-Control-Expose-Headers: Content-Length, "
+            "Content-Range, Accept-Ranges\r\n", s->opt.cors_origin,
+            strcmp(s->opt.cors_origin, "*") ? "Vary: Origin\r\n" : "");
+    put(&b, "%s\r\n", r->extra);
+    return b.overflow ? 0 : b.len;
+}
+
+/* Streams sp's bytes of the file at fd to the client. */
+static int send_file_span(jp_http_server *s, int client, int fd, const span *sp) {
+    uint64_t off = sp->start, left = sp->len;
+    while (left > 0) {
+        size_t want = left < IO_CHUNK ? (size_t)left : IO_CHUNK;
+        ssize_t got = pread(fd, s->io, want, (off_t)off);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return -1; /* the file shrank or failed: the client sees a short body */
+        if (send_all(s, client, s->io, (size_t)got) != 0) return -1;
+        off += (uint64_t)got;
+        left -= (uint64_t)got;
+    }
+    return 0;
+}
+
+/* Sends r for a request with the given method and Range header; returns the body bytes sent. */
+static uint64_t send_response(jp_http_server *s, int client, jp_http_response *r, int method, const char *range) {
+    span sp = {0, r->body_len, r->body_len};
+    int fd = -1, ranged = 0;
+    if (r->file && (fd = open_body_file(r, &sp)) >= 0 && r->status == 200) {
+        ranged = parse_range(range, &sp);
+        if (ranged == 1) r->status = 206;
+        if (ranged < 0) { /* 416 keeps the file's size for Content-Range */
+            uint64_t total = sp.total;
+            jp_http_respond_status(r, 416);
+            sp = (span){0, r->body_len, total};
+        }
+    }
+    if (!r->file) sp.len = r->body_len;
+    char head[HEAD_MAX + EXTRA_HEADERS_MAX];
+    size_t head_len = build_head(s, r, &sp, ranged < 0, head, sizeof head);
+    uint64_t sent = 0;
+    if (head_len && send_all(s, client, head, head_len) == 0 && method != JP_HTTP_HEAD) {
+        const char *body = r->body ? r->body : r->static_body;
+        if (fd >= 0 && r->file) sent = send_file_span(s, client, fd, &sp) == 0 ? sp.len : 0;
+        else if (body && send_all(s, client, body, sp.len) == 0) sent = sp.len;
+    }
+    if (fd >= 0) close(fd);
+    return sent;
+}
+
+/* The answer to a CORS / Private Network Access preflight: 204 with what a page may send. */
+static int respond_preflight(const jp_http_server *s, jp_http_response *r) {
+    jp_http_respond_status(r, 204);
+    r->static_body = "";
+    r->body_len = 0;
+    if (!s->opt.cors_origin) return 0;
+    return jp_http_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS", NULL) ||
+           jp_http_response_header(r, "Access-Control-Allow-Headers", "*", NULL) ||
+           jp_http_response_header(r, "Access-Control-Allow-Private-Network", "true", NULL) ||
+           jp_http_response_header(r, "Access-Control-Max-Age", "600", NULL);
+}
+
+/* ---- connections ------------------------------------------------------------------------------ */
+
+/* Closes c. After an error reply the client may still be sending (an oversized head): reading
+ * what is left for a moment first keeps the kernel from resetting the connection before the
+ * client has read the reply. */
+static void conn_close(conn *c, int linger) {
+    if (c->fd < 0) return;
+    if (linger) {
+        shutdown(c->fd, SHUT_WR);
+        int64_t until = now_ms() + LINGER_MS;
+        char sink[4096];
+        for (int64_t left; (left = until - now_ms()) > 0;) {
+            struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+            if (poll(&pfd, 1, (int)left) <= 0) break;
+            ssize_t n = recv(c->fd, sink, sizeof sink, 0);
+            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+        }
+    }
+    close(c->fd);
+    c->fd = -1;
+    c->len = 0;
+}
+
+static void log_exchange(const jp_http_server *s, const exchange *ex, int status, uint64_t bytes) {
+    if (!s->opt.log) return;
+    char line[256];
+    snprintf(line, sizeof line, "%s %s %d %llu", ex->method[0] ? ex->method : "-",
+             ex->target[0] ? ex->target : "-", status, (unsigned long long)bytes);
+    s->opt.log(s->opt.ctx, line);
+}
+
+/* Answers the request whose head is c->buf[0, len) (status: a reply decided before parsing, or 0)
+ * and closes the connection. */
+static void answer(jp_http_server *s, conn *c, size_t len, int status) {
+    exchange ex;
+    memset(&ex, 0, sizeof ex);
+    jp_http_response *r = &s->resp;
+    resp_reset(r);
+    if (status == 0) parse_request(s, c->buf, len, &ex);
+    else ex.status = status;
+    if (ex.status != 0) jp_http_respond_status(r, ex.status);
+    else if (ex.req.method == JP_HTTP_OPTIONS) respond_preflight(s, r);
+    else if (s->opt.handler && s->opt.handler(s->opt.ctx, &ex.req, r) < 0) {
+        resp_reset(r);
+        jp_http_respond_status(r, 500);
+    }
+    uint64_t sent = send_response(s, c->fd, r, ex.req.method, ex.range);
+    log_exchange(s, &ex, r->status, sent);
+    conn_close(c, r->status >= 400);
+    resp_clear_body(r);
+}
+
+/* Reads what c's client sent; answers once the head is complete (or too large). */
+static void conn_read(jp_http_server *s, conn *c) {
+    size_t cap = s->opt.max_header_bytes;
+    ssize_t n = recv(c->fd, c->buf + c->len, cap - c->len, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) return conn_close(c, 0);
+    c->len += (size_t)n;
+    size_t end = head_end(c->buf, c->len);
+    if (end) return answer(s, c, end, 0);
+    if (c->len == cap) answer(s, c, 0, 431);
+}
+
+/* The slot for a new connection: a free one, else the oldest connection's, closed. Idle browser
+ * pre-connects or stalled clients never lock the others out for longer than one new arrival. */
+static conn *slot_for_new(jp_http_server *s) {
+    conn *oldest = &s->conns[0];
+    for (size_t i = 0; i < MAX_CONNS; i++) {
+        conn *c = &s->conns[i];
+        if (c->fd < 0) return c;
+        if (c->deadline_ms < oldest->deadline_ms) oldest = c;
+    }
+    conn_close(oldest, 0);
+    return oldest;
+}
+
+/* Accepts what is waiting, at most MAX_CONNS per call. */
+static void accept_clients(jp_http_server *s) {
+    for (size_t i = 0; i < MAX_CONNS; i++) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+                s->accept_resume_ms = now_ms() + TICK_MS; /* out of descriptors: let some close */
+            return;
+        }
+        conn *c = slot_for_new(s);
+        c->fd = fd;
+        c->len = 0;
+        c->deadline_ms = now_ms() + s->opt.timeout_ms;
+    }
+}
+
+/* Connections whose head did not arrive in time: a silent close when nothing came (an unused
+ * browser pre-connect), 408 otherwise. */
+static void expire_conns(jp_http_server *s, int64_t now) {
+    for (size_t i = 0; i < MAX_CONNS; i++) {
+        conn *c = &s->conns[i];
+        if (c->fd < 0 || now < c->deadline_ms) continue;
+        if (c->len == 0) conn_close(c, 0);
+        else answer(s, c, 0, 408);
+    }
+}
+
+/* One wait for activity and the work it brings. The loop: poll every waiting connection and the
+ * listening socket (at most TICK_MS, less when a deadline is nearer); read what arrived; a
+ * connection whose head is complete is answered at once, to the end of its response, and closed;
+ * then accept newcomers and expire connections past their deadline. Only the response is
+ * serial: a slow reader holds the others for at most timeout_ms per write that makes no progress. */
+static int serve_tick(jp_http_server *s, jp_error *err) {
+    struct pollfd fds[MAX_CONNS + 1];
+    conn *owner[MAX_CONNS + 1];
+    size_t n = 0;
+    int64_t now = now_ms(), timeout = TICK_MS;
+    for (size_t i = 0; i < MAX_CONNS; i++) {
+        conn *c = &s->conns[i];
+        if (c->fd < 0) continue;
+        fds[n] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+        owner[n++] = c;
+        if (c->deadline_ms - now < timeout) timeout = c->deadline_ms - now > 0 ? c->deadline_ms - now : 0;
+    }
+    if (now >= s->accept_resume_ms) {
+        fds[n] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+        owner[n++] = NULL;
+    }
+    int r = poll(fds, (nfds_t)n, (int)timeout);
+    if (r < 0 && errno != EINTR) return jp_error_set(err, JP_ERR_IO, 0, "http: poll: %s", strerror(errno));
+    for (size_t i = 0; r > 0 && i < n; i++) {
+        if (!fds[i].revents) continue;
+        if (owner[i]) conn_read(s, owner[i]);
+        else accept_clients(s);
+    }
+    expire_conns(s, now_ms());
+    return JP_OK;
+}
+
+/* ---- the server ------------------------------------------------------------------------------- */
+
+jp_http_options jp_http_options_default(void) {
+    jp_http_options o;
+    memset(&o, 0, sizeof o);
+    o.host = "127.0.0.1";
+    o.timeout_ms = DEFAULT_TIMEOUT_MS;
+    o.max_header_bytes = DEFAULT_HEADER_MAX;
+    return o;
+}
+
+/* The socket address for host:port; JP_ERR_ARG when host is not a numeric address. */
+static int make_addr(const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *len, jp_error *err) {
+    memset(ss, 0, sizeof *ss);
+    if (strcmp(host, "localhost") == 0) host = "127.0.0.1";
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        *len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        *len = sizeof *v6;
+    } else {
+        return jp_error_set(err, JP_ERR_ARG, 0, "http: '%s' is not a numeric IP address", host);
+    }
+    return JP_OK;
+}
+
+/* Binds and listens on host:port; returns the socket, -1 with errno set when it fails. */
+static int listen_on(const char *host, uint16_t port, jp_error *err) {
+    struct sockaddr_storage ss;
+    socklen_t len = 0;
+    if (make_addr(host, port, &ss, &len, err) != JP_OK) return -2;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* restart while old sockets linger */
+    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Tries port, port+1, ... while they are taken; records the socket and the port bound. */
+static int bind_first_free(jp_http_server *s, jp_error *err) {
+    const jp_http_options *o = &s->opt;
+    unsigned tries = o->port == 0 || o->port_tries == 0 ? 1u : o->port_tries;
+    for (unsigned i = 0; i < tries && (unsigned)o->port + i <= 65535u; i++) {
+        uint16_t port = (uint16_t)(o->port + i);
+        int fd = listen_on(o->host, port, err);
+        if (fd == -2) return JP_ERR_ARG;
+        if (fd >= 0) {
+            struct sockaddr_storage ss;
+            socklen_t len = sizeof ss;
+            getsockname(fd, (struct sockaddr *)&ss, &len);
+            s->listen_fd = fd;
+            s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                      : ((struct sockaddr_in *)&ss)->sin_port);
+            return JP_OK;
+        }
+        if (errno != EADDRINUSE) return jp_error_set(err, JP_ERR_IO, 0, "http: cannot listen on %s:%u: %s",
+                                                     o->host, (unsigned)port, strerror(errno));
+    }
+    return jp_error_set(err, JP_ERR_IO, 0, "http: %s: port%s %u%s in use", o->host, tries > 1 ? "s" : "",
+                        (unsigned)o->port, tries > 1 ? " and the next ones are" : " is");
+}
+
+/* One allocation for the I/O buffer and every connection's head buffer. */
+static int alloc_buffers(jp_http_server *s, jp_error *err) {
+    size_t per = s->opt.max_header_bytes + 1;
+    s->bufs = malloc(IO_CHUNK + MAX_CONNS * per);
+    if (!s->bufs) return jp_error_set(err, JP_ERR_NOMEM, 0, "http: out of memory");
+    s->io = s->bufs;
+    for (size_t i = 0; i < MAX_CONNS; i++) {
+        s->conns[i].fd = -1;
+        s->conns[i].buf = s->bufs + IO_CHUNK + i * per;
+    }
+    return JP_OK;
+}
+
+int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_error *err) {
+    jp_error_clear(err);
+    if (!out) return jp_error_set(err, JP_ERR_ARG, 0, "http: no output");
+    *out = NULL;
+    jp_http_server *s = calloc(1, sizeof *s);
+    if (!s) return jp_error_set(err, JP_ERR_NOMEM, 0, "http: out of memory");
+    s->opt = opt ? *opt : jp_http_options_default();
+    if (!s->opt.host) s->opt.host = "127.0.0.1";
+    if (!s->opt.timeout_ms) s->opt.timeout_ms = DEFAULT_TIMEOUT_MS;
+    if (s->opt.timeout_ms > 3600000u) s->opt.timeout_ms = 3600000u;
+    if (!s->opt.max_header_bytes) s->opt.max_header_bytes = DEFAULT_HEADER_MAX;
+    if (s->opt.max_header_bytes < 256 || s->opt.max_header_bytes > (1u << 20)) {
+        free(s);
+        return jp_error_set(err, JP_ERR_ARG, 0, "http: max_header_bytes must be 256..1048576");
+    }
+    s->listen_fd = -1;
+    int rc = alloc_buffers(s, err);
+    if (rc == JP_OK) rc = bind_first_free(s, err);
+    if (rc != JP_OK) {
+        jp_http_server_close(s);
+        return rc;
+    }
+    resp_reset(&s->resp);
+    *out = s;
+    return JP_OK;
+}
+
+uint16_t jp_http_server_port(const jp_http_server *srv) { return srv ? srv->port : 0; }
+
+int jp_http_server_run(jp_http_server *srv, jp_error *err) {
+    jp_error_clear(err);
+    if (!srv) return jp_error_set(err, JP_ERR_ARG, 0, "http: no server");
+    int rc = JP_OK;
+    while (rc == JP_OK && !stop_requested(srv)) rc = serve_tick(srv, err);
+    for (size_t i = 0; i < MAX_CONNS; i++) conn_close(&srv->conns[i], 0);
+    return rc;
+}
+
+void jp_http_server_close(jp_http_server *srv) {
+    if (!srv) return;
+    if (srv->bufs)
+        for (size_t i = 0; i < MAX_CONNS; i++) conn_close(&srv->conns[i], 0);
+    if (srv->listen_fd >= 0) close(srv->listen_fd);
+    resp_clear_body(&srv->resp);
+    free(srv->bufs);
+    free(srv);
+}
