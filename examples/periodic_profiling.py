@@ -22,7 +22,7 @@ def main() -> None:
             with prof.step(step):
                 params, loss = train_step(params, x, y)
     print(f"{len(prof.captures)} captures:", [str(c.run_dir) for c in prof.captures])
-    jaxprof.open_latest_profile(args.out)
+    print(f"look at the newest: jaxprof report {args.out}  |  jaxprof view {args.out}")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def main() -> None:
     trainer = Trainer(args.out)
     state = trainer.fit(TrainState(init(jax.random.PRNGKey(0))), args.steps)
     print(f"trained {state.num_steps} steps; profiles in {trainer.profiling_dir}")
-    jaxprof.open_latest_profile(trainer.profiling_dir)
+    print(f"look at it: jaxprof report {trainer.profiling_dir}  |  jaxprof view {trainer.profiling_dir}")
 
 
 if __name__ == "__main__":

@@ -454,8 +454,10 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
  * slice (or an instant when it has no duration) with its stats as arguments. Nothing is capped:
  * events in = events out + events cut on purpose by the window, step or duration options. Partial
  * overlaps on one line, which a strict nesting viewer would drop, move to an extra
- * "<line> (overlap N)" thread. Derived rows (Steps, XLA Modules, XLA Ops) are added where the
- * source has only raw GPU streams, with flow arrows from each launch to its kernel.
+ * "<line> (overlap N)" thread. Times are the profile's own (0: the capture's start, the same as
+ * jaxprof report's); a profile on an absolute clock is shifted to start at 0. Derived rows (Steps,
+ * XLA Modules, XLA Ops) are added where the source has only raw GPU streams, with flow arrows from
+ * each launch to its kernel.
  * ------------------------------------------------------------------------------------------- */
 
 typedef enum jp_trace_format {
@@ -466,8 +468,8 @@ typedef enum jp_trace_format {
 typedef struct jp_trace_options {
     int format;              /* jp_trace_format */
     int gzip_level;          /* 1..9 compresses, 0 writes plain bytes, -1 decides by a ".gz" name (level 1) */
-    int64_t window_start_ps; /* keep events that overlap [start, end), relative to the first event; */
-    int64_t window_end_ps;   /* end <= start keeps everything */
+    int64_t window_start_ps; /* keep events that overlap [start, end) in trace time (0 is the capture's */
+    int64_t window_end_ps;   /* start, as in jaxprof report); end <= start keeps everything */
     int64_t first_step;      /* keep the time of steps first..last (by step number); */
     int64_t last_step;       /* last < first disables the step cut */
     int64_t min_duration_ps; /* drop slices shorter than this; 0 keeps all (instants are kept) */

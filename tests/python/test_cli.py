@@ -1,4 +1,4 @@
-"""The jaxprof command, the run finder behind it, open_latest_profile, and the demo."""
+"""The jaxprof command, the run finder behind it, and the demo."""
 from __future__ import annotations
 
 import gzip
@@ -38,22 +38,21 @@ def test_version_and_help():
     assert bad.returncode == 2 and "unknown command 'frobnicate'" in bad.stderr
 
 
-def test_latest_and_open_latest_profile(tmp_path, capsys):
+def test_latest_and_latest_run(tmp_path):
     make_run(tmp_path, "step_00000001/plugins/profile/a", 1000)
     newest = make_run(tmp_path, "step_00000009/plugins/profile/b", 2000)
     assert run_cli("latest", str(tmp_path)).stdout.strip() == str(newest)
-    assert jaxprof.open_latest_profile(tmp_path) == newest
-    assert f"Latest profile: {newest}" in capsys.readouterr().out
+    assert jaxprof.latest_run(tmp_path).path == newest
     assert [r.name for r in jaxprof.find_runs(tmp_path)] == ["a", "b"]
 
 
-def test_latest_without_runs_and_missing_dir(tmp_path, capsys):
+def test_latest_without_runs_and_missing_dir(tmp_path):
     empty = run_cli("latest", str(tmp_path))
     assert empty.returncode == 1 and "no profile" in empty.stderr
     missing = run_cli("latest", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "nope: cannot open directory" in missing.stderr
-    assert jaxprof.open_latest_profile(tmp_path) is None
-    assert "no profile" in capsys.readouterr().out
+    assert jaxprof.latest_run(tmp_path) is None
+    assert jaxprof.open_latest_profile(tmp_path) is None  # nothing to view: no server started
 
 
 def test_demo_prints_a_profile_location_with_an_xplane(tmp_path):

@@ -298,7 +298,6 @@ def test_tensorboard_or_xprof_is_started_with_loopback_and_port(tmp_path, tool):
 
 
 def test_tensorboard_serves_the_log_dir(tmp_path):
-    pytest.importorskip("tensorboard")  # TEMPORARY until tensorboard is in the test venv
     fixture_run(tmp_path)
     port = free_port()
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
