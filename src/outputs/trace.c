@@ -78,7 +78,8 @@ typedef struct exporter {
     jp_vec args;            /* jp_trace_arg, for the current event */
     jp_vec lanes;           /* jp_vec of int64_t: open slice ends per lane */
     jp_vec recs;            /* derived, for the current derived row */
-    jp_map flows;           /* (source, host, id in the profile) -> flow id written */
+    jp_map flows;           /* (source, host, id in the profile) -> flow number << 2 | ends seen */
+    uint32_t n_flows;       /* flow numbers given out */
 } exporter;
 
 static int nomem(exporter *x) { return jp_error_set(x->err, JP_ERR_NOMEM, 0, "out of memory exporting the trace"); }
@@ -292,28 +293,33 @@ static uint32_t assign_lanes(exporter *x, item *items, size_t n) {
 
 /* ---- one event's arguments and flows ------------------------------------------------------------ */
 
-/* Flow ids are renumbered 1, 2, ... in order of appearance: ids in the profile use high bits
- * that JavaScript numbers (Chrome JSON viewers) cannot hold exactly. Returns 0 when out of memory. */
+/* Which end of a flow a stat marks: 1 start, 0 end, -1 not a flow stat; *source its namespace. */
+static int flow_end(const plane_ctx *pc, const jp_stat *st, int *source) {
+    *source = FLOW_PRODUCER;
+    if (st->metadata_id == pc->ids[S_CORRELATION]) return *source = FLOW_CORRELATION, !pc->is_device;
+    if (st->metadata_id == pc->ids[S_FLOW_P]) return 1;
+    if (st->metadata_id == pc->ids[S_FLOW_C]) return 0;
+    return -1;
+}
+
+/* The flow id to write for one end, 0 for none: only flows whose both ends exist are written
+ * (a launch whose kernel was not captured has no arrow). Ids are renumbered 1, 2, ... in order of
+ * appearance: profile ids use high bits that JavaScript numbers (Chrome JSON viewers) cannot hold
+ * exactly. x->flows maps (source, host, id) to (number << 2 | ends seen), from find_flows. */
 static uint64_t flow_id(exporter *x, int source, uint32_t host, int64_t id) {
-    int found;
-    uint32_t fresh = (uint32_t)x->flows.n + 1;
-    uint32_t v = jp_map_get_or_put(&x->flows, (uint64_t)source, host, (uint64_t)id, fresh, &found);
-    return v == UINT32_MAX ? 0 : v;
+    uint32_t *slot = jp_map_value(&x->flows, (uint64_t)source, host, (uint64_t)id, 0, NULL);
+    if (!slot || (*slot & 3) != 3) return 0;
+    if ((*slot >> 2) == 0) *slot |= ++x->n_flows << 2;
+    return *slot >> 2;
 }
 
 static int add_stats(exporter *x, const plane_ctx *pc, jp_stats_iter it, jp_trace_event *ev) {
     jp_stat st;
     int rc;
     while ((rc = jp_stats_next(&it, &st, x->err)) == 1) {
-        int out = -1, source = FLOW_PRODUCER; /* a flow starts (1) or ends (0) here */
-        if (st.metadata_id == pc->ids[S_CORRELATION]) out = !pc->is_device, source = FLOW_CORRELATION;
-        else if (st.metadata_id == pc->ids[S_FLOW_P]) out = 1;
-        else if (st.metadata_id == pc->ids[S_FLOW_C]) out = 0;
-        if (out >= 0) {
-            uint64_t id = flow_id(x, source, pc->host, jp_stat_int(&st));
-            if (!id) return nomem(x);
-            *(out ? &ev->flow_out : &ev->flow_in) = id;
-        }
+        int source, out = flow_end(pc, &st, &source);
+        uint64_t id = out >= 0 ? flow_id(x, source, pc->host, jp_stat_int(&st)) : 0;
+        if (id) *(out ? &ev->flow_out : &ev->flow_in) = id;
         const jp_stat_meta *sm = jp_plane_stat_meta_view(pc->plane, st.metadata_id);
         jp_trace_arg a = {.name = sm ? sm->name : (jp_str){"stat", 4}, .kind = st.kind};
         switch (st.kind) {
@@ -596,6 +602,33 @@ static int process_name(exporter *x, plane_ctx *pc, const char *host) {
     return JP_OK;
 }
 
+/* Marks which ends of each flow exist (bit 0: start, bit 1: end), so flow_id writes only pairs. */
+static int find_flows(exporter *x, plane_ctx *pc) {
+    if (pc->ids[S_CORRELATION] == UINT64_MAX && pc->ids[S_FLOW_P] == UINT64_MAX && pc->ids[S_FLOW_C] == UINT64_MAX)
+        return JP_OK;
+    for (size_t l = 0; l < pc->plane->n_lines; l++) {
+        const jp_line *ln = &pc->plane->lines[l];
+        for (size_t e = 0; e < ln->n_events; e++) {
+            const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, ln->events[e].metadata_id);
+            jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(pc->xs, em) : (jp_stats_iter){0},
+                                    jp_stats_of_event(pc->xs, &ln->events[e])};
+            for (int i = em ? 0 : 1; i < 2; i++) {
+                jp_stat st;
+                int rc, source, out;
+                while ((rc = jp_stats_next(&its[i], &st, x->err)) == 1) {
+                    if ((out = flow_end(pc, &st, &source)) < 0) continue;
+                    uint32_t *slot = jp_map_value(&x->flows, (uint64_t)source, pc->host, (uint64_t)jp_stat_int(&st), 0,
+                                                  NULL);
+                    if (!slot) return nomem(x);
+                    *slot |= out ? 1u : 2u;
+                }
+                if (rc < 0) return rc;
+            }
+        }
+    }
+    return JP_OK;
+}
+
 /* Every plane of every host, devices first; the Steps row goes to the devices, or to the host CPU
  * when there is no device. */
 static int export_all(exporter *x, jp_xspace *const *xs, const char *const *hosts, size_t n_hosts) {
@@ -605,8 +638,17 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);
         for (size_t p = 0; p < n; p++) any_device |= plane_rank(&planes[p]) == 0;
     }
-    uint32_t pid = 1;
     int rc = JP_OK;
+    for (size_t h = 0; rc == JP_OK && h < n_hosts; h++) {
+        size_t n;
+        const jp_plane *planes = jp_xspace_planes(xs[h], &n);
+        for (size_t p = 0; rc == JP_OK && p < n; p++) {
+            plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .is_device = plane_rank(&planes[p]) == 0};
+            resolve_ids(&pc);
+            rc = find_flows(x, &pc);
+        }
+    }
+    uint32_t pid = 1;
     for (size_t h = 0; rc == JP_OK && h < n_hosts; h++) {
         size_t n;
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);

@@ -410,3 +410,24 @@ def test_perfetto_export_parses_with_perfettos_own_protos(capture, tmp_path):
                if p.HasField("track_descriptor") and p.track_descriptor.HasField("thread")}
     assert "Steps" in threads.values()
     assert all(p.track_event.track_uuid in threads for p in trace.packet if p.HasField("track_event"))
+
+
+@pytest.mark.parametrize("make_space", ["gpu", "tpu"])
+def test_analysis_suite_fixtures_export_completely(make_space, tmp_path):
+    """The GPU and TPU XSpaces of test_synthetic.py: counts, nesting, names against ProfileData."""
+    from test_synthetic import gpu_space, tpu_space
+
+    src = (gpu_space() if make_space == "gpu" else tpu_space()).write(tmp_path / "host.xplane.pb")
+    counts = export(src, tmp_path / "t.json.gz")
+    doc = load_chrome_trace(tmp_path / "t.json.gz")
+    check_chrome_nesting(doc["traceEvents"])
+    ref = reference_events(src)
+    assert counts["events_in"] == counts["events_out"] == len(ref)
+    assert Counter(e["name"] for e in source_events(doc)) == Counter(name for _, _, name, *_ in ref)
+    export(src, tmp_path / "t.pftrace", "--format", "perfetto")
+    pcounts = check_perfetto(decode_perfetto(tmp_path / "t.pftrace"))
+    assert pcounts["slices"] + pcounts["instants"] == counts["events_out"] + counts["derived"]
+    if make_space == "tpu":
+        assert counts["derived"] == 0  # XProf's own Steps / XLA Modules / XLA Ops rows are there
+    else:  # kernels carry correlation ids but no launch was captured: no dangling arrows
+        assert counts["derived"] > 0 and counts["flows"] == 0
