@@ -221,14 +221,17 @@ static int find_base(exporter *x, jp_xspace *const *xs, size_t n) {
     return JP_OK;
 }
 
+/* a + b for b >= 0, INT64_MAX instead of overflowing. */
+static int64_t add_saturating(int64_t a, int64_t b) { return a > 0 && b > INT64_MAX - a ? INT64_MAX : a + b; }
+
 /* The absolute interval kept: the window (relative to time 0) within the steps asked for. */
 static int find_window(exporter *x) {
     const jp_trace_options *o = x->opt;
     x->from_ps = INT64_MIN;
     x->to_ps = INT64_MAX;
-    if (o->window_end_ps > o->window_start_ps) {
-        x->from_ps = x->base_ps + o->window_start_ps;
-        x->to_ps = x->base_ps + o->window_end_ps;
+    if (o->window_end_ps > o->window_start_ps && o->window_start_ps >= 0) { /* an open end is INT64_MAX */
+        x->from_ps = add_saturating(x->base_ps, o->window_start_ps);
+        x->to_ps = add_saturating(x->base_ps, o->window_end_ps);
     }
     if (o->last_step < o->first_step) return JP_OK;
     int64_t from = INT64_MAX, to = INT64_MIN;
