@@ -22,6 +22,8 @@ static void usage(FILE *out) {
           "                     train a small MLP on MNIST-shaped data and profile it\n"
           "  latest [DIR]       print the newest profile run under DIR (default: .)\n"
           "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
+          "  report [PATH] --html FILE\n"
+          "                     the overview as one self-contained HTML page (charts, no scripts)\n"
           "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
           "                     one table of the analysis\n"
           "  export [PATH] [-o FILE] [--format chrome|perfetto] [--window A_MS:B_MS]\n"
@@ -74,6 +76,7 @@ typedef struct analysis_args {
     jp_load_options load;
     jp_view view;
     int format;
+    const char *html; /* --html FILE: write the report as an HTML page there (report only) */
 } analysis_args;
 
 int cli_parse_count(const char *flag, const char *v, size_t *out) {
@@ -102,6 +105,7 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next, i++;
         else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
         else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
+        else if (strcmp(arg, "--html") == 0 && next && *next) a->html = next, i++;
         else if (arg[0] != '-' && a->path == (const char *)"profiles") a->path = arg;
         else {
             fprintf(stderr, "jaxprof: bad option '%s' (see jaxprof help)\n", arg);
@@ -121,6 +125,10 @@ void cli_show_progress(void *ctx, const char *file, uint64_t bytes) {
 static int cmd_analysis(int section, int argc, char **argv) {
     analysis_args args;
     if (parse_analysis_args(argc, argv, &args) != 0) return EXIT_USAGE;
+    if (args.html && (section != JP_SECTION_REPORT || args.format != JP_FORMAT_TEXT)) {
+        fprintf(stderr, "jaxprof: --html goes only with report, without --json or --csv\n");
+        return EXIT_USAGE;
+    }
     if (isatty(STDERR_FILENO)) args.load.on_file = cli_show_progress;
     jp_profile *p;
     jp_error err;
@@ -129,7 +137,8 @@ static int cmd_analysis(int section, int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (args.load.on_file) fputs("\033[K", stderr); /* clear the progress line */
-    int rc = jp_render(jp_profile_analysis(p), section, args.format, &args.view, stdout, &err);
+    int rc = args.html ? jp_html_write(jp_profile_analysis(p), args.html, &err)
+                       : jp_render(jp_profile_analysis(p), section, args.format, &args.view, stdout, &err);
     if (rc != JP_OK) fprintf(stderr, "jaxprof: %s\n", err.msg);
     jp_profile_free(p);
     return rc == JP_OK ? 0 : EXIT_USAGE;

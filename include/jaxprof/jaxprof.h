@@ -448,6 +448,15 @@ typedef struct jp_view {
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out,
               jp_error *err);
 
+/* HTML report (jp_html_*): the report section as one self-contained page (inline CSS and SVG
+ * charts, no script, nothing loaded from elsewhere): header, step summary with a per-step stacked
+ * breakdown chart, overall breakdown, KPIs, top 20 ops (by self time) and scopes (by total time),
+ * findings. Every string from the profile is HTML-escaped. Thread-safe for distinct outputs. */
+int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err);
+/* Writes the page to "<out_path>.tmp" and renames it to out_path, so a failure never leaves a
+ * half file under the final name (the .tmp is removed). JP_ERR_IO names the file. */
+int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err);
+
 /* ---------------------------------------------------------------------------------------------
  * Trace export. Writes every event of a profile as a timeline that Perfetto UI, chrome://tracing
  * and TensorBoard's trace viewer load: each plane a process, each line a thread, each event a
