@@ -36,14 +36,15 @@ $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "meson-python>=0.15" "meson>=1.1" ninja "jax>=0.4.30" numpy "pytest>=7"
-	# test-only: a real TensorBoard for `jaxprof view --ui tensorboard`, Perfetto's own trace protos
-	$(VPY) -m pip install -q tensorboard perfetto
+	# test-only: a real TensorBoard, Perfetto's own trace protos, Selenium for the browser tests
+	$(VPY) -m pip install -q tensorboard perfetto selenium
 	touch $@
 
-# cmocka (C unit tests) and zlib (gzip input), from Debian.
+# cmocka (C unit tests), zlib (gzip input), and Chromium + chromedriver (viewer browser tests), from Debian.
 sysdeps:
-	@pkg-config --exists cmocka zlib || { $(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libcmocka-dev zlib1g-dev pkg-config >/dev/null; }
+	@{ pkg-config --exists cmocka zlib && command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    libcmocka-dev zlib1g-dev pkg-config chromium chromium-driver >/dev/null; }
 
 clean:
 	rm -rf build build-asan build-py $(VENV) jaxprof-demo

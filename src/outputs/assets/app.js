@@ -1,0 +1,297 @@
+// app.js - the jaxprof viewer: pages over the server's JSON API (/api/...), no outside resources.
+"use strict";
+
+const PARTS = ["compute", "collective", "h2d", "d2h", "d2d", "compile", "host", "idle"];
+const PART_COLORS = ["#2563eb", "#7c3aed", "#0891b2", "#0d9488", "#65a30d", "#d97706", "#db2777", "#d1d5db"];
+const state = { runs: [], run: null, page: "overview", params: new URLSearchParams() };
+const $ = (sel) => document.querySelector(sel);
+
+function esc(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+function ms(v) { return v >= 100 ? v.toFixed(1) : v >= 1 ? v.toFixed(3) : v.toFixed(4); }
+async function api(path) {
+  const r = await fetch(path);
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+const runApi = (what, run) => api(`/api/run/${encodeURIComponent(run || state.run)}/${what}`);
+
+// ---- routing: #/<page>?run=<id>&... -----------------------------------------------------------
+function parseHash() {
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
+  state.page = path || "overview";
+  state.params = new URLSearchParams(query || "");
+  if (state.params.get("run")) state.run = state.params.get("run");
+}
+function go(page, extra) {
+  const p = new URLSearchParams(extra || {});
+  p.set("run", state.run);
+  location.hash = `#/${page}?${p}`;
+}
+
+async function start() {
+  parseHash();
+  state.runs = await api("/api/runs");
+  if (!state.runs.length) { $("#page").innerHTML = "<p>No profile runs under this directory.</p>"; return; }
+  if (!state.runs.some((r) => String(r.id) === state.run)) state.run = String(state.runs[state.runs.length - 1].id);
+  $("#run").innerHTML = state.runs.map((r) =>
+    `<option value="${esc(r.id)}">${esc(r.name)} (${esc((r.hosts || []).join(", "))})</option>`).join("");
+  $("#run").value = state.run;
+  $("#run").onchange = () => { state.run = $("#run").value; go(state.page); };
+  document.querySelectorAll("#tabs a").forEach((a) => { a.onclick = () => go(a.dataset.page); });
+  window.onhashchange = () => { parseHash(); render(); };
+  render();
+}
+
+async function render() {
+  document.querySelectorAll("#tabs a").forEach((a) => a.classList.toggle("active", a.dataset.page === state.page));
+  const pages = { overview, ops, timeline, memory, compare };
+  const page = pages[state.page] || overview;
+  try { await page(); } catch (e) { $("#page").innerHTML = `<p class="rating-bad">${esc(e.message)}</p>`; }
+}
+
+// ---- overview ----------------------------------------------------------------------------------
+function stepChart(steps) {
+  if (!steps.length) return "<p class='muted'>No steps found.</p>";
+  const W = 900, H = 220, pad = 30, max = Math.max(...steps.map((s) => s.duration_ms)) || 1;
+  const bw = Math.max(2, (W - pad) / steps.length - 2);
+  let bars = "";
+  steps.forEach((s, i) => {
+    let y = H - pad;
+    const x = pad + i * (bw + 2);
+    PARTS.forEach((p, k) => {
+      const h = (s[p + "_ms"] / max) * (H - 2 * pad);
+      if (h <= 0) return;
+      y -= h;
+      bars += `<rect x="${x}" y="${y}" width="${bw}" height="${h}" fill="${PART_COLORS[k]}"><title>step ${s.step} ${p} ${ms(s[p + "_ms"])} ms</title></rect>`;
+    });
+  });
+  const legend = PARTS.map((p, k) => `<span><i style="background:${PART_COLORS[k]}"></i>${p}</span>`).join("");
+  return `<svg id="step-chart" width="${W}" height="${H}" role="img"><text x="2" y="12" class="muted">${ms(max)} ms</text>${bars}</svg>
+    <div class="legend">${legend}</div>`;
+}
+
+async function overview() {
+  const d = await runApi("overview");
+  const s = d.step_summary;
+  const dev = d.devices.map((v) => `${esc(v.name)} (${esc(v.host)}) busy ${ms(v.busy_ms)} ms, ${v.ops} ops`).join("<br>");
+  const kpis = d.kpis.map((k) => `<tr><td>${esc(k.name)}</td><td class="num">${k.value.toFixed(2)} ${esc(k.unit)}</td>
+    <td class="rating-${esc(k.rating)}">${esc(k.rating)}</td></tr>`).join("");
+  const findings = d.findings.length ? d.findings.map((f) => `<div class="finding ${esc(f.severity)}">
+    <b class="severity-${esc(f.severity)}">${esc(f.title)}</b><br>${esc(f.evidence)}<br><i>Fix:</i> ${esc(f.fix)}</div>`).join("")
+    : "<p>No findings: nothing stands out.</p>";
+  const breakdown = PARTS.map((p) => `<td class="num">${ms(s.breakdown_ms[p])}</td>`).join("");
+  $("#page").innerHTML = `
+    <h2>${esc(d.path)}</h2>
+    <p>${esc(d.platform.toUpperCase())} · hosts ${esc(d.hosts.join(", "))} · ${d.events.toLocaleString()} events · span ${ms(d.span_ms)} ms</p>
+    <p>${dev}</p>
+    <h2>Steps</h2>
+    <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
+    ${stepChart(d.steps)}
+    <table><tr>${PARTS.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr><tr>${breakdown}</tr></table>
+    <h2>KPIs</h2><table>${kpis}</table>
+    <h2>Findings</h2><div id="findings">${findings}</div>`;
+}
+
+// ---- ops ---------------------------------------------------------------------------------------
+const OP_COLS = [["name", "op"], ["category", "category"], ["count", "count", 1], ["total_ms", "total ms", 1],
+  ["self_ms", "self ms", 1], ["avg_ms", "avg ms", 1], ["pct_time", "%time", 1], ["gflops_per_s", "GFLOP/s", 1],
+  ["gbytes_per_s", "GB/s", 1], ["module", "module"], ["scope", "scope"]];
+
+function groupOps(rows, by) {
+  if (by === "none") return rows;
+  const groups = new Map();
+  for (const r of rows) {
+    const k = r[by] || "(none)";
+    const g = groups.get(k) || { name: k, category: by === "category" ? k : "", count: 0, total_ms: 0, self_ms: 0,
+      avg_ms: 0, pct_time: 0, gflops_per_s: 0, gbytes_per_s: 0, module: by === "module" ? k : "", scope: by === "scope" ? k : "" };
+    g.count += r.count; g.total_ms += r.total_ms; g.self_ms += r.self_ms; g.pct_time += r.pct_time;
+    g.avg_ms = g.total_ms / g.count;
+    groups.set(k, g);
+  }
+  return [...groups.values()];
+}
+
+async function ops() {
+  const d = await runApi("ops");
+  const sort = state.params.get("sort") || "self_ms", filter = state.params.get("filter") || "";
+  const by = state.params.get("group") || "none";
+  $("#page").innerHTML = `<div class="toolbar">
+      <input id="op-filter" placeholder="filter (regex)" value="${esc(filter)}">
+      <label>group by <select id="op-group">${["none", "category", "module", "scope"].map((g) =>
+        `<option ${g === by ? "selected" : ""}>${g}</option>`).join("")}</select></label></div>
+    <div id="op-bars"></div><table id="ops-table"></table>`;
+  const draw = () => {
+    let re;
+    try { re = new RegExp($("#op-filter").value, "i"); } catch (e) { re = /.*/; }
+    let rows = groupOps(d.ops.filter((r) => re.test(`${r.name} ${r.category} ${r.module} ${r.scope} ${r.op_name}`)),
+      $("#op-group").value);
+    const key = state.params.get("sort") || sort, numeric = typeof (rows[0] || {})[key] === "number";
+    rows.sort((a, b) => numeric ? b[key] - a[key] : String(a[key]).localeCompare(String(b[key])));
+    const top = rows.slice(0, 15), max = Math.max(...top.map((r) => r.self_ms), 1e-9);
+    $("#op-bars").innerHTML = top.map((r) => `<div><span class="bar" style="width:${(300 * r.self_ms / max).toFixed(0)}px"></span>
+      ${esc(r.name)} <span class="muted">${ms(r.self_ms)} ms</span></div>`).join("");
+    $("#ops-table").innerHTML = `<tr>${OP_COLS.map(([k, h, n]) => `<th data-key="${k}" class="${n ? "num" : ""}">${h}${k === key ? " ▾" : ""}</th>`).join("")}</tr>` +
+      rows.map((r) => `<tr>${OP_COLS.map(([k, , n]) => `<td class="${n ? "num" : ""}">${n ? (k === "count" ? r[k] : ms(r[k])) : esc(r[k])}</td>`).join("")}</tr>`).join("");
+    document.querySelectorAll("#ops-table th").forEach((th) => {
+      th.onclick = () => { state.params.set("sort", th.dataset.key); draw(); };
+    });
+  };
+  $("#op-filter").oninput = draw;
+  $("#op-group").onchange = draw;
+  draw();
+}
+
+// ---- timeline: canvas rows per track, server-side level of detail -------------------------------
+const TL = { start: 0, end: 1, span: 1, data: null, hits: [], search: "" };
+const ROW_H = 14, LABEL_W = 220;
+
+function trackLayout(data) {
+  let y = 0;
+  return data.tracks.map((t) => {
+    const depth = t.events.reduce((m, e) => Math.max(m, e[3]), 0) + 1;
+    const row = { t, y, h: depth * ROW_H + 6 };
+    y += row.h;
+    return row;
+  });
+}
+
+function drawTimeline() {
+  const cv = $("#timeline"), data = TL.data;
+  if (!cv || !data) return;
+  const rows = trackLayout(data), W = cv.clientWidth;
+  cv.width = W;
+  cv.height = Math.max(60, rows.reduce((s, r) => s + r.h, 0));
+  const g = cv.getContext("2d"), scale = (W - LABEL_W) / (TL.end - TL.start);
+  g.font = "11px system-ui";
+  TL.hits = [];
+  for (const r of rows) {
+    g.fillStyle = "#f3f4f6"; g.fillRect(0, r.y, LABEL_W, r.h - 2);
+    g.fillStyle = "#1d2330"; g.fillText(`${r.t.process} · ${r.t.thread}`.slice(0, 40), 4, r.y + 11);
+    for (const e of r.t.events) {
+      const [s_us, d_us, ni, depth] = e;
+      const x = LABEL_W + (s_us / 1000 - TL.start) * scale, w = Math.max(1, (d_us / 1000) * scale);
+      const name = ni >= 0 ? data.names[ni] : `(${e[4] || "many"} events)`;
+      const y = r.y + depth * ROW_H;
+      const hit = TL.search && name.toLowerCase().includes(TL.search);
+      g.fillStyle = ni < 0 ? "#9ca3af" : hit ? "#dc2626" : PART_COLORS[(ni * 7) % 6];
+      g.fillRect(Math.max(LABEL_W, x), y + 1, w, ROW_H - 2);
+      if (w > 40) { g.fillStyle = "#fff"; g.fillText(name.slice(0, Math.floor(w / 6)), Math.max(LABEL_W, x) + 2, y + 11); }
+      TL.hits.push({ x, y, w, h: ROW_H, name, e, track: r.t });
+    }
+  }
+}
+
+async function loadWindow() {
+  const cv = $("#timeline");
+  const px = Math.max(200, (cv ? cv.clientWidth : 1000) - LABEL_W);
+  TL.data = await runApi(`timeline?start_ms=${TL.start}&end_ms=${TL.end}&px=${px}`);
+  $("#tl-status").textContent = `${ms(TL.start)}–${ms(TL.end)} ms · ${TL.data.returned_events.toLocaleString()} of ` +
+    `${TL.data.total_events.toLocaleString()} events${TL.data.aggregated ? ` (${TL.data.aggregated} merged at this zoom)` : ""}`;
+  drawTimeline();
+}
+
+function setWindow(a, b) {
+  const min = 0, max = TL.span, w = Math.max(b - a, 1e-6);
+  a = Math.max(min, Math.min(a, max - w));
+  TL.start = a; TL.end = Math.min(max, a + w);
+  history.replaceState(null, "", `#/timeline?run=${encodeURIComponent(state.run)}&start=${TL.start}&end=${TL.end}`);
+  loadWindow();
+}
+
+function zoom(factor, at) {
+  const c = at === undefined ? (TL.start + TL.end) / 2 : at;
+  setWindow(c - (c - TL.start) * factor, c + (TL.end - c) * factor);
+}
+
+async function timeline() {
+  const summary = await runApi("overview");
+  const full = Math.max(summary.span_ms, ...summary.devices.map((d) => d.last_ms));
+  TL.span = full;
+  TL.start = parseFloat(state.params.get("start") || "0");
+  TL.end = parseFloat(state.params.get("end") || String(full));
+  $("#page").innerHTML = `<div class="toolbar"><input id="tl-search" placeholder="search names">
+      <span class="muted">wheel / W S zoom · drag / A D pan · click an event</span><span id="tl-status"></span></div>
+    <div id="timeline-wrap"><canvas id="timeline"></canvas></div><div id="event-info"></div>`;
+  const cv = $("#timeline");
+  const tAt = (clientX) => TL.start + ((clientX - cv.getBoundingClientRect().left - LABEL_W) / (cv.clientWidth - LABEL_W)) * (TL.end - TL.start);
+  cv.onwheel = (ev) => { ev.preventDefault(); zoom(ev.deltaY > 0 ? 1.25 : 0.8, tAt(ev.clientX)); };
+  let drag = null;
+  cv.onmousedown = (ev) => { drag = { x: ev.clientX, s: TL.start, e: TL.end, moved: false }; };
+  window.onmouseup = (ev) => {
+    if (drag && !drag.moved) {
+      const r = cv.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+      const hit = TL.hits.find((h) => x >= h.x && x <= h.x + Math.max(h.w, 2) && y >= h.y && y <= h.y + h.h);
+      if (hit) $("#event-info").textContent = `${hit.name}\n${hit.track.process} · ${hit.track.thread}\n` +
+        `start ${ms(hit.e[0] / 1000)} ms, duration ${ms(hit.e[1] / 1000)} ms`;
+    }
+    drag = null;
+  };
+  cv.onmousemove = (ev) => {
+    if (!drag) return;
+    const dx = ev.clientX - drag.x;
+    if (Math.abs(dx) > 3) drag.moved = true;
+    const dt = (dx / (cv.clientWidth - LABEL_W)) * (drag.e - drag.s);
+    if (drag.moved) setWindow(drag.s - dt, drag.e - dt);
+  };
+  document.onkeydown = (ev) => {
+    if (state.page !== "timeline" || ev.target.tagName === "INPUT") return;
+    const k = ev.key.toLowerCase(), w = TL.end - TL.start;
+    if (k === "w") zoom(0.8); else if (k === "s") zoom(1.25);
+    else if (k === "a") setWindow(TL.start - w * 0.2, TL.end - w * 0.2);
+    else if (k === "d") setWindow(TL.start + w * 0.2, TL.end + w * 0.2);
+  };
+  $("#tl-search").oninput = (ev) => { TL.search = ev.target.value.toLowerCase(); drawTimeline(); };
+  await loadWindow();
+}
+
+// ---- memory ------------------------------------------------------------------------------------
+async function memory() {
+  const d = await runApi("memory");
+  if (!d.memory.length) { $("#page").innerHTML = "<p>This profile records no allocations.</p>"; return; }
+  const W = 900, H = 260, pad = 40;
+  const series = Object.entries(d.memory_timeline);
+  const tMax = Math.max(...series.flatMap(([, pts]) => pts.map((p) => p[0])), 1e-9);
+  const bMax = Math.max(...series.flatMap(([, pts]) => pts.map((p) => p[1])), 1);
+  const lines = series.map(([name, pts], k) => {
+    const path = pts.map((p, i) => `${i ? "L" : "M"}${(pad + (p[0] / tMax) * (W - pad)).toFixed(1)},${(H - pad - (p[1] / bMax) * (H - 2 * pad)).toFixed(1)}`).join("");
+    return `<path d="${path}" fill="none" stroke="${PART_COLORS[k % 8]}" stroke-width="1.5"><title>${esc(name)}</title></path>`;
+  }).join("");
+  const rows = d.memory.map((m) => `<tr>${Object.values(m).map((v) => `<td>${esc(typeof v === "number" ? +v.toFixed(3) : v)}</td>`).join("")}</tr>`).join("");
+  $("#page").innerHTML = `<h2>Memory in use</h2><svg id="memory-chart" width="${W}" height="${H}">${lines}
+    <text x="2" y="14">${(bMax / 1e6).toFixed(1)} MB</text><text x="${W - 80}" y="${H - 5}">${ms(tMax)} ms</text></svg>
+    <table><tr>${Object.keys(d.memory[0]).map((k) => `<th>${esc(k)}</th>`).join("")}</tr>${rows}</table>`;
+}
+
+// ---- compare -----------------------------------------------------------------------------------
+async function compare() {
+  const other = state.params.get("base") || String(state.runs[0].id);
+  $("#page").innerHTML = `<div class="toolbar"><label>base <select id="base">${state.runs.map((r) =>
+    `<option value="${esc(r.id)}" ${String(r.id) === other ? "selected" : ""}>${esc(r.name)}</option>`).join("")}</select></label>
+    <span class="muted">new = the run picked above</span></div><div id="diff"></div>`;
+  $("#base").onchange = () => go("compare", { base: $("#base").value });
+  const [a, b] = await Promise.all([runApi("overview", other), runApi("ops")]);
+  const baseOps = (await runApi("ops", other)).ops, newOps = b.ops;
+  const perStep = (o, n) => o.self_ms / Math.max(n, 1);
+  const nb = a.step_summary.count, nn = (await runApi("overview")).step_summary.count;
+  const keyOf = (o) => `${o.module}/${o.name}`;
+  const base = new Map(baseOps.map((o) => [keyOf(o), o]));
+  const rows = newOps.map((o) => {
+    const was = base.get(keyOf(o));
+    base.delete(keyOf(o));
+    return { name: o.name, module: o.module, before: was ? perStep(was, nb) : 0, after: perStep(o, nn) };
+  }).concat([...base.values()].map((o) => ({ name: o.name, module: o.module, before: perStep(o, nb), after: 0 })));
+  rows.sort((x, y) => Math.abs(y.after - y.before) - Math.abs(x.after - x.before));
+  const mean = (await runApi("overview")).step_summary.mean_ms, meanBase = a.step_summary.mean_ms;
+  const pct = meanBase ? ((mean - meanBase) / meanBase) * 100 : 0;
+  $("#diff").innerHTML = `<p id="step-delta">step time ${ms(meanBase)} → ${ms(mean)} ms
+      (<span class="${pct > 0 ? "delta-up" : "delta-down"}">${pct >= 0 ? "+" : ""}${pct.toFixed(1)}%</span>)</p>
+    <table><tr><th>op</th><th>module</th><th class="num">before ms/step</th><th class="num">after ms/step</th><th class="num">Δ</th></tr>
+    ${rows.slice(0, 50).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.module)}</td><td class="num">${ms(r.before)}</td>
+      <td class="num">${ms(r.after)}</td><td class="num ${r.after > r.before ? "delta-up" : "delta-down"}">${ms(r.after - r.before)}</td></tr>`).join("")}</table>`;
+}
+
+window.addEventListener("resize", drawTimeline);
+start();
