@@ -173,7 +173,7 @@ static void write_step_chart(const jp_analysis *a, FILE *out) {
         if (a->steps[i].dur_ps > max_ps) max_ps = a->steps[i].dur_ps;
     double slot = (double)(CHART_W - CHART_LEFT - 4) / (double)a->n_steps;
     double scale = (double)(CHART_H - CHART_BOTTOM - 8) / (double)max_ps;
-    fprintf(out, "<svg id=\"step-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+    fprintf(out, "<svg id=\"step-chart\" width=\"%d\" height=\"%d\" "
                  "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"step time breakdown\">\n",
             CHART_W, CHART_H, CHART_W, CHART_H);
     write_axis(a, max_ps, out);
@@ -198,7 +198,7 @@ static void write_steps(const jp_analysis *a, FILE *out) {
 /* ---- breakdown and KPIs --------------------------------------------------------------------------- */
 
 static void write_breakdown_bar(const jp_step_summary *s, FILE *out) {
-    fprintf(out, "<svg id=\"breakdown-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"28\" "
+    fprintf(out, "<svg id=\"breakdown-chart\" width=\"%d\" height=\"28\" "
                  "viewBox=\"0 0 %d 28\">",
             CHART_W, CHART_W);
     double x = 0;
