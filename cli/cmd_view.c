@@ -1,6 +1,8 @@
-/* cmd_view.c - `jaxprof view`: serves the newest run's trace to Perfetto UI, or starts TensorBoard. */
+/* cmd_view.c - `jaxprof view`: serves the newest run's trace to Perfetto UI, starts TensorBoard, or
+ * serves the built-in viewer's JSON API over every run. */
 #include "jaxprof/jaxprof.h"
 #include "commands.h"
+#include "outputs/viewer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -19,14 +21,14 @@
  * trace, so the page can only load one served from http://127.0.0.1:9001 - not "localhost",
  * not another port. Perfetto's own tools/open_trace_in_ui serves on 9001 for that reason ("the
  * only one allowed by the CSP"). Hence the default port and the warning when it is taken. */
-enum { PERFETTO_PORT = 9001, TENSORBOARD_PORT = 6006, PORT_TRIES = 20, NAME_MAX_LEN = 200 };
+enum { PERFETTO_PORT = 9001, TENSORBOARD_PORT = 6006, BUILTIN_PORT = 8791, PORT_TRIES = 20, NAME_MAX_LEN = 200 };
 #define PERFETTO_ORIGIN "https://ui.perfetto.dev"
 
-enum { UI_PERFETTO = 0, UI_TENSORBOARD };
+enum { UI_PERFETTO = 0, UI_TENSORBOARD, UI_BUILTIN };
 
 typedef struct view_args {
     const char *dir; /* the log directory searched for runs */
-    int ui;          /* UI_PERFETTO or UI_TENSORBOARD */
+    int ui;          /* UI_PERFETTO, UI_TENSORBOARD or UI_BUILTIN */
     long port;       /* the port asked for, or -1 for the UI's default */
     int no_browser;  /* 1: only print the link */
     int with_parent; /* 1: stop when the process that started us is gone (--exit-with-parent) */
@@ -59,11 +61,14 @@ static int parse_view_args(int argc, char **argv, view_args *a) {
         if (strcmp(arg, "--no-browser") == 0) a->no_browser = 1;
         else if (strcmp(arg, "--exit-with-parent") == 0) a->with_parent = 1; /* for jaxprof.viewers */
         else if (strcmp(arg, "--ui") == 0) {
-            if (!next || (strcmp(next, "perfetto") != 0 && strcmp(next, "tensorboard") != 0)) {
-                fprintf(stderr, "jaxprof: --ui needs perfetto or tensorboard\n");
+            if (!next || (strcmp(next, "perfetto") != 0 && strcmp(next, "tensorboard") != 0 &&
+                          strcmp(next, "builtin") != 0)) {
+                fprintf(stderr, "jaxprof: --ui needs perfetto, tensorboard or builtin\n");
                 return -1;
             }
-            a->ui = strcmp(next, "tensorboard") == 0 ? UI_TENSORBOARD : UI_PERFETTO;
+            a->ui = strcmp(next, "tensorboard") == 0 ? UI_TENSORBOARD
+                    : strcmp(next, "builtin") == 0  ? UI_BUILTIN
+                                                    : UI_PERFETTO;
             i++;
         } else if (strcmp(arg, "--port") == 0) {
             if (cli_parse_count(arg, next, &n) != 0) return -1;
@@ -75,7 +80,7 @@ static int parse_view_args(int argc, char **argv, view_args *a) {
             i++;
         } else if (arg[0] != '-' && !have_dir) a->dir = arg, have_dir = 1;
         else {
-            fprintf(stderr, "jaxprof: bad option '%s' (view [DIR] [--ui perfetto|tensorboard] [--port N] "
+            fprintf(stderr, "jaxprof: bad option '%s' (view [DIR] [--ui perfetto|tensorboard|builtin] [--port N] "
                             "[--no-browser])\n", arg);
             return -1;
         }
@@ -325,8 +330,59 @@ static int view_tensorboard(const view_args *a) {
     return EXIT_USAGE;
 }
 
+/* What the built-in viewer's server hands its callbacks. */
+typedef struct builtin_ctx {
+    jp_viewer *viewer; /* answers every request */
+    pid_t parent;      /* stop once getppid() differs from it; 0: never */
+} builtin_ctx;
+
+static int builtin_handle(void *ctx, const jp_http_request *req, jp_http_response *resp) {
+    return jp_viewer_handle(((builtin_ctx *)ctx)->viewer, req, resp);
+}
+
+static int builtin_should_stop(void *ctx) {
+    const builtin_ctx *b = ctx;
+    return stop_signal != 0 || (b->parent != 0 && getppid() != b->parent);
+}
+
+/* Serves the built-in viewer's API over every run under the directory on 127.0.0.1. */
+static int view_builtin(const view_args *a) {
+    jp_error err;
+    builtin_ctx b = {NULL, a->with_parent ? getppid() : 0};
+    if (jp_viewer_new(&b.viewer, a->dir, &err) != JP_OK) {
+        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    jp_http_options o = jp_http_options_default();
+    o.port = (uint16_t)(a->port < 0 ? BUILTIN_PORT : a->port);
+    o.port_tries = PORT_TRIES;
+    o.handler = builtin_handle;
+    o.ctx = &b;
+    o.should_stop = builtin_should_stop;
+    o.log = log_request;
+    install_signals();
+    jp_http_server *srv = NULL;
+    int rc = jp_http_server_open(&srv, &o, &err) == JP_OK ? 0 : EXIT_USAGE;
+    if (rc == 0) {
+        unsigned port = jp_http_server_port(srv);
+        if (o.port != 0 && port != o.port) fprintf(stderr, "jaxprof: port %u is taken; serving on %u instead\n", o.port, port);
+        printf("Serving the jaxprof viewer for %s on http://127.0.0.1:%u/ (Ctrl-C to stop)\nOpen: http://127.0.0.1:%u/\n",
+               a->dir, port, port);
+        fflush(stdout);
+        char url[64];
+        snprintf(url, sizeof url, "http://127.0.0.1:%u/", port);
+        if (!a->no_browser) open_browser(url);
+        if (jp_http_server_run(srv, &err) != JP_OK) rc = EXIT_USAGE;
+    }
+    if (rc != 0) fprintf(stderr, "jaxprof: %s\n", err.msg);
+    jp_http_server_close(srv);
+    jp_viewer_free(b.viewer);
+    return rc;
+}
+
 int cmd_view(int argc, char **argv) {
     view_args a;
     if (parse_view_args(argc, argv, &a) != 0) return EXIT_USAGE;
+    if (a.ui == UI_BUILTIN) return view_builtin(&a);
     return a.ui == UI_TENSORBOARD ? view_tensorboard(&a) : view_perfetto(&a);
 }

@@ -1,0 +1,52 @@
+/* timeline.h - a per-run index of every event by track and nesting depth, answering time-window
+ * queries at a given pixel resolution with short events merged (internal; used by viewer.c). */
+#ifndef JP_OUTPUTS_TIMELINE_H
+#define JP_OUTPUTS_TIMELINE_H
+
+#include <stdio.h>
+
+#include "jaxprof/jaxprof.h"
+
+/* An index over the events of a profile's xplanes, which it keeps open. Not thread-safe
+ * (jp_timeline_event may inflate compressed stats into the xplane's arena). */
+typedef struct jp_timeline jp_timeline;
+
+/* Decodes the host files of path (a run directory, as jp_profile_load; host filters like
+ * jp_load_options.host, NULL keeps all) and indexes every event. The track layout is the trace
+ * exporter's: a process per plane (devices, then /host:CPU, then the rest), a thread per line,
+ * and partial overlaps moved to extra "(overlap N)" threads. Times are the exporter's too. */
+int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_error *err);
+void jp_timeline_free(jp_timeline *tl);
+
+/* Events indexed (equal to the exporter's events_out when nothing is cut). */
+uint64_t jp_timeline_event_count(const jp_timeline *tl);
+/* Number of tracks (threads). */
+size_t jp_timeline_track_count(const jp_timeline *tl);
+/* The latest event end in trace time (ns), 0 for an empty profile. */
+int64_t jp_timeline_end_ns(const jp_timeline *tl);
+
+typedef struct jp_timeline_query {
+    int64_t start_ns;  /* window start, trace time (0: the capture's start) */
+    int64_t end_ns;    /* window end (exclusive); <= start_ns selects nothing */
+    uint32_t px;       /* window width in pixels: events shorter than (end-start)/px merge */
+    size_t cap;        /* most entries in the answer; 0 means 20000 */
+} jp_timeline_query;
+
+/* Writes the JSON answer for one window to out:
+ * {"start_ms","end_ms","px_ns","tracks":[{"id","process","thread","events":[[start_us,dur_us,
+ * name_index,depth,index]...]}],"names":[...],"total_events","returned_events","aggregated",
+ * "entries","truncated"}: index is the event's number on its track for jp_timeline_event. A merged
+ * run of short events is [start_us,dur_us,-1,depth,count] instead. When
+ * the entries exceed cap at the asked resolution it is coarsened until they fit. */
+int jp_timeline_window(const jp_timeline *tl, const jp_timeline_query *q, FILE *out, jp_error *err);
+
+/* Writes one event's details as JSON ({"track","index","name","start_us","dur_us","depth",
+ * "args":{...}}, the args being its metadata's and its own stats); JP_ERR_NOT_FOUND for a track
+ * or index out of range. index counts the track's events in (depth, start) order. */
+int jp_timeline_event(const jp_timeline *tl, size_t track, size_t index, FILE *out, jp_error *err);
+
+/* Writes n bytes of s as a JSON string: quotes, backslashes and controls escaped, bytes that are
+ * not UTF-8 replaced by U+FFFD. */
+void jp_timeline_json_strn(FILE *out, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,386 @@
+/* viewer.c - jp_viewer_*: the built-in viewer's JSON API: routes requests, maps opaque run ids to
+ * runs found under the log directory, and keeps the last few decoded runs in an LRU cache. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "outputs/timeline.h"
+#include "outputs/viewer.h"
+
+enum {
+    CACHE_SLOTS = 4,       /* decoded runs kept */
+    REL_MAX = 4096,        /* bytes of a run path relative to the log directory */
+    PARAM_MAX = 256,       /* bytes of one decoded query value */
+    DEFAULT_PX = 1000,     /* timeline width when ?px= is absent */
+    MAX_PX = 1000000       /* widest timeline asked for */
+};
+
+/* Largest |time| in ms a query may name: keeps the conversion to ns far from overflow. */
+#define TIME_MS_MAX 1e12
+
+/* One decoded run: its analysis and, once asked for, its timeline. */
+typedef struct cached {
+    char *rel;             /* run path relative to the log directory (heap); NULL: free slot */
+    char *host;            /* host filter ("" for every host) (heap) */
+    jp_profile *profile;   /* the analysis, or NULL until asked for */
+    jp_timeline *timeline; /* the timeline index, or NULL until asked for */
+    uint64_t used;         /* tick of the last use, for LRU eviction */
+} cached;
+
+struct jp_viewer {
+    char *log_dir;              /* as given, trailing slashes removed (heap) */
+    jp_runs runs;               /* the runs found; refreshed by /api/runs and on unknown ids */
+    cached cache[CACHE_SLOTS];  /* decoded runs */
+    uint64_t tick;              /* counts cache uses */
+};
+
+/* What a run request names, once routed. */
+typedef struct run_request {
+    const jp_run *run;     /* the run, from v->runs */
+    const char *rel;       /* its path relative to the log directory (inside run->path) */
+    char host[PARAM_MAX];  /* ?host=, "" when absent */
+    const char *what;      /* the section, "timeline" or "event" */
+    const char *query;     /* the raw query string */
+} run_request;
+
+/* ---- responses -------------------------------------------------------------------------------- */
+
+static int respond_json(jp_http_response *resp, int status, const char *body, size_t len) {
+    return jp_http_respond_bytes(resp, status, "application/json", body, len, NULL);
+}
+
+static int respond_error(jp_http_response *resp, int status, const char *msg) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return jp_http_respond_status(resp, 500);
+    fputs("{\"error\":", f);
+    jp_timeline_json_strn(f, msg, strlen(msg));
+    fputs("}\n", f);
+    int bad = fclose(f) != 0;
+    int rc = bad ? jp_http_respond_status(resp, 500) : respond_json(resp, status, buf, len);
+    free(buf);
+    return rc;
+}
+
+/* A library error as an HTTP answer: 404 for what does not exist, 400 for bad arguments, else 500. */
+static int respond_failure(jp_http_response *resp, const jp_error *err) {
+    int status = err->code == JP_ERR_NOT_FOUND ? 404 : err->code == JP_ERR_ARG ? 400 : 500;
+    return respond_error(resp, status, err->msg[0] ? err->msg : jp_status_str(err->code));
+}
+
+/* ---- the run list and ids ----------------------------------------------------------------------- */
+
+/* The run's path relative to the log directory ("." for the directory itself). */
+static const char *relative_path(const jp_viewer *v, const jp_run *run) {
+    size_t n = strlen(v->log_dir);
+    if (strncmp(run->path, v->log_dir, n) != 0) return run->path; /* jp_runs_find joins, so never */
+    const char *rel = run->path + n;
+    while (*rel == '/') rel++;
+    return *rel ? rel : ".";
+}
+
+static void write_id(FILE *f, const char *rel) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)rel; *p; p++) fprintf(f, "%02x", *p);
+    fputc('"', f);
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* Decodes an id of n lowercase hex digits into out (cap bytes); 0, or -1 when it is not one. */
+static int decode_id(const char *id, size_t n, char *out, size_t cap) {
+    if (n == 0 || n % 2 || n / 2 >= cap) return -1;
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = hex_digit(id[i]), lo = hex_digit(id[i + 1]);
+        if (hi < 0 || lo < 0 || (hi | lo) == 0) return -1;
+        out[i / 2] = (char)(hi * 16 + lo);
+    }
+    out[n / 2] = '\0';
+    return 0;
+}
+
+static int refresh_runs(jp_viewer *v, jp_error *err) {
+    jp_runs fresh;
+    int rc = jp_runs_find(&fresh, v->log_dir, err);
+    if (rc != JP_OK) return rc;
+    jp_runs_deinit(&v->runs);
+    v->runs = fresh;
+    return JP_OK;
+}
+
+/* The listed run whose relative path is rel, or NULL. Only these are ever opened. */
+static const jp_run *run_by_rel(const jp_viewer *v, const char *rel) {
+    for (size_t i = 0; i < v->runs.count; i++)
+        if (strcmp(relative_path(v, &v->runs.runs[i]), rel) == 0) return &v->runs.runs[i];
+    return NULL;
+}
+
+static int serve_runs(jp_viewer *v, jp_http_response *resp) {
+    jp_error err;
+    if (refresh_runs(v, &err) != JP_OK) return respond_failure(resp, &err);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return jp_http_respond_status(resp, 500);
+    fputc('[', f);
+    for (size_t i = 0; i < v->runs.count; i++) {
+        const jp_run *r = &v->runs.runs[i];
+        const char *rel = relative_path(v, r);
+        fputs(i ? ",{\"id\":" : "{\"id\":", f);
+        write_id(f, rel);
+        fputs(",\"name\":", f);
+        jp_timeline_json_strn(f, r->name, strlen(r->name));
+        fputs(",\"path\":", f);
+        jp_timeline_json_strn(f, rel, strlen(rel));
+        fprintf(f, ",\"hosts\":%u,\"bytes\":%llu,\"mtime_ms\":%lld}", r->n_files, (unsigned long long)r->bytes,
+                (long long)(r->mtime_ns / 1000000));
+    }
+    fputs("]\n", f);
+    int bad = fclose(f) != 0;
+    int rc = bad ? jp_http_respond_status(resp, 500) : respond_json(resp, 200, buf, len);
+    free(buf);
+    return rc;
+}
+
+/* ---- query parameters ----------------------------------------------------------------------------- */
+
+/* The percent-decoded value of key in query into out (cap bytes): 1 found, 0 absent, -1 malformed. */
+static int query_param(const char *query, const char *key, char *out, size_t cap) {
+    size_t key_len = strlen(key);
+    for (const char *p = query; *p;) {
+        size_t n = strcspn(p, "&");
+        if (n > key_len && strncmp(p, key, key_len) == 0 && p[key_len] == '=') {
+            size_t k = 0;
+            for (size_t i = key_len + 1; i < n; i++) {
+                int c = (unsigned char)p[i];
+                if (c == '+') c = ' ';
+                else if (c == '%') {
+                    int hi = i + 2 < n ? hex_digit((char)(p[i + 1] | 0x20)) : -1;
+                    int lo = hi >= 0 ? hex_digit((char)(p[i + 2] | 0x20)) : -1;
+                    if (lo < 0) return -1;
+                    c = hi * 16 + lo;
+                    i += 2;
+                }
+                if (c < 0x20 || k + 1 >= cap) return -1;
+                out[k++] = (char)c;
+            }
+            out[k] = '\0';
+            return 1;
+        }
+        p += n + (p[n] == '&');
+    }
+    return 0;
+}
+
+/* A number parameter within [lo, hi]; *out keeps its default when absent. 0, or -1 when malformed. */
+static int number_param(const char *query, const char *key, double lo, double hi, double *out) {
+    char buf[64];
+    int got = query_param(query, key, buf, sizeof buf);
+    if (got <= 0) return got;
+    char *end;
+    double d = strtod(buf, &end);
+    if (end == buf || *end || !isfinite(d) || d < lo || d > hi) return -1;
+    *out = d;
+    return 0;
+}
+
+/* ---- the cache -------------------------------------------------------------------------------------- */
+
+static void slot_clear(cached *c) {
+    jp_profile_free(c->profile);
+    jp_timeline_free(c->timeline);
+    free(c->rel);
+    free(c->host);
+    memset(c, 0, sizeof *c);
+}
+
+/* The slot of (rel, host): the cached one, else a free or the least recently used one, emptied. */
+static cached *cache_slot(jp_viewer *v, const char *rel, const char *host) {
+    cached *pick = &v->cache[0];
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        cached *c = &v->cache[i];
+        if (c->rel && strcmp(c->rel, rel) == 0 && strcmp(c->host, host) == 0) return c;
+        if (!c->rel ? (pick->rel != NULL) : (pick->rel && c->used < pick->used)) pick = c;
+    }
+    slot_clear(pick);
+    pick->rel = strdup(rel);
+    pick->host = strdup(host);
+    if (!pick->rel || !pick->host) slot_clear(pick);
+    return pick;
+}
+
+/* The run's analysis (loaded on first use) into *out; *hit tells whether it was cached. */
+static int cached_profile(jp_viewer *v, const run_request *r, const jp_profile **out, int *hit, jp_error *err) {
+    cached *c = cache_slot(v, r->rel, r->host);
+    if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    c->used = ++v->tick;
+    *hit = c->profile != NULL;
+    if (!c->profile) {
+        jp_load_options opt = {.host = r->host[0] ? r->host : NULL};
+        int rc = jp_profile_load(&c->profile, r->run->path, &opt, err);
+        if (rc != JP_OK) return rc;
+    }
+    *out = c->profile;
+    return JP_OK;
+}
+
+/* The run's timeline index (built on first use) into *out; *hit tells whether it was cached. */
+static int cached_timeline(jp_viewer *v, const run_request *r, const jp_timeline **out, int *hit, jp_error *err) {
+    cached *c = cache_slot(v, r->rel, r->host);
+    if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    c->used = ++v->tick;
+    *hit = c->timeline != NULL;
+    if (!c->timeline) {
+        int rc = jp_timeline_new(&c->timeline, r->run->path, r->host[0] ? r->host : NULL, err);
+        if (rc != JP_OK) return rc;
+    }
+    *out = c->timeline;
+    return JP_OK;
+}
+
+/* ---- run endpoints ----------------------------------------------------------------------------------- */
+
+/* Section name as the API spells it ("overview" is the report), or -1. */
+static int api_section(const char *name) {
+    if (strcmp(name, "overview") == 0) return JP_SECTION_REPORT;
+    if (strcmp(name, "report") == 0) return -1;
+    return jp_section_from_name(name);
+}
+
+/* Runs one writer into memory and sends its bytes as 200 JSON, or its error. */
+typedef int (*writer_fn)(const void *obj, const void *arg, FILE *out, jp_error *err);
+
+static int respond_written(jp_http_response *resp, writer_fn fn, const void *obj, const void *arg, int hit) {
+    char *buf = NULL;
+    size_t len = 0;
+    jp_error err = {0};
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return jp_http_respond_status(resp, 500);
+    int rc = fn(obj, arg, f, &err);
+    if (fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(&err, JP_ERR_NOMEM, 0, "out of memory");
+    rc = rc == JP_OK ? respond_json(resp, 200, buf, len) : respond_failure(resp, &err);
+    free(buf);
+    if (rc == JP_OK) rc = jp_http_response_header(resp, "X-Jaxprof-Cache", hit ? "hit" : "miss", NULL);
+    return rc;
+}
+
+static int write_section(const void *obj, const void *arg, FILE *out, jp_error *err) {
+    return jp_render(jp_profile_analysis(obj), *(const int *)arg, JP_FORMAT_JSON, NULL, out, err);
+}
+
+static int write_window(const void *obj, const void *arg, FILE *out, jp_error *err) {
+    return jp_timeline_window(obj, arg, out, err);
+}
+
+static int write_event(const void *obj, const void *arg, FILE *out, jp_error *err) {
+    const size_t *where = arg;
+    return jp_timeline_event(obj, where[0], where[1], out, err);
+}
+
+static int serve_section(jp_viewer *v, const run_request *r, int section, jp_http_response *resp) {
+    const jp_profile *p = NULL;
+    int hit = 0;
+    jp_error err;
+    if (cached_profile(v, r, &p, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    return respond_written(resp, write_section, p, &section, hit);
+}
+
+static int serve_timeline(jp_viewer *v, const run_request *r, jp_http_response *resp) {
+    double start = 0, end = -1, px = DEFAULT_PX;
+    if (number_param(r->query, "start_ms", -TIME_MS_MAX, TIME_MS_MAX, &start) != 0 ||
+        number_param(r->query, "end_ms", -TIME_MS_MAX, TIME_MS_MAX, &end) != 0 ||
+        number_param(r->query, "px", 1, MAX_PX, &px) != 0)
+        return respond_error(resp, 400, "start_ms and end_ms need milliseconds, px a width of 1 to 1000000");
+    const jp_timeline *tl = NULL;
+    int hit = 0;
+    jp_error err;
+    if (cached_timeline(v, r, &tl, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    jp_timeline_query q = {.start_ns = (int64_t)llround(start * 1e6), .px = (uint32_t)px};
+    q.end_ns = end < 0 ? jp_timeline_end_ns(tl) + 1 : (int64_t)llround(end * 1e6);
+    return respond_written(resp, write_window, tl, &q, hit);
+}
+
+static int serve_event(jp_viewer *v, const run_request *r, jp_http_response *resp) {
+    double track = -1, index = -1;
+    if (number_param(r->query, "track", 0, 4e9, &track) != 0 || number_param(r->query, "index", 0, 1e15, &index) != 0 ||
+        track < 0 || index < 0 || track != floor(track) || index != floor(index))
+        return respond_error(resp, 400, "event needs ?track=T&index=I (whole numbers)");
+    const jp_timeline *tl = NULL;
+    int hit = 0;
+    jp_error err;
+    if (cached_timeline(v, r, &tl, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    size_t where[2] = {(size_t)track, (size_t)index};
+    return respond_written(resp, write_event, tl, where, hit);
+}
+
+/* "/api/run/<id>/<what>": finds the run (listing again once when the id is unknown) and answers. */
+static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_response *resp) {
+    const char *slash = strchr(rest, '/');
+    char rel[REL_MAX];
+    if (!slash || strchr(slash + 1, '/') || decode_id(rest, (size_t)(slash - rest), rel, sizeof rel) != 0)
+        return respond_error(resp, 404, "no such run");
+    run_request r = {.what = slash + 1, .query = query};
+    int section = api_section(r.what);
+    if (section < 0 && strcmp(r.what, "timeline") != 0 && strcmp(r.what, "event") != 0)
+        return respond_error(resp, 404, "unknown endpoint");
+    if (query_param(query, "host", r.host, sizeof r.host) < 0) return respond_error(resp, 400, "bad host parameter");
+    jp_error err;
+    if (!(r.run = run_by_rel(v, rel)) && refresh_runs(v, &err) == JP_OK) r.run = run_by_rel(v, rel);
+    if (!r.run) return respond_error(resp, 404, "no such run");
+    r.rel = relative_path(v, r.run);
+    if (section >= 0) return serve_section(v, &r, section, resp);
+    return strcmp(r.what, "timeline") == 0 ? serve_timeline(v, &r, resp) : serve_event(v, &r, resp);
+}
+
+static const char API_INDEX[] =
+    "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
+    "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory\","
+    "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/timeline?start_ms=&end_ms=&px=\","
+    "\"/api/run/<id>/event?track=&index=\"]}\n";
+
+int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp) {
+    if (!v || !req || !resp) return JP_ERR_ARG;
+    if (strcmp(req->path, "/") == 0 || strcmp(req->path, "/api") == 0 || strcmp(req->path, "/api/") == 0)
+        return respond_json(resp, 200, API_INDEX, sizeof API_INDEX - 1);
+    if (strcmp(req->path, "/api/runs") == 0) return serve_runs(v, resp);
+    if (strncmp(req->path, "/api/run/", 9) == 0) return serve_run(v, req->path + 9, req->query, resp);
+    return respond_error(resp, 404, "not found");
+}
+
+/* ---- life cycle ----------------------------------------------------------------------------------------- */
+
+int jp_viewer_new(jp_viewer **out, const char *log_dir, jp_error *err) {
+    jp_error_clear(err);
+    if (!out || !log_dir || !*log_dir) return jp_error_set(err, JP_ERR_ARG, 0, "viewer: no log directory");
+    *out = NULL;
+    jp_viewer *v = calloc(1, sizeof *v);
+    if (!v || !(v->log_dir = strdup(log_dir))) {
+        free(v);
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    }
+    size_t n = strlen(v->log_dir);
+    while (n > 1 && v->log_dir[n - 1] == '/') v->log_dir[--n] = '\0';
+    int rc = jp_runs_find(&v->runs, v->log_dir, err);
+    if (rc != JP_OK) {
+        free(v->log_dir);
+        free(v);
+        return rc;
+    }
+    *out = v;
+    return JP_OK;
+}
+
+void jp_viewer_free(jp_viewer *v) {
+    if (!v) return;
+    for (size_t i = 0; i < CACHE_SLOTS; i++) slot_clear(&v->cache[i]);
+    jp_runs_deinit(&v->runs);
+    free(v->log_dir);
+    free(v);
+}

@@ -1,0 +1,28 @@
+/* viewer.h - the built-in viewer's JSON API over jp_http: runs under a log directory, their
+ * analyses and a level-of-detail timeline, each run decoded once and cached (internal). */
+#ifndef JP_OUTPUTS_VIEWER_H
+#define JP_OUTPUTS_VIEWER_H
+
+#include "jaxprof/jaxprof.h"
+
+/* The API's state: the log directory, the runs found there and a small LRU cache of decoded runs.
+ * Not thread-safe: one jp_http server thread calls jp_viewer_handle. */
+typedef struct jp_viewer jp_viewer;
+
+/* Lists the runs under log_dir (copied); JP_ERR_IO when it cannot be read. */
+int jp_viewer_new(jp_viewer **out, const char *log_dir, jp_error *err);
+void jp_viewer_free(jp_viewer *v);
+
+/* Answers one request of the API (a jp_http_handler body; v is the viewer):
+ *   /                              {"api": [the endpoints]}
+ *   /api/runs                      [{id, name, path, hosts, bytes, mtime_ms}] (path relative to log_dir)
+ *   /api/run/<id>/<section>        jp_render(section, JSON); section: overview (= report), ops, steps,
+ *                                  scopes, transfers, kernels, memory, compiles, findings
+ *   /api/run/<id>/timeline         ?start_ms=&end_ms=&px=: jp_timeline_window
+ *   /api/run/<id>/event            ?track=&index=: jp_timeline_event
+ * Every run endpoint takes ?host=NAME (as jp_load_options.host). Ids are the hex of a run's path
+ * relative to log_dir and only name runs jp_runs_find listed. Errors are {"error": "..."} with 400,
+ * 404 or 500. Responses about a run carry "X-Jaxprof-Cache: hit" or "miss". */
+int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp);
+
+#endif
