@@ -53,7 +53,7 @@ static int should_stop(void *ctx) {
 }
 
 static int parse_view_args(int argc, char **argv, view_args *a) {
-    *a = (view_args){".", UI_PERFETTO, -1, 0, 0};
+    *a = (view_args){".", UI_BUILTIN, -1, 0, 0};
     int have_dir = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -347,6 +347,11 @@ static int builtin_should_stop(void *ctx) {
 
 /* Serves the built-in viewer's API over every run under the directory on 127.0.0.1. */
 static int view_builtin(const view_args *a) {
+    jp_runs runs;
+    const jp_run *latest;
+    int found = find_latest(a->dir, &runs, &latest); /* like the other viewers: exit 1 with no run */
+    jp_runs_deinit(&runs);
+    if (found != 0) return found;
     jp_error err;
     builtin_ctx b = {NULL, a->with_parent ? getppid() : 0};
     if (jp_viewer_new(&b.viewer, a->dir, &err) != JP_OK) {

@@ -18,7 +18,7 @@ from typing import IO, Literal
 
 from ._log import log
 
-UI = Literal["perfetto", "tensorboard"]
+UI = Literal["builtin", "perfetto", "tensorboard"]
 _LINK_MARK = "/#!/?url="  # in the Perfetto UI link printed by `jaxprof view`
 _REQUEST_LINE = re.compile(r"^jaxprof: [A-Z-]+ \S+ \d{3} \d+$")  # its log of one request
 
@@ -127,8 +127,8 @@ def open_latest_profile(
     ``close()``; or ``None``, with the reason logged, when there is no run, no viewer or no
     ``jaxprof`` executable. Never blocks the caller beyond that.
     """
-    if ui not in ("perfetto", "tensorboard"):
-        raise ValueError(f"ui must be 'perfetto' or 'tensorboard', not {ui!r}")
+    if ui not in ("builtin", "perfetto", "tensorboard"):
+        raise ValueError(f"ui must be 'builtin', 'perfetto' or 'tensorboard', not {ui!r}")
     binary = jaxprof_binary()
     if binary is None:
         log.warning("the jaxprof executable is not installed beside %s nor on PATH", sys.executable)

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "outputs/timeline.h"
+#include "outputs/assets.h"
 #include "outputs/viewer.h"
 
 enum {
@@ -347,10 +348,12 @@ static const char API_INDEX[] =
 
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp) {
     if (!v || !req || !resp) return JP_ERR_ARG;
-    if (strcmp(req->path, "/") == 0 || strcmp(req->path, "/api") == 0 || strcmp(req->path, "/api/") == 0)
+    if (strcmp(req->path, "/api") == 0 || strcmp(req->path, "/api/") == 0)
         return respond_json(resp, 200, API_INDEX, sizeof API_INDEX - 1);
     if (strcmp(req->path, "/api/runs") == 0) return serve_runs(v, resp);
     if (strncmp(req->path, "/api/run/", 9) == 0) return serve_run(v, req->path + 9, req->query, resp);
+    const jp_asset *page = strncmp(req->path, "/api/", 5) != 0 ? jp_asset_find(req->path) : NULL;
+    if (page) return jp_http_respond_bytes(resp, 200, page->content_type, page->data, page->len, NULL);
     return respond_error(resp, 404, "not found");
 }
 

@@ -79,13 +79,13 @@ def stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture
 def start_view(tmp_path: Path) -> Iterator[Callable[..., Served]]:
-    """Starts `jaxprof view DIR --no-browser ARGS`; every server started is killed at teardown."""
+    """Starts `jaxprof view DIR --ui perfetto --no-browser ARGS`; every server is killed at teardown."""
     procs: list[subprocess.Popen] = []
 
     def start(log_dir: Path, *args: str) -> Served:
         err = tmp_path / f"stderr{len(procs)}.txt"
         with open(err, "w") as err_file:
-            proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--no-browser", *args],
+            proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--ui", "perfetto", "--no-browser", *args],
                                     stdout=subprocess.PIPE, stderr=err_file)
         procs.append(proc)
         out = read_until_link(proc)

@@ -208,7 +208,7 @@ def test_bad_ids_and_paths_are_refused(gpu_logdir, serve, tmp_path):
     v.json(f"/api/run/{rid}/timeline?start_ms=abc", 400)
     v.json(f"/api/run/{rid}/timeline?px=0", 400)
     v.json("/nope", 404)
-    assert "/api/runs" in v.json("/")["api"]
+    assert "/api/runs" in v.json("/api")["api"]
 
 
 def test_million_event_profile_answers_within_the_cap(tmp_path, serve):

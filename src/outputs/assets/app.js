@@ -37,7 +37,7 @@ async function start() {
   if (!state.runs.length) { $("#page").innerHTML = "<p>No profile runs under this directory.</p>"; return; }
   if (!state.runs.some((r) => String(r.id) === state.run)) state.run = String(state.runs[state.runs.length - 1].id);
   $("#run").innerHTML = state.runs.map((r) =>
-    `<option value="${esc(r.id)}">${esc(r.name)} (${esc((r.hosts || []).join(", "))})</option>`).join("");
+    `<option value="${esc(r.id)}">${esc(r.path)} (${r.hosts} host${r.hosts === 1 ? "" : "s"})</option>`).join("");
   $("#run").value = state.run;
   $("#run").onchange = () => { state.run = $("#run").value; go(state.page); };
   document.querySelectorAll("#tabs a").forEach((a) => { a.onclick = () => go(a.dataset.page); });
@@ -194,7 +194,7 @@ async function loadWindow() {
 }
 
 function setWindow(a, b) {
-  const min = 0, max = TL.span, w = Math.max(b - a, 1e-6);
+  const min = 0, max = TL.span, w = Math.min(Math.max(b - a, 1e-6), max);
   a = Math.max(min, Math.min(a, max - w));
   TL.start = a; TL.end = Math.min(max, a + w);
   history.replaceState(null, "", `#/timeline?run=${encodeURIComponent(state.run)}&start=${TL.start}&end=${TL.end}`);
@@ -207,11 +207,10 @@ function zoom(factor, at) {
 }
 
 async function timeline() {
-  const summary = await runApi("overview");
-  const full = Math.max(summary.span_ms, ...summary.devices.map((d) => d.last_ms));
-  TL.span = full;
-  TL.start = parseFloat(state.params.get("start") || "0");
-  TL.end = parseFloat(state.params.get("end") || String(full));
+  const whole = await runApi("timeline?px=1");  // the profile's full time range
+  TL.span = whole.end_ms;
+  TL.start = parseFloat(state.params.get("start") || String(whole.start_ms));
+  TL.end = parseFloat(state.params.get("end") || String(whole.end_ms));
   $("#page").innerHTML = `<div class="toolbar"><input id="tl-search" placeholder="search names">
       <span class="muted">wheel / W S zoom · drag / A D pan · click an event</span><span id="tl-status"></span></div>
     <div id="timeline-wrap"><canvas id="timeline"></canvas></div><div id="event-info"></div>`;
