@@ -160,6 +160,13 @@ def test_timeline_draws_and_zoom_changes_the_window(server, browser):
     assert window_of(browser) == zoomed
     assert canvas_ink(browser) > 0
 
+    # Clicking an event shows its stats, fetched from /api/run/<id>/event.
+    browser.get(server + "#/timeline")
+    wait_for(browser, "#tl-status", "events")
+    browser.execute_script("showEvent(TL.hits.find((h) => h.e[2] >= 0 && h.name.startsWith('ThunkExecutor')))")
+    info = wait_for(browser, "#event-info", "run_id: ")
+    assert info.text.startswith("ThunkExecutor")
+
 
 def test_memory_and_compare_pages_render(server, browser):
     browser.get(server + "#/memory")

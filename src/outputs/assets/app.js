@@ -184,6 +184,15 @@ function drawTimeline() {
   }
 }
 
+async function showEvent(hit) {
+  const head = `${hit.name}\n${hit.track.process} · ${hit.track.thread}\n` +
+    `start ${ms(hit.e[0] / 1000)} ms, duration ${ms(hit.e[1] / 1000)} ms`;
+  $("#event-info").textContent = head;
+  if (hit.e[2] < 0) return;  // merged sub-pixel events: zoom in for each one
+  const ev = await runApi(`event?track=${hit.track.id}&index=${hit.e[4]}`);
+  $("#event-info").textContent = head + "\n" + Object.entries(ev.args || {}).map(([k, v]) => `${k}: ${v}`).join("\n");
+}
+
 async function loadWindow() {
   const cv = $("#timeline");
   const px = Math.max(200, (cv ? cv.clientWidth : 1000) - LABEL_W);
@@ -223,8 +232,7 @@ async function timeline() {
     if (drag && !drag.moved) {
       const r = cv.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
       const hit = TL.hits.find((h) => x >= h.x && x <= h.x + Math.max(h.w, 2) && y >= h.y && y <= h.y + h.h);
-      if (hit) $("#event-info").textContent = `${hit.name}\n${hit.track.process} · ${hit.track.thread}\n` +
-        `start ${ms(hit.e[0] / 1000)} ms, duration ${ms(hit.e[1] / 1000)} ms`;
+      if (hit) showEvent(hit);
     }
     drag = null;
   };
