@@ -6,12 +6,8 @@
 #include "analyses/analyses.h"
 #include "base/error.h"
 #include "base/vec.h"
+#include "outputs/layout.h"
 #include "outputs/timeline.h"
-
-/* Bounds on event times, as the model and the exporter enforce them: beyond these the input is corrupt. */
-#define TIME_LIMIT_PS ((int64_t)1 << 61)
-/* Profiles whose first event starts within a day of time 0 keep their own origin (as the exporter). */
-#define ORIGIN_LIMIT_PS ((int64_t)86400 * 1000000000000)
 
 enum { DEFAULT_CAP = 20000, NAME_MAX_LEN = 200 };
 
@@ -47,21 +43,11 @@ struct jp_timeline {
     int64_t base_ps;   /* profile time of the trace's time 0 */
 };
 
-/* One event while its line is laid out. */
-typedef struct item {
-    int64_t start_ns, end_ns; /* trace time */
-    uint32_t index;           /* into the line's events */
-    uint32_t name;            /* index into jp_timeline.names */
-    uint32_t lane;            /* 0: the line's own thread; k: its k-th overlap thread */
-    uint32_t depth;           /* slices open around it on its lane */
-    uint8_t instant;          /* 1: no duration */
-} item;
-
 /* Scratch while the index is built. */
 typedef struct builder {
     jp_timeline *tl;       /* being filled */
     jp_error *err;         /* the caller's */
-    jp_vec items;          /* item, for the current line */
+    jp_vec items;          /* jp_layout_item (tag: name index), for the current line */
     jp_vec lanes;          /* jp_vec of int64_t: open slice ends per lane */
     jp_map names;          /* (plane serial, metadata id) -> name index */
     uint32_t plane_serial; /* distinguishes planes in `names` */
@@ -100,47 +86,6 @@ void jp_timeline_json_strn(FILE *out, const char *s, size_t n) {
 
 /* ---- times -------------------------------------------------------------------------------------- */
 
-/* An event's absolute start and duration in ps, checked like the model checks them. */
-static int event_span(jp_xspace *xs, const jp_line *ln, const jp_event *ev, int64_t *start, int64_t *dur, jp_error *err) {
-    int64_t ts = ln->timestamp_ns, off = ev->offset_ps, d = ev->duration_ps > 0 ? ev->duration_ps : 0;
-    if (ts < -TIME_LIMIT_PS / 1000 || ts > TIME_LIMIT_PS / 1000 || off < -TIME_LIMIT_PS || off > TIME_LIMIT_PS ||
-        d > TIME_LIMIT_PS) {
-        uint64_t at = (uint64_t)(ev->raw.ptr - jp_xspace_input(xs).ptr);
-        return jp_error_set(err, JP_ERR_CORRUPT, at, "corrupt XEvent at byte %llu: time out of range", (unsigned long long)at);
-    }
-    *start = ts * 1000 + off;
-    *dur = d;
-    return JP_OK;
-}
-
-/* Nanoseconds since the trace's start, rounded down (monotonic, so nesting survives rounding). */
-static int64_t to_ns(const jp_timeline *tl, int64_t ps) {
-    int64_t rel = ps - tl->base_ps;
-    return rel >= 0 ? rel / 1000 : -((-rel + 999) / 1000);
-}
-
-/* Time 0: the profile's own origin, or its first event for a profile on an absolute clock. */
-static int find_base(jp_timeline *tl, jp_error *err) {
-    int64_t base = INT64_MAX;
-    for (size_t h = 0; h < tl->xs.n; h++) {
-        jp_xspace *xs = JP_VEC_AT(&tl->xs, jp_xspace *, h);
-        size_t n_planes;
-        const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
-        for (size_t p = 0; p < n_planes; p++)
-            for (size_t l = 0; l < planes[p].n_lines; l++)
-                for (size_t e = 0; e < planes[p].lines[l].n_events; e++) {
-                    int64_t start = 0, dur = 0;
-                    int rc = event_span(xs, &planes[p].lines[l], &planes[p].lines[l].events[e], &start, &dur, err);
-                    if (rc) return rc;
-                    if (start < base) base = start;
-                }
-    }
-    tl->base_ps = base == INT64_MAX || (base >= 0 && base < ORIGIN_LIMIT_PS) ? 0 : base;
-    return JP_OK;
-}
-
-/* ---- laying a line out ---------------------------------------------------------------------------- */
-
 /* The name index of an event metadata id on the current plane, added on first sight. */
 static int name_of(builder *b, const jp_plane *pl, uint64_t metadata_id, uint32_t *out) {
     int found = 0;
@@ -162,56 +107,16 @@ static int collect_items(builder *b, jp_xspace *xs, const jp_plane *pl, const jp
     if (ln->n_events > UINT32_MAX) return jp_error_set(b->err, JP_ERR_LIMIT, 0, "a line holds over 2^32 events");
     for (size_t i = 0; i < ln->n_events; i++) {
         int64_t start = 0, dur = 0;
-        int rc = event_span(xs, ln, &ln->events[i], &start, &dur, b->err);
-        item *it = rc ? NULL : jp_vec_push(&b->items, sizeof *it);
+        int rc = jp_layout_event_span(xs, ln, &ln->events[i], &start, &dur, b->err);
+        jp_layout_item *it = rc ? NULL : jp_vec_push(&b->items, sizeof *it);
         if (rc) return rc;
         if (!it) return nomem(b->err);
-        *it = (item){.start_ns = to_ns(b->tl, start), .end_ns = to_ns(b->tl, start + dur), .index = (uint32_t)i,
+        *it = (jp_layout_item){.start_ns = jp_layout_ns(b->tl->base_ps, start),
+                               .end_ns = jp_layout_ns(b->tl->base_ps, start + dur), .index = (uint32_t)i,
                      .instant = dur == 0};
-        if ((rc = name_of(b, pl, ln->events[i].metadata_id, &it->name)) != JP_OK) return rc;
+        if ((rc = name_of(b, pl, ln->events[i].metadata_id, &it->tag)) != JP_OK) return rc;
     }
     return JP_OK;
-}
-
-static int by_start_then_longest(const void *pa, const void *pb) {
-    const item *a = pa, *b = pb;
-    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
-    if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
-    if (a->instant != b->instant) return a->instant ? 1 : -1; /* a slice opens before an instant in it */
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
-/* The exporter's layout (trace.c, assign_lanes): items sorted by start, longest first, go to the
- * first lane whose innermost open slice contains them, after closing the slices that ended; one
- * no lane can hold opens a new lane. Instants go to lane 0. Each item's depth is the number of
- * slices open around it on its lane, so the items of one lane and depth never overlap. Returns
- * the number of lanes, 0 when out of memory. */
-static uint32_t assign_lanes(builder *b, item *items, size_t n) {
-    jp_vec *lanes = &b->lanes;
-    size_t used = 0;
-    for (size_t i = 0; i < n; i++) {
-        item *it = &items[i];
-        uint32_t k = 0;
-        for (;; k++) {
-            if (k == used) {
-                if (used == lanes->n && !jp_vec_push(lanes, sizeof(jp_vec))) return 0;
-                JP_VEC_AT(lanes, jp_vec, used).n = 0;
-                used++;
-            }
-            jp_vec *open = &JP_VEC_AT(lanes, jp_vec, k);
-            while (open->n && JP_VEC_AT(open, int64_t, open->n - 1) <= it->start_ns) open->n--;
-            it->depth = (uint32_t)open->n;
-            if (it->instant) break;
-            if (open->n == 0 || JP_VEC_AT(open, int64_t, open->n - 1) >= it->end_ns) {
-                int64_t *end = jp_vec_push(open, sizeof(int64_t));
-                if (!end) return 0;
-                *end = it->end_ns;
-                break;
-            }
-        }
-        it->lane = k;
-    }
-    return used ? (uint32_t)used : 1;
 }
 
 /* Allocates a level's arrays for n events in the arena. */
@@ -224,7 +129,7 @@ static int level_alloc(jp_arena *a, level *lv, size_t n) {
 }
 
 /* Fills track t with the items of one lane: counts per depth, then copies in start order. */
-static int fill_track(builder *b, tl_track *t, const item *items, size_t n, uint32_t lane) {
+static int fill_track(builder *b, tl_track *t, const jp_layout_item *items, size_t n, uint32_t lane) {
     uint32_t max_depth = 0;
     for (size_t i = 0; i < n; i++)
         if (items[i].lane == lane && items[i].depth > max_depth) max_depth = items[i].depth;
@@ -249,7 +154,7 @@ static int fill_track(builder *b, tl_track *t, const item *items, size_t n, uint
         lv->start_ns[lv->n] = items[i].start_ns;
         lv->dur_ns[lv->n] = items[i].end_ns - items[i].start_ns;
         if (items[i].end_ns > b->tl->end_ns) b->tl->end_ns = items[i].end_ns;
-        lv->name[lv->n] = items[i].name;
+        lv->name[lv->n] = items[i].tag;
         lv->src[lv->n++] = items[i].index;
     }
     return JP_OK;
@@ -259,10 +164,9 @@ static int fill_track(builder *b, tl_track *t, const item *items, size_t n, uint
 static int index_line(builder *b, jp_xspace *xs, const jp_plane *pl, const jp_line *ln, const char *process) {
     int rc = collect_items(b, xs, pl, ln);
     if (rc || b->items.n == 0) return rc;
-    item *items = b->items.data;
+    jp_layout_item *items = b->items.data;
     size_t n = b->items.n;
-    qsort(items, n, sizeof *items, by_start_then_longest);
-    uint32_t n_lanes = assign_lanes(b, items, n);
+    uint32_t n_lanes = jp_layout_lanes(&b->lanes, items, n);
     if (n_lanes == 0) return nomem(b->err);
     jp_str name = ln->display_name.len ? ln->display_name : ln->name;
     if (name.len == 0) name = (jp_str){"(unnamed line)", 14};
@@ -282,13 +186,6 @@ static int index_line(builder *b, jp_xspace *xs, const jp_plane *pl, const jp_li
 
 /* ---- planes and hosts ------------------------------------------------------------------------------ */
 
-/* Devices first (as XProf orders them), then the host's CPU, then the rest: the exporter's order. */
-static int plane_rank(const jp_plane *pl) {
-    if (pl->name.len >= 8 && memcmp(pl->name.ptr, "/device:", 8) == 0) return 0;
-    if (jp_str_eq(pl->name, "/host:CPU")) return 1;
-    return 2;
-}
-
 static int index_plane(builder *b, jp_xspace *xs, const jp_plane *pl, const char *host) {
     char buf[2 * NAME_MAX_LEN + 8];
     int len = b->tl->xs.n > 1 ? snprintf(buf, sizeof buf, "%s: %.*s", host, (int)(pl->name.len > NAME_MAX_LEN ? NAME_MAX_LEN : pl->name.len), pl->name.ptr)
@@ -301,39 +198,15 @@ static int index_plane(builder *b, jp_xspace *xs, const jp_plane *pl, const char
     return rc;
 }
 
-/* Opens the files of path whose host name contains `host` (all, for NULL or ""). */
-static int open_hosts(jp_timeline *tl, const char *path, const char *host, jp_vec *hosts, jp_error *err) {
-    jp_vec files = {0};
-    int rc = jp_profile_files(path, &files, err);
-    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
-        const char *file = JP_VEC_AT(&files, char *, i), *name = jp_profile_host_of(&tl->arena, file);
-        if (!name) rc = nomem(err);
-        else if (host && *host && !strstr(name, host)) continue;
-        jp_xspace **slot = rc ? NULL : jp_vec_push(&tl->xs, sizeof *slot);
-        const char **h = slot ? jp_vec_push(hosts, sizeof *h) : NULL;
-        if (rc == JP_OK && !h) rc = nomem(err);
-        if (rc == JP_OK) {
-            *h = name;
-            if ((rc = jp_xspace_open(slot, file, err)) != JP_OK) tl->xs.n--;
-        }
-    }
-    if (rc == JP_OK && tl->xs.n == 0)
-        rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, host && *host ? "no host matches '%s'" : "%s: no profile found",
-                          host && *host ? host : path);
-    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
-    jp_vec_free(&files);
-    return rc;
-}
-
 static int index_all(builder *b, const jp_vec *hosts) {
-    int rc = find_base(b->tl, b->err);
+    int rc = jp_layout_origin(b->tl->xs.data, b->tl->xs.n, &b->tl->base_ps, b->err);
     for (size_t h = 0; rc == JP_OK && h < b->tl->xs.n; h++) {
         jp_xspace *xs = JP_VEC_AT(&b->tl->xs, jp_xspace *, h);
         size_t n;
         const jp_plane *planes = jp_xspace_planes(xs, &n);
         for (int rank = 0; rank < 3; rank++)
             for (size_t p = 0; rc == JP_OK && p < n; p++)
-                if (plane_rank(&planes[p]) == rank) rc = index_plane(b, xs, &planes[p], JP_VEC_AT(hosts, const char *, h));
+                if (jp_layout_plane_rank(&planes[p]) == rank) rc = index_plane(b, xs, &planes[p], JP_VEC_AT(hosts, const char *, h));
     }
     return rc;
 }
@@ -346,11 +219,11 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_er
     if (!tl) return nomem(err);
     jp_arena_init(&tl->arena, 0);
     builder b = {.tl = tl, .err = err};
-    jp_vec hosts = {0};
-    int rc = open_hosts(tl, path, host, &hosts, err);
+    jp_vec files = {0}, hosts = {0};
+    int rc = jp_layout_open_hosts(path, host, &tl->arena, &tl->xs, &files, &hosts, err);
     if (rc == JP_OK) rc = index_all(&b, &hosts);
-    for (size_t i = 0; i < b.lanes.n; i++) jp_vec_free(&JP_VEC_AT(&b.lanes, jp_vec, i));
-    jp_vec_free(&b.lanes), jp_vec_free(&b.items), jp_vec_free(&hosts);
+    jp_layout_lanes_free(&b.lanes);
+    jp_vec_free(&b.items), jp_vec_free(&files), jp_vec_free(&hosts);
     jp_map_deinit(&b.names);
     if (rc != JP_OK) {
         jp_timeline_free(tl);

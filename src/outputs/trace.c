@@ -9,15 +9,10 @@
 
 #include "analyses/analyses.h"
 #include "base/error.h"
+#include "outputs/layout.h"
 #include "outputs/trace.h"
 
 enum { SINK_BUFFER = 1 << 20 };
-
-/* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
-#define TIME_LIMIT_PS ((int64_t)1 << 61)
-
-/* Profiles whose first event starts within a day of time 0 keep their own time origin. */
-#define ORIGIN_LIMIT_PS ((int64_t)86400 * 1000000000000)
 
 /* Where a flow id comes from; with the host it keeps ids of different sources apart. */
 enum { FLOW_CORRELATION = 1, FLOW_PRODUCER = 2 };
@@ -25,14 +20,6 @@ enum { FLOW_CORRELATION = 1, FLOW_PRODUCER = 2 };
 /* Stats the exporter reads by name. */
 enum { S_HLO_OP, S_HLO_MODULE, S_RUN_ID, S_CORRELATION, S_FLOW_P, S_FLOW_C, S_COUNT };
 static const char *const STAT_NAMES[S_COUNT] = {"hlo_op", "hlo_module", "run_id", "correlation_id", "_p", "_c"};
-
-/* One event placed on a thread: its times as written and the thread (lane) it went to. */
-typedef struct item {
-    int64_t start_ns, end_ns;
-    uint32_t index;   /* into the line's events, or the derived row's records */
-    uint32_t lane;    /* 0: the line's own thread; k: its k-th overlap thread */
-    uint8_t instant;
-} item;
 
 /* An event of a derived row (Steps, XLA Modules, XLA Ops). */
 typedef struct derived {
@@ -74,7 +61,7 @@ typedef struct exporter {
     int64_t from_ps, to_ps; /* absolute times kept */
     uint32_t next_tid;
     size_t n_hosts;
-    jp_vec items;           /* item, for the current row */
+    jp_vec items;           /* jp_layout_item, for the current row */
     jp_vec args;            /* jp_trace_arg, for the current event */
     jp_vec lanes;           /* jp_vec of int64_t: open slice ends per lane */
     jp_vec recs;            /* derived, for the current derived row */
@@ -174,51 +161,10 @@ int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, j
 
 /* ---- times -------------------------------------------------------------------------------------- */
 
-/* An event's absolute start and duration in ps, checked like the model checks them. */
-static int event_span(exporter *x, jp_xspace *xs, const jp_line *ln, const jp_event *ev, int64_t *start, int64_t *dur) {
-    int64_t ts = ln->timestamp_ns, off = ev->offset_ps, d = ev->duration_ps > 0 ? ev->duration_ps : 0;
-    if (ts < -TIME_LIMIT_PS / 1000 || ts > TIME_LIMIT_PS / 1000 || off < -TIME_LIMIT_PS || off > TIME_LIMIT_PS ||
-        d > TIME_LIMIT_PS) {
-        uint64_t at = (uint64_t)(ev->raw.ptr - jp_xspace_input(xs).ptr);
-        return jp_error_set(x->err, JP_ERR_CORRUPT, at, "corrupt XEvent at byte %llu: time out of range",
-                            (unsigned long long)at);
-    }
-    *start = ts * 1000 + off;
-    *dur = d;
-    return JP_OK;
-}
-
-/* Nanoseconds since the trace's start, rounded down: monotonic, so nesting survives rounding. */
-static int64_t to_ns(const exporter *x, int64_t ps) {
-    int64_t rel = ps - x->base_ps;
-    return rel >= 0 ? rel / 1000 : -((-rel + 999) / 1000);
-}
-
 static int kept(const exporter *x, int64_t start, int64_t dur) {
     if (dur == 0) return start >= x->from_ps && start < x->to_ps;
     if (dur < x->opt->min_duration_ps) return 0;
     return start < x->to_ps && start + dur > x->from_ps;
-}
-
-static int find_base(exporter *x, jp_xspace *const *xs, size_t n) {
-    x->base_ps = INT64_MAX;
-    for (size_t h = 0; h < n; h++) {
-        size_t n_planes;
-        const jp_plane *planes = jp_xspace_planes(xs[h], &n_planes);
-        for (size_t p = 0; p < n_planes; p++)
-            for (size_t l = 0; l < planes[p].n_lines; l++)
-                for (size_t e = 0; e < planes[p].lines[l].n_events; e++) {
-                    int64_t start = 0, dur = 0;
-                    int rc = event_span(x, xs[h], &planes[p].lines[l], &planes[p].lines[l].events[e], &start, &dur);
-                    if (rc) return rc;
-                    if (start < x->base_ps) x->base_ps = start;
-                }
-    }
-    /* Time 0 is the profile's own origin (the capture's start, as XLA normalises it), so times match
-     * jaxprof report's; a profile on an absolute clock starts at its first event instead, keeping
-     * microseconds with nanosecond digits exact in JSON doubles. */
-    if (x->base_ps == INT64_MAX || (x->base_ps >= 0 && x->base_ps < ORIGIN_LIMIT_PS)) x->base_ps = 0;
-    return JP_OK;
 }
 
 /* a + b for b >= 0, INT64_MAX instead of overflowing. */
@@ -253,46 +199,6 @@ static int find_window(exporter *x) {
 }
 
 /* ---- laying a row out on threads ----------------------------------------------------------------- */
-
-static int by_start_then_longest(const void *pa, const void *pb) {
-    const item *a = pa, *b = pb;
-    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
-    if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
-    if (a->instant != b->instant) return a->instant ? 1 : -1; /* a slice opens before an instant in it */
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
-/* Viewers require the slices of one thread to nest strictly; a partial overlap would be dropped.
- * Items (sorted by start, longest first) go to the first lane whose innermost open slice contains
- * them, after closing the slices that ended; an item no lane can hold opens a new lane, which
- * becomes an extra thread next to the line's own. Instants nest anywhere: lane 0. Returns the
- * number of lanes, or 0 when out of memory. */
-static uint32_t assign_lanes(exporter *x, item *items, size_t n) {
-    jp_vec *lanes = &x->lanes;
-    size_t used = 0;
-    for (size_t i = 0; i < n; i++) {
-        item *it = &items[i];
-        uint32_t k = 0;
-        for (;; k++) {
-            if (k == used) {
-                if (used == lanes->n && !jp_vec_push(lanes, sizeof(jp_vec))) return 0;
-                JP_VEC_AT(lanes, jp_vec, used).n = 0;
-                used++;
-            }
-            jp_vec *open = &JP_VEC_AT(lanes, jp_vec, k);
-            while (open->n && JP_VEC_AT(open, int64_t, open->n - 1) <= it->start_ns) open->n--;
-            if (it->instant) break;
-            if (open->n == 0 || JP_VEC_AT(open, int64_t, open->n - 1) >= it->end_ns) {
-                int64_t *end = jp_vec_push(open, sizeof(int64_t));
-                if (!end) return 0;
-                *end = it->end_ns;
-                break;
-            }
-        }
-        it->lane = k;
-    }
-    return used ? (uint32_t)used : 1;
-}
 
 /* ---- one event's arguments and flows ------------------------------------------------------------ */
 
@@ -345,7 +251,7 @@ static int add_stats(exporter *x, const plane_ctx *pc, jp_stats_iter it, jp_trac
     return rc;
 }
 
-static int write_source_event(exporter *x, const plane_ctx *pc, const jp_line *ln, const item *it) {
+static int write_source_event(exporter *x, const plane_ctx *pc, const jp_line *ln, const jp_layout_item *it) {
     const jp_event *e = &ln->events[it->index];
     const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, e->metadata_id);
     jp_trace_event ev = {.ts_ns = it->start_ns, .dur_ns = it->end_ns - it->start_ns, .instant = it->instant};
@@ -366,7 +272,7 @@ static int write_source_event(exporter *x, const plane_ctx *pc, const jp_line *l
     return x->w.event(&x->w, &ev) ? nomem(x) : JP_OK;
 }
 
-static int write_derived_event(exporter *x, const derived *d, const item *it) {
+static int write_derived_event(exporter *x, const derived *d, const jp_layout_item *it) {
     jp_trace_event ev = {.name = d->name, .ts_ns = it->start_ns, .dur_ns = it->end_ns - it->start_ns,
                          .args = d->args, .n_args = d->n_args};
     x->st->derived++;
@@ -388,7 +294,7 @@ static int collect_items(exporter *x, const plane_ctx *pc, const row *r) {
     for (size_t i = 0; i < n; i++) {
         int64_t start = 0, dur = 0;
         if (r->line) {
-            int rc = event_span(x, pc->xs, r->line, &r->line->events[i], &start, &dur);
+            int rc = jp_layout_event_span(pc->xs, r->line, &r->line->events[i], &start, &dur, x->err);
             if (rc) return rc;
         } else {
             start = r->recs[i].start_ps;
@@ -398,10 +304,10 @@ static int collect_items(exporter *x, const plane_ctx *pc, const row *r) {
             if (r->line) x->st->events_cut++;
             continue;
         }
-        item *it = jp_vec_push(&x->items, sizeof *it);
+        jp_layout_item *it = jp_vec_push(&x->items, sizeof *it);
         if (!it) return nomem(x);
-        *it = (item){.start_ns = to_ns(x, start), .end_ns = to_ns(x, start + dur), .index = (uint32_t)i,
-                     .instant = dur == 0};
+        *it = (jp_layout_item){.start_ns = jp_layout_ns(x->base_ps, start),
+                               .end_ns = jp_layout_ns(x->base_ps, start + dur), .index = (uint32_t)i, .instant = dur == 0};
     }
     return JP_OK;
 }
@@ -410,10 +316,9 @@ static int collect_items(exporter *x, const plane_ctx *pc, const row *r) {
 static int write_row(exporter *x, plane_ctx *pc, const row *r) {
     int rc = collect_items(x, pc, r);
     if (rc || x->items.n == 0) return rc;
-    item *items = x->items.data;
+    jp_layout_item *items = x->items.data;
     size_t n = x->items.n;
-    qsort(items, n, sizeof *items, by_start_then_longest);
-    uint32_t n_lanes = assign_lanes(x, items, n);
+    uint32_t n_lanes = jp_layout_lanes(&x->lanes, items, n);
     if (n_lanes == 0) return nomem(x);
     x->st->overlap_tracks += n_lanes - 1;
     ensure_process(x, pc);
@@ -485,7 +390,7 @@ static int kernel_by_start(const void *pa, const void *pb) {
 static int read_kernel(exporter *x, plane_ctx *pc, const jp_line *ln, const jp_event *e, kernel_rec *k) {
     memset(k, 0, sizeof *k);
     int64_t dur = 0;
-    int rc = event_span(x, pc->xs, ln, e, &k->start_ps, &dur);
+    int rc = jp_layout_event_span(pc->xs, ln, e, &k->start_ps, &dur, x->err);
     k->end_ps = k->start_ps + dur;
     const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, e->metadata_id);
     jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(pc->xs, em) : (jp_stats_iter){0}, jp_stats_of_event(pc->xs, e)};
@@ -570,13 +475,6 @@ static void resolve_ids(plane_ctx *pc) {
             if (jp_str_eq(pc->plane->stat_meta[i].name, STAT_NAMES[k])) pc->ids[k] = (uint64_t)pc->plane->stat_meta[i].id;
 }
 
-/* Devices first (as XProf orders them), then the host's CPU, then the rest. */
-static int plane_rank(const jp_plane *pl) {
-    if (starts_with(pl->name, "/device:")) return 0;
-    if (jp_str_eq(pl->name, "/host:CPU")) return 1;
-    return 2;
-}
-
 static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
     resolve_ids(pc);
     const jp_plane *pl = pc->plane;
@@ -639,14 +537,14 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
     for (size_t h = 0; h < n_hosts; h++) {
         size_t n;
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);
-        for (size_t p = 0; p < n; p++) any_device |= plane_rank(&planes[p]) == 0;
+        for (size_t p = 0; p < n; p++) any_device |= jp_layout_plane_rank(&planes[p]) == 0;
     }
     int rc = JP_OK;
     for (size_t h = 0; rc == JP_OK && h < n_hosts; h++) {
         size_t n;
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);
         for (size_t p = 0; rc == JP_OK && p < n; p++) {
-            plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .is_device = plane_rank(&planes[p]) == 0};
+            plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .is_device = jp_layout_plane_rank(&planes[p]) == 0};
             resolve_ids(&pc);
             rc = find_flows(x, &pc);
         }
@@ -657,7 +555,7 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);
         for (int rank = 0; rank < 3; rank++)
             for (size_t p = 0; rc == JP_OK && p < n; p++) {
-                if (plane_rank(&planes[p]) != rank) continue;
+                if (jp_layout_plane_rank(&planes[p]) != rank) continue;
                 plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .pid = pid++,
                                 .is_device = rank == 0};
                 rc = process_name(x, &pc, hosts[h]);
@@ -675,7 +573,7 @@ static int write_trace(exporter *x, jp_xspace *const *xs, const char *const *fil
     int rc = jp_profile_from_xspaces(&prof, xs, files, n, path, NULL, x->err);
     if (rc) return rc;
     x->a = jp_profile_analysis(prof);
-    rc = find_base(x, xs, n);
+    rc = jp_layout_origin(xs, n, &x->base_ps, x->err);
     if (rc == JP_OK) rc = find_window(x);
     jp_trace_sink sink;
     if (rc == JP_OK) rc = sink_open(&sink, tmp, gzip_level(x->opt, out_path), x->err);
@@ -697,34 +595,6 @@ static int write_trace(exporter *x, jp_xspace *const *xs, const char *const *fil
     return rc;
 }
 
-static void free_lanes(jp_vec *lanes) {
-    for (size_t i = 0; i < lanes->n; i++) jp_vec_free(&JP_VEC_AT(lanes, jp_vec, i));
-    jp_vec_free(lanes);
-}
-
-/* Opens the selected hosts' files (all stay open: events are written straight from them). */
-static int open_hosts(exporter *x, const jp_vec *files, jp_vec *xs, jp_vec *names, jp_vec *hosts) {
-    for (size_t i = 0; i < files->n; i++) {
-        const char *file = JP_VEC_AT(files, char *, i);
-        const char *host = jp_profile_host_of(&x->arena, file);
-        if (!host) return nomem(x);
-        if (x->opt->host && *x->opt->host && !strstr(host, x->opt->host)) continue;
-        jp_xspace **slot = jp_vec_push(xs, sizeof *slot);
-        const char **name = jp_vec_push(names, sizeof *name), **h = jp_vec_push(hosts, sizeof *h);
-        if (!slot || !name || !h) return nomem(x);
-        *name = file;
-        *h = host;
-        int rc = jp_xspace_open(slot, file, x->err);
-        if (rc) {
-            xs->n--;
-            return rc;
-        }
-        x->st->events_in += jp_xspace_event_count(*slot);
-    }
-    if (xs->n == 0) return jp_error_set(x->err, JP_ERR_NOT_FOUND, 0, "no host matches '%s'", x->opt->host);
-    return JP_OK;
-}
-
 int jp_trace_export(const char *path, const char *out_path, const jp_trace_options *opt, jp_trace_stats *stats,
                     jp_error *err) {
     jp_error_clear(err);
@@ -735,11 +605,11 @@ int jp_trace_export(const char *path, const char *out_path, const jp_trace_optio
     memset(x.st, 0, sizeof *x.st);
     if (!path || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "export needs a profile and an output path");
     jp_arena_init(&x.arena, 0);
-    jp_vec files = {0}, xs = {0}, names = {0}, hosts = {0};
+    jp_vec xs = {0}, names = {0}, hosts = {0}; /* open XSpaces, their files, their host names */
     size_t tmp_len = strlen(out_path) + 5;
     char *tmp = malloc(tmp_len);
-    int rc = tmp ? jp_profile_files(path, &files, err) : nomem(&x);
-    if (rc == JP_OK) rc = open_hosts(&x, &files, &xs, &names, &hosts);
+    int rc = tmp ? jp_layout_open_hosts(path, x.opt->host, &x.arena, &xs, &names, &hosts, err) : nomem(&x);
+    for (size_t i = 0; i < xs.n; i++) x.st->events_in += jp_xspace_event_count(JP_VEC_AT(&xs, jp_xspace *, i));
     if (rc == JP_OK) {
         x.n_hosts = xs.n;
         snprintf(tmp, tmp_len, "%s.tmp", out_path);
@@ -749,11 +619,10 @@ int jp_trace_export(const char *path, const char *out_path, const jp_trace_optio
         if (rc) unlink(tmp);
     }
     for (size_t i = 0; i < xs.n; i++) jp_xspace_close(JP_VEC_AT(&xs, jp_xspace *, i));
-    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
-    jp_vec_free(&files), jp_vec_free(&xs), jp_vec_free(&names), jp_vec_free(&hosts);
+    jp_vec_free(&xs), jp_vec_free(&names), jp_vec_free(&hosts);
     jp_vec_free(&x.items), jp_vec_free(&x.args), jp_vec_free(&x.recs);
     jp_map_deinit(&x.flows);
-    free_lanes(&x.lanes);
+    jp_layout_lanes_free(&x.lanes);
     jp_arena_deinit(&x.arena);
     free(tmp);
     return rc;

@@ -1,0 +1,122 @@
+/* layout.c - trace time, plane order, nesting lanes and host files, shared by the trace exporter
+ * and the viewer's timeline index. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+#include "base/error.h"
+#include "outputs/layout.h"
+
+/* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
+#define TIME_LIMIT_PS ((int64_t)1 << 61)
+/* Profiles whose first event starts within a day of time 0 keep their own time origin. */
+#define ORIGIN_LIMIT_PS ((int64_t)86400 * 1000000000000)
+
+int jp_layout_event_span(jp_xspace *xs, const jp_line *ln, const jp_event *ev, int64_t *start_ps, int64_t *dur_ps,
+                         jp_error *err) {
+    int64_t ts = ln->timestamp_ns, off = ev->offset_ps, d = ev->duration_ps > 0 ? ev->duration_ps : 0;
+    if (ts < -TIME_LIMIT_PS / 1000 || ts > TIME_LIMIT_PS / 1000 || off < -TIME_LIMIT_PS || off > TIME_LIMIT_PS ||
+        d > TIME_LIMIT_PS) {
+        uint64_t at = (uint64_t)(ev->raw.ptr - jp_xspace_input(xs).ptr);
+        return jp_error_set(err, JP_ERR_CORRUPT, at, "corrupt XEvent at byte %llu: time out of range",
+                            (unsigned long long)at);
+    }
+    *start_ps = ts * 1000 + off;
+    *dur_ps = d;
+    return JP_OK;
+}
+
+int jp_layout_origin(jp_xspace *const *xs, size_t n, int64_t *base_ps, jp_error *err) {
+    int64_t base = INT64_MAX;
+    for (size_t h = 0; h < n; h++) {
+        size_t n_planes;
+        const jp_plane *planes = jp_xspace_planes(xs[h], &n_planes);
+        for (size_t p = 0; p < n_planes; p++)
+            for (size_t l = 0; l < planes[p].n_lines; l++)
+                for (size_t e = 0; e < planes[p].lines[l].n_events; e++) {
+                    int64_t start = 0, dur = 0;
+                    int rc = jp_layout_event_span(xs[h], &planes[p].lines[l], &planes[p].lines[l].events[e], &start,
+                                                  &dur, err);
+                    if (rc) return rc;
+                    if (start < base) base = start;
+                }
+    }
+    *base_ps = base == INT64_MAX || (base >= 0 && base < ORIGIN_LIMIT_PS) ? 0 : base;
+    return JP_OK;
+}
+
+int jp_layout_plane_rank(const jp_plane *pl) {
+    if (pl->name.len >= 8 && memcmp(pl->name.ptr, "/device:", 8) == 0) return 0;
+    if (jp_str_eq(pl->name, "/host:CPU")) return 1;
+    return 2;
+}
+
+static int by_start_then_longest(const void *pa, const void *pb) {
+    const jp_layout_item *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
+    if (a->instant != b->instant) return a->instant ? 1 : -1; /* a slice opens before an instant in it */
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+uint32_t jp_layout_lanes(jp_vec *lanes, jp_layout_item *items, size_t n) {
+    qsort(items, n, sizeof *items, by_start_then_longest);
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        jp_layout_item *it = &items[i];
+        uint32_t k = 0;
+        for (;; k++) {
+            if (k == used) {
+                if (used == lanes->n && !jp_vec_push(lanes, sizeof(jp_vec))) return 0;
+                JP_VEC_AT(lanes, jp_vec, used).n = 0;
+                used++;
+            }
+            jp_vec *open = &JP_VEC_AT(lanes, jp_vec, k);
+            while (open->n && JP_VEC_AT(open, int64_t, open->n - 1) <= it->start_ns) open->n--;
+            it->depth = (uint32_t)open->n;
+            if (it->instant) break;
+            if (open->n == 0 || JP_VEC_AT(open, int64_t, open->n - 1) >= it->end_ns) {
+                int64_t *end = jp_vec_push(open, sizeof(int64_t));
+                if (!end) return 0;
+                *end = it->end_ns;
+                break;
+            }
+        }
+        it->lane = k;
+    }
+    return used ? (uint32_t)used : 1;
+}
+
+void jp_layout_lanes_free(jp_vec *lanes) {
+    for (size_t i = 0; i < lanes->n; i++) jp_vec_free(&JP_VEC_AT(lanes, jp_vec, i));
+    jp_vec_free(lanes);
+}
+
+int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec *xs, jp_vec *files, jp_vec *hosts,
+                         jp_error *err) {
+    jp_vec found = {0};
+    int rc = jp_profile_files(path, &found, err);
+    for (size_t i = 0; rc == JP_OK && i < found.n; i++) {
+        const char *file = JP_VEC_AT(&found, char *, i), *name = jp_profile_host_of(a, file);
+        if (!name) {
+            rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        if (host && *host && !strstr(name, host)) continue;
+        jp_xspace **slot = jp_vec_push(xs, sizeof *slot);
+        const char **f = jp_vec_push(files, sizeof *f), **h = jp_vec_push(hosts, sizeof *h);
+        if (!slot || !f || !h || !(*f = jp_arena_strndup(a, file, strlen(file)))) {
+            if (slot) xs->n--;
+            rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        *h = name;
+        if ((rc = jp_xspace_open(slot, file, err)) != JP_OK) xs->n--;
+    }
+    if (rc == JP_OK && xs->n == 0)
+        rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, host && *host ? "no host matches '%s'" : "%s: no profile found",
+                          host && *host ? host : path);
+    for (size_t i = 0; i < found.n; i++) free(JP_VEC_AT(&found, char *, i));
+    jp_vec_free(&found);
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* layout.h - how the trace exporter and the viewer's timeline place events: trace time, plane
+ * order, and lines laid out on strictly nesting lanes (internal, shared by trace.c and timeline.c
+ * so an exported trace and the viewer show the same threads). */
+#ifndef JP_OUTPUTS_LAYOUT_H
+#define JP_OUTPUTS_LAYOUT_H
+
+#include "base/vec.h"
+
+/* One event of a line while it is laid out. */
+typedef struct jp_layout_item {
+    int64_t start_ns, end_ns; /* trace time */
+    uint32_t index;           /* into the line's events (or the caller's records) */
+    uint32_t tag;             /* the caller's, e.g. a name index */
+    uint32_t lane;            /* set by jp_layout_lanes: 0 the line's own thread, k its k-th overlap thread */
+    uint32_t depth;           /* set by jp_layout_lanes: slices open around it on its lane */
+    uint8_t instant;          /* 1: no duration */
+} jp_layout_item;
+
+/* An event's profile time (ps) and duration, checked like the model checks them: a time out of
+ * range is JP_ERR_CORRUPT naming the event's byte offset. */
+int jp_layout_event_span(jp_xspace *xs, const jp_line *ln, const jp_event *ev, int64_t *start_ps, int64_t *dur_ps,
+                         jp_error *err);
+
+/* The profile time of trace time 0: the profile's own origin (XLA normalises to the capture's
+ * start, the origin jaxprof report uses), or the first event for a profile on an absolute clock
+ * (first event over a day from 0), which keeps nanosecond digits exact in JSON doubles. */
+int jp_layout_origin(jp_xspace *const *xs, size_t n, int64_t *base_ps, jp_error *err);
+
+/* Nanoseconds of trace time, rounded down: monotonic, so nesting survives the rounding. */
+static inline int64_t jp_layout_ns(int64_t base_ps, int64_t ps) {
+    int64_t rel = ps - base_ps;
+    return rel >= 0 ? rel / 1000 : -((-rel + 999) / 1000);
+}
+
+/* 0 for devices (first, as XProf orders them), 1 for the host's CPU, 2 for the rest. */
+int jp_layout_plane_rank(const jp_plane *pl);
+
+/* Sorts items by start (longest first) and lays them out: viewers need the slices of one thread to
+ * nest strictly, so an item goes to the first lane whose innermost open slice contains it, after
+ * closing the slices that ended; one no lane can hold opens a new lane (an extra thread). Instants
+ * nest anywhere: lane 0. `lanes` is the caller's scratch (a jp_vec of jp_vec), reused across calls.
+ * Returns the number of lanes (>= 1), or 0 when out of memory. */
+uint32_t jp_layout_lanes(jp_vec *lanes, jp_layout_item *items, size_t n);
+void jp_layout_lanes_free(jp_vec *lanes);
+
+/* Opens the host files path names (as jp_profile_load) whose host name contains `host` (all for
+ * NULL or ""): appends each jp_xspace * to xs, its file path and host name (copied into a) to
+ * files and hosts. On failure the XSpaces already in xs stay there for the caller to close. */
+int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec *xs, jp_vec *files, jp_vec *hosts,
+                         jp_error *err);
+
+#endif
