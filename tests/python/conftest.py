@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import jaxprof
+
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 # The jaxprof executable under test: the one installed beside this Python, unless JAXPROF_BIN
@@ -95,3 +97,29 @@ def only_xplane(root: Path) -> Path:
 
 def step_dirs(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name.startswith("step_"))
+
+
+@jax.jit
+def scoped_step(w: jax.Array, x: jax.Array) -> jax.Array:
+    """A jitted step whose matmul sits under a named scope: real XLA:CPU ops with scope paths."""
+    with jax.named_scope("forward"):
+        h = jnp.tanh(x @ w)
+    return w - 1e-3 * (h.T @ x)
+
+
+def capture_steps(log_dir: Path, *, start_step: int = 1, num_steps: int = 3, total: int = 5,
+                  annotation: str | None = None) -> Path:
+    """Runs `total` steps of `scoped_step` with jaxprof.Profiler capturing start_step..+num_steps-1
+    (each step optionally inside jaxprof.annotate(annotation)); returns log_dir."""
+    w, x = jnp.ones((128, 128)) * 1e-2, jnp.ones((64, 128))
+    scoped_step(w, x).block_until_ready()  # compile outside the capture
+    with jaxprof.Profiler(log_dir, start_step=start_step, num_steps=num_steps, report=False) as prof:
+        for i in range(total):
+            with prof.step(i):
+                if annotation:
+                    with jaxprof.annotate(annotation):
+                        w = scoped_step(w, x)
+                else:
+                    w = scoped_step(w, x)
+            w.block_until_ready()
+    return log_dir

@@ -15,32 +15,21 @@ import numpy as np
 import pytest
 
 import jaxprof
-from conftest import only_xplane, run_jaxprof
+from conftest import capture_steps, only_xplane, run_jaxprof, scoped_step
 from trace_check import check_chrome_nesting, check_perfetto, decode_perfetto, load_chrome_trace
-from xplane_gen import MS, US, Uint, XSpace
+from xplane_gen import US, Uint, XSpace
 
 STEPS = [1, 2, 3]
 
 
-@jax.jit
-def step_fn(w: jax.Array, x: jax.Array) -> jax.Array:
-    with jax.named_scope("forward"):
-        h = jnp.tanh(x @ w)
-    return w - 1e-3 * (h.T @ x)
+step_fn = scoped_step
 
 
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory) -> Path:
-    """Steps 1-3 of five, with a user annotation, captured by the Profiler."""
-    log_dir = tmp_path_factory.mktemp("export")
-    w, x = jnp.ones((128, 128)) * 1e-2, jnp.ones((64, 128))
-    step_fn(w, x).block_until_ready()
-    with jaxprof.Profiler(log_dir, start_step=STEPS[0], num_steps=len(STEPS), report=False) as prof:
-        for i in range(5):
-            with prof.step(i):
-                with jaxprof.annotate("host_work"):
-                    w = step_fn(w, x)
-            w.block_until_ready()
+    """Steps 1-3 of five, each inside a user annotation, captured by the Profiler."""
+    log_dir = capture_steps(tmp_path_factory.mktemp("export"), start_step=STEPS[0], num_steps=len(STEPS),
+                            annotation="host_work")
     return only_xplane(log_dir)
 
 

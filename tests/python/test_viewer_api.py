@@ -3,18 +3,15 @@ from __future__ import annotations
 
 import http.client
 import json
-import shutil
 import subprocess
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import jax.numpy as jnp
 import pytest
 
-import jaxprof
-from conftest import JAXPROF_BIN, jaxprof_json, run_jaxprof
-from test_export import big_xplane, export, gpu_profile, step_fn
+from conftest import JAXPROF_BIN, capture_steps, jaxprof_json
+from test_export import big_xplane, export, gpu_profile
 from test_view import free_port, read_until_link, stop
 
 SECTIONS = ["ops", "steps", "scopes", "transfers", "kernels", "memory", "compiles", "findings"]
@@ -68,15 +65,7 @@ def serve(tmp_path: Path) -> Iterator:
 @pytest.fixture(scope="module")
 def cpu_logdir(tmp_path_factory) -> Path:
     """A real XLA:CPU capture (as test_export's) in jaxprof's log directory layout."""
-    log_dir = tmp_path_factory.mktemp("viewer_cpu")
-    w, x = jnp.ones((128, 128)) * 1e-2, jnp.ones((64, 128))
-    step_fn(w, x).block_until_ready()
-    with jaxprof.Profiler(log_dir, start_step=1, num_steps=3, report=False) as prof:
-        for i in range(5):
-            with prof.step(i):
-                w = step_fn(w, x)
-            w.block_until_ready()
-    return log_dir
+    return capture_steps(tmp_path_factory.mktemp("viewer_cpu"))
 
 
 @pytest.fixture(scope="module")

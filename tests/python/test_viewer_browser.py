@@ -6,49 +6,25 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 from pathlib import Path
 from typing import Iterator
 
-import jax
-import jax.numpy as jnp
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-import jaxprof
-from conftest import JAXPROF_BIN, run_jaxprof
+from conftest import JAXPROF_BIN, capture_steps, run_jaxprof
+from test_view import free_port
 
 ARTIFACTS = Path(os.environ.get("JAXPROF_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts")
 
 
-@jax.jit
-def step_fn(w: jax.Array, x: jax.Array) -> jax.Array:
-    with jax.named_scope("dense"):
-        h = jnp.tanh(x @ w)
-    return w - 1e-3 * (h.T @ x)
-
-
 @pytest.fixture(scope="module")
 def log_dir(tmp_path_factory) -> Path:
-    logs = tmp_path_factory.mktemp("viewer_browser")
-    w, x = jnp.ones((128, 128)) * 1e-2, jnp.ones((64, 128))
-    step_fn(w, x).block_until_ready()
-    with jaxprof.Profiler(logs, start_step=1, num_steps=3, report=False) as prof:
-        for i in range(5):
-            with prof.step(i):
-                w = step_fn(w, x)
-            w.block_until_ready()
-    return logs
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return capture_steps(tmp_path_factory.mktemp("viewer_browser"))
 
 
 @pytest.fixture(scope="module")
