@@ -4,12 +4,14 @@
 #include "commands.h"
 #include "outputs/viewer.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,7 +23,8 @@
  * trace, so the page can only load one served from http://127.0.0.1:9001 - not "localhost",
  * not another port. Perfetto's own tools/open_trace_in_ui serves on 9001 for that reason ("the
  * only one allowed by the CSP"). Hence the default port and the warning when it is taken. */
-enum { PERFETTO_PORT = 9001, TENSORBOARD_PORT = 6006, BUILTIN_PORT = 8791, PORT_TRIES = 20, NAME_MAX_LEN = 200 };
+enum { PERFETTO_PORT = 9001, TENSORBOARD_PORT = 6006, BUILTIN_PORT = 8791, PORT_TRIES = 20, NAME_MAX_LEN = 200,
+       TOKEN_BYTES = 16 /* 128 random bits behind a non-loopback builtin viewer */ };
 #define PERFETTO_ORIGIN "https://ui.perfetto.dev"
 
 enum { UI_PERFETTO = 0, UI_TENSORBOARD, UI_BUILTIN };
@@ -30,6 +33,7 @@ typedef struct view_args {
     const char *dir; /* the log directory searched for runs */
     int ui;          /* UI_PERFETTO, UI_TENSORBOARD or UI_BUILTIN */
     long port;       /* the port asked for, or -1 for the UI's default */
+    const char *host; /* --host: the address to bind (builtin UI only), or NULL for 127.0.0.1 */
     int no_browser;  /* 1: only print the link */
     int with_parent; /* 1: stop when the process that started us is gone (--exit-with-parent) */
 } view_args;
@@ -53,7 +57,7 @@ static int should_stop(void *ctx) {
 }
 
 static int parse_view_args(int argc, char **argv, view_args *a) {
-    *a = (view_args){".", UI_BUILTIN, -1, 0, 0};
+    *a = (view_args){".", UI_BUILTIN, -1, NULL, 0, 0};
     int have_dir = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -78,12 +82,27 @@ static int parse_view_args(int argc, char **argv, view_args *a) {
             }
             a->port = (long)n;
             i++;
+        } else if (strcmp(arg, "--host") == 0) {
+            if (!next || !*next) {
+                fprintf(stderr, "jaxprof: --host needs an address (e.g. 0.0.0.0)\n");
+                return -1;
+            }
+            a->host = next;
+            i++;
         } else if (arg[0] != '-' && !have_dir) a->dir = arg, have_dir = 1;
         else {
             fprintf(stderr, "jaxprof: bad option '%s' (view [DIR] [--ui perfetto|tensorboard|builtin] [--port N] "
-                            "[--no-browser])\n", arg);
+                            "[--host ADDR] [--no-browser])\n", arg);
             return -1;
         }
+    }
+    /* Perfetto UI's Content-Security-Policy only reaches http://127.0.0.1:9001 (see above), and
+     * TensorBoard has no token to guard it with: only the built-in viewer may be exposed. */
+    if (a->host && a->ui != UI_BUILTIN) {
+        fprintf(stderr, "jaxprof: --host is for --ui builtin only: ui.perfetto.dev can only load traces from "
+                        "127.0.0.1, and TensorBoard has no access token (run tensorboard --host yourself to "
+                        "expose it)\n");
+        return -1;
     }
     return 0;
 }
@@ -345,7 +364,68 @@ static int builtin_should_stop(void *ctx) {
     return stop_signal != 0 || (b->parent != 0 && getppid() != b->parent);
 }
 
-/* Serves the built-in viewer's API over every run under the directory on 127.0.0.1. */
+/* 1 when host is a loopback address ("localhost", 127.0.0.0/8, ::1): no token is needed there. */
+static int is_loopback(const char *host) {
+    unsigned char addr[16];
+    if (strcmp(host, "localhost") == 0) return 1;
+    if (inet_pton(AF_INET, host, addr) == 1) return addr[0] == 127;
+    return inet_pton(AF_INET6, host, addr) == 1 && memcmp(addr, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16) == 0;
+}
+
+/* 1 when host is the any-address (0.0.0.0 or ::), which names no machine a link could use. */
+static int is_wildcard(const char *host) {
+    unsigned char addr[16], zero[16] = {0};
+    if (inet_pton(AF_INET, host, addr) == 1) return memcmp(addr, zero, 4) == 0;
+    return inet_pton(AF_INET6, host, addr) == 1 && memcmp(addr, zero, 16) == 0;
+}
+
+/* TOKEN_BYTES from getrandom(2) as lowercase hex into out (2 * TOKEN_BYTES + 1 bytes); 0 or -1. */
+static int make_token(char *out) {
+    unsigned char raw[TOKEN_BYTES];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof raw; i++) snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+/* "http://<name>:<port>/" into buf: the bound address, this machine's name for the any-address,
+ * brackets around an IPv6 literal. */
+static void base_url(char *buf, size_t cap, const char *host, unsigned port) {
+    char name[256];
+    if (is_wildcard(host) && gethostname(name, sizeof name) == 0) name[sizeof name - 1] = '\0';
+    else snprintf(name, sizeof name, "%s", host);
+    snprintf(buf, cap, strchr(name, ':') ? "http://[%s]:%u/" : "http://%s:%u/", name, port);
+}
+
+/* The server's options for the built-in viewer on host; a non-loopback host gets a fresh token in
+ * token (2 * TOKEN_BYTES + 1 bytes) and a warning. allowed (2 slots) lets a loopback address such
+ * as 127.0.0.2 name itself in the Host field. 0, or the exit code. */
+static int builtin_options(jp_http_options *o, const view_args *a, const char *host, char *token,
+                           const char **allowed) {
+    o->host = host;
+    o->port = (uint16_t)(a->port < 0 ? BUILTIN_PORT : a->port);
+    o->port_tries = PORT_TRIES;
+    allowed[0] = host;
+    allowed[1] = NULL;
+    o->allowed_hosts = allowed;
+    if (is_loopback(host)) return 0;
+    if (make_token(token) != 0) {
+        fprintf(stderr, "jaxprof: getrandom: %s\n", strerror(errno));
+        return EXIT_USAGE;
+    }
+    o->token = token;
+    fprintf(stderr, "jaxprof: warning: serving on %s, not only on this machine: anyone who can reach the port "
+                    "and has the link (it holds an access token) can read these profiles\n", host);
+    return 0;
+}
+
+/* Serves the built-in viewer's API over every run under the directory on 127.0.0.1, or on --host
+ * (with an access token when that is not a loopback address). */
 static int view_builtin(const view_args *a) {
     jp_runs runs;
     const jp_run *latest;
@@ -359,8 +439,13 @@ static int view_builtin(const view_args *a) {
         return EXIT_USAGE;
     }
     jp_http_options o = jp_http_options_default();
-    o.port = (uint16_t)(a->port < 0 ? BUILTIN_PORT : a->port);
-    o.port_tries = PORT_TRIES;
+    const char *host = a->host ? a->host : "127.0.0.1";
+    char token[2 * TOKEN_BYTES + 1] = "";
+    const char *allowed[2];
+    if (builtin_options(&o, a, host, token, allowed) != 0) {
+        jp_viewer_free(b.viewer);
+        return EXIT_USAGE;
+    }
     o.handler = builtin_handle;
     o.ctx = &b;
     o.should_stop = builtin_should_stop;
@@ -371,12 +456,16 @@ static int view_builtin(const view_args *a) {
     if (rc == 0) {
         unsigned port = jp_http_server_port(srv);
         if (o.port != 0 && port != o.port) fprintf(stderr, "jaxprof: port %u is taken; serving on %u instead\n", o.port, port);
-        printf("Serving the jaxprof viewer for %s on http://127.0.0.1:%u/ (Ctrl-C to stop)\nOpen: http://127.0.0.1:%u/\n",
-               a->dir, port, port);
+        char url[512], local[512];
+        base_url(url, sizeof url, host, port);
+        printf("Serving the jaxprof viewer for %s on %s (Ctrl-C to stop)\nOpen: %s%s%s\n", a->dir, url, url,
+               token[0] ? "?token=" : "", token);
         fflush(stdout);
-        char url[64];
-        snprintf(url, sizeof url, "http://127.0.0.1:%u/", port);
-        if (!a->no_browser) open_browser(url);
+        /* The browser here reaches a wildcard bind on loopback: this machine's name may not resolve. */
+        const char *here = !is_wildcard(host) ? host : strchr(host, ':') ? "::1" : "127.0.0.1";
+        base_url(local, sizeof local, here, port);
+        if (token[0]) snprintf(local + strlen(local), sizeof local - strlen(local), "?token=%s", token);
+        if (!a->no_browser) open_browser(local);
         if (jp_http_server_run(srv, &err) != JP_OK) rc = EXIT_USAGE;
     }
     if (rc != 0) fprintf(stderr, "jaxprof: %s\n", err.msg);

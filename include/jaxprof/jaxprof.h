@@ -523,6 +523,13 @@ int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, j
  * segments (403), and a Host header naming a loopback address or an allowed name with the bound
  * port (403: defeats DNS rebinding). OPTIONS is answered by the server (CORS and Private Network
  * Access preflight). Files are sent with Content-Length and a single "Range: bytes=" (206/416).
+ * Token mode (jp_http_options.token set, for a server reachable from other machines): every
+ * request, OPTIONS included, must carry "token=<token>" in its query or the cookie
+ * "jaxprof_token=<token>" (compared in constant time), else 403 before the method is looked at;
+ * an answer to a request that showed the token in its query sets that cookie (HttpOnly,
+ * SameSite=Strict, Path=/) so a page's relative fetches need no token, and every answer says
+ * "Referrer-Policy: no-referrer". The Host check then accepts any name, still with the bound port:
+ * a DNS-rebinding page does not know the token.
  * A server is not thread-safe: one thread opens, runs and closes it; distinct servers are
  * independent. No global state. */
 
@@ -575,6 +582,9 @@ typedef struct jp_http_options {
     const char *cors_origin;          /* Access-Control-Allow-Origin: "*" or one origin; NULL: none */
     const char *const *allowed_hosts; /* Host names accepted besides 127.0.0.1, localhost and [::1]
                                        * (NULL-terminated; may be NULL); the port must match too */
+    const char *token;                /* NULL: no token. Else the secret every request must show
+                                       * (token mode above): 16 to 256 bytes of [0-9A-Za-z_-],
+                                       * e.g. 32 hex digits from getrandom(2); else JP_ERR_ARG */
     uint32_t timeout_ms;              /* per connection: to send the request head, and for each write
                                        * to make progress; 0 means 10000 */
     size_t max_header_bytes;          /* request line + header fields; more gets 431; 0 means 16384 */
@@ -585,14 +595,15 @@ typedef struct jp_http_options {
     void (*log)(void *ctx, const char *line); /* one line per response ("GET /a 200 1234"); may be NULL */
 } jp_http_options;
 
-/* Options with every default (127.0.0.1, port 0, no CORS, no handler: every GET gets 404). */
+/* Options with every default (127.0.0.1, port 0, no CORS, no token, no handler: every GET gets 404). */
 jp_http_options jp_http_options_default(void);
 
 typedef struct jp_http_server jp_http_server;
 
 /* Binds and listens (the port is taken when this returns, so a client may connect at once); opt
  * is copied, the strings it points to must outlive the server. JP_ERR_IO names the address when
- * every port tried is taken or the bind fails, JP_ERR_ARG for a host that is not an address. */
+ * every port tried is taken or the bind fails, JP_ERR_ARG for a host that is not an address or a
+ * malformed token. */
 int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_error *err);
 /* The port actually bound. */
 uint16_t jp_http_server_port(const jp_http_server *srv);

@@ -1,6 +1,7 @@
 /* profile.c - jp_profile_load: resolves a path to one host file or a run's files, decodes each
  * XSpace, builds the model and runs every analysis in order. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,14 +47,18 @@ static const char *xplane_suffix(const char *name) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* The xplane files directly inside dir, sorted by name (one per host). */
+/* The xplane files directly inside dir, sorted by name (one per host). Only regular files, as
+ * jp_runs_find counts them: a symlink could pull in a profile from outside the log directory. */
 static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
     DIR *d = opendir(dir);
     if (!d) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open directory", dir);
     struct dirent *e;
     int rc = JP_OK;
     while (rc == JP_OK && (e = readdir(d))) {
-        if (!xplane_suffix(e->d_name)) continue;
+        struct stat st;
+        if (!xplane_suffix(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
         char **slot = jp_vec_push(files, sizeof(char *));
         size_t len = strlen(dir) + strlen(e->d_name) + 2;
         if (!slot || !(*slot = malloc(len))) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");

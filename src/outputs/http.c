@@ -25,6 +25,8 @@ enum {
     DEFAULT_TIMEOUT_MS = 10000, /* jp_http_options.timeout_ms when 0 */
     DEFAULT_HEADER_MAX = 16384, /* jp_http_options.max_header_bytes when 0 */
     TYPE_MAX = 128,            /* bytes of a Content-Type value, NUL included */
+    TOKEN_MIN = 16,            /* shortest jp_http_options.token accepted */
+    TOKEN_MAX = 256,           /* longest one: it must fit in a Set-Cookie line */
     EXTRA_HEADERS_MAX = 2048,  /* bytes of header lines a handler may add */
     HEAD_MAX = 4096,           /* the status line and the server's own header lines */
     IO_CHUNK = 1 << 16         /* file bytes read and sent per step */
@@ -56,10 +58,12 @@ typedef struct exchange {
     const char *range;                   /* the Range header, or NULL */
     char target[128];                    /* the raw request target, printable, cut: for the log */
     char method[16];                     /* the method token as sent, for the log */
+    int set_cookie;                      /* 1: the token came in the query, answer with the cookie */
 } exchange;
 
 struct jp_http_server {
     jp_http_options opt;                 /* as given, defaults applied */
+    size_t token_len;                    /* strlen(opt.token), 0 without a token */
     int listen_fd;                       /* the listening socket (non-blocking) */
     uint16_t port;                       /* the port bound */
     int64_t accept_resume_ms;            /* accepting pauses until then after EMFILE and the like */
@@ -339,7 +343,9 @@ static int is_loopback_name(const char *name, size_t len) {
 }
 
 /* Accepts "name[:port]" when name is a loopback name or an allowed one and the port is the bound
- * one (no port: 80). A browser sends the name it resolved, so a DNS-rebinding page fails here. */
+ * one (no port: 80). A browser sends the name it resolved, so a DNS-rebinding page fails here. In
+ * token mode any name is accepted: the machine is reached by names we cannot know, and a
+ * rebinding page fails the token check instead. */
 static int host_allowed(const jp_http_server *s, const char *host) {
     const char *colon = host[0] == '[' ? strchr(host, ']') : host;
     if (!colon) return 0;
@@ -353,7 +359,7 @@ static int host_allowed(const jp_http_server *s, const char *host) {
         if (*end) return 0;
     }
     if (port != s->port || name_len == 0) return 0;
-    if (is_loopback_name(host, name_len)) return 1;
+    if (s->opt.token || is_loopback_name(host, name_len)) return 1;
     for (const char *const *a = s->opt.allowed_hosts; a && *a; a++)
         if (strlen(*a) == name_len && strncasecmp(host, *a, name_len) == 0) return 1;
     return 0;
@@ -374,6 +380,49 @@ static int check_fields(const jp_http_server *s, exchange *ex) {
     return 0;
 }
 
+/* 1 when got[0, got_len) is the token. The time taken depends on the token's length only, never
+ * on where a guess first differs, so the token cannot be found a byte at a time. */
+static int token_equal(const jp_http_server *s, const char *got, size_t got_len) {
+    unsigned diff = got_len != s->token_len;
+    for (size_t i = 0; i < s->token_len; i++)
+        diff |= (unsigned char)s->opt.token[i] ^ (unsigned char)(i < got_len ? got[i] : 0);
+    return diff == 0;
+}
+
+/* 1 when one "key=value" item of list (items split by sep, blanks around them skipped) is
+ * key=<token>. The value is compared raw: a token never needs percent-encoding. */
+static int list_has_token(const jp_http_server *s, const char *list, char sep, const char *key) {
+    size_t key_len = strlen(key);
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == '\t') p++;
+        const char *end = strchr(p, sep);
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+        if (n > key_len && strncmp(p, key, key_len) == 0 && p[key_len] == '=' &&
+            token_equal(s, p + key_len + 1, n - key_len - 1))
+            return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+/* In token mode: 0 when the raw target's query or a Cookie field shows the token (noting in ex
+ * whether the cookie must be set), else 403. Without a token: 0. */
+static int check_token(const jp_http_server *s, const char *target, exchange *ex) {
+    if (!s->opt.token) return 0;
+    const char *q = strchr(target, '?');
+    if (q && list_has_token(s, q + 1, '&', "token")) {
+        ex->set_cookie = 1;
+        return 0;
+    }
+    for (size_t i = 0; i < ex->req.n_headers; i++)
+        if (strcasecmp(ex->req.headers[i].name, "Cookie") == 0 &&
+            list_has_token(s, ex->req.headers[i].value, ';', "jaxprof_token"))
+            return 0;
+    return 403;
+}
+
 /* GET, HEAD and OPTIONS carry no body here: one announced is refused rather than left unread. */
 static int check_no_body(const jp_http_request *req) {
     const char *cl = jp_http_request_header(req, "Content-Length");
@@ -382,7 +431,7 @@ static int check_no_body(const jp_http_request *req) {
 
 /* Parses the head buf[0, len) in place into ex. Leaves ex->status 0 or the error to answer. The
  * method is known before the fields are checked, but 405 is only sent to a well-formed request
- * with an accepted Host, so nothing is learnt from a forged one. */
+ * with an accepted Host (and token), so nothing is learnt from a forged one. */
 static void parse_request(jp_http_server *s, char *buf, size_t len, exchange *ex) {
     char *p = buf, *end = buf + len, *line, *target = NULL;
     while (p < end && (*p == '\r' || *p == '\n')) p++; /* blank lines before the request line */
@@ -398,6 +447,7 @@ static void parse_request(jp_http_server *s, char *buf, size_t len, exchange *ex
     ex->req.headers = s->headers;
     ex->req.n_headers = n;
     if ((ex->status = check_fields(s, ex)) != 0) return;
+    if ((ex->status = check_token(s, target, ex)) != 0) return;
     if (method_status) return (void)(ex->status = method_status);
     if ((ex->status = check_no_body(&ex->req)) != 0) return;
     ex->status = parse_target(target, &ex->req);
@@ -518,6 +568,7 @@ static size_t build_head(const jp_http_server *s, const jp_http_response *r, con
     else if (r->file)
         put(&b, "Accept-Ranges: bytes\r\n");
     if (r->status == 405) put(&b, "Allow: GET, HEAD, OPTIONS\r\n");
+    if (s->opt.token) put(&b, "Referrer-Policy: no-referrer\r\n"); /* the page's URL holds the token */
     if (s->opt.cors_origin)
         put(&b, "Access-Control-Allow-Origin: %s\r\n%sAccess-Control-Expose-Headers: Content-Length, "
             "Content-Range, Accept-Ranges\r\n", s->opt.cors_origin,
@@ -602,12 +653,30 @@ static void conn_close(conn *c, int linger) {
     c->len = 0;
 }
 
+/* Masks the value of every "token=" in target with '*': log lines end up in terminals and files
+ * that may be shared, the token must not. */
+static void mask_tokens(char *target) {
+    for (char *p = strstr(target, "token="); p; p = strstr(p, "token="))
+        for (p += 6; *p && *p != '&'; p++) *p = '*';
+}
+
 static void log_exchange(const jp_http_server *s, const exchange *ex, int status, uint64_t bytes) {
     if (!s->opt.log) return;
-    char line[256];
-    snprintf(line, sizeof line, "%s %s %d %llu", ex->method[0] ? ex->method : "-",
-             ex->target[0] ? ex->target : "-", status, (unsigned long long)bytes);
+    char line[256], target[sizeof ex->target];
+    memcpy(target, ex->target, sizeof target);
+    if (s->opt.token) mask_tokens(target);
+    snprintf(line, sizeof line, "%s %s %d %llu", ex->method[0] ? ex->method : "-", target[0] ? target : "-", status,
+             (unsigned long long)bytes);
     s->opt.log(s->opt.ctx, line);
+}
+
+/* Lets the page that was opened with ?token= make its relative requests with the cookie alone. A
+ * handler that filled the extra headers leaves no room: the request still succeeds, only the
+ * cookie is missing (the token is at most TOKEN_MAX bytes, far below EXTRA_HEADERS_MAX). */
+static void set_token_cookie(const jp_http_server *s, jp_http_response *r) {
+    char cookie[TOKEN_MAX + 64];
+    snprintf(cookie, sizeof cookie, "jaxprof_token=%s; HttpOnly; SameSite=Strict; Path=/", s->opt.token);
+    jp_http_response_header(r, "Set-Cookie", cookie, NULL);
 }
 
 /* Answers the request whose head is c->buf[0, len) (status: a reply decided before parsing, or 0)
@@ -625,6 +694,7 @@ static void answer(jp_http_server *s, conn *c, size_t len, int status) {
         resp_reset(r);
         jp_http_respond_status(r, 500);
     }
+    if (ex.set_cookie) set_token_cookie(s, r);
     uint64_t sent = send_response(s, c->fd, r, ex.req.method, ex.range);
     log_exchange(s, &ex, r->status, sent);
     conn_close(c, r->status >= 400);
@@ -802,6 +872,23 @@ static int alloc_buffers(jp_http_server *s, jp_error *err) {
     return JP_OK;
 }
 
+/* A token goes into Set-Cookie lines and is compared raw with query text: only bytes that need no
+ * escaping in either, and enough of them to be unguessable. */
+static int check_token_option(jp_http_server *s, jp_error *err) {
+    const char *t = s->opt.token;
+    if (!t) return JP_OK;
+    size_t n = strlen(t);
+    int ok = n >= TOKEN_MIN && n <= TOKEN_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = t[i];
+        ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-';
+    }
+    if (!ok) return jp_error_set(err, JP_ERR_ARG, 0, "http: the token needs %d to %d bytes of [0-9A-Za-z_-]",
+                                 TOKEN_MIN, TOKEN_MAX);
+    s->token_len = n;
+    return JP_OK;
+}
+
 int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_error *err) {
     jp_error_clear(err);
     if (!out) return jp_error_set(err, JP_ERR_ARG, 0, "http: no output");
@@ -816,6 +903,10 @@ int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_err
     if (s->opt.max_header_bytes < 256 || s->opt.max_header_bytes > (1u << 20)) {
         free(s);
         return jp_error_set(err, JP_ERR_ARG, 0, "http: max_header_bytes must be 256..1048576");
+    }
+    if (check_token_option(s, err) != JP_OK) {
+        free(s);
+        return JP_ERR_ARG;
     }
     s->listen_fd = -1;
     int rc = alloc_buffers(s, err);
