@@ -1,5 +1,5 @@
-/* layout.c - trace time, plane order, nesting lanes and host files, shared by the trace exporter
- * and the viewer's timeline index. */
+/* layout.c - trace time, plane order, nesting lanes, host files and flow ends, shared by the trace
+ * exporter and the viewer's timeline index. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,4 +119,42 @@ int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec
     for (size_t i = 0; i < found.n; i++) free(JP_VEC_AT(&found, char *, i));
     jp_vec_free(&found);
     return rc;
+}
+
+/* ---- flows ---------------------------------------------------------------------------------------- */
+
+int jp_layout_flow_stats_of(const jp_plane *pl, jp_layout_flow_stats *fs) {
+    *fs = (jp_layout_flow_stats){UINT64_MAX, UINT64_MAX, UINT64_MAX, jp_layout_plane_rank(pl) == 0};
+    for (size_t i = 0; i < pl->n_stat_meta; i++) {
+        jp_str name = pl->stat_meta[i].name;
+        uint64_t id = (uint64_t)pl->stat_meta[i].id;
+        if (jp_str_eq(name, "correlation_id")) fs->correlation = id;
+        else if (jp_str_eq(name, "_p")) fs->producer = id;
+        else if (jp_str_eq(name, "_c")) fs->consumer = id;
+    }
+    return fs->correlation != UINT64_MAX || fs->producer != UINT64_MAX || fs->consumer != UINT64_MAX;
+}
+
+int jp_layout_flow_end(const jp_layout_flow_stats *fs, const jp_stat *st, int *source) {
+    *source = JP_LAYOUT_FLOW_PRODUCER;
+    if (st->metadata_id == fs->correlation) return *source = JP_LAYOUT_FLOW_CORRELATION, !fs->is_device;
+    if (st->metadata_id == fs->producer) return 1;
+    if (st->metadata_id == fs->consumer) return 0;
+    return -1;
+}
+
+int jp_layout_event_flows(jp_xspace *xs, const jp_plane *pl, const jp_layout_flow_stats *fs, const jp_event *ev,
+                          jp_layout_flow_fn fn, void *ctx, jp_error *err) {
+    const jp_event_meta *em = jp_plane_event_meta_view(pl, ev->metadata_id);
+    jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(xs, em) : (jp_stats_iter){0}, jp_stats_of_event(xs, ev)};
+    for (int i = em ? 0 : 1; i < 2; i++) {
+        jp_stat st;
+        int rc, source, is_start;
+        while ((rc = jp_stats_next(&its[i], &st, err)) == 1) {
+            if ((is_start = jp_layout_flow_end(fs, &st, &source)) < 0) continue;
+            if ((rc = fn(ctx, source, is_start, jp_stat_int(&st))) != 0) return rc;
+        }
+        if (rc < 0) return rc;
+    }
+    return JP_OK;
 }

@@ -49,4 +49,32 @@ void jp_layout_lanes_free(jp_vec *lanes);
 int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec *xs, jp_vec *files, jp_vec *hosts,
                          jp_error *err);
 
+/* ---- flows: the events an arrow links ---------------------------------------------------------- */
+
+/* Where a flow id comes from; with the host it keeps ids of different sources apart. */
+enum { JP_LAYOUT_FLOW_CORRELATION = 1, JP_LAYOUT_FLOW_PRODUCER = 2 };
+
+/* The stat metadata ids that mark flow ends on one plane, UINT64_MAX where the plane has none. */
+typedef struct jp_layout_flow_stats {
+    uint64_t correlation; /* "correlation_id": a CUDA launch on the host starts, its kernel or copy ends */
+    uint64_t producer;    /* "_p": an XLA:CPU async op starts a flow */
+    uint64_t consumer;    /* "_c": its "end:" event ends it */
+    int is_device;        /* 1 on a /device: plane, where correlation ids end flows */
+} jp_layout_flow_stats;
+
+/* Resolves the flow stats of a plane; returns 1 when the plane may hold flow ends, 0 when not. */
+int jp_layout_flow_stats_of(const jp_plane *pl, jp_layout_flow_stats *fs);
+
+/* Which end of a flow a stat marks: 1 its start, 0 its end, -1 not a flow stat; *source its
+ * namespace (JP_LAYOUT_FLOW_*). The flow's id is jp_stat_int(st). */
+int jp_layout_flow_end(const jp_layout_flow_stats *fs, const jp_stat *st, int *source);
+
+/* Called for each flow end of an event; a nonzero return stops the walk and is returned. */
+typedef int (*jp_layout_flow_fn)(void *ctx, int source, int is_start, int64_t id);
+
+/* Calls fn for each flow end an event carries, its metadata's stats first, then its own. A flow
+ * links the events whose ends share (source, host, id); one is drawn only when both ends exist. */
+int jp_layout_event_flows(jp_xspace *xs, const jp_plane *pl, const jp_layout_flow_stats *fs, const jp_event *ev,
+                          jp_layout_flow_fn fn, void *ctx, jp_error *err);
+
 #endif

@@ -1,5 +1,6 @@
-/* timeline.c - jp_timeline_*: indexes every event of a run once by track and nesting depth, then
- * answers time-window queries with runs of sub-pixel events merged, so every answer stays bounded. */
+/* timeline.c - jp_timeline_*: indexes every event of a run once by track and nesting depth, and its
+ * flows by time, then answers time-window queries with runs of sub-pixel events merged and flows
+ * sampled, so every answer stays bounded. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,12 @@
 #include "outputs/layout.h"
 #include "outputs/timeline.h"
 
-enum { DEFAULT_CAP = 20000, NAME_MAX_LEN = 200 };
+enum {
+    DEFAULT_CAP = 20000, /* entries in a window answer when the query names no cap */
+    NAME_MAX_LEN = 200,  /* bytes of a line or plane name kept in a track name */
+    FLOW_CAP = 5000,     /* flows in a window answer: more arrows than this are only ink */
+    FLOW_SCAN = 4        /* a window looks at no more than FLOW_SCAN * FLOW_CAP flows */
+};
 
 /* The events of one depth of one track: disjoint and sorted by start, hence sorted by end too. */
 typedef struct level {
@@ -28,14 +34,26 @@ typedef struct tl_track {
     jp_xspace *xs;         /* the xplane its events come from */
     const jp_plane *plane; /* their plane, for metadata and stats */
     const jp_line *line;   /* their line */
+    uint32_t host;         /* index into jp_timeline.hosts */
     level *levels;         /* by depth, 0 outermost */
     uint32_t n_levels;     /* depths used */
     size_t n_events;       /* over all levels */
 } tl_track;
 
+/* A flow whose both ends were indexed: an arrow from the end of one event to the start of another. */
+typedef struct tl_flow {
+    int64_t from_ns, to_ns;         /* where the arrow leaves (start event's end) and arrives (end event's start) */
+    uint32_t from_track, from_index; /* the start event: track and track-wide index */
+    uint32_t to_track, to_index;     /* the end event */
+} tl_flow;
+
 struct jp_timeline {
-    jp_arena arena;    /* track names and level arrays */
+    jp_arena arena;    /* track names, level and flow arrays, host names */
     jp_vec xs;         /* jp_xspace *: the open xplanes, one per host kept */
+    jp_vec hosts;      /* const char *: host name of each xplane (in the arena) */
+    tl_flow *flows;    /* complete flows sorted by from_ns */
+    uint32_t *flows_by_to; /* indexes into flows, sorted by to_ns */
+    size_t n_flows;    /* complete flows */
     jp_vec tracks;     /* track, in the exporter's thread order */
     jp_vec names;      /* jp_str: one per (plane, event metadata) seen */
     uint64_t n_events; /* events indexed */
@@ -51,7 +69,25 @@ typedef struct builder {
     jp_vec lanes;          /* jp_vec of int64_t: open slice ends per lane */
     jp_map names;          /* (plane serial, metadata id) -> name index */
     uint32_t plane_serial; /* distinguishes planes in `names` */
+    uint32_t host;         /* index of the xplane being indexed */
+    jp_layout_flow_stats flow; /* the current plane's flow stats */
+    int plane_flows;       /* 1 when the current plane may hold flow ends */
+    jp_map flow_ids;       /* (source, host, id) -> index into pending */
+    jp_vec pending;        /* pending_flow: every flow seen, complete or not */
 } builder;
+
+/* A flow while the index is built; `seen` has bit 0 once its start is known, bit 1 its end. */
+typedef struct pending_flow {
+    tl_flow f;     /* the ends known so far */
+    unsigned seen; /* which */
+} pending_flow;
+
+/* The event whose flow ends are being noted. */
+typedef struct flow_site {
+    builder *b;              /* the builder */
+    uint32_t track, index;   /* where the event is indexed */
+    int64_t start_ns, end_ns; /* its span */
+} flow_site;
 
 static int nomem(jp_error *err) { return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory indexing the timeline"); }
 
@@ -128,6 +164,40 @@ static int level_alloc(jp_arena *a, level *lv, size_t n) {
     return lv->start_ns && lv->dur_ns && lv->name && lv->src ? JP_OK : JP_ERR_NOMEM;
 }
 
+/* Records one end of a flow; the first event seen at each end of a flow is the one drawn. */
+static int note_flow_end(void *ctx, int source, int is_start, int64_t id) {
+    flow_site *site = ctx;
+    builder *b = site->b;
+    int found = 0;
+    if (b->pending.n >= UINT32_MAX - 1) return jp_error_set(b->err, JP_ERR_LIMIT, 0, "over 2^32 flows");
+    uint32_t fresh = (uint32_t)b->pending.n;
+    uint32_t k = jp_map_get_or_put(&b->flow_ids, (uint64_t)source, b->host, (uint64_t)id, fresh, &found);
+    if (k == UINT32_MAX) return nomem(b->err);
+    pending_flow *p = found ? &JP_VEC_AT(&b->pending, pending_flow, k) : jp_vec_push(&b->pending, sizeof *p);
+    if (!p) return nomem(b->err);
+    if (!found) memset(p, 0, sizeof *p);
+    unsigned bit = is_start ? 1u : 2u;
+    if (p->seen & bit) return 0;
+    p->seen |= bit;
+    if (is_start) p->f.from_ns = site->end_ns, p->f.from_track = site->track, p->f.from_index = site->index;
+    else p->f.to_ns = site->start_ns, p->f.to_track = site->track, p->f.to_index = site->index;
+    return 0;
+}
+
+/* Appends one item to its level of track t (the last track pushed) and notes its flow ends. */
+static int place(builder *b, tl_track *t, const jp_layout_item *it) {
+    level *lv = &t->levels[it->depth];
+    size_t index = lv->first + lv->n;
+    lv->start_ns[lv->n] = it->start_ns;
+    lv->dur_ns[lv->n] = it->end_ns - it->start_ns;
+    if (it->end_ns > b->tl->end_ns) b->tl->end_ns = it->end_ns;
+    lv->name[lv->n] = it->tag;
+    lv->src[lv->n++] = it->index;
+    if (!b->plane_flows) return JP_OK;
+    flow_site site = {b, (uint32_t)(b->tl->tracks.n - 1), (uint32_t)index, it->start_ns, it->end_ns};
+    return jp_layout_event_flows(t->xs, t->plane, &b->flow, &t->line->events[it->index], note_flow_end, &site, b->err);
+}
+
 /* Fills track t with the items of one lane: counts per depth, then copies in start order. */
 static int fill_track(builder *b, tl_track *t, const jp_layout_item *items, size_t n, uint32_t lane) {
     uint32_t max_depth = 0;
@@ -148,16 +218,10 @@ static int fill_track(builder *b, tl_track *t, const jp_layout_item *items, size
         lv->n = 0;
     }
     t->n_events = first;
-    for (size_t i = 0; i < n; i++) {
-        if (items[i].lane != lane) continue;
-        level *lv = &t->levels[items[i].depth];
-        lv->start_ns[lv->n] = items[i].start_ns;
-        lv->dur_ns[lv->n] = items[i].end_ns - items[i].start_ns;
-        if (items[i].end_ns > b->tl->end_ns) b->tl->end_ns = items[i].end_ns;
-        lv->name[lv->n] = items[i].tag;
-        lv->src[lv->n++] = items[i].index;
-    }
-    return JP_OK;
+    int rc = JP_OK;
+    for (size_t i = 0; i < n && rc == JP_OK; i++)
+        if (items[i].lane == lane) rc = place(b, t, &items[i]);
+    return rc;
 }
 
 /* Indexes one line: its events laid out on lanes, one track per lane. */
@@ -176,7 +240,7 @@ static int index_line(builder *b, jp_xspace *xs, const jp_plane *pl, const jp_li
                            name.ptr, lane);
         tl_track *t = jp_vec_push(&b->tl->tracks, sizeof *t);
         if (!t) return nomem(b->err);
-        *t = (tl_track){.process = process, .xs = xs, .plane = pl, .line = ln};
+        *t = (tl_track){.process = process, .xs = xs, .plane = pl, .line = ln, .host = b->host};
         if (!(t->thread = jp_arena_strndup(&b->tl->arena, buf, (size_t)len))) return nomem(b->err);
         rc = fill_track(b, t, items, n, lane);
     }
@@ -193,22 +257,71 @@ static int index_plane(builder *b, jp_xspace *xs, const jp_plane *pl, const char
     const char *process = jp_arena_strndup(&b->tl->arena, buf, (size_t)len);
     if (!process) return nomem(b->err);
     b->plane_serial++;
+    b->plane_flows = jp_layout_flow_stats_of(pl, &b->flow);
     int rc = JP_OK;
     for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) rc = index_line(b, xs, pl, &pl->lines[l], process);
     return rc;
 }
 
-static int index_all(builder *b, const jp_vec *hosts) {
+/* ---- flows --------------------------------------------------------------------------------------- */
+
+static int by_from(const void *pa, const void *pb) {
+    const tl_flow *a = pa, *b = pb;
+    if (a->from_ns != b->from_ns) return a->from_ns < b->from_ns ? -1 : 1;
+    if (a->from_track != b->from_track) return a->from_track < b->from_track ? -1 : 1;
+    return a->from_index < b->from_index ? -1 : a->from_index > b->from_index;
+}
+
+/* A flow's arrival time with its index, to sort the by-arrival permutation. */
+typedef struct arrival {
+    int64_t to_ns;  /* the flow's to_ns */
+    uint32_t index; /* into jp_timeline.flows */
+} arrival;
+
+static int by_arrival(const void *pa, const void *pb) {
+    const arrival *a = pa, *b = pb;
+    if (a->to_ns != b->to_ns) return a->to_ns < b->to_ns ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Keeps the flows whose both ends were indexed, sorted by departure, with a permutation sorted
+ * by arrival: a window then finds its flows by two binary searches. */
+static int finish_flows(builder *b) {
+    jp_timeline *tl = b->tl;
+    const pending_flow *p = b->pending.data;
+    size_t n = 0;
+    for (size_t i = 0; i < b->pending.n; i++) n += p[i].seen == 3;
+    if (n == 0) return JP_OK;
+    tl->flows = jp_arena_alloc(&tl->arena, n * sizeof *tl->flows);
+    tl->flows_by_to = jp_arena_alloc(&tl->arena, n * sizeof *tl->flows_by_to);
+    arrival *arr = malloc(n * sizeof *arr);
+    if (!tl->flows || !tl->flows_by_to || !arr) {
+        free(arr);
+        return nomem(b->err);
+    }
+    for (size_t i = 0; i < b->pending.n; i++)
+        if (p[i].seen == 3) tl->flows[tl->n_flows++] = p[i].f;
+    qsort(tl->flows, n, sizeof *tl->flows, by_from);
+    for (size_t i = 0; i < n; i++) arr[i] = (arrival){tl->flows[i].to_ns, (uint32_t)i};
+    qsort(arr, n, sizeof *arr, by_arrival);
+    for (size_t i = 0; i < n; i++) tl->flows_by_to[i] = arr[i].index;
+    free(arr);
+    return JP_OK;
+}
+
+static int index_all(builder *b) {
     int rc = jp_layout_origin(b->tl->xs.data, b->tl->xs.n, &b->tl->base_ps, b->err);
     for (size_t h = 0; rc == JP_OK && h < b->tl->xs.n; h++) {
         jp_xspace *xs = JP_VEC_AT(&b->tl->xs, jp_xspace *, h);
         size_t n;
         const jp_plane *planes = jp_xspace_planes(xs, &n);
+        b->host = (uint32_t)h;
         for (int rank = 0; rank < 3; rank++)
             for (size_t p = 0; rc == JP_OK && p < n; p++)
-                if (jp_layout_plane_rank(&planes[p]) == rank) rc = index_plane(b, xs, &planes[p], JP_VEC_AT(hosts, const char *, h));
+                if (jp_layout_plane_rank(&planes[p]) == rank)
+                    rc = index_plane(b, xs, &planes[p], JP_VEC_AT(&b->tl->hosts, const char *, h));
     }
-    return rc;
+    return rc == JP_OK ? finish_flows(b) : rc;
 }
 
 int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_error *err) {
@@ -219,12 +332,12 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_er
     if (!tl) return nomem(err);
     jp_arena_init(&tl->arena, 0);
     builder b = {.tl = tl, .err = err};
-    jp_vec files = {0}, hosts = {0};
-    int rc = jp_layout_open_hosts(path, host, &tl->arena, &tl->xs, &files, &hosts, err);
-    if (rc == JP_OK) rc = index_all(&b, &hosts);
+    jp_vec files = {0};
+    int rc = jp_layout_open_hosts(path, host, &tl->arena, &tl->xs, &files, &tl->hosts, err);
+    if (rc == JP_OK) rc = index_all(&b);
     jp_layout_lanes_free(&b.lanes);
-    jp_vec_free(&b.items), jp_vec_free(&files), jp_vec_free(&hosts);
-    jp_map_deinit(&b.names);
+    jp_vec_free(&b.items), jp_vec_free(&files), jp_vec_free(&b.pending);
+    jp_map_deinit(&b.names), jp_map_deinit(&b.flow_ids);
     if (rc != JP_OK) {
         jp_timeline_free(tl);
         return rc;
@@ -236,7 +349,7 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_er
 void jp_timeline_free(jp_timeline *tl) {
     if (!tl) return;
     for (size_t i = 0; i < tl->xs.n; i++) jp_xspace_close(JP_VEC_AT(&tl->xs, jp_xspace *, i));
-    jp_vec_free(&tl->xs), jp_vec_free(&tl->tracks), jp_vec_free(&tl->names);
+    jp_vec_free(&tl->xs), jp_vec_free(&tl->hosts), jp_vec_free(&tl->tracks), jp_vec_free(&tl->names);
     jp_arena_deinit(&tl->arena);
     free(tl);
 }
@@ -244,6 +357,7 @@ void jp_timeline_free(jp_timeline *tl) {
 uint64_t jp_timeline_event_count(const jp_timeline *tl) { return tl ? tl->n_events : 0; }
 size_t jp_timeline_track_count(const jp_timeline *tl) { return tl ? tl->tracks.n : 0; }
 int64_t jp_timeline_end_ns(const jp_timeline *tl) { return tl ? tl->end_ns : 0; }
+size_t jp_timeline_flow_count(const jp_timeline *tl) { return tl ? tl->n_flows : 0; }
 
 /* ---- window queries --------------------------------------------------------------------------------- */
 
@@ -258,12 +372,16 @@ typedef struct entry {
 /* What one pass over a window found. */
 typedef struct window_pass {
     const jp_timeline_query *q; /* the window */
+    const uint8_t *host_on;     /* by host index: 1 when its tracks are answered */
     double res_ns;              /* events shorter than this merge with close neighbours; < 1: none */
     size_t cap;                 /* entries allowed */
     int truncate;               /* 1: stop at cap; 0: fail as soon as cap is passed */
     jp_vec entries;             /* entry */
     uint64_t total, returned, aggregated; /* events seen, sent alone, sent merged */
     int truncated;              /* 1 when entries were left out */
+    jp_vec flows;               /* uint32_t: indexes into jp_timeline.flows answered */
+    jp_vec flow_tracks;         /* uint32_t: tracks the answered flows touch, sorted, unique */
+    int flows_truncated;        /* 1 when flows were left out */
 } window_pass;
 
 /* First index of lv whose event ends at or after t (ends are sorted: a level's events are disjoint). */
@@ -330,30 +448,131 @@ static int run_pass(const jp_timeline *tl, window_pass *w) {
     w->total = w->returned = w->aggregated = 0;
     w->truncated = 0;
     const tl_track *tracks = tl->tracks.data;
-    for (size_t t = 0; t < tl->tracks.n; t++)
+    for (size_t t = 0; t < tl->tracks.n; t++) {
+        if (!w->host_on[tracks[t].host]) continue;
         for (uint32_t d = 0; d < tracks[t].n_levels; d++) {
             int rc = scan_level(w, &tracks[t].levels[d], (uint32_t)t, d);
             if (rc) return rc;
         }
+    }
     return 0;
 }
 
-/* Writes the answer of a finished pass. */
-static void write_window(const jp_timeline *tl, const window_pass *w, uint32_t *remap, FILE *out) {
-    const jp_timeline_query *q = w->q;
-    fprintf(out, "{\"start_ms\":%.6f,\"end_ms\":%.6f,\"px_ns\":%.3f,\"tracks\":[", (double)q->start_ns / 1e6,
-            (double)q->end_ns / 1e6, w->res_ns);
+/* ---- flows of a window ---------------------------------------------------------------------------- */
+
+static int64_t departure(const jp_timeline *tl, size_t i) { return tl->flows[i].from_ns; }
+static int64_t arrival_at(const jp_timeline *tl, size_t i) { return tl->flows[tl->flows_by_to[i]].to_ns; }
+
+/* First position whose time (by `at`, ascending over positions) is >= t. */
+static size_t first_flow_from(const jp_timeline *tl, int64_t (*at)(const jp_timeline *, size_t), int64_t t) {
+    size_t lo = 0, hi = tl->n_flows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (at(tl, mid) < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int push_u32(jp_vec *v, uint32_t x) {
+    uint32_t *slot = jp_vec_push(v, sizeof x);
+    if (!slot) return JP_ERR_NOMEM;
+    *slot = x;
+    return 0;
+}
+
+static int cmp_u32(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Answers flow k unless its host is filtered out. */
+static int pick_flow(const jp_timeline *tl, window_pass *w, uint32_t k) {
+    const tl_flow *f = &tl->flows[k];
+    if (!w->host_on[JP_VEC_AT(&tl->tracks, tl_track, f->from_track).host]) return 0;
+    if (push_u32(&w->flows, k) || push_u32(&w->flow_tracks, f->from_track) || push_u32(&w->flow_tracks, f->to_track))
+        return JP_ERR_NOMEM;
+    return 0;
+}
+
+/* Keeps every m-th answered flow so that at most FLOW_CAP remain, spread over the window. */
+static void thin_flows(window_pass *w) {
+    if (w->flows.n <= FLOW_CAP) return;
+    uint32_t *k = w->flows.data;
+    size_t m = (w->flows.n + FLOW_CAP - 1) / FLOW_CAP, kept = 0;
+    for (size_t i = 0; i < w->flows.n; i += m) k[kept++] = k[i];
+    w->flows.n = kept;
+    w->flows_truncated = 1;
+}
+
+/* The flows that depart or arrive inside the window: two binary searches give the departures
+ * (flows sorted by from_ns) and the arrivals (flows_by_to); an arrival whose departure is also
+ * inside was already taken. Past FLOW_SCAN * FLOW_CAP candidates the ranges are sampled at a
+ * stride, so the work per window stays bounded however many flows the profile holds. */
+static int window_flows(const jp_timeline *tl, window_pass *w) {
+    int64_t from = w->q->start_ns, to = w->q->end_ns;
+    size_t lo1 = first_flow_from(tl, departure, from), hi1 = first_flow_from(tl, departure, to);
+    size_t lo2 = first_flow_from(tl, arrival_at, from), hi2 = first_flow_from(tl, arrival_at, to);
+    size_t n = (hi1 - lo1) + (hi2 - lo2), stride = n > FLOW_SCAN * FLOW_CAP ? n / (FLOW_SCAN * FLOW_CAP) + 1 : 1;
+    w->flows_truncated = stride > 1;
+    for (size_t i = lo1; i < hi1; i += stride)
+        if (pick_flow(tl, w, (uint32_t)i)) return JP_ERR_NOMEM;
+    for (size_t i = lo2; i < hi2; i += stride) {
+        uint32_t k = tl->flows_by_to[i];
+        if (tl->flows[k].from_ns >= from && tl->flows[k].from_ns < to) continue;
+        if (pick_flow(tl, w, k)) return JP_ERR_NOMEM;
+    }
+    thin_flows(w);
+    if (w->flows_truncated) { /* the tracks of the flows thinned out go too */
+        w->flow_tracks.n = 0;
+        for (size_t i = 0; i < w->flows.n; i++) {
+            const tl_flow *f = &tl->flows[JP_VEC_AT(&w->flows, uint32_t, i)];
+            if (push_u32(&w->flow_tracks, f->from_track) || push_u32(&w->flow_tracks, f->to_track)) return JP_ERR_NOMEM;
+        }
+    }
+    uint32_t *t = w->flow_tracks.data;
+    if (w->flow_tracks.n) qsort(t, w->flow_tracks.n, sizeof *t, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < w->flow_tracks.n; i++)
+        if (u == 0 || t[i] != t[u - 1]) t[u++] = t[i];
+    w->flow_tracks.n = u;
+    return 0;
+}
+
+/* ---- the answer ------------------------------------------------------------------------------------ */
+
+/* The depth of a track's event, from its track-wide index (depth-major numbering). */
+static uint32_t depth_of(const tl_track *t, size_t index) {
+    uint32_t d = 0;
+    while (d + 1 < t->n_levels && index >= t->levels[d].first + t->levels[d].n) d++;
+    return d;
+}
+
+static void write_track_head(const jp_timeline *tl, uint32_t id, int first, FILE *out) {
+    const tl_track *t = &JP_VEC_AT(&tl->tracks, tl_track, id);
+    const char *host = JP_VEC_AT(&tl->hosts, const char *, t->host);
+    fprintf(out, "%s{\"id\":%u,\"host\":", first ? "" : ",", id);
+    jp_timeline_json_strn(out, host, strlen(host));
+    fputs(",\"process\":", out);
+    jp_timeline_json_strn(out, t->process, strlen(t->process));
+    fputs(",\"thread\":", out);
+    jp_timeline_json_strn(out, t->thread, strlen(t->thread));
+    fputs(",\"events\":[", out);
+}
+
+/* Writes the tracks in id order: those with entries, and those only a flow touches (no events),
+ * so every arrow has both its rows. remap numbers the names in order of first use. */
+static uint32_t write_tracks(const jp_timeline *tl, const window_pass *w, uint32_t *remap, FILE *out) {
     const entry *e = w->entries.data;
-    const tl_track *tracks = tl->tracks.data;
+    const uint32_t *ft = w->flow_tracks.data;
+    size_t nf = w->flow_tracks.n, f = 0, written = 0;
     uint32_t n_names = 0;
     for (size_t i = 0; i < w->entries.n; i++) {
         if (i == 0 || e[i].track != e[i - 1].track) {
-            const tl_track *t = &tracks[e[i].track];
-            fprintf(out, "%s{\"id\":%u,\"process\":", i ? "]}," : "", e[i].track);
-            jp_timeline_json_strn(out, t->process, strlen(t->process));
-            fputs(",\"thread\":", out);
-            jp_timeline_json_strn(out, t->thread, strlen(t->thread));
-            fputs(",\"events\":[", out);
+            if (i) fputs("]}", out);
+            for (; f < nf && ft[f] <= e[i].track; f++)
+                if (ft[f] < e[i].track) write_track_head(tl, ft[f], written++ == 0, out), fputs("]}", out);
+            write_track_head(tl, e[i].track, written++ == 0, out);
         } else {
             fputc(',', out);
         }
@@ -365,7 +584,38 @@ static void write_window(const jp_timeline *tl, const window_pass *w, uint32_t *
         fprintf(out, "[%.3f,%.3f,%lld,%u,%llu]", (double)e[i].start_ns / 1e3, (double)e[i].dur_ns / 1e3, (long long)name,
                 e[i].depth, (unsigned long long)e[i].extra);
     }
-    fputs(w->entries.n ? "]}],\"names\":[" : "],\"names\":[", out);
+    if (w->entries.n) fputs("]}", out);
+    for (; f < nf; f++) write_track_head(tl, ft[f], written++ == 0, out), fputs("]}", out);
+    return n_names;
+}
+
+/* "flows":[[from_track,from_index,from_depth,from_us,to_track,to_index,to_depth,to_us],...] */
+static void write_flows(const jp_timeline *tl, const window_pass *w, FILE *out) {
+    fputs(",\"flows\":[", out);
+    const tl_track *tracks = tl->tracks.data;
+    for (size_t i = 0; i < w->flows.n; i++) {
+        const tl_flow *f = &tl->flows[JP_VEC_AT(&w->flows, uint32_t, i)];
+        fprintf(out, "%s[%u,%u,%u,%.3f,%u,%u,%u,%.3f]", i ? "," : "", f->from_track, f->from_index,
+                depth_of(&tracks[f->from_track], f->from_index), (double)f->from_ns / 1e3, f->to_track, f->to_index,
+                depth_of(&tracks[f->to_track], f->to_index), (double)f->to_ns / 1e3);
+    }
+    fprintf(out, "],\"flows_truncated\":%s", w->flows_truncated ? "true" : "false");
+}
+
+/* Writes the answer of a finished pass. */
+static void write_window(const jp_timeline *tl, const window_pass *w, uint32_t *remap, FILE *out) {
+    const jp_timeline_query *q = w->q;
+    fprintf(out, "{\"start_ms\":%.6f,\"end_ms\":%.6f,\"px_ns\":%.3f,\"hosts\":[", (double)q->start_ns / 1e6,
+            (double)q->end_ns / 1e6, w->res_ns);
+    for (size_t h = 0; h < tl->hosts.n; h++) {
+        const char *host = JP_VEC_AT(&tl->hosts, const char *, h);
+        if (h) fputc(',', out);
+        jp_timeline_json_strn(out, host, strlen(host));
+    }
+    fputs("],\"tracks\":[", out);
+    uint32_t n_names = write_tracks(tl, w, remap, out);
+    fputs("],\"names\":[", out);
+    const entry *e = w->entries.data;
     const jp_str *names = tl->names.data;
     uint32_t written = 0;
     for (size_t i = 0; i < w->entries.n && written < n_names; i++) { /* names in order of first use */
@@ -374,7 +624,9 @@ static void write_window(const jp_timeline *tl, const window_pass *w, uint32_t *
         if (written++) fputc(',', out);
         jp_timeline_json_strn(out, s->ptr, s->len);
     }
-    fprintf(out, "],\"total_events\":%llu,\"returned_events\":%llu,\"aggregated\":%llu,\"entries\":%zu,\"truncated\":%s}\n",
+    fputc(']', out);
+    write_flows(tl, w, out);
+    fprintf(out, ",\"total_events\":%llu,\"returned_events\":%llu,\"aggregated\":%llu,\"entries\":%zu,\"truncated\":%s}\n",
             (unsigned long long)w->total, (unsigned long long)w->returned, (unsigned long long)w->aggregated,
             w->entries.n, w->truncated ? "true" : "false");
 }
@@ -387,9 +639,19 @@ static int query(const jp_timeline *tl, window_pass *w) {
         w->truncate = w->res_ns > 4 * span;
         int rc = run_pass(tl, w);
         if (rc < 0) return rc;
-        if (rc == 0 || w->truncate) return JP_OK;
+        if (rc == 0 || w->truncate) return window_flows(tl, w);
         w->res_ns = w->res_ns < 1 ? 1 : w->res_ns * 4;
     }
+}
+
+/* Marks the hosts whose name contains q->host (all for NULL or ""); JP_ERR_NOT_FOUND for none. */
+static int select_hosts(const jp_timeline *tl, const jp_timeline_query *q, uint8_t *host_on, jp_error *err) {
+    int any = 0;
+    for (size_t h = 0; h < tl->hosts.n; h++) {
+        host_on[h] = !q->host || !*q->host || strstr(JP_VEC_AT(&tl->hosts, const char *, h), q->host) != NULL;
+        any |= host_on[h];
+    }
+    return any ? JP_OK : jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no host matches '%s'", q->host);
 }
 
 int jp_timeline_window(const jp_timeline *tl, const jp_timeline_query *q, FILE *out, jp_error *err) {
@@ -398,10 +660,13 @@ int jp_timeline_window(const jp_timeline *tl, const jp_timeline_query *q, FILE *
     window_pass w = {.q = q, .cap = q->cap ? q->cap : DEFAULT_CAP};
     w.res_ns = q->end_ns > q->start_ns ? (double)(q->end_ns - q->start_ns) / q->px : 0;
     uint32_t *remap = calloc(tl->names.n ? tl->names.n : 1, sizeof *remap);
-    int rc = remap ? (q->end_ns > q->start_ns ? query(tl, &w) : JP_OK) : JP_ERR_NOMEM;
+    uint8_t *host_on = calloc(tl->hosts.n ? tl->hosts.n : 1, 1);
+    w.host_on = host_on;
+    int rc = remap && host_on ? select_hosts(tl, q, host_on, err) : JP_ERR_NOMEM;
+    if (rc == JP_OK && q->end_ns > q->start_ns) rc = query(tl, &w);
     if (rc == JP_OK) write_window(tl, &w, remap, out);
-    free(remap);
-    jp_vec_free(&w.entries);
+    free(remap), free(host_on);
+    jp_vec_free(&w.entries), jp_vec_free(&w.flows), jp_vec_free(&w.flow_tracks);
     if (rc == JP_OK && ferror(out)) rc = jp_error_set(err, JP_ERR_IO, 0, "timeline: write failed");
     return rc == JP_ERR_NOMEM ? nomem(err) : rc;
 }

@@ -1,5 +1,6 @@
-/* timeline.h - a per-run index of every event by track and nesting depth, answering time-window
- * queries at a given pixel resolution with short events merged (internal; used by viewer.c). */
+/* timeline.h - a per-run index of every event by track and nesting depth, and of every flow by
+ * time, answering time-window queries at a given pixel resolution with short events merged
+ * (internal; used by viewer.c). */
 #ifndef JP_OUTPUTS_TIMELINE_H
 #define JP_OUTPUTS_TIMELINE_H
 
@@ -14,7 +15,10 @@ typedef struct jp_timeline jp_timeline;
 /* Decodes the host files of path (a run directory, as jp_profile_load; host filters like
  * jp_load_options.host, NULL keeps all) and indexes every event. The track layout is the trace
  * exporter's: a process per plane (devices, then /host:CPU, then the rest), a thread per line,
- * and partial overlaps moved to extra "(overlap N)" threads. Times are the exporter's too. */
+ * and partial overlaps moved to extra "(overlap N)" threads. Times are the exporter's too, and so
+ * are flows (jp_layout_event_flows): a CUDA launch to its kernel or copy, an XLA:CPU async op to
+ * its "end:" event; only flows whose both ends are indexed are kept, the first event seen at each
+ * end standing for it. */
 int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_error *err);
 void jp_timeline_free(jp_timeline *tl);
 
@@ -24,20 +28,29 @@ uint64_t jp_timeline_event_count(const jp_timeline *tl);
 size_t jp_timeline_track_count(const jp_timeline *tl);
 /* The latest event end in trace time (ns), 0 for an empty profile. */
 int64_t jp_timeline_end_ns(const jp_timeline *tl);
+/* Flows indexed (both ends known). */
+size_t jp_timeline_flow_count(const jp_timeline *tl);
 
 typedef struct jp_timeline_query {
     int64_t start_ns;  /* window start, trace time (0: the capture's start) */
     int64_t end_ns;    /* window end (exclusive); <= start_ns selects nothing */
     uint32_t px;       /* window width in pixels: events shorter than (end-start)/px merge */
     size_t cap;        /* most entries in the answer; 0 means 20000 */
+    const char *host;  /* answer only the tracks of hosts whose name contains this; NULL or "": all */
 } jp_timeline_query;
 
 /* Writes the JSON answer for one window to out:
- * {"start_ms","end_ms","px_ns","tracks":[{"id","process","thread","events":[[start_us,dur_us,
- * name_index,depth,index]...]}],"names":[...],"total_events","returned_events","aggregated",
- * "entries","truncated"}: index is the event's number on its track for jp_timeline_event. A merged
- * run of short events is [start_us,dur_us,-1,depth,count] instead. When
- * the entries exceed cap at the asked resolution it is coarsened until they fit. */
+ * {"start_ms","end_ms","px_ns","hosts":[every host indexed],"tracks":[{"id","host","process",
+ * "thread","events":[[start_us,dur_us,name_index,depth,index]...]}],"names":[...],"flows":[[
+ * from_track,from_index,from_depth,from_us,to_track,to_index,to_depth,to_us]...],
+ * "flows_truncated","total_events","returned_events","aggregated","entries","truncated"}:
+ * index is the event's number on its track for jp_timeline_event. A merged run of short events is
+ * [start_us,dur_us,-1,depth,count] instead. When the entries exceed cap at the asked resolution it
+ * is coarsened until they fit. A flow is an arrow from the end of one event (from_us) to the start
+ * of another (to_us); those departing or arriving inside the window are answered, at most 5000
+ * (spread evenly over the window when there are more: flows_truncated). Tracks are in id order:
+ * those with entries, and those only a flow touches (no events). Track ids do not depend on
+ * q->host; a host filter matching no host is JP_ERR_NOT_FOUND. */
 int jp_timeline_window(const jp_timeline *tl, const jp_timeline_query *q, FILE *out, jp_error *err);
 
 /* Writes one event's details as JSON ({"track","index","name","start_us","dur_us","depth",

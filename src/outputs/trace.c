@@ -14,12 +14,9 @@
 
 enum { SINK_BUFFER = 1 << 20 };
 
-/* Where a flow id comes from; with the host it keeps ids of different sources apart. */
-enum { FLOW_CORRELATION = 1, FLOW_PRODUCER = 2 };
-
-/* Stats the exporter reads by name. */
-enum { S_HLO_OP, S_HLO_MODULE, S_RUN_ID, S_CORRELATION, S_FLOW_P, S_FLOW_C, S_COUNT };
-static const char *const STAT_NAMES[S_COUNT] = {"hlo_op", "hlo_module", "run_id", "correlation_id", "_p", "_c"};
+/* Stats the exporter reads by name (flow stats: jp_layout_flow_stats). */
+enum { S_HLO_OP, S_HLO_MODULE, S_RUN_ID, S_COUNT };
+static const char *const STAT_NAMES[S_COUNT] = {"hlo_op", "hlo_module", "run_id"};
 
 /* An event of a derived row (Steps, XLA Modules, XLA Ops). */
 typedef struct derived {
@@ -44,8 +41,9 @@ typedef struct plane_ctx {
     uint32_t host;          /* host index, for flow ids */
     uint32_t pid;
     int process_written;
-    int is_device;          /* a /device: plane: correlation ids end here */
     uint64_t ids[S_COUNT];  /* stat metadata ids, UINT64_MAX when absent */
+    jp_layout_flow_stats flow; /* the stats marking flow ends */
+    int has_flows;          /* 1 when the plane has any flow stat */
     jp_str process_name;
 } plane_ctx;
 
@@ -202,15 +200,6 @@ static int find_window(exporter *x) {
 
 /* ---- one event's arguments and flows ------------------------------------------------------------ */
 
-/* Which end of a flow a stat marks: 1 start, 0 end, -1 not a flow stat; *source its namespace. */
-static int flow_end(const plane_ctx *pc, const jp_stat *st, int *source) {
-    *source = FLOW_PRODUCER;
-    if (st->metadata_id == pc->ids[S_CORRELATION]) return *source = FLOW_CORRELATION, !pc->is_device;
-    if (st->metadata_id == pc->ids[S_FLOW_P]) return 1;
-    if (st->metadata_id == pc->ids[S_FLOW_C]) return 0;
-    return -1;
-}
-
 /* The flow id to write for one end, 0 for none: only flows whose both ends exist are written
  * (a launch whose kernel was not captured has no arrow). Ids are renumbered 1, 2, ... in order of
  * appearance: profile ids use high bits that JavaScript numbers (Chrome JSON viewers) cannot hold
@@ -226,7 +215,7 @@ static int add_stats(exporter *x, const plane_ctx *pc, jp_stats_iter it, jp_trac
     jp_stat st;
     int rc;
     while ((rc = jp_stats_next(&it, &st, x->err)) == 1) {
-        int source, out = flow_end(pc, &st, &source);
+        int source, out = jp_layout_flow_end(&pc->flow, &st, &source);
         uint64_t id = out >= 0 ? flow_id(x, source, pc->host, jp_stat_int(&st)) : 0;
         if (id) *(out ? &ev->flow_out : &ev->flow_in) = id;
         const jp_stat_meta *sm = jp_plane_stat_meta_view(pc->plane, st.metadata_id);
@@ -473,6 +462,7 @@ static void resolve_ids(plane_ctx *pc) {
     for (size_t i = 0; i < pc->plane->n_stat_meta; i++)
         for (int k = 0; k < S_COUNT; k++)
             if (jp_str_eq(pc->plane->stat_meta[i].name, STAT_NAMES[k])) pc->ids[k] = (uint64_t)pc->plane->stat_meta[i].id;
+    pc->has_flows = jp_layout_flow_stats_of(pc->plane, &pc->flow);
 }
 
 static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
@@ -503,28 +493,29 @@ static int process_name(exporter *x, plane_ctx *pc, const char *host) {
     return JP_OK;
 }
 
+/* What mark_flow_end needs: the exporter and the plane whose events are walked. */
+typedef struct flow_marker {
+    exporter *x;
+    const plane_ctx *pc;
+} flow_marker;
+
+static int mark_flow_end(void *ctx, int source, int is_start, int64_t id) {
+    flow_marker *m = ctx;
+    uint32_t *slot = jp_map_value(&m->x->flows, (uint64_t)source, m->pc->host, (uint64_t)id, 0, NULL);
+    if (!slot) return nomem(m->x);
+    *slot |= is_start ? 1u : 2u;
+    return 0;
+}
+
 /* Marks which ends of each flow exist (bit 0: start, bit 1: end), so flow_id writes only pairs. */
 static int find_flows(exporter *x, plane_ctx *pc) {
-    if (pc->ids[S_CORRELATION] == UINT64_MAX && pc->ids[S_FLOW_P] == UINT64_MAX && pc->ids[S_FLOW_C] == UINT64_MAX)
-        return JP_OK;
+    if (!pc->has_flows) return JP_OK;
+    flow_marker m = {x, pc};
     for (size_t l = 0; l < pc->plane->n_lines; l++) {
         const jp_line *ln = &pc->plane->lines[l];
         for (size_t e = 0; e < ln->n_events; e++) {
-            const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, ln->events[e].metadata_id);
-            jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(pc->xs, em) : (jp_stats_iter){0},
-                                    jp_stats_of_event(pc->xs, &ln->events[e])};
-            for (int i = em ? 0 : 1; i < 2; i++) {
-                jp_stat st;
-                int rc, source, out;
-                while ((rc = jp_stats_next(&its[i], &st, x->err)) == 1) {
-                    if ((out = flow_end(pc, &st, &source)) < 0) continue;
-                    uint32_t *slot = jp_map_value(&x->flows, (uint64_t)source, pc->host, (uint64_t)jp_stat_int(&st), 0,
-                                                  NULL);
-                    if (!slot) return nomem(x);
-                    *slot |= out ? 1u : 2u;
-                }
-                if (rc < 0) return rc;
-            }
+            int rc = jp_layout_event_flows(pc->xs, pc->plane, &pc->flow, &ln->events[e], mark_flow_end, &m, x->err);
+            if (rc) return rc;
         }
     }
     return JP_OK;
@@ -544,7 +535,7 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
         size_t n;
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);
         for (size_t p = 0; rc == JP_OK && p < n; p++) {
-            plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .is_device = jp_layout_plane_rank(&planes[p]) == 0};
+            plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h};
             resolve_ids(&pc);
             rc = find_flows(x, &pc);
         }
@@ -556,8 +547,7 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
         for (int rank = 0; rank < 3; rank++)
             for (size_t p = 0; rc == JP_OK && p < n; p++) {
                 if (jp_layout_plane_rank(&planes[p]) != rank) continue;
-                plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .pid = pid++,
-                                .is_device = rank == 0};
+                plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .pid = pid++};
                 rc = process_name(x, &pc, hosts[h]);
                 if (rc == JP_OK) rc = export_plane(x, &pc, any_device ? rank == 0 : rank == 1);
             }

@@ -232,14 +232,16 @@ static int cached_profile(jp_viewer *v, const run_request *r, const jp_profile *
     return JP_OK;
 }
 
-/* The run's timeline index (built on first use) into *out; *hit tells whether it was cached. */
+/* The run's timeline index (built on first use) into *out; *hit tells whether it was cached. One
+ * index covers every host: ?host= filters each window instead, so track ids stay the same when the
+ * viewer switches hosts and "all hosts" costs no second index. */
 static int cached_timeline(jp_viewer *v, const run_request *r, const jp_timeline **out, int *hit, jp_error *err) {
-    cached *c = cache_slot(v, r->rel, r->host);
+    cached *c = cache_slot(v, r->rel, "");
     if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     c->used = ++v->tick;
     *hit = c->timeline != NULL;
     if (!c->timeline) {
-        int rc = jp_timeline_new(&c->timeline, r->run->path, r->host[0] ? r->host : NULL, err);
+        int rc = jp_timeline_new(&c->timeline, r->run->path, NULL, err);
         if (rc != JP_OK) return rc;
     }
     *out = c->timeline;
@@ -303,7 +305,7 @@ static int serve_timeline(jp_viewer *v, const run_request *r, jp_http_response *
     int hit = 0;
     jp_error err;
     if (cached_timeline(v, r, &tl, &hit, &err) != JP_OK) return respond_failure(resp, &err);
-    jp_timeline_query q = {.start_ns = (int64_t)llround(start * 1e6), .px = (uint32_t)px};
+    jp_timeline_query q = {.start_ns = (int64_t)llround(start * 1e6), .px = (uint32_t)px, .host = r->host};
     q.end_ns = end < 0 ? jp_timeline_end_ns(tl) + 1 : (int64_t)llround(end * 1e6);
     return respond_written(resp, write_window, tl, &q, hit);
 }
@@ -343,7 +345,7 @@ static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_
 static const char API_INDEX[] =
     "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
     "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory\","
-    "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/timeline?start_ms=&end_ms=&px=\","
+    "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
     "\"/api/run/<id>/event?track=&index=\"]}\n";
 
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp) {

@@ -223,3 +223,88 @@ def test_million_event_profile_answers_within_the_cap(tmp_path, serve):
     print(f"\n1M events: first window (decode + index + query) {first * 1e3:.0f} ms")
     for start, end, px, dt, entries, total in timings:
         print(f"  window [{start}, {end}) ms px={px}: {dt * 1e3:.1f} ms, {entries} entries for {total} events")
+
+
+# ---- flows and hosts ---------------------------------------------------------------------------------
+
+def event_at(v: Viewer, rid: str, track: int, index: int) -> dict[str, Any]:
+    return v.json(f"/api/run/{rid}/event?track={track}&index={index}")
+
+
+def check_flow_ends(v: Viewer, rid: str, doc: dict[str, Any]) -> list[tuple[dict, dict]]:
+    """Every flow of a window names two real events: the arrow leaves the first's end and reaches
+    the second's start, at the depths /event gives; both tracks are in the answer's track list."""
+    tracks = {t["id"] for t in doc["tracks"]}
+    ends = []
+    for ft, fi, fd, f_us, tt, ti, td, t_us in doc["flows"]:
+        assert ft in tracks and tt in tracks
+        src, dst = event_at(v, rid, ft, fi), event_at(v, rid, tt, ti)
+        assert (src["depth"], dst["depth"]) == (fd, td)
+        assert f_us == pytest.approx(src["start_us"] + src["dur_us"], abs=1e-3) and t_us == pytest.approx(dst["start_us"], abs=1e-3)
+        ends.append((src, dst))
+    return ends
+
+
+def test_gpu_window_links_each_launch_to_its_kernel(gpu_logdir, serve):
+    v = serve(gpu_logdir)
+    rid = v.run_id()
+    doc = v.json(f"/api/run/{rid}/timeline?px=1000000")
+    assert not doc["flows_truncated"] and len(doc["flows"]) == 3
+    ends = check_flow_ends(v, rid, doc)
+    got = sorted((s["name"], s["thread"], s["args"]["correlation_id"], d["name"], d["thread"], d["args"]["correlation_id"])
+                 for s, d in ends)
+    assert got == [("cuLaunchKernel", "cuda api", 100 + i, k, "Stream #7(Compute)", 100 + i)
+                   for i, k in enumerate(["gemm_a", "gemm_b", "add"])]
+    # A window holding only the kernels keeps their arrows, and the launches' track (without events).
+    narrow = v.json(f"/api/run/{rid}/timeline?start_ms=0.29&end_ms=0.5&px=1000")
+    assert len(narrow["flows"]) == 3
+    check_flow_ends(v, rid, narrow)
+    cuda = next(t for t in narrow["tracks"] if t["thread"] == "cuda api")
+    assert cuda["events"] == [] and "cuLaunchKernel" not in narrow["names"]
+    # Before the first launch ends and after the last kernel starts: no arrows.
+    assert v.json(f"/api/run/{rid}/timeline?start_ms=0&end_ms=0.1&px=1000")["flows"] == []
+    assert v.json(f"/api/run/{rid}/timeline?start_ms=0.41&end_ms=1&px=1000")["flows"] == []
+
+
+def test_cpu_window_links_async_ops_to_their_ends(cpu_logdir, serve, tmp_path):
+    v = serve(cpu_logdir)
+    rid = v.run_id()
+    counts = export(run_path(cpu_logdir, v, rid), tmp_path / "t.json.gz")
+    doc = v.json(f"/api/run/{rid}/timeline?px=1000000")
+    if counts["flows"] == 0:
+        pytest.skip("this XLA:CPU capture has no async ops")
+    assert doc["flows"] and not doc["flows_truncated"]
+    assert len(doc["flows"]) <= counts["flows"]
+    for src, dst in check_flow_ends(v, rid, doc)[:20]:
+        assert src["args"]["_p"] == dst["args"]["_c"], (src, dst)
+
+
+@pytest.fixture(scope="module")
+def multi_host_logdir(tmp_path_factory) -> Path:
+    log_dir = tmp_path_factory.mktemp("viewer_hosts")
+    run = log_dir / "plugins" / "profile" / "two_hosts"
+    run.mkdir(parents=True)
+    for host in ("host-a", "host-b"):
+        gpu_profile(run / f"{host}.xplane.pb")
+    return log_dir
+
+
+def test_host_filter_keeps_one_hosts_tracks_and_flows(multi_host_logdir, serve):
+    v = serve(multi_host_logdir)
+    rid = v.run_id()
+    both = v.json(f"/api/run/{rid}/timeline?px=1000000")
+    assert both["hosts"] == ["host-a", "host-b"] and both["total_events"] == 20
+    assert {t["host"] for t in both["tracks"]} == {"host-a", "host-b"}
+    assert all(t["process"].startswith(t["host"] + ": ") for t in both["tracks"])
+    assert len(both["flows"]) == 6  # correlation ids repeat across hosts; flows never cross them
+    host_of = {t["id"]: t["host"] for t in both["tracks"]}
+    assert all(host_of[f[0]] == host_of[f[4]] for f in both["flows"])
+    for host in ("host-a", "host-b"):
+        one = v.json(f"/api/run/{rid}/timeline?px=1000000&host={host}")
+        assert one["hosts"] == both["hosts"] and one["total_events"] == 10
+        assert {t["host"] for t in one["tracks"]} == {host}
+        # track ids are the unfiltered index's: the same track keeps its id whichever host is picked
+        assert {(t["id"], t["thread"]) for t in one["tracks"]} <= {(t["id"], t["thread"]) for t in both["tracks"]}
+        assert len(one["flows"]) == 3 and all(host_of[f[0]] == host for f in one["flows"])
+        check_flow_ends(v, rid, one)
+    assert v.json(f"/api/run/{rid}/timeline?host=no-such-host", 404)["error"]

@@ -1,5 +1,6 @@
 """The built-in viewer in a real browser: Debian's Chromium, headless, driven by Selenium through
-Debian's chromedriver, against `jaxprof view --ui builtin` serving a real CPU capture. Screenshots
+Debian's chromedriver, against `jaxprof view --ui builtin` serving a real CPU capture (and a
+synthetic two-host GPU run for flows and the host picker). Screenshots
 of every page go to $JAXPROF_ARTIFACTS (default: test-artifacts/ in the repository)."""
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from typing import Iterator
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import JAXPROF_BIN, capture_steps, run_jaxprof
+from test_export import gpu_profile
 from test_view import free_port
 
 ARTIFACTS = Path(os.environ.get("JAXPROF_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts")
@@ -27,8 +30,8 @@ def log_dir(tmp_path_factory) -> Path:
     return capture_steps(tmp_path_factory.mktemp("viewer_browser"))
 
 
-@pytest.fixture(scope="module")
-def server(log_dir) -> Iterator[str]:
+def serve_dir(log_dir: Path) -> Iterator[str]:
+    """Runs `jaxprof view log_dir --ui builtin` and yields its URL."""
     port = free_port()
     proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--ui", "builtin", "--port", str(port),
                              "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -44,6 +47,21 @@ def server(log_dir) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def server(log_dir) -> Iterator[str]:
+    yield from serve_dir(log_dir)
+
+
+@pytest.fixture(scope="module")
+def hosts_server(tmp_path_factory) -> Iterator[str]:
+    """Two hosts, each a GPU profile whose three launches link to their kernels."""
+    run = tmp_path_factory.mktemp("viewer_hosts") / "plugins" / "profile" / "two_hosts"
+    run.mkdir(parents=True)
+    for host in ("host-a", "host-b"):
+        gpu_profile(run / f"{host}.xplane.pb")
+    yield from serve_dir(run.parents[2])
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +89,12 @@ def shot(driver: webdriver.Chrome, name: str) -> None:
 
 
 def wait_for(driver: webdriver.Chrome, css: str, text: str | None = None):
+    """The first element matching css (holding text), waiting for it; a page that re-renders while
+    it is looked at (its old element gone stale) is looked at again."""
     def ready(d):
         found = d.find_elements(By.CSS_SELECTOR, css)
         return found[0] if found and (text is None or text in found[0].text) else False
-    return WebDriverWait(driver, 20).until(ready)
+    return WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException]).until(ready)
 
 
 def test_overview_shows_steps_and_findings(server, browser, log_dir):
@@ -136,7 +156,9 @@ def test_timeline_draws_and_zoom_changes_the_window(server, browser):
     assert window_of(browser) == zoomed
     assert canvas_ink(browser) > 0
 
-    # Clicking an event shows its stats, fetched from /api/run/<id>/event.
+    # Clicking an event shows its stats, fetched from /api/run/<id>/event. A fresh load: a mere hash
+    # change would leave the old page's status in place while the new one renders.
+    browser.get("about:blank")
     browser.get(server + "#/timeline")
     wait_for(browser, "#tl-status", "events")
     browser.execute_script("showEvent(TL.hits.find((h) => h.e[2] >= 0 && h.name.startsWith('ThunkExecutor')))")
@@ -154,3 +176,51 @@ def test_memory_and_compare_pages_render(server, browser):
     delta = wait_for(browser, "#step-delta")
     assert "+0.0%" in delta.text  # one run compared with itself
     shot(browser, "compare")
+
+
+def js(driver: webdriver.Chrome, expr: str):
+    return driver.execute_script(f"return {expr}")
+
+
+def test_timeline_draws_flows_and_picks_hosts(hosts_server, browser):
+    browser.get(hosts_server + "#/timeline")
+    wait_for(browser, "#tl-status", "flows")
+    assert js(browser, "TL.flows.length") == 6  # three launch -> kernel arrows per host
+    # All hosts side by side, each under its header row.
+    assert js(browser, "TL.rows.filter((r) => r.header).map((r) => r.header)") == ["host-a", "host-b"]
+    assert js(browser, "new Set(TL.data.tracks.map((t) => t.host)).size") == 2
+    picker = browser.find_element(By.ID, "host-pick")
+    assert [o.text for o in picker.find_elements(By.TAG_NAME, "option")] == ["all hosts", "host-a", "host-b"]
+    # The arrows are ink of their own: turning "Flows" off removes it.
+    with_flows = canvas_ink(browser)
+    browser.find_element(By.ID, "tl-flows").click()
+    assert not js(browser, "TL.showFlows") and canvas_ink(browser) < with_flows
+    browser.find_element(By.ID, "tl-flows").click()
+    assert canvas_ink(browser) == with_flows
+    shot(browser, "timeline_flows")
+
+    Select(picker).select_by_value("host-b")
+    WebDriverWait(browser, 10).until(lambda d: js(d, "new Set(TL.data.tracks.map((t) => t.host)).size") == 1)
+    assert all(p.startswith("host-b: ") for p in js(browser, "TL.data.tracks.map((t) => t.process)"))
+    assert js(browser, "TL.flows.length") == 3 and js(browser, "TL.rows.filter((r) => r.header).length") == 0
+    assert "host=host-b" in js(browser, "location.hash")
+    shot(browser, "timeline_host_b")
+    # The pick is in the URL: opening it again shows host-b only.
+    url = browser.current_url
+    browser.get("about:blank")
+    browser.get(url)
+    wait_for(browser, "#tl-status", "flows")
+    assert js(browser, "TL.data.tracks.every((t) => t.host === 'host-b')")
+    assert Select(browser.find_element(By.ID, "host-pick")).first_selected_option.text == "host-b"
+
+
+def test_overview_host_picker_filters_the_report(hosts_server, browser):
+    browser.get(hosts_server + "#/overview")
+    wait_for(browser, "#page h2", "two_hosts")
+    assert "hosts host-a, host-b" in browser.find_element(By.ID, "page").text
+    Select(wait_for(browser, "#host-pick")).select_by_value("host-a")
+    WebDriverWait(browser, 20).until(lambda d: "hosts host-a ·" in d.find_element(By.ID, "page").text)
+    assert [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#host-pick option")] == [
+        "all hosts", "host-a", "host-b"]
+    assert "host=host-a" in js(browser, "location.hash")
+    shot(browser, "overview_host_a")

@@ -3,7 +3,8 @@
 
 const PARTS = ["compute", "collective", "h2d", "d2h", "d2d", "compile", "host", "idle"];
 const PART_COLORS = ["#2563eb", "#7c3aed", "#0891b2", "#0d9488", "#65a30d", "#d97706", "#db2777", "#d1d5db"];
-const state = { runs: [], run: null, page: "overview", params: new URLSearchParams() };
+// host: the picked host ("" for all), passed to every run request as ?host=; hosts: each run's host names.
+const state = { runs: [], run: null, page: "overview", params: new URLSearchParams(), host: "", hosts: {} };
 const $ = (sel) => document.querySelector(sel);
 
 function esc(s) {
@@ -16,7 +17,10 @@ async function api(path) {
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
 }
-const runApi = (what, run) => api(`/api/run/${encodeURIComponent(run || state.run)}/${what}`);
+function runApi(what, run) {
+  const host = state.host ? `${what.includes("?") ? "&" : "?"}host=${encodeURIComponent(state.host)}` : "";
+  return api(`/api/run/${encodeURIComponent(run || state.run)}/${what}${host}`);
+}
 
 // ---- routing: #/<page>?run=<id>&... -----------------------------------------------------------
 function parseHash() {
@@ -24,11 +28,32 @@ function parseHash() {
   state.page = path || "overview";
   state.params = new URLSearchParams(query || "");
   if (state.params.get("run")) state.run = state.params.get("run");
+  state.host = state.params.get("host") || "";
 }
 function go(page, extra) {
   const p = new URLSearchParams(extra || {});
   p.set("run", state.run);
+  if (state.host) p.set("host", state.host);
   location.hash = `#/${page}?${p}`;
+}
+
+// ---- hosts: a picker on the overview and the timeline ------------------------------------------
+// Every host of the run, from an unfiltered answer (a filtered overview names only its host).
+async function runHosts() {
+  if (!state.hosts[state.run]) {
+    const d = await api(`/api/run/${encodeURIComponent(state.run)}/overview`);
+    state.hosts[state.run] = d.hosts;
+  }
+  return state.hosts[state.run];
+}
+function hostPicker(hosts) {
+  if (hosts.length < 2) return "";
+  return `<label>host <select id="host-pick"><option value="">all hosts</option>${hosts.map((h) =>
+    `<option value="${esc(h)}" ${h === state.host ? "selected" : ""}>${esc(h)}</option>`).join("")}</select></label>`;
+}
+function onHostPick(then) {
+  const sel = $("#host-pick");
+  if (sel) sel.onchange = () => { state.host = sel.value; then(); };
 }
 
 async function start() {
@@ -39,7 +64,7 @@ async function start() {
   $("#run").innerHTML = state.runs.map((r) =>
     `<option value="${esc(r.id)}">${esc(r.path)} (${r.hosts} host${r.hosts === 1 ? "" : "s"})</option>`).join("");
   $("#run").value = state.run;
-  $("#run").onchange = () => { state.run = $("#run").value; go(state.page); };
+  $("#run").onchange = () => { state.run = $("#run").value; state.host = ""; go(state.page); };
   document.querySelectorAll("#tabs a").forEach((a) => { a.onclick = () => go(a.dataset.page); });
   window.onhashchange = () => { parseHash(); render(); };
   render();
@@ -75,6 +100,8 @@ function stepChart(steps) {
 
 async function overview() {
   const d = await runApi("overview");
+  if (!state.host) state.hosts[state.run] = d.hosts;
+  const hosts = await runHosts();
   const s = d.step_summary;
   const dev = d.devices.map((v) => `${esc(v.name)} (${esc(v.host)}) busy ${ms(v.busy_ms)} ms, ${v.ops} ops`).join("<br>");
   const kpis = d.kpis.map((k) => `<tr><td>${esc(k.name)}</td><td class="num">${k.value.toFixed(2)} ${esc(k.unit)}</td>
@@ -83,7 +110,7 @@ async function overview() {
     <b class="severity-${esc(f.severity)}">${esc(f.title)}</b><br>${esc(f.evidence)}<br><i>Fix:</i> ${esc(f.fix)}</div>`).join("")
     : "<p>No findings: nothing stands out.</p>";
   const breakdown = PARTS.map((p) => `<td class="num">${ms(s.breakdown_ms[p])}</td>`).join("");
-  $("#page").innerHTML = `
+  $("#page").innerHTML = `<div class="toolbar">${hostPicker(hosts)}</div>
     <h2>${esc(d.path)}</h2>
     <p>${esc(d.platform.toUpperCase())} · hosts ${esc(d.hosts.join(", "))} · ${d.events.toLocaleString()} events · span ${ms(d.span_ms)} ms</p>
     <p>${dev}</p>
@@ -93,6 +120,7 @@ async function overview() {
     <table><tr>${PARTS.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr><tr>${breakdown}</tr></table>
     <h2>KPIs</h2><table>${kpis}</table>
     <h2>Findings</h2><div id="findings">${findings}</div>`;
+  onHostPick(() => go("overview"));
 }
 
 // ---- ops ---------------------------------------------------------------------------------------
@@ -145,43 +173,89 @@ async function ops() {
 }
 
 // ---- timeline: canvas rows per track, server-side level of detail -------------------------------
-const TL = { start: 0, end: 1, span: 1, data: null, hits: [], search: "" };
-const ROW_H = 14, LABEL_W = 220;
+// flows: the window's arrows [from_track, from_index, from_depth, from_us, to_track, to_index, to_depth, to_us]
+const TL = { start: 0, end: 1, span: 1, data: null, hits: [], search: "", flows: [], showFlows: true, rows: [] };
+const ROW_H = 14, LABEL_W = 220, HOST_H = 18;
 
+// Rows top to bottom: a header per host when several are shown, then a row per track, as deep as
+// its events and the flow ends on it.
 function trackLayout(data) {
-  let y = 0;
-  return data.tracks.map((t) => {
-    const depth = t.events.reduce((m, e) => Math.max(m, e[3]), 0) + 1;
-    const row = { t, y, h: depth * ROW_H + 6 };
-    y += row.h;
-    return row;
-  });
+  const deepest = new Map();
+  for (const f of data.flows || []) {
+    deepest.set(f[0], Math.max(deepest.get(f[0]) || 0, f[2]));
+    deepest.set(f[4], Math.max(deepest.get(f[4]) || 0, f[6]));
+  }
+  const grouped = new Set(data.tracks.map((t) => t.host)).size > 1;
+  let y = 0, host = null;
+  const rows = [];
+  for (const t of data.tracks) {
+    if (grouped && t.host !== host) {
+      host = t.host;
+      rows.push({ header: host, y, h: HOST_H });
+      y += HOST_H;
+    }
+    const depth = t.events.reduce((m, e) => Math.max(m, e[3]), deepest.get(t.id) || 0) + 1;
+    const label = grouped && t.process.startsWith(t.host + ": ") ? t.process.slice(t.host.length + 2) : t.process;
+    rows.push({ t, y, h: depth * ROW_H + 6, label: `${label} · ${t.thread}` });
+    y += depth * ROW_H + 6;
+  }
+  return rows;
+}
+
+function drawRow(g, r, data, scale) {
+  if (r.header) {
+    g.fillStyle = "#1d2330"; g.fillRect(0, r.y, g.canvas.width, r.h - 2);
+    g.fillStyle = "#fff"; g.fillText(`host ${r.header}`, 4, r.y + 12);
+    return;
+  }
+  g.fillStyle = "#f3f4f6"; g.fillRect(0, r.y, LABEL_W, r.h - 2);
+  g.fillStyle = "#1d2330"; g.fillText(r.label.slice(0, 40), 4, r.y + 11);
+  for (const e of r.t.events) {
+    const [s_us, d_us, ni, depth] = e;
+    const x = LABEL_W + (s_us / 1000 - TL.start) * scale, w = Math.max(1, (d_us / 1000) * scale);
+    const name = ni >= 0 ? data.names[ni] : `(${e[4] || "many"} events)`;
+    const y = r.y + depth * ROW_H;
+    const hit = TL.search && name.toLowerCase().includes(TL.search);
+    g.fillStyle = ni < 0 ? "#9ca3af" : hit ? "#dc2626" : PART_COLORS[(ni * 7) % 6];
+    g.fillRect(Math.max(LABEL_W, x), y + 1, w, ROW_H - 2);
+    if (w > 40) { g.fillStyle = "#fff"; g.fillText(name.slice(0, Math.floor(w / 6)), Math.max(LABEL_W, x) + 2, y + 11); }
+    TL.hits.push({ x, y, w, h: ROW_H, name, e, track: r.t });
+  }
+}
+
+// Thin arrows from the end of each flow's first event to the start of its second, clipped to the plot.
+function drawFlows(g, rows, scale) {
+  const rowOf = new Map(rows.filter((r) => r.t).map((r) => [r.t.id, r]));
+  g.save();
+  g.beginPath(); g.rect(LABEL_W, 0, g.canvas.width - LABEL_W, g.canvas.height); g.clip();
+  g.strokeStyle = g.fillStyle = "#111827"; g.lineWidth = 1;
+  for (const [ft, , fd, f_us, tt, , td, t_us] of TL.flows) {
+    const a = rowOf.get(ft), b = rowOf.get(tt);
+    if (!a || !b) continue;
+    const x0 = LABEL_W + (f_us / 1000 - TL.start) * scale, y0 = a.y + fd * ROW_H + ROW_H / 2;
+    const x1 = LABEL_W + (t_us / 1000 - TL.start) * scale, y1 = b.y + td * ROW_H + ROW_H / 2;
+    g.beginPath(); g.moveTo(x0, y0); g.lineTo(x1, y1); g.stroke();
+    const ang = Math.atan2(y1 - y0, x1 - x0);
+    g.beginPath(); g.moveTo(x1, y1);
+    g.lineTo(x1 - 6 * Math.cos(ang - 0.4), y1 - 6 * Math.sin(ang - 0.4));
+    g.lineTo(x1 - 6 * Math.cos(ang + 0.4), y1 - 6 * Math.sin(ang + 0.4));
+    g.closePath(); g.fill();
+  }
+  g.restore();
 }
 
 function drawTimeline() {
   const cv = $("#timeline"), data = TL.data;
   if (!cv || !data) return;
   const rows = trackLayout(data), W = cv.clientWidth;
+  TL.rows = rows;
   cv.width = W;
   cv.height = Math.max(60, rows.reduce((s, r) => s + r.h, 0));
   const g = cv.getContext("2d"), scale = (W - LABEL_W) / (TL.end - TL.start);
   g.font = "11px system-ui";
   TL.hits = [];
-  for (const r of rows) {
-    g.fillStyle = "#f3f4f6"; g.fillRect(0, r.y, LABEL_W, r.h - 2);
-    g.fillStyle = "#1d2330"; g.fillText(`${r.t.process} · ${r.t.thread}`.slice(0, 40), 4, r.y + 11);
-    for (const e of r.t.events) {
-      const [s_us, d_us, ni, depth] = e;
-      const x = LABEL_W + (s_us / 1000 - TL.start) * scale, w = Math.max(1, (d_us / 1000) * scale);
-      const name = ni >= 0 ? data.names[ni] : `(${e[4] || "many"} events)`;
-      const y = r.y + depth * ROW_H;
-      const hit = TL.search && name.toLowerCase().includes(TL.search);
-      g.fillStyle = ni < 0 ? "#9ca3af" : hit ? "#dc2626" : PART_COLORS[(ni * 7) % 6];
-      g.fillRect(Math.max(LABEL_W, x), y + 1, w, ROW_H - 2);
-      if (w > 40) { g.fillStyle = "#fff"; g.fillText(name.slice(0, Math.floor(w / 6)), Math.max(LABEL_W, x) + 2, y + 11); }
-      TL.hits.push({ x, y, w, h: ROW_H, name, e, track: r.t });
-    }
-  }
+  for (const r of rows) drawRow(g, r, data, scale);
+  if (TL.showFlows) drawFlows(g, rows, scale);
 }
 
 async function showEvent(hit) {
@@ -197,8 +271,10 @@ async function loadWindow() {
   const cv = $("#timeline");
   const px = Math.max(200, (cv ? cv.clientWidth : 1000) - LABEL_W);
   TL.data = await runApi(`timeline?start_ms=${TL.start}&end_ms=${TL.end}&px=${px}`);
+  TL.flows = TL.data.flows || [];
+  const flows = TL.flows.length ? ` · ${TL.flows.length}${TL.data.flows_truncated ? "+" : ""} flows` : "";
   $("#tl-status").textContent = `${ms(TL.start)}–${ms(TL.end)} ms · ${TL.data.returned_events.toLocaleString()} of ` +
-    `${TL.data.total_events.toLocaleString()} events${TL.data.aggregated ? ` (${TL.data.aggregated} merged at this zoom)` : ""}`;
+    `${TL.data.total_events.toLocaleString()} events${TL.data.aggregated ? ` (${TL.data.aggregated} merged at this zoom)` : ""}${flows}`;
   drawTimeline();
 }
 
@@ -206,7 +282,8 @@ function setWindow(a, b) {
   const min = 0, max = TL.span, w = Math.min(Math.max(b - a, 1e-6), max);
   a = Math.max(min, Math.min(a, max - w));
   TL.start = a; TL.end = Math.min(max, a + w);
-  history.replaceState(null, "", `#/timeline?run=${encodeURIComponent(state.run)}&start=${TL.start}&end=${TL.end}`);
+  const host = state.host ? `&host=${encodeURIComponent(state.host)}` : "";
+  history.replaceState(null, "", `#/timeline?run=${encodeURIComponent(state.run)}&start=${TL.start}&end=${TL.end}${host}`);
   loadWindow();
 }
 
@@ -216,11 +293,13 @@ function zoom(factor, at) {
 }
 
 async function timeline() {
-  const whole = await runApi("timeline?px=1");  // the profile's full time range
+  const whole = await runApi("timeline?px=1");  // the profile's full time range and every host
+  state.hosts[state.run] = whole.hosts;
   TL.span = whole.end_ms;
   TL.start = parseFloat(state.params.get("start") || String(whole.start_ms));
   TL.end = parseFloat(state.params.get("end") || String(whole.end_ms));
-  $("#page").innerHTML = `<div class="toolbar"><input id="tl-search" placeholder="search names">
+  $("#page").innerHTML = `<div class="toolbar">${hostPicker(whole.hosts)}<input id="tl-search" placeholder="search names">
+      <label><input type="checkbox" id="tl-flows" ${TL.showFlows ? "checked" : ""}> Flows</label>
       <span class="muted">wheel / W S zoom · drag / A D pan · click an event</span><span id="tl-status"></span></div>
     <div id="timeline-wrap"><canvas id="timeline"></canvas></div><div id="event-info"></div>`;
   const cv = $("#timeline");
@@ -251,6 +330,8 @@ async function timeline() {
     else if (k === "d") setWindow(TL.start + w * 0.2, TL.end + w * 0.2);
   };
   $("#tl-search").oninput = (ev) => { TL.search = ev.target.value.toLowerCase(); drawTimeline(); };
+  $("#tl-flows").onchange = (ev) => { TL.showFlows = ev.target.checked; drawTimeline(); };
+  onHostPick(() => setWindow(TL.start, TL.end));
   await loadWindow();
 }
 
