@@ -13,6 +13,7 @@ int cmd_export(int argc, char **argv);  /* cmd_export.c */
 int cmd_list(int argc, char **argv);    /* cmd_runs.c */
 int cmd_extract(int argc, char **argv); /* cmd_runs.c */
 int cmd_view(int argc, char **argv);    /* cmd_view.c */
+int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 
 /* Parses a non-negative decimal for option `flag`; prints the error and returns -1 when bad. */
 int cli_parse_count(const char *flag, const char *value, size_t *out);

@@ -200,6 +200,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 1, argv + 1);
     if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1);
+    if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 1, argv + 1);
     int section = jp_section_from_name(cmd);
     if (section >= 0) return cmd_analysis(section, argc - 1, argv + 1);
     fprintf(stderr, "jaxprof: unknown command '%s'\n\n", cmd);

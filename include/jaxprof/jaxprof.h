@@ -458,6 +458,109 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err);
 int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err);
 
 /* ---------------------------------------------------------------------------------------------
+ * Comparing two profiles (jp_diff_*): step time with a noise estimate, the breakdown, per-op and
+ * per-scope self time per step (added, removed, slower, faster, unchanged), findings that appeared
+ * or disappeared, and a regression gate. Ops are paired by module + name first; ops left over are
+ * paired again within their module by category + metadata op_name, then by category + scope +
+ * occurrences per step, which survives XLA renumbering ("fusion.12" vs "fusion.14"). Each row says
+ * how it was paired. A diff borrows strings from both analyses: they must outlive it.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum jp_change {
+    JP_CHANGE_UNCHANGED = 0, JP_CHANGE_SLOWER, JP_CHANGE_FASTER, JP_CHANGE_ADDED, JP_CHANGE_REMOVED, JP_CHANGE_COUNT
+} jp_change;
+const char *jp_change_name(int change); /* "unchanged", "slower", "faster", "added", "removed" */
+
+typedef enum jp_match {
+    JP_MATCH_NONE = 0, /* added or removed */
+    JP_MATCH_NAME,     /* same module and op name (scopes: same kind and path) */
+    JP_MATCH_OP_NAME,  /* same module, category and metadata op_name; op renamed */
+    JP_MATCH_SHAPE,    /* same module, category, scope and occurrences per step; op renamed */
+    JP_MATCH_COUNT
+} jp_match;
+const char *jp_match_name(int match); /* "none", "name", "op_name", "shape" */
+
+typedef struct jp_diff_row {
+    const char *name;      /* op: the new run's name (the base's when removed); scope: its path */
+    const char *base_name; /* op: the base run's name ("" when added); differs after a renumbering */
+    const char *module;    /* op: HLO module; scope: "" */
+    const char *category;  /* op: category; scope: "device" or "host" */
+    const char *scope;     /* op: user scope path; scope: its path */
+    int change;            /* jp_change */
+    int match;             /* jp_match */
+    double base_count, new_count; /* occurrences per step */
+    double base_ps, new_ps;       /* self time per step (summed over devices) */
+    double base_total_ps, new_total_ps; /* total time per step (scopes: including nested) */
+    double delta_ps;              /* new_ps - base_ps */
+    double delta_pct;             /* 100 * delta / base; 0 when added or removed */
+} jp_diff_row;
+
+typedef struct jp_diff_steps {
+    size_t base_n, new_n;                  /* steps found (1 when a run has none: its whole span) */
+    double base_mean_ps, new_mean_ps;
+    double base_median_ps, new_median_ps;
+    double base_p90_ps, new_p90_ps;
+    double change_pct;                     /* 100 * (new mean - base mean) / base mean */
+    double noise_pct;                      /* 2 standard errors of that difference, % of base mean
+                                            * (0 with fewer than 2 steps on a side) */
+    int significant;                       /* |change_pct| > noise_pct */
+    double base_part_ps[JP_PART_COUNT];    /* breakdown per step */
+    double new_part_ps[JP_PART_COUNT];
+} jp_diff_steps;
+
+typedef struct jp_diff_finding {
+    const char *id;
+    const char *title;
+    int severity;  /* jp_rating */
+    int appeared;  /* 1: only in the new run; 0: only in the base run */
+} jp_diff_finding;
+
+typedef struct jp_diff_options {
+    double min_change_pct;   /* a row is slower/faster when |delta_pct| exceeds this; 0 means 5 */
+    double min_share_pct;    /* ... and |delta_ps| is at least this % of the base mean step; 0 means 0.5 */
+} jp_diff_options;
+
+typedef struct jp_diff {
+    const char *base_path, *new_path;
+    jp_diff_steps steps;
+    jp_diff_row *ops;        /* by |delta_ps| descending, unchanged rows last */
+    size_t n_ops;
+    jp_diff_row *scopes;     /* device scopes then host scopes, each by |delta_ps| descending */
+    size_t n_scopes;
+    size_t op_changes[JP_CHANGE_COUNT];    /* rows per jp_change */
+    size_t scope_changes[JP_CHANGE_COUNT];
+    size_t op_matches[JP_MATCH_COUNT];     /* op rows per jp_match */
+    jp_diff_finding *findings;             /* appeared first */
+    size_t n_findings;
+    jp_diff_options options;               /* as applied (defaults filled in) */
+} jp_diff;
+
+/* Compares two analyses; opt may be NULL. */
+int jp_diff_new(jp_diff **out, const jp_analysis *base, const jp_analysis *new_run, const jp_diff_options *opt,
+                jp_error *err);
+void jp_diff_free(jp_diff *d);
+
+/* Writes the diff in one format (text, JSON with JP_JSON_SCHEMA_VERSION, CSV of the op rows);
+ * view.top limits rows per table (0: text 15, JSON/CSV all), view.filter keeps rows whose names
+ * match. */
+int jp_diff_render(const jp_diff *d, int format, const jp_view *view, FILE *out, jp_error *err);
+
+typedef struct jp_diff_gate {
+    double max_step_slowdown_pct; /* trips when steps.change_pct exceeds it and is significant; < 0 off */
+    double max_op_slowdown_pct;   /* trips when a slower row's delta_pct exceeds it, or an added op
+                                   * takes at least min_share_pct of the step; < 0 off */
+} jp_diff_gate;
+
+/* Checks the gate: 0 when it holds, 1 when it trips. why (may be NULL) receives one paragraph
+ * that says which limit tripped, by how much, and names the ops that got slower (truncated to
+ * cap bytes, always NUL-terminated). */
+int jp_diff_check(const jp_diff *d, const jp_diff_gate *gate, char *why, size_t cap);
+
+/* The diff as one self-contained HTML page (like jp_html_report): step change, breakdown bars,
+ * op and scope tables, findings. Written via "<out_path>.tmp" + rename. */
+int jp_html_diff_write(const jp_diff *d, const char *out_path, jp_error *err);
+
+/* ---------------------------------------------------------------------------------------------
  * Trace export. Writes every event of a profile as a timeline that Perfetto UI, chrome://tracing
  * and TensorBoard's trace viewer load: each plane a process, each line a thread, each event a
  * slice (or an instant when it has no duration) with its stats as arguments. Nothing is capped:

@@ -1,0 +1,1 @@
+"""Comparing two profiles: being written."""

@@ -1,0 +1,1 @@
+"""pytest helpers for performance regressions: being written."""
