@@ -1,2 +1,791 @@
-/* diff.c - comparing two analyses (jp_diff_new, jp_diff_check): being written. */
-#include "jaxprof/jaxprof.h"
+/* diff.c - comparing two analyses (jp_diff_new): step time with a noise estimate, the breakdown,
+ * ops paired across XLA renumbering, scopes and findings; and the regression gate (jp_diff_check). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+enum {
+    PAIR_LIMIT = 1 << 16, /* candidate pairs per group tried exhaustively; bigger groups pair by rank */
+    WHY_OPS = 5           /* ops named in jp_diff_check's paragraph */
+};
+
+#define DEFAULT_MIN_CHANGE_PCT 5.0
+#define DEFAULT_MIN_SHARE_PCT 0.5
+#define SHAPE_COUNT_TOLERANCE 0.10 /* pass 3: occurrences per step may differ by this fraction */
+#define PS_PER_MS 1e9
+
+/* The diff and the arena that holds every array it points to; jp_diff_free recovers the box. */
+typedef struct diff_box {
+    jp_diff pub;    /* handed out; the first member, so a jp_diff * is a diff_box * */
+    jp_arena arena; /* rows, findings and the working arrays of jp_diff_new */
+} diff_box;
+
+/* One op (summed over devices) or one scope of one run, per step, while pairing. */
+typedef struct agg {
+    const char *key;      /* module used for pairing: a renumbered base module takes the new name */
+    const char *module;   /* ops: HLO module as the run names it; scopes: "" */
+    const char *name;     /* ops: HLO instruction; scopes: path */
+    const char *category; /* ops: category; scopes: "device" or "host" */
+    const char *op_name;  /* ops: metadata op_name ("" unknown); scopes: "" */
+    const char *scope;    /* ops: user scope path; scopes: path */
+    int kind;             /* scopes: jp_scope_kind; ops: 0 */
+    uint32_t device;      /* ops: device of the entry, so merging keeps the first device's strings */
+    double count;         /* occurrences, summed then per step */
+    double self_ps;       /* self time, summed then per step */
+    double total_ps;      /* total time, summed then per step */
+    struct agg *partner;  /* the other run's entry it is paired with, or NULL */
+    int match;            /* jp_match of that pairing */
+} agg;
+
+typedef int (*group_cmp)(const agg *, const agg *);
+
+const char *jp_change_name(int change) {
+    static const char *const names[JP_CHANGE_COUNT] = {"unchanged", "slower", "faster", "added", "removed"};
+    return change >= 0 && change < JP_CHANGE_COUNT ? names[change] : "unknown";
+}
+
+const char *jp_match_name(int match) {
+    static const char *const names[JP_MATCH_COUNT] = {"none", "name", "op_name", "shape"};
+    return match >= 0 && match < JP_MATCH_COUNT ? names[match] : "unknown";
+}
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+static const char *nz(const char *s) { return s ? s : ""; }
+
+/* n elements of size bytes from the arena (one element when n is 0), NULL on overflow. */
+static void *alloc_array(jp_arena *ar, size_t n, size_t size) {
+    if (n == 0) n = 1;
+    if (n > SIZE_MAX / size) return NULL;
+    void *p = jp_arena_alloc(ar, n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+
+static int cmp_double(double x, double y) { return x < y ? -1 : x > y; }
+
+/* ---- steps --------------------------------------------------------------------------------- */
+
+/* One run's step statistics as the diff needs them. */
+typedef struct step_side {
+    size_t n;                   /* steps, or 1 when the run has none (its whole span) */
+    size_t real_n;              /* steps found */
+    double mean, median, p90;   /* per step */
+    double sample_sd;           /* sample standard deviation of step durations (0 under 2 steps) */
+    double part[JP_PART_COUNT]; /* breakdown per step */
+} step_side;
+
+static step_side step_side_of(const jp_analysis *a) {
+    step_side s = {0};
+    s.real_n = a->steps ? a->n_steps : 0;
+    if (s.real_n == 0) {
+        s.n = 1;
+        s.mean = s.median = s.p90 = (double)a->span_ps;
+        return s;
+    }
+    const jp_step_summary *sum = &a->step_summary;
+    s.n = s.real_n;
+    s.mean = sum->mean_ps;
+    s.median = sum->median_ps;
+    s.p90 = sum->p90_ps;
+    for (int p = 0; p < JP_PART_COUNT; p++) s.part[p] = (double)sum->part_ps[p] / (double)s.n;
+    if (s.n < 2) return s;
+    /* The summary's std is the population one; the standard error of a mean wants the sample one. */
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < s.n; i++) mean += (double)a->steps[i].dur_ps / (double)s.n;
+    for (size_t i = 0; i < s.n; i++) var += pow((double)a->steps[i].dur_ps - mean, 2);
+    s.sample_sd = sqrt(var / (double)(s.n - 1));
+    return s;
+}
+
+/* Change of the mean step and its noise: two standard errors of the difference of the two means
+ * (Welch), as a percentage of the base mean. With fewer than 2 steps on a side the spread is
+ * unknown and the noise is reported as 0. */
+static void diff_steps(jp_diff_steps *out, const step_side *b, const step_side *n) {
+    out->base_n = b->n;
+    out->new_n = n->n;
+    out->base_mean_ps = b->mean;
+    out->new_mean_ps = n->mean;
+    out->base_median_ps = b->median;
+    out->new_median_ps = n->median;
+    out->base_p90_ps = b->p90;
+    out->new_p90_ps = n->p90;
+    out->change_pct = b->mean > 0 ? 100.0 * (n->mean - b->mean) / b->mean : 0;
+    out->noise_pct = 0;
+    if (b->real_n >= 2 && n->real_n >= 2 && b->mean > 0) {
+        double se = sqrt(b->sample_sd * b->sample_sd / (double)b->real_n +
+                         n->sample_sd * n->sample_sd / (double)n->real_n);
+        out->noise_pct = 2.0 * se / b->mean * 100.0;
+    }
+    out->significant = fabs(out->change_pct) > out->noise_pct;
+    for (int p = 0; p < JP_PART_COUNT; p++) {
+        out->base_part_ps[p] = b->part[p];
+        out->new_part_ps[p] = n->part[p];
+    }
+}
+
+/* ---- aggregation --------------------------------------------------------------------------- */
+
+static int cmp_agg_op(const void *x, const void *y) {
+    const agg *a = x, *b = y;
+    int c = strcmp(a->key, b->key);
+    if (!c) c = strcmp(a->name, b->name);
+    return c ? c : (a->device > b->device) - (a->device < b->device);
+}
+
+static int cmp_agg_scope(const void *x, const void *y) {
+    const agg *a = x, *b = y;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* Merges neighbours with the same key (the array is sorted), summing counts and times; the first
+ * of them keeps its strings. Then divides by the run's steps. Returns the new length. */
+static size_t merge_and_scale(agg *v, size_t n, int (*cmp)(const void *, const void *), double per_step) {
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (w > 0 && cmp(&v[w - 1], &v[i]) == 0) {
+            v[w - 1].count += v[i].count;
+            v[w - 1].self_ps += v[i].self_ps;
+            v[w - 1].total_ps += v[i].total_ps;
+        } else {
+            v[w++] = v[i];
+        }
+    }
+    for (size_t i = 0; i < w; i++) {
+        v[i].count /= per_step;
+        v[i].self_ps /= per_step;
+        v[i].total_ps /= per_step;
+    }
+    return w;
+}
+
+static int same_op_key(const void *x, const void *y) {
+    const agg *a = x, *b = y;
+    int c = strcmp(a->key, b->key);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* A multi-device profile lists the same op once per device: one entry per (module, name), sorted. */
+static agg *aggregate_ops(jp_arena *ar, const jp_analysis *a, double per_step, size_t *n_out) {
+    size_t n = a->ops ? a->n_ops : 0;
+    agg *v = alloc_array(ar, n, sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const jp_op_stat *op = &a->ops[i];
+        v[i] = (agg){.key = nz(op->module), .module = nz(op->module), .name = nz(op->name),
+                     .category = nz(op->category), .op_name = nz(op->op_name), .scope = nz(op->scope),
+                     .device = op->device, .count = (double)op->count, .self_ps = (double)op->self_ps,
+                     .total_ps = (double)op->total_ps};
+    }
+    if (n > 1) qsort(v, n, sizeof *v, cmp_agg_op);
+    *n_out = merge_and_scale(v, n, same_op_key, per_step);
+    return v;
+}
+
+static agg *aggregate_scopes(jp_arena *ar, const jp_analysis *a, double per_step, size_t *n_out) {
+    size_t n = a->scopes ? a->n_scopes : 0;
+    agg *v = alloc_array(ar, n, sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const jp_scope_stat *s = &a->scopes[i];
+        int kind = s->kind == JP_SCOPE_DEVICE ? JP_SCOPE_DEVICE : JP_SCOPE_HOST;
+        v[i] = (agg){.key = "", .module = "", .name = nz(s->path), .category = kind ? "host" : "device",
+                     .op_name = "", .scope = nz(s->path), .kind = kind, .count = (double)s->count,
+                     .self_ps = (double)s->self_ps, .total_ps = (double)s->total_ps};
+    }
+    if (n > 1) qsort(v, n, sizeof *v, cmp_agg_scope);
+    *n_out = merge_and_scale(v, n, cmp_agg_scope, per_step);
+    return v;
+}
+
+/* ---- modules renumbered with a ".N" suffix ------------------------------------------------- */
+
+/* Length of s without a trailing ".<digits>". */
+static size_t stem_len(const char *s) {
+    size_t n = strlen(s), i = n;
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') i--;
+    return i < n && i > 1 && s[i - 1] == '.' ? i - 1 : n;
+}
+
+static int cmp_stem(const void *x, const void *y) {
+    const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+    size_t la = stem_len(a), lb = stem_len(b);
+    int c = strncmp(a, b, la < lb ? la : lb);
+    if (!c && la != lb) c = la < lb ? -1 : 1;
+    return c ? c : strcmp(a, b);
+}
+
+static int same_stem(const char *a, const char *b) {
+    size_t la = stem_len(a);
+    return la == stem_len(b) && strncmp(a, b, la) == 0;
+}
+
+/* Distinct modules of sorted entries. */
+static const char **distinct_modules(jp_arena *ar, const agg *v, size_t n, size_t *n_out) {
+    const char **m = alloc_array(ar, n, sizeof *m);
+    size_t k = 0;
+    for (size_t i = 0; m && i < n; i++)
+        if (k == 0 || strcmp(m[k - 1], v[i].key) != 0) m[k++] = v[i].key;
+    *n_out = k;
+    return m;
+}
+
+/* Writes to out the modules of a (sorted, distinct) missing from b (sorted, distinct). */
+static size_t only_in(const char *const *a, size_t na, const char *const *b, size_t nb, const char **out) {
+    size_t w = 0, j = 0;
+    for (size_t i = 0; i < na; i++) {
+        while (j < nb && strcmp(b[j], a[i]) < 0) j++;
+        if (j == nb || strcmp(b[j], a[i]) != 0) out[w++] = a[i];
+    }
+    return w;
+}
+
+typedef struct module_map {
+    const char *from; /* base module */
+    const char *to;   /* new module it was renumbered to */
+} module_map;
+
+static int cmp_map_from(const void *x, const void *y) {
+    return strcmp(((const module_map *)x)->from, ((const module_map *)y)->from);
+}
+
+/* Pairs modules that differ only in a trailing ".N": a stem held by exactly one module on each
+ * side. Both lists are sorted by stem. Returns the number of pairs written to map. */
+static size_t pair_stems(const char *const *bm, size_t ub, const char *const *nm, size_t un, module_map *map) {
+    size_t n_map = 0, i = 0, j = 0;
+    while (i < ub && j < un) {
+        if (!same_stem(bm[i], nm[j])) {
+            if (cmp_stem(&bm[i], &nm[j]) < 0) i++;
+            else j++;
+            continue;
+        }
+        size_t i2 = i, j2 = j;
+        while (i2 < ub && same_stem(bm[i2], bm[i])) i2++;
+        while (j2 < un && same_stem(nm[j2], nm[j])) j2++;
+        if (i2 - i == 1 && j2 - j == 1) map[n_map++] = (module_map){bm[i], nm[j]};
+        i = i2;
+        j = j2;
+    }
+    return n_map;
+}
+
+/* A recompiled function can come back as "jit_f.2" where the base had "jit_f.1" (or "jit_f"). A
+ * base module missing from the new run whose stem (name without ".N") is shared by exactly one new
+ * module missing from the base gets its ops keyed under the new name, so the three passes pair
+ * them. Sorting keeps this O(m log m) in modules plus O(n log m) in ops. Returns 1 when a module
+ * was mapped (the base entries then need re-sorting), 0 when none, -1 out of memory. */
+static int map_renumbered_modules(jp_arena *ar, agg *b, size_t nb, const agg *n, size_t nn) {
+    size_t mb, mn;
+    const char **bm = distinct_modules(ar, b, nb, &mb), **nm = distinct_modules(ar, n, nn, &mn);
+    const char **ob = alloc_array(ar, mb, sizeof *ob), **on = alloc_array(ar, mn, sizeof *on);
+    module_map *map = alloc_array(ar, mb, sizeof *map);
+    if (!bm || !nm || !ob || !on || !map) return -1;
+    size_t ub = only_in(bm, mb, nm, mn, ob), un = only_in(nm, mn, bm, mb, on);
+    if (ub == 0 || un == 0) return 0;
+    qsort(ob, ub, sizeof *ob, cmp_stem);
+    qsort(on, un, sizeof *on, cmp_stem);
+    size_t n_map = pair_stems(ob, ub, on, un, map);
+    if (n_map == 0) return 0;
+    qsort(map, n_map, sizeof *map, cmp_map_from);
+    for (size_t k = 0; k < nb; k++) {
+        module_map probe = {b[k].key, NULL};
+        const module_map *hit = bsearch(&probe, map, n_map, sizeof *map, cmp_map_from);
+        if (hit) b[k].key = hit->to;
+    }
+    return 1;
+}
+
+/* ---- pairing ------------------------------------------------------------------------------- */
+
+static void link(agg *b, agg *n, int match) {
+    b->partner = n;
+    n->partner = b;
+    b->match = n->match = match;
+}
+
+/* Pass 3's condition: occurrences per step within 10% of each other. */
+static int counts_close(const agg *b, const agg *n) {
+    return fabs(b->count - n->count) <= SHAPE_COUNT_TOLERANCE * fmax(b->count, n->count);
+}
+
+/* A candidate pair inside one group, ranked by (c1, c2) then position for determinism. */
+typedef struct cand {
+    double c1, c2;
+    size_t i, j;
+} cand;
+
+static int cmp_cand(const void *x, const void *y) {
+    const cand *a = x, *b = y;
+    int c = cmp_double(a->c1, b->c1);
+    if (!c) c = cmp_double(a->c2, b->c2);
+    if (!c) c = (a->i > b->i) - (a->i < b->i);
+    return c ? c : (a->j > b->j) - (a->j < b->j);
+}
+
+static int cmp_rank(const void *x, const void *y) {
+    const agg *a = *(agg *const *)x, *b = *(agg *const *)y;
+    int c = cmp_double(a->count, b->count);
+    if (!c) c = cmp_double(a->self_ps, b->self_ps);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* A group too big for every pair (thousands of same-category ops after a module lost its name):
+ * both sides in order of (count, self time), walked together, which pairs like with like. */
+static void pair_by_rank(agg **b, size_t nb, agg **n, size_t nn, int match) {
+    qsort(b, nb, sizeof *b, cmp_rank);
+    qsort(n, nn, sizeof *n, cmp_rank);
+    size_t i = 0, j = 0;
+    while (i < nb && j < nn) {
+        if (match != JP_MATCH_SHAPE || counts_close(b[i], n[j])) link(b[i++], n[j++], match);
+        else if (b[i]->count < n[j]->count) i++;
+        else j++;
+    }
+}
+
+/* Pairs the entries of one group (same module, category and op_name or scope), closest first:
+ * JP_MATCH_OP_NAME by occurrences per step then self time; JP_MATCH_SHAPE (only counts within
+ * 10%) by self time then occurrences. Returns JP_ERR_NOMEM or JP_OK. */
+static int pair_group(agg **b, size_t nb, agg **n, size_t nn, int match) {
+    if (nb > PAIR_LIMIT / nn) {
+        pair_by_rank(b, nb, n, nn, match);
+        return JP_OK;
+    }
+    cand *c = malloc(nb * nn * sizeof *c);
+    if (!c) return JP_ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < nb; i++)
+        for (size_t j = 0; j < nn; j++) {
+            double dc = fabs(b[i]->count - n[j]->count), ds = fabs(b[i]->self_ps - n[j]->self_ps);
+            if (match == JP_MATCH_SHAPE && !counts_close(b[i], n[j])) continue;
+            c[k++] = match == JP_MATCH_SHAPE ? (cand){ds, dc, i, j} : (cand){dc, ds, i, j};
+        }
+    qsort(c, k, sizeof *c, cmp_cand);
+    for (size_t m = 0; m < k; m++)
+        if (!b[c[m].i]->partner && !n[c[m].j]->partner) link(b[c[m].i], n[c[m].j], match);
+    free(c);
+    return JP_OK;
+}
+
+static int group_op_name(const agg *a, const agg *b) {
+    int c = strcmp(a->key, b->key);
+    if (!c) c = strcmp(a->category, b->category);
+    return c ? c : strcmp(a->op_name, b->op_name);
+}
+
+static int group_scope(const agg *a, const agg *b) {
+    int c = strcmp(a->key, b->key);
+    if (!c) c = strcmp(a->category, b->category);
+    return c ? c : strcmp(a->scope, b->scope);
+}
+
+static int cmp_group_op_name(const void *x, const void *y) {
+    const agg *a = *(agg *const *)x, *b = *(agg *const *)y;
+    int c = group_op_name(a, b);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static int cmp_group_scope(const void *x, const void *y) {
+    const agg *a = *(agg *const *)x, *b = *(agg *const *)y;
+    int c = group_scope(a, b);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* Entries still unpaired (for JP_MATCH_OP_NAME only those with an op_name), into out. */
+static size_t leftovers(agg *v, size_t n, int match, agg **out) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!v[i].partner && (match != JP_MATCH_OP_NAME || v[i].op_name[0])) out[k++] = &v[i];
+    return k;
+}
+
+/* One fallback pass: the leftovers of both runs sorted by the pass's key, walked together group by
+ * group. Sorting keeps it O(n log n); only ops sharing a key are compared with each other. */
+static int pair_pass(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn, int match) {
+    agg **lb = alloc_array(ar, nb, sizeof *lb), **ln = alloc_array(ar, nn, sizeof *ln);
+    if (!lb || !ln) return JP_ERR_NOMEM;
+    size_t kb = leftovers(b, nb, match, lb), kn = leftovers(n, nn, match, ln);
+    if (kb == 0 || kn == 0) return JP_OK;
+    group_cmp same = match == JP_MATCH_OP_NAME ? group_op_name : group_scope;
+    int (*order)(const void *, const void *) = match == JP_MATCH_OP_NAME ? cmp_group_op_name : cmp_group_scope;
+    qsort(lb, kb, sizeof *lb, order);
+    qsort(ln, kn, sizeof *ln, order);
+    size_t i = 0, j = 0;
+    while (i < kb && j < kn) {
+        int c = same(lb[i], ln[j]);
+        if (c) {
+            if (c < 0) i++;
+            else j++;
+            continue;
+        }
+        size_t i2 = i, j2 = j;
+        while (i2 < kb && same(lb[i2], lb[i]) == 0) i2++;
+        while (j2 < kn && same(ln[j2], ln[j]) == 0) j2++;
+        if (pair_group(lb + i, i2 - i, ln + j, j2 - j, match) != JP_OK) return JP_ERR_NOMEM;
+        i = i2;
+        j = j2;
+    }
+    return JP_OK;
+}
+
+/* Pass 1: exact (key, name), both arrays sorted by it. Works for scopes too (key "", kind + path). */
+static void pair_exact(agg *b, size_t nb, agg *n, size_t nn, int (*cmp)(const void *, const void *)) {
+    size_t i = 0, j = 0;
+    while (i < nb && j < nn) {
+        int c = cmp(&b[i], &n[j]);
+        if (c < 0) i++;
+        else if (c > 0) j++;
+        else link(&b[i++], &n[j++], JP_MATCH_NAME);
+    }
+}
+
+/* ---- rows ---------------------------------------------------------------------------------- */
+
+static void fill_row(jp_diff_row *r, const agg *b, const agg *n) {
+    const agg *src = n ? n : b;
+    *r = (jp_diff_row){.name = src->name, .base_name = b ? b->name : "", .module = src->module,
+                       .category = src->category, .scope = src->scope,
+                       .match = b && n ? n->match : JP_MATCH_NONE};
+    if (b) {
+        r->base_count = b->count;
+        r->base_ps = b->self_ps;
+        r->base_total_ps = b->total_ps;
+    }
+    if (n) {
+        r->new_count = n->count;
+        r->new_ps = n->self_ps;
+        r->new_total_ps = n->total_ps;
+    }
+}
+
+/* Added and removed by presence; a paired row is slower or faster when its self time per step
+ * moved by more than min_change_pct of itself and by at least min_share_pct of the base mean step
+ * (so a tiny op doubling does not count). A row with no base time that gained some counts as
+ * beyond any percentage. */
+static void classify(jp_diff_row *r, int in_base, int in_new, const jp_diff_options *o, double base_step_ps) {
+    r->delta_ps = r->new_ps - r->base_ps;
+    r->delta_pct = 0;
+    if (!in_base || !in_new) {
+        r->change = in_new ? JP_CHANGE_ADDED : JP_CHANGE_REMOVED;
+        return;
+    }
+    if (r->base_ps > 0) r->delta_pct = 100.0 * r->delta_ps / r->base_ps;
+    int big_pct = r->base_ps > 0 ? fabs(r->delta_pct) > o->min_change_pct : r->delta_ps != 0;
+    int big_share = fabs(r->delta_ps) >= o->min_share_pct / 100.0 * base_step_ps;
+    r->change = !(big_pct && big_share) ? JP_CHANGE_UNCHANGED : r->delta_ps > 0 ? JP_CHANGE_SLOWER : JP_CHANGE_FASTER;
+}
+
+/* Changed rows first, each part by |delta| descending, then by the larger time, then by names:
+ * a total order, so the output never depends on qsort. */
+static int cmp_row(const void *x, const void *y) {
+    const jp_diff_row *a = x, *b = y;
+    int ua = a->change == JP_CHANGE_UNCHANGED, ub = b->change == JP_CHANGE_UNCHANGED;
+    if (ua != ub) return ua - ub;
+    int c = cmp_double(fabs(b->delta_ps), fabs(a->delta_ps));
+    if (!c) c = cmp_double(fmax(b->base_ps, b->new_ps), fmax(a->base_ps, a->new_ps));
+    if (!c) c = strcmp(a->name, b->name);
+    if (!c) c = strcmp(a->module, b->module);
+    if (!c) c = strcmp(a->base_name, b->base_name);
+    return c ? c : strcmp(a->category, b->category);
+}
+
+/* Rows from two paired entry arrays: every new entry (paired or added), then base entries left
+ * unpaired (removed). Returns the row array (n_out rows) or NULL. */
+static jp_diff_row *build_rows(jp_arena *ar, const agg *b, size_t nb, const agg *n, size_t nn,
+                               const jp_diff_options *o, double base_step_ps, size_t *n_out) {
+    if (nb > SIZE_MAX - nn) return NULL;
+    jp_diff_row *rows = alloc_array(ar, nb + nn, sizeof *rows);
+    if (!rows) return NULL;
+    size_t k = 0;
+    for (size_t j = 0; j < nn; j++) {
+        fill_row(&rows[k], n[j].partner, &n[j]);
+        classify(&rows[k++], n[j].partner != NULL, 1, o, base_step_ps);
+    }
+    for (size_t i = 0; i < nb; i++) {
+        if (b[i].partner) continue;
+        fill_row(&rows[k], &b[i], NULL);
+        classify(&rows[k++], 1, 0, o, base_step_ps);
+    }
+    *n_out = k;
+    return rows;
+}
+
+/* ---- ops, scopes, findings ----------------------------------------------------------------- */
+
+static int diff_ops(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_analysis *nw, double base_div,
+                    double new_div) {
+    size_t nb, nn;
+    agg *b = aggregate_ops(ar, base, base_div, &nb), *n = aggregate_ops(ar, nw, new_div, &nn);
+    if (!b || !n) return JP_ERR_NOMEM;
+    int mapped = map_renumbered_modules(ar, b, nb, n, nn);
+    if (mapped < 0) return JP_ERR_NOMEM;
+    if (mapped && nb > 1) qsort(b, nb, sizeof *b, cmp_agg_op); /* keys are distinct again: no merge */
+    pair_exact(b, nb, n, nn, same_op_key);
+    int rc = pair_pass(ar, b, nb, n, nn, JP_MATCH_OP_NAME);
+    if (rc == JP_OK) rc = pair_pass(ar, b, nb, n, nn, JP_MATCH_SHAPE);
+    if (rc != JP_OK) return rc;
+    d->ops = build_rows(ar, b, nb, n, nn, &d->options, d->steps.base_mean_ps, &d->n_ops);
+    if (!d->ops) return JP_ERR_NOMEM;
+    if (d->n_ops > 1) qsort(d->ops, d->n_ops, sizeof *d->ops, cmp_row);
+    for (size_t i = 0; i < d->n_ops; i++) {
+        d->op_changes[d->ops[i].change]++;
+        d->op_matches[d->ops[i].match]++;
+    }
+    return JP_OK;
+}
+
+static int diff_scopes(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_analysis *nw, double base_div,
+                       double new_div) {
+    size_t nb, nn;
+    agg *b = aggregate_scopes(ar, base, base_div, &nb), *n = aggregate_scopes(ar, nw, new_div, &nn);
+    if (!b || !n) return JP_ERR_NOMEM;
+    pair_exact(b, nb, n, nn, cmp_agg_scope);
+    d->scopes = build_rows(ar, b, nb, n, nn, &d->options, d->steps.base_mean_ps, &d->n_scopes);
+    if (!d->scopes) return JP_ERR_NOMEM;
+    /* Device scopes before host scopes, each ordered like the ops. */
+    size_t n_device = 0;
+    for (size_t i = 0; i < d->n_scopes; i++) {
+        jp_diff_row *r = &d->scopes[i];
+        d->scope_changes[r->change]++;
+        if (strcmp(r->category, "device") == 0) {
+            jp_diff_row t = d->scopes[n_device];
+            d->scopes[n_device++] = *r;
+            *r = t;
+        }
+    }
+    if (n_device > 1) qsort(d->scopes, n_device, sizeof *d->scopes, cmp_row);
+    if (d->n_scopes - n_device > 1) qsort(d->scopes + n_device, d->n_scopes - n_device, sizeof *d->scopes, cmp_row);
+    return JP_OK;
+}
+
+static int has_finding(const jp_analysis *a, size_t upto, const char *id) {
+    for (size_t i = 0; i < upto; i++)
+        if (strcmp(nz(a->findings[i].id), id) == 0) return 1;
+    return 0;
+}
+
+/* Findings whose id is in one run only, once per id: appeared (new order), then gone (base order).
+ * Findings are a handful per run, so the quadratic lookup is cheaper than sorting. */
+static int diff_findings(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_analysis *nw) {
+    size_t nb = base->findings ? base->n_findings : 0, nn = nw->findings ? nw->n_findings : 0;
+    if (nb > SIZE_MAX - nn) return JP_ERR_NOMEM;
+    d->findings = alloc_array(ar, nb + nn, sizeof *d->findings);
+    if (!d->findings) return JP_ERR_NOMEM;
+    const jp_analysis *sides[2] = {nw, base};
+    size_t counts[2] = {nn, nb};
+    for (int s = 0; s < 2; s++) {
+        const jp_analysis *a = sides[s], *other = sides[1 - s];
+        size_t n_other = counts[1 - s];
+        for (size_t i = 0; i < counts[s]; i++) {
+            const jp_finding *f = &a->findings[i];
+            if (has_finding(a, i, nz(f->id)) || has_finding(other, n_other, nz(f->id))) continue;
+            d->findings[d->n_findings++] =
+                (jp_diff_finding){nz(f->id), nz(f->title), f->severity, s == 0};
+        }
+    }
+    return JP_OK;
+}
+
+/* ---- jp_diff_new / jp_diff_free ------------------------------------------------------------ */
+
+static int options_of(const jp_diff_options *opt, jp_diff_options *out, jp_error *err) {
+    *out = (jp_diff_options){DEFAULT_MIN_CHANGE_PCT, DEFAULT_MIN_SHARE_PCT};
+    if (!opt) return JP_OK;
+    if (!(opt->min_change_pct >= 0) || !(opt->min_share_pct >= 0) || isinf(opt->min_change_pct) ||
+        isinf(opt->min_share_pct))
+        return jp_error_set(err, JP_ERR_ARG, 0, "diff thresholds must be finite and >= 0 (got %g%% and %g%%)",
+                            opt->min_change_pct, opt->min_share_pct);
+    if (opt->min_change_pct > 0) out->min_change_pct = opt->min_change_pct;
+    if (opt->min_share_pct > 0) out->min_share_pct = opt->min_share_pct;
+    return JP_OK;
+}
+
+int jp_diff_new(jp_diff **out, const jp_analysis *base, const jp_analysis *new_run, const jp_diff_options *opt,
+                jp_error *err) {
+    jp_error_clear(err);
+    if (!out) return jp_error_set(err, JP_ERR_ARG, 0, "jp_diff_new: out is NULL");
+    *out = NULL;
+    if (!base || !new_run) return jp_error_set(err, JP_ERR_ARG, 0, "jp_diff_new: an analysis is NULL");
+    diff_box *box = calloc(1, sizeof *box);
+    if (!box) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory comparing profiles");
+    jp_arena_init(&box->arena, 0);
+    jp_diff *d = &box->pub;
+    d->base_path = nz(base->path);
+    d->new_path = nz(new_run->path);
+    int rc = options_of(opt, &d->options, err);
+    if (rc) {
+        jp_diff_free(d);
+        return rc;
+    }
+    step_side sb = step_side_of(base), sn = step_side_of(new_run);
+    diff_steps(&d->steps, &sb, &sn);
+    rc = diff_ops(&box->arena, d, base, new_run, (double)sb.n, (double)sn.n);
+    if (rc == JP_OK) rc = diff_scopes(&box->arena, d, base, new_run, (double)sb.n, (double)sn.n);
+    if (rc == JP_OK) rc = diff_findings(&box->arena, d, base, new_run);
+    if (rc) {
+        jp_diff_free(d);
+        return jp_error_set(err, rc, 0, "out of memory comparing %s with %s", nz(base->path), nz(new_run->path));
+    }
+    *out = d;
+    return JP_OK;
+}
+
+void jp_diff_free(jp_diff *d) {
+    if (!d) return;
+    diff_box *box = (diff_box *)d;
+    jp_arena_deinit(&box->arena);
+    free(box);
+}
+
+/* ---- jp_diff_check ------------------------------------------------------------------------- */
+
+/* A caller-owned buffer filled by appends; len counts what was wanted, so truncation is known. */
+typedef struct text {
+    char *buf;  /* may be NULL when cap is 0 */
+    size_t cap; /* bytes at buf */
+    size_t len; /* bytes appended so far, possibly more than fit */
+} text;
+
+static void text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(text *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t at = t->len < t->cap ? t->len : t->cap;
+    int n = vsnprintf(t->cap > at ? t->buf + at : NULL, t->cap > at ? t->cap - at : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) t->len += (size_t)n;
+}
+
+/* A truncated paragraph must not end inside a UTF-8 sequence ("→", "±"): drop a partial one. */
+static void text_finish(text *t) {
+    if (t->cap == 0) return;
+    if (t->len < t->cap) return;
+    size_t end = t->cap - 1, k = end;
+    t->buf[end] = '\0';
+    while (k > 0 && ((unsigned char)t->buf[k - 1] & 0xC0) == 0x80) k--;
+    if (k == 0 || (unsigned char)t->buf[k - 1] < 0xC0) return;
+    unsigned char lead = (unsigned char)t->buf[k - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (end - (k - 1) < need) t->buf[k - 1] = '\0';
+}
+
+/* "1.80 ms" for step-sized times, "45.0 µs" below a tenth of a millisecond. */
+static void add_time(text *t, double ps, int sign) {
+    double ms = ps / PS_PER_MS;
+    if (fabs(ms) >= 0.1) text_add(t, sign ? "%+.2f ms" : "%.2f ms", ms);
+    else text_add(t, sign ? "%+.1f \xC2\xB5s" : "%.1f \xC2\xB5s", ms * 1000.0);
+}
+
+static void add_pct(text *t, double pct) { text_add(t, fabs(pct) >= 10 ? "%+.0f%%" : "%+.1f%%", pct); }
+
+static void add_op_name(text *t, const jp_diff_row *r) {
+    text_add(t, "%s%s%s", r->module, r->module[0] ? "/" : "", r->name);
+    if (r->base_name[0] && strcmp(r->base_name, r->name) != 0) text_add(t, " (was %s)", r->base_name);
+}
+
+/* Does this row break the op limit? A slower row by more than the limit (rows already pass the
+ * share threshold), one with no base time, or an added op taking min_share_pct of the step. */
+static int op_trips(const jp_diff *d, const jp_diff_row *r, double limit) {
+    if (r->change == JP_CHANGE_SLOWER) return r->delta_pct > limit || r->base_ps <= 0;
+    if (r->change == JP_CHANGE_ADDED) return r->new_ps >= d->options.min_share_pct / 100.0 * d->steps.base_mean_ps;
+    return 0;
+}
+
+static int step_trips(const jp_diff *d, double limit) {
+    return limit >= 0 && d->steps.significant && d->steps.change_pct > limit;
+}
+
+/* "jit_f/dot.3 +1.80 ms/step (+40%), ...; added: jit_f/x 0.50 ms/step": up to WHY_OPS rows in
+ * |delta| order, those breaking the op limit when `limit` >= 0, else every slower or added row. */
+static size_t add_slow_ops(text *t, const jp_diff *d, double limit) {
+    size_t shown = 0, total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int want = pass == 0 ? JP_CHANGE_SLOWER : JP_CHANGE_ADDED;
+        size_t in_pass = 0;
+        for (size_t i = 0; i < d->n_ops; i++) {
+            const jp_diff_row *r = &d->ops[i];
+            if (r->change != want || (limit >= 0 && !op_trips(d, r, limit))) continue;
+            total++;
+            if (shown == WHY_OPS) continue;
+            text_add(t, "%s", in_pass ? ", " : pass && shown ? "; added: " : pass ? "added: " : "");
+            add_op_name(t, r);
+            text_add(t, " ");
+            add_time(t, want == JP_CHANGE_SLOWER ? r->delta_ps : r->new_ps, want == JP_CHANGE_SLOWER);
+            text_add(t, "/step");
+            if (want == JP_CHANGE_SLOWER && r->base_ps > 0) {
+                text_add(t, " (");
+                add_pct(t, r->delta_pct);
+                text_add(t, ")");
+            }
+            in_pass++;
+            shown++;
+        }
+    }
+    if (total > shown) text_add(t, "; and %zu more", total - shown);
+    return total;
+}
+
+static void add_step_numbers(text *t, const jp_diff_steps *s) {
+    text_add(t, "(%.2f \xE2\x86\x92 %.2f ms per step, noise \xC2\xB1%.1f%%)", s->base_mean_ps / PS_PER_MS,
+             s->new_mean_ps / PS_PER_MS, s->noise_pct);
+}
+
+static void explain_trip(text *t, const jp_diff *d, int step_trip, int op_trip, double step_limit, double op_limit) {
+    const jp_diff_steps *s = &d->steps;
+    if (step_trip) {
+        text_add(t, "Step time rose %.1f%% ", s->change_pct);
+        add_step_numbers(t, s);
+        text_add(t, ", over the %g%% limit.", step_limit);
+    }
+    if (op_trip) {
+        text_add(t, "%sOps over the %g%% limit: ", step_trip ? " " : "", op_limit);
+        add_slow_ops(t, d, op_limit);
+        text_add(t, ".");
+        return;
+    }
+    size_t at = t->len;
+    text_add(t, " Ops that got slower: ");
+    if (add_slow_ops(t, d, -1) == 0) {
+        t->len = at; /* nothing named: rewrite the sentence (a shorter one, so the buffer holds) */
+        if (t->cap > at) t->buf[at] = '\0';
+        text_add(t, " No single op got slower beyond the thresholds (%g%% and %g%% of the step).",
+                 d->options.min_change_pct, d->options.min_share_pct);
+        return;
+    }
+    text_add(t, ".");
+}
+
+static void explain_hold(text *t, const jp_diff *d, double step_limit, double op_limit) {
+    const jp_diff_steps *s = &d->steps;
+    text_add(t, "Within limits: step time changed ");
+    add_pct(t, s->change_pct);
+    text_add(t, " ");
+    add_step_numbers(t, s);
+    if (step_limit >= 0)
+        text_add(t, s->change_pct > step_limit ? ", within noise of the %g%% limit" : ", limit %g%%", step_limit);
+    if (op_limit >= 0) text_add(t, "; no op slower than the %g%% limit", op_limit);
+    text_add(t, ".");
+}
+
+int jp_diff_check(const jp_diff *d, const jp_diff_gate *gate, char *why, size_t cap) {
+    text t = {why, why ? cap : 0, 0};
+    if (t.cap) why[0] = '\0';
+    if (!d) {
+        text_add(&t, "No diff to check.");
+        text_finish(&t);
+        return 0;
+    }
+    double step_limit = gate ? gate->max_step_slowdown_pct : -1, op_limit = gate ? gate->max_op_slowdown_pct : -1;
+    if (!(step_limit >= 0)) step_limit = -1; /* NaN means off too */
+    if (!(op_limit >= 0)) op_limit = -1;
+    int step_trip = step_trips(d, step_limit), op_trip = 0;
+    for (size_t i = 0; op_limit >= 0 && i < d->n_ops && !op_trip; i++) op_trip = op_trips(d, &d->ops[i], op_limit);
+    if (step_trip || op_trip) explain_trip(&t, d, step_trip, op_trip, step_limit, op_limit);
+    else explain_hold(&t, d, step_limit, op_limit);
+    text_finish(&t);
+    return step_trip || op_trip;
+}
