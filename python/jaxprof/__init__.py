@@ -2,8 +2,9 @@
 
 Capture (this package): ``trace``, ``annotate``/``scope``, ``Profiler``, ``ProfilerConfig``,
 ``ProfilingMixin``, ``profile_function``, ``benchmark``, ``open_latest_profile``.
-Analysis (``load``, ``report``, ``Profile``) and trace export (``export_trace``) run in the C
-library behind ``jaxprof._core``, the same code as the ``jaxprof`` command.
+Analysis (``load``, ``report``, ``Profile``), comparison (``diff``, ``DiffResult``; regression
+asserts in ``jaxprof.testing``) and trace export (``export_trace``) run in the C library behind
+``jaxprof._core``, the same code as the ``jaxprof`` command.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .analysis import Profile, load, report
 from .annotate import annotate, profile_scope, scope, trace_function
 from .bench import BenchmarkResult, benchmark, benchmark_function, profile_function
 from .config import ProfilerConfig, add_argparse_arguments
+from .diff import DiffResult, diff
 from .export import ExportResult, export_trace
 from .mixin import ProfilingMixin
 from .profiler import Capture, Profiler
@@ -22,6 +24,7 @@ from .viewers import open_latest_profile
 __all__ = [
     "BenchmarkResult",
     "Capture",
+    "DiffResult",
     "ExportResult",
     "Profile",
     "ProfileContext",
@@ -34,6 +37,7 @@ __all__ = [
     "annotate",
     "benchmark",
     "benchmark_function",
+    "diff",
     "export_trace",
     "find_runs",
     "latest_run",

@@ -2,11 +2,13 @@
  * calls; no logic of its own. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jaxprof/jaxprof.h"
+#include "outputs/table.h" /* jp_json_str, to add the gate to the diff document as the CLI does */
 
 /* Raises the Python exception that matches a jp_status, with the library's message. */
 static PyObject *raise_jp_error(const jp_error *err) {
@@ -264,8 +266,128 @@ static PyObject *default_trace_path(PyObject *self, PyObject *args) {
     return rc == JP_OK ? PyUnicode_DecodeFSDefault(buf) : raise_jp_error(&err);
 }
 
+/* ---- diff: two profiles compared by the library --------------------------------------------- */
+
+/* One comparison, run without the GIL: inputs, then the JSON document it produced. */
+typedef struct {
+    const char *base_path, *new_path; /* borrowed from the caller's bytes objects */
+    jp_load_options load;             /* host filter for both runs */
+    jp_diff_options opt;              /* row thresholds (0: the library's defaults) */
+    jp_diff_gate gate;                /* both < 0: no gate object in the document */
+    char *json;                       /* the document (open_memstream's buffer, free()d by the caller) */
+    size_t len;
+    jp_error err;
+} diff_job;
+
+static void json_limit(FILE *out, const char *key, double pct) {
+    if (pct < 0) fprintf(out, "\"%s\":null,", key);
+    else fprintf(out, "\"%s\":%.6g,", key, pct);
+}
+
+/* Writes the rendered document with the gate object as its last member, byte for byte what
+ * `jaxprof diff --json --fail-if-...` prints. Returns 0, or -1 when doc is not an object. */
+static int write_with_gate(FILE *out, const char *doc, size_t len, const jp_diff *d, const jp_diff_gate *gate) {
+    while (len && (doc[len - 1] == '\n' || doc[len - 1] == ' ')) len--;
+    if (!len || doc[len - 1] != '}') return -1;
+    char why[8192] = "";
+    int tripped = jp_diff_check(d, gate, why, sizeof why);
+    fwrite(doc, 1, len - 1, out);
+    fputs(",\n\"gate\":{", out);
+    json_limit(out, "max_step_slowdown_pct", gate->max_step_slowdown_pct);
+    json_limit(out, "max_op_slowdown_pct", gate->max_op_slowdown_pct);
+    fprintf(out, "\"tripped\":%s,\"explanation\":", tripped ? "true" : "false");
+    jp_json_str(out, why);
+    fputs("}}\n", out);
+    return 0;
+}
+
+/* Renders the diff as JSON into job->json, with the gate when one is set. */
+static int render_diff(diff_job *job, const jp_diff *d) {
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&doc, &len);
+    if (!out) goto nomem;
+    jp_view view = {0, NULL, NULL, 0};
+    int rc = jp_diff_render(d, JP_FORMAT_JSON, &view, out, &job->err);
+    if (fclose(out) != 0 && rc == JP_OK) goto nomem;
+    if (rc != JP_OK || (job->gate.max_step_slowdown_pct < 0 && job->gate.max_op_slowdown_pct < 0)) {
+        job->json = doc, job->len = len;
+        return rc;
+    }
+    out = open_memstream(&job->json, &job->len);
+    if (!out) {
+        free(doc);
+        goto nomem;
+    }
+    int bad = write_with_gate(out, doc, len, d, &job->gate);
+    free(doc);
+    if (fclose(out) != 0) goto nomem;
+    if (!bad) return JP_OK;
+    job->err.code = JP_ERR_CORRUPT;
+    snprintf(job->err.msg, sizeof job->err.msg, "diff JSON does not end in '}'");
+    return JP_ERR_CORRUPT;
+nomem:
+    job->err.code = JP_ERR_NOMEM;
+    snprintf(job->err.msg, sizeof job->err.msg, "out of memory writing the diff");
+    return JP_ERR_NOMEM;
+}
+
+/* Loads both profiles, compares them and renders the result; frees everything but job->json. */
+static int run_diff(diff_job *job) {
+    jp_profile *base = NULL, *new_run = NULL;
+    jp_diff *d = NULL;
+    int rc = jp_profile_load(&base, job->base_path, &job->load, &job->err);
+    if (rc == JP_OK) rc = jp_profile_load(&new_run, job->new_path, &job->load, &job->err);
+    if (rc == JP_OK)
+        rc = jp_diff_new(&d, jp_profile_analysis(base), jp_profile_analysis(new_run), &job->opt, &job->err);
+    if (rc == JP_OK) rc = render_diff(job, d);
+    if (d) jp_diff_free(d);
+    jp_profile_free(new_run);
+    jp_profile_free(base);
+    return rc;
+}
+
+PyDoc_STRVAR(diff_doc,
+             "diff(base_path, new_path, host=None, min_change_pct=0, min_share_pct=0,\n"
+             "     max_step_slowdown_pct=-1, max_op_slowdown_pct=-1) -> str\n\n"
+             "Compares two profiles (log dir, run dir or xplane each) and returns the JSON document of\n"
+             "`jaxprof diff --json`; with a gate limit >= 0 (percent) it carries the \"gate\" object too.");
+
+static PyObject *diff(PyObject *self, PyObject *args, PyObject *kwds) {
+    (void)self;
+    static char *kwlist[] = {"base_path", "new_path", "host", "min_change_pct", "min_share_pct",
+                             "max_step_slowdown_pct", "max_op_slowdown_pct", NULL};
+    PyObject *base_obj, *new_obj;
+    diff_job job = {0};
+    job.gate.max_step_slowdown_pct = -1, job.gate.max_op_slowdown_pct = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O&|zdddd", kwlist, PyUnicode_FSConverter, &base_obj,
+                                     PyUnicode_FSConverter, &new_obj, &job.load.host, &job.opt.min_change_pct,
+                                     &job.opt.min_share_pct, &job.gate.max_step_slowdown_pct,
+                                     &job.gate.max_op_slowdown_pct))
+        return NULL;
+    PyObject *result = NULL;
+    if (!isfinite(job.opt.min_change_pct) || !isfinite(job.opt.min_share_pct) || job.opt.min_change_pct < 0 ||
+        job.opt.min_share_pct < 0 || !isfinite(job.gate.max_step_slowdown_pct) ||
+        !isfinite(job.gate.max_op_slowdown_pct)) {
+        PyErr_SetString(PyExc_ValueError, "diff thresholds must be finite and min_* must be >= 0");
+        goto done;
+    }
+    job.base_path = PyBytes_AS_STRING(base_obj), job.new_path = PyBytes_AS_STRING(new_obj);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = run_diff(&job);
+    Py_END_ALLOW_THREADS
+    result = rc == JP_OK ? PyUnicode_DecodeUTF8(job.json, (Py_ssize_t)job.len, "replace") : raise_jp_error(&job.err);
+done:
+    free(job.json);
+    Py_DECREF(base_obj);
+    Py_DECREF(new_obj);
+    return result;
+}
+
 static PyMethodDef core_methods[] = {
     {"default_trace_path", default_trace_path, METH_VARARGS, default_trace_path_doc},
+    {"diff", (PyCFunction)(void (*)(void))diff, METH_VARARGS | METH_KEYWORDS, diff_doc},
     {"export_trace", (PyCFunction)(void (*)(void))export_trace, METH_VARARGS | METH_KEYWORDS, export_trace_doc},
     {"xplane_lines", xplane_lines, METH_VARARGS, xplane_lines_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},

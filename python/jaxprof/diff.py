@@ -1,1 +1,185 @@
-"""Comparing two profiles: being written."""
+"""Comparing two profiles: ``diff(base, new)`` returns a :class:`DiffResult` backed by the C library.
+
+The data is the document ``jaxprof diff BASE NEW --json`` prints (schema in docs/design.md): step
+time change with a noise estimate, the breakdown change, op and scope rows (added, removed,
+slower, faster, unchanged, by self time per step) and findings that appeared or disappeared.
+All times are milliseconds per step. Python takes limits as fractions (``0.05`` = 5 %); the
+document and the command line use percent.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _core
+
+PathLike = str | os.PathLike[str]
+Row = dict[str, Any]
+
+__all__ = ["DiffResult", "diff"]
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What a diff was asked for, kept so that :meth:`DiffResult.check` can ask again with a gate."""
+
+    base: str
+    new: str
+    host: str | None
+    min_change_pct: float
+    min_share_pct: float
+
+    def run(self, max_step_pct: float | None = None, max_op_pct: float | None = None) -> dict[str, Any]:
+        text = _core.diff(self.base, self.new, self.host, self.min_change_pct, self.min_share_pct,
+                          -1.0 if max_step_pct is None else max_step_pct,
+                          -1.0 if max_op_pct is None else max_op_pct)
+        return json.loads(text)
+
+
+def _pct(name: str, fraction: float | None) -> float | None:
+    """A limit given as a fraction (0.05) as the percent the library takes (5.0)."""
+    if fraction is None:
+        return None
+    if not math.isfinite(fraction) or fraction < 0:
+        raise ValueError(f"{name} must be a fraction >= 0 (0.05 means 5 %), not {fraction!r}")
+    return 100.0 * fraction
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """Two profiles compared. ``data`` is the whole JSON document; the properties are shortcuts."""
+
+    data: dict[str, Any]
+    _request: _Request = field(repr=False, compare=False)
+
+    @property
+    def base_path(self) -> str:
+        return str(self.data["base"]["path"])
+
+    @property
+    def new_path(self) -> str:
+        return str(self.data["new"]["path"])
+
+    @property
+    def steps(self) -> dict[str, Any]:
+        """Step counts and mean/median/p90 ms of both runs, ``change_pct``, ``noise_pct``, ``verdict``."""
+        return dict(self.data["steps"])
+
+    @property
+    def step_change_pct(self) -> float:
+        """Mean step time change in percent of the base (positive: the new run is slower)."""
+        return float(self.data["steps"]["change_pct"])
+
+    @property
+    def noise_pct(self) -> float:
+        """Two standard errors of the mean difference, in percent of the base mean step."""
+        return float(self.data["steps"]["noise_pct"])
+
+    @property
+    def significant(self) -> bool:
+        """Whether the step time change is larger than the noise."""
+        return bool(self.data["steps"]["significant"])
+
+    @property
+    def verdict(self) -> str:
+        """``"slower"``, ``"faster"`` or ``"unchanged"`` for the step time."""
+        return str(self.data["steps"]["verdict"])
+
+    @property
+    def breakdown(self) -> list[Row]:
+        """Per part (compute, idle, transfer, host, compile, ...): base_ms, new_ms, delta_ms per step."""
+        return list(self.data["breakdown"])
+
+    @property
+    def ops(self) -> list[Row]:
+        """Every op row, biggest change first, unchanged rows last."""
+        return list(self.data["ops"])
+
+    @property
+    def scopes(self) -> list[Row]:
+        """Every scope row: device scopes (named_scope paths), then host scopes (annotations)."""
+        return list(self.data["scopes"])
+
+    def _ops(self, change: str) -> list[Row]:
+        return [row for row in self.data["ops"] if row["change"] == change]
+
+    @property
+    def slower_ops(self) -> list[Row]:
+        return self._ops("slower")
+
+    @property
+    def faster_ops(self) -> list[Row]:
+        return self._ops("faster")
+
+    @property
+    def added_ops(self) -> list[Row]:
+        return self._ops("added")
+
+    @property
+    def removed_ops(self) -> list[Row]:
+        return self._ops("removed")
+
+    @property
+    def changed_ops(self) -> list[Row]:
+        """Op rows that are not unchanged."""
+        return [row for row in self.data["ops"] if row["change"] != "unchanged"]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Row counts per change for ops and scopes, and op rows per matching method."""
+        return dict(self.data["summary"])
+
+    @property
+    def findings(self) -> list[Row]:
+        """Findings that appeared (``appeared: true``) or disappeared in the new run."""
+        return list(self.data["findings"])
+
+    @property
+    def gate(self) -> dict[str, Any] | None:
+        """The gate object when :func:`diff` was given a limit, else None."""
+        return self.data.get("gate")
+
+    def check(self, max_slowdown: float | None = None, max_op_slowdown: float | None = None) -> tuple[bool, str]:
+        """The regression gate of ``jaxprof diff --fail-if-slower/--fail-if-op-slower``.
+
+        ``max_slowdown``: the mean step time may grow by at most this fraction (0.05 = 5 %) when
+        the change is beyond the noise. ``max_op_slowdown``: no op may get slower by more than this
+        fraction, and no added op may take a noticeable share of the step. Returns ``(ok,
+        explanation)``; the explanation names the limit that tripped and the ops that got slower.
+        Unless :func:`diff` was given the same limits, this re-reads both profiles.
+        """
+        step_pct, op_pct = _pct("max_slowdown", max_slowdown), _pct("max_op_slowdown", max_op_slowdown)
+        if step_pct is None and op_pct is None:
+            raise ValueError("check() needs max_slowdown or max_op_slowdown")
+        gate = self.gate
+        if gate is None or (gate["max_step_slowdown_pct"], gate["max_op_slowdown_pct"]) != (step_pct, op_pct):
+            gate = self._request.run(step_pct, op_pct)["gate"]
+        return not gate["tripped"], str(gate["explanation"])
+
+    def __repr__(self) -> str:
+        s = self.data["steps"]
+        return (f"DiffResult({self.base_path!r} -> {self.new_path!r}: step {s['base_mean_ms']:.3f} -> "
+                f"{s['new_mean_ms']:.3f} ms ({s['change_pct']:+.1f} % +/- {s['noise_pct']:.1f} %, "
+                f"{s['verdict']}), ops {self.data['summary']['ops']})")
+
+
+def diff(base: PathLike, new: PathLike, *, host: str | None = None, min_change_pct: float = 5.0,
+         min_share_pct: float = 0.5, max_slowdown: float | None = None,
+         max_op_slowdown: float | None = None) -> DiffResult:
+    """Compares two profiles, each a log dir (its newest run), a run dir or an ``.xplane.pb[.gz]``.
+
+    A row is slower/faster when its self time per step changed by more than ``min_change_pct``
+    percent and by at least ``min_share_pct`` percent of the base's mean step (0 picks the library
+    defaults, 5 and 0.5). ``host`` keeps only hosts whose name contains it. With ``max_slowdown``
+    or ``max_op_slowdown`` (fractions, see :meth:`DiffResult.check`) the result carries the gate.
+    Raises FileNotFoundError when a path holds no profile, ValueError for a corrupt file.
+    """
+    for name, value in (("min_change_pct", min_change_pct), ("min_share_pct", min_share_pct)):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a percent >= 0, not {value!r}")
+    request = _Request(os.fspath(base), os.fspath(new), host, float(min_change_pct), float(min_share_pct))
+    data = request.run(_pct("max_slowdown", max_slowdown), _pct("max_op_slowdown", max_op_slowdown))
+    return DiffResult(data, request)

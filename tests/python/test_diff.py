@@ -1,0 +1,198 @@
+"""jaxprof.diff, jaxprof.testing and `jaxprof diff` on real JAX CPU captures of one small model
+before and after deliberate changes: an extra matmul in a named scope, a jit removed from one
+function, and a much heavier step. Timing assertions only where the change is large by construction."""
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxprof
+from jaxprof.testing import assert_faster, assert_no_regression
+
+from conftest import run_jaxprof
+
+N = 256        # the model's width
+EXTRA = 256    # the extra matmul of the "extra" run: about as big as the encoder's
+SLOW = 768     # the slow run's matmul: ~27x the encoder's FLOPs, so steps are many times slower
+STEPS = 5
+
+
+def encoder(w: jax.Array, x: jax.Array) -> jax.Array:
+    with jax.named_scope("encoder"):
+        return jnp.tanh(x @ w)
+
+
+def head(w: jax.Array, h: jax.Array) -> jax.Array:
+    with jax.named_scope("head"):
+        return jnp.sum(h @ w)
+
+
+@partial(jax.jit, static_argnames=("extra",))
+def step(w: jax.Array, x: jax.Array, extra: int = 0) -> jax.Array:
+    """The model step; extra > 0 adds an (extra x extra) matmul under named_scope("extra"). The
+    module is jit_step either way, so ops pair by name across runs."""
+    loss = head(w, encoder(w, x))
+    if extra:
+        with jax.named_scope("extra"):
+            e = jnp.ones((extra, extra), w.dtype) * w[0, 0]
+            loss = loss + 1e-9 * jnp.sum(jnp.tanh(e @ e))
+    return w - 1e-6 * loss
+
+
+@jax.jit
+def head_step(w: jax.Array, h: jax.Array) -> jax.Array:
+    return w - 1e-6 * head(w, h)
+
+
+def step_without_jit_on_encoder(w: jax.Array, x: jax.Array, extra: int = 0) -> jax.Array:
+    """The same model with the encoder no longer jitted with the rest: it runs op by op."""
+    assert extra == 0
+    return head_step(w, encoder(w, x))
+
+
+def capture(log_dir: Path, fn: Callable[..., jax.Array], extra: int = 0) -> Path:
+    """STEPS steps of fn captured by jaxprof.Profiler (step 0, compiled before, is not captured)."""
+    w, x = jnp.ones((N, N)) * 1e-3, jnp.ones((N, N))
+    fn(w, x, extra=extra).block_until_ready()  # compile outside the capture
+    with jaxprof.Profiler(log_dir, start_step=1, num_steps=STEPS, report=False) as prof:
+        for i in range(STEPS + 1):
+            with prof.step(i):
+                w = fn(w, x, extra=extra)
+            w.block_until_ready()
+    return log_dir
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """Log dirs of the four runs: base, extra (matmul added in scope "extra"), nojit (encoder not
+    jitted), slow (a big matmul added in scope "extra")."""
+    root = tmp_path_factory.mktemp("diff")
+    return {
+        "base": capture(root / "base", step),
+        "extra": capture(root / "extra", step, EXTRA),
+        "nojit": capture(root / "nojit", step_without_jit_on_encoder),
+        "slow": capture(root / "slow", step, SLOW),
+    }
+
+
+def rows(rows_: list[dict], **match: object) -> list[dict]:
+    return [r for r in rows_ if all(r[k] == v for k, v in match.items())]
+
+
+def test_extra_matmul_is_named_by_scope_and_op(runs):
+    d = jaxprof.diff(runs["base"], runs["extra"])
+    assert d.base_path == str(runs["base"]) and d.new_path == str(runs["extra"])
+    # The scope is new: it exists only in the new run, with real time in it.
+    [extra_scope] = rows(d.scopes, name="step/extra")
+    assert extra_scope["change"] == "added" and extra_scope["match"] == "none"
+    assert extra_scope["base_ms"] == 0 and extra_scope["new_ms"] > 0 and extra_scope["new_count"] >= 1
+    # Its matmul shows up as an op of jit_step under that scope that takes more time than before.
+    # XLA renumbers the fusions when one is added (the encoder's "ynn_fusion" may become
+    # "ynn_fusion.1" and the new matmul take its name): pairing must follow op_name, not the name.
+    extra_ops = [r for r in d.ops if r["scope"] == "step/extra" and "matmul" in r["category"]]
+    assert extra_ops, d.ops
+    for r in extra_ops:
+        assert r["module"] == "jit_step" and r["change"] in ("added", "slower"), r
+        assert r["delta_ms"] > 0 and r["new_ms"] > r["base_ms"], r
+    # Nothing of the base disappeared and every op of the base found its partner; the encoder's
+    # matmul is the same op under whatever name it has now.
+    assert d.removed_ops == [] and d.summary["ops"]["removed"] == 0
+    assert d.summary["matched"]["none"] == d.summary["ops"]["added"]
+    encoder_rows = rows(d.ops, scope="step/encoder")
+    assert encoder_rows, d.ops
+    for r in encoder_rows:
+        assert r["change"] != "added" and r["match"] in ("name", "op_name", "shape"), r
+        assert r["name"] == r["base_name"] or r["match"] != "name", r
+
+
+def test_removed_jit_shows_new_modules_and_the_old_one_removed(runs):
+    d = jaxprof.diff(runs["base"], runs["nojit"])
+    added_modules = {r["module"] for r in d.added_ops}
+    removed_modules = {r["module"] for r in d.removed_ops}
+    # The fused step is gone; the encoder's ops now run as their own tiny modules, and the rest of
+    # the step as jit_head_step.
+    assert removed_modules == {"jit_step"}
+    assert {"jit_matmul", "jit_tanh", "jit_head_step"} <= added_modules
+    assert not rows(d.ops, change="unchanged") and not d.slower_ops and not d.faster_ops
+    assert d.summary["ops"]["added"] == len(d.added_ops) and d.summary["ops"]["removed"] == len(d.removed_ops)
+    [matmul] = rows(d.added_ops, module="jit_matmul")
+    assert "matmul" in matmul["category"] and matmul["new_count"] == 1 and matmul["base_count"] == 0
+    scope_changes = {r["name"]: r["change"] for r in d.scopes if r["category"] == "device"}
+    assert scope_changes["step/encoder"] == "removed"
+    assert scope_changes["matmul"] == "added" and scope_changes["tanh"] == "added"
+
+
+def test_same_capture_has_no_changes_and_passes_the_gate(runs):
+    d = jaxprof.diff(runs["base"], runs["base"])
+    assert d.step_change_pct == 0 and not d.significant and d.verdict == "unchanged"
+    assert d.changed_ops == [] and d.ops and all(r["delta_ms"] == 0 for r in d.ops)
+    assert all(r["change"] == "unchanged" and r["match"] == "name" for r in d.ops + d.scopes)
+    assert d.summary["ops"] == {"slower": 0, "faster": 0, "added": 0, "removed": 0, "unchanged": len(d.ops)}
+    assert d.findings == []
+    assert d.check(max_slowdown=0.05, max_op_slowdown=0.2)[0]
+    gated = assert_no_regression(runs["base"], runs["base"], max_slowdown=0.05, max_op_slowdown=0.2)
+    assert gated.gate is not None and gated.gate["tripped"] is False
+    assert {k: v for k, v in gated.data.items() if k != "gate"} == d.data
+    proc = run_jaxprof("diff", runs["base"], runs["base"], "--fail-if-slower", "5", "--fail-if-op-slower", "20")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_slowed_down_run_trips_the_gate_naming_an_op(runs):
+    d = jaxprof.diff(runs["base"], runs["slow"])
+    assert d.verdict == "slower" and d.significant and d.step_change_pct > 100  # >= 2x slower
+    assert d.steps["new_mean_ms"] > 2 * d.steps["base_mean_ms"]
+    grown = [r for r in d.ops if r["change"] in ("slower", "added")]
+    assert grown and grown[0]["delta_ms"] > d.steps["base_mean_ms"]  # the biggest change comes first
+    ok, why = d.check(max_slowdown=0.05)
+    assert not ok and grown[0]["name"] in why
+    with pytest.raises(AssertionError) as raised:
+        assert_no_regression(runs["base"], runs["slow"], max_slowdown=0.05)
+    assert str(raised.value) == why
+    with pytest.raises(AssertionError, match=grown[0]["name"]):
+        assert_no_regression(runs["base"], runs["slow"], max_slowdown=None, max_op_slowdown=0.2)
+    # The other direction is a speed-up: no regression, and assert_faster agrees.
+    assert_no_regression(runs["slow"], runs["base"], max_slowdown=0.05)
+    assert assert_faster(runs["slow"], runs["base"], min_speedup=0.5).verdict == "faster"
+    with pytest.raises(AssertionError, match="not faster"):
+        assert_faster(runs["base"], runs["slow"])
+
+
+def test_python_result_is_the_cli_json(runs):
+    proc = run_jaxprof("diff", runs["base"], runs["slow"], "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert jaxprof.diff(runs["base"], runs["slow"]).data == json.loads(proc.stdout)
+    gated = run_jaxprof("diff", runs["base"], runs["slow"], "--json", "--fail-if-slower", "5",
+                        "--fail-if-op-slower", "20")
+    assert gated.returncode == 1, gated.stderr
+    d = jaxprof.diff(runs["base"], runs["slow"], max_slowdown=0.05, max_op_slowdown=0.2)
+    cli = json.loads(gated.stdout)
+    assert d.data == cli and d.gate == cli["gate"]
+    assert cli["gate"]["tripped"] is True and cli["gate"]["max_step_slowdown_pct"] == 5
+    assert d.check(0.05, 0.2) == (False, cli["gate"]["explanation"])
+
+
+def test_arguments_and_errors(runs, tmp_path):
+    d = jaxprof.diff(runs["base"], runs["base"])
+    with pytest.raises(ValueError, match="max_slowdown"):
+        d.check(max_slowdown=-0.1)
+    with pytest.raises(ValueError, match="needs"):
+        d.check()
+    with pytest.raises(ValueError, match="min_change_pct"):
+        jaxprof.diff(runs["base"], runs["base"], min_change_pct=float("nan"))
+    with pytest.raises(FileNotFoundError):
+        jaxprof.diff(runs["base"], tmp_path / "nothing here")
+    (tmp_path / "bad.xplane.pb").write_bytes(b"\xff" * 64)
+    with pytest.raises(ValueError):
+        jaxprof.diff(tmp_path / "bad.xplane.pb", runs["base"])
+    # A host filter that keeps nothing is an error of the same kind as jaxprof.load's.
+    with pytest.raises(Exception) as by_diff:
+        jaxprof.diff(runs["base"], runs["base"], host="no-such-host")
+    with pytest.raises(Exception) as by_load:
+        jaxprof.load(runs["base"], host="no-such-host")
+    assert type(by_diff.value) is type(by_load.value)
