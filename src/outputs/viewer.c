@@ -1,5 +1,7 @@
 /* viewer.c - jp_viewer_*: the built-in viewer's JSON API: routes requests, maps opaque run ids to
- * runs found under the log directory, and keeps the last few decoded runs in an LRU cache. */
+ * runs found under the log directory, keeps the last few decoded runs in an LRU cache, and compares
+ * two of them with the diff engine. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,8 @@ enum {
     MAX_PX = 1000000       /* widest timeline asked for */
 };
 
+_Static_assert(CACHE_SLOTS >= 2, "a diff pins one slot and must find another to load into");
+
 /* Largest |time| in ms a query may name: keeps the conversion to ns far from overflow. */
 #define TIME_MS_MAX 1e12
 
@@ -28,13 +32,25 @@ typedef struct cached {
     jp_profile *profile;   /* the analysis, or NULL until asked for */
     jp_timeline *timeline; /* the timeline index, or NULL until asked for */
     uint64_t used;         /* tick of the last use, for LRU eviction */
+    int pinned;            /* held by the request in progress (a diff's base): never evicted */
 } cached;
+
+/* The last diff answered, as its JSON bytes: the diff itself borrows strings from both analyses, so
+ * keeping only its rendering leaves nothing that an eviction could leave dangling. */
+typedef struct last_diff {
+    char *base_rel;        /* base run path relative to the log directory (heap); NULL: none yet */
+    char *new_rel;         /* new run path, likewise (heap) */
+    char *host;            /* host filter ("" for every host) (heap) */
+    char *json;            /* jp_diff_render's JSON (heap) */
+    size_t len;            /* bytes of json */
+} last_diff;
 
 struct jp_viewer {
     char *log_dir;              /* as given, trailing slashes removed (heap) */
     jp_runs runs;               /* the runs found; refreshed by /api/runs and on unknown ids */
     cached cache[CACHE_SLOTS];  /* decoded runs */
     uint64_t tick;              /* counts cache uses */
+    last_diff diff;             /* the last /api/diff answer */
 };
 
 /* What a run request names, once routed. */
@@ -202,14 +218,24 @@ static void slot_clear(cached *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* The slot of (rel, host): the cached one, else a free or the least recently used one, emptied. */
+/* Whether slot c is a better one to empty than pick: free beats used, unpinned beats pinned, then
+ * the least recently used. */
+static int better_victim(const cached *c, const cached *pick) {
+    if (c->pinned != pick->pinned) return !c->pinned;
+    if (!c->rel || !pick->rel) return !c->rel && pick->rel;
+    return c->used < pick->used;
+}
+
+/* The slot of (rel, host): the cached one, else a free or the least recently used one, emptied. A
+ * pinned slot is never emptied: at most one is pinned at a time, so another slot is always left. */
 static cached *cache_slot(jp_viewer *v, const char *rel, const char *host) {
     cached *pick = &v->cache[0];
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
         cached *c = &v->cache[i];
         if (c->rel && strcmp(c->rel, rel) == 0 && strcmp(c->host, host) == 0) return c;
-        if (!c->rel ? (pick->rel != NULL) : (pick->rel && c->used < pick->used)) pick = c;
+        if (better_victim(c, pick)) pick = c;
     }
+    assert(!pick->pinned);
     slot_clear(pick);
     pick->rel = strdup(rel);
     pick->host = strdup(host);
@@ -217,18 +243,20 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host) {
     return pick;
 }
 
-/* The run's analysis (loaded on first use) into *out; *hit tells whether it was cached. */
-static int cached_profile(jp_viewer *v, const run_request *r, const jp_profile **out, int *hit, jp_error *err) {
-    cached *c = cache_slot(v, r->rel, r->host);
+/* The slot holding the run's analysis (loaded on first use) into *out; *hit tells whether it was
+ * cached. The slot stays valid until the next cache_slot call unless it is pinned. */
+static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, cached **out,
+                          int *hit, jp_error *err) {
+    cached *c = cache_slot(v, rel, host);
     if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     c->used = ++v->tick;
     *hit = c->profile != NULL;
     if (!c->profile) {
-        jp_load_options opt = {.host = r->host[0] ? r->host : NULL};
-        int rc = jp_profile_load(&c->profile, r->run->path, &opt, err);
+        jp_load_options opt = {.host = host[0] ? host : NULL};
+        int rc = jp_profile_load(&c->profile, run->path, &opt, err);
         if (rc != JP_OK) return rc;
     }
-    *out = c->profile;
+    *out = c;
     return JP_OK;
 }
 
@@ -288,11 +316,11 @@ static int write_event(const void *obj, const void *arg, FILE *out, jp_error *er
 }
 
 static int serve_section(jp_viewer *v, const run_request *r, int section, jp_http_response *resp) {
-    const jp_profile *p = NULL;
+    cached *c = NULL;
     int hit = 0;
     jp_error err;
-    if (cached_profile(v, r, &p, &hit, &err) != JP_OK) return respond_failure(resp, &err);
-    return respond_written(resp, write_section, p, &section, hit);
+    if (cached_profile(v, r->rel, r->run, r->host, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    return respond_written(resp, write_section, c->profile, &section, hit);
 }
 
 static int serve_timeline(jp_viewer *v, const run_request *r, jp_http_response *resp) {
@@ -342,11 +370,124 @@ static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_
     return strcmp(r.what, "timeline") == 0 ? serve_timeline(v, &r, resp) : serve_event(v, &r, resp);
 }
 
+/* ---- the diff endpoint ---------------------------------------------------------------------------------- */
+
+/* What /api/diff names, once routed. */
+typedef struct diff_request {
+    const jp_run *base, *new_run;  /* the runs, from v->runs */
+    const char *base_rel;          /* their paths relative to the log directory (inside run->path) */
+    const char *new_rel;
+    char host[PARAM_MAX];          /* ?host=, "" when absent */
+} diff_request;
+
+/* The run path named by the id in ?key= into rel (REL_MAX bytes): 1, 0 when absent, -1 when it is
+ * not an id. */
+static int rel_param(const char *query, const char *key, char *rel) {
+    char id[2 * REL_MAX];
+    int got = query_param(query, key, id, sizeof id);
+    if (got <= 0) return got;
+    return decode_id(id, strlen(id), rel, REL_MAX) == 0 ? 1 : -1;
+}
+
+/* Compares two analyses and renders the diff as JSON into *json (heap, *len bytes). The diff borrows
+ * from both analyses and is freed before returning: only its bytes outlive this call. */
+static int render_diff(const jp_profile *base, const jp_profile *new_run, char **json, size_t *len, jp_error *err) {
+    jp_diff *d = NULL;
+    int rc = jp_diff_new(&d, jp_profile_analysis(base), jp_profile_analysis(new_run), NULL, err);
+    if (rc != JP_OK) return rc;
+    *json = NULL;
+    FILE *f = open_memstream(json, len);
+    if (!f) {
+        jp_diff_free(d);
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    }
+    rc = jp_diff_render(d, JP_FORMAT_JSON, NULL, f, err);
+    if (fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    jp_diff_free(d);
+    if (rc != JP_OK) {
+        free(*json);
+        *json = NULL;
+    }
+    return rc;
+}
+
+/* Loads both analyses and diffs them. The base's slot is pinned while the new run loads, so that
+ * loading cannot evict (and free) the analysis the diff is about to read; the same run twice finds
+ * the same slot. Nothing else runs in between: one server thread calls jp_viewer_handle. */
+static int diff_runs(jp_viewer *v, const diff_request *q, char **json, size_t *len, jp_error *err) {
+    cached *base = NULL, *new_slot = NULL;
+    int hit = 0;
+    int rc = cached_profile(v, q->base_rel, q->base, q->host, &base, &hit, err);
+    if (rc != JP_OK) return rc;
+    base->pinned = 1;
+    rc = cached_profile(v, q->new_rel, q->new_run, q->host, &new_slot, &hit, err);
+    if (rc == JP_OK) rc = render_diff(base->profile, new_slot->profile, json, len, err);
+    base->pinned = 0;
+    return rc;
+}
+
+static void last_diff_clear(last_diff *d) {
+    free(d->base_rel);
+    free(d->new_rel);
+    free(d->host);
+    free(d->json);
+    memset(d, 0, sizeof *d);
+}
+
+static int last_diff_matches(const last_diff *d, const diff_request *q) {
+    return d->base_rel && strcmp(d->base_rel, q->base_rel) == 0 && strcmp(d->new_rel, q->new_rel) == 0 &&
+           strcmp(d->host, q->host) == 0;
+}
+
+/* Keeps json (taking ownership) as the answer for q; keeps nothing when memory runs out. */
+static void last_diff_keep(last_diff *d, const diff_request *q, char *json, size_t len) {
+    last_diff_clear(d);
+    d->json = json;
+    d->len = len;
+    d->base_rel = strdup(q->base_rel);
+    d->new_rel = strdup(q->new_rel);
+    d->host = strdup(q->host);
+    if (!d->base_rel || !d->new_rel || !d->host) last_diff_clear(d);
+}
+
+/* "/api/diff?base=<id>&new=<id>[&host=]": the diff of two listed runs, from the last answer when it
+ * asked the same. */
+static int serve_diff(jp_viewer *v, const char *query, jp_http_response *resp) {
+    diff_request q = {0};
+    char base_rel[REL_MAX], new_rel[REL_MAX];
+    int got_base = rel_param(query, "base", base_rel), got_new = rel_param(query, "new", new_rel);
+    if (got_base == 0 || got_new == 0) return respond_error(resp, 400, "diff needs ?base=<run id>&new=<run id>");
+    if (got_base < 0 || got_new < 0) return respond_error(resp, 404, "no such run");
+    if (query_param(query, "host", q.host, sizeof q.host) < 0) return respond_error(resp, 400, "bad host parameter");
+    q.base = run_by_rel(v, base_rel);
+    q.new_run = run_by_rel(v, new_rel);
+    jp_error err;
+    if ((!q.base || !q.new_run) && refresh_runs(v, &err) == JP_OK) { /* both again: the list moved */
+        q.base = run_by_rel(v, base_rel);
+        q.new_run = run_by_rel(v, new_rel);
+    }
+    if (!q.base || !q.new_run) return respond_error(resp, 404, "no such run");
+    q.base_rel = relative_path(v, q.base);
+    q.new_rel = relative_path(v, q.new_run);
+    int hit = last_diff_matches(&v->diff, &q);
+    if (!hit) {
+        char *json = NULL;
+        size_t len = 0;
+        err = (jp_error){0};
+        if (diff_runs(v, &q, &json, &len, &err) != JP_OK) return respond_failure(resp, &err);
+        last_diff_keep(&v->diff, &q, json, len);
+        if (!v->diff.json) return jp_http_respond_status(resp, 500);
+    }
+    int rc = respond_json(resp, 200, v->diff.json, v->diff.len);
+    if (rc == JP_OK) rc = jp_http_response_header(resp, "X-Jaxprof-Cache", hit ? "hit" : "miss", NULL);
+    return rc;
+}
+
 static const char API_INDEX[] =
     "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
     "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory\","
     "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
-    "\"/api/run/<id>/event?track=&index=\"]}\n";
+    "\"/api/run/<id>/event?track=&index=\",\"/api/diff?base=&new=&host=\"]}\n";
 
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp) {
     if (!v || !req || !resp) return JP_ERR_ARG;
@@ -354,6 +495,7 @@ int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response 
         return respond_json(resp, 200, API_INDEX, sizeof API_INDEX - 1);
     if (strcmp(req->path, "/api/runs") == 0) return serve_runs(v, resp);
     if (strncmp(req->path, "/api/run/", 9) == 0) return serve_run(v, req->path + 9, req->query, resp);
+    if (strcmp(req->path, "/api/diff") == 0) return serve_diff(v, req->query, resp);
     const jp_asset *page = strncmp(req->path, "/api/", 5) != 0 ? jp_asset_find(req->path) : NULL;
     if (page) return jp_http_respond_bytes(resp, 200, page->content_type, page->data, page->len, NULL);
     return respond_error(resp, 404, "not found");
@@ -385,6 +527,7 @@ int jp_viewer_new(jp_viewer **out, const char *log_dir, jp_error *err) {
 void jp_viewer_free(jp_viewer *v) {
     if (!v) return;
     for (size_t i = 0; i < CACHE_SLOTS; i++) slot_clear(&v->cache[i]);
+    last_diff_clear(&v->diff);
     jp_runs_deinit(&v->runs);
     free(v->log_dir);
     free(v);

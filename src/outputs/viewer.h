@@ -1,5 +1,6 @@
 /* viewer.h - the built-in viewer's JSON API over jp_http: runs under a log directory, their
- * analyses and a level-of-detail timeline, each run decoded once and cached (internal). */
+ * analyses, a level-of-detail timeline and the diff of two runs, each run decoded once and cached
+ * (internal). */
 #ifndef JP_OUTPUTS_VIEWER_H
 #define JP_OUTPUTS_VIEWER_H
 
@@ -20,9 +21,13 @@ void jp_viewer_free(jp_viewer *v);
  *                                  scopes, transfers, kernels, memory, compiles, findings
  *   /api/run/<id>/timeline         ?start_ms=&end_ms=&px=: jp_timeline_window
  *   /api/run/<id>/event            ?track=&index=: jp_timeline_event
- * Every run endpoint takes ?host=NAME (as jp_load_options.host). Ids are the hex of a run's path
- * relative to log_dir and only name runs jp_runs_find listed. Errors are {"error": "..."} with 400,
- * 404 or 500. Responses about a run carry "X-Jaxprof-Cache: hit" or "miss". */
+ *   /api/diff                      ?base=<id>&new=<id>: jp_diff_render(JSON) of jp_diff_new over both
+ *                                  cached analyses (the same id twice is allowed); the last answer
+ *                                  is kept, as bytes, and sent again when asked the same
+ * Every run endpoint and the diff take ?host=NAME (as jp_load_options.host). Ids are the hex of a
+ * run's path relative to log_dir and only name runs jp_runs_find listed. Errors are {"error": "..."}
+ * with 400, 404 or 500. Responses about a run carry "X-Jaxprof-Cache: hit" or "miss" (the diff: hit
+ * when it is the kept answer). */
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp);
 
 #endif

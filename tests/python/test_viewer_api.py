@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import jax
+import jax.numpy as jnp
 import pytest
 
-from conftest import JAXPROF_BIN, capture_steps, jaxprof_json
+import jaxprof
+from conftest import JAXPROF_BIN, capture_steps, jaxprof_json, only_xplane
 from test_export import big_xplane, export, gpu_profile
 from test_view import free_port, read_until_link, stop
 
@@ -308,3 +313,149 @@ def test_host_filter_keeps_one_hosts_tracks_and_flows(multi_host_logdir, serve):
         assert len(one["flows"]) == 3 and all(host_of[f[0]] == host for f in one["flows"])
         check_flow_ends(v, rid, one)
     assert v.json(f"/api/run/{rid}/timeline?host=no-such-host", 404)["error"]
+
+
+# ---- /api/diff: two runs through the diff engine ----------------------------------------------------
+
+def _extra_step(w: jax.Array, x: jax.Array) -> jax.Array:
+    """conftest's scoped_step plus a matmul chain under named_scope("extra")."""
+    with jax.named_scope("forward"):
+        h = jnp.tanh(x @ w)
+    with jax.named_scope("extra"):
+        g = jnp.tanh(h.T @ h)            # (128, 128) from (64, 128)
+        g = jnp.tanh(g @ g) @ g          # two more 128^3 matmuls
+    return w - 1e-3 * (h.T @ x) - 1e-6 * g
+
+
+# Named as conftest's scoped_step, so both runs hold the module "jit_scoped_step" and the diff pairs
+# their ops instead of calling every op added or removed.
+_extra_step.__name__ = _extra_step.__qualname__ = "scoped_step"
+extra_step = jax.jit(_extra_step)
+
+
+def capture_extra(log_dir: Path, *, num_steps: int = 3, total: int = 5) -> Path:
+    """conftest.capture_steps with extra_step in place of scoped_step."""
+    w, x = jnp.ones((128, 128)) * 1e-2, jnp.ones((64, 128))
+    extra_step(w, x).block_until_ready()  # compile outside the capture
+    with jaxprof.Profiler(log_dir, start_step=1, num_steps=num_steps, report=False) as prof:
+        for i in range(total):
+            with prof.step(i):
+                w = extra_step(w, x)
+            w.block_until_ready()
+    return log_dir
+
+
+def two_run_logdir(root: Path) -> tuple[Path, Path, Path]:
+    """One log directory holding a base capture and a new one with an extra scope: (log_dir, base
+    run, new run). Each is captured on its own and moved under a fixed name; the base is made older
+    so that the viewer lists it first."""
+    log_dir = root / "logs"
+    runs = log_dir / "plugins" / "profile"
+    runs.mkdir(parents=True)
+    made = []
+    for name, capture in (("base", capture_steps), ("new", capture_extra)):
+        capture(root / f"cap_{name}")
+        shutil.move(str(only_xplane(root / f"cap_{name}").parent), str(runs / name))
+        made.append(runs / name)
+    old = time.time() - 600
+    for f in made[0].rglob("*"):
+        os.utime(f, (old, old))
+    return log_dir, made[0], made[1]
+
+
+@pytest.fixture(scope="module")
+def diff_logdir(tmp_path_factory) -> tuple[Path, Path, Path]:
+    return two_run_logdir(tmp_path_factory.mktemp("viewer_diff"))
+
+
+def is_extra(scope: str) -> bool:
+    """Whether a scope path is the new run's extra scope ("scoped_step/extra")."""
+    return scope.split("/")[-1] == "extra"
+
+
+def comparable(doc: dict[str, Any]) -> dict[str, Any]:
+    """A diff document without its paths (the CLI names the arguments as given, the viewer the runs)."""
+    return {k: v for k, v in doc.items() if k not in ("base", "new")}
+
+
+def test_diff_equals_the_cli_json(diff_logdir, serve):
+    log_dir, base, new = diff_logdir
+    v = serve(log_dir)
+    runs = v.json("/api/runs")
+    assert [r["name"] for r in runs] == ["base", "new"]
+    ids = {r["name"]: r["id"] for r in runs}
+    code, headers, body = v.get(f"/api/diff?base={ids['base']}&new={ids['new']}")
+    assert code == 200 and headers["content-type"] == "application/json" and headers["x-jaxprof-cache"] == "miss"
+    doc = json.loads(body)
+    assert doc["schema_version"] == 1 and doc["kind"] == "diff"
+    assert {"base", "new", "steps", "breakdown", "ops", "scopes", "summary", "findings", "options"} <= doc.keys()
+    assert doc["base"]["path"].rstrip("/").endswith("base") and doc["new"]["path"].rstrip("/").endswith("new")
+    assert doc["steps"]["base_n"] == doc["steps"]["new_n"] == 3
+    assert doc["steps"]["verdict"] in ("slower", "faster", "unchanged")
+    assert [p["part"] for p in doc["breakdown"]][:2] == ["compute", "collective"]
+    # The extra scope exists only in the new run, and so do its matmuls.
+    extra = [s for s in doc["scopes"] if is_extra(s["name"])]
+    assert extra and extra[0]["change"] == "added" and extra[0]["base_ms"] == 0 and extra[0]["new_ms"] > 0
+    added = [o for o in doc["ops"] if o["change"] == "added" and is_extra(o["scope"])]
+    assert added and all(o["match"] == "none" and o["base_count"] == 0 and o["new_count"] >= 1 for o in added)
+    assert sum(doc["summary"]["ops"].values()) == len(doc["ops"])
+    assert sum(doc["summary"]["matched"].values()) == len(doc["ops"])
+    assert doc["summary"]["matched"]["name"] + doc["summary"]["matched"]["op_name"] + doc["summary"]["matched"]["shape"] > 0
+    # The CLI over the same run directories says exactly the same.
+    cli = jaxprof_json("diff", base, str(new))
+    assert comparable(doc) == comparable({k: v for k, v in cli.items() if k != "gate"})
+    # Asked again: the kept answer, byte for byte.
+    again = v.get(f"/api/diff?base={ids['base']}&new={ids['new']}")
+    assert again[1]["x-jaxprof-cache"] == "hit" and again[2] == body
+    # Reversed: the extra scope was removed.
+    back = v.json(f"/api/diff?base={ids['new']}&new={ids['base']}")
+    assert next(s for s in back["scopes"] if is_extra(s["name"]))["change"] == "removed"
+    assert back["summary"]["ops"]["removed"] == doc["summary"]["ops"]["added"]
+
+
+def test_diff_of_a_run_with_itself_is_all_unchanged(diff_logdir, serve):
+    log_dir, _, _ = diff_logdir
+    v = serve(log_dir)
+    rid = v.run_id("new")
+    doc = v.json(f"/api/diff?base={rid}&new={rid}")
+    s = doc["summary"]
+    assert doc["ops"] and s["ops"]["unchanged"] == len(doc["ops"]) and s["scopes"]["unchanged"] == len(doc["scopes"])
+    assert all(s["ops"][c] == 0 and s["scopes"][c] == 0 for c in ("slower", "faster", "added", "removed"))
+    assert s["matched"]["name"] == len(doc["ops"])
+    assert doc["steps"]["change_pct"] == 0 and doc["steps"]["verdict"] == "unchanged" and not doc["steps"]["significant"]
+    assert all(p["delta_ms"] == 0 for p in doc["breakdown"]) and doc["findings"] == []
+    assert all(o["delta_ms"] == 0 and o["base_ms"] == o["new_ms"] for o in doc["ops"])
+
+
+def test_diff_refuses_unknown_ids(diff_logdir, serve):
+    log_dir, _, _ = diff_logdir
+    v = serve(log_dir)
+    rid = v.run_id("base")
+    nope = "plugins/profile/nope".encode().hex()
+    for query in [f"base={rid}&new={nope}", f"base={nope}&new={rid}", f"base={rid}&new=zz", f"base=00&new={rid}",
+                  f"base={rid}&new={'..'.encode().hex()}", f"base={rid}&new=%2Fetc"]:
+        assert v.json(f"/api/diff?{query}", 404)["error"], query
+    assert v.json(f"/api/diff?base={rid}", 400)["error"]
+    assert v.json("/api/diff", 400)["error"]
+    assert v.json(f"/api/diff?base={rid}&new={rid}&host=no-such-host", 404)["error"]
+    assert "/api/diff?base=&new=&host=" in v.json("/api")["api"]
+
+
+def test_diff_survives_cache_eviction(tmp_path, serve):
+    """More runs than cache slots, diffed in an order that evicts: every answer still right (run this
+    against an ASan build to see that no analysis is freed while a diff reads it)."""
+    runs = tmp_path / "logs" / "plugins" / "profile"
+    for i in range(6):
+        (runs / f"r{i}").mkdir(parents=True)
+        gpu_profile(runs / f"r{i}" / "gpu-host.xplane.pb")
+    v = serve(tmp_path / "logs")
+    ids = [r["id"] for r in v.json("/api/runs")]
+    assert len(ids) == 6
+    want = None
+    for a, b in [(0, 1), (2, 3), (4, 5), (1, 0), (5, 2), (3, 4), (0, 5), (1, 1)]:
+        v.json(f"/api/run/{ids[(a + 3) % 6]}/ops")  # another run between, to move the LRU order
+        doc = v.json(f"/api/diff?base={ids[a]}&new={ids[b]}")
+        assert doc["ops"] and doc["summary"]["ops"]["unchanged"] == len(doc["ops"])  # the same profile six times
+        got = [(o["name"], o["base_ms"], o["new_ms"]) for o in doc["ops"]]
+        assert want is None or got == want
+        want = got

@@ -21,6 +21,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from conftest import JAXPROF_BIN, capture_steps, run_jaxprof
 from test_export import gpu_profile
 from test_view import free_port
+from test_viewer_api import is_extra, two_run_logdir
 
 ARTIFACTS = Path(os.environ.get("JAXPROF_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts")
 
@@ -224,3 +225,64 @@ def test_overview_host_picker_filters_the_report(hosts_server, browser):
         "all hosts", "host-a", "host-b"]
     assert "host=host-a" in js(browser, "location.hash")
     shot(browser, "overview_host_a")
+
+
+# ---- compare: two real runs, the second with an extra named scope ------------------------------------
+
+@pytest.fixture(scope="module")
+def diff_dirs(tmp_path_factory) -> tuple[Path, Path, Path]:
+    return two_run_logdir(tmp_path_factory.mktemp("viewer_browser_diff"))
+
+
+@pytest.fixture(scope="module")
+def diff_server(diff_dirs) -> Iterator[str]:
+    yield from serve_dir(diff_dirs[0])
+
+
+def table_rows(driver: webdriver.Chrome, table_id: str) -> list[list[str]]:
+    """Each data row's cell texts."""
+    return [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in driver.find_elements(By.CSS_SELECTOR, f"#{table_id} tr")[1:]]
+
+
+def test_compare_page_shows_the_diff(diff_server, diff_dirs, browser):
+    _, base, new = diff_dirs
+    proc = run_jaxprof("diff", base, new, "--json")
+    assert proc.returncode == 0, proc.stderr
+    want = json.loads(proc.stdout)
+    browser.get("about:blank")
+    browser.get(diff_server + "#/compare")  # defaults: base = the older run, new = the newest
+    line = wait_for(browser, "#step-delta", "→")
+    assert Select(browser.find_element(By.ID, "cmp-base")).first_selected_option.text.endswith("base")
+    assert Select(browser.find_element(By.ID, "cmp-new")).first_selected_option.text.endswith("new")
+    s = want["steps"]
+    assert f"{s['change_pct']:+.1f}%".replace("-", "−") in line.text
+    verdict = browser.find_element(By.ID, "verdict")
+    assert verdict.text.lower() == s["verdict"]
+    # The extra scope is added, in the scope table and on its ops, each row with its change word.
+    scopes = {r[7]: r[0] for r in table_rows(browser, "cmp-scopes")}
+    extra = next(name for name in scopes if is_extra(name))
+    assert scopes[extra] == "added"
+    assert "change-slower" in browser.find_element(
+        By.XPATH, f"//table[@id='cmp-scopes']//tr[td[8]='{extra}']/td[1]/span").get_attribute("class")
+    ops = table_rows(browser, "cmp-ops")
+    assert len(ops) == len(want["ops"])
+    assert [r[0] for r in ops] == [o["change"] for o in want["ops"]]
+    assert any(r[0] == "added" and is_extra(r[9]) for r in ops)
+    breakdown = table_rows(browser, "cmp-breakdown")
+    assert [r[0] for r in breakdown] == [p["part"] for p in want["breakdown"]]
+    summary = table_rows(browser, "cmp-summary")
+    assert summary[0] == ["ops"] + [str(want["summary"]["ops"][c]) for c in ("slower", "faster", "added", "removed", "unchanged")]
+    shot(browser, "compare_diff")
+    # The filter keeps the rows that name the extra scope.
+    browser.find_element(By.ID, "cmp-filter").send_keys("extra")
+    WebDriverWait(browser, 10).until(lambda d: all("extra" in r[9] or "extra" in r[7] for r in table_rows(d, "cmp-ops")))
+    assert table_rows(browser, "cmp-ops")
+    # Deep link, runs swapped: the extra scope was removed.
+    ids = {r["name"]: r["id"] for r in json.loads(browser.execute_script(
+        "return fetch('/api/runs').then((r) => r.text())"))}
+    browser.get("about:blank")
+    browser.get(diff_server + f"#/compare?base={ids['new']}&new={ids['base']}")
+    wait_for(browser, "#step-delta", "→")
+    assert {r[7]: r[0] for r in table_rows(browser, "cmp-scopes")}[extra] == "removed"
+    shot(browser, "compare_diff_swapped")
