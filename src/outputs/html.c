@@ -1,13 +1,15 @@
-/* html.c - the report as one self-contained HTML page: inline CSS and SVG charts, no scripts. */
+/* html.c - the report, and the diff of two runs, as self-contained HTML pages: inline CSS and SVG
+ * charts, no scripts. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/error.h"
+#include "outputs/diff_render.h"
 #include "outputs/table.h"
 
-enum { TOP_ROWS = 20, CHART_W = 960, CHART_H = 240, CHART_LEFT = 70, CHART_BOTTOM = 24 };
+enum { TOP_ROWS = 20, DIFF_ROWS = 50, CHART_W = 960, CHART_H = 240, CHART_LEFT = 70, CHART_BOTTOM = 24 };
 
 /* One colour per jp_part, in enum order (compute ... idle). */
 static const char *const PART_COLOURS[JP_PART_COUNT] = {"#4e79a7", "#f28e2b", "#59a14f", "#76b7b2",
@@ -75,11 +77,13 @@ static void thead(FILE *out, const char *const *cols, size_t n) {
 
 /* ---- header --------------------------------------------------------------------------------------- */
 
-static void write_head(const jp_analysis *a, FILE *out) {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>jaxprof report: ", out);
-    esc(out, a->path);
-    fprintf(out, "</title><style>%s</style></head>\n<body>\n<h1>jaxprof report</h1>\n", CSS);
+/* The page up to <body><h1>: `kind` is "report" or "diff", `what` names the input(s); extra_css
+ * follows the shared style sheet. */
+static void write_head(const char *kind, const char *what, const char *extra_css, FILE *out) {
+    fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>jaxprof %s: ", kind);
+    esc(out, what);
+    fprintf(out, "</title><style>%s%s</style></head>\n<body>\n<h1>jaxprof %s</h1>\n", CSS, extra_css, kind);
 }
 
 static void write_overview(const jp_analysis *a, FILE *out) {
@@ -342,7 +346,7 @@ static void write_findings(const jp_analysis *a, FILE *out) {
 int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     jp_error_clear(err);
     if (!a || !out) return jp_error_set(err, JP_ERR_ARG, 0, "html report: no analysis or no output");
-    write_head(a, out);
+    write_head("report", a->path, "", out);
     write_overview(a, out);
     write_steps(a, out);
     write_breakdown(a, out);
@@ -355,9 +359,10 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     return JP_OK;
 }
 
-int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err) {
-    jp_error_clear(err);
-    if (!a || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "html report: no output path");
+/* Runs write_page into "<out_path>.tmp" and renames it to out_path, so a failure never leaves a
+ * half page under the final name (the .tmp is removed). */
+static int write_via_tmp(const char *out_path, int (*write_page)(const void *obj, FILE *out, jp_error *err),
+                         const void *obj, jp_error *err) {
     size_t tmp_len = strlen(out_path) + 5;
     char *tmp = malloc(tmp_len);
     if (!tmp) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
@@ -366,7 +371,7 @@ int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err) {
     FILE *f = fopen(tmp, "wb");
     if (!f) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot create: %s", tmp, strerror(errno));
     if (f) {
-        rc = jp_error_prefix(err, jp_html_report(a, f, err), out_path);
+        rc = jp_error_prefix(err, write_page(obj, f, err), out_path);
         if (fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: write failed: %s", tmp, strerror(errno));
         if (rc == JP_OK && rename(tmp, out_path) != 0)
             rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot rename: %s", out_path, strerror(errno));
@@ -374,4 +379,206 @@ int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err) {
     }
     free(tmp);
     return rc;
+}
+
+static int write_report_page(const void *a, FILE *out, jp_error *err) { return jp_html_report(a, out, err); }
+
+int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err) {
+    jp_error_clear(err);
+    if (!a || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "html report: no output path");
+    return write_via_tmp(out_path, write_report_page, a, err);
+}
+
+/* ---- the diff page ---------------------------------------------------------------------------------- */
+
+/* Rows are tinted by their change: red for time gained, green for time saved. */
+static const char DIFF_CSS[] =
+    "tr.slower td{background:#fdecea}tr.added td{background:#fff1e0}tr.faster td{background:#e8f5e9}"
+    "tr.removed td{background:#f1f4f8;color:#555}.verdict{font-weight:600}.verdict.slower{color:#c0392b}"
+    ".verdict.faster{color:#2a7d2a}.appeared{color:#c0392b}.disappeared{color:#2a7d2a}";
+
+/* "+1.20 ms": signed, so a glance tells slower from faster. */
+static void put_delta(FILE *out, double ps) {
+    if (ps > 0) fputc('+', out);
+    put_time(out, ps);
+}
+
+static void td_delta(FILE *out, double ps) {
+    fputs("<td class=\"n\">", out);
+    put_delta(out, ps);
+    fputs("</td>", out);
+}
+
+static void write_diff_overview(const jp_diff *d, FILE *out) {
+    fputs("<section id=\"overview\"><table>\n<tr><th>base</th><td><code id=\"base-path\">", out);
+    esc(out, d->base_path);
+    fputs("</code></td></tr>\n<tr><th>new</th><td><code id=\"new-path\">", out);
+    esc(out, d->new_path);
+    fprintf(out, "</code></td></tr>\n<tr><th>steps</th><td>%zu &rarr; %zu</td></tr>\n</table></section>\n",
+            d->steps.base_n, d->steps.new_n);
+}
+
+static void write_diff_steps(const jp_diff *d, FILE *out) {
+    const jp_diff_steps *s = &d->steps;
+    const char *v = jp_diff_verdict(s);
+    fputs("<section id=\"steps\"><h2>Step time</h2>\n<p>mean ", out);
+    put_time(out, s->base_mean_ps);
+    fputs(" &rarr; ", out);
+    put_time(out, s->new_mean_ps);
+    fprintf(out, ": <span class=\"verdict %s\" id=\"verdict\">%+.1f%% &plusmn; %.1f%% noise, %s</span></p>\n", v,
+            s->change_pct, s->noise_pct, v);
+    static const char *const cols[] = {"per step", "base", "new", "change"};
+    thead(out, cols, 4);
+    const char *names[] = {"mean", "median", "p90"};
+    double base[] = {s->base_mean_ps, s->base_median_ps, s->base_p90_ps};
+    double now[] = {s->new_mean_ps, s->new_median_ps, s->new_p90_ps};
+    for (size_t i = 0; i < 3; i++) {
+        fprintf(out, "<tr><th>%s</th>", names[i]);
+        td_time(out, base[i]);
+        td_time(out, now[i]);
+        td_delta(out, now[i] - base[i]);
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table></section>\n", out);
+}
+
+/* One horizontal bar per run: its parts side by side in enum order, both on one scale so the
+ * longer step shows as the longer bar. */
+static void write_diff_bar(const char *label, const double *part_ps, double scale, double y, FILE *out) {
+    double x = CHART_LEFT;
+    fprintf(out, "<text x=\"%d\" y=\"%.0f\" text-anchor=\"end\" font-size=\"12\">%s</text>", CHART_LEFT - 6, y + 17,
+            label);
+    for (int p = 0; p < JP_PART_COUNT; p++) {
+        double w = part_ps[p] * scale;
+        if (!(w > 0)) continue;
+        fprintf(out, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"24\" fill=\"%s\"><title>%s %s ", x, y, w,
+                PART_COLOURS[p], label, jp_part_name(p));
+        put_time(out, part_ps[p]);
+        fputs("</title></rect>", out);
+        x += w;
+    }
+    fputc('\n', out);
+}
+
+static double part_sum(const double *part_ps) {
+    double t = 0;
+    for (int p = 0; p < JP_PART_COUNT; p++) t += part_ps[p] > 0 ? part_ps[p] : 0;
+    return t;
+}
+
+static void write_diff_breakdown(const jp_diff *d, FILE *out) {
+    const jp_diff_steps *s = &d->steps;
+    double longest = part_sum(s->base_part_ps) > part_sum(s->new_part_ps) ? part_sum(s->base_part_ps) : part_sum(s->new_part_ps);
+    double scale = longest > 0 ? (double)(CHART_W - CHART_LEFT - 4) / longest : 0;
+    fputs("<section id=\"breakdown\"><h2>Breakdown per step</h2>\n", out);
+    write_legend(out);
+    fprintf(out, "<svg id=\"breakdown-chart\" width=\"%d\" height=\"64\" viewBox=\"0 0 %d 64\" role=\"img\" "
+                 "aria-label=\"step breakdown, base and new\">\n", CHART_W, CHART_W);
+    write_diff_bar("base", s->base_part_ps, scale, 2, out);
+    write_diff_bar("new", s->new_part_ps, scale, 34, out);
+    fputs("</svg>\n", out);
+    static const char *const cols[] = {"part", "base", "new", "delta"};
+    thead(out, cols, 4);
+    for (int p = 0; p < JP_PART_COUNT; p++) {
+        fprintf(out, "<tr><td><span class=\"sw\" style=\"background:%s;margin-left:0\"></span>%s</td>", PART_COLOURS[p],
+                jp_part_name(p));
+        td_time(out, s->base_part_ps[p]);
+        td_time(out, s->new_part_ps[p]);
+        td_delta(out, s->new_part_ps[p] - s->base_part_ps[p]);
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table></section>\n", out);
+}
+
+static void write_diff_row(const jp_diff_row *r, int is_op, FILE *out) {
+    int one_sided = r->change == JP_CHANGE_ADDED || r->change == JP_CHANGE_REMOVED;
+    fprintf(out, "<tr class=\"%s\"><td>%s</td>", jp_change_name(r->change), jp_change_name(r->change));
+    td_delta(out, r->delta_ps);
+    if (one_sided) fprintf(out, "<td class=\"n\">%s</td>", r->change == JP_CHANGE_ADDED ? "new" : "gone");
+    else fprintf(out, "<td class=\"n\">%+.1f%%</td>", r->delta_pct);
+    td_time(out, r->base_ps);
+    td_time(out, r->new_ps);
+    fprintf(out, "<td class=\"n\">%.3g &rarr; %.3g</td><td><code class=\"%s\">", r->base_count, r->new_count,
+            is_op ? "op" : "scope");
+    esc(out, r->name);
+    fputs("</code>", out);
+    if (is_op && r->base_name && *r->base_name && strcmp(r->base_name, r->name) != 0) {
+        fputs(" <small>was <code class=\"base-name\">", out);
+        esc(out, r->base_name);
+        fputs("</code></small>", out);
+    }
+    fputs("</td>", out);
+    td_text(out, r->category);
+    if (is_op) {
+        fputs("<td><code>", out);
+        esc(out, r->scope);
+        fputs("</code></td>", out);
+    }
+    td_text(out, jp_match_name(r->match));
+    fputs("</tr>\n", out);
+}
+
+static void write_diff_rows(const char *id, const char *title, const jp_diff_row *rows, size_t n, FILE *out) {
+    int is_op = strcmp(id, "ops") == 0;
+    fprintf(out, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+    static const char *const op_cols[] = {"change", "&Delta;/step", "&Delta;%", "base", "new", "count/step", "op",
+                                          "category", "scope", "match"};
+    static const char *const scope_cols[] = {"change", "&Delta;/step", "&Delta;%", "base", "new", "count/step", "scope",
+                                             "kind", "match"};
+    if (is_op) thead(out, op_cols, 10);
+    else thead(out, scope_cols, 9);
+    for (size_t i = 0; i < n && i < DIFF_ROWS; i++) write_diff_row(&rows[i], is_op, out);
+    fputs("</tbody></table>\n", out);
+    if (n > DIFF_ROWS) fprintf(out, "<p>%zu more rows (jaxprof diff --json has them all).</p>\n", n - DIFF_ROWS);
+    fputs("</section>\n", out);
+}
+
+static void write_diff_findings(const jp_diff *d, FILE *out) {
+    fprintf(out, "<section id=\"findings\"><h2>Findings that changed (%zu)</h2>\n", d->n_findings);
+    if (!d->n_findings) fputs("<p>None: the same findings in both runs.</p>\n", out);
+    for (size_t i = 0; i < d->n_findings; i++) {
+        const jp_diff_finding *f = &d->findings[i];
+        const char *cls = rating_class(f->severity);
+        fprintf(out, "<div class=\"finding %s\"><span class=\"%s\">%s</span> <span class=\"%s\">[%s]</span> ",
+                cls, f->appeared ? "appeared" : "disappeared", f->appeared ? "+ appeared" : "&minus; disappeared", cls,
+                jp_rating_name(f->severity));
+        esc(out, f->title);
+        fputs(" <small>(", out);
+        esc(out, f->id);
+        fputs(")</small></div>\n", out);
+    }
+    fputs("</section>\n", out);
+}
+
+static void write_diff_summary(const jp_diff *d, FILE *out) {
+    fputs("<section id=\"summary\"><h2>Summary</h2>\n<p>ops:", out);
+    for (int c = 0; c < JP_CHANGE_COUNT; c++) fprintf(out, "%s %zu %s", c ? "," : "", d->op_changes[c], jp_change_name(c));
+    fputs("<br>scopes:", out);
+    for (int c = 0; c < JP_CHANGE_COUNT; c++) fprintf(out, "%s %zu %s", c ? "," : "", d->scope_changes[c], jp_change_name(c));
+    fputs("<br>ops matched by", out);
+    for (int m = 0; m < JP_MATCH_COUNT; m++) fprintf(out, "%s %s %zu", m ? "," : "", jp_match_name(m), d->op_matches[m]);
+    fprintf(out, "<br>a row changes when its self time per step moves by more than %.3g%% and by at least %.3g%% of "
+                 "the base step</p></section>\n",
+            d->options.min_change_pct, d->options.min_share_pct);
+}
+
+static int write_diff_page(const void *obj, FILE *out, jp_error *err) {
+    const jp_diff *d = obj;
+    write_head("diff", d->new_path, DIFF_CSS, out);
+    write_diff_overview(d, out);
+    write_diff_steps(d, out);
+    write_diff_breakdown(d, out);
+    write_diff_rows("ops", "Ops by change in self time per step", d->ops, d->n_ops, out);
+    write_diff_rows("scopes", "Scopes by change in self time per step", d->scopes, d->n_scopes, out);
+    write_diff_findings(d, out);
+    write_diff_summary(d, out);
+    fprintf(out, "<footer><small>jaxprof %s</small></footer>\n</body></html>\n", JP_VERSION);
+    if (fflush(out) != 0 || ferror(out)) return jp_error_set(err, JP_ERR_IO, 0, "html diff: write failed");
+    return JP_OK;
+}
+
+int jp_html_diff_write(const jp_diff *d, const char *out_path, jp_error *err) {
+    jp_error_clear(err);
+    if (!d || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "html diff: no diff or no output path");
+    return write_via_tmp(out_path, write_diff_page, d, err);
 }
