@@ -460,10 +460,11 @@ int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err);
 /* ---------------------------------------------------------------------------------------------
  * Comparing two profiles (jp_diff_*): step time with a noise estimate, the breakdown, per-op and
  * per-scope self time per step (added, removed, slower, faster, unchanged), findings that appeared
- * or disappeared, and a regression gate. Ops are paired by module + name first; ops left over are
- * paired again within their module by category + metadata op_name, then by category + scope +
- * occurrences per step, which survives XLA renumbering ("fusion.12" vs "fusion.14"). Each row says
- * how it was paired. A diff borrows strings from both analyses: they must outlive it.
+ * or disappeared, and a regression gate. Ops are paired by module + name when their metadata
+ * op_names agree; ops left over are paired again within their module by category + op_name, then
+ * by category + scope + occurrences per step, which survives XLA renumbering ("fusion.12" vs
+ * "fusion.14", or a name handed to other code), and last by bare name. Each row says how it was
+ * paired. A diff borrows strings from both analyses: they must outlive it.
  * ------------------------------------------------------------------------------------------- */
 
 typedef enum jp_change {

@@ -432,14 +432,27 @@ static int pair_pass(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn, int mat
     return JP_OK;
 }
 
-/* Pass 1: exact (key, name), both arrays sorted by it. Works for scopes too (key "", kind + path). */
-static void pair_exact(agg *b, size_t nb, agg *n, size_t nn, int (*cmp)(const void *, const void *)) {
+/* Whether two ops' metadata op_names contradict: both known and different. XLA numbers fusions
+ * per compilation, so after a code change "fusion" may name another computation than before; the
+ * op_name (the JAX source path) tells them apart. */
+static int op_names_conflict(const agg *b, const agg *n) {
+    return b->op_name[0] && n->op_name[0] && strcmp(b->op_name, n->op_name) != 0;
+}
+
+/* Pairs entries with an equal (key, name), both arrays sorted by it; already paired entries and,
+ * when strict, ops whose op_names conflict are left alone. Works for scopes too (key "", kind +
+ * path; their op_name is ""). */
+static void pair_exact(agg *b, size_t nb, agg *n, size_t nn, int (*cmp)(const void *, const void *), int strict) {
     size_t i = 0, j = 0;
     while (i < nb && j < nn) {
         int c = cmp(&b[i], &n[j]);
         if (c < 0) i++;
         else if (c > 0) j++;
-        else link(&b[i++], &n[j++], JP_MATCH_NAME);
+        else {
+            if (!b[i].partner && !n[j].partner && !(strict && op_names_conflict(&b[i], &n[j])))
+                link(&b[i], &n[j], JP_MATCH_NAME);
+            i++, j++;
+        }
     }
 }
 
@@ -524,10 +537,13 @@ static int diff_ops(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_
     int mapped = map_renumbered_modules(ar, b, nb, n, nn);
     if (mapped < 0) return JP_ERR_NOMEM;
     if (mapped && nb > 1) qsort(b, nb, sizeof *b, cmp_agg_op); /* keys are distinct again: no merge */
-    pair_exact(b, nb, n, nn, same_op_key);
+    /* Same name and source first; a name now used for other source pairs by op_name or shape
+     * when it can, and by its bare name only as the last resort. */
+    pair_exact(b, nb, n, nn, same_op_key, 1);
     int rc = pair_pass(ar, b, nb, n, nn, JP_MATCH_OP_NAME);
     if (rc == JP_OK) rc = pair_pass(ar, b, nb, n, nn, JP_MATCH_SHAPE);
     if (rc != JP_OK) return rc;
+    pair_exact(b, nb, n, nn, same_op_key, 0);
     d->ops = build_rows(ar, b, nb, n, nn, &d->options, d->steps.base_mean_ps, &d->n_ops);
     if (!d->ops) return JP_ERR_NOMEM;
     if (d->n_ops > 1) qsort(d->ops, d->n_ops, sizeof *d->ops, cmp_row);
@@ -543,7 +559,7 @@ static int diff_scopes(jp_arena *ar, jp_diff *d, const jp_analysis *base, const 
     size_t nb, nn;
     agg *b = aggregate_scopes(ar, base, base_div, &nb), *n = aggregate_scopes(ar, nw, new_div, &nn);
     if (!b || !n) return JP_ERR_NOMEM;
-    pair_exact(b, nb, n, nn, cmp_agg_scope);
+    pair_exact(b, nb, n, nn, cmp_agg_scope, 0);
     d->scopes = build_rows(ar, b, nb, n, nn, &d->options, d->steps.base_mean_ps, &d->n_scopes);
     if (!d->scopes) return JP_ERR_NOMEM;
     /* Device scopes before host scopes, each ordered like the ops. */

@@ -465,16 +465,58 @@ static void passes_in_order(void **state) {
     run_init(&n, "new");
     run_op(&b, "m", "a.1", "loop fusion", "jit(f)/x", "s", 0, 4, 4 * MS);
     run_op(&b, "m", "b.1", "loop fusion", "jit(f)/y", "s", 0, 4, 4 * MS);
-    run_op(&n, "m", "a.1", "loop fusion", "jit(f)/y", "s", 0, 4, 4 * MS); /* same name, other op_name */
-    run_op(&n, "m", "c.1", "loop fusion", "", "s", 0, 4, 4 * MS);         /* shape of b.1 */
-    run_op(&n, "m", "d.1", "loop fusion", "jit(f)/y", "s", 0, 4, 4 * MS); /* op_name of b.1 */
+    run_op(&b, "m", "e.1", "loop fusion", "jit(f)/z", "t", 0, 4, 4 * MS);
+    run_op(&n, "m", "a.1", "loop fusion", "jit(f)/y", "s", 0, 4, 4 * MS); /* b.1's op_name under a.1's name */
+    run_op(&n, "m", "c.1", "loop fusion", "", "s", 0, 4, 4 * MS);         /* shape of a.1 */
+    run_op(&n, "m", "d.1", "loop fusion", "jit(f)/y", "s", 0, 9, 4 * MS); /* op_name of b.1, farther count */
+    run_op(&n, "m", "e.1", "loop fusion", "jit(f)/w", "u", 0, 1, 4 * MS); /* only the name is left */
     jp_diff *d = diff_of(&b, &n, NULL);
-    assert_int_equal(find_op(d, "a.1")->match, JP_MATCH_NAME);
-    assert_int_equal(find_op(d, "d.1")->match, JP_MATCH_OP_NAME);
-    assert_string_equal(find_op(d, "d.1")->base_name, "b.1");
-    assert_int_equal(find_op(d, "c.1")->change, JP_CHANGE_ADDED);
+    assert_int_equal(find_op(d, "a.1")->match, JP_MATCH_OP_NAME);
+    assert_string_equal(find_op(d, "a.1")->base_name, "b.1");
+    assert_int_equal(find_op(d, "c.1")->match, JP_MATCH_SHAPE);
+    assert_string_equal(find_op(d, "c.1")->base_name, "a.1");
+    assert_int_equal(find_op(d, "d.1")->change, JP_CHANGE_ADDED);
+    assert_int_equal(find_op(d, "e.1")->match, JP_MATCH_NAME);
     /* No steps: the span (0 here) is one step, so every change passes the share threshold. */
     assert_int_equal(d->steps.base_n, 1);
+    jp_diff_free(d);
+}
+
+/* After a code change XLA may hand an old name to new code: "ynn_fusion" moved from forward to
+ * the new extra scope while forward's fusion became "ynn_fusion.1". The op_name keeps them apart. */
+static void reused_name_pairs_by_source(void **state) {
+    (void)state;
+    run b, n;
+    model(&b, "base");
+    model(&n, "new");
+    run_op(&b, "jit_f", "ynn_fusion", "loop fusion", "jit(f)/forward/dot", "forward", 0, 4, 4 * MS);
+    run_op(&n, "jit_f", "ynn_fusion", "loop fusion", "jit(f)/extra/dot", "extra", 0, 4, 3 * MS);
+    run_op(&n, "jit_f", "ynn_fusion.1", "loop fusion", "jit(f)/forward/dot", "forward", 0, 4, 4 * MS);
+    jp_diff *d = diff_of(&b, &n, NULL);
+    const jp_diff_row *r = find_op(d, "ynn_fusion.1");
+    assert_int_equal(r->match, JP_MATCH_OP_NAME);
+    assert_string_equal(r->base_name, "ynn_fusion");
+    assert_int_equal(r->change, JP_CHANGE_UNCHANGED);
+    r = find_op(d, "ynn_fusion");
+    assert_int_equal(r->change, JP_CHANGE_ADDED);
+    assert_string_equal(r->scope, "extra");
+    assert_int_equal(d->op_changes[JP_CHANGE_REMOVED], 0);
+    jp_diff_free(d);
+}
+
+/* With nothing better for it, a name whose op_name changed still pairs by name. */
+static void conflicting_op_name_falls_back_to_name(void **state) {
+    (void)state;
+    run b, n;
+    model(&b, "base");
+    model(&n, "new");
+    run_op(&b, "jit_f", "copy.1", "data formatting", "jit(f)/a/copy", "a", 0, 4, 4 * MS);
+    run_op(&n, "jit_f", "copy.1", "data formatting", "jit(f)/b/copy", "b", 0, 1, 4 * MS);
+    jp_diff *d = diff_of(&b, &n, NULL);
+    const jp_diff_row *r = find_op(d, "copy.1");
+    assert_int_equal(r->match, JP_MATCH_NAME);
+    assert_string_equal(r->base_name, "copy.1");
+    assert_int_equal(d->op_changes[JP_CHANGE_ADDED], 0);
     jp_diff_free(d);
 }
 
@@ -801,6 +843,8 @@ int main(void) {
         cmocka_unit_test(renumbered_fusions_match_by_op_name),
         cmocka_unit_test(renamed_ops_match_by_shape),
         cmocka_unit_test(passes_in_order),
+        cmocka_unit_test(reused_name_pairs_by_source),
+        cmocka_unit_test(conflicting_op_name_falls_back_to_name),
         cmocka_unit_test(renumbered_module),
         cmocka_unit_test(devices_are_summed),
         cmocka_unit_test(big_groups_pair_by_rank),
