@@ -1,7 +1,7 @@
 """Viewer speed: the built-in viewer's time to first answer and timeline-window latency (issue 5).
 
 Writes a synthetic xplane of N_EVENTS 1 us events (every 2 us, on 4 lines of one plane; the
-numpy encoder `big_xplane` is copied from tests/python/test_export.py) as
+numpy encoder `big_xplane` of tests/python/xplane_gen.py) as
 LOGDIR/plugins/profile/<run>/host.xplane.pb, then, REPEATS times, starts
 `jaxprof view LOGDIR --ui builtin --no-browser --port N` and times, client-side (each request on a
 new TCP connection, connect included; the server closes every connection):
@@ -32,49 +32,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 JAXPROF = Path(sys.executable).parent / "jaxprof"
 PX = 1600
 GOAL_MS = 20.0
 
 
-# ---- the synthetic profile (copied from tests/python/test_export.py, unchanged) ----------------
-
-def big_xplane(path: Path, n_events: int, n_lines: int) -> None:
-    """An XSpace with n_events 1 us slices spread over n_lines lines of one plane, encoded with numpy:
-    each XEvent has the same 16-byte layout (offset_ps as a fixed-width 7-byte varint)."""
-    per_line = -(-n_events // n_lines)
-    lines = []
-    for li in range(n_lines):
-        n = min(per_line, n_events - li * per_line)
-        off = np.arange(n, dtype=np.uint64) * np.uint64(2_000_000)  # every 2 us
-        ev = np.zeros((n, 16), dtype=np.uint8)
-        ev[:, 0], ev[:, 1], ev[:, 2] = 0x22, 14, 0x08     # events=4 LEN 14; metadata_id=1
-        ev[:, 3], ev[:, 4] = 1, 0x10                         # metadata id 1; offset_ps=2
-        for b in range(7):
-            byte = (off >> np.uint64(7 * b)) & np.uint64(0x7F)
-            ev[:, 5 + b] = byte | (0x80 if b < 6 else 0)
-        ev[:, 12] = 0x18                                     # duration_ps=3: 1_000_000 as 3 bytes
-        ev[:, 13:16] = [0xC0, 0x84, 0x3D]
-        body = bytes([0x08]) + _varint(li + 1) + bytes([0x12]) + _varint(6) + b"line%02d" % li + ev.tobytes()
-        lines.append(bytes([0x1A]) + _varint(len(body)) + body)     # plane.lines = 3
-    meta = bytes([0x08, 1, 0x12, 4]) + b"tick"                      # XEventMetadata id 1 "tick"
-    entry = bytes([0x08, 1, 0x12]) + _varint(len(meta)) + meta      # map entry key 1
-    plane_body = bytes([0x08, 1, 0x12, 10]) + b"/synthetic" + b"".join(lines) + \
-        bytes([0x22]) + _varint(len(entry)) + entry                 # event_metadata = 4
-    with open(path, "wb") as f:
-        f.write(bytes([0x0A]) + _varint(len(plane_body)))           # XSpace.planes = 1
-        f.write(plane_body)
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "python"))
+from xplane_gen import big_xplane  # noqa: E402  (the test suite's generator, one copy)
 
 
 # ---- HTTP, timed on the client ---------------------------------------------------------------------
@@ -315,7 +280,7 @@ def main() -> None:
     print("\n## Viewer speed (`benchmarks/viewer_speed.py`)\n")
     print(f"`jaxprof view LOGDIR --ui builtin --no-browser --port N` (the built-in viewer's server) on a synthetic "
           f"xplane of {s0['events']:,} events, 1 µs every 2 µs on {args.lines} lines ({s0['span'] / 1e3:.1f} s of "
-          f"trace, {size / 1e6:.1f} MB; the numpy encoder of tests/python/test_export.py)"
+          f"trace, {size / 1e6:.1f} MB; the numpy encoder of tests/python/xplane_gen.py)"
           + (f" and on the real CPU capture above ({args.steps} steps, {real_size / 1e6:.1f} MB, "
              f"{profiles['real'][0]['events']:,} events)" if args.steps else "") +
           f". A fresh server per session, {args.repeats} sessions per profile after one warm-up (page cache hot); "

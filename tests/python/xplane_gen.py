@@ -29,6 +29,7 @@ from typing import Iterable, Mapping, Optional, Union
 __all__ = [
     "US", "MS", "Uint", "Int", "Double", "Str", "Bytes", "Ref", "Compressed", "StatValue", "Stats",
     "XSpace", "Plane", "Line", "HloInstruction", "HloComputation", "HloModule", "hlo_proto",
+    "big_xplane",
 ]
 
 US = 1_000_000          # picoseconds per microsecond
@@ -404,3 +405,34 @@ def hlo_proto(module: HloModule) -> bytes:
         c += f_varint(5, comp.id)
         body += f_bytes(3, bytes(c))
     return f_bytes(1, bytes(body))
+
+
+# ---- big profiles, encoded in bulk (the export and viewer benchmarks, JAX's 5M-event cap) ----------
+
+def big_xplane(path: Path, n_events: int, n_lines: int) -> None:
+    """An XSpace with n_events 1 us slices spread over n_lines lines of one plane, encoded with numpy:
+    each XEvent has the same 16-byte layout (offset_ps as a fixed-width 7-byte varint)."""
+    import numpy as np  # only this generator needs numpy
+
+    per_line = -(-n_events // n_lines)
+    lines = []
+    for li in range(n_lines):
+        n = min(per_line, n_events - li * per_line)
+        off = np.arange(n, dtype=np.uint64) * np.uint64(2_000_000)  # every 2 us
+        ev = np.zeros((n, 16), dtype=np.uint8)
+        ev[:, 0], ev[:, 1], ev[:, 2] = 0x22, 14, 0x08     # events=4 LEN 14; metadata_id=1
+        ev[:, 3], ev[:, 4] = 1, 0x10                         # metadata id 1; offset_ps=2
+        for b in range(7):
+            byte = (off >> np.uint64(7 * b)) & np.uint64(0x7F)
+            ev[:, 5 + b] = byte | (0x80 if b < 6 else 0)
+        ev[:, 12] = 0x18                                     # duration_ps=3: 1_000_000 as 3 bytes
+        ev[:, 13:16] = [0xC0, 0x84, 0x3D]
+        body = bytes([0x08]) + varint(li + 1) + bytes([0x12]) + varint(6) + b"line%02d" % li + ev.tobytes()
+        lines.append(bytes([0x1A]) + varint(len(body)) + body)     # plane.lines = 3
+    meta = bytes([0x08, 1, 0x12, 4]) + b"tick"                      # XEventMetadata id 1 "tick"
+    entry = bytes([0x08, 1, 0x12]) + varint(len(meta)) + meta      # map entry key 1
+    plane_body = bytes([0x08, 1, 0x12, 10]) + b"/synthetic" + b"".join(lines) + \
+        bytes([0x22]) + varint(len(entry)) + entry                 # event_metadata = 4
+    with open(path, "wb") as f:
+        f.write(bytes([0x0A]) + varint(len(plane_body)))           # XSpace.planes = 1
+        f.write(plane_body)
