@@ -1,0 +1,212 @@
+"""Report speed and memory: `jaxprof report` against XProf's converters on big generated xplanes.
+
+For each layout and size, benchmarks/gen_xplane.py writes one profile; then, on that same file:
+(a) `jaxprof report FILE --json > /dev/null` in a fresh process (decode + model + every analysis +
+JSON), and (b) XProf (the `xprof` PyPI package, possibly in another venv: --xprof-python) converting
+the file to overview_page, op_profile and hlo_stats, three separate `xspace_to_tool_data` calls
+with use_saved_result=False in one subprocess, their times summed (the subprocess's Python start
+and imports are not counted: in XProf's favour). XProf's cache files next to the xplane are deleted
+after each run. Wall time by time.perf_counter around the child, peak RSS from os.wait4's rusage of
+that child. The page cache is warmed first. Writes Markdown to stdout.
+
+    python benchmarks/report_speed.py --jaxprof /tmp/bld-gen/jaxprof --sizes 10,80,300,1000
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_xplane  # noqa: E402
+
+XPROF_CHILD = r"""
+import json, sys, time
+from xprof.convert import raw_to_tool_data as r
+out = {}
+for tool in ("overview_page", "op_profile", "hlo_stats"):
+    t = time.perf_counter()
+    data, _ = r.xspace_to_tool_data([sys.argv[1]], tool, {"use_saved_result": False})
+    out[tool] = [time.perf_counter() - t, len(data or b"")]
+print(json.dumps(out))
+"""
+
+
+def run_child(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL) -> dict:
+    """Runs cmd with a timeout; wall seconds, exit status, stdout (if piped), stderr's tail."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+                                                                            "GLOG_minloglevel": "3"})
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return {"timeout": True, "wall": time.perf_counter() - t0, "rc": None, "err": ""}
+    wall = time.perf_counter() - t0
+    return {"timeout": False, "wall": wall, "rc": p.returncode, "out": out, "err": (err or b"")[-2000:].decode(errors="replace")}
+
+
+def measured(cmd: list[str], timeout: float, stdout=subprocess.DEVNULL) -> dict:
+    """cmd under a tiny wrapper that forks, execs and reports the child's own rusage (wait4)."""
+    wrapper = ("import os,sys,json,time,resource\n"
+               "t=time.perf_counter();pid=os.fork()\n"
+               "if pid==0:\n"
+               "    os.execvp(sys.argv[1],sys.argv[1:])\n"
+               "_,st,ru=os.wait4(pid,0)\n"
+               "w=time.perf_counter()-t\n"
+               "sys.stderr.write('\\nRUSAGE '+json.dumps([w,ru.ru_maxrss*1024,ru.ru_utime+ru.ru_stime,os.waitstatus_to_exitcode(st)])+'\\n')\n")
+    r = run_child([sys.executable, "-c", wrapper] + cmd, timeout, stdout)
+    if r["timeout"]:
+        return r
+    line = [ln for ln in r["err"].splitlines() if ln.startswith("RUSAGE ")][-1]
+    wall, rss, cpu, rc = json.loads(line[7:])
+    r.update(wall=wall, rss=rss, cpu=cpu, rc=rc, err=r["err"].rsplit("\nRUSAGE ", 1)[0])
+    return r
+
+
+def fmt_s(s: float) -> str:
+    return f"{s * 1000:.0f} ms" if s < 10 else f"{s:.1f} s"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    beside = Path(sys.executable).parent / "jaxprof"  # the one installed in this venv
+    ap.add_argument("--jaxprof", default=str(beside) if beside.exists() else shutil.which("jaxprof") or "jaxprof")
+    ap.add_argument("--xprof-python", default="/tmp/venv-xprof/bin/python",
+                    help="a Python with the xprof package ('' to skip XProf)")
+    ap.add_argument("--layouts", default="cpu,gpu")
+    ap.add_argument("--sizes", default="10,80,300", help="MB, comma separated")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--xprof-repeats", default="5,5,3,1",
+                    help="XProf runs per size, in --sizes order (last one repeats)")
+    ap.add_argument("--xprof-timeout", type=float, default=600)
+    ap.add_argument("--workdir", default=None)
+    a = ap.parse_args()
+    sizes = [float(s) for s in a.sizes.split(",")]
+    xrep = [int(s) for s in a.xprof_repeats.split(",")]
+    work = Path(a.workdir or tempfile.mkdtemp(prefix="report-speed-"))
+    work.mkdir(parents=True, exist_ok=True)
+    xprof_ok, xprof_why = bool(a.xprof_python), "not run (--xprof-python '')"
+    if xprof_ok and not Path(a.xprof_python).exists():
+        xprof_ok, xprof_why = False, f"{a.xprof_python} does not exist (pip install xprof into a venv there)"
+    if xprof_ok:
+        probe = subprocess.run([a.xprof_python, "-c", "import xprof.convert.raw_to_tool_data, xprof.version as v; print(v.__version__)"],
+                               capture_output=True, text=True)
+        xprof_ok = probe.returncode == 0
+        xprof_why = probe.stdout.strip() if xprof_ok else probe.stderr.strip().splitlines()[-1]
+    load = os.getloadavg()
+    rows, notes = [], []
+    for layout in a.layouts.split(","):
+        for si, mb in enumerate(sizes):
+            d = work / f"{layout}-{mb:g}"
+            d.mkdir(exist_ok=True)
+            path = d / "gen.xplane.pb"
+            info = gen_xplane.generate(path, layout, size_mb=mb)
+            size = path.stat().st_size
+            with open(path, "rb") as f:  # warm the page cache
+                while f.read(1 << 24):
+                    pass
+            jp_cmd = [a.jaxprof, "report", str(path), "--json"]
+            measured(jp_cmd, 3600)  # warm-up
+            jp = [measured(jp_cmd, 3600) for _ in range(a.repeats)]
+            if any(r["rc"] != 0 for r in jp):
+                sys.exit(f"jaxprof failed on {path}: {jp[0]['err']}")
+            walls = [r["wall"] for r in jp]
+            row = {"layout": layout, "mb": size / 1e6, "events": info["total_events"], "steps": info["steps"],
+                   "jp_med": statistics.median(walls), "jp_min": min(walls), "jp_max": max(walls),
+                   "jp_cpu": statistics.median(r["cpu"] for r in jp), "jp_rss": max(r["rss"] for r in jp),
+                   "size": size, "xp": None}
+            n_x = xrep[min(si, len(xrep) - 1)]
+            if xprof_ok and n_x > 0:
+                xs, failed = [], None
+                for _ in range(n_x):
+                    r = measured([a.xprof_python, "-c", XPROF_CHILD, str(path)], a.xprof_timeout, subprocess.PIPE)
+                    for extra in d.iterdir():  # XProf's cached conversions
+                        if extra.name != path.name:
+                            extra.unlink() if extra.is_file() else shutil.rmtree(extra)
+                    if r["timeout"]:
+                        failed = f"timed out after {a.xprof_timeout:.0f} s"
+                        break
+                    if r["rc"] != 0:
+                        failed = f"exit {r['rc']}: {r['err'].strip().splitlines()[-1] if r['err'].strip() else ''}"
+                        break
+                    tools = json.loads(r["out"].decode().strip().splitlines()[-1])
+                    if not all(v[1] for v in tools.values()):
+                        notes.append(f"XProf returned empty output for {layout} {mb:g} MB: {tools}")
+                    xs.append({"conv": sum(v[0] for v in tools.values()), "wall": r["wall"], "rss": r["rss"],
+                               "tools": tools})
+                row["xp"] = xs
+                row["xp_fail"] = failed
+            rows.append(row)
+            print(f"# {layout} {mb:g} MB done: jaxprof {row['jp_med']:.3f}s", file=sys.stderr, flush=True)
+            path.unlink()
+
+    out = []
+    out.append("## Report speed and memory on big profiles (`benchmarks/report_speed.py`)\n")
+    out.append(
+        "Profiles written by `benchmarks/gen_xplane.py` (CPU layout: 32 host threads, 120 thunks per step with hlo "
+        "stats and flows, HloProtos on /host:metadata; GPU layout: 2 GPUs × 4 streams, 120 kernels per step with "
+        "kernel_details and correlation ids, H2D/D2H memcpys, launches on a host thread), sized by their number of "
+        "steps. jaxprof = `jaxprof report FILE --json > /dev/null`, a fresh process (decode + model + every analysis + "
+        "JSON); XProf = the `xprof` package's `xspace_to_tool_data` for overview_page, op_profile and hlo_stats, three "
+        "calls in one process with use_saved_result=False, the calls' times summed (interpreter start and imports not "
+        "counted), its caches deleted between runs. Page cache warm; median of N runs (min–max); peak RSS = the "
+        "child's ru_maxrss (max over runs). Throughput = file bytes / jaxprof wall time.\n")
+    out.append(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, Python "
+               f"{platform.python_version()}; load average at start {load[0]:.2f} (a fuzzing campaign at nice 19 "
+               f"shared the machine; measurements at normal priority). XProf: {xprof_why if xprof_ok else 'not run: ' + xprof_why}"
+               f" ({a.xprof_python}). Command: `python benchmarks/report_speed.py {' '.join(sys.argv[1:])}`.\n")
+    out.append("| layout | file | events | jaxprof median (min–max), runs | throughput | jaxprof peak RSS | RSS − file | "
+               "XProf 3 tools median (min–max), runs | XProf peak RSS | jaxprof vs XProf |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    goals = {"speed": [], "tput": [], "rss": []}
+    for r in rows:
+        tput = r["size"] / r["jp_med"] / 1e6
+        over = (r["jp_rss"] - r["size"]) / 1e6
+        goals["tput"].append(tput >= 300)
+        goals["rss"].append(over <= 64)
+        if r["xp"]:
+            conv = [x["conv"] for x in r["xp"]]
+            xmed = statistics.median(conv)
+            xcell = f"{fmt_s(xmed)} ({fmt_s(min(conv))}–{fmt_s(max(conv))}), {len(conv)}"
+            xrss = f"{max(x['rss'] for x in r['xp']) / 1e6:,.0f} MB"
+            ratio = f"**{xmed / r['jp_med']:.1f}× faster**"
+            goals["speed"].append(xmed / r["jp_med"] >= 30)
+        elif r["xp"] is not None and r.get("xp_fail"):
+            xcell, xrss, ratio = f"failed: {r['xp_fail']}", "–", "–"
+        else:
+            xcell, xrss, ratio = "not run", "–", "–"
+        if r["xp"] and r.get("xp_fail"):
+            notes.append(f"XProf on {r['layout']} {r['mb']:.0f} MB: a later run {r['xp_fail']}")
+        out.append(f"| {r['layout']} | {r['mb']:,.0f} MB | {r['events']:,} | {fmt_s(r['jp_med'])} ({fmt_s(r['jp_min'])}–"
+                   f"{fmt_s(r['jp_max'])}), {a.repeats} | {tput:,.0f} MB/s | {r['jp_rss'] / 1e6:,.0f} MB | "
+                   f"{over:+,.0f} MB | {xcell} | {xrss} | {ratio} |")
+    out.append("")
+
+    def verdict(v: list[bool]) -> str:
+        return "not measured" if not v else ("**met**" if all(v) else f"**not met** ({v.count(False)} of {len(v)} rows miss)")
+    out.append(f"Goals (issue 7): jaxprof report ≥ 30× faster than XProf: {verdict(goals['speed'])}; "
+               f"≥ 300 MB/s of xplane on one core: {verdict(goals['tput'])}; peak RSS ≤ file size + 64 MB: "
+               f"{verdict(goals['rss'])}. jaxprof CPU time (user+sys) was "
+               + ", ".join(f"{r['jp_cpu'] / r['jp_med']:.2f}×" for r in rows) + " its wall time (1.00× = one core busy).")
+    for n in notes:
+        out.append(f"\n{n}")
+    if rows and rows[0]["xp"]:
+        per_tool = rows[0]["xp"][0]["tools"]
+        out.append(f"\nXProf per tool on {rows[0]['layout']} {rows[0]['mb']:.0f} MB (first run): " +
+                   ", ".join(f"{k} {fmt_s(v[0])}" for k, v in per_tool.items()) + ".")
+    print("\n".join(out) + "\n")
+    print(json.dumps(rows, default=str), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
