@@ -51,5 +51,5 @@ clean:
 
 # Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
 bench: install
-	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/viewer_speed.py; } > docs/benchmarks.md.tmp
+	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/report_speed.py; } > docs/benchmarks.md.tmp
 	mv docs/benchmarks.md.tmp docs/benchmarks.md
