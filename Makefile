@@ -53,3 +53,29 @@ clean:
 bench: install
 	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/report_speed.py; } > docs/benchmarks.md.tmp
 	mv docs/benchmarks.md.tmp docs/benchmarks.md
+
+# Fuzzing (tests/fuzz, issue 7): every target built for libFuzzer with clang (ASan+UBSan) in
+# FUZZ_BUILD, then run FUZZ_SECONDS each on its committed corpus; new inputs go to FUZZ_WORK/<t>,
+# never into tests/fuzz/corpus, and a crash leaves FUZZ_WORK/<t>-crash-<sha1> (replay it with
+# FUZZ_BUILD/tests/fuzz/fuzz_<t> <file>). `make test` replays the committed corpora with gcc.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= xspace gzip hlo profile http
+FUZZ_BUILD   ?= build/fuzz
+FUZZ_WORK    ?= build/fuzz-work
+FUZZ_MAXLEN_gzip := 16384
+FUZZ_MAXLEN_http := 20000
+
+.PHONY: fuzz
+fuzz: venv
+	@{ command -v clang >/dev/null && pkg-config --exists cmocka zlib; } || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang libcmocka-dev zlib1g-dev pkg-config >/dev/null; }
+	@[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(VENV)/bin/meson setup $(FUZZ_BUILD) -Dbuildtype=debug -Doptimization=1 \
+	    -Db_sanitize=address,undefined -Db_lundef=false -Dc_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' \
+	    -Dpython=disabled -Dtests=enabled
+	$(VENV)/bin/meson compile -C $(FUZZ_BUILD) $(addprefix tests/fuzz/fuzz_,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_WORK)/$$t; echo "== fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  case $$t in gzip) len=-max_len=$(FUZZ_MAXLEN_gzip);; http) len=-max_len=$(FUZZ_MAXLEN_http);; *) len=;; esac; \
+	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t $$len -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1 \
+	    -artifact_prefix=$(CURDIR)/$(FUZZ_WORK)/$$t- $(FUZZ_WORK)/$$t tests/fuzz/corpus/$$t; \
+	done

@@ -1,6 +1,7 @@
 /* http.c - a small HTTP/1.1 server for local viewers: checked requests, files with ranges, CORS. */
 #define _GNU_SOURCE /* accept4 */
 #include "base/error.h"
+#include "outputs/http_parse.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 
 enum {
     MAX_CONNS = 16,            /* connections waiting for their request head at once */
-    MAX_HEADERS = 64,          /* header fields per request; more gets 431 */
     TICK_MS = 200,             /* longest wait before should_stop is asked again */
     LINGER_MS = 200,           /* after an error reply, how long unread input is drained */
     DEFAULT_TIMEOUT_MS = 10000, /* jp_http_options.timeout_ms when 0 */
@@ -51,24 +51,15 @@ struct jp_http_response {
     char extra[EXTRA_HEADERS_MAX];       /* header lines added by the handler, CRLF-terminated */
 };
 
-/* What the server knows about the request it is answering, beyond jp_http_request. */
-typedef struct exchange {
-    jp_http_request req;                 /* the parsed request (valid when status is 0) */
-    int status;                          /* 0 while the request is acceptable, else the error to send */
-    const char *range;                   /* the Range header, or NULL */
-    char target[128];                    /* the raw request target, printable, cut: for the log */
-    char method[16];                     /* the method token as sent, for the log */
-    int set_cookie;                      /* 1: the token came in the query, answer with the cookie */
-} exchange;
+typedef jp_http_exchange exchange;
 
 struct jp_http_server {
     jp_http_options opt;                 /* as given, defaults applied */
-    size_t token_len;                    /* strlen(opt.token), 0 without a token */
+    jp_http_rules rules;                 /* port bound, token and allowed hosts, for the parser */
     int listen_fd;                       /* the listening socket (non-blocking) */
-    uint16_t port;                       /* the port bound */
     int64_t accept_resume_ms;            /* accepting pauses until then after EMFILE and the like */
     conn conns[MAX_CONNS];               /* connection slots */
-    jp_http_header headers[MAX_HEADERS]; /* the header fields of the request being answered */
+    jp_http_header headers[JP_HTTP_MAX_HEADERS]; /* the fields of the request being answered */
     jp_http_response resp;               /* the response being built */
     char *io;                            /* IO_CHUNK bytes for file transfers */
     char *bufs;                          /* the one allocation behind io and every conn.buf */
@@ -216,7 +207,7 @@ int jp_http_response_header(jp_http_response *resp, const char *name, const char
 /* ---- request parsing -------------------------------------------------------------------------- */
 
 /* Index just past the blank line ending the head ("\r\n\r\n" or "\n\n"), or 0 when not there yet. */
-static size_t head_end(const char *buf, size_t len) {
+size_t jp_http_head_end(const char *buf, size_t len) {
     for (size_t i = 1; i < len; i++) {
         if (buf[i] != '\n') continue;
         if (buf[i - 1] == '\n') return i + 1;
@@ -346,7 +337,7 @@ static int is_loopback_name(const char *name, size_t len) {
  * one (no port: 80). A browser sends the name it resolved, so a DNS-rebinding page fails here. In
  * token mode any name is accepted: the machine is reached by names we cannot know, and a
  * rebinding page fails the token check instead. */
-static int host_allowed(const jp_http_server *s, const char *host) {
+static int host_allowed(const jp_http_rules *rules, const char *host) {
     const char *colon = host[0] == '[' ? strchr(host, ']') : host;
     if (!colon) return 0;
     colon = strchr(colon, ':');
@@ -358,15 +349,15 @@ static int host_allowed(const jp_http_server *s, const char *host) {
         port = strtoul(colon + 1, &end, 10);
         if (*end) return 0;
     }
-    if (port != s->port || name_len == 0) return 0;
-    if (s->opt.token || is_loopback_name(host, name_len)) return 1;
-    for (const char *const *a = s->opt.allowed_hosts; a && *a; a++)
+    if (port != rules->port || name_len == 0) return 0;
+    if (rules->token || is_loopback_name(host, name_len)) return 1;
+    for (const char *const *a = rules->allowed_hosts; a && *a; a++)
         if (strlen(*a) == name_len && strncasecmp(host, *a, name_len) == 0) return 1;
     return 0;
 }
 
 /* Checks the fields that decide whether the request may be answered; returns 0 or a status. */
-static int check_fields(const jp_http_server *s, exchange *ex) {
+static int check_fields(const jp_http_rules *rules, exchange *ex) {
     const char *host = NULL;
     for (size_t i = 0; i < ex->req.n_headers; i++) {
         if (strcasecmp(ex->req.headers[i].name, "Host") != 0) continue;
@@ -374,7 +365,7 @@ static int check_fields(const jp_http_server *s, exchange *ex) {
         host = ex->req.headers[i].value;
     }
     if (!host) return 400;
-    if (!host_allowed(s, host)) return 403;
+    if (!host_allowed(rules, host)) return 403;
     ex->req.host = host;
     ex->range = jp_http_request_header(&ex->req, "Range");
     return 0;
@@ -382,16 +373,16 @@ static int check_fields(const jp_http_server *s, exchange *ex) {
 
 /* 1 when got[0, got_len) is the token. The time taken depends on the token's length only, never
  * on where a guess first differs, so the token cannot be found a byte at a time. */
-static int token_equal(const jp_http_server *s, const char *got, size_t got_len) {
-    unsigned diff = got_len != s->token_len;
-    for (size_t i = 0; i < s->token_len; i++)
-        diff |= (unsigned char)s->opt.token[i] ^ (unsigned char)(i < got_len ? got[i] : 0);
+static int token_equal(const jp_http_rules *rules, const char *got, size_t got_len) {
+    unsigned diff = got_len != rules->token_len;
+    for (size_t i = 0; i < rules->token_len; i++)
+        diff |= (unsigned char)rules->token[i] ^ (unsigned char)(i < got_len ? got[i] : 0);
     return diff == 0;
 }
 
 /* 1 when one "key=value" item of list (items split by sep, blanks around them skipped) is
  * key=<token>. The value is compared raw: a token never needs percent-encoding. */
-static int list_has_token(const jp_http_server *s, const char *list, char sep, const char *key) {
+static int list_has_token(const jp_http_rules *rules, const char *list, char sep, const char *key) {
     size_t key_len = strlen(key);
     for (const char *p = list; *p;) {
         while (*p == ' ' || *p == '\t') p++;
@@ -399,7 +390,7 @@ static int list_has_token(const jp_http_server *s, const char *list, char sep, c
         size_t n = end ? (size_t)(end - p) : strlen(p);
         while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
         if (n > key_len && strncmp(p, key, key_len) == 0 && p[key_len] == '=' &&
-            token_equal(s, p + key_len + 1, n - key_len - 1))
+            token_equal(rules, p + key_len + 1, n - key_len - 1))
             return 1;
         if (!end) break;
         p = end + 1;
@@ -409,16 +400,16 @@ static int list_has_token(const jp_http_server *s, const char *list, char sep, c
 
 /* In token mode: 0 when the raw target's query or a Cookie field shows the token (noting in ex
  * whether the cookie must be set), else 403. Without a token: 0. */
-static int check_token(const jp_http_server *s, const char *target, exchange *ex) {
-    if (!s->opt.token) return 0;
+static int check_token(const jp_http_rules *rules, const char *target, exchange *ex) {
+    if (!rules->token) return 0;
     const char *q = strchr(target, '?');
-    if (q && list_has_token(s, q + 1, '&', "token")) {
+    if (q && list_has_token(rules, q + 1, '&', "token")) {
         ex->set_cookie = 1;
         return 0;
     }
     for (size_t i = 0; i < ex->req.n_headers; i++)
         if (strcasecmp(ex->req.headers[i].name, "Cookie") == 0 &&
-            list_has_token(s, ex->req.headers[i].value, ';', "jaxprof_token"))
+            list_has_token(rules, ex->req.headers[i].value, ';', "jaxprof_token"))
             return 0;
     return 403;
 }
@@ -429,10 +420,10 @@ static int check_no_body(const jp_http_request *req) {
     return jp_http_request_header(req, "Transfer-Encoding") || (cl && strcmp(cl, "0") != 0) ? 400 : 0;
 }
 
-/* Parses the head buf[0, len) in place into ex. Leaves ex->status 0 or the error to answer. The
- * method is known before the fields are checked, but 405 is only sent to a well-formed request
- * with an accepted Host (and token), so nothing is learnt from a forged one. */
-static void parse_request(jp_http_server *s, char *buf, size_t len, exchange *ex) {
+/* Parses the head buf[0, len) in place into ex (see http_parse.h). The method is known before the
+ * fields are checked, but 405 is only sent to a well-formed request with an accepted Host (and
+ * token), so nothing is learnt from a forged one. */
+void jp_http_parse_head(const jp_http_rules *rules, jp_http_header *headers, char *buf, size_t len, exchange *ex) {
     char *p = buf, *end = buf + len, *line, *target = NULL;
     while (p < end && (*p == '\r' || *p == '\n')) p++; /* blank lines before the request line */
     if (!(line = next_line(&p, end))) return (void)(ex->status = 400);
@@ -440,14 +431,14 @@ static void parse_request(jp_http_server *s, char *buf, size_t len, exchange *ex
     if (method_status != 0 && method_status != 405) return (void)(ex->status = method_status);
     size_t n = 0;
     while ((line = next_line(&p, end)) != NULL && *line) {
-        if (n == MAX_HEADERS) return (void)(ex->status = 431);
-        if ((ex->status = parse_header(line, &s->headers[n++])) != 0) return;
+        if (n == JP_HTTP_MAX_HEADERS) return (void)(ex->status = 431);
+        if ((ex->status = parse_header(line, &headers[n++])) != 0) return;
     }
     if (!line) return (void)(ex->status = 400);
-    ex->req.headers = s->headers;
+    ex->req.headers = headers;
     ex->req.n_headers = n;
-    if ((ex->status = check_fields(s, ex)) != 0) return;
-    if ((ex->status = check_token(s, target, ex)) != 0) return;
+    if ((ex->status = check_fields(rules, ex)) != 0) return;
+    if ((ex->status = check_token(rules, target, ex)) != 0) return;
     if (method_status) return (void)(ex->status = method_status);
     if ((ex->status = check_no_body(&ex->req)) != 0) return;
     ex->status = parse_target(target, &ex->req);
@@ -686,7 +677,7 @@ static void answer(jp_http_server *s, conn *c, size_t len, int status) {
     memset(&ex, 0, sizeof ex);
     jp_http_response *r = &s->resp;
     resp_reset(r);
-    if (status == 0) parse_request(s, c->buf, len, &ex);
+    if (status == 0) jp_http_parse_head(&s->rules, s->headers, c->buf, len, &ex);
     else ex.status = status;
     if (ex.status != 0) jp_http_respond_status(r, ex.status);
     else if (ex.req.method == JP_HTTP_OPTIONS) respond_preflight(s, r);
@@ -708,7 +699,7 @@ static void conn_read(jp_http_server *s, conn *c) {
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) return conn_close(c, 0);
     c->len += (size_t)n;
-    size_t end = head_end(c->buf, c->len);
+    size_t end = jp_http_head_end(c->buf, c->len);
     if (end) return answer(s, c, end, 0);
     if (c->len == cap) answer(s, c, 0, 431);
 }
@@ -848,7 +839,7 @@ static int bind_first_free(jp_http_server *s, jp_error *err) {
             socklen_t len = sizeof ss;
             getsockname(fd, (struct sockaddr *)&ss, &len);
             s->listen_fd = fd;
-            s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+            s->rules.port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                       : ((struct sockaddr_in *)&ss)->sin_port);
             return JP_OK;
         }
@@ -885,7 +876,7 @@ static int check_token_option(jp_http_server *s, jp_error *err) {
     }
     if (!ok) return jp_error_set(err, JP_ERR_ARG, 0, "http: the token needs %d to %d bytes of [0-9A-Za-z_-]",
                                  TOKEN_MIN, TOKEN_MAX);
-    s->token_len = n;
+    s->rules.token_len = n;
     return JP_OK;
 }
 
@@ -908,6 +899,8 @@ int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_err
         free(s);
         return JP_ERR_ARG;
     }
+    s->rules.token = s->opt.token;
+    s->rules.allowed_hosts = s->opt.allowed_hosts;
     s->listen_fd = -1;
     int rc = alloc_buffers(s, err);
     if (rc == JP_OK) rc = bind_first_free(s, err);
@@ -920,7 +913,7 @@ int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_err
     return JP_OK;
 }
 
-uint16_t jp_http_server_port(const jp_http_server *srv) { return srv ? srv->port : 0; }
+uint16_t jp_http_server_port(const jp_http_server *srv) { return srv ? srv->rules.port : 0; }
 
 int jp_http_server_run(jp_http_server *srv, jp_error *err) {
     jp_error_clear(err);
