@@ -34,6 +34,7 @@ class ProfilerConfig:
     profile_python_trace: bool = False  #: trace Python function calls (slow; off by default)
     host_trace_level: int = 2           #: 0 off, 1 user annotations, 2 default, 3 verbose
     profile_report: bool = True         #: log a short jaxprof report after each capture
+    profile_max_total_bytes: int | None = None  #: stop capturing before captures pass this many bytes
 
     def validate(self) -> "ProfilerConfig":
         """Raises ValueError naming the first invalid field; returns self."""
@@ -43,6 +44,8 @@ class ProfilerConfig:
         require_int("host_trace_level", self.host_trace_level, minimum=0, maximum=3)
         if self.max_profile_count is not None:
             require_int("max_profile_count", self.max_profile_count, minimum=1)
+        if self.profile_max_total_bytes is not None:
+            require_int("profile_max_total_bytes", self.profile_max_total_bytes, minimum=1)
         if isinstance(self.profile_duration_ms, bool) or not isinstance(self.profile_duration_ms, (int, float)) \
                 or self.profile_duration_ms < 0:
             raise ValueError(f"profile_duration_ms must be a number >= 0, got {self.profile_duration_ms!r}")
@@ -63,7 +66,8 @@ class ProfilerConfig:
 
         ``PROFILE_ENABLED`` (1/true/yes/on), ``PROFILE_DIR``, ``PROFILE_START_STEP``,
         ``PROFILE_INTERVAL`` (steps between captures; 0 = once), ``PROFILE_DURATION`` (steps per
-        capture), ``PROFILE_MODE`` (full | host | device | python).
+        capture), ``PROFILE_MODE`` (full | host | device | python), ``PROFILE_MAX_TOTAL_BYTES``
+        (disk budget of all captures).
         """
         env = os.environ if environ is None else environ
         cfg = cls(**defaults)
@@ -73,7 +77,8 @@ class ProfilerConfig:
             cfg.profiling_dir = env["PROFILE_DIR"]
         for var, attr in (("PROFILE_START_STEP", "profiler_start_step"),
                           ("PROFILE_INTERVAL", "profile_every_n_steps"),
-                          ("PROFILE_DURATION", "profiler_num_steps")):
+                          ("PROFILE_DURATION", "profiler_num_steps"),
+                          ("PROFILE_MAX_TOTAL_BYTES", "profile_max_total_bytes")):
             if var in env:
                 setattr(cfg, attr, _parse_int(var, env[var]))
         if "PROFILE_MODE" in env:
@@ -110,6 +115,8 @@ def add_argparse_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
                        help="capture again every N steps (0 = once)")
     group.add_argument("--max_profile_count", type=int, default=None, help="stop after this many captures")
     group.add_argument("--profile_duration_ms", type=float, default=None, help="end a capture after this many ms")
+    group.add_argument("--profile_max_total_bytes", type=int, default=None,
+                       help="stop capturing before all captures together pass this many bytes")
     return parser
 
 

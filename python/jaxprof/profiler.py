@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import threading
 import time
 import weakref
@@ -33,6 +34,7 @@ class Capture:
     steps: list[int] = field(default_factory=list)  #: step numbers captured, in order
     wall_s: float = 0.0            #: wall time from the first step's start to the last step's end
     reason: str = ""               #: why it ended: "steps", "duration", "exception", "close"
+    bytes: int = 0                 #: size of the files under ``step_dir`` when it ended
 
     @property
     def mean_step_ms(self) -> float:
@@ -62,6 +64,8 @@ class Profiler:
     for ``j < max_profiles``. Each capture spans ``num_steps`` steps or ``duration_ms`` of wall time
     (checked at step boundaries), whichever ends first. The first ``skip_first`` steps this object
     sees are never captured. ``capture_async()`` arms an extra capture at the next step.
+    ``max_total_bytes`` caps the disk space of all captures: no capture starts once the next one
+    (estimated as the largest so far) could pass it.
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class Profiler:
         enabled: bool = True,
         step_name: str = "train",
         report: bool = True,
+        max_total_bytes: int | None = None,
     ) -> None:
         if num_steps is None:
             num_steps = 0 if duration_ms > 0 else 1
@@ -92,6 +97,8 @@ class Profiler:
         require_int("host_trace_level", host_trace_level, minimum=0, maximum=3)
         if max_profiles is not None:
             require_int("max_profiles", max_profiles, minimum=1)
+        if max_total_bytes is not None:
+            require_int("max_total_bytes", max_total_bytes, minimum=1)
         if duration_ms < 0:
             raise ValueError(f"duration_ms must be >= 0, got {duration_ms}")
         if num_steps == 0 and duration_ms <= 0:
@@ -111,6 +118,8 @@ class Profiler:
         self.enabled = enabled
         self.step_name = step_name
         self.report = report
+        self.max_total_bytes = max_total_bytes
+        self._over_disk_budget = False       # set (with one warning) once max_total_bytes stops captures
         self._reports: list[threading.Thread] = []  # background analyses of finished captures
         self.options = _jax.make_options(
             device_trace=device_trace, python_trace=python_trace, host_trace_level=host_trace_level
@@ -143,6 +152,7 @@ class Profiler:
             host_trace_level=cfg.host_trace_level,
             enabled=cfg.enable_profiling,
             report=cfg.profile_report,
+            max_total_bytes=cfg.profile_max_total_bytes,
         )
         kwargs.update(overrides)
         return cls(cfg.profiling_dir, **kwargs)
@@ -184,15 +194,22 @@ class Profiler:
         self._seen += 1
         if not self.enabled:
             return
-        if self._active is None:
-            self._maybe_start(step)
-        if self._active is not None:
-            try:
-                self._annotation = jax.profiler.StepTraceAnnotation(self.step_name, step_num=step)
-                self._annotation.__enter__()
-            except Exception as exc:  # never let annotation trouble reach the loop
-                log.warning("could not annotate step %d: %s", step, exc)
-                self._annotation = None
+        try:
+            if self._active is None:
+                self._maybe_start(step)
+            if self._active is not None:
+                try:
+                    self._annotation = jax.profiler.StepTraceAnnotation(self.step_name, step_num=step)
+                    self._annotation.__enter__()
+                except Exception as exc:  # never let annotation trouble reach the loop
+                    log.warning("could not annotate step %d: %s", step, exc)
+                    self._annotation = None
+        except BaseException:
+            # A KeyboardInterrupt (Ctrl-C) landing here skips the step's body and its end_step:
+            # end the capture now so no trace is left running that no later step would stop.
+            if self._active is not None:
+                self._end_step(failed=True)
+            raise
 
     def end_step(self) -> None:
         """Marks the end of the step begun by :meth:`begin_step`; may end the capture."""
@@ -206,8 +223,11 @@ class Profiler:
         """Arms a capture of ``num_steps`` steps (default: the configured length) at the next step.
 
         Safe to call from any thread. Returns False (and logs) when a capture is already running
-        or armed.
+        or armed, or when ``max_total_bytes`` has stopped capturing.
         """
+        if self._over_disk_budget:
+            log.info("capture_async ignored: the disk budget (max_total_bytes) is spent")
+            return False
         with self._lock:
             if self._active is not None or self._async_steps is not None:
                 log.info("capture_async ignored: a capture is already running or armed")
@@ -236,8 +256,10 @@ class Profiler:
         with self._lock:
             armed, self._async_steps = self._async_steps, None
         if armed is not None:
-            self._start(step, armed)
-        elif self._seen > self.skip_first and self._window_index(step, 1) is not None and self._budget_left():
+            if self._disk_budget_left():
+                self._start(step, armed)
+        elif self._seen > self.skip_first and self._window_index(step, 1) is not None and self._budget_left() \
+                and self._disk_budget_left():
             if self._start(step, self.num_steps):
                 self._scheduled += 1
 
@@ -246,15 +268,45 @@ class Profiler:
         # counters) from capturing again.
         return self.max_profiles is None or self._scheduled < self.max_profiles
 
+    def _disk_budget_left(self) -> bool:
+        """False (with one warning, the first time) once the next capture could pass max_total_bytes.
+
+        Used is the size of the files under this object's capture directories now (so perfetto
+        exports written since count too); the next capture is estimated as the largest so far.
+        Checked only when a capture would start: a running capture always finishes.
+        """
+        if self.max_total_bytes is None:
+            return True
+        if self._over_disk_budget:
+            return False
+        sizes = [_dir_bytes(c.step_dir) for c in self.captures if c.run_dir is not None]
+        used, estimate = sum(sizes), max(sizes, default=0)
+        if used + estimate <= self.max_total_bytes:
+            return True
+        self._over_disk_budget = True
+        log.warning(
+            "disk budget: captures so far use %d bytes and the next may add ~%d, over max_total_bytes=%d; "
+            "no further captures (%d taken)", used, estimate, self.max_total_bytes, len(sizes),
+        )
+        return False
+
     def _start(self, step: int, num_steps: int) -> bool:
         step_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
         if self.block_on_edges:
             _jax.sync_devices()  # earlier steps' work stays out of the capture
-        if not _jax.start(step_dir, self.options):
-            return False
-        now = time.perf_counter()
-        deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
-        self._active = _Active(step_dir, num_steps or None, deadline, now)
+        outside = _jax.trace_active()
+        try:
+            if not _jax.start(step_dir, self.options):
+                return False
+            now = time.perf_counter()
+            deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
+            self._active = _Active(step_dir, num_steps or None, deadline, now)
+        except BaseException:
+            # Ctrl-C between JAX starting the session and our bookkeeping: stop that trace here,
+            # else it would run on with nothing to end it.
+            if self._active is None and not outside and _jax.trace_active():
+                _jax.stop()
+            raise
         return True
 
     def _end_step(self, failed: bool) -> None:
@@ -284,13 +336,28 @@ class Profiler:
         active, self._active = self._active, None
         if active is None:
             return
+        interrupt: BaseException | None = None  # a Ctrl-C while stopping: re-raised once the trace is stopped
         if self.block_on_edges:
-            _jax.sync_devices()  # the last step's device work belongs to the capture
+            try:
+                _jax.sync_devices()  # the last step's device work belongs to the capture
+            except BaseException as exc:
+                interrupt = exc
         wall = time.perf_counter() - active.started
-        written = _jax.stop()
+        try:
+            written = _jax.stop()
+        except BaseException as exc:
+            interrupt = interrupt or exc
+            written = _finish_interrupted_stop(active.step_dir)
+        if not written:
+            # A failed write (disk full, EFBIG, directory gone) can leave a truncated xplane under
+            # its final name; the directory is this capture's own (_unique_dir), so remove it.
+            _remove_partial(active.step_dir)
         run = latest_run(active.step_dir) if written else None
-        capture = Capture(active.step_dir, run.path if run else None, active.steps, wall, reason)
+        capture = Capture(active.step_dir, run.path if run else None, active.steps, wall, reason,
+                          _dir_bytes(active.step_dir) if run else 0)
         self.captures.append(capture)
+        if interrupt is not None:
+            raise interrupt
         if capture.run_dir is None:
             return
         first, last = (capture.steps[0], capture.steps[-1]) if capture.steps else (None, None)
@@ -345,6 +412,42 @@ def _log_report(run_dir: Path) -> None:
         log.warning("could not analyse %s: %s", run_dir, exc)
         return
     log.info("profile report for %s\n%s", run_dir, text.rstrip())
+
+
+def _finish_interrupted_stop(step_dir: Path) -> bool:
+    """After a KeyboardInterrupt inside ``jax.profiler.stop_trace``: make sure no session is left.
+
+    Interrupted before the export, the session still runs and is stopped now (files written).
+    Interrupted after it (files on disk, JAX's state not yet cleared), stopping again would
+    overwrite the files with an empty capture, so only JAX's state is cleared.
+    """
+    if not _jax.trace_active():
+        return latest_run(step_dir) is not None
+    if latest_run(step_dir) is None:
+        return _jax.stop()
+    state = _jax._profile_state()
+    if state is not None and hasattr(state, "reset"):
+        state.reset()
+    return True
+
+
+def _remove_partial(step_dir: Path) -> None:
+    if step_dir.is_dir() and not step_dir.is_symlink():
+        shutil.rmtree(step_dir, ignore_errors=True)
+        if not step_dir.exists():
+            log.info("removed the incomplete capture in %s", step_dir)
+
+
+def _dir_bytes(path: Path) -> int:
+    """Total size of the regular files under ``path`` (0 when it is gone)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
 
 
 def _unique_dir(path: Path) -> Path:

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import jax
 
 from . import _jax
+from ._log import log
 from .export import export_perfetto
 from .runs import latest_run
 
@@ -46,29 +48,83 @@ class trace(contextlib.ContextDecorator):
         self.run_dir: Path | None = None  #: set after exit when a capture was written
         self._active = False
         self._annotation: Any | None = None
+        self._runs_before: set[str] = set()
 
     def __enter__(self) -> "trace":
         self.run_dir = None
         _jax.sync_devices()
-        self._active = _jax.start(self.log_dir, self.options)
-        if self._active and self.name:
-            self._annotation = jax.profiler.TraceAnnotation(self.name)
-            self._annotation.__enter__()
+        self._runs_before = _run_names(self.log_dir)
+        outside = _jax.trace_active()
+        try:
+            self._active = _jax.start(self.log_dir, self.options)
+            if self._active and self.name:
+                self._annotation = jax.profiler.TraceAnnotation(self.name)
+                self._annotation.__enter__()
+        except BaseException:
+            # Ctrl-C while starting: __exit__ will not run, so stop a trace JAX already began.
+            if not outside and _jax.trace_active():
+                self._active = True
+                self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if not self._active:
             return
         self._active = False
-        if self._annotation is not None:
-            self._annotation.__exit__(*exc)
-            self._annotation = None
-        _jax.sync_devices()
-        if _jax.stop():
+        interrupt: BaseException | None = None  # a Ctrl-C while stopping: re-raised once stopped
+        try:
+            if self._annotation is not None:
+                annotation, self._annotation = self._annotation, None
+                annotation.__exit__(*exc)
+            _jax.sync_devices()
+        except BaseException as err:
+            interrupt = err
+        try:
+            written = _jax.stop()
+        except BaseException as err:
+            interrupt = interrupt or err
+            written = self._finish_interrupted_stop()
+        if not written:
+            self._remove_new_runs()  # a failed write can leave a truncated xplane under its final name
+        elif interrupt is None:
             run = latest_run(self.log_dir)
             self.run_dir = run.path if run else None
             if self.run_dir is not None and self.perfetto:
                 export_perfetto(self.run_dir)
+        if interrupt is not None:
+            raise interrupt
+
+    def _new_runs(self) -> list[Path]:
+        root = self.log_dir / "plugins" / "profile"
+        return [root / name for name in sorted(_run_names(self.log_dir) - self._runs_before)]
+
+    def _finish_interrupted_stop(self) -> bool:
+        """After a Ctrl-C inside ``jax.profiler.stop_trace``: stop the session if it has not
+        written yet; if it has, only clear JAX's state (stopping again would overwrite the files
+        with an empty capture)."""
+        if not _jax.trace_active():
+            return bool(self._new_runs())
+        if not self._new_runs():
+            return _jax.stop()
+        state = _jax._profile_state()
+        if state is not None and hasattr(state, "reset"):
+            state.reset()
+        return True
+
+    def _remove_new_runs(self) -> None:
+        for run in self._new_runs():
+            if run.is_dir() and not run.is_symlink():
+                shutil.rmtree(run, ignore_errors=True)
+                log.info("removed the incomplete capture in %s", run)
+
+
+def _run_names(log_dir: Path) -> set[str]:
+    """Names of the run directories JAX has made under ``log_dir/plugins/profile``."""
+    try:
+        return set(os.listdir(log_dir / "plugins" / "profile"))
+    except OSError:
+        return set()
 
 
 def profile_trace(log_dir: str | os.PathLike[str], name: str | None = None, **kwargs: Any) -> trace:
