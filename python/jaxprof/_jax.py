@@ -5,7 +5,7 @@ Starting or stopping a trace never raises here: failures are logged and reported
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import jax
 
@@ -128,7 +128,26 @@ def stop() -> bool:
         return True
     except Exception as exc:
         log.warning("could not stop profiler trace / write its files: %s", exc)
-        state = _profile_state()
-        if state is not None and state.profile_session is not None and hasattr(state, "reset"):
-            state.reset()
+        _reset_state()
         return False
+
+
+def finish_interrupted_stop(written: Callable[[], bool]) -> bool:
+    """After a KeyboardInterrupt inside ``jax.profiler.stop_trace``: leaves no session running.
+
+    ``written()`` says whether this capture's files are on disk. Interrupted before the export, the
+    session still runs and is stopped now. Interrupted after it (files written, JAX's state not yet
+    cleared), stopping again would overwrite them with an empty capture, so only the state is cleared.
+    """
+    if not trace_active():
+        return written()
+    if not written():
+        return stop()
+    _reset_state()
+    return True
+
+
+def _reset_state() -> None:
+    state = _profile_state()
+    if state is not None and state.profile_session is not None and hasattr(state, "reset"):
+        state.reset()

@@ -347,7 +347,7 @@ class Profiler:
             written = _jax.stop()
         except BaseException as exc:
             interrupt = interrupt or exc
-            written = _finish_interrupted_stop(active.step_dir)
+            written = _jax.finish_interrupted_stop(lambda: latest_run(active.step_dir) is not None)
         if not written:
             # A failed write (disk full, EFBIG, directory gone) can leave a truncated xplane under
             # its final name; the directory is this capture's own (_unique_dir), so remove it.
@@ -412,23 +412,6 @@ def _log_report(run_dir: Path) -> None:
         log.warning("could not analyse %s: %s", run_dir, exc)
         return
     log.info("profile report for %s\n%s", run_dir, text.rstrip())
-
-
-def _finish_interrupted_stop(step_dir: Path) -> bool:
-    """After a KeyboardInterrupt inside ``jax.profiler.stop_trace``: make sure no session is left.
-
-    Interrupted before the export, the session still runs and is stopped now (files written).
-    Interrupted after it (files on disk, JAX's state not yet cleared), stopping again would
-    overwrite the files with an empty capture, so only JAX's state is cleared.
-    """
-    if not _jax.trace_active():
-        return latest_run(step_dir) is not None
-    if latest_run(step_dir) is None:
-        return _jax.stop()
-    state = _jax._profile_state()
-    if state is not None and hasattr(state, "reset"):
-        state.reset()
-    return True
 
 
 def _remove_partial(step_dir: Path) -> None:

@@ -84,7 +84,7 @@ class trace(contextlib.ContextDecorator):
             written = _jax.stop()
         except BaseException as err:
             interrupt = interrupt or err
-            written = self._finish_interrupted_stop()
+            written = _jax.finish_interrupted_stop(lambda: bool(self._new_runs()))
         if not written:
             self._remove_new_runs()  # a failed write can leave a truncated xplane under its final name
         elif interrupt is None:
@@ -98,19 +98,6 @@ class trace(contextlib.ContextDecorator):
     def _new_runs(self) -> list[Path]:
         root = self.log_dir / "plugins" / "profile"
         return [root / name for name in sorted(_run_names(self.log_dir) - self._runs_before)]
-
-    def _finish_interrupted_stop(self) -> bool:
-        """After a Ctrl-C inside ``jax.profiler.stop_trace``: stop the session if it has not
-        written yet; if it has, only clear JAX's state (stopping again would overwrite the files
-        with an empty capture)."""
-        if not _jax.trace_active():
-            return bool(self._new_runs())
-        if not self._new_runs():
-            return _jax.stop()
-        state = _jax._profile_state()
-        if state is not None and hasattr(state, "reset"):
-            state.reset()
-        return True
 
     def _remove_new_runs(self) -> None:
         for run in self._new_runs():
