@@ -1,7 +1,8 @@
 """Capture overhead: what jaxprof's annotations and Profiler.step() cost a training loop.
 
 Each row is the median of REPEATS runs of a timed loop of N calls, reported per call, next to the
-peer measured in the same run: a bare call, and jax.profiler.TraceAnnotation.
+peers measured in the same run (the rows take turns): a bare call, and
+jax.profiler.TraceAnnotation.
 Writes a Markdown table to stdout; `make bench` puts it into docs/benchmarks.md.
 """
 from __future__ import annotations
@@ -22,16 +23,22 @@ N = 20_000
 REPEATS = 7
 
 
-def per_call_ns(loop: Callable[[int], None]) -> tuple[float, float, float]:
-    """(median, min, max) nanoseconds per iteration over REPEATS timed loops of N iterations."""
+def per_call_ns(loops: list[Callable[[int], None]]) -> list[tuple[float, float, float]]:
+    """(median, min, max) nanoseconds per iteration of each loop over REPEATS timed runs of N.
+
+    The loops take turns within each repeat, so a burst of load from other processes on the
+    machine falls on every row alike instead of on whichever row happened to run then.
+    """
     n = N
-    loop(max(1, n // 10))  # warm caches and lazy imports
-    samples = []
+    for loop in loops:
+        loop(max(1, n // 10))  # warm caches and lazy imports
+    samples: list[list[float]] = [[] for _ in loops]
     for _ in range(REPEATS):
-        t0 = time.perf_counter_ns()
-        loop(n)
-        samples.append((time.perf_counter_ns() - t0) / n)
-    return statistics.median(samples), min(samples), max(samples)
+        for loop, out in zip(loops, samples):
+            t0 = time.perf_counter_ns()
+            loop(n)
+            out.append((time.perf_counter_ns() - t0) / n)
+    return [(statistics.median(s), min(s), max(s)) for s in samples]
 
 
 def work() -> int:
@@ -75,16 +82,16 @@ def profiler_idle_steps(log_dir: str) -> Callable[[int], None]:
 
 
 def rows(traced: bool) -> list[tuple[str, tuple[float, float, float]]]:
-    out = [
-        ("bare call", per_call_ns(bare)),
-        ("jax.profiler.TraceAnnotation", per_call_ns(with_jax_annotation)),
-        ("jaxprof.annotate (with)", per_call_ns(with_jaxprof_annotate)),
-        ("jaxprof.annotate (decorator)", per_call_ns(with_jaxprof_decorator)),
-    ]
-    if not traced:
-        with tempfile.TemporaryDirectory() as d:
-            out.append(("Profiler.step() idle", per_call_ns(profiler_idle_steps(d))))
-    return out
+    with tempfile.TemporaryDirectory() as d:
+        named = [
+            ("bare call", bare),
+            ("jax.profiler.TraceAnnotation", with_jax_annotation),
+            ("jaxprof.annotate (with)", with_jaxprof_annotate),
+            ("jaxprof.annotate (decorator)", with_jaxprof_decorator),
+        ]
+        if not traced:
+            named.append(("Profiler.step() idle", profiler_idle_steps(d)))
+        return list(zip([name for name, _ in named], per_call_ns([loop for _, loop in named])))
 
 
 def table(title: str, measured: list[tuple[str, tuple[float, float, float]]]) -> str:

@@ -582,9 +582,11 @@ typedef struct {
     PyObject *scope;
     PyObject *nested; /* list of (tm, scope) of nested __enter__s of this object, or NULL */
     Py_ssize_t depth;
+    vectorcallfunc vectorcall; /* annotate_vectorcall */
 } AnnotateObject;
 
 static PyTypeObject AnnotateType;
+static PyObject *annotate_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 
 /* Freed annotate objects kept for reuse (untracked, fields cleared): `with annotate("x"):` then
  * allocates nothing. Guarded by the GIL. */
@@ -632,6 +634,7 @@ static PyObject *annotate_make(PyObject *name, PyObject *stats) {
     self->stats = stats;
     self->tm = self->scope = self->nested = NULL;
     self->depth = 0;
+    self->vectorcall = annotate_vectorcall;
     if (stats) PyObject_GC_Track(self); /* only stats can make a cycle; untracked objects are cheaper */
     return (PyObject *)self;
 }
@@ -779,13 +782,70 @@ static PyObject *annotate_exit(AnnotateObject *self, PyObject *const *args, Py_s
     Py_RETURN_NONE;
 }
 
-static PyObject *annotate_call(AnnotateObject *self, PyObject *args, PyObject *kwds) {
-    if (PyTuple_GET_SIZE(args) != 1 || (kwds && PyDict_GET_SIZE(kwds))) {
-        PyErr_SetString(PyExc_TypeError, "annotate(...)(fn) takes exactly one function");
+/* Calling an annotate object: (fn) decorates fn; () enters and (type, value, tb) exits, because
+ * a.__enter__ and a.__exit__ are a itself (see AnnotateSlotType). */
+static PyObject *annotate_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    AnnotateObject *self = (AnnotateObject *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) {
+        if (nargs == 0) return annotate_enter(self, NULL);
+        if (nargs == 3) return annotate_exit(self, args, 3);
+        if (nargs == 1) return call_wrap(args[0], self->name, self->stats);
+    }
+    PyErr_SetString(PyExc_TypeError, "annotate(...)(fn) takes exactly one function");
+    return NULL;
+}
+
+/* ---- __enter__ / __exit__ without a bound method per `with` ---------------------------------
+ * The with statement looks __enter__ and __exit__ up through the descriptor protocol; methods
+ * would allocate two bound-method objects per `with` (~30 ns of the ~100 ns budget). These
+ * descriptors instead return the annotate object itself, whose call dispatches on the argument
+ * count (annotate_vectorcall). Looked up on the class (ExitStack does), they are plain unbound
+ * callables: annotate.__enter__(a), annotate.__exit__(a, type, value, tb). */
+
+typedef struct {
+    PyObject_HEAD
+    int exit;
+    vectorcallfunc vectorcall;
+} AnnotateSlotObject;
+
+static PyObject *annotate_slot_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    AnnotateSlotObject *slot = (AnnotateSlotObject *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    int ok = (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) && nargs >= 1 && Py_IS_TYPE(args[0], &AnnotateType) &&
+             (slot->exit ? nargs <= 4 : nargs == 1);
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "annotate.%s(self%s) needs an annotate object", slot->exit ? "__exit__" : "__enter__",
+                     slot->exit ? ", type, value, traceback" : "");
         return NULL;
     }
-    return call_wrap(PyTuple_GET_ITEM(args, 0), self->name, self->stats);
+    AnnotateObject *self = (AnnotateObject *)args[0];
+    return slot->exit ? annotate_exit(self, args + 1, nargs - 1) : annotate_enter(self, NULL);
 }
+
+static PyObject *annotate_slot_get(PyObject *op, PyObject *obj, PyObject *type) {
+    (void)type;
+    PyObject *r = obj && Py_IS_TYPE(obj, &AnnotateType) ? obj : op;
+    Py_INCREF(r);
+    return r;
+}
+
+static PyObject *annotate_slot_repr(AnnotateSlotObject *slot) {
+    return PyUnicode_FromFormat("<slot '%s' of 'jaxprof.annotate' objects>", slot->exit ? "__exit__" : "__enter__");
+}
+
+static PyTypeObject AnnotateSlotType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jaxprof._core.annotate_slot",
+    .tp_basicsize = sizeof(AnnotateSlotObject),
+    .tp_vectorcall_offset = offsetof(AnnotateSlotObject, vectorcall),
+    .tp_repr = (reprfunc)annotate_slot_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_descr_get = annotate_slot_get,
+};
+
+static AnnotateSlotObject annotate_enter_slot = {PyObject_HEAD_INIT(&AnnotateSlotType) 0, annotate_slot_vectorcall};
+static AnnotateSlotObject annotate_exit_slot = {PyObject_HEAD_INIT(&AnnotateSlotType) 1, annotate_slot_vectorcall};
 
 static PyObject *annotate_get_stats(AnnotateObject *self, void *closure) {
     (void)closure;
@@ -807,11 +867,6 @@ static PyObject *annotate_repr(AnnotateObject *self) {
     return PyUnicode_FromFormat("annotate(%R)", self->name);
 }
 
-static PyMethodDef annotate_methods[] = {
-    {"__enter__", (PyCFunction)annotate_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))annotate_exit, METH_FASTCALL, NULL},
-    {NULL, NULL, 0, NULL},
-};
 
 static PyGetSetDef annotate_getset[] = {
     {"name", (getter)annotate_get_name, NULL, "The region's name (None for a bare annotate()).", NULL},
@@ -845,12 +900,12 @@ static PyTypeObject AnnotateType = {
     .tp_basicsize = sizeof(AnnotateObject),
     .tp_dealloc = (destructor)annotate_dealloc,
     .tp_repr = (reprfunc)annotate_repr,
-    .tp_call = (ternaryfunc)annotate_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_vectorcall_offset = offsetof(AnnotateObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = annotate_doc,
     .tp_traverse = (traverseproc)annotate_traverse,
     .tp_clear = (inquiry)annotate_clear,
-    .tp_methods = annotate_methods,
     .tp_getset = annotate_getset,
     .tp_new = annotate_new,
     .tp_vectorcall = annotate_vectorcall_new,
@@ -992,7 +1047,13 @@ static int annotate_init_module(PyObject *m) {
         !(ann.str_enter = PyUnicode_InternFromString("__enter__")) ||
         !(ann.str_exit = PyUnicode_InternFromString("__exit__")))
         return -1;
-    if (PyType_Ready(&AnnotateType) < 0 || PyType_Ready(&AnnotatedFunctionType) < 0) return -1;
+    if (PyType_Ready(&AnnotateSlotType) < 0 || PyType_Ready(&AnnotateType) < 0 ||
+        PyType_Ready(&AnnotatedFunctionType) < 0)
+        return -1;
+    if (PyDict_SetItemString(AnnotateType.tp_dict, "__enter__", (PyObject *)&annotate_enter_slot) < 0 ||
+        PyDict_SetItemString(AnnotateType.tp_dict, "__exit__", (PyObject *)&annotate_exit_slot) < 0)
+        return -1;
+    PyType_Modified(&AnnotateType);
     Py_INCREF(&AnnotateType);
     if (PyModule_AddObject(m, "annotate", (PyObject *)&AnnotateType) != 0) {
         Py_DECREF(&AnnotateType);

@@ -272,3 +272,22 @@ def test_jit_of_annotated_function_and_eager_transforms():
     assert "inner/" in compiled_text(jax.jit(inner), jnp.ones(3))
     jaxpr = jax.make_jaxpr(jax.grad(lambda x: inner(x).sum()))(jnp.ones(3))
     assert any("inner" in str(eqn.source_info.name_stack) for eqn in jaxpr.jaxpr.eqns)
+
+
+def test_context_manager_protocol_through_exitstack_and_class():
+    import contextlib
+
+    log, restore = _spy_setup(profiling=True, tracing=False)
+    try:
+        with contextlib.ExitStack() as stack:
+            assert stack.enter_context(jaxprof.annotate("stacked")).name == "stacked"
+        region = jaxprof.annotate("explicit")
+        assert type(region).__enter__(region) is region
+        type(region).__exit__(region, None, None, None)
+        assert region.__enter__() is region
+        region.__exit__(None, None, None)
+    finally:
+        restore()
+    assert [(e[0], e[2]) for e in log] == [("enter", "stacked"), ("exit", "stacked")] + [
+        ("enter", "explicit"), ("exit", "explicit")] * 2
+    assert isinstance(jaxprof.annotate("x"), contextlib.AbstractContextManager)
