@@ -573,8 +573,10 @@ static int read_device_plane(plane_ctx *c, int platform) {
             if (platform == JP_PLATFORM_GPU) {
                 rc = read_gpu_event(c, dev, line, name, start, dur, &info);
             } else {
-                const jp_exec *x = exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
-                                           c->m->execs.n - first_exec, start);
+                const jp_exec *x = c->m->execs.n > first_exec
+                                       ? exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
+                                                 c->m->execs.n - first_exec, start)
+                                       : NULL; /* no executions: execs.data may be NULL */
                 const char *module = x ? x->module : jp_intern_view(&c->m->intern, info.s[K_HLO_MODULE]);
                 const char *op_name = jp_intern_view(&c->m->intern, name);
                 if (!module || !op_name) return nomem(c->err);

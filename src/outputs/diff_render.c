@@ -330,7 +330,7 @@ static void text_breakdown(const jp_diff *d, FILE *out) {
     size_t order[JP_PART_COUNT], n = 0;
     fill_parts(d, parts);
     for (int p = 0; p < JP_PART_COUNT; p++)
-        if (parts[p].base_ps || parts[p].new_ps || p == JP_PART_COMPUTE || p == JP_PART_IDLE) order[n++] = (size_t)p;
+        if (parts[p].base_ps != 0 || parts[p].new_ps != 0 || p == JP_PART_COMPUTE || p == JP_PART_IDLE) order[n++] = (size_t)p;
     table t = TABLE("breakdown", PART_COLS, parts, part_row, JP_PART_COUNT, part_text_cell);
     fputs("\nBreakdown per step\n", out);
     jp_table_text(NO_ANALYSIS, &t, order, n, BREAKDOWN_WIDTH, out);
