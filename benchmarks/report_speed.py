@@ -103,7 +103,7 @@ def main() -> None:
                                capture_output=True, text=True)
         xprof_ok = probe.returncode == 0
         xprof_why = probe.stdout.strip() if xprof_ok else probe.stderr.strip().splitlines()[-1]
-    load = os.getloadavg()
+    load = os.getloadavg()  # other work on the machine inflates wall times: CPU time is printed too
     rows, notes = [], []
     for layout in a.layouts.split(","):
         for si, mb in enumerate(sizes):
@@ -165,9 +165,10 @@ def main() -> None:
                f"{platform.python_version()}; load average at start {load[0]:.2f} (a fuzzing campaign at nice 19 "
                f"shared the machine; measurements at normal priority). XProf: {xprof_why if xprof_ok else 'not run: ' + xprof_why}"
                f" ({a.xprof_python}). Command: `python benchmarks/report_speed.py {' '.join(sys.argv[1:])}`.\n")
-    out.append("| layout | file | events | jaxprof median (min–max), runs | throughput | jaxprof peak RSS | RSS − file | "
+    out.append("| layout | file | events | jaxprof median (min–max), runs | throughput | jaxprof CPU (user+sys) | "
+               "throughput by CPU time | jaxprof peak RSS | RSS − file | "
                "XProf 3 tools median (min–max), runs | XProf peak RSS | jaxprof vs XProf |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     goals = {"speed": [], "tput": [], "rss": []}
     for r in rows:
         tput = r["size"] / r["jp_med"] / 1e6
@@ -188,7 +189,8 @@ def main() -> None:
         if r["xp"] and r.get("xp_fail"):
             notes.append(f"XProf on {r['layout']} {r['mb']:.0f} MB: a later run {r['xp_fail']}")
         out.append(f"| {r['layout']} | {r['mb']:,.0f} MB | {r['events']:,} | {fmt_s(r['jp_med'])} ({fmt_s(r['jp_min'])}–"
-                   f"{fmt_s(r['jp_max'])}), {a.repeats} | {tput:,.0f} MB/s | {r['jp_rss'] / 1e6:,.0f} MB | "
+                   f"{fmt_s(r['jp_max'])}), {a.repeats} | {tput:,.0f} MB/s | {fmt_s(r['jp_cpu'])} | "
+                   f"{r['size'] / r['jp_cpu'] / 1e6:,.0f} MB/s | {r['jp_rss'] / 1e6:,.0f} MB | "
                    f"{over:+,.0f} MB | {xcell} | {xrss} | {ratio} |")
     out.append("")
 
