@@ -3,6 +3,7 @@
 PYTHON  ?= python3
 VENV    := .venv
 VPY     := $(VENV)/bin/python
+XPROF_VENV := .venv-xprof
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN    := build-asan
@@ -46,12 +47,19 @@ sysdeps:
 	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    libcmocka-dev zlib1g-dev pkg-config chromium chromium-driver >/dev/null; }
 
+# XProf, the peer of benchmarks/report_speed.py, in a venv of its own: its protobuf and TensorFlow
+# pins would fight JAX's and TensorBoard's in .venv.
+$(XPROF_VENV)/.installed:
+	$(PYTHON) -m venv $(XPROF_VENV)
+	$(XPROF_VENV)/bin/pip install -q xprof
+	touch $@
+
 clean:
-	rm -rf build build-asan build-py $(VENV) jaxprof-demo
+	rm -rf build build-asan build-py $(VENV) $(XPROF_VENV) jaxprof-demo
 
 # Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
-bench: install
-	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/report_speed.py; cat benchmarks/fuzzing.md; } > docs/benchmarks.md.tmp
+bench: install $(XPROF_VENV)/.installed
+	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/report_speed.py --xprof-python $(XPROF_VENV)/bin/python; cat benchmarks/fuzzing.md; } > docs/benchmarks.md.tmp
 	mv docs/benchmarks.md.tmp docs/benchmarks.md
 
 # Fuzzing (tests/fuzz, issue 7): every target built for libFuzzer with clang (ASan+UBSan) in
