@@ -176,6 +176,11 @@ uint64_t jp_xspace_event_count(const jp_xspace *xs);
 size_t jp_xspace_input_size(const jp_xspace *xs);
 /* The decoded input itself (after gunzip): every jp_str/jp_bytes of the model points into it. */
 jp_bytes jp_xspace_input(const jp_xspace *xs);
+/* A hint that the input bytes [p, p+len) will not be read again soon: where the input is a mapped
+ * file, the whole pages inside that range leave the process's resident memory (the kernel's page
+ * cache keeps them). The bytes stay readable and unchanged; a later read only faults them back in.
+ * Does nothing for other inputs or ranges outside the input. Safe alongside readers of xs. */
+void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len);
 
 /* Metadata by id, or NULL. Borrowed from the plane. */
 const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id);

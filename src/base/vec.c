@@ -25,19 +25,30 @@ void jp_vec_free(jp_vec *v) {
     v->n = v->cap = 0;
 }
 
-/* FNV-1a: short names, good enough spread, no seed needed (inputs are not adversarial to a
- * hash table that only slows down, never fails, on collisions). */
-static uint64_t hash_bytes(const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static uint64_t mix(uint64_t x) {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
     return x;
+}
+
+/* Eight bytes per step, each word folded in by a multiply: kernel details and op names run to
+ * hundreds of bytes and are hashed once per event. No seed needed (inputs are not adversarial to a
+ * hash table that only slows down, never fails, on collisions). */
+static uint64_t hash_bytes(const char *s, size_t len) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    if (i < len) {
+        w = 0;
+        memcpy(&w, s + i, len - i);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+    }
+    return mix(h);
 }
 
 void jp_intern_init(jp_intern *t, jp_arena *arena) {

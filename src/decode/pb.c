@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 
-size_t jp_pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
+size_t jp_pb_varint_slow(const uint8_t *p, const uint8_t *end, uint64_t *out) {
     uint64_t v = 0;
     for (size_t i = 0; i < 10; i++) {
         if (p + i >= end) return 0;
@@ -31,7 +31,7 @@ static int truncated(jp_error *err, uint64_t offset, const char *what, const cha
                         (unsigned long long)offset, expected);
 }
 
-int jp_pb_next(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err) {
+int jp_pb_next_slow(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err) {
     uint64_t tag;
     f->offset = jp_pb_offset(c);
     size_t n = jp_pb_varint(c->p, c->end, &tag);

@@ -36,16 +36,57 @@ static inline int jp_pb_done(const jp_pb *c) { return c->p >= c->end; }
 
 static inline uint64_t jp_pb_offset(const jp_pb *c) { return (uint64_t)(c->p - c->origin); }
 
+/* The multi-byte case of jp_pb_varint. */
+size_t jp_pb_varint_slow(const uint8_t *p, const uint8_t *end, uint64_t *out);
+
+/* Reads a varint at *p (< end) into *out; returns bytes consumed, 0 when truncated or > 10 bytes. */
+static inline size_t jp_pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
+    if (p < end && *p < 0x80) {
+        *out = *p;
+        return 1;
+    }
+    return jp_pb_varint_slow(p, end, out);
+}
+
+/* The general field reader behind jp_pb_next: every wire type, every error. */
+int jp_pb_next_slow(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err);
+
 /* Reads the next field. Returns JP_OK, or JP_ERR_TRUNCATED / JP_ERR_CORRUPT with err->offset set
- * (the message names `what`, e.g. "XPlane"). */
-int jp_pb_next(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err);
+ * (the message names `what`, e.g. "XPlane").
+ *
+ * Fast path: most fields of an XSpace are a one-byte tag followed by a one-byte varint or a
+ * one-byte length (events, stats). Those are decoded inline when all their bytes lie inside the
+ * message; anything else, and every error, goes through jp_pb_next_slow, which gives the same
+ * results for the fast cases. */
+static inline int jp_pb_next(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err) {
+    const uint8_t *p = c->p;
+    if (c->end - p >= 2 && p[0] < 0x80 && p[0] >= 8 && p[1] < 0x80) {
+        uint32_t wire = p[0] & 7u;
+        if (wire == JP_PB_VARINT) {
+            f->offset = (uint64_t)(p - c->origin);
+            f->number = p[0] >> 3;
+            f->wire = wire;
+            f->u = p[1];
+            c->p = p + 2;
+            return JP_OK;
+        }
+        if (wire == JP_PB_LEN && (size_t)(c->end - p - 2) >= p[1]) {
+            f->offset = (uint64_t)(p - c->origin);
+            f->number = p[0] >> 3;
+            f->wire = wire;
+            f->data = p + 2;
+            f->len = p[1];
+            c->p = p + 2 + p[1];
+            return JP_OK;
+        }
+    }
+    return jp_pb_next_slow(c, f, what, err);
+}
 
 /* A cursor over a LEN field's payload. */
 static inline jp_pb jp_pb_sub(const jp_pb *c, const jp_pb_field *f) {
     return jp_pb_make(f->data, f->len, c->origin);
 }
 
-/* Reads a varint at *p (< end) into *out; returns bytes consumed, 0 when truncated or > 10 bytes. */
-size_t jp_pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *out);
 
 #endif

@@ -212,17 +212,42 @@ int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str 
     }
 }
 
+/* ---- releasing mapped pages ------------------------------------------------------------------- */
+
+void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len) {
+    const uint8_t *map = xs->map, *from = p;
+    if (!map || from < map || from > map + xs->map_len || len > (size_t)(map + xs->map_len - from)) return;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    size_t start = (size_t)(from - map), end = start + len, ps = (size_t)page;
+    start = (start + ps - 1) / ps * ps; /* whole pages only: neighbours may still be in use */
+    end = end / ps * ps;
+    if (end > start) madvise((void *)(uintptr_t)(map + start), end - start, MADV_DONTNEED);
+}
+
 /* ---- events and lines ------------------------------------------------------------------------ */
 
-static int decode_event(const jp_xspace *xs, jp_pb c, jp_event *ev, jp_error *err) {
+/* One walk validates an event's fields and its stats. The errors are those of a walk over the
+ * fields followed by check_stats: a field error anywhere wins over a bad stat, so the first bad
+ * stat is only noted, and decoded again for its message once the fields are known to be sound. */
+static int decode_event(jp_pb c, jp_event *ev, jp_error *err) {
     jp_pb_field f;
+    const uint8_t *bad_stat = NULL; /* payload of the first stat that failed to decode */
+    size_t bad_len = 0;
     memset(ev, 0, sizeof *ev);
     ev->raw.ptr = c.p;
     ev->raw.len = (size_t)(c.end - c.p);
     while (!jp_pb_done(&c)) {
         int rc = jp_pb_next(&c, &f, "XEvent", err);
         if (rc) return rc;
-        if (f.number == EVENT_STATS) continue;
+        if (f.number == EVENT_STATS) {
+            jp_stat st;
+            if (f.wire == JP_PB_LEN && !bad_stat && decode_stat(jp_pb_sub(&c, &f), &st, NULL) != JP_OK) {
+                bad_stat = f.data;
+                bad_len = f.len;
+            }
+            continue;
+        }
         if (f.number > EVENT_OCCURRENCES) continue;
         if ((rc = want(&f, JP_PB_VARINT, "XEvent", err))) return rc;
         switch (f.number) {
@@ -233,12 +258,15 @@ static int decode_event(const jp_xspace *xs, jp_pb c, jp_event *ev, jp_error *er
         default: break;
         }
     }
-    return check_stats(xs, ev->raw, EVENT_STATS, err);
+    if (!bad_stat) return JP_OK;
+    jp_stat st;
+    return decode_stat(jp_pb_make(bad_stat, bad_len, c.origin), &st, err);
 }
 
 static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
     jp_pb_field f;
     size_t n;
+    const uint8_t *line_start = c.p;
     memset(line, 0, sizeof *line);
     int rc = count_fields(c, LINE_EVENTS, "XLine", &n, err);
     if (rc) return rc;
@@ -248,7 +276,7 @@ static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
         if ((rc = jp_pb_next(&c, &f, "XLine", err))) return rc;
         switch (f.number) {
         case LINE_EVENTS:
-            if ((rc = decode_event(xs, jp_pb_sub(&c, &f), &line->events[line->n_events], err))) return rc;
+            if ((rc = decode_event(jp_pb_sub(&c, &f), &line->events[line->n_events], err))) return rc;
             line->n_events++;
             break;
         case LINE_NAME:
@@ -270,6 +298,7 @@ static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
         }
     }
     xs->n_events += line->n_events;
+    jp_xspace_release(xs, line_start, (size_t)(c.end - line_start)); /* read again only by stat walks */
     return JP_OK;
 }
 

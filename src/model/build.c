@@ -26,6 +26,7 @@ typedef struct plane_ctx {
     const jp_plane *plane;
     const char *host;
     uint64_t ids[K_COUNT]; /* stat metadata id per key, UINT64_MAX when the plane lacks it */
+    uint32_t keys_of[64];  /* per stat metadata id below 64: bit k set when ids[k] is that id */
     jp_error *err;
 } plane_ctx;
 
@@ -87,26 +88,58 @@ static int starts_with(jp_str s, const char *prefix) {
 
 static int contains(jp_str s, const char *needle) {
     size_t n = strlen(needle);
-    for (size_t i = 0; i + n <= s.len; i++)
-        if (memcmp(s.ptr + i, needle, n) == 0) return 1;
+    if (n == 0) return 1;
+    if (s.len < n) return 0;
+    const char *p = s.ptr, *last = s.ptr + (s.len - n); /* the last place a match may start */
+    while (p <= last && (p = memchr(p, needle[0], (size_t)(last - p) + 1)) != NULL) {
+        if (memcmp(p, needle, n) == 0) return 1;
+        p++;
+    }
     return 0;
 }
 
+/* Lets the mapped pages of a line's events go as the line is read: called with each event index e,
+ * it releases the events read so far every RELEASE_EVERY events and, at e == n_events, the whole
+ * line, so that a big profile need not stay resident in full (the bytes stay readable: a later
+ * read faults them back in). */
+enum { RELEASE_EVERY = 16384 };
+static void release_line(const plane_ctx *c, const jp_line *ln, size_t e) {
+    if (e == 0 || e > ln->n_events || (e % RELEASE_EVERY && e != ln->n_events)) return;
+    const jp_event *first = &ln->events[0], *last = &ln->events[e - 1];
+    if (last->raw.ptr >= first->raw.ptr)
+        jp_xspace_release(c->xs, first->raw.ptr, (size_t)(last->raw.ptr - first->raw.ptr) + last->raw.len);
+}
+
 /* ---- stats ------------------------------------------------------------------------------------ */
+
+_Static_assert(K_COUNT <= 32, "keys_of holds one bit per key");
 
 static void resolve_stat_ids(plane_ctx *c) {
     for (int k = 0; k < K_COUNT; k++) c->ids[k] = UINT64_MAX;
     for (size_t i = 0; i < c->plane->n_stat_meta; i++)
         for (int k = 0; k < K_COUNT; k++)
             if (jp_str_eq(c->plane->stat_meta[i].name, STAT_NAMES[k])) c->ids[k] = (uint64_t)c->plane->stat_meta[i].id;
+    memset(c->keys_of, 0, sizeof c->keys_of);
+    for (int k = 0; k < K_COUNT; k++)
+        if (c->ids[k] < sizeof c->keys_of / sizeof c->keys_of[0]) c->keys_of[c->ids[k]] |= (uint32_t)1 << k;
+}
+
+/* The keys whose stat id is `id`, one bit per key: a table look-up for the small ids writers use. */
+static uint32_t keys_of(const plane_ctx *c, uint64_t id) {
+    if (id < sizeof c->keys_of / sizeof c->keys_of[0]) return c->keys_of[id];
+    uint32_t mask = 0;
+    for (int k = 0; k < K_COUNT; k++)
+        if (c->ids[k] == id) mask |= (uint32_t)1 << k;
+    return mask;
 }
 
 static int read_stats(plane_ctx *c, jp_stats_iter it, ev_info *info) {
     jp_stat st;
     int rc;
     while ((rc = jp_stats_next(&it, &st, c->err)) == 1) {
-        for (int k = 0; k < K_COUNT; k++) {
-            if (c->ids[k] != st.metadata_id) continue;
+        uint32_t mask = keys_of(c, st.metadata_id);
+        for (int k = 0; mask; k++, mask >>= 1) {
+            if (!(mask & 1)) continue;
             info->has[k] = 1;
             info->i[k] = jp_stat_int(&st);
             info->d[k] = st.kind == JP_STAT_DOUBLE ? st.v.d : (double)info->i[k];
@@ -313,29 +346,66 @@ static int add_cpu_op(plane_ctx *c, uint32_t *cpu, uint32_t line, int64_t start,
 typedef struct op_end { /* an XLA:CPU "end: <op>" event: where an asynchronous op completed */
     uint64_t flow;        /* its consumer flow id (_c), equal to the op event's producer id (_p) */
     int64_t end_ps;
+    size_t seq;           /* its place among the plane's end events: the first of one flow wins */
 } op_end;
+
+static int cmp_op_end(const void *a, const void *b) {
+    const op_end *x = a, *y = b;
+    if (x->flow != y->flow) return x->flow < y->flow ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The first i with e[i].flow >= flow in e[0..n) sorted by flow, searched outwards from `hint`
+ * (the previous answer): ops come in time order and so, mostly, do their flow ids, so the answer
+ * is near and the search stays in cache. */
+static size_t flow_lower_bound(const op_end *e, size_t n, uint64_t flow, size_t hint) {
+    size_t lo, hi, step = 1;
+    if (hint < n && e[hint].flow < flow) { /* the answer lies right of hint */
+        lo = hint + 1;
+        while (hint + step < n && e[hint + step].flow < flow) {
+            lo = hint + step + 1;
+            step *= 2;
+        }
+        hi = hint + step < n ? hint + step : n;
+    } else { /* at or left of hint: e[hi] >= flow, or hi == n */
+        hi = hint < n ? hint : n;
+        while (hi >= step && e[hi - step].flow >= flow) {
+            hi -= step;
+            step *= 2;
+        }
+        lo = hi >= step ? hi - step + 1 : 0;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].flow < flow) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
 
 /* XLA:CPU runs some ops asynchronously: the op's TraceMe covers the launch, and a later
  * "end: <op>" event linked to it by a flow id marks completion. An op lasts until then. Flow ids
- * are per process, so the linking is done per host plane; then the ops get their spans. */
-static int link_op_ends(plane_ctx *c, size_t first_op, const jp_vec *ends) {
-    jp_map by_flow = {0};
-    const op_end *e = ends->data;
-    int rc = JP_OK;
-    for (size_t i = 0; i < ends->n && rc == JP_OK; i++)
-        if (jp_map_get_or_put(&by_flow, e[i].flow, 0, 0, (uint32_t)i, NULL) == UINT32_MAX) rc = nomem(c->err);
-    for (size_t i = first_op; i < c->m->ops.n && rc == JP_OK; i++) {
+ * are per process, so the linking is done per host plane; then the ops get their spans. The end
+ * events are sorted by flow and searched: a hash map of them would be larger and, one cache miss
+ * per op, slower. */
+static int link_op_ends(plane_ctx *c, size_t first_op, jp_vec *ends) {
+    op_end *e = ends->data;
+    size_t at = 0; /* where the previous op's end was found */
+    if (ends->n > 1) qsort(e, ends->n, sizeof *e, cmp_op_end);
+    for (size_t i = first_op; i < c->m->ops.n; i++) {
         jp_op_ev *op = &JP_VEC_AT(&c->m->ops, jp_op_ev, i);
-        int found = 0;
-        uint32_t k = op->flow && ends->n ? jp_map_get_or_put(&by_flow, op->flow, 0, 0, UINT32_MAX - 1, &found) : 0;
-        if (found && k < ends->n && e[k].end_ps > op->end_ps) {
-            op->end_ps = e[k].end_ps;
+        const op_end *end = NULL;
+        if (op->flow && ends->n) {
+            at = flow_lower_bound(e, ends->n, op->flow, at);
+            end = at < ends->n && e[at].flow == op->flow ? &e[at] : NULL;
+        }
+        if (end && end->end_ps > op->end_ps) {
+            op->end_ps = end->end_ps;
             op->dur_ps = op->self_ps = op->end_ps - op->start_ps;
         }
-        if (add_op_span(c->m, op)) rc = nomem(c->err);
+        if (add_op_span(c->m, op)) return nomem(c->err);
     }
-    jp_map_deinit(&by_flow);
-    return rc;
+    return JP_OK;
 }
 
 static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends);
@@ -359,6 +429,7 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
         int worker = starts_with(ln->name, "tf_"); /* TSL thread pools: XLA runtime threads */
         for (size_t e = 0; e < ln->n_events; e++) {
             const jp_event *ev = &ln->events[e];
+            release_line(c, ln, e);
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
             jp_str name = em ? em->name : (jp_str){"", 0};
             int64_t start, dur;
@@ -376,7 +447,7 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
             } else if (starts_with(name, "end: ") && info.has[K_FLOW_C]) {
                 op_end *oe = jp_vec_push(ends, sizeof *oe);
                 if (!oe) return nomem(c->err);
-                *oe = (op_end){(uint64_t)info.i[K_FLOW_C], start + dur};
+                *oe = (op_end){(uint64_t)info.i[K_FLOW_C], start + dur, ends->n - 1};
             } else if (cpu_transfer_kind(name) >= 0) {
                 if (cpu == UINT32_MAX && cpu_wanted && (cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
                     return nomem(c->err);
@@ -385,6 +456,7 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
                 return rc;
             }
         }
+        release_line(c, ln, ln->n_events);
     }
     *cpu_dev = cpu;
     return JP_OK;
@@ -559,6 +631,7 @@ static int read_device_plane(plane_ctx *c, int platform) {
         if (platform == JP_PLATFORM_GPU && jp_str_eq(ln->name, "CUPTI overhead")) continue; /* the tracer's own */
         for (size_t e = 0; e < ln->n_events; e++) {
             const jp_event *ev = &ln->events[e];
+            release_line(c, ln, e);
             /* An aggregated event (num_occurrences instead of an offset) has no place in time: it
              * would land at the line's start, so it stays out of ops, steps and busy time. */
             if (ev->num_occurrences > 0) continue;
@@ -585,6 +658,7 @@ static int read_device_plane(plane_ctx *c, int platform) {
             }
             if (rc) return rc;
         }
+        release_line(c, ln, ln->n_events);
     }
     return JP_OK;
 }
@@ -595,7 +669,7 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     const char **h = jp_vec_push(&m->hosts, sizeof *h);
     if (!h || !(*h = jp_intern_str(&m->intern, host, strlen(host)))) return nomem(err);
     m->n_events += jp_xspace_event_count(xs);
-    plane_ctx c = {m, xs, NULL, *h, {0}, err};
+    plane_ctx c = {m, xs, NULL, *h, {0}, {0}, err};
     for (size_t pass = 0; pass < 2; pass++) { /* HLO metadata first: ops look their modules up */
         for (size_t i = 0; i < n_planes; i++) {
             c.plane = &planes[i];
@@ -736,11 +810,20 @@ static int group_executions(jp_model *m) {
     return rc;
 }
 
+/* qsort unless the array is in order already, as events read line by line mostly are; glibc's
+ * qsort is a stable merge sort, so skipping it on sorted input changes nothing. */
+static void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    const char *p = base;
+    size_t i = 1;
+    while (i < n && cmp(p + (i - 1) * size, p + i * size) <= 0) i++;
+    if (i < n) qsort(base, n, size, cmp);
+}
+
 int jp_model_finish(jp_model *m, jp_error *err) {
-    if (m->ops.n > 1) qsort(m->ops.data, m->ops.n, sizeof(jp_op_ev), cmp_op_ev);
+    if (m->ops.n > 1) sort_unless_sorted(m->ops.data, m->ops.n, sizeof(jp_op_ev), cmp_op_ev);
     merge_gpu_kernels(m);
     nest_ops(m);
-    if (m->host.n > 1) qsort(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
+    if (m->host.n > 1) sort_unless_sorted(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
     if (nest_host(m) || group_executions(m)) return nomem(err);
     if (m->device_steps.n > 1) qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), jp_exec_cmp_start);
     if (m->first_ps > m->last_ps) m->first_ps = m->last_ps = 0;

@@ -479,6 +479,72 @@ static void check_hostile(const hostile *h, uint64_t ts2, int with_host, size_t 
     free(space.buf);
 }
 
+/* XLA:CPU asynchronous ops last until their "end:" event, linked by flow id (_p on the op, _c on
+ * the end): ends out of flow order, a flow with two ends (the first written wins), an op with no
+ * end, and an end that finishes before its op (no change). */
+static void async_ops_end_at_their_linked_end_event(void **state) {
+    (void)state;
+    enum { P = 40, C = 41 };
+    static const struct { const char *name; uint64_t meta, off, dur, flow; int is_end; } evs[] = {
+        {"a", 1, 0, 1000, 7, 0},        /* ends at 4000 via flow 7 */
+        {"b", 1, 2000, 1000, 3, 0},     /* ends at 6000 via the first end of flow 3 */
+        {"", 2, 3000, 1000, 7, 1},
+        {"", 2, 5000, 1000, 3, 1},
+        {"", 2, 8000, 1000, 3, 1},      /* a second end of flow 3: ignored */
+        {"c", 1, 10000, 500, 9, 0},     /* no end */
+        {"d", 1, 12000, 3000, 5, 0},    /* its end finishes first: stays 3000 */
+        {"", 2, 13000, 500, 5, 1},
+    };
+    pbw space = {0}, plane = {0}, line = {0};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) {
+        pbw ev = {0}, st = {0};
+        pbw_uint(&ev, 1, evs[i].meta);
+        pbw_uint(&ev, 2, evs[i].off);
+        pbw_uint(&ev, 3, evs[i].dur);
+        if (!evs[i].is_end) {
+            stat_str(&st, 4, S_HLO_OP, evs[i].name);
+            stat_str(&st, 4, S_HLO_MODULE, "jit_f");
+        }
+        stat_int(&st, 4, evs[i].is_end ? C : P, evs[i].flow);
+        pbw_raw(&ev, st.buf, st.len);
+        free(st.buf);
+        pbw_msg(&line, 4, &ev);
+    }
+    pbw_uint(&line, 1, 2);
+    pbw_str(&line, 2, "tf_worker");
+    pbw_msg(&plane, 3, &line);
+    add_event_meta(&plane, 1, "thunk", NULL);
+    add_event_meta(&plane, 2, "end: thunk", NULL);
+    add_stat_meta(&plane);
+    const char *flow_names[] = {"_p", "_c"};
+    for (uint64_t id = P; id <= C; id++) {
+        pbw meta = {0}, entry = {0};
+        pbw_uint(&meta, 1, id);
+        pbw_str(&meta, 2, flow_names[id - P]);
+        pbw_uint(&entry, 1, id);
+        pbw_msg(&entry, 2, &meta);
+        pbw_msg(&plane, 5, &entry);
+    }
+    pbw_uint(&plane, 1, 1);
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_msg(&space, 1, &plane);
+    jp_profile *p;
+    jp_error err;
+    if (jp_profile_parse(&p, space.buf, space.len, "flows.xplane.pb", NULL, &err) != JP_OK) fail_msg("%s", err.msg);
+    const jp_analysis *a = jp_profile_analysis(p);
+    static const struct { const char *name; int64_t dur_ps; } want[] = {{"a", 4000}, {"b", 4000}, {"c", 500}, {"d", 3000}};
+    assert_int_equal(a->n_ops, 4);
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        size_t i = 0;
+        while (i < a->n_ops && strcmp(a->ops[i].name, want[w].name) != 0) i++;
+        assert_true(i < a->n_ops);
+        assert_int_equal(a->ops[i].count, 1);
+        assert_int_equal(a->ops[i].total_ps, want[w].dur_ps);
+    }
+    jp_profile_free(p);
+    free(space.buf);
+}
+
 static void hostile_values_never_overflow(void **state) {
     (void)state;
     const uint64_t ints[] = {0, 1, 1000, (uint64_t)1 << 40, (uint64_t)1 << 53, (uint64_t)1 << 58,
@@ -667,6 +733,7 @@ int main(void) {
         cmocka_unit_test(random_flips_of_the_xspace),
         cmocka_unit_test(random_flips_of_the_gzip),
         cmocka_unit_test(hostile_values_never_overflow),
+        cmocka_unit_test(async_ops_end_at_their_linked_end_event),
         cmocka_unit_test(degenerate_inputs),
         cmocka_unit_test(load_errors_name_the_file),
     };

@@ -232,11 +232,54 @@ static void random_byte_flips_never_crash(void **state) {
     free(w.buf);
 }
 
+/* Releasing a mapped file's pages leaves every byte readable and unchanged; ranges outside the
+ * input and inputs that are not mapped files are left alone. */
+static void release_keeps_bytes_readable(void **state) {
+    (void)state;
+    pbw w = build_space();
+    static char pad[3 * 65536];
+    for (size_t i = 0; i < sizeof pad - 1; i++) pad[i] = (char)('a' + i % 26);
+    pbw_str(&w, 15, pad); /* an unknown field: the input now spans many pages */
+    char path[512];
+    const char *dir = getenv("TEST_TMPDIR");
+    snprintf(path, sizeof path, "%s/release.xplane.pb", dir ? dir : "/tmp");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(w.buf, 1, w.len, f), w.len);
+    fclose(f);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
+    jp_bytes in = jp_xspace_input(xs);
+    assert_int_equal(in.len, w.len);
+    jp_xspace_release(xs, in.ptr, in.len);
+    jp_xspace_release(xs, in.ptr + 1, in.len);          /* runs past the end: ignored */
+    jp_xspace_release(xs, pad, sizeof pad);             /* not the input: ignored */
+    jp_xspace_release(xs, in.ptr + 100, 0);
+    assert_memory_equal(in.ptr, w.buf, w.len);
+    size_t n;
+    const jp_plane *planes = jp_xspace_planes(xs, &n);
+    jp_stats_iter it = jp_stats_of_event(xs, &planes[0].lines[0].events[0]);
+    jp_stat st;
+    assert_int_equal(jp_stats_next(&it, &st, &err), 1);
+    assert_int_equal(st.metadata_id, 1);
+    assert_int_equal(jp_stat_int(&st), 42);
+    jp_xspace_close(xs);
+
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "mem", &err), JP_OK);
+    jp_xspace_release(xs, w.buf, w.len); /* not mapped: nothing happens */
+    assert_int_equal(w.buf[w.len - 1], 'a' + (sizeof pad - 2) % 26);
+    jp_xspace_close(xs);
+    remove(path);
+    free(w.buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decodes_model),
         cmocka_unit_test(inflates_compressed_stat),
         cmocka_unit_test(gzip_file_is_detected_by_content),
+        cmocka_unit_test(release_keeps_bytes_readable),
         cmocka_unit_test(truncation_reports_file_and_offset),
         cmocka_unit_test(corrupt_and_wrong_type_inputs),
         cmocka_unit_test(random_byte_flips_never_crash),
