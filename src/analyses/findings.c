@@ -1,6 +1,7 @@
 /* findings.c - the KPI table rated good/warning/bad, and named problems, each with the numbers
  * behind it and a fix. A finding is only raised with evidence from this profile. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,7 @@ static interval *device_busy(const jp_model *m, size_t *n) {
         const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
         if (s->device != UINT32_MAX && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
     }
-    qsort(v, k, sizeof *v, cmp_interval);
+    jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
     for (size_t i = 0; i < k; i++) {
         if (out && v[i].start <= v[out - 1].end) {
             if (v[i].end > v[out - 1].end) v[out - 1].end = v[i].end;

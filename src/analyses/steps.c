@@ -1,6 +1,7 @@
 /* steps.c - finds the training steps (markers, device Steps lines, or repeated executions) and
  * breaks each step's wall time into compute, collectives, transfers, compile, host and idle. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,7 +277,7 @@ static int sweep(const jp_model *m, jp_vec *segs) {
         pts[2 * i] = (point){s->start_ps, 1, s->part};
         pts[2 * i + 1] = (point){s->end_ps, -1, s->part};
     }
-    qsort(pts, n, sizeof *pts, cmp_point);
+    jp_sort_by_key64(pts, n, sizeof *pts, offsetof(point, t), 1, cmp_point);
     uint32_t open[JP_PART_COUNT] = {0};
     for (size_t i = 0; i < n;) {
         int64_t t = pts[i].t;
@@ -377,7 +378,7 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     int64_t *op_starts = malloc((m->ops.n ? m->ops.n : 1) * sizeof *op_starts);
     if (!op_starts) rc = JP_ERR_NOMEM;
     for (size_t i = 0; rc == JP_OK && i < m->ops.n; i++) op_starts[i] = JP_VEC_AT(&m->ops, jp_op_ev, i).start_ps;
-    if (rc == JP_OK) qsort(op_starts, m->ops.n, sizeof *op_starts, jp_cmp_i64);
+    if (rc == JP_OK) jp_sort_by_key64(op_starts, m->ops.n, sizeof *op_starts, 0, 1, jp_cmp_i64);
     for (size_t i = 0; rc == JP_OK && i < steps.n; i++) {
         jp_step *s = &JP_VEC_AT(&steps, jp_step, i);
         breakdown(&segs, s);

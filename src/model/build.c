@@ -1,5 +1,6 @@
 /* build.c - turns decoded XSpaces into the jp_model: classifies planes and lines, reads the stats
  * each analysis needs, attributes executed ops to HLO instructions, then nests and merges. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,7 +392,8 @@ static size_t flow_lower_bound(const op_end *e, size_t n, uint64_t flow, size_t 
 static int link_op_ends(plane_ctx *c, size_t first_op, jp_vec *ends) {
     op_end *e = ends->data;
     size_t at = 0; /* where the previous op's end was found */
-    if (ends->n > 1) qsort(e, ends->n, sizeof *e, cmp_op_end);
+    /* ends are pushed in seq order: a stable sort by flow orders them by (flow, seq) */
+    jp_sort_by_key64(e, ends->n, sizeof *e, offsetof(op_end, flow), 0, cmp_op_end);
     for (size_t i = first_op; i < c->m->ops.n; i++) {
         jp_op_ev *op = &JP_VEC_AT(&c->m->ops, jp_op_ev, i);
         const op_end *end = NULL;

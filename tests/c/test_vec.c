@@ -1,0 +1,119 @@
+/* test_vec.c - growable arrays, interning, the three-word map and the stable key sort. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/vec.h"
+
+typedef struct item {
+    uint32_t seq;  /* place before sorting, to check stability */
+    uint32_t pad;
+    int64_t key;   /* sorted on */
+    uint64_t ukey; /* sorted on as unsigned */
+} item;
+
+static int cmp_key(const void *a, const void *b) {
+    int64_t x = ((const item *)a)->key, y = ((const item *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static int cmp_ukey(const void *a, const void *b) {
+    uint64_t x = ((const item *)a)->ukey, y = ((const item *)b)->ukey;
+    return (x > y) - (x < y);
+}
+
+/* The reference: a stable insertion sort with the same comparator. */
+static void insertion_sort(item *v, size_t n, int (*cmp)(const void *, const void *)) {
+    for (size_t i = 1; i < n; i++) {
+        item x = v[i];
+        size_t j = i;
+        for (; j > 0 && cmp(&v[j - 1], &x) > 0; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static uint64_t xorshift(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Sorted like a stable sort on the key alone: same order of equal keys, negatives first, keys
+ * sharing their high bytes, few distinct keys, sizes around the radix cut-over. */
+static void sort_by_key64_is_a_stable_sort(void **state) {
+    (void)state;
+    const size_t sizes[] = {0, 1, 2, 255, 256, 257, 3000};
+    const int64_t extremes[] = {INT64_MIN, -1, 0, INT64_MAX};
+    uint64_t seed = 88172645463325252ull;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        for (int shape = 0; shape < 4; shape++) {
+            size_t n = sizes[s];
+            item *a = calloc(n ? n : 1, sizeof *a), *b = calloc(n ? n : 1, sizeof *b);
+            assert_non_null(a);
+            assert_non_null(b);
+            for (size_t i = 0; i < n; i++) {
+                uint64_t r = xorshift(&seed);
+                a[i].seq = (uint32_t)i;
+                a[i].key = shape == 0 ? (int64_t)r                             /* anything */
+                         : shape == 1 ? (int64_t)(r % 7) - 3                   /* few, some negative */
+                         : shape == 2 ? (int64_t)1000000000000 + (int64_t)(r % 100000) /* shared high bytes */
+                                      : extremes[r % 4];
+                a[i].ukey = shape == 1 ? r % 5 : r;
+            }
+            memcpy(b, a, n * sizeof *a);
+            jp_sort_by_key64(a, n, sizeof *a, offsetof(item, key), 1, cmp_key);
+            insertion_sort(b, n, cmp_key);
+            assert_memory_equal(a, b, n * sizeof *a);
+            jp_sort_by_key64(a, n, sizeof *a, offsetof(item, ukey), 0, cmp_ukey);
+            insertion_sort(b, n, cmp_ukey);
+            assert_memory_equal(a, b, n * sizeof *a);
+            free(a);
+            free(b);
+        }
+    }
+}
+
+static void intern_and_map(void **state) {
+    (void)state;
+    jp_arena arena;
+    jp_arena_init(&arena, 0);
+    jp_intern t;
+    jp_intern_init(&t, &arena);
+    jp_map m = {0};
+    char buf[32];
+    const char *first[2000];
+    for (uint32_t i = 0; i < 2000; i++) { /* enough to grow both tables several times */
+        size_t len = (size_t)snprintf(buf, sizeof buf, "name-%u-with-a-longer-tail", i);
+        first[i] = jp_intern_str(&t, buf, len);
+        assert_non_null(first[i]);
+        assert_string_equal(first[i], buf);
+        int found = 1;
+        assert_int_equal(jp_map_get_or_put(&m, i, jp_ptr_key(first[i]), 7, i, &found), i);
+        assert_false(found);
+    }
+    for (uint32_t i = 0; i < 2000; i++) {
+        size_t len = (size_t)snprintf(buf, sizeof buf, "name-%u-with-a-longer-tail", i);
+        assert_ptr_equal(jp_intern_str(&t, buf, len), first[i]);
+        int found = 0;
+        assert_int_equal(jp_map_get_or_put(&m, i, jp_ptr_key(first[i]), 7, 99999, &found), i);
+        assert_true(found);
+    }
+    assert_ptr_equal(jp_intern_str(&t, "", 0), jp_intern_str(&t, NULL, 0));
+    jp_map_deinit(&m);
+    jp_intern_deinit(&t);
+    jp_arena_deinit(&arena);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sort_by_key64_is_a_stable_sort),
+        cmocka_unit_test(intern_and_map),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
