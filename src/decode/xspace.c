@@ -94,8 +94,47 @@ static int count_fields(jp_pb c, uint32_t number, const char *what, size_t *coun
 
 /* ---- stats ---------------------------------------------------------------------------------- */
 
+/* The shape nearly every writer emits: a one-byte metadata id, then one value field with a
+ * one-byte tag (a varint of up to 9 bytes, a double, or a string shorter than 128 bytes) that ends
+ * the message. Decodes such a stat without the general field walk and returns 1; returns 0, having
+ * decoded nothing, for any other bytes, which then take the general path (so results and errors
+ * are the same either way). */
+static int decode_stat_common(const uint8_t *p, const uint8_t *end, jp_stat *st) {
+    size_t n = (size_t)(end - p);
+    if (n < 4 || p[0] != (STAT_META_ID << 3 | JP_PB_VARINT) || p[1] >= 0x80 || p[2] >= 0x80) return 0;
+    unsigned number = p[2] >> 3, wire = p[2] & 7;
+    if (wire == JP_PB_VARINT && (number == STAT_UINT || number == STAT_INT || number == STAT_REF)) {
+        uint64_t u = 0;
+        size_t i = 3;
+        for (unsigned shift = 0; i < n && i < 12; i++, shift += 7) { /* at most 9 value bytes */
+            u |= (uint64_t)(p[i] & 0x7f) << shift;
+            if (p[i] < 0x80) break;
+        }
+        if (i >= 12 || i + 1 != n) return 0;
+        memset(st, 0, sizeof *st);
+        st->kind = number == STAT_UINT ? JP_STAT_UINT : number == STAT_INT ? JP_STAT_INT : JP_STAT_REF;
+        st->v.u = u;
+    } else if (wire == JP_PB_I64 && number == STAT_DOUBLE && n == 11) {
+        uint64_t u = 0;
+        for (int i = 7; i >= 0; i--) u = u << 8 | p[3 + i];
+        memset(st, 0, sizeof *st);
+        st->kind = JP_STAT_DOUBLE;
+        memcpy(&st->v.d, &u, sizeof st->v.d);
+    } else if (wire == JP_PB_LEN && (number == STAT_STR || number == STAT_BYTES || number == STAT_COMPRESSED) &&
+               p[3] < 0x80 && (size_t)p[3] + 4 == n) {
+        memset(st, 0, sizeof *st);
+        st->kind = number == STAT_STR ? JP_STAT_STR : number == STAT_BYTES ? JP_STAT_BYTES : JP_STAT_COMPRESSED;
+        st->v.s = (jp_str){(const char *)p + 4, p[3]};
+    } else {
+        return 0;
+    }
+    st->metadata_id = p[1];
+    return 1;
+}
+
 static int decode_stat(jp_pb c, jp_stat *st, jp_error *err) {
     jp_pb_field f;
+    if (decode_stat_common(c.p, c.end, st)) return JP_OK;
     memset(st, 0, sizeof *st);
     while (!jp_pb_done(&c)) {
         int rc = jp_pb_next(&c, &f, "XStat", err);
@@ -386,16 +425,33 @@ static int by_leading_id(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id) {
+static int64_t leading_id(const void *base, size_t size, size_t i) {
+    int64_t id;
+    memcpy(&id, (const char *)base + i * size, sizeof id);
+    return id;
+}
+
+/* Looks `id` up in an array sorted by leading id. Writers mostly number metadata 0 or 1 upwards,
+ * so the entry at index id-1 or id is tried first; it is taken only when no neighbour shares its id
+ * (then it is the one match bsearch would find too), otherwise bsearch decides as before. */
+static const void *find_by_id(const void *base, size_t n, size_t size, uint64_t id) {
     int64_t key = (int64_t)id;
-    if (!plane->n_event_meta) return NULL;
-    return bsearch(&key, plane->event_meta, plane->n_event_meta, sizeof(jp_event_meta), by_leading_id);
+    if (!n) return NULL;
+    for (uint64_t guess = id ? id - 1 : 0; guess <= id && guess < n; guess++) {
+        size_t i = (size_t)guess;
+        if (leading_id(base, size, i) == key && (i == 0 || leading_id(base, size, i - 1) != key) &&
+            (i + 1 == n || leading_id(base, size, i + 1) != key))
+            return (const char *)base + i * size;
+    }
+    return bsearch(&key, base, n, size, by_leading_id);
+}
+
+const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id) {
+    return find_by_id(plane->event_meta, plane->n_event_meta, sizeof(jp_event_meta), id);
 }
 
 const jp_stat_meta *jp_plane_stat_meta_view(const jp_plane *plane, uint64_t id) {
-    int64_t key = (int64_t)id;
-    if (!plane->n_stat_meta) return NULL;
-    return bsearch(&key, plane->stat_meta, plane->n_stat_meta, sizeof(jp_stat_meta), by_leading_id);
+    return find_by_id(plane->stat_meta, plane->n_stat_meta, sizeof(jp_stat_meta), id);
 }
 
 /* ---- planes and the space ---------------------------------------------------------------------- */

@@ -141,6 +141,111 @@ static void inflates_compressed_stat(void **state) {
     free(space.buf);
 }
 
+/* Stats on both sides of the decoder's short path (a one-byte id, then one value field with a
+ * one-byte tag ending the message) decode to the same exact values as the general walk gives. */
+static void stat_shapes_decode_exactly(void **state) {
+    (void)state;
+    char s127[128], s128[129];
+    memset(s127, 'x', 127); s127[127] = '\0';
+    memset(s128, 'y', 128); s128[128] = '\0';
+    pbw space = {0}, plane = {0}, line = {0}, ev = {0}, st = {0};
+    pbw_uint(&st, 1, 1); pbw_uint(&st, 3, (uint64_t)1 << 62);     /* 9-byte varint: short path */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 1); pbw_uint(&st, 4, (uint64_t)-5);           /* 10-byte varint: general */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 2); pbw_str(&st, 5, s127);                    /* one-byte length */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 2); pbw_str(&st, 5, s128);                    /* two-byte length */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 1); pbw_uint(&st, 7, 9); pbw_uint(&st, 1, 3); /* a second id wins */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 200); pbw_double(&st, 2, -2.25);              /* two-byte id */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 4); pbw_double(&st, 2, 0.5);
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 4); pbw_str(&st, 6, "ab"); pbw_uint(&st, 9, 1); /* unknown trailing field */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&st, 1, 6);                                            /* no value */
+    pbw_msg(&ev, 4, &st);
+    pbw_uint(&ev, 1, 1);
+    pbw_msg(&line, 4, &ev);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(&space, 1, &plane);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
+    size_t n;
+    const jp_plane *p = jp_xspace_planes(xs, &n);
+    jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);
+    jp_stat s;
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.metadata_id, 1);
+    assert_int_equal(s.kind, JP_STAT_UINT);
+    assert_true(s.v.u == (uint64_t)1 << 62);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.kind, JP_STAT_INT);
+    assert_int_equal(s.v.i, -5);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.metadata_id, 2);
+    assert_int_equal(s.kind, JP_STAT_STR);
+    assert_int_equal(s.v.s.len, 127);
+    assert_memory_equal(s.v.s.ptr, s127, 127);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.v.s.len, 128);
+    assert_memory_equal(s.v.s.ptr, s128, 128);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.metadata_id, 3);
+    assert_int_equal(s.kind, JP_STAT_REF);
+    assert_int_equal(s.v.u, 9);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.metadata_id, 200);
+    assert_int_equal(s.kind, JP_STAT_DOUBLE);
+    assert_true(s.v.d == -2.25);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.metadata_id, 4);
+    assert_true(s.v.d == 0.5);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.kind, JP_STAT_BYTES);
+    assert_int_equal(s.v.s.len, 2);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(s.metadata_id, 6);
+    assert_int_equal(s.kind, JP_STAT_NONE);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 0);
+    jp_xspace_close(xs);
+    free(space.buf);
+}
+
+/* Metadata look-ups by id: dense, sparse and repeated ids. */
+static void metadata_lookup_by_id(void **state) {
+    (void)state;
+    pbw space = {0}, plane = {0}, entry = {0}, meta = {0};
+    const int64_t ids[] = {0, 1, 1, 2, 5, 9, 9, 40};
+    const char *names[] = {"zero", "one", "one", "two", "five", "nine", "nine", "forty"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        pbw_uint(&meta, 1, (uint64_t)ids[i]); pbw_str(&meta, 2, names[i]);
+        pbw_uint(&entry, 1, (uint64_t)ids[i]); pbw_msg(&entry, 2, &meta);
+        pbw_msg(&plane, 5, &entry);
+    }
+    pbw_msg(&space, 1, &plane);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
+    size_t n;
+    const jp_plane *p = jp_xspace_planes(xs, &n);
+    assert_true(jp_str_eq(jp_plane_stat_meta_view(p, 0)->name, "zero"));
+    assert_true(jp_str_eq(jp_plane_stat_meta_view(p, 1)->name, "one"));
+    assert_true(jp_str_eq(jp_plane_stat_meta_view(p, 2)->name, "two"));
+    assert_true(jp_str_eq(jp_plane_stat_meta_view(p, 5)->name, "five"));
+    assert_true(jp_str_eq(jp_plane_stat_meta_view(p, 9)->name, "nine"));
+    assert_true(jp_str_eq(jp_plane_stat_meta_view(p, 40)->name, "forty"));
+    assert_null(jp_plane_stat_meta_view(p, 3));
+    assert_null(jp_plane_stat_meta_view(p, 6));
+    assert_null(jp_plane_stat_meta_view(p, UINT64_MAX));
+    assert_null(jp_plane_event_meta_view(p, 0));
+    jp_xspace_close(xs);
+    free(space.buf);
+}
+
 static void gzip_file_is_detected_by_content(void **state) {
     (void)state;
     pbw w = build_space();
@@ -278,6 +383,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decodes_model),
         cmocka_unit_test(inflates_compressed_stat),
+        cmocka_unit_test(stat_shapes_decode_exactly),
+        cmocka_unit_test(metadata_lookup_by_id),
         cmocka_unit_test(gzip_file_is_detected_by_content),
         cmocka_unit_test(release_keeps_bytes_readable),
         cmocka_unit_test(truncation_reports_file_and_offset),
