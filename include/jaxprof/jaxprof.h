@@ -181,6 +181,12 @@ jp_bytes jp_xspace_input(const jp_xspace *xs);
  * cache keeps them). The bytes stay readable and unchanged; a later read only faults them back in.
  * Does nothing for other inputs or ranges outside the input. Safe alongside readers of xs. */
 void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len);
+/* Tells xs that the first n events of `line` (one of its lines) will not be read again, so the
+ * memory under them may go: a big line's event array (1 MiB or more, mapped on its own) gives back
+ * its whole pages below event n, all of it when n == line->n_events; smaller lines keep theirs.
+ * Dropped events read as zeros afterwards. Other lines, stats and strings are unaffected. Not
+ * thread-safe; for a single consumer that reads each line once and then closes xs. */
+void jp_xspace_drop_events(jp_xspace *xs, const jp_line *line, size_t n);
 
 /* Metadata by id, or NULL. Borrowed from the plane. */
 const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id);

@@ -128,6 +128,7 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
         jp_xspace *xs;
         int rc = jp_xspace_open(&xs, file, err);
         if (rc) return rc;
+        m->drop_events = 1; /* xs is closed right after */
         rc = jp_model_add_xspace(m, xs, host, opt, err);
         jp_xspace_close(xs);
         if (rc) return jp_error_prefix(err, rc, file);

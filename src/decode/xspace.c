@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "base/error.h"
+#include "base/vec.h"
 #include "decode/pb.h"
 
 struct jp_xspace {
@@ -26,7 +27,16 @@ struct jp_xspace {
     void *map;             /* mmap of the file, or NULL */
     size_t map_len;
     uint8_t *inflated;     /* heap copy when the file was gzip, or NULL */
+    jp_vec own_events;     /* own_map: big lines' event arrays, mapped apart so they can be dropped */
 };
+
+/* A line's event array of at least OWN_MAP_MIN bytes gets an anonymous mapping of its own instead
+ * of arena space, so that jp_xspace_drop_events can hand its pages back as a consumer reads on. */
+enum { OWN_MAP_MIN = 1 << 20 };
+typedef struct own_map {
+    void *p;    /* the mapping, which is the line's events array */
+    size_t len; /* its length in bytes */
+} own_map;
 
 enum {
     XSPACE_PLANES = 1, XSPACE_HOSTNAMES = 4,
@@ -302,6 +312,32 @@ static int decode_event(jp_pb c, jp_event *ev, jp_error *err) {
     return decode_stat(jp_pb_make(bad_stat, bad_len, c.origin), &st, err);
 }
 
+/* An anonymous mapping for n events, recorded in xs->own_events; NULL to fall back to the arena. */
+static jp_event *map_events(jp_xspace *xs, size_t n) {
+    if (n > SIZE_MAX / sizeof(jp_event)) return NULL;
+    size_t len = n * sizeof(jp_event);
+    own_map *m = jp_vec_push(&xs->own_events, sizeof *m);
+    void *p = m ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+    if (p == MAP_FAILED) {
+        if (m) xs->own_events.n--;
+        return NULL;
+    }
+    *m = (own_map){p, len};
+    return p;
+}
+
+void jp_xspace_drop_events(jp_xspace *xs, const jp_line *line, size_t n) {
+    if (!line->events || n == 0 || n > line->n_events) return;
+    for (size_t i = 0; i < xs->own_events.n; i++) {
+        const own_map *m = &JP_VEC_AT(&xs->own_events, own_map, i);
+        if (m->p != (void *)line->events) continue;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t end = n == line->n_events ? m->len : n * sizeof(jp_event) / page * page;
+        if (end) madvise(m->p, end, MADV_DONTNEED);
+        return;
+    }
+}
+
 static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
     jp_pb_field f;
     size_t n;
@@ -309,7 +345,8 @@ static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
     memset(line, 0, sizeof *line);
     int rc = count_fields(c, LINE_EVENTS, "XLine", &n, err);
     if (rc) return rc;
-    line->events = alloc_array(xs, n, sizeof(jp_event), err);
+    line->events = n >= OWN_MAP_MIN / sizeof(jp_event) ? map_events(xs, n) : NULL;
+    if (!line->events) line->events = alloc_array(xs, n, sizeof(jp_event), err);
     if (n && !line->events) return err ? err->code : JP_ERR_NOMEM;
     while (!jp_pb_done(&c)) {
         if ((rc = jp_pb_next(&c, &f, "XLine", err))) return rc;
@@ -672,6 +709,11 @@ int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) {
 void jp_xspace_close(jp_xspace *xs) {
     if (!xs) return;
     jp_arena_deinit(&xs->arena);
+    for (size_t i = 0; i < xs->own_events.n; i++) {
+        const own_map *m = &JP_VEC_AT(&xs->own_events, own_map, i);
+        munmap(m->p, m->len);
+    }
+    jp_vec_free(&xs->own_events);
     if (xs->map) munmap(xs->map, xs->map_len);
     free(xs->inflated);
     free(xs);

@@ -102,13 +102,16 @@ static int contains(jp_str s, const char *needle) {
 /* Lets the mapped pages of a line's events go as the line is read: called with each event index e,
  * it releases the events read so far every RELEASE_EVERY events and, at e == n_events, the whole
  * line, so that a big profile need not stay resident in full (the bytes stay readable: a later
- * read faults them back in). */
+ * read faults them back in). With m->drop_events, the decoded events read so far go as well. */
 enum { RELEASE_EVERY = 16384 };
 static void release_line(const plane_ctx *c, const jp_line *ln, size_t e) {
     if (e == 0 || e > ln->n_events || (e % RELEASE_EVERY && e != ln->n_events)) return;
-    const jp_event *first = &ln->events[0], *last = &ln->events[e - 1];
+    /* events before the previous call's chunk may be dropped already: their mapped pages went then */
+    size_t from = c->m->drop_events ? (e - 1) / RELEASE_EVERY * RELEASE_EVERY : 0;
+    const jp_event *first = &ln->events[from], *last = &ln->events[e - 1];
     if (last->raw.ptr >= first->raw.ptr)
         jp_xspace_release(c->xs, first->raw.ptr, (size_t)(last->raw.ptr - first->raw.ptr) + last->raw.len);
+    if (c->m->drop_events) jp_xspace_drop_events(c->xs, ln, e);
 }
 
 /* ---- stats ------------------------------------------------------------------------------------ */
