@@ -240,25 +240,25 @@ static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps)
 }
 
 /* ---- the breakdown sweep ------------------------------------------------------------------
- * Every activity span becomes a +1 and a -1 point; sweeping the points in time order keeps a
- * count of open spans per part. Each instant goes to the highest-priority open part (the lowest
- * jp_part: compute > collective > transfers > compile > host), or to idle when none is open.
- * The result is a list of non-overlapping segments; a step's parts are its overlap with them, so
- * they sum exactly to its duration. */
+ * Every activity span opens its part at its start and closes it at its end; sweeping those times
+ * in order keeps a count of open spans per part. Each instant goes to the highest-priority open
+ * part (the lowest jp_part: compute > collective > transfers > compile > host), or to idle when
+ * none is open. The sweep keeps each part's running total of time; a step's part is that total at
+ * the step's end minus the total at its start, so its parts sum exactly to its duration (idle
+ * takes the rest). The times are one sorted int64 array per (part, start or end), merged on the
+ * fly, and step bounds are visited in time order: 16 bytes a span, nothing stored per instant.
+ * Totals are kept modulo 2^64; a step's differences are exact since they fit its duration. */
 
-typedef struct point {
-    int64_t t;
-    int8_t delta;
-    uint8_t part;
-} point;
+#define N_STREAMS (2 * JP_PART_COUNT) /* stream 2p: starts of part p; 2p+1: its ends */
 
-typedef struct segment {
-    int64_t start_ps, end_ps;
-    uint8_t part;
-} segment;
+typedef struct bound {
+    int64_t t;     /* a step's start or end */
+    uint32_t step; /* index into the steps */
+    uint8_t is_end;
+} bound;
 
-static int cmp_point(const void *a, const void *b) {
-    const point *x = a, *y = b;
+static int cmp_bound(const void *a, const void *b) {
+    const bound *x = a, *y = b;
     return (x->t > y->t) - (x->t < y->t);
 }
 
@@ -268,55 +268,84 @@ static int top_part(const uint32_t open[JP_PART_COUNT]) {
     return JP_PART_IDLE;
 }
 
-static int sweep(const jp_model *m, jp_vec *segs) {
-    size_t n = m->spans.n * 2;
-    point *pts = malloc((n ? n : 1) * sizeof *pts);
-    if (!pts) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < m->spans.n; i++) {
-        const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        pts[2 * i] = (point){s->start_ps, 1, s->part};
-        pts[2 * i + 1] = (point){s->end_ps, -1, s->part};
+/* Adds (end) or subtracts (start) the running totals, plus `extra` on `part`, to a step. */
+static void apply_bound(jp_step *s, const bound *b, const uint64_t acc[JP_PART_COUNT], int part, uint64_t extra) {
+    for (int p = 0; p < JP_PART_IDLE; p++) {
+        uint64_t v = acc[p] + (p == part ? extra : 0);
+        uint64_t cur = (uint64_t)s->part_ps[p];
+        s->part_ps[p] = (int64_t)(b->is_end ? cur + v : cur - v);
     }
-    jp_sort_by_key64(pts, n, sizeof *pts, offsetof(point, t), 1, cmp_point);
-    uint32_t open[JP_PART_COUNT] = {0};
-    for (size_t i = 0; i < n;) {
-        int64_t t = pts[i].t;
-        for (; i < n && pts[i].t == t; i++) open[pts[i].part] = (uint32_t)((int32_t)open[pts[i].part] + pts[i].delta);
-        if (i == n) break;
-        int part = top_part(open);
-        segment *last = segs->n ? &JP_VEC_AT(segs, segment, segs->n - 1) : NULL;
-        if (last && last->part == part && last->end_ps == t) {
-            last->end_ps = pts[i].t;
-            continue;
-        }
-        segment *s = jp_vec_push(segs, sizeof *s);
-        if (!s) {
-            free(pts);
-            return JP_ERR_NOMEM;
-        }
-        *s = (segment){t, pts[i].t, (uint8_t)part};
-    }
-    free(pts);
-    return JP_OK;
 }
 
-static void breakdown(const jp_vec *segs, jp_step *s) {
-    const segment *seg = segs->data;
-    int64_t start = s->start_ps, end = s->start_ps + s->dur_ps, covered = 0;
-    size_t lo = 0, hi = segs->n; /* first segment ending after the step starts */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (seg[mid].end_ps <= start) lo = mid + 1;
-        else hi = mid;
+/* The smallest head time among the streams, or 0 with *any = 0 when all are done. */
+static int64_t next_time(const int64_t *t, const size_t *head, const size_t *off, int *any) {
+    int64_t best = 0;
+    *any = 0;
+    for (int k = 0; k < N_STREAMS; k++)
+        if (head[k] < off[k + 1] && (!*any || t[head[k]] < best)) {
+            best = t[head[k]];
+            *any = 1;
+        }
+    return best;
+}
+
+static int sweep(const jp_model *m, jp_step *steps, size_t n_steps) {
+    size_t off[N_STREAMS + 1] = {0}, head[N_STREAMS];
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
+        off[2 * s->part + 1]++;
+        off[2 * s->part + 2]++;
     }
-    for (size_t i = lo; i < segs->n && seg[i].start_ps < end; i++) {
-        int64_t a = seg[i].start_ps > start ? seg[i].start_ps : start;
-        int64_t b = seg[i].end_ps < end ? seg[i].end_ps : end;
-        if (b <= a) continue;
-        s->part_ps[seg[i].part] += b - a;
-        covered += b - a;
+    for (int k = 0; k < N_STREAMS; k++) off[k + 1] += off[k];
+    int64_t *t = malloc((m->spans.n ? 2 * m->spans.n : 1) * sizeof *t);
+    bound *q = malloc((n_steps ? 2 * n_steps : 1) * sizeof *q);
+    if (!t || !q) {
+        free(t);
+        free(q);
+        return JP_ERR_NOMEM;
     }
-    s->part_ps[JP_PART_IDLE] += s->dur_ps - covered;
+    memcpy(head, off, sizeof head);
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
+        t[head[2 * s->part]++] = s->start_ps;
+        t[head[2 * s->part + 1]++] = s->end_ps;
+    }
+    for (int k = 0; k < N_STREAMS; k++)
+        jp_sort_by_key64(t + off[k], off[k + 1] - off[k], sizeof *t, 0, 1, jp_cmp_i64);
+    size_t nq = 0;
+    for (size_t i = 0; i < n_steps; i++) {
+        if (steps[i].dur_ps <= 0) continue; /* covers nothing: all of it is idle */
+        q[nq++] = (bound){steps[i].start_ps, (uint32_t)i, 0};
+        q[nq++] = (bound){steps[i].start_ps + steps[i].dur_ps, (uint32_t)i, 1};
+    }
+    jp_sort_by_key64(q, nq, sizeof *q, offsetof(bound, t), 1, cmp_bound);
+    memcpy(head, off, sizeof head);
+    uint32_t open[JP_PART_COUNT] = {0};
+    uint64_t acc[JP_PART_COUNT] = {0};
+    size_t qi = 0;
+    int any;
+    int64_t now = next_time(t, head, off, &any);
+    while (any) {
+        for (int k = 0; k < N_STREAMS; k++)
+            for (; head[k] < off[k + 1] && t[head[k]] == now; head[k]++) open[k / 2] += k % 2 ? UINT32_MAX : 1;
+        int64_t next = next_time(t, head, off, &any);
+        if (!any) break;
+        int part = top_part(open);
+        for (; qi < nq && q[qi].t <= now; qi++) apply_bound(&steps[q[qi].step], &q[qi], acc, part, 0);
+        for (; qi < nq && q[qi].t < next; qi++)
+            apply_bound(&steps[q[qi].step], &q[qi], acc, part, (uint64_t)q[qi].t - (uint64_t)now);
+        acc[part] += (uint64_t)next - (uint64_t)now;
+        now = next;
+    }
+    for (; qi < nq; qi++) apply_bound(&steps[q[qi].step], &q[qi], acc, JP_PART_IDLE, 0);
+    for (size_t i = 0; i < n_steps; i++) {
+        uint64_t idle = (uint64_t)steps[i].dur_ps;
+        for (int p = 0; steps[i].dur_ps > 0 && p < JP_PART_IDLE; p++) idle -= (uint64_t)steps[i].part_ps[p];
+        steps[i].part_ps[JP_PART_IDLE] = (int64_t)((uint64_t)steps[i].part_ps[JP_PART_IDLE] + idle);
+    }
+    free(t);
+    free(q);
+    return JP_OK;
 }
 
 static uint64_t count_in(const int64_t *sorted, size_t n, int64_t lo_t, int64_t hi_t) {
@@ -370,18 +399,17 @@ static void summarize(jp_analysis *a) {
 }
 
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    jp_vec steps = {0}, segs = {0};
+    jp_vec steps = {0};
     const char *method = find_steps(m, arena, &steps);
     int rc = method ? JP_OK : JP_ERR_NOMEM;
     if (rc == JP_OK && steps.n > 1) qsort(steps.data, steps.n, sizeof(jp_step), cmp_step);
-    if (rc == JP_OK) rc = sweep(m, &segs);
+    if (rc == JP_OK) rc = sweep(m, steps.data, steps.n);
     int64_t *op_starts = malloc((m->ops.n ? m->ops.n : 1) * sizeof *op_starts);
     if (!op_starts) rc = JP_ERR_NOMEM;
     for (size_t i = 0; rc == JP_OK && i < m->ops.n; i++) op_starts[i] = JP_VEC_AT(&m->ops, jp_op_ev, i).start_ps;
     if (rc == JP_OK) jp_sort_by_key64(op_starts, m->ops.n, sizeof *op_starts, 0, 1, jp_cmp_i64);
     for (size_t i = 0; rc == JP_OK && i < steps.n; i++) {
         jp_step *s = &JP_VEC_AT(&steps, jp_step, i);
-        breakdown(&segs, s);
         s->n_ops = count_in(op_starts, m->ops.n, s->start_ps, s->start_ps + s->dur_ps);
     }
     if (rc == JP_OK) {
@@ -393,6 +421,5 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     if (rc == JP_OK) summarize(a);
     free(op_starts);
     jp_vec_free(&steps);
-    jp_vec_free(&segs);
     return rc;
 }
