@@ -162,8 +162,7 @@ def main() -> None:
         "counted), its caches deleted between runs. Page cache warm; median of N runs (min–max); peak RSS = the "
         "child's ru_maxrss (max over runs). Throughput = file bytes / jaxprof wall time.\n")
     out.append(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, Python "
-               f"{platform.python_version()}; load average at start {load[0]:.2f} (a fuzzing campaign at nice 19 "
-               f"shared the machine; measurements at normal priority). XProf: {xprof_why if xprof_ok else 'not run: ' + xprof_why}"
+               f"{platform.python_version()}; load average at start {load[0]:.2f}. XProf: {xprof_why if xprof_ok else 'not run: ' + xprof_why}"
                f" ({a.xprof_python}). Command: `python benchmarks/report_speed.py {' '.join(sys.argv[1:])}`.\n")
     out.append("| layout | file | events | jaxprof median (min–max), runs | throughput | jaxprof CPU (user+sys) | "
                "throughput by CPU time | jaxprof peak RSS | RSS − file | "
