@@ -102,6 +102,21 @@ static void decodes_model(void **state) {
     free(w.buf);
 }
 
+/* Parses an XSpace whose one plane has one line holding the single event ev (metadata id 1; ev is
+ * consumed). *space keeps the bytes the decoded views point into: free it after closing. */
+static jp_xspace *parse_one_event(pbw *ev, pbw *space) {
+    pbw plane = {0}, line = {0};
+    *space = (pbw){0};
+    pbw_uint(ev, 1, 1);
+    pbw_msg(&line, 4, ev);
+    pbw_msg(&plane, 3, &line);
+    pbw_msg(space, 1, &plane);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, space->buf, space->len, "mem", &err), JP_OK);
+    return xs;
+}
+
 static void inflates_compressed_stat(void **state) {
     (void)state;
     const char *text = "a long kernel_details string";
@@ -117,16 +132,11 @@ static void inflates_compressed_stat(void **state) {
     size_t gz_len = sizeof gz - z.avail_out;
     deflateEnd(&z);
 
-    pbw space = {0}, plane = {0}, line = {0}, ev = {0}, st = {0};
+    pbw space, ev = {0}, st = {0};
     pbw_uint(&st, 1, 5); pbw_bytes(&st, 8, gz, gz_len);
     pbw_msg(&ev, 4, &st);
-    pbw_uint(&ev, 1, 1);
-    pbw_msg(&line, 4, &ev);
-    pbw_msg(&plane, 3, &line);
-    pbw_msg(&space, 1, &plane);
-    jp_xspace *xs;
+    jp_xspace *xs = parse_one_event(&ev, &space);
     jp_error err;
-    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
     size_t n;
     const jp_plane *p = jp_xspace_planes(xs, &n);
     jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);
@@ -148,7 +158,7 @@ static void stat_shapes_decode_exactly(void **state) {
     char s127[128], s128[129];
     memset(s127, 'x', 127); s127[127] = '\0';
     memset(s128, 'y', 128); s128[128] = '\0';
-    pbw space = {0}, plane = {0}, line = {0}, ev = {0}, st = {0};
+    pbw space, ev = {0}, st = {0};
     pbw_uint(&st, 1, 1); pbw_uint(&st, 3, (uint64_t)1 << 62);     /* 9-byte varint: short path */
     pbw_msg(&ev, 4, &st);
     pbw_uint(&st, 1, 1); pbw_uint(&st, 4, (uint64_t)-5);           /* 10-byte varint: general */
@@ -167,13 +177,8 @@ static void stat_shapes_decode_exactly(void **state) {
     pbw_msg(&ev, 4, &st);
     pbw_uint(&st, 1, 6);                                            /* no value */
     pbw_msg(&ev, 4, &st);
-    pbw_uint(&ev, 1, 1);
-    pbw_msg(&line, 4, &ev);
-    pbw_msg(&plane, 3, &line);
-    pbw_msg(&space, 1, &plane);
-    jp_xspace *xs;
+    jp_xspace *xs = parse_one_event(&ev, &space);
     jp_error err;
-    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
     size_t n;
     const jp_plane *p = jp_xspace_planes(xs, &n);
     jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);

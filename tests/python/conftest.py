@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -123,3 +125,48 @@ def capture_steps(log_dir: Path, *, start_step: int = 1, num_steps: int = 3, tot
                     w = scoped_step(w, x)
             w.block_until_ready()
     return log_dir
+
+
+# ---- `jaxprof view` servers started by the tests --------------------------------------------------
+
+def read_until_link(proc: subprocess.Popen, timeout: float = 60) -> str:
+    """stdout up to and including the "Open: " line (raw reads: never blocks past the timeout)."""
+    out = b""
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while b"\nOpen: " not in out or not out.endswith(b"\n"):
+        if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
+            raise AssertionError(f"no link within {timeout} s: {out!r}")
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            raise AssertionError(f"jaxprof view exited ({proc.wait()}): {out!r}")
+        out += chunk
+    return out.decode()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    if proc.stdout:
+        proc.stdout.close()
+
+
+@pytest.fixture
+def launch_view(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen, str, Path]]]:
+    """Starts `jaxprof view LOG_DIR --no-browser ARGS` and waits for its "Open:" line, returning
+    (process, stdout so far, stderr file); every server is killed at teardown."""
+    procs: list[subprocess.Popen] = []
+
+    def launch(log_dir: Path, *args: str) -> tuple[subprocess.Popen, str, Path]:
+        err = tmp_path / f"view-stderr{len(procs)}.txt"
+        with open(err, "w") as err_file:
+            proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--no-browser", *args],
+                                    stdout=subprocess.PIPE, stderr=err_file)
+        procs.append(proc)
+        return proc, read_until_link(proc), err
+
+    yield launch
+    for proc in procs:
+        stop(proc)

@@ -117,6 +117,7 @@ def test_cpu_export_has_steps_row_and_async_flows(capture, tmp_path):
         (round(s["start_ms"] * 1e3), round(s["duration_ms"] * 1e3)) for s in report["steps"]]
     # Asynchronous XLA:CPU ops are linked to their "end:" events: every flow starts and ends once.
     flows = [e for e in doc["traceEvents"] if e["ph"] in ("s", "f")]
+    assert flows, "the XLA:CPU capture has no async ops to link"
     by_id = defaultdict(list)
     for f in flows:
         by_id[f["id"]].append(f["ph"])

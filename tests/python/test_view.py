@@ -4,7 +4,6 @@ from __future__ import annotations
 import http.client
 import logging
 import os
-import selectors
 import shutil
 import signal
 import socket
@@ -15,14 +14,14 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import jax.numpy as jnp
 import pytest
 
 import jaxprof
 
-from conftest import JAXPROF_BIN, train_step
+from conftest import JAXPROF_BIN, read_until_link, stop, train_step
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PERFETTO = "https://ui.perfetto.dev"
@@ -53,49 +52,17 @@ class Served:
         return "/" + self.url.split("/", 3)[3]
 
 
-def read_until_link(proc: subprocess.Popen, timeout: float = 60) -> str:
-    """stdout up to and including the "Open: " line (raw reads: never blocks past the timeout)."""
-    out = b""
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    while b"\nOpen: " not in out or not out.endswith(b"\n"):
-        if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
-            raise AssertionError(f"no link within {timeout} s: {out!r}")
-        chunk = os.read(proc.stdout.fileno(), 4096)
-        if not chunk:
-            raise AssertionError(f"jaxprof view exited ({proc.wait()}): {out!r}")
-        out += chunk
-    return out.decode()
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-    if proc.stdout:
-        proc.stdout.close()
-
-
 @pytest.fixture
-def start_view(tmp_path: Path) -> Iterator[Callable[..., Served]]:
+def start_view(launch_view: Callable[..., tuple]) -> Callable[..., Served]:
     """Starts `jaxprof view DIR --ui perfetto --no-browser ARGS`; every server is killed at teardown."""
-    procs: list[subprocess.Popen] = []
 
     def start(log_dir: Path, *args: str) -> Served:
-        err = tmp_path / f"stderr{len(procs)}.txt"
-        with open(err, "w") as err_file:
-            proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--ui", "perfetto", "--no-browser", *args],
-                                    stdout=subprocess.PIPE, stderr=err_file)
-        procs.append(proc)
-        out = read_until_link(proc)
+        proc, out, err = launch_view(log_dir, "--ui", "perfetto", *args)
         link = next(line[6:] for line in out.splitlines() if line.startswith("Open: "))
         assert link.startswith(PERFETTO + "/#!/?url=")
         return Served(proc, out, link, link.split("?url=", 1)[1], err)
 
-    yield start
-    for proc in procs:
-        stop(proc)
+    return start
 
 
 @pytest.fixture(scope="module")

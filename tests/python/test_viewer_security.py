@@ -11,12 +11,11 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
 from conftest import JAXPROF_BIN
-from test_view import read_until_link, stop
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "cpu_small.xplane.pb.gz"
 SECRET = b"jaxprof-secret-outside-logdir"
@@ -73,23 +72,15 @@ class Server:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[..., Server]]:
-    """Starts `jaxprof view DIR --no-browser --port 0 ARGS` (the builtin UI); kills them at teardown."""
-    procs: list[subprocess.Popen] = []
+def serve(launch_view: Callable[..., tuple]) -> Callable[..., Server]:
+    """Starts `jaxprof view DIR --no-browser --port 0 ARGS` (the builtin UI); killed at teardown."""
 
     def start(log_dir: Path, *args: str) -> Server:
-        err = tmp_path / f"stderr{len(procs)}.txt"
-        with open(err, "w") as err_file:
-            proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--no-browser", "--port", "0", *args],
-                                    stdout=subprocess.PIPE, stderr=err_file)
-        procs.append(proc)
-        out = read_until_link(proc)
+        proc, out, err = launch_view(log_dir, "--port", "0", *args)
         port = int(re.search(r"Open: http://[^/]*:(\d+)/", out).group(1))
         return Server(proc, port, out, err)
 
-    yield start
-    for proc in procs:
-        stop(proc)
+    return start
 
 
 def hex_id(rel: str) -> str:
