@@ -9,9 +9,7 @@
 
 #include "commands.h"
 #include "jaxprof/jaxprof.h"
-#include "outputs/table.h" /* jp_json_str, to add the gate to the JSON document */
 
-enum { WHY_MAX = 4096 };
 
 typedef struct diff_args {
     const char *paths[2];  /* BASE, NEW */
@@ -92,35 +90,6 @@ static int fail(jp_error *err, int code, const char *msg) {
 
 static int gate_given(const jp_diff_gate *g) { return g->max_step_slowdown_pct >= 0 || g->max_op_slowdown_pct >= 0; }
 
-static void json_limit(const char *key, double v, FILE *out) {
-    if (v >= 0) fprintf(out, "\"%s\":%.6g,", key, v);
-    else fprintf(out, "\"%s\":null,", key);
-}
-
-/* The renderer's document with "gate" added as its last member: the document is rendered to
- * memory and its closing brace replaced, so the library's JSON stays the one schema. */
-static int print_json_with_gate(const jp_diff *d, const diff_args *a, int tripped, const char *why, jp_error *err) {
-    char *doc = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&doc, &len);
-    if (!mem) return fail(err, JP_ERR_NOMEM, "out of memory");
-    int rc = jp_diff_render(d, JP_FORMAT_JSON, &a->view, mem, err);
-    if (fclose(mem) != 0 && rc == JP_OK) rc = fail(err, JP_ERR_NOMEM, "out of memory");
-    while (rc == JP_OK && len && (doc[len - 1] == '\n' || doc[len - 1] == ' ')) len--;
-    if (rc == JP_OK && (!len || doc[len - 1] != '}')) rc = fail(err, JP_ERR_CORRUPT, "diff JSON does not end in '}'");
-    if (rc == JP_OK) {
-        fwrite(doc, 1, len - 1, stdout);
-        fputs(",\n\"gate\":{", stdout);
-        json_limit("max_step_slowdown_pct", a->gate.max_step_slowdown_pct, stdout);
-        json_limit("max_op_slowdown_pct", a->gate.max_op_slowdown_pct, stdout);
-        fprintf(stdout, "\"tripped\":%s,\"explanation\":", tripped ? "true" : "false");
-        jp_json_str(stdout, why);
-        fputs("}}\n", stdout);
-    }
-    free(doc);
-    return rc;
-}
-
 /* Loads one side; prints the error (naming the file and byte) and returns NULL when it fails. */
 static jp_profile *load_side(const char *path, const jp_load_options *load) {
     jp_profile *p;
@@ -136,15 +105,13 @@ static jp_profile *load_side(const char *path, const jp_load_options *load) {
 /* Renders, writes the page, checks the gate. Returns the exit code. */
 static int report_diff(const jp_diff *d, const diff_args *a) {
     jp_error err;
-    char why[WHY_MAX] = "";
+    char why[JP_DIFF_WHY_MAX] = "";
     int tripped = gate_given(&a->gate) ? jp_diff_check(d, &a->gate, why, sizeof why) : 0;
     if (a->html && jp_html_diff_write(d, a->html, &err) != JP_OK) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    int rc = a->format == JP_FORMAT_JSON && gate_given(&a->gate)
-                 ? print_json_with_gate(d, a, tripped, why, &err)
-                 : jp_diff_render(d, a->format, &a->view, stdout, &err);
+    int rc = jp_diff_render_gated(d, gate_given(&a->gate) ? &a->gate : NULL, a->format, &a->view, stdout, &err);
     if (rc == JP_OK && fflush(stdout) != 0) rc = fail(&err, JP_ERR_IO, "write failed");
     if (rc != JP_OK) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);

@@ -567,6 +567,13 @@ typedef struct jp_diff_gate {
  * that says which limit tripped, by how much, and names the ops that got slower (truncated to
  * cap bytes, always NUL-terminated). */
 int jp_diff_check(const jp_diff *d, const jp_diff_gate *gate, char *why, size_t cap);
+/* A buffer for why that holds any explanation whole. */
+#define JP_DIFF_WHY_MAX 4096
+/* As jp_diff_render; with a gate (not NULL), the JSON document ends with "gate":{
+ * "max_step_slowdown_pct"|null, "max_op_slowdown_pct"|null, "tripped", "explanation"} from
+ * jp_diff_check. Text and CSV are unaffected. */
+int jp_diff_render_gated(const jp_diff *d, const jp_diff_gate *gate, int format, const jp_view *view, FILE *out,
+                         jp_error *err);
 
 /* The diff as one self-contained HTML page (like jp_html_report): step change, breakdown bars,
  * op and scope tables, findings. Written via "<out_path>.tmp" + rename. */

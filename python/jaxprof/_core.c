@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "jaxprof/jaxprof.h"
-#include "outputs/table.h" /* jp_json_str, to add the gate to the diff document as the CLI does */
 
 /* Raises the Python exception that matches a jp_status, with the library's message. */
 static PyObject *raise_jp_error(const jp_error *err) {
@@ -279,57 +278,24 @@ typedef struct {
     jp_error err;
 } diff_job;
 
-static void json_limit(FILE *out, const char *key, double pct) {
-    if (pct < 0) fprintf(out, "\"%s\":null,", key);
-    else fprintf(out, "\"%s\":%.6g,", key, pct);
-}
-
-/* Writes the rendered document with the gate object as its last member, byte for byte what
- * `jaxprof diff --json --fail-if-...` prints. Returns 0, or -1 when doc is not an object. */
-static int write_with_gate(FILE *out, const char *doc, size_t len, const jp_diff *d, const jp_diff_gate *gate) {
-    while (len && (doc[len - 1] == '\n' || doc[len - 1] == ' ')) len--;
-    if (!len || doc[len - 1] != '}') return -1;
-    char why[8192] = "";
-    int tripped = jp_diff_check(d, gate, why, sizeof why);
-    fwrite(doc, 1, len - 1, out);
-    fputs(",\n\"gate\":{", out);
-    json_limit(out, "max_step_slowdown_pct", gate->max_step_slowdown_pct);
-    json_limit(out, "max_op_slowdown_pct", gate->max_op_slowdown_pct);
-    fprintf(out, "\"tripped\":%s,\"explanation\":", tripped ? "true" : "false");
-    jp_json_str(out, why);
-    fputs("}}\n", out);
-    return 0;
-}
-
-/* Renders the diff as JSON into job->json, with the gate when one is set. */
+/* Renders the diff as JSON into job->json (with the gate object when a limit is set), byte for
+ * byte what `jaxprof diff --json [--fail-if-...]` prints. */
 static int render_diff(diff_job *job, const jp_diff *d) {
-    char *doc = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&doc, &len);
-    if (!out) goto nomem;
-    jp_view view = {0, NULL, NULL, 0};
-    int rc = jp_diff_render(d, JP_FORMAT_JSON, &view, out, &job->err);
-    if (fclose(out) != 0 && rc == JP_OK) goto nomem;
-    if (rc != JP_OK || (job->gate.max_step_slowdown_pct < 0 && job->gate.max_op_slowdown_pct < 0)) {
-        job->json = doc, job->len = len;
-        return rc;
-    }
-    out = open_memstream(&job->json, &job->len);
+    FILE *out = open_memstream(&job->json, &job->len);
     if (!out) {
-        free(doc);
-        goto nomem;
+        job->err.code = JP_ERR_NOMEM;
+        snprintf(job->err.msg, sizeof job->err.msg, "out of memory writing the diff");
+        return JP_ERR_NOMEM;
     }
-    int bad = write_with_gate(out, doc, len, d, &job->gate);
-    free(doc);
-    if (fclose(out) != 0) goto nomem;
-    if (!bad) return JP_OK;
-    job->err.code = JP_ERR_CORRUPT;
-    snprintf(job->err.msg, sizeof job->err.msg, "diff JSON does not end in '}'");
-    return JP_ERR_CORRUPT;
-nomem:
-    job->err.code = JP_ERR_NOMEM;
-    snprintf(job->err.msg, sizeof job->err.msg, "out of memory writing the diff");
-    return JP_ERR_NOMEM;
+    int gated = job->gate.max_step_slowdown_pct >= 0 || job->gate.max_op_slowdown_pct >= 0;
+    jp_view view = {0, NULL, NULL, 0};
+    int rc = jp_diff_render_gated(d, gated ? &job->gate : NULL, JP_FORMAT_JSON, &view, out, &job->err);
+    if (fclose(out) != 0 && rc == JP_OK) {
+        job->err.code = JP_ERR_NOMEM;
+        snprintf(job->err.msg, sizeof job->err.msg, "out of memory writing the diff");
+        rc = JP_ERR_NOMEM;
+    }
+    return rc;
 }
 
 /* Loads both profiles, compares them and renders the result; frees everything but job->json. */

@@ -287,7 +287,24 @@ static void json_summary(const jp_diff *d, FILE *out) {
     fputc('}', out);
 }
 
-static int render_json(const jp_diff *d, const picker *pk, FILE *out, jp_error *err) {
+/* The gate member: its limits (null when off), whether it tripped and jp_diff_check's paragraph. */
+static void json_limit(const char *key, double pct, FILE *out) {
+    if (pct < 0) fprintf(out, "\"%s\":null,", key);
+    else fprintf(out, "\"%s\":%.6g,", key, pct);
+}
+
+static void json_gate(const jp_diff *d, const jp_diff_gate *gate, FILE *out) {
+    char why[JP_DIFF_WHY_MAX] = "";
+    int tripped = jp_diff_check(d, gate, why, sizeof why);
+    fputs(",\n\"gate\":{", out);
+    json_limit("max_step_slowdown_pct", gate->max_step_slowdown_pct, out);
+    json_limit("max_op_slowdown_pct", gate->max_op_slowdown_pct, out);
+    fprintf(out, "\"tripped\":%s,\"explanation\":", tripped ? "true" : "false");
+    jp_json_str(out, why);
+    fputc('}', out);
+}
+
+static int render_json(const jp_diff *d, const jp_diff_gate *gate, const picker *pk, FILE *out, jp_error *err) {
     fprintf(out, "{\"schema_version\":%d,\"kind\":\"diff\",\"base\":{\"path\":", JP_JSON_SCHEMA_VERSION);
     jp_json_str(out, d->base_path);
     fputs("},\"new\":{\"path\":", out);
@@ -304,8 +321,10 @@ static int render_json(const jp_diff *d, const picker *pk, FILE *out, jp_error *
     if (rc) return rc;
     json_summary(d, out);
     if ((rc = json_all(&ft, out, err))) return rc;
-    fprintf(out, ",\n\"options\":{\"min_change_pct\":%.6g,\"min_share_pct\":%.6g}}\n", d->options.min_change_pct,
+    fprintf(out, ",\n\"options\":{\"min_change_pct\":%.6g,\"min_share_pct\":%.6g}", d->options.min_change_pct,
             d->options.min_share_pct);
+    if (gate) json_gate(d, gate, out);
+    fputs("}\n", out);
     return JP_OK;
 }
 
@@ -398,6 +417,11 @@ static int render_text(const jp_diff *d, const picker *pk, FILE *out, jp_error *
 /* ---- entry point ---------------------------------------------------------------------------------- */
 
 int jp_diff_render(const jp_diff *d, int format, const jp_view *view, FILE *out, jp_error *err) {
+    return jp_diff_render_gated(d, NULL, format, view, out, err);
+}
+
+int jp_diff_render_gated(const jp_diff *d, const jp_diff_gate *gate, int format, const jp_view *view, FILE *out,
+                         jp_error *err) {
     jp_error_clear(err);
     if (!d || !out) return jp_error_set(err, JP_ERR_ARG, 0, "diff render: no diff or no output");
     if (format != JP_FORMAT_TEXT && format != JP_FORMAT_JSON && format != JP_FORMAT_CSV)
@@ -410,7 +434,7 @@ int jp_diff_render(const jp_diff *d, int format, const jp_view *view, FILE *out,
     if (format == JP_FORMAT_TEXT && !pk.top) pk.top = TEXT_TOP;
     int rc;
     if (format == JP_FORMAT_JSON) {
-        rc = render_json(d, &pk, out, err);
+        rc = render_json(d, gate, &pk, out, err);
     } else if (format == JP_FORMAT_CSV) {
         size_t *order, n;
         rc = select_rows(d->ops, d->n_ops, pk.re, pk.top, &order, &n, err);
