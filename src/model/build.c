@@ -28,17 +28,31 @@ typedef struct plane_ctx {
     const char *host;
     uint64_t ids[K_COUNT]; /* stat metadata id per key, UINT64_MAX when the plane lacks it */
     uint32_t keys_of[64];  /* per stat metadata id below 64: bit k set when ids[k] is that id */
+    /* Per-plane caches, indexed like plane->event_meta and plane->stat_meta, filled on first use:
+     * most events share a few metadata entries and name their ops by stat references, so each
+     * name is interned once per plane instead of once per event. */
+    const char **em_names;   /* interned event metadata names */
+    uint8_t *em_keyless;     /* 1: the metadata's stats hold none of the keys, 0: not known */
+    const char **ref_names;  /* interned stat metadata names (the values of reference stats) */
     jp_error *err;
 } plane_ctx;
 
-/* What one event says about itself: its metadata's stats, then its own (which win). */
+/* What one event says about itself: its metadata's stats, then its own (which win). Only `has`
+ * is cleared per event; the values of a key are valid while its bit is set (read them through
+ * info_str, info_int, info_dbl, which give "" and 0 otherwise). */
 typedef struct ev_info {
-    int has[K_COUNT];
-    jp_str s[K_COUNT]; /* string values */
+    uint32_t has;                   /* bit k: key k was seen */
+    jp_str s[K_COUNT];              /* string values */
+    const char *interned[K_COUNT];  /* the interned string when the value was a reference, else NULL */
     int64_t i[K_COUNT];
     double d[K_COUNT];
     jp_bytes b[K_COUNT];
 } ev_info;
+
+static int info_has(const ev_info *info, int k) { return (info->has >> k) & 1; }
+static jp_str info_str(const ev_info *info, int k) { return info_has(info, k) ? info->s[k] : (jp_str){"", 0}; }
+static int64_t info_int(const ev_info *info, int k) { return info_has(info, k) ? info->i[k] : 0; }
+static double info_dbl(const ev_info *info, int k) { return info_has(info, k) ? info->d[k] : 0; }
 
 void jp_model_init(jp_model *m, jp_arena *arena) {
     memset(m, 0, sizeof *m);
@@ -137,6 +151,17 @@ static uint32_t keys_of(const plane_ctx *c, uint64_t id) {
     return mask;
 }
 
+/* A reference stat's value: the name of the stat metadata `id` ("" for a dangling reference) in
+ * *text, and its interned copy, or NULL when out of memory. */
+static const char *ref_name(plane_ctx *c, uint64_t id, jp_str *text) {
+    const jp_stat_meta *sm = jp_plane_stat_meta_view(c->plane, id);
+    *text = sm ? sm->name : (jp_str){"", 0};
+    if (!sm) return jp_intern_str(&c->m->intern, "", 0);
+    const char **slot = &c->ref_names[sm - c->plane->stat_meta];
+    if (!*slot) *slot = jp_intern_view(&c->m->intern, sm->name);
+    return *slot;
+}
+
 static int read_stats(plane_ctx *c, jp_stats_iter it, ev_info *info) {
     jp_stat st;
     int rc;
@@ -144,21 +169,43 @@ static int read_stats(plane_ctx *c, jp_stats_iter it, ev_info *info) {
         uint32_t mask = keys_of(c, st.metadata_id);
         for (int k = 0; mask; k++, mask >>= 1) {
             if (!(mask & 1)) continue;
-            info->has[k] = 1;
+            info->has |= (uint32_t)1 << k;
             info->i[k] = jp_stat_int(&st);
             info->d[k] = st.kind == JP_STAT_DOUBLE ? st.v.d : (double)info->i[k];
-            if (st.kind == JP_STAT_BYTES) info->b[k] = (jp_bytes){(const uint8_t *)st.v.s.ptr, st.v.s.len};
-            rc = jp_stat_str(c->xs, c->plane, &st, &info->s[k], c->err);
-            if (rc < 0) return rc;
+            info->b[k] = st.kind == JP_STAT_BYTES ? (jp_bytes){(const uint8_t *)st.v.s.ptr, st.v.s.len} : (jp_bytes){0};
+            info->interned[k] = NULL;
+            if (st.kind == JP_STAT_REF) {
+                if (!(info->interned[k] = ref_name(c, st.v.u, &info->s[k]))) return nomem(c->err);
+            } else if ((rc = jp_stat_str(c->xs, c->plane, &st, &info->s[k], c->err)) < 0) {
+                return rc;
+            }
         }
     }
     return rc;
 }
 
+/* The interned string value of key k ("" when absent), or NULL when out of memory. */
+static const char *info_interned(plane_ctx *c, const ev_info *info, int k) {
+    if (info_has(info, k) && info->interned[k]) return info->interned[k];
+    return jp_intern_view(&c->m->intern, info_str(info, k));
+}
+
 static int event_info(plane_ctx *c, const jp_event *ev, const jp_event_meta *em, ev_info *info) {
-    memset(info, 0, sizeof *info);
-    int rc = em ? read_stats(c, jp_stats_of_event_meta(c->xs, em), info) : JP_OK;
-    return rc < 0 ? rc : read_stats(c, jp_stats_of_event(c->xs, ev), info);
+    info->has = 0;
+    if (em && !c->em_keyless[em - c->plane->event_meta]) {
+        int rc = read_stats(c, jp_stats_of_event_meta(c->xs, em), info);
+        if (rc < 0) return rc;
+        c->em_keyless[em - c->plane->event_meta] = info->has == 0;
+    }
+    return read_stats(c, jp_stats_of_event(c->xs, ev), info);
+}
+
+/* The interned name of an event's metadata ("" without one), or NULL when out of memory. */
+static const char *event_name(plane_ctx *c, const jp_event_meta *em) {
+    if (!em) return jp_intern_str(&c->m->intern, "", 0);
+    const char **slot = &c->em_names[em - c->plane->event_meta];
+    if (!*slot) *slot = jp_intern_view(&c->m->intern, em->name);
+    return *slot;
 }
 
 /* ---- devices, HLO, ops ---------------------------------------------------------------------- */
@@ -201,7 +248,7 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
     if (!op) return UINT32_MAX;
     const char *empty = jp_intern_str(&m->intern, "", 0);
-    *op = (jp_opdef){module, name, NULL, empty, empty, empty, device, 0, 0};
+    *op = (jp_opdef){module, name, NULL, empty, empty, empty, device, 0, 0, 0};
     const jp_hlo_module *hm = hlo_module_for(m, module, program_id);
     const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
     if (in) {
@@ -211,14 +258,15 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     } else {
         op->category = jp_hlo_category_of_name(name);
     }
-    if (info && info->has[K_HLO_CATEGORY] && info->s[K_HLO_CATEGORY].len)
-        op->category = jp_intern_view(&m->intern, info->s[K_HLO_CATEGORY]);
+    if (info && info_str(info, K_HLO_CATEGORY).len) op->category = info_interned(c, info, K_HLO_CATEGORY);
     if (info) {
-        op->flops = info->has[K_FLOPS] ? info->d[K_FLOPS] : 0;
-        op->bytes = info->has[K_BYTES_ACCESSED] ? info->d[K_BYTES_ACCESSED] : 0;
+        op->flops = info_dbl(info, K_FLOPS);
+        op->bytes = info_dbl(info, K_BYTES_ACCESSED);
     }
     op->scope = jp_hlo_scope_of(&m->intern, op->op_name);
-    return op->category && op->scope ? idx : UINT32_MAX;
+    if (!op->category || !op->scope) return UINT32_MAX;
+    op->collective = (uint8_t)jp_hlo_is_collective(op->category);
+    return idx;
 }
 
 static int add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, int part) {
@@ -230,7 +278,7 @@ static int add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, in
 
 static int add_op_span(jp_model *m, const jp_op_ev *e) {
     const jp_opdef *def = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
-    int part = jp_hlo_is_collective(def->category) ? JP_PART_COLLECTIVE : JP_PART_COMPUTE;
+    int part = def->collective ? JP_PART_COLLECTIVE : JP_PART_COMPUTE;
     return add_span(m, e->start_ps, e->end_ps, def->device, part);
 }
 
@@ -252,19 +300,20 @@ static int add_xfer(plane_ctx *c, uint32_t device, int kind, int64_t start, int6
 
 /* ---- /host:metadata ----------------------------------------------------------------------- */
 
-static int read_metadata_plane(plane_ctx *c) {
+static int read_metadata_plane(plane_ctx *c, const jp_load_options *opt) {
+    (void)opt;
     jp_bytes input = jp_xspace_input(c->xs);
     for (size_t i = 0; i < c->plane->n_event_meta; i++) {
         const jp_event_meta *em = &c->plane->event_meta[i];
         ev_info info = {0};
         int rc = read_stats(c, jp_stats_of_event_meta(c->xs, em), &info);
         if (rc < 0) return rc;
-        if (!info.has[K_HLO_PROTO] || !info.b[K_HLO_PROTO].len) continue;
+        if (!info_has(&info, K_HLO_PROTO) || !info.b[K_HLO_PROTO].len) continue;
         jp_hlo_module *hm = jp_vec_push(&c->m->hlo, sizeof *hm);
         if (!hm) return nomem(c->err);
         rc = jp_hlo_decode(info.b[K_HLO_PROTO], input.ptr, &c->m->intern, c->m->arena, hm, c->err);
         if (rc) return rc;
-        hm->program_id = info.has[K_PROGRAM_ID] ? info.i[K_PROGRAM_ID] : -1;
+        hm->program_id = info_has(&info, K_PROGRAM_ID) ? info.i[K_PROGRAM_ID] : -1;
         if (!hm->name) hm->name = jp_intern_view(&c->m->intern, em->name);
     }
     return JP_OK;
@@ -285,7 +334,7 @@ static const char *const COMPILE_NAMES[] = {
 
 static int host_kind(jp_str name, const ev_info *info) {
     if (name.len && name.ptr[0] == '$') return JP_HOST_PYTHON;
-    if (info->has[K_STEP_NUM] && info->has[K_ROOT]) return JP_HOST_STEP;
+    if (info_has(info, K_STEP_NUM) && info_has(info, K_ROOT)) return JP_HOST_STEP;
     for (size_t i = 0; i < sizeof COMPILE_NAMES / sizeof COMPILE_NAMES[0]; i++)
         if (starts_with(name, COMPILE_NAMES[i])) return JP_HOST_COMPILE;
     if (contains(name, "::") || (name.len && name.ptr[name.len - 1] == ')' && contains(name, "(")))
@@ -308,12 +357,14 @@ static int add_memory_event(plane_ctx *c, jp_str name, int64_t t, const ev_info 
     if (!(jp_str_eq(name, "MemoryAllocation") || jp_str_eq(name, "MemoryDeallocation"))) return 0;
     jp_mem_ev *me = jp_vec_push(&c->m->mem, sizeof *me);
     if (!me) return nomem(c->err);
-    jp_str alloc = info->has[K_ALLOCATOR] ? info->s[K_ALLOCATOR] : (jp_str){"default", 7};
-    *me = (jp_mem_ev){t, jp_intern_view(&c->m->intern, alloc), info->i[K_BYTES_ALLOCATED], info->i[K_PEAK_BYTES]};
+    const char *alloc = info_has(info, K_ALLOCATOR) ? info_interned(c, info, K_ALLOCATOR)
+                                                   : jp_intern_str(&c->m->intern, "default", 7);
+    *me = (jp_mem_ev){t, alloc, info_int(info, K_BYTES_ALLOCATED), info_int(info, K_PEAK_BYTES)};
     return me->allocator ? 1 : nomem(c->err);
 }
 
-static int add_host_event(plane_ctx *c, jp_str name, uint32_t line, int64_t start, int64_t dur, const ev_info *info) {
+static int add_host_event(plane_ctx *c, const jp_event_meta *em, jp_str name, uint32_t line, int64_t start, int64_t dur,
+                          const ev_info *info) {
     jp_host_ev *h = jp_vec_push(&c->m->host, sizeof *h);
     if (!h) return nomem(c->err);
     h->start_ps = start;
@@ -322,8 +373,8 @@ static int add_host_event(plane_ctx *c, jp_str name, uint32_t line, int64_t star
     h->line = line;
     h->kind = (uint8_t)host_kind(name, info);
     h->is_dispatch = (uint8_t)starts_with(name, "PjitFunction(");
-    h->step_num = info->i[K_STEP_NUM];
-    h->name = jp_intern_view(&c->m->intern, name);
+    h->step_num = info_int(info, K_STEP_NUM);
+    h->name = event_name(c, em);
     h->module = jp_intern_str(&c->m->intern, "", 0);
     if (!h->name || !h->module) return nomem(c->err);
     if (h->kind == JP_HOST_STEP || dur == 0) return JP_OK;
@@ -337,13 +388,12 @@ static int add_cpu_op(plane_ctx *c, uint32_t *cpu, uint32_t line, int64_t start,
         *cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU);
         if (*cpu == UINT32_MAX) return nomem(c->err);
     }
-    const char *module = jp_intern_view(&c->m->intern, info->s[K_HLO_MODULE]);
-    const char *name = jp_intern_view(&c->m->intern, info->s[K_HLO_OP]);
+    const char *module = info_interned(c, info, K_HLO_MODULE), *name = info_interned(c, info, K_HLO_OP);
     if (!module || !name) return nomem(c->err);
-    uint32_t op = op_for(c, *cpu, module, name, info->has[K_PROGRAM_ID] ? info->i[K_PROGRAM_ID] : -1, info);
+    uint32_t op = op_for(c, *cpu, module, name, info_has(info, K_PROGRAM_ID) ? info->i[K_PROGRAM_ID] : -1, info);
     if (op == UINT32_MAX) return nomem(c->err);
-    int rc = add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0, 0);
-    if (rc == JP_OK && info->has[K_FLOW_P]) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)info->i[K_FLOW_P];
+    int rc = add_op_event(c, op, line, start, dur, info_int(info, K_RUN_ID), 0);
+    if (rc == JP_OK) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)info_int(info, K_FLOW_P);
     return rc;
 }
 
@@ -447,9 +497,9 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if ((rc = add_memory_event(c, name, start, &info)) != 0) {
                 if (rc < 0) return rc;
-            } else if (info.has[K_HLO_OP] && info.has[K_HLO_MODULE]) {
+            } else if (info_has(&info, K_HLO_OP) && info_has(&info, K_HLO_MODULE)) {
                 if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, &info))) return rc;
-            } else if (starts_with(name, "end: ") && info.has[K_FLOW_C]) {
+            } else if (starts_with(name, "end: ") && info_has(&info, K_FLOW_C)) {
                 op_end *oe = jp_vec_push(ends, sizeof *oe);
                 if (!oe) return nomem(c->err);
                 *oe = (op_end){(uint64_t)info.i[K_FLOW_C], start + dur, ends->n - 1};
@@ -457,7 +507,7 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
                 if (cpu == UINT32_MAX && cpu_wanted && (cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
                     return nomem(c->err);
                 if (cpu_wanted && (rc = add_xfer(c, cpu, cpu_transfer_kind(name), start, dur, 0))) return rc;
-            } else if (!worker && (rc = add_host_event(c, name, line, start, dur, &info))) {
+            } else if (!worker && (rc = add_host_event(c, em, name, line, start, dur, &info))) {
                 return rc;
             }
         }
@@ -508,20 +558,22 @@ static uint64_t details_uint(jp_str details, const char *key) {
     return 0;
 }
 
-static int add_kernel(plane_ctx *c, jp_str name, int64_t dur, const ev_info *info) {
+static int add_kernel(plane_ctx *c, const char *name, int64_t dur, const ev_info *info) {
     jp_kernel_ev *k = jp_vec_push(&c->m->kernels, sizeof *k);
     if (!k) return nomem(c->err);
     k->dur_ps = dur;
-    k->name = jp_intern_view(&c->m->intern, name);
-    k->details = jp_intern_view(&c->m->intern, info->s[K_KERNEL_DETAILS]);
-    k->op = jp_intern_view(&c->m->intern, info->s[K_HLO_OP]);
+    k->name = name;
+    k->details = info_interned(c, info, K_KERNEL_DETAILS);
+    k->op = info_interned(c, info, K_HLO_OP);
     return k->name && k->details && k->op ? JP_OK : nomem(c->err);
 }
 
-static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, jp_str name, int64_t start, int64_t dur,
-                          const ev_info *info) {
-    int xk = gpu_transfer_kind(name, info->s[K_MEMCPY_DETAILS]);
-    if (xk >= 0) return add_xfer(c, dev, xk, start, dur, details_uint(info->s[K_MEMCPY_DETAILS], "size:"));
+static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
+                          int64_t dur, const ev_info *info) {
+    jp_str name = em ? em->name : (jp_str){"", 0};
+    jp_str memcpy_details = info_str(info, K_MEMCPY_DETAILS);
+    int xk = gpu_transfer_kind(name, memcpy_details);
+    if (xk >= 0) return add_xfer(c, dev, xk, start, dur, details_uint(memcpy_details, "size:"));
     /* CUPTI names activity that has no name of its own by its type: allocator and residency
      * bookkeeping and CUPTI's own overhead are no device execution, so neither kernels nor ops. */
     static const char *const BOOKKEEPING[] = {"MemoryAlloc", "MemoryFree", "MemoryResidency", "Overhead",
@@ -529,15 +581,17 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, jp_str name
     for (size_t i = 0; i < sizeof BOOKKEEPING / sizeof BOOKKEEPING[0]; i++)
         if (jp_str_eq(name, BOOKKEEPING[i])) return JP_OK;
     /* A memset is device work for its HLO op (XLA zero-fills buffers that way), but no kernel. */
-    int rc = jp_str_eq(name, "Memset") ? JP_OK : add_kernel(c, name, dur, info);
+    const char *interned = event_name(c, em);
+    if (!interned) return nomem(c->err);
+    int rc = jp_str_eq(name, "Memset") ? JP_OK : add_kernel(c, interned, dur, info);
     if (rc) return rc;
-    int has_op = info->has[K_HLO_OP] && info->s[K_HLO_OP].len;
-    const char *module = jp_intern_view(&c->m->intern, has_op ? info->s[K_HLO_MODULE] : (jp_str){"", 0});
-    const char *op_name = jp_intern_view(&c->m->intern, has_op ? info->s[K_HLO_OP] : name);
+    int has_op = info_str(info, K_HLO_OP).len > 0;
+    const char *module = has_op ? info_interned(c, info, K_HLO_MODULE) : jp_intern_str(&c->m->intern, "", 0);
+    const char *op_name = has_op ? info_interned(c, info, K_HLO_OP) : interned;
     if (!module || !op_name) return nomem(c->err);
-    uint32_t op = op_for(c, dev, module, op_name, info->has[K_PROGRAM_ID] ? info->i[K_PROGRAM_ID] : -1, info);
+    uint32_t op = op_for(c, dev, module, op_name, info_has(info, K_PROGRAM_ID) ? info->i[K_PROGRAM_ID] : -1, info);
     if (op == UINT32_MAX) return nomem(c->err);
-    return add_op_event(c, op, line, start, dur, info->has[K_RUN_ID] ? info->i[K_RUN_ID] : 0, 1);
+    return add_op_event(c, op, line, start, dur, info_int(info, K_RUN_ID), 1);
 }
 
 int jp_exec_cmp_start(const void *a, const void *b) {
@@ -618,15 +672,17 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
     return JP_OK;
 }
 
-static int read_device_plane(plane_ctx *c, int platform) {
+static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
+    (void)opt;
+    int platform = starts_with(c->plane->name, "/device:TPU") ? JP_PLATFORM_TPU : JP_PLATFORM_GPU;
     uint32_t dev = add_device(c, c->plane->name, platform);
     if (dev == UINT32_MAX) return nomem(c->err);
     ev_info pinfo = {0};
     int rc = read_stats(c, jp_stats_of_plane(c->xs, c->plane), &pinfo);
     if (rc < 0) return rc;
     jp_device *d = &JP_VEC_AT(&c->m->devices, jp_device, dev);
-    d->peak_flops = pinfo.d[K_PEAK_TFLOPS] * 1e12;
-    d->peak_bw = pinfo.d[K_PEAK_HBM_GBPS] * 1e9;
+    d->peak_flops = info_dbl(&pinfo, K_PEAK_TFLOPS) * 1e12;
+    d->peak_bw = info_dbl(&pinfo, K_PEAK_HBM_GBPS) * 1e9;
     size_t first_exec = 0;
     if (platform == JP_PLATFORM_TPU && (rc = read_tpu_intervals(c, &first_exec))) return rc;
     for (size_t l = 0; l < c->plane->n_lines; l++) {
@@ -641,7 +697,6 @@ static int read_device_plane(plane_ctx *c, int platform) {
              * would land at the line's start, so it stays out of ops, steps and busy time. */
             if (ev->num_occurrences > 0) continue;
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
-            jp_str name = em ? em->name : (jp_str){"", 0};
             int64_t start, dur;
             if ((rc = event_times(c, ln, ev, &start, &dur))) return rc;
             ev_info info;
@@ -649,16 +704,16 @@ static int read_device_plane(plane_ctx *c, int platform) {
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if (platform == JP_PLATFORM_GPU) {
-                rc = read_gpu_event(c, dev, line, name, start, dur, &info);
+                rc = read_gpu_event(c, dev, line, em, start, dur, &info);
             } else {
                 const jp_exec *x = c->m->execs.n > first_exec
                                        ? exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
                                                  c->m->execs.n - first_exec, start)
                                        : NULL; /* no executions: execs.data may be NULL */
-                const char *module = x ? x->module : jp_intern_view(&c->m->intern, info.s[K_HLO_MODULE]);
-                const char *op_name = jp_intern_view(&c->m->intern, name);
+                const char *module = x ? x->module : info_interned(c, &info, K_HLO_MODULE);
+                const char *op_name = event_name(c, em);
                 if (!module || !op_name) return nomem(c->err);
-                uint32_t op = op_for(c, dev, module, op_name, info.has[K_PROGRAM_ID] ? info.i[K_PROGRAM_ID] : -1, &info);
+                uint32_t op = op_for(c, dev, module, op_name, info_has(&info, K_PROGRAM_ID) ? info.i[K_PROGRAM_ID] : -1, &info);
                 rc = op == UINT32_MAX ? nomem(c->err) : add_op_event(c, op, line, start, dur, x ? x->run_id : 0, 1);
             }
             if (rc) return rc;
@@ -668,28 +723,43 @@ static int read_device_plane(plane_ctx *c, int platform) {
     return JP_OK;
 }
 
+/* Reads one plane with `reader`, its caches set up before and released after. */
+static int read_plane(plane_ctx *c, const jp_plane *plane, const jp_load_options *opt,
+                      int (*reader)(plane_ctx *c, const jp_load_options *opt)) {
+    c->plane = plane;
+    resolve_stat_ids(c);
+    c->em_names = calloc(plane->n_event_meta + 1, sizeof *c->em_names);
+    c->em_keyless = calloc(plane->n_event_meta + 1, sizeof *c->em_keyless);
+    c->ref_names = calloc(plane->n_stat_meta + 1, sizeof *c->ref_names);
+    int rc = c->em_names && c->em_keyless && c->ref_names ? reader(c, opt) : nomem(c->err);
+    free(c->em_names);
+    free(c->em_keyless);
+    free(c->ref_names);
+    c->em_names = c->ref_names = NULL;
+    c->em_keyless = NULL;
+    return rc;
+}
+
 int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt, jp_error *err) {
     size_t n_planes;
     const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
     const char **h = jp_vec_push(&m->hosts, sizeof *h);
     if (!h || !(*h = jp_intern_str(&m->intern, host, strlen(host)))) return nomem(err);
     m->n_events += jp_xspace_event_count(xs);
-    plane_ctx c = {m, xs, NULL, *h, {0}, {0}, err};
+    plane_ctx c = {.m = m, .xs = xs, .host = *h, .err = err};
     for (size_t pass = 0; pass < 2; pass++) { /* HLO metadata first: ops look their modules up */
         for (size_t i = 0; i < n_planes; i++) {
-            c.plane = &planes[i];
-            resolve_stat_ids(&c);
             jp_str name = planes[i].name;
             int is_meta = jp_str_eq(name, "/host:metadata"), rc = JP_OK;
             if (pass == 0) {
-                if (is_meta) rc = read_metadata_plane(&c);
+                if (is_meta) rc = read_plane(&c, &planes[i], opt, read_metadata_plane);
             } else if (starts_with(name, "/host:") && !is_meta) {
-                rc = read_host_plane(&c, opt);
+                rc = read_plane(&c, &planes[i], opt, read_host_plane);
             } else if (starts_with(name, "/device:")) {
                 char buf[256];
                 snprintf(buf, sizeof buf, "%.*s", (int)(name.len > 200 ? 200 : name.len), name.ptr);
                 if (!device_selected(buf, opt)) continue;
-                rc = read_device_plane(&c, starts_with(name, "/device:TPU") ? JP_PLATFORM_TPU : JP_PLATFORM_GPU);
+                rc = read_plane(&c, &planes[i], opt, read_device_plane);
             }
             if (rc < 0) return rc;
         }

@@ -45,6 +45,7 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     const char *module, *name, *category, *op_name, *scope, *source;
     uint32_t device;
     double flops, bytes;     /* per occurrence, from TPU metadata stats; 0 when unknown */
+    uint8_t collective;      /* jp_hlo_is_collective(category), asked once per op */
 } jp_opdef;
 
 typedef struct jp_op_ev {    /* one occurrence of an op (GPU: consecutive kernels merged) */
