@@ -128,8 +128,9 @@ typedef struct jp_line {
     jp_str display_name;
     int64_t timestamp_ns; /* events' offsets are relative to this */
     int64_t duration_ps;
-    jp_event *events;     /* in file order */
+    jp_event *events;     /* in file order; NULL in a lazy XSpace (read them with jp_event_reader) */
     size_t n_events;
+    jp_bytes raw;         /* the XLine message */
 } jp_line;
 
 typedef struct jp_event_meta {
@@ -165,6 +166,14 @@ typedef struct jp_xspace jp_xspace;
 int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err);
 /* Decodes len bytes at data, which must outlive the result; `name` is used in error messages. */
 int jp_xspace_parse(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err);
+/* Opens like jp_xspace_open but leaves the events undecoded: every line has its n_events and raw
+ * bytes and events == NULL. A consumer that reads each line once streams them with
+ * jp_event_reader instead of holding every decoded event at once. The checks are those of
+ * jp_xspace_open except for the events: jp_event_reader_next checks an event's fields as it reads
+ * it, and jp_stats_next its stats, so a corrupt event is reported by whichever call meets it (and
+ * one never read is never reported). */
+int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err);
+int jp_xspace_parse_lazy(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err);
 void jp_xspace_close(jp_xspace *xs);
 
 const jp_plane *jp_xspace_planes(const jp_xspace *xs, size_t *n_planes);
@@ -181,12 +190,17 @@ jp_bytes jp_xspace_input(const jp_xspace *xs);
  * cache keeps them). The bytes stay readable and unchanged; a later read only faults them back in.
  * Does nothing for other inputs or ranges outside the input. Safe alongside readers of xs. */
 void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len);
-/* Tells xs that the first n events of `line` (one of its lines) will not be read again, so the
- * memory under them may go: a big line's event array (1 MiB or more, mapped on its own) gives back
- * its whole pages below event n, all of it when n == line->n_events; smaller lines keep theirs.
- * Dropped events read as zeros afterwards. Other lines, stats and strings are unaffected. Not
- * thread-safe; for a single consumer that reads each line once and then closes xs. */
-void jp_xspace_drop_events(jp_xspace *xs, const jp_line *line, size_t n);
+
+/* Reads a line's events one at a time from its raw bytes, for any XSpace, lazy or not. */
+typedef struct jp_event_reader {
+    const uint8_t *p, *end; /* the rest of the XLine message */
+    const uint8_t *origin;  /* the input's first byte, for error offsets */
+} jp_event_reader;
+
+jp_event_reader jp_line_event_reader(const jp_xspace *xs, const jp_line *line);
+/* Decodes the next event into *ev: returns 1, 0 after the last one, or a negative status with err
+ * set (file-relative byte offset) for a corrupt event. Its stats are left to jp_stats_next. */
+int jp_event_reader_next(jp_event_reader *r, jp_event *ev, jp_error *err);
 
 /* Metadata by id, or NULL. Borrowed from the plane. */
 const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id);

@@ -126,9 +126,8 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
         struct stat st;
         if (opt && opt->on_file && stat(file, &st) == 0) opt->on_file(opt->ctx, file, (uint64_t)st.st_size);
         jp_xspace *xs;
-        int rc = jp_xspace_open(&xs, file, err);
+        int rc = jp_xspace_open_lazy(&xs, file, err); /* the model reads each line once */
         if (rc) return rc;
-        m->drop_events = 1; /* xs is closed right after */
         rc = jp_model_add_xspace(m, xs, host, opt, err);
         jp_xspace_close(xs);
         if (rc) return jp_error_prefix(err, rc, file);
@@ -169,7 +168,7 @@ int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char 
     *out = NULL;
     name = name ? name : "<memory>";
     jp_xspace *xs;
-    int rc = jp_xspace_parse(&xs, data, len, name, err);
+    int rc = jp_xspace_parse_lazy(&xs, data, len, name, err);
     if (rc) return rc;
     rc = jp_profile_from_xspaces(out, &xs, &name, 1, name, opt, err);
     jp_xspace_close(xs);

@@ -348,21 +348,49 @@ static int sweep(const jp_model *m, jp_step *steps, size_t n_steps) {
     return JP_OK;
 }
 
-static uint64_t count_in(const int64_t *sorted, size_t n, int64_t lo_t, int64_t hi_t) {
+/* The index of the last boundary <= t in b[0..n) (sorted, distinct), or -1 when t < b[0]. */
+static ptrdiff_t bucket_of(const int64_t *b, size_t n, int64_t t) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (sorted[mid] < lo_t) lo = mid + 1;
+        if (b[mid] <= t) lo = mid + 1;
         else hi = mid;
     }
-    size_t first = lo;
-    hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sorted[mid] < hi_t) lo = mid + 1;
-        else hi = mid;
+    return (ptrdiff_t)lo - 1;
+}
+
+/* Each step's n_ops: the ops starting in [start, start + dur). The steps' starts and ends cut time
+ * into buckets; ops are counted per bucket (a binary search each, no sort of the ops) and a step
+ * sums the buckets it spans, so overlapping steps are counted right too. */
+static int count_ops(const jp_model *m, jp_step *steps, size_t n_steps) {
+    int64_t *b = malloc((2 * n_steps + 1) * sizeof *b);
+    uint64_t *below = calloc(2 * n_steps + 2, sizeof *below); /* below[j + 1]: ops in buckets < j+1 */
+    if (!b || !below) {
+        free(b);
+        free(below);
+        return JP_ERR_NOMEM;
     }
-    return lo - first;
+    size_t n = 0;
+    for (size_t i = 0; i < n_steps; i++) {
+        b[n++] = steps[i].start_ps;
+        b[n++] = steps[i].start_ps + steps[i].dur_ps;
+    }
+    jp_sort_by_key64(b, n, sizeof *b, 0, 1, jp_cmp_i64);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || b[i] != b[k - 1]) b[k++] = b[i];
+    for (size_t i = 0; i < m->ops.n; i++) {
+        ptrdiff_t j = bucket_of(b, k, JP_VEC_AT(&m->ops, jp_op_ev, i).start_ps);
+        if (j >= 0) below[j + 1]++;
+    }
+    for (size_t j = 1; j <= k; j++) below[j] += below[j - 1];
+    for (size_t i = 0; i < n_steps; i++) {
+        ptrdiff_t from = bucket_of(b, k, steps[i].start_ps), to = bucket_of(b, k, steps[i].start_ps + steps[i].dur_ps);
+        steps[i].n_ops = to > from ? below[to] - below[from] : 0;
+    }
+    free(b);
+    free(below);
+    return JP_OK;
 }
 
 /* Steps of a device Steps line may overlap (one step spans every chip), so their sum can exceed
@@ -404,14 +432,7 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     int rc = method ? JP_OK : JP_ERR_NOMEM;
     if (rc == JP_OK && steps.n > 1) qsort(steps.data, steps.n, sizeof(jp_step), cmp_step);
     if (rc == JP_OK) rc = sweep(m, steps.data, steps.n);
-    int64_t *op_starts = malloc((m->ops.n ? m->ops.n : 1) * sizeof *op_starts);
-    if (!op_starts) rc = JP_ERR_NOMEM;
-    for (size_t i = 0; rc == JP_OK && i < m->ops.n; i++) op_starts[i] = JP_VEC_AT(&m->ops, jp_op_ev, i).start_ps;
-    if (rc == JP_OK) jp_sort_by_key64(op_starts, m->ops.n, sizeof *op_starts, 0, 1, jp_cmp_i64);
-    for (size_t i = 0; rc == JP_OK && i < steps.n; i++) {
-        jp_step *s = &JP_VEC_AT(&steps, jp_step, i);
-        s->n_ops = count_in(op_starts, m->ops.n, s->start_ps, s->start_ps + s->dur_ps);
-    }
+    if (rc == JP_OK) rc = count_ops(m, steps.data, steps.n);
     if (rc == JP_OK) {
         a->steps = jp_analysis_copy(arena, &steps, sizeof(jp_step));
         a->n_steps = steps.n;
@@ -419,7 +440,6 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         if (!a->steps) rc = JP_ERR_NOMEM;
     }
     if (rc == JP_OK) summarize(a);
-    free(op_starts);
     jp_vec_free(&steps);
     return rc;
 }

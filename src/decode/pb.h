@@ -54,23 +54,29 @@ int jp_pb_next_slow(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err);
 /* Reads the next field. Returns JP_OK, or JP_ERR_TRUNCATED / JP_ERR_CORRUPT with err->offset set
  * (the message names `what`, e.g. "XPlane").
  *
- * Fast path: most fields of an XSpace are a one-byte tag followed by a one-byte varint or a
- * one-byte length (events, stats). Those are decoded inline when all their bytes lie inside the
- * message; anything else, and every error, goes through jp_pb_next_slow, which gives the same
- * results for the fast cases. */
+ * Fast path: most fields of an XSpace are a one-byte tag followed by a varint of up to 9 bytes
+ * (ids, offsets, durations) or a one-byte length (events, stats). Those are decoded inline when
+ * all their bytes lie inside the message; anything else, and every error, goes through
+ * jp_pb_next_slow, which gives the same results for the fast cases. */
 static inline int jp_pb_next(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err) {
     const uint8_t *p = c->p;
-    if (c->end - p >= 2 && p[0] < 0x80 && p[0] >= 8 && p[1] < 0x80) {
+    if (c->end - p >= 2 && p[0] < 0x80 && p[0] >= 8) {
         uint32_t wire = p[0] & 7u;
         if (wire == JP_PB_VARINT) {
-            f->offset = (uint64_t)(p - c->origin);
-            f->number = p[0] >> 3;
-            f->wire = wire;
-            f->u = p[1];
-            c->p = p + 2;
-            return JP_OK;
-        }
-        if (wire == JP_PB_LEN && (size_t)(c->end - p - 2) >= p[1]) {
+            size_t avail = (size_t)(c->end - p - 1), n = avail < 9 ? avail : 9; /* 9 bytes: 63 bits */
+            uint64_t v = 0;
+            for (size_t i = 0; i < n; i++) {
+                v |= (uint64_t)(p[1 + i] & 0x7f) << (7 * i);
+                if (p[1 + i] < 0x80) {
+                    f->offset = (uint64_t)(p - c->origin);
+                    f->number = p[0] >> 3;
+                    f->wire = wire;
+                    f->u = v;
+                    c->p = p + 2 + i;
+                    return JP_OK;
+                }
+            }
+        } else if (wire == JP_PB_LEN && p[1] < 0x80 && (size_t)(c->end - p - 2) >= p[1]) {
             f->offset = (uint64_t)(p - c->origin);
             f->number = p[0] >> 3;
             f->wire = wire;

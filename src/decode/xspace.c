@@ -12,7 +12,6 @@
 #include <zlib.h>
 
 #include "base/error.h"
-#include "base/vec.h"
 #include "decode/pb.h"
 
 struct jp_xspace {
@@ -27,16 +26,8 @@ struct jp_xspace {
     void *map;             /* mmap of the file, or NULL */
     size_t map_len;
     uint8_t *inflated;     /* heap copy when the file was gzip, or NULL */
-    jp_vec own_events;     /* own_map: big lines' event arrays, mapped apart so they can be dropped */
+    int lazy;              /* events left undecoded (jp_xspace_open_lazy) */
 };
-
-/* A line's event array of at least OWN_MAP_MIN bytes gets an anonymous mapping of its own instead
- * of arena space, so that jp_xspace_drop_events can hand its pages back as a consumer reads on. */
-enum { OWN_MAP_MIN = 1 << 20 };
-typedef struct own_map {
-    void *p;    /* the mapping, which is the line's events array */
-    size_t len; /* its length in bytes */
-} own_map;
 
 enum {
     XSPACE_PLANES = 1, XSPACE_HOSTNAMES = 4,
@@ -276,10 +267,11 @@ void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len) {
 
 /* ---- events and lines ------------------------------------------------------------------------ */
 
-/* One walk validates an event's fields and its stats. The errors are those of a walk over the
- * fields followed by check_stats: a field error anywhere wins over a bad stat, so the first bad
- * stat is only noted, and decoded again for its message once the fields are known to be sound. */
-static int decode_event(jp_pb c, jp_event *ev, jp_error *err) {
+/* One walk validates an event's fields and, with `stats`, its stats. The errors are those of a
+ * walk over the fields followed by check_stats: a field error anywhere wins over a bad stat, so the
+ * first bad stat is only noted, and decoded again for its message once the fields are known to be
+ * sound. */
+static int decode_event(jp_pb c, jp_event *ev, int stats, jp_error *err) {
     jp_pb_field f;
     const uint8_t *bad_stat = NULL; /* payload of the first stat that failed to decode */
     size_t bad_len = 0;
@@ -291,7 +283,7 @@ static int decode_event(jp_pb c, jp_event *ev, jp_error *err) {
         if (rc) return rc;
         if (f.number == EVENT_STATS) {
             jp_stat st;
-            if (f.wire == JP_PB_LEN && !bad_stat && decode_stat(jp_pb_sub(&c, &f), &st, NULL) != JP_OK) {
+            if (stats && f.wire == JP_PB_LEN && !bad_stat && decode_stat(jp_pb_sub(&c, &f), &st, NULL) != JP_OK) {
                 bad_stat = f.data;
                 bad_len = f.len;
             }
@@ -312,47 +304,23 @@ static int decode_event(jp_pb c, jp_event *ev, jp_error *err) {
     return decode_stat(jp_pb_make(bad_stat, bad_len, c.origin), &st, err);
 }
 
-/* An anonymous mapping for n events, recorded in xs->own_events; NULL to fall back to the arena. */
-static jp_event *map_events(jp_xspace *xs, size_t n) {
-    if (n > SIZE_MAX / sizeof(jp_event)) return NULL;
-    size_t len = n * sizeof(jp_event);
-    own_map *m = jp_vec_push(&xs->own_events, sizeof *m);
-    void *p = m ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
-    if (p == MAP_FAILED) {
-        if (m) xs->own_events.n--;
-        return NULL;
-    }
-    *m = (own_map){p, len};
-    return p;
-}
-
-void jp_xspace_drop_events(jp_xspace *xs, const jp_line *line, size_t n) {
-    if (!line->events || n == 0 || n > line->n_events) return;
-    for (size_t i = 0; i < xs->own_events.n; i++) {
-        const own_map *m = &JP_VEC_AT(&xs->own_events, own_map, i);
-        if (m->p != (void *)line->events) continue;
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t end = n == line->n_events ? m->len : n * sizeof(jp_event) / page * page;
-        if (end) madvise(m->p, end, MADV_DONTNEED);
-        return;
-    }
-}
-
+/* Decodes a line's fields; its events too unless the XSpace is lazy, when they are only counted
+ * (their framing is checked) and left to jp_event_reader. */
 static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
     jp_pb_field f;
-    size_t n;
-    const uint8_t *line_start = c.p;
+    size_t n = 0;
     memset(line, 0, sizeof *line);
-    int rc = count_fields(c, LINE_EVENTS, "XLine", &n, err);
+    line->raw = (jp_bytes){c.p, (size_t)(c.end - c.p)};
+    int rc = xs->lazy ? JP_OK : count_fields(c, LINE_EVENTS, "XLine", &n, err);
     if (rc) return rc;
-    line->events = n >= OWN_MAP_MIN / sizeof(jp_event) ? map_events(xs, n) : NULL;
-    if (!line->events) line->events = alloc_array(xs, n, sizeof(jp_event), err);
+    line->events = alloc_array(xs, n, sizeof(jp_event), err);
     if (n && !line->events) return err ? err->code : JP_ERR_NOMEM;
     while (!jp_pb_done(&c)) {
         if ((rc = jp_pb_next(&c, &f, "XLine", err))) return rc;
         switch (f.number) {
         case LINE_EVENTS:
-            if ((rc = decode_event(jp_pb_sub(&c, &f), &line->events[line->n_events], err))) return rc;
+            if ((rc = want(&f, JP_PB_LEN, "XLine", err))) return rc;
+            if (!xs->lazy && (rc = decode_event(jp_pb_sub(&c, &f), &line->events[line->n_events], 1, err))) return rc;
             line->n_events++;
             break;
         case LINE_NAME:
@@ -374,8 +342,30 @@ static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
         }
     }
     xs->n_events += line->n_events;
-    jp_xspace_release(xs, line_start, (size_t)(c.end - line_start)); /* read again only by stat walks */
+    /* read again only by stat walks, or by an event reader much later */
+    jp_xspace_release(xs, line->raw.ptr, line->raw.len);
     return JP_OK;
+}
+
+jp_event_reader jp_line_event_reader(const jp_xspace *xs, const jp_line *line) {
+    jp_event_reader r = {line->raw.ptr, line->raw.ptr + line->raw.len, xs->data};
+    return r;
+}
+
+int jp_event_reader_next(jp_event_reader *r, jp_event *ev, jp_error *err) {
+    jp_pb c = {r->p, r->end, r->origin};
+    jp_pb_field f;
+    while (!jp_pb_done(&c)) {
+        int rc = jp_pb_next(&c, &f, "XLine", err);
+        if (rc) return rc;
+        if (f.number != LINE_EVENTS) continue;
+        if ((rc = want(&f, JP_PB_LEN, "XLine", err))) return rc;
+        r->p = c.p;
+        rc = decode_event(jp_pb_sub(&c, &f), ev, 0, err); /* jp_stats_next checks the stats */
+        return rc ? rc : 1;
+    }
+    r->p = c.p;
+    return 0;
 }
 
 /* ---- metadata maps ---------------------------------------------------------------------------- */
@@ -661,17 +651,32 @@ static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *er
     return JP_OK;
 }
 
-int jp_xspace_parse(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err) {
+static int parse_bytes(jp_xspace **out, const void *data, size_t len, const char *name, int lazy, jp_error *err) {
     jp_error_clear(err);
     *out = NULL;
     jp_xspace *xs = xspace_new();
     if (!xs) return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", name);
+    xs->lazy = lazy;
     xs->data = data;
     xs->size = len;
     return finish(xs, out, name ? name : "<memory>", err);
 }
 
-int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) {
+int jp_xspace_parse(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err) {
+    return parse_bytes(out, data, len, name, 0, err);
+}
+
+int jp_xspace_parse_lazy(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err) {
+    return parse_bytes(out, data, len, name, 1, err);
+}
+
+static int open_file(jp_xspace **out, const char *path, int lazy, jp_error *err);
+
+int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, 0, err); }
+
+int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, 1, err); }
+
+static int open_file(jp_xspace **out, const char *path, int lazy, jp_error *err) {
     jp_error_clear(err);
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -689,6 +694,7 @@ int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) {
         close(fd);
         return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", path);
     }
+    xs->lazy = lazy;
     if (st.st_size > 0) {
         void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) {
@@ -709,11 +715,6 @@ int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) {
 void jp_xspace_close(jp_xspace *xs) {
     if (!xs) return;
     jp_arena_deinit(&xs->arena);
-    for (size_t i = 0; i < xs->own_events.n; i++) {
-        const own_map *m = &JP_VEC_AT(&xs->own_events, own_map, i);
-        munmap(m->p, m->len);
-    }
-    jp_vec_free(&xs->own_events);
     if (xs->map) munmap(xs->map, xs->map_len);
     free(xs->inflated);
     free(xs);

@@ -33,6 +33,7 @@ typedef struct plane_ctx {
      * name is interned once per plane instead of once per event. */
     const char **em_names;   /* interned event metadata names */
     uint8_t *em_keyless;     /* 1: the metadata's stats hold none of the keys, 0: not known */
+    uint8_t *em_xfer;        /* event_transfer_kind + 1, 0: not known */
     const char **ref_names;  /* interned stat metadata names (the values of reference stats) */
     jp_error *err;
 } plane_ctx;
@@ -113,19 +114,44 @@ static int contains(jp_str s, const char *needle) {
     return 0;
 }
 
-/* Lets the mapped pages of a line's events go as the line is read: called with each event index e,
- * it releases the events read so far every RELEASE_EVERY events and, at e == n_events, the whole
- * line, so that a big profile need not stay resident in full (the bytes stay readable: a later
- * read faults them back in). With m->drop_events, the decoded events read so far go as well. */
+/* Walks one line's events, decoded at open or read as it goes from a lazy XSpace, and lets the
+ * mapped input under them go every RELEASE_EVERY events and at the end, so that a big profile need
+ * not stay resident in full (the bytes stay readable: a later read only faults them back in). */
 enum { RELEASE_EVERY = 16384 };
-static void release_line(const plane_ctx *c, const jp_line *ln, size_t e) {
-    if (e == 0 || e > ln->n_events || (e % RELEASE_EVERY && e != ln->n_events)) return;
-    /* events before the previous call's chunk may be dropped already: their mapped pages went then */
-    size_t from = c->m->drop_events ? (e - 1) / RELEASE_EVERY * RELEASE_EVERY : 0;
-    const jp_event *first = &ln->events[from], *last = &ln->events[e - 1];
-    if (last->raw.ptr >= first->raw.ptr)
-        jp_xspace_release(c->xs, first->raw.ptr, (size_t)(last->raw.ptr - first->raw.ptr) + last->raw.len);
-    if (c->m->drop_events) jp_xspace_drop_events(c->xs, ln, e);
+typedef struct event_walk {
+    const jp_line *ln;
+    size_t i;               /* events returned so far */
+    jp_event_reader reader; /* where a lazy line's next event is */
+    jp_event ev;            /* a lazy line's current event */
+    const uint8_t *kept;    /* the input below this (within the line) was released */
+} event_walk;
+
+static event_walk walk_line(const plane_ctx *c, const jp_line *ln) {
+    event_walk w = {ln, 0, jp_line_event_reader(c->xs, ln), {0}, ln->raw.ptr};
+    return w;
+}
+
+static void release_read(const plane_ctx *c, event_walk *w, const uint8_t *upto) {
+    if (upto > w->kept) jp_xspace_release(c->xs, w->kept, (size_t)(upto - w->kept));
+    w->kept = upto;
+}
+
+/* The next event in *ev: 1, 0 after the last, or a negative status (a corrupt lazy event). */
+static int walk_next(const plane_ctx *c, event_walk *w, const jp_event **ev) {
+    if (w->i && w->i % RELEASE_EVERY == 0) release_read(c, w, w->ln->events ? w->ln->events[w->i - 1].raw.ptr : w->reader.p);
+    if (w->i == w->ln->n_events) {
+        release_read(c, w, w->ln->raw.ptr + w->ln->raw.len);
+        return 0;
+    }
+    if (w->ln->events) {
+        *ev = &w->ln->events[w->i++];
+        return 1;
+    }
+    int rc = jp_event_reader_next(&w->reader, &w->ev, c->err);
+    if (rc <= 0) return rc < 0 ? rc : jp_error_set(c->err, JP_ERR_CORRUPT, 0, "XLine holds fewer events than counted");
+    w->i++;
+    *ev = &w->ev;
+    return 1;
 }
 
 /* ---- stats ------------------------------------------------------------------------------------ */
@@ -482,13 +508,14 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
         int worker = starts_with(ln->name, "tf_"); /* TSL thread pools: XLA runtime threads */
-        for (size_t e = 0; e < ln->n_events; e++) {
-            const jp_event *ev = &ln->events[e];
-            release_line(c, ln, e);
+        event_walk w = walk_line(c, ln);
+        const jp_event *ev = NULL;
+        int rc;
+        while ((rc = walk_next(c, &w, &ev)) == 1) {
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
             jp_str name = em ? em->name : (jp_str){"", 0};
             int64_t start, dur;
-            int rc = event_times(c, ln, ev, &start, &dur);
+            rc = event_times(c, ln, ev, &start, &dur);
             if (rc) return rc;
             ev_info info;
             rc = event_info(c, ev, em, &info);
@@ -511,7 +538,7 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
                 return rc;
             }
         }
-        release_line(c, ln, ln->n_events);
+        if (rc < 0) return rc;
     }
     *cpu_dev = cpu;
     return JP_OK;
@@ -519,15 +546,32 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
 
 /* ---- device planes ------------------------------------------------------------------------ */
 
-/* "kind_src:host kind_dst:device size:4096 ..." or an event name like "MemcpyH2D". In the details,
- * CUPTI's pinned and pageable memory kinds are host memory too: copies between them and the
- * device are what a "MemcpyOther" event may hold. */
-static int gpu_transfer_kind(jp_str name, jp_str details) {
-    static const char *const HOST_KINDS[] = {"host", "pinned", "pageable"};
+/* What a GPU event's name says of a transfer: its jp_xfer_kind ("MemcpyH2D"), NAME_MEMCPY for
+ * another copy ("MemcpyOther": the details decide), NAME_OTHER for the rest. */
+enum { NAME_MEMCPY = JP_XFER_COUNT, NAME_OTHER };
+static int name_transfer_kind(jp_str name) {
     if (contains(name, "H2D") || contains(name, "HtoD")) return JP_XFER_H2D;
     if (contains(name, "D2H") || contains(name, "DtoH")) return JP_XFER_D2H;
     if (contains(name, "D2D") || contains(name, "DtoD") || contains(name, "P2P")) return JP_XFER_D2D;
-    if (!details.len && !contains(name, "emcpy")) return -1;
+    return contains(name, "emcpy") ? NAME_MEMCPY : NAME_OTHER;
+}
+
+/* name_transfer_kind of an event's metadata name, asked once per metadata entry. */
+static int event_transfer_kind(plane_ctx *c, const jp_event_meta *em) {
+    if (!em) return NAME_OTHER;
+    uint8_t *slot = &c->em_xfer[em - c->plane->event_meta]; /* the kind + 1; 0 until asked */
+    if (!*slot) *slot = (uint8_t)(name_transfer_kind(em->name) + 1);
+    return *slot - 1;
+}
+
+/* A transfer's kind from its name's (name_transfer_kind) and its memcpy details ("kind_src:host
+ * kind_dst:device size:4096 ..."), or -1 for no transfer. In the details, CUPTI's pinned and
+ * pageable memory kinds are host memory too: copies between them and the device are what a
+ * "MemcpyOther" event may hold. */
+static int gpu_transfer_kind(int name_kind, jp_str details) {
+    static const char *const HOST_KINDS[] = {"host", "pinned", "pageable"};
+    if (name_kind < JP_XFER_COUNT) return name_kind;
+    if (!details.len && name_kind == NAME_OTHER) return -1;
     int on_host[2] = {0, 0}; /* source, destination */
     const char *const keys[2] = {"kind_src:", "kind_dst:"};
     for (int side = 0; side < 2; side++) {
@@ -572,7 +616,7 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, const jp_ev
                           int64_t dur, const ev_info *info) {
     jp_str name = em ? em->name : (jp_str){"", 0};
     jp_str memcpy_details = info_str(info, K_MEMCPY_DETAILS);
-    int xk = gpu_transfer_kind(name, memcpy_details);
+    int xk = gpu_transfer_kind(event_transfer_kind(c, em), memcpy_details);
     if (xk >= 0) return add_xfer(c, dev, xk, start, dur, details_uint(memcpy_details, "size:"));
     /* CUPTI names activity that has no name of its own by its type: allocator and residency
      * bookkeeping and CUPTI's own overhead are no device execution, so neither kernels nor ops. */
@@ -625,8 +669,9 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
         const jp_line *ln = &c->plane->lines[l];
         int modules = jp_str_eq(ln->name, "XLA Modules"), steps = jp_str_eq(ln->name, "Steps");
         if (!modules && !steps) continue;
-        for (size_t e = 0; e < ln->n_events; e++) {
-            const jp_event *ev = &ln->events[e];
+        event_walk w = walk_line(c, ln);
+        const jp_event *ev = NULL;
+        while ((rc = walk_next(c, &w, &ev)) == 1) {
             if (ev->num_occurrences > 0) continue; /* aggregated: no interval */
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
             int64_t start, dur;
@@ -690,9 +735,9 @@ static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
         uint32_t line = c->m->n_lines++;
         if (platform == JP_PLATFORM_TPU && !jp_str_eq(ln->name, "XLA Ops")) continue;
         if (platform == JP_PLATFORM_GPU && jp_str_eq(ln->name, "CUPTI overhead")) continue; /* the tracer's own */
-        for (size_t e = 0; e < ln->n_events; e++) {
-            const jp_event *ev = &ln->events[e];
-            release_line(c, ln, e);
+        event_walk w = walk_line(c, ln);
+        const jp_event *ev = NULL;
+        while ((rc = walk_next(c, &w, &ev)) == 1) {
             /* An aggregated event (num_occurrences instead of an offset) has no place in time: it
              * would land at the line's start, so it stays out of ops, steps and busy time. */
             if (ev->num_occurrences > 0) continue;
@@ -718,7 +763,7 @@ static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
             }
             if (rc) return rc;
         }
-        release_line(c, ln, ln->n_events);
+        if (rc < 0) return rc;
     }
     return JP_OK;
 }
@@ -730,13 +775,15 @@ static int read_plane(plane_ctx *c, const jp_plane *plane, const jp_load_options
     resolve_stat_ids(c);
     c->em_names = calloc(plane->n_event_meta + 1, sizeof *c->em_names);
     c->em_keyless = calloc(plane->n_event_meta + 1, sizeof *c->em_keyless);
+    c->em_xfer = calloc(plane->n_event_meta + 1, sizeof *c->em_xfer);
     c->ref_names = calloc(plane->n_stat_meta + 1, sizeof *c->ref_names);
-    int rc = c->em_names && c->em_keyless && c->ref_names ? reader(c, opt) : nomem(c->err);
+    int rc = c->em_names && c->em_keyless && c->em_xfer && c->ref_names ? reader(c, opt) : nomem(c->err);
     free(c->em_names);
     free(c->em_keyless);
+    free(c->em_xfer);
     free(c->ref_names);
     c->em_names = c->ref_names = NULL;
-    c->em_keyless = NULL;
+    c->em_keyless = c->em_xfer = NULL;
     return rc;
 }
 

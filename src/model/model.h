@@ -136,8 +136,6 @@ typedef struct jp_model {
     int64_t first_ps, last_ps;
     uint64_t n_events;
     int64_t total_dur_ps;    /* summed event durations, bounded to keep sums in range (build.c) */
-    int drop_events;         /* set by a caller that closes each XSpace right after adding it: the
-                              * decoded events are dropped as they are read (jp_xspace_drop_events) */
 } jp_model;
 
 void jp_model_init(jp_model *m, jp_arena *arena);

@@ -404,27 +404,113 @@ static pbw build_big_line(size_t n_big) {
     return space;
 }
 
-/* Dropping a big line's first events keeps the rest and every other line intact; dropping all of
- * it, twice, then closing is clean (ASan checks the unmapping). */
-static void drop_events_keeps_the_rest(void **state) {
-    (void)state;
-    enum { N = 40000 }; /* 40 k events of ~48 B: over the 1 MiB that gives a line its own mapping */
-    pbw w = build_big_line(N);
-    jp_xspace *xs;
+static void write_file(const pbw *w, const char *name, char *path, size_t cap) {
+    const char *dir = getenv("TEST_TMPDIR");
+    snprintf(path, cap, "%s/%s", dir ? dir : "/tmp", name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(w->buf, 1, w->len, f), w->len);
+    fclose(f);
+}
+
+/* Reads every event of a line with an event reader into out (cap entries); returns the count. */
+static size_t read_all(const jp_xspace *xs, const jp_line *line, jp_event *out, size_t cap) {
+    jp_event_reader r = jp_line_event_reader(xs, line);
     jp_error err;
-    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "mem", &err), JP_OK);
-    size_t n;
-    const jp_plane *planes = jp_xspace_planes(xs, &n);
-    const jp_line *big = &planes[0].lines[0], *small = &planes[0].lines[1];
-    assert_int_equal(big->n_events, N);
-    jp_xspace_drop_events(xs, big, N / 2);
-    for (size_t i = N / 2; i < N; i++) assert_int_equal(big->events[i].offset_ps, (int64_t)i * 1000);
-    jp_xspace_drop_events(xs, small, small->n_events); /* small lines keep their memory */
-    for (size_t i = 0; i < 3; i++) assert_int_equal(small->events[i].offset_ps, 7 + (int64_t)i);
-    jp_xspace_drop_events(xs, big, N);
-    jp_xspace_drop_events(xs, big, N);
-    jp_xspace_close(xs);
+    size_t n = 0;
+    while (n < cap && jp_event_reader_next(&r, &out[n], &err) == 1) n++;
+    return n;
+}
+
+/* A lazy XSpace has the same planes, lines and counts as a full one but no decoded events; its
+ * reader streams exactly the events jp_xspace_open decodes (the reader works on both). */
+static void lazy_reader_streams_the_same_events(void **state) {
+    (void)state;
+    enum { N = 5000 };
+    pbw w = build_big_line(N);
+    char path[512];
+    write_file(&w, "lazy.xplane.pb", path, sizeof path);
+    jp_xspace *full, *lazy;
+    jp_error err;
+    assert_int_equal(jp_xspace_open(&full, path, &err), JP_OK);
+    assert_int_equal(jp_xspace_open_lazy(&lazy, path, &err), JP_OK);
+    assert_int_equal(jp_xspace_event_count(lazy), N + 3);
+    size_t nf, nl;
+    const jp_plane *pf = jp_xspace_planes(full, &nf), *pl = jp_xspace_planes(lazy, &nl);
+    assert_int_equal(nl, nf);
+    static jp_event got[N], again[N];
+    for (size_t l = 0; l < 2; l++) {
+        const jp_line *fl = &pf[0].lines[l], *ll = &pl[0].lines[l];
+        assert_null(ll->events);
+        assert_int_equal(ll->n_events, fl->n_events);
+        assert_true(jp_str_eq(ll->name, l ? "small" : "big"));
+        assert_int_equal(read_all(lazy, ll, got, N), fl->n_events);
+        assert_int_equal(read_all(full, fl, again, N), fl->n_events);
+        for (size_t i = 0; i < fl->n_events; i++) {
+            const jp_event *want = &fl->events[i];
+            assert_int_equal(got[i].metadata_id, want->metadata_id);
+            assert_int_equal(got[i].offset_ps, want->offset_ps);
+            assert_int_equal(got[i].duration_ps, want->duration_ps);
+            assert_int_equal(got[i].raw.len, want->raw.len);
+            assert_int_equal(got[i].raw.ptr - jp_xspace_input(lazy).ptr, want->raw.ptr - jp_xspace_input(full).ptr);
+            assert_int_equal(again[i].offset_ps, want->offset_ps);
+        }
+    }
+    jp_xspace_close(full);
+    jp_xspace_close(lazy);
+    remove(path);
     free(w.buf);
+}
+
+/* A corrupt event passes a lazy open; the reader reports it, at the byte and with the message that
+ * jp_xspace_open gives. A corrupt stat is jp_stats_next's to report, again the same. */
+static void lazy_open_reports_corrupt_events_when_read(void **state) {
+    (void)state;
+    for (int bad_stat = 0; bad_stat < 2; bad_stat++) {
+        pbw space = {0}, plane = {0}, line = {0}, ev = {0}, st = {0};
+        pbw_uint(&ev, 1, 1); pbw_uint(&ev, 2, 10);
+        pbw_msg(&line, 4, &ev);
+        pbw_uint(&ev, 1, 1);
+        if (bad_stat) {
+            pbw_uint(&st, 1, 2); pbw_str(&st, 3, "uint as bytes"); /* wire type 2 for a varint field */
+            pbw_msg(&ev, 4, &st);
+        } else {
+            pbw_str(&ev, 2, "offset as bytes");
+        }
+        pbw_msg(&line, 4, &ev);
+        pbw_uint(&line, 1, 1);
+        pbw_msg(&plane, 3, &line);
+        pbw_str(&plane, 2, "/host:CPU");
+        pbw_msg(&space, 1, &plane);
+        char path[512];
+        write_file(&space, "corrupt-event.xplane.pb", path, sizeof path);
+        jp_xspace *xs;
+        jp_error full_err, err;
+        assert_int_equal(jp_xspace_open(&xs, path, &full_err), JP_ERR_CORRUPT);
+        assert_int_equal(jp_xspace_open_lazy(&xs, path, &err), JP_OK);
+        size_t n;
+        const jp_line *ln = &jp_xspace_planes(xs, &n)[0].lines[0];
+        jp_event_reader r = jp_line_event_reader(xs, ln);
+        jp_event e;
+        assert_int_equal(jp_event_reader_next(&r, &e, &err), 1);
+        int rc = jp_event_reader_next(&r, &e, &err);
+        if (bad_stat) {
+            assert_int_equal(rc, 1);
+            jp_stats_iter it = jp_stats_of_event(xs, &e);
+            jp_stat stat;
+            rc = jp_stats_next(&it, &stat, &err);
+        }
+        assert_int_equal(rc, JP_ERR_CORRUPT);
+        assert_int_equal(err.offset, full_err.offset);
+        assert_non_null(strstr(full_err.msg, err.msg)); /* the full open's message adds the file name */
+        jp_xspace_close(xs);
+        remove(path);
+        free(space.buf);
+        free(plane.buf);
+        free(line.buf);
+        free(ev.buf);
+        free(st.buf);
+    }
 }
 
 int main(void) {
@@ -435,7 +521,8 @@ int main(void) {
         cmocka_unit_test(metadata_lookup_by_id),
         cmocka_unit_test(gzip_file_is_detected_by_content),
         cmocka_unit_test(release_keeps_bytes_readable),
-        cmocka_unit_test(drop_events_keeps_the_rest),
+        cmocka_unit_test(lazy_reader_streams_the_same_events),
+        cmocka_unit_test(lazy_open_reports_corrupt_events_when_read),
         cmocka_unit_test(truncation_reports_file_and_offset),
         cmocka_unit_test(corrupt_and_wrong_type_inputs),
         cmocka_unit_test(random_byte_flips_never_crash),
