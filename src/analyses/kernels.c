@@ -4,8 +4,6 @@
 
 #include "analyses/analyses.h"
 
-static const int64_t SMALL_KERNEL_PS = 100000000; /* 0.1 ms */
-
 /* kernel_details is "regs:32 static_shared:0 dynamic_shared:0 grid:8,1,1 block:128,1,1
  * occ_pct:50.0"; unknown keys are ignored, missing ones stay 0. */
 static void parse_details(const char *d, jp_kernel_stat *k) {
@@ -40,36 +38,23 @@ static int cmp_kernel(const void *a, const void *b) {
 }
 
 int jp_kernels_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    jp_vec v = {0};
-    jp_map idx = {0};
-    int rc = JP_OK;
-    for (size_t i = 0; i < m->kernels.n && rc == JP_OK; i++) {
-        const jp_kernel_ev *e = &JP_VEC_AT(&m->kernels, jp_kernel_ev, i);
-        uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(e->name), jp_ptr_key(e->details), 0, (uint32_t)v.n, NULL);
-        if (k == UINT32_MAX || (k == v.n && !jp_vec_push(&v, sizeof(jp_kernel_stat)))) {
-            rc = JP_ERR_NOMEM;
-            break;
-        }
-        jp_kernel_stat *s = &JP_VEC_AT(&v, jp_kernel_stat, k);
-        if (!s->count) {
-            s->name = e->name;
-            s->op = e->op;
-            s->min_ps = INT64_MAX;
-            parse_details(e->details, s);
-        }
-        s->count++;
-        s->total_ps += e->dur_ps;
-        if (e->dur_ps < s->min_ps) s->min_ps = e->dur_ps;
-        if (e->dur_ps > s->max_ps) s->max_ps = e->dur_ps;
-        if (e->dur_ps < SMALL_KERNEL_PS) a->n_small_kernels++;
+    jp_kernel_stat *out = jp_arena_alloc(arena, (m->kernels.n ? m->kernels.n : 1) * sizeof *out);
+    if (!out) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < m->kernels.n; i++) {
+        const jp_kernel_sum *k = &JP_VEC_AT(&m->kernels, jp_kernel_sum, i);
+        jp_kernel_stat *s = &out[i];
+        memset(s, 0, sizeof *s);
+        s->name = k->name;
+        s->op = k->op;
+        parse_details(k->details, s);
+        s->count = k->count;
+        s->total_ps = k->total_ps;
+        s->min_ps = k->min_ps;
+        s->max_ps = k->max_ps;
+        a->n_small_kernels += k->n_small;
     }
-    if (rc == JP_OK) {
-        if (v.n > 1) qsort(v.data, v.n, sizeof(jp_kernel_stat), cmp_kernel);
-        a->kernels = jp_analysis_copy(arena, &v, sizeof(jp_kernel_stat));
-        a->n_kernels = v.n;
-        if (!a->kernels) rc = JP_ERR_NOMEM;
-    }
-    jp_vec_free(&v);
-    jp_map_deinit(&idx);
-    return rc;
+    if (m->kernels.n > 1) qsort(out, m->kernels.n, sizeof *out, cmp_kernel); /* glibc's is stable */
+    a->kernels = out;
+    a->n_kernels = m->kernels.n;
+    return JP_OK;
 }

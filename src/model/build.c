@@ -68,6 +68,7 @@ void jp_model_deinit(jp_model *m) {
                       &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) jp_vec_free(vecs[i]);
     jp_map_deinit(&m->op_index);
+    jp_map_deinit(&m->kernel_index);
     jp_intern_deinit(&m->intern);
 }
 
@@ -603,13 +604,25 @@ static uint64_t details_uint(jp_str details, const char *key) {
 }
 
 static int add_kernel(plane_ctx *c, const char *name, int64_t dur, const ev_info *info) {
-    jp_kernel_ev *k = jp_vec_push(&c->m->kernels, sizeof *k);
-    if (!k) return nomem(c->err);
-    k->dur_ps = dur;
-    k->name = name;
-    k->details = info_interned(c, info, K_KERNEL_DETAILS);
-    k->op = info_interned(c, info, K_HLO_OP);
-    return k->name && k->details && k->op ? JP_OK : nomem(c->err);
+    jp_model *m = c->m;
+    const char *details = info_interned(c, info, K_KERNEL_DETAILS);
+    if (!name || !details) return nomem(c->err);
+    int found;
+    uint32_t k = jp_map_get_or_put(&m->kernel_index, jp_ptr_key(name), jp_ptr_key(details), 0, (uint32_t)m->kernels.n,
+                                   &found);
+    jp_kernel_sum *sum = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&m->kernels, jp_kernel_sum, k)
+                                                        : jp_vec_push(&m->kernels, sizeof *sum);
+    if (!sum) return nomem(c->err);
+    if (!found) {
+        *sum = (jp_kernel_sum){name, details, info_interned(c, info, K_HLO_OP), 0, 0, 0, INT64_MAX, 0};
+        if (!sum->op) return nomem(c->err);
+    }
+    sum->count++;
+    sum->n_small += dur < JP_SMALL_KERNEL_PS;
+    sum->total_ps += dur;
+    if (dur < sum->min_ps) sum->min_ps = dur;
+    if (dur > sum->max_ps) sum->max_ps = dur;
+    return JP_OK;
 }
 
 static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,

@@ -87,12 +87,17 @@ typedef struct jp_xfer_ev {
     uint8_t kind;            /* jp_xfer_kind */
 } jp_xfer_ev;
 
-typedef struct jp_kernel_ev {
-    int64_t dur_ps;
+/* The kernels of one (name, launch details), summed as they are read: a GPU profile holds
+ * millions of kernel events, and the analyses need only these sums. */
+enum { JP_SMALL_KERNEL_PS = 100000000 }; /* 0.1 ms: kernels shorter than this count as small */
+
+typedef struct jp_kernel_sum {
     const char *name;        /* interned kernel name */
     const char *details;     /* interned kernel_details, "" when absent */
-    const char *op;          /* hlo_op or "" */
-} jp_kernel_ev;
+    const char *op;          /* the first kernel's hlo_op, or "" */
+    uint64_t count, n_small; /* kernels, and those under JP_SMALL_KERNEL_PS */
+    int64_t total_ps, min_ps, max_ps;
+} jp_kernel_sum;
 
 typedef struct jp_mem_ev {
     int64_t t_ps;
@@ -127,7 +132,8 @@ typedef struct jp_model {
     jp_vec ops;              /* jp_op_ev */
     jp_vec host;             /* jp_host_ev */
     jp_vec xfers;            /* jp_xfer_ev */
-    jp_vec kernels;          /* jp_kernel_ev */
+    jp_vec kernels;          /* jp_kernel_sum, in order of first sight */
+    jp_map kernel_index;     /* (name, details) -> kernels */
     jp_vec mem;              /* jp_mem_ev */
     jp_vec execs;            /* jp_exec, from run_id groups or XLA Modules lines */
     jp_vec device_steps;     /* jp_exec, from TPU Steps lines (module = step name) */
