@@ -46,6 +46,7 @@ static int parse_option(int argc, char **argv, int *i, diff_args *a) {
     else if (strcmp(arg, "--width") == 0 && !(rc = cli_parse_count(arg, next, &n))) a->view.width = (int)(n > 400 ? 400 : n);
     else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next;
     else if (strcmp(arg, "--host") == 0 && next) a->load.host = next;
+    else if (strcmp(arg, "--threads") == 0) rc = cli_parse_threads(arg, next, &a->load.threads);
     else if (strcmp(arg, "--html") == 0 && next && *next) a->html = next;
     else if (strcmp(arg, "--min-change") == 0) rc = parse_pct(arg, next, &a->opt.min_change_pct);
     else if (strcmp(arg, "--min-share") == 0) rc = parse_pct(arg, next, &a->opt.min_share_pct);
@@ -125,6 +126,7 @@ static int report_diff(const jp_diff *d, const diff_args *a) {
 int cmd_diff(int argc, char **argv) {
     diff_args a;
     if (parse_diff_args(argc, argv, &a) != 0) return EXIT_USAGE;
+    if (!a.load.threads) a.load.threads = cli_env_threads();
     if (isatty(STDERR_FILENO)) a.load.on_file = cli_show_progress;
     jp_profile *base = load_side(a.paths[0], &a.load);
     jp_profile *new_run = base ? load_side(a.paths[1], &a.load) : NULL;

@@ -17,6 +17,10 @@ int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 
 /* Parses a non-negative decimal for option `flag`; prints the error and returns -1 when bad. */
 int cli_parse_count(const char *flag, const char *value, size_t *out);
+/* --threads N (1 or 2) into *out; prints the error and returns -1 when bad. */
+int cli_parse_threads(const char *flag, const char *value, int *out);
+/* JAXPROF_THREADS as a jp_load_options.threads value: 1 or 2, or 0 (the library decides). */
+int cli_env_threads(void);
 /* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes);
 

@@ -49,6 +49,8 @@ static void usage(FILE *out) {
           "  --filter REGEX     keep rows where a name matches (POSIX extended regex)\n"
           "  --host NAME        only hosts whose name contains NAME\n"
           "  --device NAME|N    only devices whose name contains NAME, or device number N\n"
+          "  --threads 1|2      parse on one thread, or ahead on a second (default: 2 for inputs of\n"
+          "                     4 MiB or more on a machine with two CPUs; env JAXPROF_THREADS)\n"
           "  --json | --csv     machine-readable output (JSON schema in docs/design.md)\n"
           "  --width N          text width in columns (default 100)\n"
           "  version            print the version\n"
@@ -97,9 +99,28 @@ int cli_parse_count(const char *flag, const char *v, size_t *out) {
     return 0;
 }
 
+/* --threads N: 1 or 2 (more threads than two gain nothing: one parses, one builds). */
+int cli_parse_threads(const char *flag, const char *v, int *out) {
+    size_t n;
+    if (cli_parse_count(flag, v, &n) != 0) return -1;
+    if (n < 1 || n > 2) {
+        fprintf(stderr, "jaxprof: %s takes 1 or 2\n", flag);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+/* JAXPROF_THREADS, the default of --threads; unset or not 1/2 leaves the library's choice. */
+int cli_env_threads(void) {
+    const char *v = getenv("JAXPROF_THREADS");
+    return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) ? v[0] - '0' : 0;
+}
+
 static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
     memset(a, 0, sizeof *a);
     a->path = "profiles";
+    a->load.threads = cli_env_threads();
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         size_t n;
@@ -111,6 +132,7 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next, i++;
         else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
         else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
+        else if (strcmp(arg, "--threads") == 0 && !cli_parse_threads(arg, next, &a->load.threads)) i++;
         else if (strcmp(arg, "--html") == 0 && next && *next) a->html = next, i++;
         else if (arg[0] != '-' && a->path == (const char *)"profiles") a->path = arg;
         else {

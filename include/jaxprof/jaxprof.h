@@ -202,6 +202,13 @@ jp_event_reader jp_line_event_reader(const jp_xspace *xs, const jp_line *line);
  * set (file-relative byte offset) for a corrupt event. Its stats are left to jp_stats_next. */
 int jp_event_reader_next(jp_event_reader *r, jp_event *ev, jp_error *err);
 
+struct jp_stat; /* below */
+typedef void (*jp_stat_visitor)(void *ctx, const struct jp_stat *stat);
+/* The same, decoding the event's stats in the same walk: each goes to visit(ctx, stat) in order,
+ * and a corrupt one is an error, as jp_stats_next would report it (the stats before it were
+ * visited). */
+int jp_event_reader_next_stats(jp_event_reader *r, jp_event *ev, jp_stat_visitor visit, void *ctx, jp_error *err);
+
 /* Metadata by id, or NULL. Borrowed from the plane. */
 const jp_event_meta *jp_plane_event_meta_view(const jp_plane *plane, uint64_t id);
 const jp_stat_meta *jp_plane_stat_meta_view(const jp_plane *plane, uint64_t id);
@@ -279,6 +286,10 @@ typedef struct jp_load_options {
     /* Called before each host file is decoded (progress display); may be NULL. */
     void (*on_file)(void *ctx, const char *file, uint64_t bytes);
     void *ctx;
+    /* 1: everything on the calling thread; 2: events are parsed ahead on a second thread while
+     * the calling one builds the model (same results); 0: 2 when the machine has two CPUs and the
+     * input is 4 MiB or more, else 1. */
+    int threads;
 } jp_load_options;
 
 typedef struct jp_device {

@@ -267,11 +267,18 @@ void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len) {
 
 /* ---- events and lines ------------------------------------------------------------------------ */
 
-/* One walk validates an event's fields and, with `stats`, its stats. The errors are those of a
+/* How decode_event treats an event's stats. */
+typedef struct stat_walk {
+    int check;              /* decode each one, so a bad one is an error */
+    jp_stat_visitor visit;  /* and hand each good one to visit(ctx, stat), when set */
+    void *ctx;
+} stat_walk;
+
+/* One walk validates an event's fields and, as `stats` says, its stats. The errors are those of a
  * walk over the fields followed by check_stats: a field error anywhere wins over a bad stat, so the
- * first bad stat is only noted, and decoded again for its message once the fields are known to be
- * sound. */
-static int decode_event(jp_pb c, jp_event *ev, int stats, jp_error *err) {
+ * first bad stat is only noted (the visitor sees no stat after it), and decoded again for its
+ * message once the fields are known to be sound. */
+static int decode_event(jp_pb c, jp_event *ev, stat_walk stats, jp_error *err) {
     jp_pb_field f;
     const uint8_t *bad_stat = NULL; /* payload of the first stat that failed to decode */
     size_t bad_len = 0;
@@ -283,9 +290,12 @@ static int decode_event(jp_pb c, jp_event *ev, int stats, jp_error *err) {
         if (rc) return rc;
         if (f.number == EVENT_STATS) {
             jp_stat st;
-            if (stats && f.wire == JP_PB_LEN && !bad_stat && decode_stat(jp_pb_sub(&c, &f), &st, NULL) != JP_OK) {
+            if (!stats.check || f.wire != JP_PB_LEN || bad_stat) continue;
+            if (decode_stat(jp_pb_sub(&c, &f), &st, NULL) != JP_OK) {
                 bad_stat = f.data;
                 bad_len = f.len;
+            } else if (stats.visit) {
+                stats.visit(stats.ctx, &st);
             }
             continue;
         }
@@ -320,7 +330,7 @@ static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
         switch (f.number) {
         case LINE_EVENTS:
             if ((rc = want(&f, JP_PB_LEN, "XLine", err))) return rc;
-            if (!xs->lazy && (rc = decode_event(jp_pb_sub(&c, &f), &line->events[line->n_events], 1, err))) return rc;
+            if (!xs->lazy && (rc = decode_event(jp_pb_sub(&c, &f), &line->events[line->n_events], (stat_walk){1, NULL, NULL}, err))) return rc;
             line->n_events++;
             break;
         case LINE_NAME:
@@ -352,7 +362,7 @@ jp_event_reader jp_line_event_reader(const jp_xspace *xs, const jp_line *line) {
     return r;
 }
 
-int jp_event_reader_next(jp_event_reader *r, jp_event *ev, jp_error *err) {
+static int reader_next(jp_event_reader *r, jp_event *ev, stat_walk stats, jp_error *err) {
     jp_pb c = {r->p, r->end, r->origin};
     jp_pb_field f;
     while (!jp_pb_done(&c)) {
@@ -361,11 +371,19 @@ int jp_event_reader_next(jp_event_reader *r, jp_event *ev, jp_error *err) {
         if (f.number != LINE_EVENTS) continue;
         if ((rc = want(&f, JP_PB_LEN, "XLine", err))) return rc;
         r->p = c.p;
-        rc = decode_event(jp_pb_sub(&c, &f), ev, 0, err); /* jp_stats_next checks the stats */
+        rc = decode_event(jp_pb_sub(&c, &f), ev, stats, err);
         return rc ? rc : 1;
     }
     r->p = c.p;
     return 0;
+}
+
+int jp_event_reader_next(jp_event_reader *r, jp_event *ev, jp_error *err) {
+    return reader_next(r, ev, (stat_walk){0, NULL, NULL}, err); /* jp_stats_next checks the stats */
+}
+
+int jp_event_reader_next_stats(jp_event_reader *r, jp_event *ev, jp_stat_visitor visit, void *ctx, jp_error *err) {
+    return reader_next(r, ev, (stat_walk){1, visit, ctx}, err);
 }
 
 /* ---- metadata maps ---------------------------------------------------------------------------- */

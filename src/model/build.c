@@ -4,56 +4,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "model/model.h"
-
-/* The stats the analyses read, resolved to ids once per plane. */
-enum stat_key {
-    K_HLO_OP, K_HLO_MODULE, K_PROGRAM_ID, K_RUN_ID, K_STEP_NUM, K_ROOT, K_KERNEL_DETAILS,
-    K_MEMCPY_DETAILS, K_ALLOCATOR, K_BYTES_ALLOCATED, K_PEAK_BYTES, K_FLOPS, K_BYTES_ACCESSED,
-    K_HLO_CATEGORY, K_HLO_PROTO, K_PEAK_TFLOPS, K_PEAK_HBM_GBPS, K_FLOW_P, K_FLOW_C, K_COUNT
-};
-static const char *const STAT_NAMES[K_COUNT] = {
-    "hlo_op", "hlo_module", "program_id", "run_id", "step_num", "_r", "kernel_details",
-    "memcpy_details", "allocator_name", "bytes_allocated", "peak_bytes_in_use", "flops",
-    "bytes_accessed", "hlo_category", "Hlo Proto", "peak_teraflops_per_second",
-    "peak_hbm_bw_gigabytes_per_second", "_p", "_c",
-};
+#include "model/stream.h"
 
 typedef struct plane_ctx {
     jp_model *m;
     jp_xspace *xs;
+    jp_stream *stream;     /* the events of the planes read, in order */
     const jp_plane *plane;
     const char *host;
-    uint64_t ids[K_COUNT]; /* stat metadata id per key, UINT64_MAX when the plane lacks it */
-    uint32_t keys_of[64];  /* per stat metadata id below 64: bit k set when ids[k] is that id */
+    jp_stat_keys keys;     /* of plane */
     /* Per-plane caches, indexed like plane->event_meta and plane->stat_meta, filled on first use:
      * most events share a few metadata entries and name their ops by stat references, so each
      * name is interned once per plane instead of once per event. */
     const char **em_names;   /* interned event metadata names */
-    uint8_t *em_keyless;     /* 1: the metadata's stats hold none of the keys, 0: not known */
     uint8_t *em_xfer;        /* event_transfer_kind + 1, 0: not known */
     const char **ref_names;  /* interned stat metadata names (the values of reference stats) */
     jp_error *err;
 } plane_ctx;
 
-/* What one event says about itself: its metadata's stats, then its own (which win). Only `has`
- * is cleared per event; the values of a key are valid while its bit is set (read them through
- * info_str, info_int, info_dbl, which give "" and 0 otherwise). */
-typedef struct ev_info {
-    uint32_t has;                   /* bit k: key k was seen */
-    jp_str s[K_COUNT];              /* string values */
-    const char *interned[K_COUNT];  /* the interned string when the value was a reference, else NULL */
-    int64_t i[K_COUNT];
-    double d[K_COUNT];
-    jp_bytes b[K_COUNT];
-} ev_info;
-
-static int info_has(const ev_info *info, int k) { return (info->has >> k) & 1; }
-static jp_str info_str(const ev_info *info, int k) { return info_has(info, k) ? info->s[k] : (jp_str){"", 0}; }
-static int64_t info_int(const ev_info *info, int k) { return info_has(info, k) ? info->i[k] : 0; }
-static double info_dbl(const ev_info *info, int k) { return info_has(info, k) ? info->d[k] : 0; }
+typedef jp_ev_info ev_info;
 
 void jp_model_init(jp_model *m, jp_arena *arena) {
     memset(m, 0, sizeof *m);
@@ -115,116 +88,42 @@ static int contains(jp_str s, const char *needle) {
     return 0;
 }
 
-/* Walks one line's events, decoded at open or read as it goes from a lazy XSpace, and lets the
- * mapped input under them go every RELEASE_EVERY events and at the end, so that a big profile need
- * not stay resident in full (the bytes stay readable: a later read only faults them back in). */
-enum { RELEASE_EVERY = 16384 };
-typedef struct event_walk {
-    const jp_line *ln;
-    size_t i;               /* events returned so far */
-    jp_event_reader reader; /* where a lazy line's next event is */
-    jp_event ev;            /* a lazy line's current event */
-    const uint8_t *kept;    /* the input below this (within the line) was released */
-} event_walk;
-
-static event_walk walk_line(const plane_ctx *c, const jp_line *ln) {
-    event_walk w = {ln, 0, jp_line_event_reader(c->xs, ln), {0}, ln->raw.ptr};
-    return w;
-}
-
-static void release_read(const plane_ctx *c, event_walk *w, const uint8_t *upto) {
-    if (upto > w->kept) jp_xspace_release(c->xs, w->kept, (size_t)(upto - w->kept));
-    w->kept = upto;
-}
-
-/* The next event in *ev: 1, 0 after the last, or a negative status (a corrupt lazy event). */
-static int walk_next(const plane_ctx *c, event_walk *w, const jp_event **ev) {
-    if (w->i && w->i % RELEASE_EVERY == 0) release_read(c, w, w->ln->events ? w->ln->events[w->i - 1].raw.ptr : w->reader.p);
-    if (w->i == w->ln->n_events) {
-        release_read(c, w, w->ln->raw.ptr + w->ln->raw.len);
-        return 0;
-    }
-    if (w->ln->events) {
-        *ev = &w->ln->events[w->i++];
-        return 1;
-    }
-    int rc = jp_event_reader_next(&w->reader, &w->ev, c->err);
-    if (rc <= 0) return rc < 0 ? rc : jp_error_set(c->err, JP_ERR_CORRUPT, 0, "XLine holds fewer events than counted");
-    w->i++;
-    *ev = &w->ev;
-    return 1;
-}
-
 /* ---- stats ------------------------------------------------------------------------------------ */
 
-_Static_assert(K_COUNT <= 32, "keys_of holds one bit per key");
-
-static void resolve_stat_ids(plane_ctx *c) {
-    for (int k = 0; k < K_COUNT; k++) c->ids[k] = UINT64_MAX;
-    for (size_t i = 0; i < c->plane->n_stat_meta; i++)
-        for (int k = 0; k < K_COUNT; k++)
-            if (jp_str_eq(c->plane->stat_meta[i].name, STAT_NAMES[k])) c->ids[k] = (uint64_t)c->plane->stat_meta[i].id;
-    memset(c->keys_of, 0, sizeof c->keys_of);
-    for (int k = 0; k < K_COUNT; k++)
-        if (c->ids[k] < sizeof c->keys_of / sizeof c->keys_of[0]) c->keys_of[c->ids[k]] |= (uint32_t)1 << k;
-}
-
-/* The keys whose stat id is `id`, one bit per key: a table look-up for the small ids writers use. */
-static uint32_t keys_of(const plane_ctx *c, uint64_t id) {
-    if (id < sizeof c->keys_of / sizeof c->keys_of[0]) return c->keys_of[id];
-    uint32_t mask = 0;
-    for (int k = 0; k < K_COUNT; k++)
-        if (c->ids[k] == id) mask |= (uint32_t)1 << k;
-    return mask;
-}
-
-/* A reference stat's value: the name of the stat metadata `id` ("" for a dangling reference) in
- * *text, and its interned copy, or NULL when out of memory. */
-static const char *ref_name(plane_ctx *c, uint64_t id, jp_str *text) {
-    const jp_stat_meta *sm = jp_plane_stat_meta_view(c->plane, id);
-    *text = sm ? sm->name : (jp_str){"", 0};
-    if (!sm) return jp_intern_str(&c->m->intern, "", 0);
-    const char **slot = &c->ref_names[sm - c->plane->stat_meta];
-    if (!*slot) *slot = jp_intern_view(&c->m->intern, sm->name);
-    return *slot;
+/* Inflates the compressed string values the stream left as bytes (rare: writers compress only
+ * long strings). */
+static int inflate_values(plane_ctx *c, ev_info *info) {
+    for (uint32_t mask = info->compressed, k = 0; mask; k++, mask >>= 1) {
+        if (!(mask & 1) || !jp_info_has(info, (int)k)) continue;
+        jp_stat st = {.kind = JP_STAT_COMPRESSED, .v.s = info->v[k].s};
+        int rc = jp_stat_str(c->xs, c->plane, &st, &info->v[k].s, c->err);
+        if (rc < 0) return rc;
+    }
+    info->compressed = 0;
+    return JP_OK;
 }
 
 static int read_stats(plane_ctx *c, jp_stats_iter it, ev_info *info) {
-    jp_stat st;
-    int rc;
-    while ((rc = jp_stats_next(&it, &st, c->err)) == 1) {
-        uint32_t mask = keys_of(c, st.metadata_id);
-        for (int k = 0; mask; k++, mask >>= 1) {
-            if (!(mask & 1)) continue;
-            info->has |= (uint32_t)1 << k;
-            info->i[k] = jp_stat_int(&st);
-            info->d[k] = st.kind == JP_STAT_DOUBLE ? st.v.d : (double)info->i[k];
-            info->b[k] = st.kind == JP_STAT_BYTES ? (jp_bytes){(const uint8_t *)st.v.s.ptr, st.v.s.len} : (jp_bytes){0};
-            info->interned[k] = NULL;
-            if (st.kind == JP_STAT_REF) {
-                if (!(info->interned[k] = ref_name(c, st.v.u, &info->s[k]))) return nomem(c->err);
-            } else if ((rc = jp_stat_str(c->xs, c->plane, &st, &info->s[k], c->err)) < 0) {
-                return rc;
-            }
-        }
-    }
-    return rc;
+    int rc = jp_read_stats(c->plane, &c->keys, it, info, c->err);
+    return rc < 0 ? rc : inflate_values(c, info);
 }
 
-/* The interned string value of key k ("" when absent), or NULL when out of memory. */
+/* The interned string value of key k ("" when absent), or NULL when out of memory. A reference's
+ * name is interned once per plane. */
 static const char *info_interned(plane_ctx *c, const ev_info *info, int k) {
-    if (info_has(info, k) && info->interned[k]) return info->interned[k];
-    return jp_intern_view(&c->m->intern, info_str(info, k));
+    const jp_stat_meta *ref = jp_info_has(info, k) ? info->v[k].ref : NULL;
+    if (!ref) return jp_intern_view(&c->m->intern, jp_info_str(info, k));
+    const char **slot = &c->ref_names[ref - c->plane->stat_meta];
+    if (!*slot) *slot = jp_intern_view(&c->m->intern, ref->name);
+    return *slot;
 }
 
-static int event_info(plane_ctx *c, const jp_event *ev, const jp_event_meta *em, ev_info *info) {
-    info->has = 0;
-    if (em && !c->em_keyless[em - c->plane->event_meta]) {
-        int rc = read_stats(c, jp_stats_of_event_meta(c->xs, em), info);
-        if (rc < 0) return rc;
-        c->em_keyless[em - c->plane->event_meta] = info->has == 0;
-    }
-    return read_stats(c, jp_stats_of_event(c->xs, ev), info);
+/* The next event of line ln from the stream, its compressed values inflated: 1, 0 after the
+ * line's last, or a negative status. */
+static int next_event(plane_ctx *c, const jp_line *ln, jp_parsed **pe) {
+    int rc = jp_stream_next(c->stream, ln, pe, c->err);
+    if (rc == 1 && (*pe)->info.compressed && (rc = inflate_values(c, &(*pe)->info)) == JP_OK) rc = 1;
+    return rc;
 }
 
 /* The interned name of an event's metadata ("" without one), or NULL when out of memory. */
@@ -236,16 +135,6 @@ static const char *event_name(plane_ctx *c, const jp_event_meta *em) {
 }
 
 /* ---- devices, HLO, ops ---------------------------------------------------------------------- */
-
-static int device_selected(const char *name, const jp_load_options *opt) {
-    if (!opt || !opt->device || !*opt->device) return 1;
-    const char *d = opt->device;
-    if (strspn(d, "0123456789") == strlen(d)) { /* an index: "/device:GPU:1" is device 1 */
-        const char *colon = strrchr(name, ':');
-        return colon && strcmp(colon + 1, d) == 0;
-    }
-    return strstr(name, d) != NULL;
-}
 
 static uint32_t add_device(plane_ctx *c, jp_str name, int platform) {
     jp_device *d = jp_vec_push(&c->m->devices, sizeof *d);
@@ -285,10 +174,10 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     } else {
         op->category = jp_hlo_category_of_name(name);
     }
-    if (info && info_str(info, K_HLO_CATEGORY).len) op->category = info_interned(c, info, K_HLO_CATEGORY);
+    if (info && jp_info_str(info, K_HLO_CATEGORY).len) op->category = info_interned(c, info, K_HLO_CATEGORY);
     if (info) {
-        op->flops = info_dbl(info, K_FLOPS);
-        op->bytes = info_dbl(info, K_BYTES_ACCESSED);
+        op->flops = jp_info_dbl(info, K_FLOPS);
+        op->bytes = jp_info_dbl(info, K_BYTES_ACCESSED);
     }
     op->scope = jp_hlo_scope_of(&m->intern, op->op_name);
     if (!op->category || !op->scope) return UINT32_MAX;
@@ -335,12 +224,12 @@ static int read_metadata_plane(plane_ctx *c, const jp_load_options *opt) {
         ev_info info = {0};
         int rc = read_stats(c, jp_stats_of_event_meta(c->xs, em), &info);
         if (rc < 0) return rc;
-        if (!info_has(&info, K_HLO_PROTO) || !info.b[K_HLO_PROTO].len) continue;
+        if (!jp_info_has(&info, K_HLO_PROTO) || !info.v[K_HLO_PROTO].b.len) continue;
         jp_hlo_module *hm = jp_vec_push(&c->m->hlo, sizeof *hm);
         if (!hm) return nomem(c->err);
-        rc = jp_hlo_decode(info.b[K_HLO_PROTO], input.ptr, &c->m->intern, c->m->arena, hm, c->err);
+        rc = jp_hlo_decode(info.v[K_HLO_PROTO].b, input.ptr, &c->m->intern, c->m->arena, hm, c->err);
         if (rc) return rc;
-        hm->program_id = info_has(&info, K_PROGRAM_ID) ? info.i[K_PROGRAM_ID] : -1;
+        hm->program_id = jp_info_has(&info, K_PROGRAM_ID) ? info.v[K_PROGRAM_ID].i : -1;
         if (!hm->name) hm->name = jp_intern_view(&c->m->intern, em->name);
     }
     return JP_OK;
@@ -361,7 +250,7 @@ static const char *const COMPILE_NAMES[] = {
 
 static int host_kind(jp_str name, const ev_info *info) {
     if (name.len && name.ptr[0] == '$') return JP_HOST_PYTHON;
-    if (info_has(info, K_STEP_NUM) && info_has(info, K_ROOT)) return JP_HOST_STEP;
+    if (jp_info_has(info, K_STEP_NUM) && jp_info_has(info, K_ROOT)) return JP_HOST_STEP;
     for (size_t i = 0; i < sizeof COMPILE_NAMES / sizeof COMPILE_NAMES[0]; i++)
         if (starts_with(name, COMPILE_NAMES[i])) return JP_HOST_COMPILE;
     if (contains(name, "::") || (name.len && name.ptr[name.len - 1] == ')' && contains(name, "(")))
@@ -384,9 +273,9 @@ static int add_memory_event(plane_ctx *c, jp_str name, int64_t t, const ev_info 
     if (!(jp_str_eq(name, "MemoryAllocation") || jp_str_eq(name, "MemoryDeallocation"))) return 0;
     jp_mem_ev *me = jp_vec_push(&c->m->mem, sizeof *me);
     if (!me) return nomem(c->err);
-    const char *alloc = info_has(info, K_ALLOCATOR) ? info_interned(c, info, K_ALLOCATOR)
+    const char *alloc = jp_info_has(info, K_ALLOCATOR) ? info_interned(c, info, K_ALLOCATOR)
                                                    : jp_intern_str(&c->m->intern, "default", 7);
-    *me = (jp_mem_ev){t, alloc, info_int(info, K_BYTES_ALLOCATED), info_int(info, K_PEAK_BYTES)};
+    *me = (jp_mem_ev){t, alloc, jp_info_int(info, K_BYTES_ALLOCATED), jp_info_int(info, K_PEAK_BYTES)};
     return me->allocator ? 1 : nomem(c->err);
 }
 
@@ -400,7 +289,7 @@ static int add_host_event(plane_ctx *c, const jp_event_meta *em, jp_str name, ui
     h->line = line;
     h->kind = (uint8_t)host_kind(name, info);
     h->is_dispatch = (uint8_t)starts_with(name, "PjitFunction(");
-    h->step_num = info_int(info, K_STEP_NUM);
+    h->step_num = jp_info_int(info, K_STEP_NUM);
     h->name = event_name(c, em);
     h->module = jp_intern_str(&c->m->intern, "", 0);
     if (!h->name || !h->module) return nomem(c->err);
@@ -417,10 +306,10 @@ static int add_cpu_op(plane_ctx *c, uint32_t *cpu, uint32_t line, int64_t start,
     }
     const char *module = info_interned(c, info, K_HLO_MODULE), *name = info_interned(c, info, K_HLO_OP);
     if (!module || !name) return nomem(c->err);
-    uint32_t op = op_for(c, *cpu, module, name, info_has(info, K_PROGRAM_ID) ? info->i[K_PROGRAM_ID] : -1, info);
+    uint32_t op = op_for(c, *cpu, module, name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
     if (op == UINT32_MAX) return nomem(c->err);
-    int rc = add_op_event(c, op, line, start, dur, info_int(info, K_RUN_ID), 0);
-    if (rc == JP_OK) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)info_int(info, K_FLOW_P);
+    int rc = add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), 0);
+    if (rc == JP_OK) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)jp_info_int(info, K_FLOW_P);
     return rc;
 }
 
@@ -494,7 +383,7 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
 
 static int read_host_plane(plane_ctx *c, const jp_load_options *opt) {
     uint32_t cpu = UINT32_MAX;
-    int cpu_wanted = device_selected("/host:CPU", opt);
+    int cpu_wanted = jp_device_selected((jp_str){"/host:CPU", 9}, opt);
     size_t first_op = c->m->ops.n;
     jp_vec ends = {0};
     int rc = read_host_lines(c, cpu_wanted, &cpu, &ends);
@@ -509,33 +398,29 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
         int worker = starts_with(ln->name, "tf_"); /* TSL thread pools: XLA runtime threads */
-        event_walk w = walk_line(c, ln);
-        const jp_event *ev = NULL;
+        jp_parsed *pe;
         int rc;
-        while ((rc = walk_next(c, &w, &ev)) == 1) {
-            const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
+        while ((rc = next_event(c, ln, &pe)) == 1) {
+            const jp_event_meta *em = pe->em;
+            const ev_info *info = &pe->info;
             jp_str name = em ? em->name : (jp_str){"", 0};
             int64_t start, dur;
-            rc = event_times(c, ln, ev, &start, &dur);
-            if (rc) return rc;
-            ev_info info;
-            rc = event_info(c, ev, em, &info);
-            if (rc < 0) return rc;
+            if ((rc = event_times(c, ln, &pe->ev, &start, &dur))) return rc;
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
-            if ((rc = add_memory_event(c, name, start, &info)) != 0) {
+            if ((rc = add_memory_event(c, name, start, info)) != 0) {
                 if (rc < 0) return rc;
-            } else if (info_has(&info, K_HLO_OP) && info_has(&info, K_HLO_MODULE)) {
-                if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, &info))) return rc;
-            } else if (starts_with(name, "end: ") && info_has(&info, K_FLOW_C)) {
+            } else if (jp_info_has(info, K_HLO_OP) && jp_info_has(info, K_HLO_MODULE)) {
+                if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, info))) return rc;
+            } else if (starts_with(name, "end: ") && jp_info_has(info, K_FLOW_C)) {
                 op_end *oe = jp_vec_push(ends, sizeof *oe);
                 if (!oe) return nomem(c->err);
-                *oe = (op_end){(uint64_t)info.i[K_FLOW_C], start + dur, ends->n - 1};
+                *oe = (op_end){(uint64_t)info->v[K_FLOW_C].i, start + dur, ends->n - 1};
             } else if (cpu_transfer_kind(name) >= 0) {
                 if (cpu == UINT32_MAX && cpu_wanted && (cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
                     return nomem(c->err);
                 if (cpu_wanted && (rc = add_xfer(c, cpu, cpu_transfer_kind(name), start, dur, 0))) return rc;
-            } else if (!worker && (rc = add_host_event(c, em, name, line, start, dur, &info))) {
+            } else if (!worker && (rc = add_host_event(c, em, name, line, start, dur, info))) {
                 return rc;
             }
         }
@@ -628,7 +513,7 @@ static int add_kernel(plane_ctx *c, const char *name, int64_t dur, const ev_info
 static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
                           int64_t dur, const ev_info *info) {
     jp_str name = em ? em->name : (jp_str){"", 0};
-    jp_str memcpy_details = info_str(info, K_MEMCPY_DETAILS);
+    jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
     int xk = gpu_transfer_kind(event_transfer_kind(c, em), memcpy_details);
     if (xk >= 0) return add_xfer(c, dev, xk, start, dur, details_uint(memcpy_details, "size:"));
     /* CUPTI names activity that has no name of its own by its type: allocator and residency
@@ -642,13 +527,13 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, const jp_ev
     if (!interned) return nomem(c->err);
     int rc = jp_str_eq(name, "Memset") ? JP_OK : add_kernel(c, interned, dur, info);
     if (rc) return rc;
-    int has_op = info_str(info, K_HLO_OP).len > 0;
+    int has_op = jp_info_str(info, K_HLO_OP).len > 0;
     const char *module = has_op ? info_interned(c, info, K_HLO_MODULE) : jp_intern_str(&c->m->intern, "", 0);
     const char *op_name = has_op ? info_interned(c, info, K_HLO_OP) : interned;
     if (!module || !op_name) return nomem(c->err);
-    uint32_t op = op_for(c, dev, module, op_name, info_has(info, K_PROGRAM_ID) ? info->i[K_PROGRAM_ID] : -1, info);
+    uint32_t op = op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
     if (op == UINT32_MAX) return nomem(c->err);
-    return add_op_event(c, op, line, start, dur, info_int(info, K_RUN_ID), 1);
+    return add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), 1);
 }
 
 int jp_exec_cmp_start(const void *a, const void *b) {
@@ -682,9 +567,9 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
         const jp_line *ln = &c->plane->lines[l];
         int modules = jp_str_eq(ln->name, "XLA Modules"), steps = jp_str_eq(ln->name, "Steps");
         if (!modules && !steps) continue;
-        event_walk w = walk_line(c, ln);
-        const jp_event *ev = NULL;
-        while ((rc = walk_next(c, &w, &ev)) == 1) {
+        jp_event_reader reader = jp_line_event_reader(c->xs, ln); /* lines the stream leaves out */
+        jp_event event, *ev = &event;
+        while ((rc = jp_event_reader_next(&reader, ev, c->err)) == 1) {
             if (ev->num_occurrences > 0) continue; /* aggregated: no interval */
             const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
             int64_t start, dur;
@@ -732,46 +617,43 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
 
 static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
     (void)opt;
-    int platform = starts_with(c->plane->name, "/device:TPU") ? JP_PLATFORM_TPU : JP_PLATFORM_GPU;
+    int platform = jp_platform_of_device_plane(c->plane);
     uint32_t dev = add_device(c, c->plane->name, platform);
     if (dev == UINT32_MAX) return nomem(c->err);
     ev_info pinfo = {0};
     int rc = read_stats(c, jp_stats_of_plane(c->xs, c->plane), &pinfo);
     if (rc < 0) return rc;
     jp_device *d = &JP_VEC_AT(&c->m->devices, jp_device, dev);
-    d->peak_flops = info_dbl(&pinfo, K_PEAK_TFLOPS) * 1e12;
-    d->peak_bw = info_dbl(&pinfo, K_PEAK_HBM_GBPS) * 1e9;
+    d->peak_flops = jp_info_dbl(&pinfo, K_PEAK_TFLOPS) * 1e12;
+    d->peak_bw = jp_info_dbl(&pinfo, K_PEAK_HBM_GBPS) * 1e9;
     size_t first_exec = 0;
     if (platform == JP_PLATFORM_TPU && (rc = read_tpu_intervals(c, &first_exec))) return rc;
     for (size_t l = 0; l < c->plane->n_lines; l++) {
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
-        if (platform == JP_PLATFORM_TPU && !jp_str_eq(ln->name, "XLA Ops")) continue;
-        if (platform == JP_PLATFORM_GPU && jp_str_eq(ln->name, "CUPTI overhead")) continue; /* the tracer's own */
-        event_walk w = walk_line(c, ln);
-        const jp_event *ev = NULL;
-        while ((rc = walk_next(c, &w, &ev)) == 1) {
+        if (!jp_line_wanted(c->plane, ln)) continue;
+        jp_parsed *pe;
+        while ((rc = next_event(c, ln, &pe)) == 1) {
             /* An aggregated event (num_occurrences instead of an offset) has no place in time: it
              * would land at the line's start, so it stays out of ops, steps and busy time. */
-            if (ev->num_occurrences > 0) continue;
-            const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
+            if (pe->ev.num_occurrences > 0) continue;
+            const jp_event_meta *em = pe->em;
+            const ev_info *info = &pe->info;
             int64_t start, dur;
-            if ((rc = event_times(c, ln, ev, &start, &dur))) return rc;
-            ev_info info;
-            if ((rc = event_info(c, ev, em, &info)) < 0) return rc;
+            if ((rc = event_times(c, ln, &pe->ev, &start, &dur))) return rc;
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if (platform == JP_PLATFORM_GPU) {
-                rc = read_gpu_event(c, dev, line, em, start, dur, &info);
+                rc = read_gpu_event(c, dev, line, em, start, dur, info);
             } else {
                 const jp_exec *x = c->m->execs.n > first_exec
                                        ? exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
                                                  c->m->execs.n - first_exec, start)
                                        : NULL; /* no executions: execs.data may be NULL */
-                const char *module = x ? x->module : info_interned(c, &info, K_HLO_MODULE);
+                const char *module = x ? x->module : info_interned(c, info, K_HLO_MODULE);
                 const char *op_name = event_name(c, em);
                 if (!module || !op_name) return nomem(c->err);
-                uint32_t op = op_for(c, dev, module, op_name, info_has(&info, K_PROGRAM_ID) ? info.i[K_PROGRAM_ID] : -1, &info);
+                uint32_t op = op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
                 rc = op == UINT32_MAX ? nomem(c->err) : add_op_event(c, op, line, start, dur, x ? x->run_id : 0, 1);
             }
             if (rc) return rc;
@@ -785,19 +667,40 @@ static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
 static int read_plane(plane_ctx *c, const jp_plane *plane, const jp_load_options *opt,
                       int (*reader)(plane_ctx *c, const jp_load_options *opt)) {
     c->plane = plane;
-    resolve_stat_ids(c);
+    jp_stat_keys_init(&c->keys, plane);
     c->em_names = calloc(plane->n_event_meta + 1, sizeof *c->em_names);
-    c->em_keyless = calloc(plane->n_event_meta + 1, sizeof *c->em_keyless);
     c->em_xfer = calloc(plane->n_event_meta + 1, sizeof *c->em_xfer);
     c->ref_names = calloc(plane->n_stat_meta + 1, sizeof *c->ref_names);
-    int rc = c->em_names && c->em_keyless && c->em_xfer && c->ref_names ? reader(c, opt) : nomem(c->err);
+    int rc = c->em_names && c->em_xfer && c->ref_names ? reader(c, opt) : nomem(c->err);
     free(c->em_names);
-    free(c->em_keyless);
     free(c->em_xfer);
     free(c->ref_names);
     c->em_names = c->ref_names = NULL;
-    c->em_keyless = c->em_xfer = NULL;
+    c->em_xfer = NULL;
     return rc;
+}
+
+/* Parsing moves to a second thread when it pays: two CPUs, and an input big enough that a thread's
+ * start (tens of microseconds) is noise. */
+enum { THREADED_MIN_BYTES = 4 << 20 };
+static int parse_threads(const jp_xspace *xs, const jp_load_options *opt) {
+    if (opt && opt->threads > 0) return opt->threads > 1 ? 2 : 1;
+    return sysconf(_SC_NPROCESSORS_ONLN) > 1 && jp_xspace_input_size(xs) >= THREADED_MIN_BYTES ? 2 : 1;
+}
+
+static int read_planes(plane_ctx *c, const jp_plane *planes, size_t n_planes, const jp_load_options *opt) {
+    for (size_t i = 0; i < n_planes; i++) /* HLO metadata first: ops look their modules up */
+        if (jp_plane_role_of(&planes[i], opt) == JP_ROLE_METADATA) {
+            int rc = read_plane(c, &planes[i], opt, read_metadata_plane);
+            if (rc < 0) return rc;
+        }
+    for (size_t i = 0; i < n_planes; i++) {
+        int role = jp_plane_role_of(&planes[i], opt), rc = JP_OK;
+        if (role == JP_ROLE_HOST) rc = read_plane(c, &planes[i], opt, read_host_plane);
+        else if (role == JP_ROLE_DEVICE) rc = read_plane(c, &planes[i], opt, read_device_plane);
+        if (rc < 0) return rc;
+    }
+    return JP_OK;
 }
 
 int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt, jp_error *err) {
@@ -807,24 +710,10 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     if (!h || !(*h = jp_intern_str(&m->intern, host, strlen(host)))) return nomem(err);
     m->n_events += jp_xspace_event_count(xs);
     plane_ctx c = {.m = m, .xs = xs, .host = *h, .err = err};
-    for (size_t pass = 0; pass < 2; pass++) { /* HLO metadata first: ops look their modules up */
-        for (size_t i = 0; i < n_planes; i++) {
-            jp_str name = planes[i].name;
-            int is_meta = jp_str_eq(name, "/host:metadata"), rc = JP_OK;
-            if (pass == 0) {
-                if (is_meta) rc = read_plane(&c, &planes[i], opt, read_metadata_plane);
-            } else if (starts_with(name, "/host:") && !is_meta) {
-                rc = read_plane(&c, &planes[i], opt, read_host_plane);
-            } else if (starts_with(name, "/device:")) {
-                char buf[256];
-                snprintf(buf, sizeof buf, "%.*s", (int)(name.len > 200 ? 200 : name.len), name.ptr);
-                if (!device_selected(buf, opt)) continue;
-                rc = read_plane(&c, &planes[i], opt, read_device_plane);
-            }
-            if (rc < 0) return rc;
-        }
-    }
-    return JP_OK;
+    int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
+    if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
+    jp_stream_close(c.stream);
+    return rc;
 }
 
 /* ---- finishing: order, merge, nest ---------------------------------------------------------- */

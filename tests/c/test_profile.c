@@ -124,12 +124,48 @@ typedef struct outcome {
     size_t ok, errors;
 } outcome;
 
+/* The report of p as JSON, malloc'd. */
+static char *report_json(const jp_profile *p) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    jp_view view = {0};
+    jp_error err;
+    assert_int_equal(jp_render(jp_profile_analysis(p), JP_SECTION_REPORT, JP_FORMAT_JSON, &view, f, &err), JP_OK);
+    fclose(f);
+    return buf;
+}
+
+/* The same input parsed ahead on a second thread gives the same outcome: the same error, or a
+ * profile with the same report. */
+static void check_threads_agree(const void *data, size_t len, const char *name, int rc, const jp_error *err,
+                                const jp_profile *p, const char *what, size_t at) {
+    jp_load_options two = {.threads = 2};
+    jp_profile *q = NULL;
+    jp_error err2;
+    int rc2 = jp_profile_parse(&q, data, len, name, &two, &err2);
+    if (rc2 != rc) fail_msg("%s %zu: one thread gives %d, two give %d (%s)", what, at, rc, rc2, err2.msg);
+    if (rc != JP_OK) {
+        if (strcmp(err->msg, err2.msg) != 0) fail_msg("%s %zu: errors differ: '%s' vs '%s'", what, at, err->msg, err2.msg);
+        return;
+    }
+    char *one_json = report_json(p), *two_json = report_json(q);
+    if (strcmp(one_json, two_json) != 0) fail_msg("%s %zu: the reports of one and two threads differ", what, at);
+    free(one_json);
+    free(two_json);
+    jp_profile_free(q);
+}
+
 /* One mutated input through jp_profile_parse: a clean error (negative code, the input's name and
- * "byte N" in the message) or a valid profile that renders. Never anything else. */
+ * "byte N" in the message) or a valid profile that renders; the same with two threads. Never
+ * anything else. */
 static void check_parse(const void *data, size_t len, const char *name, outcome *o, const char *what, size_t at) {
     jp_profile *p = (jp_profile *)(uintptr_t)1;
     jp_error err;
-    int rc = jp_profile_parse(&p, data, len, name, NULL, &err);
+    jp_load_options one = {.threads = 1};
+    int rc = jp_profile_parse(&p, data, len, name, &one, &err);
+    check_threads_agree(data, len, name, rc, &err, p, what, at);
     if (rc == JP_OK) {
         assert_non_null(p);
         render_all(p);
