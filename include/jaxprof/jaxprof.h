@@ -280,15 +280,17 @@ static inline int jp_str_eq(jp_str s, const char *lit) {
 
 typedef enum jp_platform { JP_PLATFORM_CPU = 0, JP_PLATFORM_GPU, JP_PLATFORM_TPU } jp_platform;
 
+enum { JP_THREADED_MIN_EVENTS = 500000 }; /* below, a second thread costs more than it saves */
+
 typedef struct jp_load_options {
     const char *host;   /* keep only hosts whose name contains this; NULL keeps all */
     const char *device; /* keep only devices whose name contains this, or ends in ":<index>"; NULL all */
     /* Called before each host file is decoded (progress display); may be NULL. */
     void (*on_file)(void *ctx, const char *file, uint64_t bytes);
     void *ctx;
-    /* 1: everything on the calling thread; 2: events are parsed ahead on a second thread while
-     * the calling one builds the model (same results); 0: 2 when the machine has two CPUs and the
-     * input is 4 MiB or more, else 1. */
+    /* 1: everything on the calling thread; 2: a second thread parses events ahead while the
+     * calling one builds the model (same results); 0: 2 when the machine has two CPUs and the
+     * XSpace holds JP_THREADED_MIN_EVENTS events or more, else 1. */
     int threads;
 } jp_load_options;
 
