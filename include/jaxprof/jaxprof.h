@@ -289,8 +289,9 @@ typedef struct jp_load_options {
     void (*on_file)(void *ctx, const char *file, uint64_t bytes);
     void *ctx;
     /* 1: everything on the calling thread; 2: a second thread parses events ahead while the
-     * calling one builds the model (same results); 0: 2 when the machine has two CPUs and the
-     * XSpace holds JP_THREADED_MIN_EVENTS events or more, else 1. */
+     * calling one builds the model (same results); 0: 2 when the machine has two CPUs and an XSpace
+     * holds JP_THREADED_MIN_EVENTS events or more, at least half of them on device planes (GPU,
+     * TPU: on host-heavy profiles the model is the bottleneck), else 1. */
     int threads;
 } jp_load_options;
 

@@ -114,7 +114,7 @@ static int profile_init(ProfileObject *self, PyObject *args, PyObject *kwds) {
     const char *host = NULL, *device = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device))
         return -1;
-    jp_load_options opt = {host, device, NULL, NULL};
+    jp_load_options opt = {.host = host, .device = device};
     jp_error err;
     jp_profile *p = NULL;
     int rc;

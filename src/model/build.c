@@ -680,11 +680,21 @@ static int read_plane(plane_ctx *c, const jp_plane *plane, const jp_load_options
     return rc;
 }
 
-/* Parsing moves to a second thread when it pays: two CPUs, and enough events that the handing
- * over of chunks costs less than it saves (measured: a 10 MB, 183 k event profile is slower). */
-static int parse_threads(const jp_load_options *opt, uint64_t n_events) {
+/* Parsing moves to a second thread when it pays: two CPUs, enough events that handing chunks over
+ * costs less than it saves (a 10 MB, 183 k-event profile is slower threaded), and most of them on
+ * device planes. Host events cost the model more (classification, nesting, flows) than they cost to
+ * parse, so on a host-heavy (XLA:CPU) profile the parser would wait on the model, and the hand-over
+ * made it 4-19% slower in docs/benchmarks.md, where GPU profiles gain 11-13%. */
+static int parse_threads(const jp_xspace *xs, const jp_load_options *opt) {
     if (opt && opt->threads > 0) return opt->threads > 1 ? 2 : 1;
-    return sysconf(_SC_NPROCESSORS_ONLN) > 1 && n_events >= JP_THREADED_MIN_EVENTS ? 2 : 1;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || jp_xspace_event_count(xs) < JP_THREADED_MIN_EVENTS) return 1;
+    size_t n_planes;
+    const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
+    uint64_t on_devices = 0;
+    for (size_t i = 0; i < n_planes; i++)
+        if (jp_plane_role_of(&planes[i], opt) == JP_ROLE_DEVICE)
+            for (size_t l = 0; l < planes[i].n_lines; l++) on_devices += planes[i].lines[l].n_events;
+    return on_devices * 2 >= jp_xspace_event_count(xs) ? 2 : 1;
 }
 
 static int read_planes(plane_ctx *c, const jp_plane *planes, size_t n_planes, const jp_load_options *opt) {
@@ -709,7 +719,7 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     if (!h || !(*h = jp_intern_str(&m->intern, host, strlen(host)))) return nomem(err);
     m->n_events += jp_xspace_event_count(xs);
     plane_ctx c = {.m = m, .xs = xs, .host = *h, .err = err};
-    int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(opt, jp_xspace_event_count(xs)), err);
+    int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
     jp_stream_close(c.stream);
     return rc;

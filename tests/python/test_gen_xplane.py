@@ -2,6 +2,7 @@
 JAX's own reader and jaxprof both read what it writes, with the counts and ops it says it wrote."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,23 @@ def test_report_speed_prints_its_table(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "## Report speed and memory on big profiles" in proc.stdout
     assert "| cpu | 1 MB |" in proc.stdout and "| gpu | 1 MB |" in proc.stdout
+
+
+@pytest.mark.parametrize("layout", ["cpu", "gpu"])
+def test_one_and_two_threads_report_the_same(tmp_path, layout):
+    """`--threads 2` (events parsed ahead on a second thread) prints byte-for-byte what one thread
+    prints, here on a 3 MB profile; JAXPROF_THREADS is the same switch; other counts are refused."""
+    path = tmp_path / f"{layout}.xplane.pb"
+    gen_xplane.generate(path, layout, size_mb=3)
+    jp = str(Path(sys.executable).parent / "jaxprof")
+
+    def report(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([jp, "report", str(path), "--json", *extra], capture_output=True, text=True,
+                              timeout=120, env=env)
+
+    one, two = report("--threads", "1"), report("--threads", "2")
+    assert one.returncode == two.returncode == 0, one.stderr + two.stderr
+    assert one.stdout == two.stdout and '"ops"' in one.stdout
+    assert report(env={**os.environ, "JAXPROF_THREADS": "2"}).stdout == one.stdout
+    bad = report("--threads", "3")
+    assert bad.returncode == 2 and "takes 1 or 2" in bad.stderr
