@@ -14,11 +14,11 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import jax
 
-from . import _jax
+from . import _jax, multihost
 from ._log import log
 from .config import ProfilerConfig, require_int
 from .analysis import load
@@ -46,6 +46,7 @@ class _Active:
     """The capture in progress."""
 
     step_dir: Path
+    jax_dir: Path              # where JAX writes: step_dir, or a private directory in it (multi-process)
     target_steps: int | None   # None: bounded by duration only
     deadline: float | None     # time.perf_counter() value after which it ends
     started: float
@@ -66,6 +67,11 @@ class Profiler:
     sees are never captured. ``capture_async()`` arms an extra capture at the next step.
     ``max_total_bytes`` caps the disk space of all captures: no capture starts once the next one
     (estimated as the largest so far) could pass it.
+
+    In a ``jax.distributed`` job every process captures the same steps (the schedule counts steps,
+    not time) into one run directory per capture, ``step_XXXXXXXX/plugins/profile/<run>/``, named
+    by process 0 for all, each process writing ``<host>-p<process_index>.xplane.pb``.
+    ``processes=[0, 3]`` captures on those process indices only.
     """
 
     def __init__(
@@ -87,6 +93,7 @@ class Profiler:
         step_name: str = "train",
         report: bool = True,
         max_total_bytes: int | None = None,
+        processes: Sequence[int] | None = None,
     ) -> None:
         if num_steps is None:
             num_steps = 0 if duration_ms > 0 else 1
@@ -101,6 +108,9 @@ class Profiler:
             require_int("max_total_bytes", max_total_bytes, minimum=1)
         if duration_ms < 0:
             raise ValueError(f"duration_ms must be >= 0, got {duration_ms}")
+        if processes is not None:
+            for index in processes:
+                require_int("processes[]", index, minimum=0)
         if num_steps == 0 and duration_ms <= 0:
             raise ValueError("num_steps must be >= 1 unless duration_ms bounds the capture")
         if every_n_steps and num_steps > every_n_steps:
@@ -119,6 +129,10 @@ class Profiler:
         self.step_name = step_name
         self.report = report
         self.max_total_bytes = max_total_bytes
+        self.processes = tuple(sorted(set(processes))) if processes is not None else None
+        self._proc: multihost.Process | None = None  # asked at the first step: jax.distributed may start late
+        self._run_name: str | None = None     # the run name all processes use (multi-process)
+        self._instance = _next_instance(self.log_dir)
         self._over_disk_budget = False       # set (with one warning) once max_total_bytes stops captures
         self._reports: list[threading.Thread] = []  # background analyses of finished captures
         self.options = _jax.make_options(
@@ -252,14 +266,26 @@ class Profiler:
 
     # ---- internals --------------------------------------------------------------------------
 
+    def _process(self) -> multihost.Process:
+        if self._proc is None:
+            self._proc = multihost.this_process()
+        return self._proc
+
+    def _captures_here(self) -> bool:
+        return self.processes is None or self._process().index in self.processes
+
     def _maybe_start(self, step: int) -> None:
         with self._lock:
             armed, self._async_steps = self._async_steps, None
+        proc = self._process()
+        if proc.multi and self._run_name is None and self._window_index(step, 1) is not None:
+            # every process, capturing or not, reaches the first window: process 0 names the run there
+            self._run_name = multihost.agree_run_name(self.log_dir, self._instance, proc)
         if armed is not None:
             if self._disk_budget_left():
                 self._start(step, armed)
         elif self._seen > self.skip_first and self._window_index(step, 1) is not None and self._budget_left() \
-                and self._disk_budget_left():
+                and self._captures_here() and self._disk_budget_left():
             if self._start(step, self.num_steps):
                 self._scheduled += 1
 
@@ -279,7 +305,9 @@ class Profiler:
             return True
         if self._over_disk_budget:
             return False
-        sizes = [_dir_bytes(c.step_dir) for c in self.captures if c.run_dir is not None]
+        # a multi-process step directory holds the other processes' files too: count this one's
+        sizes = [c.bytes if self._process().multi else _dir_bytes(c.step_dir) for c in self.captures
+                 if c.run_dir is not None]
         used, estimate = sum(sizes), max(sizes, default=0)
         if used + estimate <= self.max_total_bytes:
             return True
@@ -291,16 +319,22 @@ class Profiler:
         return False
 
     def _start(self, step: int, num_steps: int) -> bool:
-        step_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
+        proc = self._process()
+        if proc.multi:  # the processes share the step directory; JAX writes into a private one in it
+            step_dir = self.log_dir / f"step_{step:08d}"
+            jax_dir = step_dir / f".jaxprof-p{proc.index}"
+            multihost.remove_private(jax_dir)  # left by a crashed run
+        else:
+            step_dir = jax_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
         if self.block_on_edges:
             _jax.sync_devices()  # earlier steps' work stays out of the capture
         outside = _jax.trace_active()
         try:
-            if not _jax.start(step_dir, self.options):
+            if not _jax.start(jax_dir, self.options):
                 return False
             now = time.perf_counter()
             deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
-            self._active = _Active(step_dir, num_steps or None, deadline, now)
+            self._active = _Active(step_dir, jax_dir, num_steps or None, deadline, now)
         except BaseException:
             # Ctrl-C between JAX starting the session and our bookkeeping: stop that trace here,
             # else it would run on with nothing to end it.
@@ -347,14 +381,17 @@ class Profiler:
             written = _jax.stop()
         except BaseException as exc:
             interrupt = interrupt or exc
-            written = _jax.finish_interrupted_stop(lambda: latest_run(active.step_dir) is not None)
+            written = _jax.finish_interrupted_stop(lambda: latest_run(active.jax_dir) is not None)
         if not written:
             # A failed write (disk full, EFBIG, directory gone) can leave a truncated xplane under
-            # its final name; the directory is this capture's own (_unique_dir), so remove it.
-            _remove_partial(active.step_dir)
-        run = latest_run(active.step_dir) if written else None
-        capture = Capture(active.step_dir, run.path if run else None, active.steps, wall, reason,
-                          _dir_bytes(active.step_dir) if run else 0)
+            # its final name; the directory is this capture's own (_unique_dir, or this process's
+            # private one), so remove it.
+            _remove_partial(active.jax_dir)
+        run = latest_run(active.jax_dir) if written else None
+        run_dir, size = (run.path, _dir_bytes(active.step_dir)) if run else (None, 0)
+        if run is not None and active.jax_dir != active.step_dir:
+            run_dir, size = self._file_shared(active, run.path)
+        capture = Capture(active.step_dir, run_dir, active.steps, wall, reason, size)
         self.captures.append(capture)
         if interrupt is not None:
             raise interrupt
@@ -366,12 +403,27 @@ class Profiler:
             "captured steps %s-%s (%d steps, mean %.2f ms/step%s) -> %s",
             first, last, len(capture.steps), capture.mean_step_ms, ended, capture.run_dir,
         )
-        if self.report or self.perfetto:
+        proc = self._process()
+        expected = len(self.processes) if self.processes is not None else proc.count
+        reporter = self.processes[0] if self.processes else 0  # one process reports a multi-process run
+        if (self.report or self.perfetto) and (not proc.multi or proc.index == reporter):
             # Export and analysis of a big capture take seconds: never on the training thread.
-            thread = threading.Thread(target=_after_capture, args=(capture.run_dir, self.perfetto, self.report),
+            thread = threading.Thread(target=_after_capture, args=(capture.run_dir, self.perfetto, self.report,
+                                                                   expected if proc.multi else 1),
                                       daemon=True, name="jaxprof-report")
             thread.start()
             self._reports.append(thread)
+
+    def _file_shared(self, active: _Active, written: Path) -> tuple[Path | None, int]:
+        """Moves this process's files from its private directory into the run all processes share."""
+        run_dir = active.step_dir / "plugins" / "profile" / (self._run_name or written.name)
+        try:
+            size = multihost.file_capture(written, run_dir, self._process().index)
+        except OSError as exc:
+            log.warning("could not move the capture into %s: %s; it stays in %s", run_dir, exc, written)
+            return written, _dir_bytes(active.jax_dir)
+        multihost.remove_private(active.jax_dir)
+        return run_dir, size
 
     def wait_for_reports(self, timeout: float = 60.0) -> None:
         """Waits (up to ``timeout`` s each) for the short reports of finished captures."""
@@ -397,7 +449,11 @@ class _StepScope:
         self._profiler._end_step(failed=exc_type is not None)
 
 
-def _after_capture(run_dir: Path, perfetto: bool, report: bool) -> None:
+def _after_capture(run_dir: Path, perfetto: bool, report: bool, expected_files: int = 1) -> None:
+    if expected_files > 1:  # the other processes of the job may still be writing theirs
+        have = multihost.wait_for_files(run_dir, expected_files, multihost.AGREE_TIMEOUT_S)
+        if have < expected_files:
+            log.warning("%s holds %d of the %d processes' files; analysing what is there", run_dir, have, expected_files)
     if perfetto:
         export_perfetto(run_dir)
     if report:
@@ -412,6 +468,20 @@ def _log_report(run_dir: Path) -> None:
         log.warning("could not analyse %s: %s", run_dir, exc)
         return
     log.info("profile report for %s\n%s", run_dir, text.rstrip())
+
+
+_instances: dict[str, int] = {}  # Profilers created per log directory in this process
+_instances_lock = threading.Lock()
+
+
+def _next_instance(log_dir: Path) -> int:
+    """0 for the first Profiler on log_dir in this process, then 1, ...: the processes of a job
+    create theirs in the same order, so the number names the same Profiler in each of them."""
+    key = os.path.abspath(log_dir)
+    with _instances_lock:
+        n = _instances.get(key, 0)
+        _instances[key] = n + 1
+    return n
 
 
 def _remove_partial(step_dir: Path) -> None:
