@@ -35,6 +35,7 @@ class ProfilerConfig:
     host_trace_level: int = 2           #: 0 off, 1 user annotations, 2 default, 3 verbose
     profile_report: bool = True         #: log a short jaxprof report after each capture
     profile_max_total_bytes: int | None = None  #: stop capturing before captures pass this many bytes
+    profile_processes: list[int] | None = None  #: jax.distributed process indices that capture; None = all
 
     def validate(self) -> "ProfilerConfig":
         """Raises ValueError naming the first invalid field; returns self."""
@@ -46,6 +47,8 @@ class ProfilerConfig:
             require_int("max_profile_count", self.max_profile_count, minimum=1)
         if self.profile_max_total_bytes is not None:
             require_int("profile_max_total_bytes", self.profile_max_total_bytes, minimum=1)
+        for index in self.profile_processes or ():
+            require_int("profile_processes[]", index, minimum=0)
         if isinstance(self.profile_duration_ms, bool) or not isinstance(self.profile_duration_ms, (int, float)) \
                 or self.profile_duration_ms < 0:
             raise ValueError(f"profile_duration_ms must be a number >= 0, got {self.profile_duration_ms!r}")
@@ -67,7 +70,8 @@ class ProfilerConfig:
         ``PROFILE_ENABLED`` (1/true/yes/on), ``PROFILE_DIR``, ``PROFILE_START_STEP``,
         ``PROFILE_INTERVAL`` (steps between captures; 0 = once), ``PROFILE_DURATION`` (steps per
         capture), ``PROFILE_MODE`` (full | host | device | python), ``PROFILE_MAX_TOTAL_BYTES``
-        (disk budget of all captures).
+        (disk budget of all captures), ``PROFILE_PROCESSES`` (``0,3``: the jax.distributed processes
+        that capture).
         """
         env = os.environ if environ is None else environ
         cfg = cls(**defaults)
@@ -81,6 +85,8 @@ class ProfilerConfig:
                           ("PROFILE_MAX_TOTAL_BYTES", "profile_max_total_bytes")):
             if var in env:
                 setattr(cfg, attr, _parse_int(var, env[var]))
+        if "PROFILE_PROCESSES" in env:
+            cfg.profile_processes = _parse_int_list("PROFILE_PROCESSES", env["PROFILE_PROCESSES"])
         if "PROFILE_MODE" in env:
             mode = env["PROFILE_MODE"].strip().lower()
             if mode not in MODES:
@@ -117,7 +123,17 @@ def add_argparse_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
     group.add_argument("--profile_duration_ms", type=float, default=None, help="end a capture after this many ms")
     group.add_argument("--profile_max_total_bytes", type=int, default=None,
                        help="stop capturing before all captures together pass this many bytes")
+    group.add_argument("--profile_processes", type=lambda v: _parse_int_list("--profile_processes", v), default=None,
+                       help="comma-separated jax.distributed process indices that capture (default: all)")
     return parser
+
+
+def _parse_int_list(name: str, text: str) -> list[int]:
+    """``"0, 3"`` -> ``[0, 3]``; ValueError naming ``name`` otherwise."""
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"{name} must be comma-separated integers, got {text!r}") from None
 
 
 def require_int(name: str, value: Any, *, minimum: int, maximum: int | None = None) -> None:

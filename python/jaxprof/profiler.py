@@ -167,6 +167,7 @@ class Profiler:
             enabled=cfg.enable_profiling,
             report=cfg.profile_report,
             max_total_bytes=cfg.profile_max_total_bytes,
+            processes=cfg.profile_processes,
         )
         kwargs.update(overrides)
         return cls(cfg.profiling_dir, **kwargs)

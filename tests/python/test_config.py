@@ -111,3 +111,16 @@ def test_config_driven_capture(tmp_path, step_fn, w0):
                 step_fn(w0)
     assert step_dirs(tmp_path) == ["step_00000002", "step_00000007"]
     assert read_xplane(only_xplane(tmp_path / "step_00000007")).step_nums == [7, 8]
+
+
+def test_processes_from_env_flag_and_config(tmp_path):
+    """The jax.distributed processes that capture: PROFILE_PROCESSES, --profile_processes, the field."""
+    cfg = ProfilerConfig.from_env({"PROFILE_PROCESSES": "3, 0"}, profiling_dir=str(tmp_path))
+    assert cfg.profile_processes == [3, 0]
+    assert jaxprof.Profiler.from_config(cfg).processes == (0, 3)
+    parser = add_argparse_arguments(argparse.ArgumentParser())
+    assert ProfilerConfig.from_args(parser.parse_args(["--profile_processes", "1"])).profile_processes == [1]
+    with pytest.raises(ValueError, match="PROFILE_PROCESSES"):
+        ProfilerConfig.from_env({"PROFILE_PROCESSES": "0,x"})
+    with pytest.raises(ValueError, match="profile_processes"):
+        ProfilerConfig(profile_processes=[-1]).validate()
