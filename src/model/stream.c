@@ -241,7 +241,6 @@ struct jp_stream {
     pthread_cond_t filled, freed;
     size_t head, tail;      /* chunks handed to the model / filled: ring[head % n_ring] is next */
     int cancel;             /* the model is done: the parser stops */
-    int parser_done;        /* the parser filled its last chunk */
     chunk *cur;             /* the chunk the model is reading, or NULL */
     const uint8_t *done_lo, *done_hi; /* input the model is done with, not yet released */
     int broken;             /* the model asked for a line out of the plan's order */
@@ -262,7 +261,6 @@ static void *parse_ahead(void *arg) {
         pthread_cond_signal(&s->filled);
         if (!more) break;
     }
-    s->parser_done = 1;
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
