@@ -117,6 +117,14 @@ static jp_xspace *parse_one_event(pbw *ev, pbw *space) {
     return xs;
 }
 
+/* The one plane of what parse_one_event built; its one line holds the event. */
+static const jp_plane *only_plane(const jp_xspace *xs) {
+    size_t n;
+    const jp_plane *p = jp_xspace_planes(xs, &n);
+    assert_int_equal(n, 1);
+    return p;
+}
+
 static void inflates_compressed_stat(void **state) {
     (void)state;
     const char *text = "a long kernel_details string";
@@ -137,8 +145,7 @@ static void inflates_compressed_stat(void **state) {
     pbw_msg(&ev, 4, &st);
     jp_xspace *xs = parse_one_event(&ev, &space);
     jp_error err;
-    size_t n;
-    const jp_plane *p = jp_xspace_planes(xs, &n);
+    const jp_plane *p = only_plane(xs);
     jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);
     jp_stat s;
     assert_int_equal(jp_stats_next(&it, &s, &err), 1);
@@ -179,8 +186,7 @@ static void stat_shapes_decode_exactly(void **state) {
     pbw_msg(&ev, 4, &st);
     jp_xspace *xs = parse_one_event(&ev, &space);
     jp_error err;
-    size_t n;
-    const jp_plane *p = jp_xspace_planes(xs, &n);
+    const jp_plane *p = only_plane(xs);
     jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);
     jp_stat s;
     assert_int_equal(jp_stats_next(&it, &s, &err), 1);
@@ -342,6 +348,16 @@ static void random_byte_flips_never_crash(void **state) {
     free(w.buf);
 }
 
+/* Writes w to TEST_TMPDIR (or /tmp)/name; the full path goes to path. */
+static void write_file(const pbw *w, const char *name, char *path, size_t cap) {
+    const char *dir = getenv("TEST_TMPDIR");
+    snprintf(path, cap, "%s/%s", dir ? dir : "/tmp", name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(w->buf, 1, w->len, f), w->len);
+    fclose(f);
+}
+
 /* Releasing a mapped file's pages leaves every byte readable and unchanged; ranges outside the
  * input and inputs that are not mapped files are left alone. */
 static void release_keeps_bytes_readable(void **state) {
@@ -351,12 +367,7 @@ static void release_keeps_bytes_readable(void **state) {
     for (size_t i = 0; i < sizeof pad - 1; i++) pad[i] = (char)('a' + i % 26);
     pbw_str(&w, 15, pad); /* an unknown field: the input now spans many pages */
     char path[512];
-    const char *dir = getenv("TEST_TMPDIR");
-    snprintf(path, sizeof path, "%s/release.xplane.pb", dir ? dir : "/tmp");
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(w.buf, 1, w.len, f), w.len);
-    fclose(f);
+    write_file(&w, "release.xplane.pb", path, sizeof path);
     jp_xspace *xs;
     jp_error err;
     assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
@@ -402,15 +413,6 @@ static pbw build_big_line(size_t n_big) {
     pbw_uint(&plane, 1, 1); pbw_str(&plane, 2, "/host:CPU");
     pbw_msg(&space, 1, &plane);
     return space;
-}
-
-static void write_file(const pbw *w, const char *name, char *path, size_t cap) {
-    const char *dir = getenv("TEST_TMPDIR");
-    snprintf(path, cap, "%s/%s", dir ? dir : "/tmp", name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(w->buf, 1, w->len, f), w->len);
-    fclose(f);
 }
 
 /* Reads every event of a line with an event reader into out (cap entries); returns the count. */
