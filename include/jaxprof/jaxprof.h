@@ -418,6 +418,48 @@ typedef struct jp_finding {
     const char *fix;      /* what to change */
 } jp_finding;
 
+/* Multi-host profiles (a run with one file per host or process, as jax.distributed jobs write):
+ * each host is also analysed alone, and the hosts' clocks are put on one time axis.
+ *
+ * Clock alignment. Every host's events are timed from its own capture's start. Where the files
+ * record that start on the wall clock (the Task Environment plane's profile_start_time), hosts
+ * are first placed by it. Then, where two hosts share numbered steps that end in collectives, the
+ * end of each step's last collective is one instant seen by both (a collective completes on every
+ * participant together), so the median difference of those ends over the shared steps gives the
+ * offset; it corrects wall-clock skew between machines. A host without such steps keeps the
+ * wall-clock placement. Every time in jp_analysis (the merged model) is on that shared axis.
+ *
+ * Stragglers. In a synchronous job every host waits in its collectives for the last one to
+ * arrive, so in each shared step the host with the least collective time is the one the others
+ * waited for. It is named the step's straggler when the others' median collective time exceeds
+ * its own by at least 10% of the step and 100 us; that excess is how long it held them back. */
+
+typedef struct jp_host_stat {
+    const char *name;            /* as in jp_analysis.hosts */
+    int64_t offset_ps;           /* added to the host's own times to put them on the shared axis */
+    const char *clock;           /* how offset_ps was found: "reference", "collective ends",
+                                  * "wall clock" or "none" (session starts taken as simultaneous) */
+    uint32_t n_sync;             /* shared steps behind a "collective ends" offset */
+    int64_t sync_spread_ps;      /* median distance of those steps' own offsets from offset_ps */
+    jp_step *steps;              /* the host's own steps and breakdown, on the shared axis */
+    size_t n_steps;
+    jp_step_summary step_summary;
+    jp_op_stat *ops;             /* its ops by total time (device indexes jp_analysis.devices) */
+    size_t n_ops;
+    int64_t op_self_ps;          /* sum of its ops' self time */
+    int64_t collective_ps;       /* collective part of its steps */
+    int64_t wait_ps;             /* of that, the time beyond the least collective time of any
+                                  * host in the same step: waiting for others */
+    uint32_t n_straggling;       /* steps where it was the straggler */
+} jp_host_stat;
+
+typedef struct jp_straggler {
+    int64_t step_num;
+    uint32_t host;               /* index into host_stats */
+    int64_t behind_ps;           /* the others' median collective time minus its own */
+    int64_t step_ps;             /* the step's median time over the hosts */
+} jp_straggler;
+
 typedef struct jp_analysis {
     const char *path;           /* the xplane file, or the run directory */
     const char **hosts;
@@ -448,6 +490,11 @@ typedef struct jp_analysis {
     size_t n_kpis;
     jp_finding *findings;       /* most severe first; empty on a healthy profile */
     size_t n_findings;
+    jp_host_stat *host_stats;   /* one per host, in hosts' order, when there are 2 or more; else NULL */
+    size_t n_host_stats;
+    const char *clock_method;   /* how the hosts' clocks were aligned, one sentence; "" for one host */
+    jp_straggler *stragglers;   /* by step */
+    size_t n_stragglers;
 } jp_analysis;
 
 typedef struct jp_profile jp_profile;
@@ -467,7 +514,8 @@ const jp_analysis *jp_profile_analysis(const jp_profile *p);
 
 typedef enum jp_section {
     JP_SECTION_REPORT = 0, JP_SECTION_OPS, JP_SECTION_STEPS, JP_SECTION_SCOPES, JP_SECTION_KERNELS,
-    JP_SECTION_MEMORY, JP_SECTION_TRANSFERS, JP_SECTION_COMPILES, JP_SECTION_FINDINGS, JP_SECTION_COUNT
+    JP_SECTION_MEMORY, JP_SECTION_TRANSFERS, JP_SECTION_COMPILES, JP_SECTION_FINDINGS, JP_SECTION_HOSTS,
+    JP_SECTION_COUNT
 } jp_section;
 typedef enum jp_format { JP_FORMAT_TEXT = 0, JP_FORMAT_JSON, JP_FORMAT_CSV } jp_format;
 

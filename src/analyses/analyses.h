@@ -10,6 +10,8 @@ void *jp_analysis_copy(jp_arena *a, const jp_vec *v, size_t elem);
 /* Formats into the arena; NULL when out of memory. */
 const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Multi-host: each host alone, clock alignment (shifts m's hosts), stragglers. First of all. */
+int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* steps + breakdown */
 int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);

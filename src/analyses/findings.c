@@ -377,6 +377,10 @@ static void dominant_op(ctx *c) {
     if (!top || !top->count || a->op_self_ps <= 0) return;
     double share = (double)top->self_ps / (double)a->op_self_ps;
     if (share <= 0.5 || (c->step_total > 0 && compute_share(c) < 0.5)) return;
+    int64_t collective = 0, waiting = 0; /* multi-host: collectives that mostly wait are a straggler's doing */
+    for (size_t h = 0; h < a->n_host_stats; h++)
+        collective += a->host_stats[h].collective_ps, waiting += a->host_stats[h].wait_ps;
+    if (jp_hlo_is_collective(top->category) && waiting * 2 >= collective && collective > 0) return;
     char where[512] = "";
     if (*top->scope || *top->source)
         snprintf(where, sizeof where, "; %s%s%s%s", *top->scope ? "scope " : "", top->scope,
@@ -386,6 +390,28 @@ static void dominant_op(ctx *c) {
             "computes %.0f%% of step time%s",
             top->name, top->category, top->module, 100 * share, (unsigned long long)top->count,
             ms((double)top->total_ps / (double)top->count), 100 * compute_share(c), where);
+}
+
+/* Sorts step numbers and writes the distinct ones as ranges of consecutive numbers ("1-7, 9",
+ * at most 8 ranges, then "..."); returns how many distinct numbers there are. */
+static size_t step_ranges(int64_t *at, size_t n, char *buf, size_t cap) {
+    qsort(at, n, sizeof *at, jp_cmp_i64);
+    size_t distinct = 0, len = 0, n_ranges = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!distinct || at[i] != at[distinct - 1]) at[distinct++] = at[i];
+    buf[0] = '\0';
+    for (size_t i = 0; i < distinct; i++) {
+        size_t j = i; /* the range at[i..j] */
+        while (j + 1 < distinct && at[j + 1] == at[j] + 1) j++;
+        int w = n_ranges == 8 ? snprintf(buf + len, cap - len, ", ...")
+                : i == j      ? snprintf(buf + len, cap - len, "%s%lld", n_ranges ? ", " : "", (long long)at[i])
+                              : snprintf(buf + len, cap - len, "%s%lld-%lld", n_ranges ? ", " : "",
+                                         (long long)at[i], (long long)at[j]);
+        if (w > 0 && (size_t)w < cap - len) len += (size_t)w;
+        if (n_ranges++ == 8) break;
+        i = j;
+    }
+    return distinct;
 }
 
 /* recompilation: XLA compilations (backend_compile*) inside any step after the first. The first
@@ -409,23 +435,8 @@ static void recompilation(ctx *c) {
         name_count *nc = tally(t, &nt, *k->module ? k->module : "?");
         if (nc) nc->n++, nc->ps += k->dur_ps;
     }
-    qsort(at, n, sizeof *at, jp_cmp_i64);
-    size_t distinct = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!distinct || at[i] != at[distinct - 1]) at[distinct++] = at[i];
-    char steps[256] = ""; /* the distinct steps as ranges of consecutive numbers: "1-7, 9" */
-    size_t len = 0, n_ranges = 0;
-    for (size_t i = 0; i < distinct; i++) {
-        size_t j = i; /* the range at[i..j] */
-        while (j + 1 < distinct && at[j + 1] == at[j] + 1) j++;
-        int w = n_ranges == 8 ? snprintf(steps + len, sizeof steps - len, ", ...")
-                : i == j      ? snprintf(steps + len, sizeof steps - len, "%s%lld", n_ranges ? ", " : "", (long long)at[i])
-                              : snprintf(steps + len, sizeof steps - len, "%s%lld-%lld", n_ranges ? ", " : "",
-                                         (long long)at[i], (long long)at[j]);
-        if (w > 0 && (size_t)w < sizeof steps - len) len += (size_t)w;
-        if (n_ranges++ == 8) break;
-        i = j;
-    }
+    char steps[256];
+    size_t distinct = step_ranges(at, n, steps, sizeof steps);
     free(at);
     if (!n) return;
     const name_count *top = top_of(t, nt, 0, NULL);
@@ -441,6 +452,59 @@ static void recompilation(ctx *c) {
             top ? (unsigned long long)top->n : 0ULL, top && top->n == 1 ? "" : "s");
 }
 
+/* What a host did instead of entering its collectives in the given steps: the largest part of
+ * those steps other than collectives, as a phrase. */
+static const char *straggler_activity(const jp_host_stat *hs, const int64_t *steps, size_t n, char *buf, size_t cap) {
+    int64_t part[JP_PART_COUNT] = {0};
+    for (size_t i = 0; i < hs->n_steps; i++)
+        for (size_t k = 0; k < n; k++)
+            if (hs->steps[i].step_num == steps[k])
+                for (int p = 0; p < JP_PART_COUNT; p++) part[p] += hs->steps[i].part_ps[p];
+    int top = JP_PART_COMPUTE;
+    for (int p = 0; p < JP_PART_COUNT; p++)
+        if (p != JP_PART_COLLECTIVE && part[p] > part[top]) top = p;
+    double t = ms((double)part[top]);
+    if (top == JP_PART_IDLE) snprintf(buf, cap, "idle for %.1f ms (no traced work: sleep, input, untraced Python)", t);
+    else if (top == JP_PART_HOST) snprintf(buf, cap, "busy on the host for %.1f ms", t);
+    else snprintf(buf, cap, "busy in %s for %.1f ms", jp_part_name(top), t);
+    return buf;
+}
+
+/* straggler (multi-host): the other hosts waited in their collectives for one host, in steps that
+ * add up to at least 5% of step time (bad from 25%). Names the host that straggled most often and
+ * what it did meanwhile. */
+static void straggler(ctx *c) {
+    const jp_analysis *a = c->a;
+    if (!a->n_stragglers || c->step_total <= 0) return;
+    int64_t held = 0;
+    uint32_t top = 0;
+    for (size_t i = 0; i < a->n_stragglers; i++) held += a->stragglers[i].behind_ps;
+    for (uint32_t h = 1; h < a->n_host_stats; h++)
+        if (a->host_stats[h].n_straggling > a->host_stats[top].n_straggling) top = h;
+    double share = (double)held / c->step_total;
+    int64_t *at = malloc(a->n_stragglers * sizeof *at);
+    if (share < 0.05 || !at) {
+        free(at);
+        return;
+    }
+    size_t n = 0;
+    int64_t top_held = 0;
+    for (size_t i = 0; i < a->n_stragglers; i++)
+        if (a->stragglers[i].host == top) at[n++] = a->stragglers[i].step_num, top_held += a->stragglers[i].behind_ps;
+    char steps[256], doing[160];
+    step_ranges(at, n, steps, sizeof steps);
+    const jp_host_stat *hs = &a->host_stats[top];
+    finding(c, "straggler", share >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING, "One host holds the others back",
+            "See what that host does in those steps (jaxprof report --host NAME; jaxprof view shows the hosts "
+            "side by side): an uneven input pipeline or data shard, host work on one process (checkpoints, "
+            "logging, garbage collection) or a slower device. Balance the work or move it off the step path.",
+            "%s was the straggler in %u of %zu steps (%s): the other hosts waited %.1f ms per step for it in "
+            "collectives, while it was %s; waiting for stragglers took %.0f%% of step time",
+            hs->name, hs->n_straggling, hs->n_steps, steps, ms((double)top_held) / (double)n,
+            straggler_activity(hs, at, n, doing, sizeof doing), 100 * share);
+    free(at);
+}
+
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {m, arena, a, 0, {0}};
     a->kpis = jp_arena_alloc(arena, MAX_KPIS * sizeof(jp_kpi));
@@ -449,6 +513,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     c.step_total = (double)a->step_summary.total_ps;
     for (int p = 0; p < JP_PART_COUNT; p++) c.part[p] = (double)a->step_summary.part_ps[p];
     kpis(&c);
+    straggler(&c);
     recompilation(&c);
     many_small_ops(&c);
     idle_and_host(&c);

@@ -102,16 +102,20 @@ static int analyze(jp_model *m, jp_profile *p, jp_error *err) {
         jp_kernels_analyze, jp_memory_analyze, jp_findings_analyze,
     };
     jp_analysis *a = &p->analysis;
-    a->hosts = jp_analysis_copy(&p->arena, &m->hosts, sizeof(char *));
+    a->hosts = jp_arena_alloc(&p->arena, (m->hosts.n ? m->hosts.n : 1) * sizeof *a->hosts);
+    if (!a->hosts) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    for (size_t h = 0; h < m->hosts.n; h++) a->hosts[h] = JP_VEC_AT(&m->hosts, jp_model_host, h).name;
     a->n_hosts = m->hosts.n;
-    a->span_ps = m->last_ps - m->first_ps;
     a->n_events = m->n_events;
+    if (jp_hosts_analyze(m, &p->arena, a) != JP_OK) /* aligns the hosts' clocks: before the rest */
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
+    a->span_ps = m->last_ps - m->first_ps;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
         if (steps[i](m, &p->arena, a) != JP_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
     a->platform = JP_PLATFORM_CPU;
     for (size_t i = 0; i < a->n_devices; i++)
         if (a->devices[i].platform != JP_PLATFORM_CPU) a->platform = a->devices[i].platform;
-    return a->hosts ? JP_OK : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    return JP_OK;
 }
 
 /* Decodes each selected host's file into the model; each XSpace is closed right after, since

@@ -108,7 +108,7 @@ static int host_dispatches(const jp_model *m, jp_vec *out) {
         if (!h->is_dispatch || h->depth > 0) continue;
         jp_exec *x = jp_vec_push(out, sizeof *x);
         if (!x) return JP_ERR_NOMEM;
-        *x = (jp_exec){h->name, 0, h->start_ps, h->end_ps};
+        *x = (jp_exec){.module = h->name, .start_ps = h->start_ps, .end_ps = h->end_ps};
     }
     if (out->n > 1) qsort(out->data, out->n, sizeof(jp_exec), jp_exec_cmp_start);
     return JP_OK;
@@ -144,9 +144,10 @@ static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *
         const char *fn = h->name + strlen("PjitFunction(");
         char module[512];
         int len = snprintf(module, sizeof module, "jit_%.*s", (int)(strlen(fn) - 1), fn);
-        const char *mod = len > 0 && !nested ? jp_intern_str((jp_intern *)&m->intern, module, (size_t)len) : NULL;
+        /* a module never executed was never interned: then there is nothing to pair it with */
+        const char *mod = len > 0 && !nested ? jp_intern_lookup(&m->intern, module, (size_t)len) : NULL;
         jp_exec *d = mod ? jp_vec_push(&dispatches, sizeof *d) : NULL;
-        if (d) *d = (jp_exec){mod, 0, h->start_ps, h->end_ps};
+        if (d) *d = (jp_exec){.module = mod, .start_ps = h->start_ps, .end_ps = h->end_ps};
     }
     if (dispatches.n > 1) qsort(dispatches.data, dispatches.n, sizeof(jp_exec), jp_exec_cmp_start);
     const jp_exec *x = m->execs.data, *d = dispatches.data;
@@ -204,6 +205,34 @@ static void extend_marked_steps(const jp_model *m, jp_vec *steps) {
     free(end);
 }
 
+/* TPU Steps lines, one step per name (numbered by it when it is a number); the same name on
+ * several hosts is one step spanning all of them, as with markers. */
+static int steps_from_device_lines(const jp_model *m, jp_vec *out) {
+    jp_map by_name = {0};
+    int rc = JP_OK;
+    for (size_t i = 0; i < m->device_steps.n && rc == JP_OK; i++) {
+        const jp_exec *x = &JP_VEC_AT(&m->device_steps, jp_exec, i);
+        int found;
+        uint32_t k = jp_map_get_or_put(&by_name, jp_ptr_key(x->module), 0, 0, (uint32_t)out->n, &found);
+        jp_step *s = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(out, jp_step, k) : jp_vec_push(out, sizeof *s);
+        if (!s) {
+            rc = JP_ERR_NOMEM;
+        } else if (!found) {
+            char *end;
+            long long num = strtoll(x->module, &end, 10);
+            s->step_num = *end == '\0' && end != x->module ? num : (int64_t)k;
+            s->start_ps = x->start_ps;
+            s->dur_ps = x->end_ps - x->start_ps;
+        } else {
+            int64_t end = s->start_ps + s->dur_ps > x->end_ps ? s->start_ps + s->dur_ps : x->end_ps;
+            if (x->start_ps < s->start_ps) s->start_ps = x->start_ps;
+            s->dur_ps = end - s->start_ps;
+        }
+    }
+    jp_map_deinit(&by_name);
+    return rc;
+}
+
 static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps) {
     if (steps_from_markers(m, steps)) {
         qsort(steps->data, steps->n, sizeof(jp_step), cmp_step);
@@ -211,19 +240,7 @@ static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps)
         return "StepTraceAnnotation";
     }
     steps->n = 0;
-    if (m->device_steps.n) {
-        for (size_t i = 0; i < m->device_steps.n; i++) {
-            const jp_exec *x = &JP_VEC_AT(&m->device_steps, jp_exec, i);
-            jp_step *s = jp_vec_push(steps, sizeof *s);
-            if (!s) return "none";
-            char *end;
-            long long num = strtoll(x->module, &end, 10);
-            s->step_num = *end == '\0' && end != x->module ? num : (int64_t)i;
-            s->start_ps = x->start_ps;
-            s->dur_ps = x->end_ps - x->start_ps;
-        }
-        return "device Steps line";
-    }
+    if (m->device_steps.n) return steps_from_device_lines(m, steps) == JP_OK ? "device Steps line" : NULL;
     const char *mod = dominant(m->execs.data, m->execs.n);
     if (mod) {
         steps_from_runs(m->execs.data, m->execs.n, mod, steps);

@@ -88,6 +88,11 @@ static int intern_grow(jp_intern *t) {
     return JP_OK;
 }
 
+const char *jp_intern_lookup(const jp_intern *t, const char *s, size_t len) {
+    if (!t->cap || len > UINT32_MAX) return NULL;
+    return t->slots[intern_find(t, s ? s : "", len)];
+}
+
 const char *jp_intern_str(jp_intern *t, const char *s, size_t len) {
     if (len > UINT32_MAX) return NULL;
     if ((t->n + 1) * 2 > t->cap && intern_grow(t) != JP_OK) return NULL;
@@ -155,6 +160,10 @@ uint32_t *jp_map_value(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t f
 uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found) {
     uint32_t *v = jp_map_value(m, a, b, c, fresh, found);
     return v ? *v : UINT32_MAX;
+}
+
+uint32_t jp_map_get(const jp_map *m, uint64_t a, uint64_t b, uint64_t c) {
+    return m->cap ? m->vals[map_find(m, a, b, c)] : UINT32_MAX;
 }
 
 int jp_cmp_i64(const void *a, const void *b) {

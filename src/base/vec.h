@@ -34,6 +34,8 @@ void jp_intern_init(jp_intern *t, jp_arena *arena);
 void jp_intern_deinit(jp_intern *t);
 /* The interned copy of s[0..len), or NULL when out of memory. */
 const char *jp_intern_str(jp_intern *t, const char *s, size_t len);
+/* The interned copy of s[0..len) when there is one, else NULL; never adds (safe on a shared table). */
+const char *jp_intern_lookup(const jp_intern *t, const char *s, size_t len);
 static inline const char *jp_intern_view(jp_intern *t, jp_str s) { return jp_intern_str(t, s.ptr, s.len); }
 
 /* A map from a key of three words to a uint32 value (an index into some array). */
@@ -49,7 +51,10 @@ void jp_map_deinit(jp_map *m);
  * memory. *found (optional) tells which happened. */
 uint32_t jp_map_get_or_put(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found);
 
-/* The same, returning the stored value's slot so callers can update it (never store UINT32_MAX);
+/* The value stored under the key, or UINT32_MAX when there is none; never adds. */
+uint32_t jp_map_get(const jp_map *m, uint64_t a, uint64_t b, uint64_t c);
+
+/* As jp_map_get_or_put, returning the stored value's slot so callers can update it (never store UINT32_MAX);
  * NULL when out of memory. The pointer is valid until the next insertion. */
 uint32_t *jp_map_value(jp_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t fresh, int *found);
 

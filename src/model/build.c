@@ -16,6 +16,7 @@ typedef struct plane_ctx {
     jp_stream *stream;     /* the events of the planes read, in order */
     const jp_plane *plane;
     const char *host;
+    uint32_t host_index;   /* into m->hosts */
     jp_stat_keys keys;     /* of plane */
     /* Per-plane caches, indexed like plane->event_meta and plane->stat_meta, filled on first use:
      * most events share a few metadata entries and name their ops by stat references, so each
@@ -553,14 +554,15 @@ static const jp_exec *exec_at(const jp_exec *execs, size_t n, int64_t t) {
 }
 
 /* TPU "XLA Modules" and "Steps" lines hold whole executions; read them before the ops. Every chip
- * (and every host) writes its own Steps line naming the same steps: like step markers seen on
- * several threads, one step name is one step, spanning all of its devices. */
+ * writes its own Steps line naming the same steps: like step markers seen on several threads, one
+ * step name is one step of the host, spanning all of its devices (the steps analysis joins hosts). */
 static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
     *first_exec = c->m->execs.n;
-    jp_map by_name = {0}; /* step name -> index into device_steps, over every plane read so far */
+    jp_map by_name = {0}; /* step name -> index into device_steps, over this host's planes so far */
     int rc = JP_OK;
     for (size_t i = 0; i < c->m->device_steps.n && rc == JP_OK; i++)
-        if (jp_map_get_or_put(&by_name, jp_ptr_key(JP_VEC_AT(&c->m->device_steps, jp_exec, i).module), 0, 0,
+        if (JP_VEC_AT(&c->m->device_steps, jp_exec, i).host == c->host_index &&
+            jp_map_get_or_put(&by_name, jp_ptr_key(JP_VEC_AT(&c->m->device_steps, jp_exec, i).module), 0, 0,
                               (uint32_t)i, NULL) == UINT32_MAX)
             rc = nomem(c->err);
     for (size_t l = 0; l < c->plane->n_lines && rc == JP_OK; l++) {
@@ -584,7 +586,7 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
                 rc = nomem(c->err);
                 break;
             }
-            if (steps) { /* the same step on another chip or host widens the one seen first */
+            if (steps) { /* the same step on another chip widens the one seen first */
                 int found;
                 uint32_t k = jp_map_get_or_put(&by_name, jp_ptr_key(interned), 0, 0, (uint32_t)c->m->device_steps.n,
                                                &found);
@@ -604,7 +606,7 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
                 rc = nomem(c->err);
                 break;
             }
-            *x = (jp_exec){interned, (int64_t)(c->m->execs.n + c->m->device_steps.n), start, end};
+            *x = (jp_exec){interned, (int64_t)(c->m->execs.n + c->m->device_steps.n), start, end, c->host_index};
         }
     }
     jp_map_deinit(&by_name);
@@ -712,16 +714,42 @@ static int read_planes(plane_ctx *c, const jp_plane *planes, size_t n_planes, co
     return JP_OK;
 }
 
+/* When the capture started on the host's wall clock: the profile_start_time stat (ns since the
+ * epoch) of the "Task Environment" plane that JAX writes since 0.4.36; 0 when absent. */
+static int64_t capture_start_ns(const jp_xspace *xs, const jp_plane *planes, size_t n_planes) {
+    for (size_t i = 0; i < n_planes; i++) {
+        if (!jp_str_eq(planes[i].name, "Task Environment")) continue;
+        jp_stats_iter it = jp_stats_of_plane(xs, &planes[i]);
+        jp_stat st;
+        while (jp_stats_next(&it, &st, NULL) == 1) {
+            const jp_stat_meta *sm = jp_plane_stat_meta_view(&planes[i], st.metadata_id);
+            if (sm && jp_str_eq(sm->name, "profile_start_time")) return jp_stat_int(&st) > 0 ? jp_stat_int(&st) : 0;
+        }
+    }
+    return 0;
+}
+
 int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt, jp_error *err) {
     size_t n_planes;
     const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
-    const char **h = jp_vec_push(&m->hosts, sizeof *h);
-    if (!h || !(*h = jp_intern_str(&m->intern, host, strlen(host)))) return nomem(err);
+    const char *name = jp_intern_str(&m->intern, host, strlen(host));
+    jp_model_host *h = name && m->hosts.n < UINT32_MAX ? jp_vec_push(&m->hosts, sizeof *h) : NULL;
+    if (!h) return nomem(err);
+    *h = (jp_model_host){name, capture_start_ns(xs, planes, n_planes), INT64_MAX, INT64_MIN, m->n_lines,
+                         (uint32_t)m->devices.n, m->spans.n, m->xfers.n, m->mem.n};
     m->n_events += jp_xspace_event_count(xs);
-    plane_ctx c = {.m = m, .xs = xs, .host = *h, .err = err};
+    int64_t first = m->first_ps, last = m->last_ps; /* the events read below set this host's span */
+    m->first_ps = INT64_MAX;
+    m->last_ps = INT64_MIN;
+    plane_ctx c = {.m = m, .xs = xs, .host = h->name, .host_index = (uint32_t)(m->hosts.n - 1), .err = err};
     int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
     jp_stream_close(c.stream);
+    h = &JP_VEC_AT(&m->hosts, jp_model_host, m->hosts.n - 1);
+    h->first_ps = m->first_ps;
+    h->last_ps = m->last_ps;
+    m->first_ps = first < m->first_ps ? first : m->first_ps;
+    m->last_ps = last > m->last_ps ? last : m->last_ps;
     return rc;
 }
 
@@ -815,6 +843,13 @@ static int nest_host(jp_model *m) {
     return JP_OK;
 }
 
+/* The host whose devices include device d. */
+static uint32_t host_of_device(const jp_model *m, uint32_t d) {
+    uint32_t h = (uint32_t)m->hosts.n;
+    while (h > 1 && JP_VEC_AT(&m->hosts, jp_model_host, h - 1).first_device > d) h--;
+    return h ? h - 1 : 0;
+}
+
 /* XLA:CPU (and GPU when present) tag each op with the run_id of its execution. */
 static int group_executions(jp_model *m) {
     jp_map index = {0};
@@ -832,7 +867,7 @@ static int group_executions(jp_model *m) {
         if (!found) {
             jp_exec *x = jp_vec_push(&m->execs, sizeof *x);
             if (!x) { rc = JP_ERR_NOMEM; break; }
-            *x = (jp_exec){module, ev[i].run_id, ev[i].start_ps, ev[i].end_ps};
+            *x = (jp_exec){module, ev[i].run_id, ev[i].start_ps, ev[i].end_ps, host_of_device(m, defs[ev[i].op].device)};
         }
         jp_exec *x = &JP_VEC_AT(&m->execs, jp_exec, k);
         if (ev[i].start_ps < x->start_ps) x->start_ps = ev[i].start_ps;
@@ -861,4 +896,109 @@ int jp_model_finish(jp_model *m, jp_error *err) {
     if (m->device_steps.n > 1) qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), jp_exec_cmp_start);
     if (m->first_ps > m->last_ps) m->first_ps = m->last_ps = 0;
     return JP_OK;
+}
+
+/* ---- one host at a time (multi-host analysis) ----------------------------------------------- */
+
+/* The first index in [0, n) whose element's line is >= line; elements sorted by line. */
+static size_t first_at_line(const void *base, size_t n, size_t size, size_t line_off, uint32_t line) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t l;
+        memcpy(&l, (const char *)base + mid * size + line_off, sizeof l);
+        if (l < line) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static jp_vec sub(const jp_vec *v, size_t size, size_t from, size_t to) {
+    return (jp_vec){v->n ? (char *)v->data + from * size : NULL, to - from, 0};
+}
+
+/* Host h's run of a vector sorted by line (line_off: where an element keeps its line). */
+static jp_vec line_run(const jp_model *m, size_t h, const jp_vec *v, size_t size, size_t line_off) {
+    const jp_model_host *hs = m->hosts.data;
+    size_t from = first_at_line(v->data, v->n, size, line_off, hs[h].first_line);
+    size_t to = h + 1 < m->hosts.n ? first_at_line(v->data, v->n, size, line_off, hs[h + 1].first_line) : v->n;
+    return sub(v, size, from, to);
+}
+
+/* The event vectors narrowed to host h (executions and device steps left as they are). */
+static void narrow_to_host(const jp_model *m, size_t h, jp_model *view) {
+    const jp_model_host *hs = &JP_VEC_AT(&m->hosts, jp_model_host, h), *next = h + 1 < m->hosts.n ? hs + 1 : NULL;
+    *view = *m;
+    view->hosts = sub(&m->hosts, sizeof *hs, h, h + 1);
+    view->ops = line_run(m, h, &m->ops, sizeof(jp_op_ev), offsetof(jp_op_ev, line));
+    view->host = line_run(m, h, &m->host, sizeof(jp_host_ev), offsetof(jp_host_ev, line));
+    view->spans = sub(&m->spans, sizeof(jp_span), hs->first_span, next ? next->first_span : m->spans.n);
+    view->xfers = sub(&m->xfers, sizeof(jp_xfer_ev), hs->first_xfer, next ? next->first_xfer : m->xfers.n);
+    view->mem = sub(&m->mem, sizeof(jp_mem_ev), hs->first_mem, next ? next->first_mem : m->mem.n);
+    view->first_ps = hs->first_ps <= hs->last_ps ? hs->first_ps : 0;
+    view->last_ps = hs->first_ps <= hs->last_ps ? hs->last_ps : 0;
+}
+
+static int copy_host_execs(const jp_vec *from, uint32_t h, jp_vec *to) {
+    to->n = 0;
+    for (size_t i = 0; i < from->n; i++) {
+        const jp_exec *x = &JP_VEC_AT(from, jp_exec, i);
+        if (x->host != h) continue;
+        jp_exec *y = jp_vec_push(to, sizeof *y);
+        if (!y) return JP_ERR_NOMEM;
+        *y = *x;
+    }
+    return JP_OK;
+}
+
+int jp_model_host_view(const jp_model *m, size_t h, jp_model *view, jp_vec scratch[2]) {
+    narrow_to_host(m, h, view);
+    if (copy_host_execs(&m->execs, (uint32_t)h, &scratch[0]) || copy_host_execs(&m->device_steps, (uint32_t)h, &scratch[1]))
+        return JP_ERR_NOMEM;
+    view->execs = sub(&scratch[0], sizeof(jp_exec), 0, scratch[0].n);
+    view->device_steps = sub(&scratch[1], sizeof(jp_exec), 0, scratch[1].n);
+    return JP_OK;
+}
+
+static void shift_execs(jp_vec *v, uint32_t h, int64_t delta) {
+    for (size_t i = 0; i < v->n; i++) {
+        jp_exec *x = &JP_VEC_AT(v, jp_exec, i);
+        if (x->host == h) x->start_ps += delta, x->end_ps += delta;
+    }
+    if (v->n > 1) qsort(v->data, v->n, sizeof(jp_exec), jp_exec_cmp_start);
+}
+
+void jp_model_shift_host(jp_model *m, size_t h, int64_t delta) {
+    if (!delta) return;
+    jp_model view;
+    narrow_to_host(m, h, &view);
+    for (size_t i = 0; i < view.ops.n; i++) {
+        jp_op_ev *e = &JP_VEC_AT(&view.ops, jp_op_ev, i);
+        e->start_ps += delta, e->end_ps += delta, e->nest_end_ps += delta;
+    }
+    for (size_t i = 0; i < view.host.n; i++) {
+        jp_host_ev *e = &JP_VEC_AT(&view.host, jp_host_ev, i);
+        e->start_ps += delta, e->end_ps += delta;
+    }
+    for (size_t i = 0; i < view.spans.n; i++) {
+        jp_span *e = &JP_VEC_AT(&view.spans, jp_span, i);
+        e->start_ps += delta, e->end_ps += delta;
+    }
+    for (size_t i = 0; i < view.xfers.n; i++) {
+        jp_xfer_ev *e = &JP_VEC_AT(&view.xfers, jp_xfer_ev, i);
+        e->start_ps += delta, e->end_ps += delta;
+    }
+    for (size_t i = 0; i < view.mem.n; i++) JP_VEC_AT(&view.mem, jp_mem_ev, i).t_ps += delta;
+    shift_execs(&m->execs, (uint32_t)h, delta);
+    shift_execs(&m->device_steps, (uint32_t)h, delta);
+    jp_model_host *hs = &JP_VEC_AT(&m->hosts, jp_model_host, h);
+    if (hs->first_ps > hs->last_ps) return;
+    hs->first_ps += delta, hs->last_ps += delta;
+    m->first_ps = INT64_MAX, m->last_ps = INT64_MIN;
+    for (size_t i = 0; i < m->hosts.n; i++) {
+        const jp_model_host *o = &JP_VEC_AT(&m->hosts, jp_model_host, i);
+        if (o->first_ps > o->last_ps) continue;
+        if (o->first_ps < m->first_ps) m->first_ps = o->first_ps;
+        if (o->last_ps > m->last_ps) m->last_ps = o->last_ps;
+    }
 }

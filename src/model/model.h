@@ -110,6 +110,7 @@ typedef struct jp_exec {     /* one execution of a module on a device */
     const char *module;
     int64_t run_id;
     int64_t start_ps, end_ps;
+    uint32_t host;           /* index into jp_model.hosts */
 } jp_exec;
 
 /* qsort comparator: executions by start time. */
@@ -121,10 +122,23 @@ typedef struct jp_span {     /* an activity interval for the breakdown sweep and
     uint8_t part;            /* jp_part */
 } jp_span;
 
+/* One host's XSpace in the model. Hosts are added one after another, so each host's records
+ * are one run of every vector: lines and devices are numbered on from the previous host's, and
+ * spans, transfers and allocations are appended (and stay in that order); ops and host events,
+ * sorted by line in jp_model_finish, stay grouped by host too. */
+typedef struct jp_model_host {
+    const char *name;        /* interned; the file name without .xplane.pb */
+    int64_t start_ns;        /* the capture's start on the host's wall clock (Task Environment
+                              * profile_start_time, ns since the epoch); 0 when not recorded */
+    int64_t first_ps, last_ps; /* its first and last event (first > last: none) */
+    uint32_t first_line, first_device;
+    size_t first_span, first_xfer, first_mem; /* where its records start in those vectors */
+} jp_model_host;
+
 typedef struct jp_model {
     jp_arena *arena;         /* the profile's arena: interned strings, final tables */
     jp_intern intern;
-    jp_vec hosts;            /* const char * */
+    jp_vec hosts;            /* jp_model_host, in the order added */
     jp_vec devices;          /* jp_device */
     jp_vec hlo;              /* jp_hlo_module */
     jp_vec opdefs;           /* jp_opdef */
@@ -151,5 +165,15 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
                         jp_error *err);
 /* Sorts, nests (self time, depth) and derives executions once every host is added. */
 int jp_model_finish(jp_model *m, jp_error *err);
+
+/* A finished model's records of host h alone, for analyses that take a jp_model: *view borrows
+ * m's tables (devices, op definitions and interned strings are shared, so device and op indices
+ * keep their meaning) with every event vector narrowed to the host's run. Executions and device
+ * steps are copied into `scratch` (two vectors the caller frees). The view must not be grown,
+ * finished or deinitialised, and lives as long as m and scratch stay unchanged. */
+int jp_model_host_view(const jp_model *m, size_t h, jp_model *view, jp_vec scratch[2]);
+/* Moves every record of host h by delta_ps on the time axis (clock alignment across hosts) and
+ * keeps executions and device steps in time order. */
+void jp_model_shift_host(jp_model *m, size_t h, int64_t delta_ps);
 
 #endif

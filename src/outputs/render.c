@@ -7,7 +7,7 @@
 #include "outputs/table.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
-                                                       "memory", "transfers", "compiles", "findings"};
+                                                       "memory", "transfers", "compiles", "findings", "hosts"};
 
 int jp_section_from_name(const char *name) {
     for (int i = 0; i < JP_SECTION_COUNT; i++)
@@ -242,6 +242,102 @@ static void device_cell(const jp_analysis *a, const void *row, size_t col, cell 
     }
 }
 
+/* ---- hosts (multi-host profiles) ---------------------------------------------------------------- */
+
+static const column HOST_COLS[] = {
+    {"host", "host", 0}, {"clock", "clock", 15}, {"offset_ms", "offset", 9}, {"sync_steps", NULL, 0},
+    {"sync_spread_ms", NULL, 0}, {"steps", "steps", 5}, {"mean_step_ms", "mean step", 9},
+    {"median_step_ms", NULL, 0}, {"compute_ms", NULL, 0}, {"collective_ms", "collect", 9},
+    {"wait_ms", "waiting", 9}, {"idle_ms", "idle", 9}, {"straggler_steps", "straggler", 9},
+    {"top_op", NULL, 0}, {"top_op_pct", NULL, 0},
+};
+
+static void host_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_host_stat *h = row;
+    const jp_op_stat *top = NULL; /* by self time, as the ops table */
+    (void)a;
+    for (size_t i = 0; i < h->n_ops; i++)
+        if (!top || h->ops[i].self_ps > top->self_ps) top = &h->ops[i];
+    switch (col) {
+    case 0: set_str(c, h->name); break;
+    case 1: set_str(c, h->clock); break;
+    case 2: set_time(c, h->offset_ps); break;
+    case 3: set_int(c, h->n_sync); break;
+    case 4: set_time(c, h->sync_spread_ps); break;
+    case 5: set_int(c, (int64_t)h->n_steps); break;
+    case 6: set_time(c, (int64_t)h->step_summary.mean_ps); break;
+    case 7: set_time(c, (int64_t)h->step_summary.median_ps); break;
+    case 8: set_time(c, h->step_summary.part_ps[JP_PART_COMPUTE]); break;
+    case 9: set_time(c, h->collective_ps); break;
+    case 10: set_time(c, h->wait_ps); break;
+    case 11: set_time(c, h->step_summary.part_ps[JP_PART_IDLE]); break;
+    case 12: set_int(c, h->n_straggling); break;
+    case 13: set_str(c, top ? top->name : ""); break;
+    default: set_pct(c, top && h->op_self_ps ? 100.0 * (double)top->self_ps / (double)h->op_self_ps : 0); break;
+    }
+}
+
+/* One host's step, a row of the long (step, host) table. */
+typedef struct host_step_row {
+    const jp_step *step;
+    uint32_t host;
+    const jp_straggler *lag; /* the step's straggler when it is this host */
+} host_step_row;
+
+static const column HOST_STEP_COLS[] = {
+    {"step", "step", 7}, {"host", "host", 0}, {"start_ms", NULL, 0}, {"duration_ms", "time", 9},
+    {"compute_ms", "compute", 9}, {"collective_ms", "collect", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9},
+    {"straggler", "straggler", 9}, {"behind_ms", "behind", 9},
+};
+
+static void host_step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const host_step_row *r = row;
+    static const int parts[] = {JP_PART_COMPUTE, JP_PART_COLLECTIVE, JP_PART_HOST, JP_PART_IDLE};
+    switch (col) {
+    case 0: set_int(c, r->step->step_num); break;
+    case 1: set_str(c, a->host_stats[r->host].name); break;
+    case 2: set_time(c, r->step->start_ps); break;
+    case 3: set_time(c, r->step->dur_ps); break;
+    case 4: case 5: case 6: case 7: set_time(c, r->step->part_ps[parts[col - 4]]); break;
+    case 8: set_bool(c, r->lag != NULL); break;
+    default: set_time(c, r->lag ? r->lag->behind_ps : 0); break;
+    }
+}
+
+/* The straggler of host h's step num, or NULL (stragglers are sorted by step). */
+static const jp_straggler *lag_of(const jp_analysis *a, size_t h, int64_t num) {
+    size_t lo = 0, hi = a->n_stragglers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->stragglers[mid].step_num < num) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->n_stragglers && a->stragglers[lo].step_num == num && a->stragglers[lo].host == h ? &a->stragglers[lo]
+                                                                                                   : NULL;
+}
+
+static int cmp_host_step_row(const void *x, const void *y) {
+    const host_step_row *a = x, *b = y;
+    if (a->step->step_num != b->step->step_num) return a->step->step_num < b->step->step_num ? -1 : 1;
+    return (a->host > b->host) - (a->host < b->host);
+}
+
+/* Every host's steps, by step number then host; *rows is malloc'd (NULL with n 0 is fine). */
+static int host_step_rows(const jp_analysis *a, host_step_row **rows, size_t *n) {
+    size_t total = 0;
+    for (size_t h = 0; h < a->n_host_stats; h++) total += a->host_stats[h].n_steps;
+    *n = 0;
+    *rows = malloc((total ? total : 1) * sizeof **rows);
+    if (!*rows) return JP_ERR_NOMEM;
+    for (size_t h = 0; h < a->n_host_stats; h++)
+        for (size_t i = 0; i < a->host_stats[h].n_steps; i++) {
+            const jp_step *st = &a->host_stats[h].steps[i];
+            (*rows)[(*n)++] = (host_step_row){st, (uint32_t)h, lag_of(a, h, st->step_num)};
+        }
+    qsort(*rows, *n, sizeof **rows, cmp_host_step_row);
+    return JP_OK;
+}
+
 #define TABLE(name, cols, rows, type, n, sort, fn) \
     ((table){name, cols, sizeof cols / sizeof cols[0], rows, sizeof(type), n, sort, fn})
 
@@ -254,8 +350,13 @@ static table section_table(const jp_analysis *a, int section) {
     case JP_SECTION_MEMORY: return TABLE("memory", MEMORY_COLS, a->memory, jp_memory_stat, a->n_memory, NULL, memory_cell);
     case JP_SECTION_TRANSFERS: return TABLE("transfers", TRANSFER_COLS, a->transfers, jp_transfer_stat, JP_XFER_COUNT, NULL, transfer_cell);
     case JP_SECTION_COMPILES: return TABLE("compiles", COMPILE_COLS, a->compiles, jp_compile, a->n_compiles, NULL, compile_cell);
+    case JP_SECTION_HOSTS: return TABLE("host_stats", HOST_COLS, a->host_stats, jp_host_stat, a->n_host_stats, NULL, host_cell);
     default: return TABLE("findings", FINDING_COLS, a->findings, jp_finding, a->n_findings, NULL, finding_cell);
     }
+}
+
+static table host_step_table(const host_step_row *rows, size_t n) {
+    return TABLE("host_steps", HOST_STEP_COLS, rows, host_step_row, n, NULL, host_step_cell);
 }
 
 static table kpi_table(const jp_analysis *a) { return TABLE("kpis", KPI_COLS, a->kpis, jp_kpi, a->n_kpis, NULL, kpi_cell); }
@@ -318,6 +419,44 @@ static void json_memory_samples(const jp_analysis *a, FILE *out) {
     fputc('}', out);
 }
 
+/* ,"clock_method", "host_stats", "host_steps", "stragglers", "host_ops": empty for one host. */
+static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    fputs(",\"clock_method\":", out);
+    jp_json_str(out, a->clock_method ? a->clock_method : "");
+    table hosts = section_table(a, JP_SECTION_HOSTS);
+    host_step_row *rows;
+    size_t n;
+    int rc = json_table(a, &hosts, NULL, out, err);
+    if (!rc && host_step_rows(a, &rows, &n)) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    if (rc) return rc;
+    table steps = host_step_table(rows, n);
+    rc = json_table(a, &steps, NULL, out, err);
+    free(rows);
+    fputs(",\"stragglers\":[", out);
+    for (size_t i = 0; i < a->n_stragglers; i++) {
+        const jp_straggler *g = &a->stragglers[i];
+        fprintf(out, "%s{\"step\":%lld,\"host\":", i ? "," : "", (long long)g->step_num);
+        jp_json_str(out, a->host_stats[g->host].name);
+        fprintf(out, ",\"behind_ms\":%.6f,\"step_ms\":%.6f}", (double)g->behind_ps / 1e9, (double)g->step_ps / 1e9);
+    }
+    fputs("],\"host_ops\":{", out);
+    for (size_t h = 0; !rc && h < a->n_host_stats; h++) {
+        const jp_host_stat *hs = &a->host_stats[h];
+        jp_analysis alone = *a; /* the ops table's percentages are of this host's op time */
+        alone.ops = hs->ops, alone.n_ops = hs->n_ops, alone.op_self_ps = hs->op_self_ps;
+        table ops = section_table(&alone, JP_SECTION_OPS);
+        size_t *order;
+        if ((rc = jp_table_select(&alone, &ops, v, &order, &n, err))) break;
+        if (h) fputc(',', out);
+        jp_json_str(out, hs->name);
+        fputc(':', out);
+        jp_table_json_rows(&alone, &ops, order, n, out);
+        free(order);
+    }
+    fputc('}', out);
+    return rc;
+}
+
 static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE *out, jp_error *err) {
     json_header(a, section, out);
     table devices = device_table(a), kpis = kpi_table(a);
@@ -325,11 +464,14 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
     if (section == JP_SECTION_REPORT) {
         json_step_summary(a, out);
         if (!rc) rc = json_table(a, &kpis, NULL, out, err);
-        for (int s = JP_SECTION_OPS; !rc && s < JP_SECTION_COUNT; s++) {
+        for (int s = JP_SECTION_OPS; !rc && s <= JP_SECTION_FINDINGS; s++) {
             table t = section_table(a, s);
             rc = json_table(a, &t, s == JP_SECTION_STEPS || s == JP_SECTION_FINDINGS ? NULL : v, out, err);
         }
         json_memory_samples(a, out);
+        if (!rc) rc = json_hosts(a, v, out, err);
+    } else if (section == JP_SECTION_HOSTS) {
+        if (!rc) rc = json_hosts(a, v, out, err);
     } else {
         table t = section_table(a, section);
         if (section == JP_SECTION_STEPS) json_step_summary(a, out);
@@ -344,6 +486,8 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
 /* ---- text --------------------------------------------------------------------------------------- */
 
 static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
+static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
+static int hosts_summary_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 
 static int text_table(const jp_analysis *a, const table *t, const jp_view *v, FILE *out, jp_error *err) {
     size_t *order, n;
@@ -362,13 +506,19 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
         rc = render_json(a, section, view, out, err);
     } else if (format == JP_FORMAT_CSV) {
         if (section == JP_SECTION_REPORT) return jp_error_set(err, JP_ERR_ARG, 0, "--csv needs a table command (ops, steps, ...)");
-        table t = section_table(a, section);
+        host_step_row *rows = NULL;
         size_t *order, n;
+        table t = section_table(a, section);
+        if (section == JP_SECTION_HOSTS && host_step_rows(a, &rows, &n)) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        if (section == JP_SECTION_HOSTS) t = host_step_table(rows, n); /* one row per host and step */
         rc = jp_table_select(a, &t, view, &order, &n, err);
         if (!rc) jp_table_csv(a, &t, order, n, out);
         if (!rc) free(order);
+        free(rows);
     } else if (section == JP_SECTION_REPORT) {
         rc = report_text(a, view, out, err);
+    } else if (section == JP_SECTION_HOSTS) {
+        rc = hosts_text(a, view, out, err);
     } else {
         table t = section_table(a, section);
         rc = text_table(a, &t, view, out, err);
@@ -420,14 +570,14 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     } else {
         fputs("\nSteps: none found (no StepTraceAnnotation and no repeated execution)\n", out);
     }
+    int rc = a->n_host_stats ? hosts_summary_text(a, &top, out, err) : JP_OK;
     fputs("\nKPIs\n", out);
     for (size_t i = 0; i < a->n_kpis; i++) {
         const jp_kpi *k = &a->kpis[i];
         if (k->rating == JP_RATING_NA) fprintf(out, "  %-20s %10s\n", k->name, "n/a");
         else fprintf(out, "  %-20s %9.2f %-2s [%s]\n", k->name, k->value, k->unit, jp_rating_name(k->rating));
     }
-    int rc = JP_OK;
-    if (a->n_ops) {
+    if (!rc && a->n_ops) {
         fputs("\nTop ops by self time\n", out);
         table t = section_table(a, JP_SECTION_OPS);
         rc = text_table(a, &t, &top, out, err);
@@ -450,6 +600,86 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         const jp_finding *f = &a->findings[i];
         fprintf(out, "  [%s] %s (%s)\n      evidence: %s\n      fix: %s\n", jp_rating_name(f->severity), f->title,
                 f->id, f->evidence, f->fix);
+    }
+    return rc;
+}
+
+/* ---- hosts, as text -------------------------------------------------------------------------- */
+
+/* The hosts table and the stragglers, in the report and atop `jaxprof hosts`. */
+static int hosts_summary_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    fprintf(out, "\nHosts: %zu, clocks aligned by %s\n", a->n_host_stats, a->clock_method);
+    table t = section_table(a, JP_SECTION_HOSTS);
+    jp_view all = *v;
+    all.top = 0, all.sort = NULL, all.filter = NULL;
+    int rc = text_table(a, &t, &all, out, err);
+    if (!a->n_stragglers) {
+        fputs("  stragglers none: in no step did the hosts wait on one host in collectives\n", out);
+        return rc;
+    }
+    fputs("  stragglers", out);
+    for (size_t i = 0; i < a->n_stragglers && i < 8; i++) {
+        char behind[32];
+        jp_format_time(behind, sizeof behind, (double)a->stragglers[i].behind_ps);
+        fprintf(out, "%s step %lld %s (+%s)", i ? "," : "", (long long)a->stragglers[i].step_num,
+                a->host_stats[a->stragglers[i].host].name, behind);
+    }
+    fprintf(out, "%s\n", a->n_stragglers > 8 ? ", ... (jaxprof hosts lists all)" : "");
+    return rc;
+}
+
+/* Step time per host side by side, one column a host, while they fit the width. */
+static void step_columns_text(const jp_analysis *a, const host_step_row *rows, size_t n, FILE *out) {
+    fputs("\nStep time per host (* the straggler: the others waited for it in collectives)\n   step", out);
+    for (size_t h = 0; h < a->n_host_stats; h++) fprintf(out, " %12.12s", a->host_stats[h].name);
+    fputs("   held the others\n", out);
+    for (size_t i = 0, j; i < n; i = j) {
+        const jp_straggler *lag = NULL;
+        fprintf(out, "%7lld", (long long)rows[i].step->step_num);
+        size_t h = 0;
+        for (j = i; j < n && rows[j].step->step_num == rows[i].step->step_num; j++) {
+            for (; h < rows[j].host; h++) fprintf(out, " %12s", "-");
+            char t[32];
+            jp_format_time(t, sizeof t, (double)rows[j].step->dur_ps);
+            fprintf(out, " %11s%c", t, rows[j].lag ? '*' : ' ');
+            lag = rows[j].lag ? rows[j].lag : lag;
+            h = rows[j].host + 1;
+        }
+        for (; h < a->n_host_stats; h++) fprintf(out, " %12s", "-");
+        char behind[32] = "";
+        if (lag) jp_format_time(behind, sizeof behind, (double)lag->behind_ps);
+        fprintf(out, "   %s\n", behind);
+    }
+}
+
+static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    int width = v && v->width ? v->width : 100;
+    jp_view view = {v && v->top ? v->top : 3, NULL, v ? v->filter : NULL, width};
+    if (!a->n_host_stats) {
+        fprintf(out, "1 host (%s): per-host analysis needs a run with a file per host or process\n",
+                a->n_hosts ? a->hosts[0] : "");
+        return JP_OK;
+    }
+    int rc = hosts_summary_text(a, &view, out, err);
+    host_step_row *rows;
+    size_t n;
+    if (!rc && host_step_rows(a, &rows, &n)) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    if (rc) return rc;
+    if (7 + 13 * a->n_host_stats + 20 <= (size_t)width) {
+        step_columns_text(a, rows, n, out);
+    } else {
+        fputs("\nSteps per host\n", out);
+        table t = host_step_table(rows, n);
+        rc = text_table(a, &t, NULL, out, err);
+    }
+    free(rows);
+    for (size_t h = 0; !rc && h < a->n_host_stats; h++) {
+        const jp_host_stat *hs = &a->host_stats[h];
+        jp_analysis alone = *a;
+        alone.ops = hs->ops, alone.n_ops = hs->n_ops, alone.op_self_ps = hs->op_self_ps;
+        fprintf(out, "\nTop ops on %s by self time\n", hs->name);
+        table t = section_table(&alone, JP_SECTION_OPS);
+        rc = text_table(&alone, &t, &view, out, err);
     }
     return rc;
 }

@@ -223,7 +223,12 @@ void jp_table_csv(const jp_analysis *a, const table *t, const size_t *order, siz
 }
 
 void jp_table_json(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out) {
-    fprintf(out, "\"%s\":[", t->name);
+    fprintf(out, "\"%s\":", t->name);
+    jp_table_json_rows(a, t, order, n, out);
+}
+
+void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out) {
+    fputc('[', out);
     for (size_t r = 0; r < n; r++) {
         const void *row = (const char *)t->rows + order[r] * t->row_size;
         fputs(r ? ",\n{" : "\n{", out);

@@ -1,0 +1,223 @@
+/* hosts.c - multi-host profiles: each host analysed alone, the hosts' clocks put on one axis
+ * (see jaxprof.h), and each step's straggler. Runs first: the other analyses then read a model
+ * whose hosts are aligned. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+
+enum { STRAGGLER_MIN_PS = 100000000 }; /* 100 us: less is scheduling noise */
+/* Capture starts farther apart than an hour are not one job's simultaneous capture: the wall
+ * clock is then no guide (and the shifts stay far from the model's time limits). */
+#define MAX_WALL_GAP_NS ((int64_t)3600 * 1000000000)
+
+typedef struct host_work {
+    jp_analysis alone;  /* ops and steps of the host by itself, on its own clock */
+    int64_t *sync;      /* per step of `alone`: end of its last collective, INT64_MIN when none */
+    int64_t wall_ps;    /* offset from the capture start times, 0 when unknown */
+} host_work;
+
+static int64_t median_i64(int64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, jp_cmp_i64);
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;
+}
+
+/* Per step, the end of the last collective op that starts in it. */
+static int sync_points(const jp_model *view, host_work *w) {
+    w->sync = malloc((w->alone.n_steps ? w->alone.n_steps : 1) * sizeof *w->sync);
+    if (!w->sync) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < w->alone.n_steps; i++) w->sync[i] = INT64_MIN;
+    for (size_t i = 0; i < view->ops.n; i++) {
+        const jp_op_ev *e = &JP_VEC_AT(&view->ops, jp_op_ev, i);
+        if (!JP_VEC_AT(&view->opdefs, jp_opdef, e->op).collective) continue;
+        long k = jp_step_at(&w->alone, e->start_ps);
+        if (k >= 0 && e->end_ps > w->sync[k]) w->sync[k] = e->end_ps;
+    }
+    return JP_OK;
+}
+
+static int analyse_alone(const jp_model *m, size_t h, jp_arena *arena, host_work *w) {
+    jp_model view;
+    jp_vec scratch[2] = {{0}, {0}};
+    int rc = jp_model_host_view(m, h, &view, scratch);
+    if (rc == JP_OK) rc = jp_ops_analyze(&view, arena, &w->alone);
+    if (rc == JP_OK) rc = jp_steps_analyze(&view, arena, &w->alone);
+    if (rc == JP_OK) rc = sync_points(&view, w);
+    jp_vec_free(&scratch[0]);
+    jp_vec_free(&scratch[1]);
+    return rc;
+}
+
+/* Capture starts on the wall clock, as offsets from the earliest; all 0 unless every host
+ * recorded one and they lie within MAX_WALL_GAP_NS. Returns 1 when they were used. */
+static int wall_offsets(const jp_model *m, host_work *w) {
+    int64_t lo = INT64_MAX, hi = 0;
+    for (size_t h = 0; h < m->hosts.n; h++) {
+        int64_t t = JP_VEC_AT(&m->hosts, jp_model_host, h).start_ns;
+        if (t <= 0) return 0;
+        if (t < lo) lo = t;
+        if (t > hi) hi = t;
+    }
+    if (hi - lo > MAX_WALL_GAP_NS) return 0;
+    for (size_t h = 0; h < m->hosts.n; h++) w[h].wall_ps = (JP_VEC_AT(&m->hosts, jp_model_host, h).start_ns - lo) * 1000;
+    return 1;
+}
+
+/* Host h's offset from the collective ends it shares with the reference r (already placed at
+ * ref_offset; by_num maps r's step numbers to its steps): the median over shared steps of how far
+ * r's end lies from h's. */
+static void sync_offset(const host_work *r, const jp_map *by_num, int64_t ref_offset, const host_work *w, jp_host_stat *hs,
+                        int64_t *diff) {
+    size_t n = 0;
+    for (size_t i = 0; i < w->alone.n_steps; i++) {
+        uint32_t k = w->sync[i] == INT64_MIN ? UINT32_MAX : jp_map_get(by_num, (uint64_t)w->alone.steps[i].step_num, 0, 0);
+        if (k != UINT32_MAX && r->sync[k] != INT64_MIN) diff[n++] = r->sync[k] + ref_offset - w->sync[i];
+    }
+    if (!n) return;
+    hs->offset_ps = median_i64(diff, n);
+    for (size_t i = 0; i < n; i++) diff[i] = llabs(diff[i] - hs->offset_ps);
+    hs->sync_spread_ps = median_i64(diff, n);
+    hs->n_sync = (uint32_t)n;
+    hs->clock = "collective ends";
+}
+
+static int has_sync(const host_work *w) {
+    for (size_t i = 0; i < w->alone.n_steps; i++)
+        if (w->sync[i] != INT64_MIN) return 1;
+    return 0;
+}
+
+/* Fills every host's offset and clock; returns the sentence for jp_analysis.clock_method. */
+static const char *align(const jp_model *m, host_work *w, jp_host_stat *hs) {
+    size_t n = m->hosts.n, r = 0, max_steps = 1;
+    int wall = wall_offsets(m, w), synced = 0;
+    while (r < n && !has_sync(&w[r])) r++;
+    for (size_t h = 0; h < n; h++) {
+        hs[h].offset_ps = w[h].wall_ps;
+        hs[h].clock = wall ? "wall clock" : "none";
+        if (w[h].alone.n_steps > max_steps) max_steps = w[h].alone.n_steps;
+    }
+    int64_t *diff = malloc(max_steps * sizeof *diff);
+    jp_map by_num = {0}; /* the reference's step numbers */
+    for (size_t i = 0; diff && r < n && i < w[r].alone.n_steps; i++)
+        jp_map_get_or_put(&by_num, (uint64_t)w[r].alone.steps[i].step_num, 0, 0, (uint32_t)i, NULL);
+    for (size_t h = 0; diff && r < n && h < n; h++) {
+        if (h != r) sync_offset(&w[r], &by_num, hs[r].offset_ps, &w[h], &hs[h], diff);
+        synced |= hs[h].n_sync > 0;
+    }
+    jp_map_deinit(&by_num);
+    free(diff);
+    if (synced) hs[r].clock = "reference";
+    int64_t lo = INT64_MAX; /* 0 is the earliest host's capture start */
+    for (size_t h = 0; h < n; h++) lo = hs[h].offset_ps < lo ? hs[h].offset_ps : lo;
+    for (size_t h = 0; h < n; h++) hs[h].offset_ps -= lo;
+    if (synced)
+        return wall ? "ends of the last collective of shared steps (median over steps), from capture start times"
+                    : "ends of the last collective of shared steps (median over steps)";
+    return wall ? "capture start times (each host's wall clock); no shared steps with collectives to refine them"
+                : "none: no capture start times and no shared steps with collectives; captures taken to start together";
+}
+
+/* ---- stragglers ------------------------------------------------------------------------------ */
+
+typedef struct host_step {
+    int64_t step_num;
+    uint32_t host;
+    const jp_step *step;
+} host_step;
+
+static int cmp_host_step(const void *a, const void *b) {
+    const host_step *x = a, *y = b;
+    if (x->step_num != y->step_num) return x->step_num < y->step_num ? -1 : 1;
+    return (x->host > y->host) - (x->host < y->host);
+}
+
+/* One step number across the hosts that ran it (g[0..n)): waits, and a straggler if any. */
+static void judge_step(const host_step *g, size_t n, jp_host_stat *hs, int64_t *scratch, jp_vec *out) {
+    size_t in = 0, slow = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].step->part_ps[JP_PART_COLLECTIVE] <= 0) continue; /* not in the collectives */
+        if (!in || g[i].step->part_ps[JP_PART_COLLECTIVE] < g[slow].step->part_ps[JP_PART_COLLECTIVE]) slow = i;
+        in++;
+    }
+    if (in < 2) return;
+    int64_t least = g[slow].step->part_ps[JP_PART_COLLECTIVE];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t c = g[i].step->part_ps[JP_PART_COLLECTIVE];
+        if (c > 0) hs[g[i].host].wait_ps += c - least;
+        if (c > 0 && i != slow) scratch[k++] = c;
+    }
+    int64_t behind = median_i64(scratch, k) - least;
+    for (size_t i = 0; i < n; i++) scratch[i] = g[i].step->dur_ps;
+    int64_t step_ps = median_i64(scratch, n);
+    if (behind < STRAGGLER_MIN_PS || behind < step_ps / 10) return;
+    jp_straggler *s = jp_vec_push(out, sizeof *s);
+    if (!s) return;
+    *s = (jp_straggler){g[0].step_num, g[slow].host, behind, step_ps};
+    hs[g[slow].host].n_straggling++;
+}
+
+static int find_stragglers(jp_host_stat *hs, size_t n_hosts, jp_arena *arena, jp_analysis *a) {
+    size_t n = 0;
+    for (size_t h = 0; h < n_hosts; h++) n += hs[h].n_steps;
+    host_step *all = malloc((n ? n : 1) * sizeof *all);
+    int64_t *scratch = malloc((n ? n : 1) * sizeof *scratch); /* a group may repeat a host's step number */
+    jp_vec out = {0};
+    int rc = all && scratch ? JP_OK : JP_ERR_NOMEM;
+    n = 0;
+    for (size_t h = 0; rc == JP_OK && h < n_hosts; h++)
+        for (size_t i = 0; i < hs[h].n_steps; i++) all[n++] = (host_step){hs[h].steps[i].step_num, (uint32_t)h, &hs[h].steps[i]};
+    if (rc == JP_OK && n > 1) qsort(all, n, sizeof *all, cmp_host_step);
+    for (size_t i = 0, j; rc == JP_OK && i < n; i = j) {
+        for (j = i + 1; j < n && all[j].step_num == all[i].step_num;) j++;
+        judge_step(&all[i], j - i, hs, scratch, &out);
+    }
+    if (rc == JP_OK) {
+        a->stragglers = jp_analysis_copy(arena, &out, sizeof(jp_straggler));
+        a->n_stragglers = out.n;
+        if (!a->stragglers) rc = JP_ERR_NOMEM;
+    }
+    jp_vec_free(&out);
+    free(all);
+    free(scratch);
+    return rc;
+}
+
+/* ---- the analysis ---------------------------------------------------------------------------- */
+
+static void fill_host(jp_host_stat *hs, const char *name, const jp_analysis *alone) {
+    hs->name = name;
+    hs->steps = alone->steps;
+    hs->n_steps = alone->n_steps;
+    hs->step_summary = alone->step_summary;
+    hs->ops = alone->ops;
+    hs->n_ops = alone->n_ops;
+    hs->op_self_ps = alone->op_self_ps;
+    hs->collective_ps = alone->step_summary.part_ps[JP_PART_COLLECTIVE];
+    for (size_t i = 0; i < hs->n_steps; i++) hs->steps[i].start_ps += hs->offset_ps;
+}
+
+int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a) {
+    size_t n = m->hosts.n;
+    a->clock_method = "";
+    if (n < 2) return JP_OK;
+    host_work *w = calloc(n, sizeof *w);
+    jp_host_stat *hs = jp_arena_alloc(arena, n * sizeof *hs);
+    int rc = w && hs ? JP_OK : JP_ERR_NOMEM;
+    for (size_t h = 0; rc == JP_OK && h < n; h++) rc = analyse_alone(m, h, arena, &w[h]);
+    if (rc == JP_OK) {
+        memset(hs, 0, n * sizeof *hs);
+        a->clock_method = align(m, w, hs);
+        for (size_t h = 0; h < n; h++) {
+            fill_host(&hs[h], JP_VEC_AT(&m->hosts, jp_model_host, h).name, &w[h].alone);
+            jp_model_shift_host(m, h, hs[h].offset_ps);
+        }
+        a->host_stats = hs;
+        a->n_host_stats = n;
+        rc = find_stragglers(hs, n, arena, a);
+    }
+    for (size_t h = 0; w && h < n; h++) free(w[h].sync);
+    free(w);
+    return rc;
+}
