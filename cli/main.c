@@ -26,6 +26,8 @@ static void usage(FILE *out) {
           "                     the overview as one self-contained HTML page (charts, no scripts)\n"
           "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
           "                     one table of the analysis\n"
+          "  hosts [PATH]       multi-host runs: each host's steps side by side, how the clocks were\n"
+          "                     aligned, the straggler per step, waiting and top ops per host\n"
           "  export [PATH] [-o FILE] [--format chrome|perfetto] [--window A_MS:B_MS]\n"
           "         [--steps A:B] [--min-duration-us N] [--host NAME]\n"
           "                     write the whole timeline for Perfetto UI / chrome://tracing /\n"

@@ -71,6 +71,12 @@ class Profile:
         """Named problems, each with severity, evidence and a fix; empty for a healthy profile."""
         return self._json("findings")["findings"]
 
+    def hosts(self) -> dict[str, Any]:
+        """Multi-host runs: per-host stats (``host_stats``), steps (``host_steps``), ``stragglers``,
+        per-host ops (``host_ops``) and ``clock_method``; the lists are empty for one host."""
+        doc = self._json("hosts")
+        return {k: doc[k] for k in ("clock_method", "host_stats", "host_steps", "stragglers", "host_ops")}
+
     def __repr__(self) -> str:
         return f"Profile({self.path!r})"
 

@@ -26,7 +26,7 @@ int jp_layout_event_span(jp_xspace *xs, const jp_line *ln, const jp_event *ev, i
     return JP_OK;
 }
 
-int jp_layout_origin(jp_xspace *const *xs, size_t n, int64_t *base_ps, jp_error *err) {
+int jp_layout_origin(jp_xspace *const *xs, size_t n, const int64_t *shift_ps, jp_error *err, int64_t *base_ps) {
     int64_t base = INT64_MAX;
     for (size_t h = 0; h < n; h++) {
         size_t n_planes;
@@ -38,10 +38,27 @@ int jp_layout_origin(jp_xspace *const *xs, size_t n, int64_t *base_ps, jp_error 
                     int rc = jp_layout_event_span(xs[h], &planes[p].lines[l], &planes[p].lines[l].events[e], &start,
                                                   &dur, err);
                     if (rc) return rc;
+                    start += shift_ps ? shift_ps[h] : 0;
                     if (start < base) base = start;
                 }
     }
     *base_ps = base == INT64_MAX || (base >= 0 && base < ORIGIN_LIMIT_PS) ? 0 : base;
+    return JP_OK;
+}
+
+int jp_layout_host_shifts(jp_xspace *const *xs, const char *const *files, size_t n, const jp_analysis *a,
+                          jp_arena *arena, int64_t **shift_ps, jp_error *err) {
+    int64_t *shift = jp_arena_alloc(arena, (n ? n : 1) * sizeof *shift);
+    if (!shift) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    memset(shift, 0, (n ? n : 1) * sizeof *shift);
+    *shift_ps = shift;
+    if (n < 2) return JP_OK;
+    jp_profile *p = NULL;
+    int rc = a ? JP_OK : jp_profile_from_xspaces(&p, xs, files, n, files[0], NULL, err);
+    if (rc) return rc;
+    const jp_analysis *an = a ? a : jp_profile_analysis(p);
+    for (size_t h = 0; h < n && h < an->n_host_stats; h++) shift[h] = an->host_stats[h].offset_ps;
+    jp_profile_free(p);
     return JP_OK;
 }
 

@@ -24,7 +24,13 @@ int jp_layout_event_span(jp_xspace *xs, const jp_line *ln, const jp_event *ev, i
 /* The profile time of trace time 0: the profile's own origin (XLA normalises to the capture's
  * start, the origin jaxprof report uses), or the first event for a profile on an absolute clock
  * (first event over a day from 0), which keeps nanosecond digits exact in JSON doubles. */
-int jp_layout_origin(jp_xspace *const *xs, size_t n, int64_t *base_ps, jp_error *err);
+int jp_layout_origin(jp_xspace *const *xs, size_t n, const int64_t *shift_ps, jp_error *err, int64_t *base_ps);
+
+/* Multi-host: how far each host's events move to sit on the shared time axis of the analysis
+ * (jp_host_stat.offset_ps), for xs[0..n) in the order given; all 0 for one host. Analyses the
+ * XSpaces only when there are several. *shift_ps is allocated in arena. */
+int jp_layout_host_shifts(jp_xspace *const *xs, const char *const *files, size_t n, const jp_analysis *a,
+                          jp_arena *arena, int64_t **shift_ps, jp_error *err);
 
 /* Nanoseconds of trace time, rounded down: monotonic, so nesting survives the rounding. */
 static inline int64_t jp_layout_ns(int64_t base_ps, int64_t ps) {

@@ -246,7 +246,7 @@ static void device_cell(const jp_analysis *a, const void *row, size_t col, cell 
 
 static const column HOST_COLS[] = {
     {"host", "host", 0}, {"clock", "clock", 15}, {"offset_ms", "offset", 9}, {"sync_steps", NULL, 0},
-    {"sync_spread_ms", NULL, 0}, {"steps", "steps", 5}, {"mean_step_ms", "mean step", 9},
+    {"sync_spread_ms", "spread", 8}, {"steps", "steps", 5}, {"mean_step_ms", "mean step", 9},
     {"median_step_ms", NULL, 0}, {"compute_ms", NULL, 0}, {"collective_ms", "collect", 9},
     {"wait_ms", "waiting", 9}, {"idle_ms", "idle", 9}, {"straggler_steps", "straggler", 9},
     {"top_op", NULL, 0}, {"top_op_pct", NULL, 0},

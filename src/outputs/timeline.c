@@ -70,6 +70,7 @@ typedef struct builder {
     jp_map names;          /* (plane serial, metadata id) -> name index */
     uint32_t plane_serial; /* distinguishes planes in `names` */
     uint32_t host;         /* index of the xplane being indexed */
+    int64_t *shift_ps;     /* per xplane: its host's offset on the shared time axis */
     jp_layout_flow_stats flow; /* the current plane's flow stats */
     int plane_flows;       /* 1 when the current plane may hold flow ends */
     jp_map flow_ids;       /* (source, host, id) -> index into pending */
@@ -146,6 +147,7 @@ static int collect_items(builder *b, jp_xspace *xs, const jp_plane *pl, const jp
         int rc = jp_layout_event_span(xs, ln, &ln->events[i], &start, &dur, b->err);
         jp_layout_item *it = rc ? NULL : jp_vec_push(&b->items, sizeof *it);
         if (rc) return rc;
+        start += b->shift_ps[b->host];
         if (!it) return nomem(b->err);
         *it = (jp_layout_item){.start_ns = jp_layout_ns(b->tl->base_ps, start),
                                .end_ns = jp_layout_ns(b->tl->base_ps, start + dur), .index = (uint32_t)i,
@@ -309,8 +311,10 @@ static int finish_flows(builder *b) {
     return JP_OK;
 }
 
-static int index_all(builder *b) {
-    int rc = jp_layout_origin(b->tl->xs.data, b->tl->xs.n, &b->tl->base_ps, b->err);
+static int index_all(builder *b, const jp_vec *files) {
+    jp_xspace *const *all = b->tl->xs.data;
+    int rc = jp_layout_host_shifts(all, files->data, files->n, NULL, &b->tl->arena, &b->shift_ps, b->err);
+    if (rc == JP_OK) rc = jp_layout_origin(all, b->tl->xs.n, b->shift_ps, b->err, &b->tl->base_ps);
     for (size_t h = 0; rc == JP_OK && h < b->tl->xs.n; h++) {
         jp_xspace *xs = JP_VEC_AT(&b->tl->xs, jp_xspace *, h);
         size_t n;
@@ -334,7 +338,7 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_er
     builder b = {.tl = tl, .err = err};
     jp_vec files = {0};
     int rc = jp_layout_open_hosts(path, host, &tl->arena, &tl->xs, &files, &tl->hosts, err);
-    if (rc == JP_OK) rc = index_all(&b);
+    if (rc == JP_OK) rc = index_all(&b, &files);
     jp_layout_lanes_free(&b.lanes);
     jp_vec_free(&b.items), jp_vec_free(&files), jp_vec_free(&b.pending);
     jp_map_deinit(&b.names), jp_map_deinit(&b.flow_ids);

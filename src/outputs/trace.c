@@ -39,6 +39,7 @@ typedef struct plane_ctx {
     jp_xspace *xs;
     const jp_plane *plane;
     uint32_t host;          /* host index, for flow ids */
+    int64_t shift_ps;       /* the host's offset on the shared time axis (multi-host) */
     uint32_t pid;
     int process_written;
     uint64_t ids[S_COUNT];  /* stat metadata ids, UINT64_MAX when absent */
@@ -56,6 +57,7 @@ typedef struct exporter {
     const jp_analysis *a;
     jp_arena arena;         /* derived names, process names */
     int64_t base_ps;        /* the first event's start: time 0 of the trace */
+    int64_t *shift_ps;      /* per host: its offset on the shared time axis (in arena) */
     int64_t from_ps, to_ps; /* absolute times kept */
     uint32_t next_tid;
     size_t n_hosts;
@@ -285,6 +287,7 @@ static int collect_items(exporter *x, const plane_ctx *pc, const row *r) {
         if (r->line) {
             int rc = jp_layout_event_span(pc->xs, r->line, &r->line->events[i], &start, &dur, x->err);
             if (rc) return rc;
+            start += pc->shift_ps;
         } else {
             start = r->recs[i].start_ps;
             dur = r->recs[i].end_ps - start;
@@ -347,11 +350,15 @@ static int starts_with(jp_str s, const char *prefix) {
 
 static derived *push_rec(exporter *x) { return jp_vec_push(&x->recs, sizeof(derived)); }
 
-/* One record per step of the analysis, named "step N". */
+/* One record per step of the analysis, named "step N": the plane's host's own steps when there
+ * are several hosts. */
 static int write_steps_row(exporter *x, plane_ctx *pc) {
+    const jp_analysis *a = x->a;
+    const jp_step *steps = a->n_host_stats ? a->host_stats[pc->host].steps : a->steps;
+    size_t n = a->n_host_stats ? a->host_stats[pc->host].n_steps : a->n_steps;
     x->recs.n = 0;
-    for (size_t i = 0; i < x->a->n_steps; i++) {
-        const jp_step *s = &x->a->steps[i];
+    for (size_t i = 0; i < n; i++) {
+        const jp_step *s = &steps[i];
         derived *d = push_rec(x);
         char name[32];
         int len = snprintf(name, sizeof name, "step %lld", (long long)s->step_num);
@@ -380,6 +387,7 @@ static int read_kernel(exporter *x, plane_ctx *pc, const jp_line *ln, const jp_e
     memset(k, 0, sizeof *k);
     int64_t dur = 0;
     int rc = jp_layout_event_span(pc->xs, ln, e, &k->start_ps, &dur, x->err);
+    k->start_ps += pc->shift_ps;
     k->end_ps = k->start_ps + dur;
     const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, e->metadata_id);
     jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(pc->xs, em) : (jp_stats_iter){0}, jp_stats_of_event(pc->xs, e)};
@@ -547,7 +555,8 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
         for (int rank = 0; rank < 3; rank++)
             for (size_t p = 0; rc == JP_OK && p < n; p++) {
                 if (jp_layout_plane_rank(&planes[p]) != rank) continue;
-                plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .pid = pid++};
+                plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .shift_ps = x->shift_ps[h],
+                                .pid = pid++};
                 rc = process_name(x, &pc, hosts[h]);
                 if (rc == JP_OK) rc = export_plane(x, &pc, any_device ? rank == 0 : rank == 1);
             }
@@ -563,7 +572,8 @@ static int write_trace(exporter *x, jp_xspace *const *xs, const char *const *fil
     int rc = jp_profile_from_xspaces(&prof, xs, files, n, path, NULL, x->err);
     if (rc) return rc;
     x->a = jp_profile_analysis(prof);
-    rc = jp_layout_origin(xs, n, &x->base_ps, x->err);
+    rc = jp_layout_host_shifts(xs, files, n, x->a, &x->arena, &x->shift_ps, x->err);
+    if (rc == JP_OK) rc = jp_layout_origin(xs, n, x->shift_ps, x->err, &x->base_ps);
     if (rc == JP_OK) rc = find_window(x);
     jp_trace_sink sink;
     if (rc == JP_OK) rc = sink_open(&sink, tmp, gzip_level(x->opt, out_path), x->err);

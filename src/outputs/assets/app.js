@@ -118,9 +118,37 @@ async function overview() {
     <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
     ${stepChart(d.steps)}
     <table><tr>${PARTS.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr><tr>${breakdown}</tr></table>
+    ${hostsSection(d)}
     <h2>KPIs</h2><table>${kpis}</table>
     <h2>Findings</h2><div id="findings">${findings}</div>`;
   onHostPick(() => go("overview"));
+}
+
+// Multi-host runs: each host's totals, then its step times side by side, the straggler marked.
+function hostsSection(d) {
+  if (!d.host_stats || d.host_stats.length < 2) return "";
+  const names = d.host_stats.map((h) => h.host);
+  const rows = d.host_stats.map((h) => `<tr><td>${esc(h.host)}</td><td>${esc(h.clock)}</td>
+    <td class="num">${ms(h.offset_ms)}</td><td class="num">${h.steps}</td><td class="num">${ms(h.mean_step_ms)}</td>
+    <td class="num">${ms(h.collective_ms)}</td><td class="num">${ms(h.wait_ms)}</td><td class="num">${ms(h.idle_ms)}</td>
+    <td class="num">${h.straggler_steps}</td><td>${esc(h.top_op)}</td></tr>`).join("");
+  const bySteps = new Map();
+  for (const r of d.host_steps) {
+    if (!bySteps.has(r.step)) bySteps.set(r.step, {});
+    bySteps.get(r.step)[r.host] = r;
+  }
+  const steps = [...bySteps.entries()].map(([step, per]) => {
+    const lag = d.stragglers.find((g) => g.step === step);
+    return `<tr><td class="num">${step}</td>${names.map((n) => per[n]
+      ? `<td class="num${lag && lag.host === n ? " straggler" : ""}">${ms(per[n].duration_ms)}</td>` : "<td></td>").join("")}
+      <td>${lag ? `${esc(lag.host)} held the others ${ms(lag.behind_ms)} ms` : ""}</td></tr>`;
+  }).join("");
+  return `<h2>Hosts</h2><p id="clock-method">clocks aligned by ${esc(d.clock_method)}</p>
+    <table id="hosts-table"><tr><th>host</th><th>clock</th><th class="num">offset ms</th><th class="num">steps</th>
+      <th class="num">mean step ms</th><th class="num">collective ms</th><th class="num">waiting ms</th>
+      <th class="num">idle ms</th><th class="num">straggler in</th><th>top op</th></tr>${rows}</table>
+    <table id="host-steps"><tr><th class="num">step</th>${names.map((n) => `<th class="num">${esc(n)} ms</th>`).join("")}
+      <th>straggler</th></tr>${steps}</table>`;
 }
 
 // ---- ops ---------------------------------------------------------------------------------------
