@@ -432,7 +432,7 @@ typedef struct jp_finding {
  * Stragglers. In a synchronous job every host waits in its collectives for the last one to
  * arrive, so in each shared step the host with the least collective time is the one the others
  * waited for. It is named the step's straggler when the others' median collective time exceeds
- * its own by at least 10% of the step and 100 us; that excess is how long it held them back. */
+ * its own by at least 10% of the step and 1 ms; that excess is how long it held them back. */
 
 typedef struct jp_host_stat {
     const char *name;            /* as in jp_analysis.hosts */

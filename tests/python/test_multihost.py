@@ -2,6 +2,7 @@
 jaxprof.Profiler: the same steps captured on both processes into one run directory."""
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -65,6 +66,31 @@ def test_both_processes_write_the_same_steps_into_one_run(straggler_run):
         assert captured_steps(runs[0] / f) == [2, 3, 4, 5]
     assert jaxprof.latest_run(straggler_run).path == runs[0]
     assert len(jaxprof.load(runs[0]).summary()["hosts"]) == 2
+
+
+def test_the_report_names_the_slow_process_as_the_straggler_of_its_slow_steps(straggler_run):
+    run = next((straggler_run / "step_00000002" / "plugins" / "profile").iterdir())
+    hosts = jaxprof.load(run).hosts()
+    p1 = f"{socket.gethostname()}-p1"
+    slow = {g["step"]: g["host"] for g in hosts["stragglers"] if g["host"] == p1}
+    assert slow == {3: p1, 4: p1}, hosts["stragglers"]  # process 1 slept 80 ms in steps 3 and 4, only there
+    for g in hosts["stragglers"]:
+        if g["step"] in (3, 4):
+            assert g["behind_ms"] > 60  # most of the 80 ms sleep, however the collective went
+    assert hosts["clock_method"].startswith("ends of the last collective")
+    assert {h["clock"] for h in hosts["host_stats"]} == {"reference", "collective ends"}
+    report = jaxprof.load(run).render("report")
+    assert f"step 3 {p1} (+" in report and f"step 4 {p1} (+" in report
+
+
+def test_the_merged_export_holds_both_processes(straggler_run, tmp_path):
+    run = next((straggler_run / "step_00000002" / "plugins" / "profile").iterdir())
+    out = tmp_path / "merged.json"
+    jaxprof.export_trace(run, out)
+    events = json.loads(out.read_text())["traceEvents"]
+    procs = {e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "process_name"}
+    host = socket.gethostname()
+    assert procs == {f"{host}-p0: /host:CPU", f"{host}-p1: /host:CPU"}
 
 
 def test_a_subset_of_processes_captures(tmp_path):
