@@ -37,8 +37,9 @@ $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "meson-python>=0.15" "meson>=1.1" ninja "jax>=0.4.30" numpy "pytest>=7"
-	# test-only: a real TensorBoard, Perfetto's own trace protos, Selenium for the browser tests
-	$(VPY) -m pip install -q tensorboard perfetto selenium
+	# test-only: a real TensorBoard, Perfetto's own trace protos, Selenium for the browser tests;
+	# xprof for `jaxprof capture`, whose gRPC profiler client it ships (optional for users)
+	$(VPY) -m pip install -q tensorboard perfetto selenium "xprof>=2.24"
 	touch $@
 
 # cmocka (C unit tests), zlib (gzip input), and Chromium + chromedriver (viewer browser tests), from Debian.

@@ -1,5 +1,6 @@
-/* main.c - the `jaxprof` command: a thin client of libjaxprof. Commands that need JAX (demo) are
- * handed to the Python package, run by the interpreter installed beside this executable. */
+/* main.c - the `jaxprof` command: a thin client of libjaxprof. Commands that need JAX or its
+ * profiler client (demo, capture) are handed to the Python package, run by the interpreter
+ * installed beside this executable. */
 #include "jaxprof/jaxprof.h"
 #include "commands.h"
 
@@ -20,6 +21,10 @@ static void usage(FILE *out) {
           "commands:\n"
           "  demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
           "                     train a small MLP on MNIST-shaped data and profile it\n"
+          "  capture ADDR [--duration-ms N] [--out DIR] [--no-report]\n"
+          "                     trace a running JAX process that called\n"
+          "                     jax.profiler.start_server(PORT) (ADDR: HOST:PORT or PORT), then\n"
+          "                     print the report; needs the xprof package for the gRPC client\n"
           "  latest [DIR]       print the newest profile run under DIR (default: .)\n"
           "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
           "  report [PATH] --html FILE\n"
@@ -224,7 +229,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
-    if (strcmp(cmd, "demo") == 0) return run_python_command(argc - 1, argv + 1);
+    if (strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0) return run_python_command(argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 1, argv + 1);

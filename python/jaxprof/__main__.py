@@ -7,12 +7,16 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help", "help"):
-        print("usage: python -m jaxprof demo [--steps N] [--out DIR] [--data MNIST_DIR]")
+        print("usage: python -m jaxprof demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
+              "       python -m jaxprof capture ADDR [--duration-ms N] [--out DIR]")
         return 0 if args else 2
     if args[0] == "demo":
         from . import demo
         return demo.main(args[1:])
-    print(f"jaxprof: unknown command {args[0]!r} (python -m jaxprof runs: demo)", file=sys.stderr)
+    if args[0] == "capture":
+        from . import remote
+        return remote.main(args[1:])
+    print(f"jaxprof: unknown command {args[0]!r} (python -m jaxprof runs: demo, capture)", file=sys.stderr)
     return 2
 
 
