@@ -20,6 +20,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import JAXPROF_BIN, capture_steps, run_jaxprof
 from test_export import gpu_profile
+from test_hosts import write_run
 from test_view import free_port
 from test_viewer_api import is_extra, two_run_logdir
 
@@ -225,6 +226,41 @@ def test_overview_host_picker_filters_the_report(hosts_server, browser):
         "all hosts", "host-a", "host-b"]
     assert "host=host-a" in js(browser, "location.hash")
     shot(browser, "overview_host_a")
+
+
+@pytest.fixture(scope="module")
+def straggler_server(tmp_path_factory) -> Iterator[str]:
+    """test_hosts' two-host run: b's clock 1 ms behind, b late in steps 3 and 4."""
+    yield from serve_dir(write_run(tmp_path_factory.mktemp("viewer_straggler") / "plugins" / "profile" / "job").parents[2])
+
+
+def test_overview_shows_hosts_side_by_side_with_the_straggler(straggler_server, browser):
+    browser.get(straggler_server + "#/overview")
+    wait_for(browser, "#hosts-table")
+    assert wait_for(browser, "#clock-method").text.startswith("clocks aligned by ends of the last collective")
+    hosts = table_rows(browser, "hosts-table")
+    assert [r[:3] for r in hosts] == [["a", "reference", "0.0000"], ["b", "collective ends", "1.000"]]
+    heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#host-steps th")]
+    assert heads == ["step", "a ms", "b ms", "straggler"]
+    steps = table_rows(browser, "host-steps")
+    assert [r[0] for r in steps] == ["0", "1", "2", "3", "4", "5"]
+    assert steps[3][3] == "b held the others 6.000 ms" and steps[2][3] == ""
+    marked = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#host-steps td.straggler")]
+    assert marked == ["10.000", "10.000"]  # b's cells in steps 3 and 4
+    shot(browser, "overview_hosts")
+
+
+def test_timeline_shows_the_hosts_aligned(straggler_server, browser):
+    browser.get(straggler_server + "#/timeline")
+    wait_for(browser, "#tl-status")
+    WebDriverWait(browser, 20).until(lambda d: js(d, "TL.data !== null"))
+    assert js(browser, "TL.rows.filter((r) => r.header).map((r) => r.header)") == ["a", "b"]
+    ends = js(browser, """(() => { const out = {};
+        for (const t of TL.data.tracks) for (const e of t.events) if (TL.data.names[e[2]] === "all-reduce.2")
+          (out[t.host] = out[t.host] || []).push(e[0] + e[1]);
+        return out; })()""")
+    assert len(ends["a"]) == 6 and ends["a"] == pytest.approx(ends["b"])  # one instant on both hosts' clocks
+    shot(browser, "timeline_hosts_aligned")
 
 
 # ---- compare: two real runs, the second with an extra named scope ------------------------------------
