@@ -7,9 +7,11 @@
 #include "analyses/analyses.h"
 
 enum { STRAGGLER_MIN_PS = 1000000000 }; /* 1 ms: less is scheduling noise (CPU hosts measured 0.1-0.5 ms) */
-/* Capture starts farther apart than an hour are not one job's simultaneous capture: the wall
- * clock is then no guide (and the shifts stay far from the model's time limits). */
+/* Capture starts or clocks farther apart than an hour are not one job's simultaneous capture:
+ * such an offset is no guide, and refusing it keeps every shifted time far from int64 limits
+ * (the model bounds event times to +-2^61 ps; offsets stay under 2^53). */
 #define MAX_WALL_GAP_NS ((int64_t)3600 * 1000000000)
+#define MAX_OFFSET_PS (MAX_WALL_GAP_NS * 1000)
 
 typedef struct host_work {
     jp_analysis alone;  /* ops and steps of the host by itself, on its own clock */
@@ -74,7 +76,9 @@ static void sync_offset(const host_work *r, const jp_map *by_num, int64_t ref_of
         if (k != UINT32_MAX && r->sync[k] != INT64_MIN) diff[n++] = r->sync[k] + ref_offset - w->sync[i];
     }
     if (!n) return;
-    hs->offset_ps = median_i64(diff, n);
+    int64_t offset = median_i64(diff, n);
+    if (offset > MAX_OFFSET_PS || offset < -MAX_OFFSET_PS) return; /* keeps the wall clock (or none) */
+    hs->offset_ps = offset;
     for (size_t i = 0; i < n; i++) diff[i] = llabs(diff[i] - hs->offset_ps);
     hs->sync_spread_ps = median_i64(diff, n);
     hs->n_sync = (uint32_t)n;
