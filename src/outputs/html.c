@@ -320,6 +320,73 @@ static void write_scopes(const jp_analysis *a, FILE *out) {
     fputs("</tbody></table></section>\n", out);
 }
 
+/* ---- hosts (multi-host runs) -------------------------------------------------------------------- */
+
+/* The straggler of step `num` (stragglers are sorted by step), or NULL. */
+static const jp_straggler *straggler_of(const jp_analysis *a, int64_t num) {
+    size_t lo = 0, hi = a->n_stragglers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->stragglers[mid].step_num < num) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->n_stragglers && a->stragglers[lo].step_num == num ? &a->stragglers[lo] : NULL;
+}
+
+/* The host's step numbered num, looked for at `hint` first (hosts mostly hold the same steps in
+ * the same order); NULL when it has none. */
+static const jp_step *host_step(const jp_host_stat *hs, int64_t num, size_t hint) {
+    if (hint < hs->n_steps && hs->steps[hint].step_num == num) return &hs->steps[hint];
+    for (size_t k = 0; k < hs->n_steps; k++)
+        if (hs->steps[k].step_num == num) return &hs->steps[k];
+    return NULL;
+}
+
+/* The hosts' totals, then each step's time on every host (the straggler's cell marked). Steps are
+ * listed as the first host has them; a host without that step shows an empty cell. */
+static void write_hosts(const jp_analysis *a, FILE *out) {
+    fputs("<section id=\"hosts\"><h2>Hosts</h2>\n<p>clocks aligned by ", out);
+    esc(out, a->clock_method);
+    fputs("</p>\n", out);
+    static const char *const cols[] = {"host", "clock", "offset", "mean step", "collective", "waiting", "idle", "straggler in"};
+    thead(out, cols, 8);
+    for (size_t h = 0; h < a->n_host_stats; h++) {
+        const jp_host_stat *hs = &a->host_stats[h];
+        fputs("<tr>", out);
+        td_text(out, hs->name);
+        td_text(out, hs->clock);
+        td_time(out, (double)hs->offset_ps);
+        td_time(out, hs->step_summary.mean_ps);
+        td_time(out, (double)hs->collective_ps);
+        td_time(out, (double)hs->wait_ps);
+        td_time(out, (double)hs->step_summary.part_ps[JP_PART_IDLE]);
+        fprintf(out, "<td class=\"n\">%u steps</td></tr>\n", hs->n_straggling);
+    }
+    fputs("</tbody></table>\n<table><thead><tr><th>step</th>", out);
+    for (size_t h = 0; h < a->n_host_stats; h++) {
+        fputs("<th>", out);
+        esc(out, a->host_stats[h].name);
+        fputs("</th>", out);
+    }
+    fputs("<th>held the others</th></tr></thead><tbody>\n", out);
+    const jp_host_stat *first = &a->host_stats[0];
+    for (size_t i = 0; i < first->n_steps; i++) {
+        int64_t num = first->steps[i].step_num;
+        const jp_straggler *lag = straggler_of(a, num);
+        fprintf(out, "<tr><td class=\"n\">%lld</td>", (long long)num);
+        for (size_t h = 0; h < a->n_host_stats; h++) {
+            const jp_step *st = host_step(&a->host_stats[h], num, i);
+            fprintf(out, "<td class=\"n%s\">", lag && lag->host == h ? " bad" : "");
+            if (st) put_time(out, (double)st->dur_ps);
+            fputs("</td>", out);
+        }
+        if (lag) td_time(out, (double)lag->behind_ps);
+        else fputs("<td></td>", out);
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table></section>\n", out);
+}
+
 /* ---- findings ----------------------------------------------------------------------------------- */
 
 static void write_findings(const jp_analysis *a, FILE *out) {
@@ -350,6 +417,7 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     write_overview(a, out);
     write_steps(a, out);
     write_breakdown(a, out);
+    if (a->n_host_stats) write_hosts(a, out);
     write_kpis(a, out);
     if (a->n_ops) write_ops(a, out);
     if (a->n_scopes) write_scopes(a, out);

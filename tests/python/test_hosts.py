@@ -107,6 +107,14 @@ def test_the_report_says_how_clocks_were_aligned_and_names_the_straggler(run):
     assert "Top ops on b by self time" in text
 
 
+def test_the_html_report_has_the_hosts_section(run, tmp_path):
+    page = tmp_path / "report.html"
+    assert run_jaxprof("report", str(run), "--html", str(page)).returncode == 0
+    html = page.read_text()
+    assert '<section id="hosts">' in html and "clocks aligned by ends of the last collective" in html
+    assert html.count('<td class="n bad">10.00 ms</td>') == 2  # b's cells in steps 3 and 4
+
+
 def test_hosts_csv_has_a_row_per_host_and_step(run):
     lines = run_jaxprof("hosts", str(run), "--csv").stdout.splitlines()
     assert lines[0].startswith("step,host,start_ms,duration_ms,")
