@@ -112,7 +112,7 @@ static const char *align(const jp_model *m, host_work *w, jp_host_stat *hs) {
     jp_map_deinit(&by_num);
     free(diff);
     if (synced) hs[r].clock = "reference";
-    int64_t lo = INT64_MAX; /* 0 is the earliest host's capture start */
+    int64_t lo = INT64_MAX; /* the smallest offset becomes 0: times stay at or after 0 */
     for (size_t h = 0; h < n; h++) lo = hs[h].offset_ps < lo ? hs[h].offset_ps : lo;
     for (size_t h = 0; h < n; h++) hs[h].offset_ps -= lo;
     if (synced)
