@@ -499,6 +499,9 @@ typedef struct jp_analysis {
 
 typedef struct jp_profile jp_profile;
 
+/* The straggler of step number step_num in a multi-host analysis, or NULL (binary search). */
+const jp_straggler *jp_analysis_straggler(const jp_analysis *a, int64_t step_num);
+
 /* Loads and analyses; opt may be NULL. On failure *out is NULL and err names the file. */
 int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
 /* Same from one serialized XSpace (or its gzip) in memory, as one host called `name`. */

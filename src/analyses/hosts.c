@@ -188,6 +188,16 @@ static int find_stragglers(jp_host_stat *hs, size_t n_hosts, jp_arena *arena, jp
     return rc;
 }
 
+const jp_straggler *jp_analysis_straggler(const jp_analysis *a, int64_t step_num) {
+    size_t lo = 0, hi = a->n_stragglers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->stragglers[mid].step_num < step_num) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->n_stragglers && a->stragglers[lo].step_num == step_num ? &a->stragglers[lo] : NULL;
+}
+
 /* ---- the analysis ---------------------------------------------------------------------------- */
 
 static void fill_host(jp_host_stat *hs, const char *name, const jp_analysis *alone) {

@@ -322,17 +322,6 @@ static void write_scopes(const jp_analysis *a, FILE *out) {
 
 /* ---- hosts (multi-host runs) -------------------------------------------------------------------- */
 
-/* The straggler of step `num` (stragglers are sorted by step), or NULL. */
-static const jp_straggler *straggler_of(const jp_analysis *a, int64_t num) {
-    size_t lo = 0, hi = a->n_stragglers;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->stragglers[mid].step_num < num) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < a->n_stragglers && a->stragglers[lo].step_num == num ? &a->stragglers[lo] : NULL;
-}
-
 /* The host's step numbered num, looked for at `hint` first (hosts mostly hold the same steps in
  * the same order); NULL when it has none. */
 static const jp_step *host_step(const jp_host_stat *hs, int64_t num, size_t hint) {
@@ -372,7 +361,7 @@ static void write_hosts(const jp_analysis *a, FILE *out) {
     const jp_host_stat *first = &a->host_stats[0];
     for (size_t i = 0; i < first->n_steps; i++) {
         int64_t num = first->steps[i].step_num;
-        const jp_straggler *lag = straggler_of(a, num);
+        const jp_straggler *lag = jp_analysis_straggler(a, num);
         fprintf(out, "<tr><td class=\"n\">%lld</td>", (long long)num);
         for (size_t h = 0; h < a->n_host_stats; h++) {
             const jp_step *st = host_step(&a->host_stats[h], num, i);

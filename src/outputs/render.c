@@ -304,16 +304,19 @@ static void host_step_cell(const jp_analysis *a, const void *row, size_t col, ce
     }
 }
 
-/* The straggler of host h's step num, or NULL (stragglers are sorted by step). */
+/* The straggler of step num when it is host h, or NULL. */
 static const jp_straggler *lag_of(const jp_analysis *a, size_t h, int64_t num) {
-    size_t lo = 0, hi = a->n_stragglers;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->stragglers[mid].step_num < num) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < a->n_stragglers && a->stragglers[lo].step_num == num && a->stragglers[lo].host == h ? &a->stragglers[lo]
-                                                                                                   : NULL;
+    const jp_straggler *lag = jp_analysis_straggler(a, num);
+    return lag && lag->host == h ? lag : NULL;
+}
+
+/* The analysis as host h alone sees its ops: the ops table's percentages are of its op time. */
+static jp_analysis host_ops_view(const jp_analysis *a, size_t h) {
+    jp_analysis alone = *a;
+    alone.ops = a->host_stats[h].ops;
+    alone.n_ops = a->host_stats[h].n_ops;
+    alone.op_self_ps = a->host_stats[h].op_self_ps;
+    return alone;
 }
 
 static int cmp_host_step_row(const void *x, const void *y) {
@@ -442,8 +445,7 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
     fputs("],\"host_ops\":{", out);
     for (size_t h = 0; !rc && h < a->n_host_stats; h++) {
         const jp_host_stat *hs = &a->host_stats[h];
-        jp_analysis alone = *a; /* the ops table's percentages are of this host's op time */
-        alone.ops = hs->ops, alone.n_ops = hs->n_ops, alone.op_self_ps = hs->op_self_ps;
+        jp_analysis alone = host_ops_view(a, h);
         table ops = section_table(&alone, JP_SECTION_OPS);
         size_t *order;
         if ((rc = jp_table_select(&alone, &ops, v, &order, &n, err))) break;
@@ -675,8 +677,7 @@ static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
     free(rows);
     for (size_t h = 0; !rc && h < a->n_host_stats; h++) {
         const jp_host_stat *hs = &a->host_stats[h];
-        jp_analysis alone = *a;
-        alone.ops = hs->ops, alone.n_ops = hs->n_ops, alone.op_self_ps = hs->op_self_ps;
+        jp_analysis alone = host_ops_view(a, h);
         fprintf(out, "\nTop ops on %s by self time\n", hs->name);
         table t = section_table(&alone, JP_SECTION_OPS);
         rc = text_table(&alone, &t, &view, out, err);
