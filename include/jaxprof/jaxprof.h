@@ -305,6 +305,7 @@ typedef struct jp_device {
     uint64_t n_ops;       /* op occurrences (merged kernels count once) */
     double peak_flops;    /* FLOP/s from plane stats, 0 when unknown */
     double peak_bw;       /* bytes/s from plane stats, 0 when unknown */
+    double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
 } jp_device;
 
 typedef struct jp_op_stat {
@@ -322,6 +323,9 @@ typedef struct jp_op_stat {
     int64_t min_ps, max_ps;
     double flops;         /* summed over occurrences; 0 when the profile does not say */
     double bytes;         /* bytes accessed, summed; 0 when unknown */
+    uint32_t n_devices;   /* devices it ran on: an op of an SPMD program runs on every chip, and
+                           * its row sums them (as XProf does); device is then the first of them.
+                           * jp_load_options.device keeps one device for a per-device view */
 } jp_op_stat;
 
 enum jp_part { /* the parts of a step, in the priority order of the breakdown sweep */
@@ -392,9 +396,11 @@ typedef struct jp_memory_sample {
 } jp_memory_sample;
 
 typedef struct jp_memory_stat {
-    const char *allocator;
-    int64_t peak_bytes;   /* max of peak_bytes_in_use and bytes in use */
+    const char *allocator;   /* its name, or "device N" (libtpu's index_on_host) */
+    int64_t peak_bytes;      /* most bytes in use (allocated + reserved) during the capture */
     int64_t peak_t_ps;
+    int64_t lifetime_peak_bytes; /* the allocator's own peak_bytes_in_use since it was created
+                                  * (may predate the capture), 0 when not recorded */
     uint64_t n_events;    /* allocation + deallocation events */
     jp_memory_sample *samples; /* at most 1000, evenly spaced over the events */
     size_t n_samples;

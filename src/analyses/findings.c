@@ -50,6 +50,21 @@ static double compute_share(const ctx *c) {
     return c->step_total > 0 ? (c->part[JP_PART_COMPUTE] + c->part[JP_PART_COLLECTIVE]) / c->step_total : 0;
 }
 
+/* Memory bandwidth use: each device's bytes accessed over its busy time, as a share of its own
+ * peak, averaged over the devices that have both (every chip has its own HBM: dividing all chips'
+ * bytes by their summed busy time and summed peaks would understate it by the number of chips). */
+static double memory_bandwidth(const jp_analysis *a) {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_devices; i++) {
+        const jp_device *d = &a->devices[i];
+        if (d->busy_ps <= 0 || d->peak_bw <= 0 || d->bytes_accessed <= 0) continue;
+        sum += 100 * d->bytes_accessed / ((double)d->busy_ps / 1e12) / d->peak_bw;
+        n++;
+    }
+    return n ? sum / (double)n : 0;
+}
+
 static void kpis(ctx *c) {
     const jp_analysis *a = c->a;
     if (c->step_total > 0) {
@@ -71,11 +86,7 @@ static void kpis(ctx *c) {
     double mean_ms = n ? ms((double)total / (double)n) : 0;
     kpi(c, a->n_kernels ? "kernel duration" : "op duration", mean_ms, "ms",
         n ? rate(mean_ms, 1, 0.1, 1) : JP_RATING_NA);
-    double bytes = 0, peak_bw = 0;
-    for (size_t i = 0; i < a->n_ops; i++) bytes += a->ops[i].bytes;
-    for (size_t i = 0; i < a->n_devices; i++) peak_bw += a->devices[i].peak_bw;
-    double bw = a->op_busy_ps > 0 && peak_bw > 0 && bytes > 0
-                    ? 100 * bytes / ((double)a->op_busy_ps / 1e12) / peak_bw : 0;
+    double bw = memory_bandwidth(a);
     kpi(c, "memory bandwidth", bw, "%", bw > 0 ? rate(bw, 60, 40, 1) : JP_RATING_NA);
     double compile_s = 0;
     for (size_t i = 0; i < a->n_compiles; i++) compile_s += (double)a->compiles[i].dur_ps / 1e12;
@@ -439,17 +450,18 @@ static void recompilation(ctx *c) {
     size_t distinct = step_ranges(at, n, steps, sizeof steps);
     free(at);
     if (!n) return;
-    const name_count *top = top_of(t, nt, 0, NULL);
+    const name_count *top = top_of(t, nt, 1, NULL); /* the module whose compiles cost the most */
     double share = c->step_total > 0 ? total / c->step_total : 0;
-    int bad = (top && top->n >= 2) || share >= 0.1;
+    int bad = share >= 0.1;
+    for (size_t i = 0; i < nt; i++) bad |= t[i].n >= 2;
     finding(c, "recompilation", bad ? JP_RATING_BAD : JP_RATING_WARNING, "Recompilation in the steady state",
             "Keep shapes and static arguments fixed across steps: pad or bucket variable-length inputs, "
             "pass Python scalars as arrays (or mark them static_argnums only if they never change), and "
             "do not create new jitted closures inside the loop.",
             "%llu compilations after the first step, in step%s %s, taking %.1f ms (%.0f%% of step time); "
-            "%s compiled %llu time%s there",
+            "%s compiled %llu time%s there (%.1f ms), the most of any module",
             (unsigned long long)n, distinct > 1 ? "s" : "", steps, ms(total), 100 * share, top ? top->name : "?",
-            top ? (unsigned long long)top->n : 0ULL, top && top->n == 1 ? "" : "s");
+            top ? (unsigned long long)top->n : 0ULL, top && top->n == 1 ? "" : "s", top ? ms((double)top->ps) : 0.0);
 }
 
 /* What a host did instead of entering its collectives in the given steps: the largest part of

@@ -20,8 +20,8 @@ static int allocator_stats(jp_arena *arena, const jp_mem_ev *ev, size_t n, jp_me
     out->samples = jp_arena_alloc(arena, ((n + stride - 1) / stride) * sizeof(jp_memory_sample));
     if (!out->samples) return JP_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        int64_t peak = ev[i].peak > ev[i].in_use ? ev[i].peak : ev[i].in_use;
-        if (peak > out->peak_bytes) out->peak_bytes = peak, out->peak_t_ps = ev[i].t_ps;
+        if (ev[i].in_use > out->peak_bytes) out->peak_bytes = ev[i].in_use, out->peak_t_ps = ev[i].t_ps;
+        if (ev[i].peak > out->lifetime_peak_bytes) out->lifetime_peak_bytes = ev[i].peak;
         if (i % stride == 0) out->samples[out->n_samples++] = (jp_memory_sample){ev[i].t_ps, ev[i].in_use};
     }
     return JP_OK;

@@ -70,6 +70,40 @@ static int cmp_op_total(const void *a, const void *b) {
     return c ? c : strcmp(x->name, y->name);
 }
 
+/* Sums the rows of one (module, name) on several devices into the first one's row and drops ops
+ * that were defined but never ran (filtered devices); returns the rows left, SIZE_MAX when out of
+ * memory. Rows keep the order of first sight. */
+static size_t merge_devices(jp_op_stat *ops, size_t n_ops) {
+    jp_map rows = {0};
+    size_t n = 0;
+    for (size_t i = 0; i < n_ops; i++) {
+        const jp_op_stat *o = &ops[i];
+        if (!o->count) continue;
+        int found;
+        uint32_t k = jp_map_get_or_put(&rows, jp_ptr_key(o->module), jp_ptr_key(o->name), 0, (uint32_t)n, &found);
+        if (k == UINT32_MAX) {
+            n = SIZE_MAX;
+            break;
+        }
+        if (!found) {
+            ops[n] = *o;
+            ops[n++].n_devices = 1;
+            continue;
+        }
+        jp_op_stat *r = &ops[k];
+        r->count += o->count;
+        r->total_ps += o->total_ps;
+        r->self_ps += o->self_ps;
+        if (o->min_ps < r->min_ps) r->min_ps = o->min_ps;
+        if (o->max_ps > r->max_ps) r->max_ps = o->max_ps;
+        r->flops += o->flops;
+        r->bytes += o->bytes;
+        r->n_devices++;
+    }
+    jp_map_deinit(&rows);
+    return n;
+}
+
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     a->devices = jp_analysis_copy(arena, &m->devices, sizeof(jp_device));
     a->n_devices = m->devices.n;
@@ -78,7 +112,7 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     for (size_t i = 0; i < m->opdefs.n; i++) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
         a->ops[i] = (jp_op_stat){d->module, d->name, d->category, d->op_name, d->scope, d->source, d->device,
-                                 0, 0, 0, INT64_MAX, 0, 0, 0};
+                                 0, 0, 0, INT64_MAX, 0, 0, 0, 0};
     }
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
@@ -93,10 +127,10 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         s->flops += d->flops;
         s->bytes += d->bytes;
         a->devices[d->device].n_ops++;
+        a->devices[d->device].bytes_accessed += d->bytes;
     }
-    size_t n = 0; /* drop ops that were defined but never ran (filtered devices) */
-    for (size_t i = 0; i < m->opdefs.n; i++)
-        if (a->ops[i].count) a->ops[n++] = a->ops[i];
+    size_t n = merge_devices(a->ops, m->opdefs.n);
+    if (n == SIZE_MAX) return JP_ERR_NOMEM;
     a->n_ops = n;
     qsort(a->ops, n, sizeof *a->ops, cmp_op_total);
     return device_busy(m, a);

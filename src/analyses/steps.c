@@ -59,20 +59,36 @@ static size_t steps_from_markers(const jp_model *m, jp_vec *out) {
     return out->n;
 }
 
-/* Consecutive runs of one repeated thing (executions of a module, dispatches of a function):
- * step i spans from run i's start to run i+1's start, the last one to its own end. */
-static void steps_from_runs(const jp_exec *runs, size_t n, const char *module, jp_vec *out) {
-    const jp_exec *prev = NULL;
+/* Consecutive runs of one repeated thing (executions of a module, dispatches of a function). Each
+ * device runs its own: the k-th run on every device is step k (an SPMD program runs once per
+ * chip), spanning the earliest of their starts to the latest of their ends. Step i then lasts
+ * from its start to step i+1's start, the last one to its own end. */
+static int steps_from_runs(const jp_exec *runs, size_t n, const char *module, jp_vec *out) {
+    jp_map nth = {0}; /* device -> runs seen on it so far */
+    int rc = JP_OK;
     for (size_t i = 0; i < n; i++) {
         if (runs[i].module != module) continue;
-        if (prev) JP_VEC_AT(out, jp_step, out->n - 1).dur_ps = runs[i].start_ps - prev->start_ps;
-        jp_step *s = jp_vec_push(out, sizeof *s);
-        if (!s) return;
-        s->step_num = (int64_t)out->n - 1;
-        s->start_ps = runs[i].start_ps;
-        s->dur_ps = runs[i].end_ps - runs[i].start_ps;
-        prev = &runs[i];
+        uint32_t *k = jp_map_value(&nth, runs[i].device, 0, 0, 0, NULL);
+        int fresh = k && *k == out->n; /* runs come by start: step k is new or already begun */
+        jp_step *s = !k ? NULL : fresh ? jp_vec_push(out, sizeof *s) : &JP_VEC_AT(out, jp_step, *k);
+        if (!s) {
+            rc = JP_ERR_NOMEM;
+            break;
+        }
+        int64_t end = runs[i].end_ps;
+        if (fresh) {
+            s->step_num = (int64_t)*k;
+            s->start_ps = runs[i].start_ps;
+        } else if (s->start_ps + s->dur_ps > end) {
+            end = s->start_ps + s->dur_ps; /* a run starts no earlier than step k's first */
+        }
+        s->dur_ps = end - s->start_ps;
+        (*k)++;
     }
+    jp_map_deinit(&nth);
+    jp_step *s = out->data;
+    for (size_t i = 0; i + 1 < out->n; i++) s[i].dur_ps = s[i + 1].start_ps - s[i].start_ps;
+    return rc;
 }
 
 /* The module with the most total time among those run at least twice. */
@@ -108,7 +124,7 @@ static int host_dispatches(const jp_model *m, jp_vec *out) {
         if (!h->is_dispatch || h->depth > 0) continue;
         jp_exec *x = jp_vec_push(out, sizeof *x);
         if (!x) return JP_ERR_NOMEM;
-        *x = (jp_exec){.module = h->name, .start_ps = h->start_ps, .end_ps = h->end_ps};
+        *x = (jp_exec){.module = h->name, .start_ps = h->start_ps, .end_ps = h->end_ps, .device = UINT32_MAX};
     }
     if (out->n > 1) qsort(out->data, out->n, sizeof(jp_exec), jp_exec_cmp_start);
     return JP_OK;
@@ -147,7 +163,7 @@ static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *
         /* a module never executed was never interned: then there is nothing to pair it with */
         const char *mod = len > 0 && !nested ? jp_intern_lookup(&m->intern, module, (size_t)len) : NULL;
         jp_exec *d = mod ? jp_vec_push(&dispatches, sizeof *d) : NULL;
-        if (d) *d = (jp_exec){.module = mod, .start_ps = h->start_ps, .end_ps = h->end_ps};
+        if (d) *d = (jp_exec){.module = mod, .start_ps = h->start_ps, .end_ps = h->end_ps, .device = UINT32_MAX};
     }
     if (dispatches.n > 1) qsort(dispatches.data, dispatches.n, sizeof(jp_exec), jp_exec_cmp_start);
     const jp_exec *x = m->execs.data, *d = dispatches.data;
@@ -243,13 +259,14 @@ static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps)
     if (m->device_steps.n) return steps_from_device_lines(m, steps) == JP_OK ? "device Steps line" : NULL;
     const char *mod = dominant(m->execs.data, m->execs.n);
     if (mod) {
-        steps_from_runs(m->execs.data, m->execs.n, mod, steps);
+        if (steps_from_runs(m->execs.data, m->execs.n, mod, steps)) return NULL;
         return jp_analysis_printf(arena, "executions of %s", mod);
     }
     jp_vec dispatches = {0};
     if (host_dispatches(m, &dispatches) == JP_OK && (mod = dominant(dispatches.data, dispatches.n))) {
-        steps_from_runs(dispatches.data, dispatches.n, mod, steps);
+        int rc = steps_from_runs(dispatches.data, dispatches.n, mod, steps);
         jp_vec_free(&dispatches);
+        if (rc) return NULL;
         return jp_analysis_printf(arena, "host dispatches of %s", mod);
     }
     jp_vec_free(&dispatches);

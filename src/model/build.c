@@ -17,6 +17,7 @@ typedef struct plane_ctx {
     const jp_plane *plane;
     const char *host;
     uint32_t host_index;   /* into m->hosts */
+    int has_devices;       /* the XSpace has device planes: the host CPU is no device of its own */
     jp_stat_keys keys;     /* of plane */
     /* Per-plane caches, indexed like plane->event_meta and plane->stat_meta, filled on first use:
      * most events share a few metadata entries and name their ops by stat references, so each
@@ -154,6 +155,23 @@ static const jp_hlo_module *hlo_module_for(const jp_model *m, const char *module
     return by_name;
 }
 
+/* The tf_op stat, the framework op that an HLO op came from: "jit(f)/jit(main)/add:" as TPU
+ * captures write it, in TensorFlow's "name:type" form with an empty type, which is dropped. */
+static const char *framework_op(plane_ctx *c, const ev_info *info) {
+    jp_str s = jp_info_str(info, K_TF_OP);
+    if (s.len && s.ptr[s.len - 1] == ':') s.len--;
+    return jp_intern_view(&c->m->intern, s);
+}
+
+/* The framework op a TensorFlow annotation names: "scope/op#shape=(...)#" holds the TraceMe's
+ * arguments after the '#', which are dropped. */
+static const char *annotation_op(plane_ctx *c, const ev_info *info) {
+    jp_str s = jp_info_str(info, K_ANNOTATION);
+    const char *hash = memchr(s.ptr, '#', s.len);
+    if (hash) s.len = (size_t)(hash - s.ptr);
+    return jp_intern_view(&c->m->intern, s);
+}
+
 /* The opdef for (device, module, name), created with its HLO metadata on first sight. */
 static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const char *name, int64_t program_id,
                        const ev_info *info) {
@@ -179,6 +197,10 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     if (info) {
         op->flops = jp_info_dbl(info, K_FLOPS);
         op->bytes = jp_info_dbl(info, K_BYTES_ACCESSED);
+        /* without the HLO (TPU captures keep it elsewhere) the op's own stats say the same */
+        if (!*op->op_name && jp_info_str(info, K_TF_OP).len) op->op_name = framework_op(c, info);
+        if (!*op->source && jp_info_str(info, K_SOURCE).len) op->source = info_interned(c, info, K_SOURCE);
+        if (!op->op_name || !op->source) return UINT32_MAX;
     }
     op->scope = jp_hlo_scope_of(&m->intern, op->op_name);
     if (!op->category || !op->scope) return UINT32_MAX;
@@ -213,6 +235,18 @@ static int add_xfer(plane_ctx *c, uint32_t device, int kind, int64_t start, int6
     if (!x) return nomem(c->err);
     *x = (jp_xfer_ev){start, start + dur, bytes, device, (uint8_t)kind};
     return add_span(c->m, start, start + dur, device, JP_PART_H2D + kind) ? nomem(c->err) : JP_OK;
+}
+
+/* libtpu times each op twice: the event's span, converted to the host's clock, places it on the
+ * timeline, and device_duration_ps is the time the core spent on it by its own clock. The two can
+ * disagree by a factor of two (a real v6e capture: a copy-done spans 97 ms and took 194 ms).
+ * Like XProf, the op's time is the device's; the span stays its place on the timeline (busy
+ * time, nesting, steps), where it abuts its neighbours as the device durations would not. */
+static void use_device_duration(plane_ctx *c, const ev_info *info) {
+    int64_t d = jp_info_int(info, K_DEVICE_DURATION);
+    if (d <= 0 || d > TIME_LIMIT_PS) return;
+    jp_op_ev *e = &JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1);
+    e->dur_ps = e->self_ps = d;
 }
 
 /* ---- /host:metadata ----------------------------------------------------------------------- */
@@ -274,9 +308,19 @@ static int add_memory_event(plane_ctx *c, jp_str name, int64_t t, const ev_info 
     if (!(jp_str_eq(name, "MemoryAllocation") || jp_str_eq(name, "MemoryDeallocation"))) return 0;
     jp_mem_ev *me = jp_vec_push(&c->m->mem, sizeof *me);
     if (!me) return nomem(c->err);
+    /* One allocator per name; without one, per device (libtpu says which chip of the host in
+     * index_on_host: each chip has its own HBM and allocator). Memory in use counts the bytes
+     * reserved beside those allocated, as XProf's memory profile does. */
+    char chip[32];
     const char *alloc = jp_info_has(info, K_ALLOCATOR) ? info_interned(c, info, K_ALLOCATOR)
-                                                   : jp_intern_str(&c->m->intern, "default", 7);
-    *me = (jp_mem_ev){t, alloc, jp_info_int(info, K_BYTES_ALLOCATED), jp_info_int(info, K_PEAK_BYTES)};
+                        : jp_info_has(info, K_INDEX_ON_HOST)
+                            ? jp_intern_str(&c->m->intern, chip,
+                                            (size_t)snprintf(chip, sizeof chip, "device %lld",
+                                                             (long long)jp_info_int(info, K_INDEX_ON_HOST)))
+                            : jp_intern_str(&c->m->intern, "default", 7);
+    int64_t in_use = jp_info_int(info, K_BYTES_ALLOCATED), reserved = jp_info_int(info, K_BYTES_RESERVED);
+    if (reserved > 0 && in_use <= INT64_MAX - reserved) in_use += reserved;
+    *me = (jp_mem_ev){t, alloc, in_use, jp_info_int(info, K_PEAK_BYTES)};
     return me->allocator ? 1 : nomem(c->err);
 }
 
@@ -417,7 +461,9 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
                 op_end *oe = jp_vec_push(ends, sizeof *oe);
                 if (!oe) return nomem(c->err);
                 *oe = (op_end){(uint64_t)info->v[K_FLOW_C].i, start + dur, ends->n - 1};
-            } else if (cpu_transfer_kind(name) >= 0) {
+            } else if (!c->has_devices && cpu_transfer_kind(name) >= 0) {
+                /* XLA:CPU's "H2D Dispatch" is the copy itself; beside a GPU or TPU it only queues
+                 * one, which the device plane records with its size */
                 if (cpu == UINT32_MAX && cpu_wanted && (cpu = add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
                     return nomem(c->err);
                 if (cpu_wanted && (rc = add_xfer(c, cpu, cpu_transfer_kind(name), start, dur, 0))) return rc;
@@ -528,13 +574,34 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, const jp_ev
     if (!interned) return nomem(c->err);
     int rc = jp_str_eq(name, "Memset") ? JP_OK : add_kernel(c, interned, dur, info);
     if (rc) return rc;
+    /* The op a kernel ran for: its HLO op (XLA), else the framework op that launched it (TensorFlow
+     * names it in tf_op or in the annotation), else the kernel itself. Kernels of two framework ops
+     * are two ops, so they never merge into one occurrence. */
     int has_op = jp_info_str(info, K_HLO_OP).len > 0;
     const char *module = has_op ? info_interned(c, info, K_HLO_MODULE) : jp_intern_str(&c->m->intern, "", 0);
-    const char *op_name = has_op ? info_interned(c, info, K_HLO_OP) : interned;
+    const char *op_name = has_op                                ? info_interned(c, info, K_HLO_OP)
+                          : jp_info_str(info, K_TF_OP).len      ? framework_op(c, info)
+                          : jp_info_str(info, K_ANNOTATION).len ? annotation_op(c, info)
+                                                                : interned;
     if (!module || !op_name) return nomem(c->err);
     uint32_t op = op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
     if (op == UINT32_MAX) return nomem(c->err);
     return add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), 1);
+}
+
+/* The interned name of a TPU op: libtpu may name an XLA Ops event's metadata with the whole HLO
+ * text ("%copy-done.2 = f32[...] copy-done(...)") and give the instruction name as the display
+ * name; without one, the text's "%name" is cut out. */
+static const char *tpu_op_name(plane_ctx *c, const jp_event_meta *em) {
+    if (!em || !em->name.len || em->name.ptr[0] != '%') return event_name(c, em);
+    const char **slot = &c->em_names[em - c->plane->event_meta];
+    if (*slot) return *slot;
+    jp_str name = em->display_name;
+    if (!name.len) {
+        name = (jp_str){em->name.ptr + 1, 0};
+        while (name.len + 1 < em->name.len && name.ptr[name.len] != ' ') name.len++;
+    }
+    return *slot = jp_intern_view(&c->m->intern, name);
 }
 
 int jp_exec_cmp_start(const void *a, const void *b) {
@@ -554,9 +621,13 @@ static const jp_exec *exec_at(const jp_exec *execs, size_t n, int64_t t) {
 }
 
 /* TPU "XLA Modules" and "Steps" lines hold whole executions; read them before the ops. Every chip
- * writes its own Steps line naming the same steps: like step markers seen on several threads, one
- * step name is one step of the host, spanning all of its devices (the steps analysis joins hosts). */
-static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
+ * writes its own Steps line naming the same steps: one step name is one step of the host, timed
+ * by its longest device, as XProf times it. (Chips need not run a step in lockstep: the replicas of
+ * a TensorFlow job on two GPUs ran step 0 650 ms apart, and spanning both would count the gap.)
+ * The steps analysis joins hosts.
+ * GPU planes have a Steps line only where a profiler derived and saved one (TensorFlow does): it
+ * is read the same way; their XLA Modules, when saved, repeat what run_ids already give. */
+static int read_device_intervals(plane_ctx *c, uint32_t dev, int platform, size_t *first_exec) {
     *first_exec = c->m->execs.n;
     jp_map by_name = {0}; /* step name -> index into device_steps, over this host's planes so far */
     int rc = JP_OK;
@@ -567,7 +638,8 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
             rc = nomem(c->err);
     for (size_t l = 0; l < c->plane->n_lines && rc == JP_OK; l++) {
         const jp_line *ln = &c->plane->lines[l];
-        int modules = jp_str_eq(ln->name, "XLA Modules"), steps = jp_str_eq(ln->name, "Steps");
+        int modules = platform == JP_PLATFORM_TPU && jp_str_eq(ln->name, "XLA Modules");
+        int steps = jp_str_eq(ln->name, "Steps");
         if (!modules && !steps) continue;
         jp_event_reader reader = jp_line_event_reader(c->xs, ln); /* lines the stream leaves out */
         jp_event event, *ev = &event;
@@ -586,7 +658,7 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
                 rc = nomem(c->err);
                 break;
             }
-            if (steps) { /* the same step on another chip widens the one seen first */
+            if (steps) { /* the same step on another chip: the longer of the two stands for both */
                 int found;
                 uint32_t k = jp_map_get_or_put(&by_name, jp_ptr_key(interned), 0, 0, (uint32_t)c->m->device_steps.n,
                                                &found);
@@ -596,8 +668,7 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
                 }
                 if (found) {
                     jp_exec *seen = &JP_VEC_AT(&c->m->device_steps, jp_exec, k);
-                    if (start < seen->start_ps) seen->start_ps = start;
-                    if (end > seen->end_ps) seen->end_ps = end;
+                    if (end - start > seen->end_ps - seen->start_ps) seen->start_ps = start, seen->end_ps = end;
                     continue;
                 }
             }
@@ -606,7 +677,7 @@ static int read_tpu_intervals(plane_ctx *c, size_t *first_exec) {
                 rc = nomem(c->err);
                 break;
             }
-            *x = (jp_exec){interned, (int64_t)(c->m->execs.n + c->m->device_steps.n), start, end, c->host_index};
+            *x = (jp_exec){interned, (int64_t)(c->m->execs.n + c->m->device_steps.n), start, end, c->host_index, dev};
         }
     }
     jp_map_deinit(&by_name);
@@ -629,7 +700,7 @@ static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
     d->peak_flops = jp_info_dbl(&pinfo, K_PEAK_TFLOPS) * 1e12;
     d->peak_bw = jp_info_dbl(&pinfo, K_PEAK_HBM_GBPS) * 1e9;
     size_t first_exec = 0;
-    if (platform == JP_PLATFORM_TPU && (rc = read_tpu_intervals(c, &first_exec))) return rc;
+    if ((rc = read_device_intervals(c, dev, platform, &first_exec))) return rc;
     for (size_t l = 0; l < c->plane->n_lines; l++) {
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
@@ -653,10 +724,11 @@ static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
                                                  c->m->execs.n - first_exec, start)
                                        : NULL; /* no executions: execs.data may be NULL */
                 const char *module = x ? x->module : info_interned(c, info, K_HLO_MODULE);
-                const char *op_name = event_name(c, em);
+                const char *op_name = tpu_op_name(c, em);
                 if (!module || !op_name) return nomem(c->err);
                 uint32_t op = op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
                 rc = op == UINT32_MAX ? nomem(c->err) : add_op_event(c, op, line, start, dur, x ? x->run_id : 0, 1);
+                if (rc == JP_OK) use_device_duration(c, info);
             }
             if (rc) return rc;
         }
@@ -742,6 +814,7 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     m->first_ps = INT64_MAX;
     m->last_ps = INT64_MIN;
     plane_ctx c = {.m = m, .xs = xs, .host = h->name, .host_index = (uint32_t)(m->hosts.n - 1), .err = err};
+    for (size_t i = 0; i < n_planes; i++) c.has_devices |= jp_plane_role_of(&planes[i], NULL) == JP_ROLE_DEVICE;
     int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
     jp_stream_close(c.stream);
@@ -803,8 +876,11 @@ static void nest_ops(jp_model *m) {
                          ev[i].nest_end_ps > ev[stack[depth - 1]].nest_end_ps))
             depth--;
         if (depth) {
+            /* a child takes from its parent the time it spans inside it, or its own busy time when
+             * that is less (a TPU op's device duration; an XLA:CPU async op runs on past its span) */
             jp_op_ev *parent = &ev[stack[depth - 1]];
             int64_t child = ev[i].nest_end_ps - ev[i].start_ps;
+            if (ev[i].dur_ps < child) child = ev[i].dur_ps;
             parent->self_ps = parent->self_ps > child ? parent->self_ps - child : 0;
         }
         if (depth < MAX_DEPTH) stack[depth++] = i;
@@ -867,7 +943,8 @@ static int group_executions(jp_model *m) {
         if (!found) {
             jp_exec *x = jp_vec_push(&m->execs, sizeof *x);
             if (!x) { rc = JP_ERR_NOMEM; break; }
-            *x = (jp_exec){module, ev[i].run_id, ev[i].start_ps, ev[i].end_ps, host_of_device(m, defs[ev[i].op].device)};
+            *x = (jp_exec){module, ev[i].run_id, ev[i].start_ps, ev[i].end_ps, host_of_device(m, defs[ev[i].op].device),
+                           defs[ev[i].op].device};
         }
         jp_exec *x = &JP_VEC_AT(&m->execs, jp_exec, k);
         if (ev[i].start_ps < x->start_ps) x->start_ps = ev[i].start_ps;

@@ -102,8 +102,8 @@ typedef struct jp_kernel_sum {
 typedef struct jp_mem_ev {
     int64_t t_ps;
     const char *allocator;   /* interned */
-    int64_t in_use;          /* bytes_allocated after the event */
-    int64_t peak;            /* peak_bytes_in_use reported, 0 when absent */
+    int64_t in_use;          /* bytes_allocated + bytes_reserved after the event */
+    int64_t peak;            /* peak_bytes_in_use reported (the allocator's lifetime peak), 0 when absent */
 } jp_mem_ev;
 
 typedef struct jp_exec {     /* one execution of a module on a device */
@@ -111,6 +111,7 @@ typedef struct jp_exec {     /* one execution of a module on a device */
     int64_t run_id;
     int64_t start_ps, end_ps;
     uint32_t host;           /* index into jp_model.hosts */
+    uint32_t device;         /* index into jp_model.devices; UINT32_MAX for host dispatches */
 } jp_exec;
 
 /* qsort comparator: executions by start time. */
@@ -150,7 +151,7 @@ typedef struct jp_model {
     jp_map kernel_index;     /* (name, details) -> kernels */
     jp_vec mem;              /* jp_mem_ev */
     jp_vec execs;            /* jp_exec, from run_id groups or XLA Modules lines */
-    jp_vec device_steps;     /* jp_exec, from TPU Steps lines (module = step name) */
+    jp_vec device_steps;     /* jp_exec, from device Steps lines (TPU, saved GPU ones; module = step name) */
     jp_vec spans;            /* jp_span */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;

@@ -15,7 +15,8 @@ static const char *const STAT_NAMES[K_COUNT] = {
     "hlo_op", "hlo_module", "program_id", "run_id", "step_num", "_r", "kernel_details",
     "memcpy_details", "allocator_name", "bytes_allocated", "peak_bytes_in_use", "flops",
     "bytes_accessed", "hlo_category", "Hlo Proto", "peak_teraflops_per_second",
-    "peak_hbm_bw_gigabytes_per_second", "_p", "_c",
+    "peak_hbm_bw_gigabytes_per_second", "_p", "_c", "tf_op", "source", "device_duration_ps", "annotation",
+    "bytes_reserved", "index_on_host",
 };
 
 _Static_assert(K_COUNT <= 32, "one bit per key");
@@ -111,10 +112,31 @@ int jp_platform_of_device_plane(const jp_plane *plane) {
     return starts_with(plane->name, "/device:TPU") ? JP_PLATFORM_TPU : JP_PLATFORM_GPU;
 }
 
+/* Rows that profilers derive from the raw events and may save beside them (TensorFlow's profiler,
+ * files written again after XProf's processing). XLA/TSL reserve them thread ids from 0xdeadbeef
+ * (kThreadIdDerivedMin in trace_utils.h) up: 290 ids in current versions, 8 in older ones. */
+enum { DERIVED_ID_MIN = 0xdeadbeef, DERIVED_ID_COUNT = 290 };
+static const char *const DERIVED_NAMES[] = {
+    "Steps", "XLA Modules", "XLA Ops", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope",
+    "Framework Name Scope", "Launch Stats", "Source code", "Kernel Launch", "Async XLA Ops", "XLA TraceMe",
+};
+
+int jp_line_is_derived(const jp_line *line) {
+    /* the id is a 32-bit thread id, written sign-extended (0xffffffffdeadbeef) or not */
+    uint64_t id = (uint64_t)line->id, high = id >> 32;
+    uint32_t low = (uint32_t)id;
+    if ((high == 0 || high == 0xffffffffu) && low >= DERIVED_ID_MIN && low - DERIVED_ID_MIN < DERIVED_ID_COUNT) return 1;
+    for (size_t i = 0; i < sizeof DERIVED_NAMES / sizeof DERIVED_NAMES[0]; i++)
+        if (jp_str_eq(line->name, DERIVED_NAMES[i])) return 1;
+    return 0;
+}
+
 int jp_line_wanted(const jp_plane *plane, const jp_line *line) {
     if (!starts_with(plane->name, "/device:")) return 1;
     if (jp_platform_of_device_plane(plane) == JP_PLATFORM_TPU) return jp_str_eq(line->name, "XLA Ops");
-    return !jp_str_eq(line->name, "CUPTI overhead"); /* the tracer's own */
+    /* GPU: CUDA streams only; never the tracer's own line, nor a derived one, which repeats the
+     * streams' kernels (counting it would count every kernel twice) */
+    return !jp_str_eq(line->name, "CUPTI overhead") && !jp_line_is_derived(line);
 }
 
 /* ---- parsing, chunk by chunk -------------------------------------------------------------------- */

@@ -13,7 +13,8 @@
 enum stat_key {
     K_HLO_OP, K_HLO_MODULE, K_PROGRAM_ID, K_RUN_ID, K_STEP_NUM, K_ROOT, K_KERNEL_DETAILS,
     K_MEMCPY_DETAILS, K_ALLOCATOR, K_BYTES_ALLOCATED, K_PEAK_BYTES, K_FLOPS, K_BYTES_ACCESSED,
-    K_HLO_CATEGORY, K_HLO_PROTO, K_PEAK_TFLOPS, K_PEAK_HBM_GBPS, K_FLOW_P, K_FLOW_C, K_COUNT
+    K_HLO_CATEGORY, K_HLO_PROTO, K_PEAK_TFLOPS, K_PEAK_HBM_GBPS, K_FLOW_P, K_FLOW_C, K_TF_OP, K_SOURCE,
+    K_DEVICE_DURATION, K_ANNOTATION, K_BYTES_RESERVED, K_INDEX_ON_HOST, K_COUNT
 };
 
 typedef struct jp_stat_keys {
@@ -57,8 +58,12 @@ int jp_plane_role_of(const jp_plane *plane, const jp_load_options *opt);
 /* Whether opt's device filter keeps the device (plane) named `name`. */
 int jp_device_selected(jp_str name, const jp_load_options *opt);
 int jp_platform_of_device_plane(const jp_plane *plane);
-/* A device plane's lines outside ops: TPU keeps "XLA Ops" only, GPU drops "CUPTI overhead". */
+/* A device plane's lines outside ops: TPU keeps "XLA Ops" only, GPU drops "CUPTI overhead" and
+ * derived lines. */
 int jp_line_wanted(const jp_plane *plane, const jp_line *line);
+/* 1 for a line a profiler derived from the raw events (Steps, TensorFlow Ops, XLA Ops, ...): a
+ * reserved thread id (0xdeadbeef + k) or one of the derived rows' names. */
+int jp_line_is_derived(const jp_line *line);
 
 typedef struct jp_parsed {
     jp_event ev;

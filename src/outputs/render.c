@@ -33,7 +33,7 @@ static const column OP_COLS[] = {
     {"self_ms", "self", 9}, {"avg_ms", "avg", 9}, {"min_ms", NULL, 0}, {"max_ms", NULL, 0},
     {"pct_time", "%time", 6}, {"gflops_per_s", NULL, 0}, {"gbytes_per_s", NULL, 0}, {"flops", NULL, 0},
     {"bytes", NULL, 0}, {"module", NULL, 0}, {"device", NULL, 0}, {"scope", NULL, 0},
-    {"op_name", NULL, 0}, {"source", NULL, 0},
+    {"op_name", NULL, 0}, {"source", NULL, 0}, {"devices", "devs", 4},
 };
 
 static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -54,10 +54,11 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     case 11: set_num(c, o->flops); break;
     case 12: set_num(c, o->bytes); break;
     case 13: set_str(c, o->module); break;
-    case 14: set_str(c, a->devices[o->device].name); break;
+    case 14: set_str(c, o->n_devices == 1 ? a->devices[o->device].name : ""); break; /* "": several */
     case 15: set_str(c, o->scope); break;
     case 16: set_str(c, o->op_name); break;
-    default: set_str(c, o->source); break;
+    case 17: set_str(c, o->source); break;
+    default: set_int(c, o->n_devices); break;
     }
 }
 
@@ -150,7 +151,7 @@ static void kernel_cell(const jp_analysis *a, const void *row, size_t col, cell 
 
 static const column MEMORY_COLS[] = {
     {"allocator", "allocator", 0}, {"peak_bytes", "peak bytes", 14}, {"peak_at_ms", "peak at", 9},
-    {"events", "events", 8},
+    {"events", "events", 8}, {"allocator_peak_bytes", "allocator peak", 16},
 };
 
 static void memory_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -160,7 +161,8 @@ static void memory_cell(const jp_analysis *a, const void *row, size_t col, cell 
     case 0: set_str(c, m->allocator); break;
     case 1: set_int(c, m->peak_bytes); break;
     case 2: set_time(c, m->peak_t_ps); break;
-    default: set_int(c, (int64_t)m->n_events); break;
+    case 3: set_int(c, (int64_t)m->n_events); break;
+    default: set_int(c, m->lifetime_peak_bytes); break;
     }
 }
 

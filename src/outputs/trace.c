@@ -9,6 +9,7 @@
 
 #include "analyses/analyses.h"
 #include "base/error.h"
+#include "model/stream.h"
 #include "outputs/layout.h"
 #include "outputs/trace.h"
 
@@ -343,6 +344,13 @@ static int has_line(const jp_plane *pl, const char *name) {
     return 0;
 }
 
+/* A plane whose writer saved derived rows (TensorFlow's Steps, TensorFlow Ops, ...) has its own. */
+static int has_derived_line(const jp_plane *pl) {
+    for (size_t i = 0; i < pl->n_lines; i++)
+        if (jp_line_is_derived(&pl->lines[i])) return 1;
+    return 0;
+}
+
 static int starts_with(jp_str s, const char *prefix) {
     size_t n = strlen(prefix);
     return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
@@ -478,7 +486,7 @@ static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
     const jp_plane *pl = pc->plane;
     int rc = JP_OK;
     if (steps_row && x->a->n_steps && !has_line(pl, "Steps")) rc = write_steps_row(x, pc);
-    if (rc == JP_OK && starts_with(pl->name, "/device:GPU") && !has_line(pl, "XLA Ops")) rc = write_gpu_rows(x, pc);
+    if (rc == JP_OK && starts_with(pl->name, "/device:GPU") && !has_derived_line(pl)) rc = write_gpu_rows(x, pc);
     for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
         const jp_line *ln = &pl->lines[l];
         row r = {.name = ln->display_name.len ? ln->display_name : ln->name, .line = ln};

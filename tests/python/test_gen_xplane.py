@@ -41,19 +41,20 @@ def test_tiny_profile_decodes_with_expected_counts(tmp_path, layout):
     assert [s["step"] for s in steps] == list(range(STEPS))
 
     ops = profile.ops()
-    devices = {"cpu": ["/host:CPU"], "gpu": ["/device:GPU:0", "/device:GPU:1"]}[layout]
-    assert sorted({o["device"] for o in ops}) == devices
-    for dev in devices:
-        rows = {o["name"]: o for o in ops if o["device"] == dev}
-        assert sorted(rows) == sorted(info["ops"])
-        for name, row in rows.items():
-            assert row["count"] == STEPS
-            assert row["module"] == "jit_train_step"
-            assert row["op_name"].startswith("jit(train_step)/")  # from the HloProto on /host:metadata
-            # On XLA:CPU an op lasts until its "end: <op>" event ends: the generator puts that 0.3 us
-            # after the thunk and makes it 0.4 us long.
-            ps = info["op_ps"][name] + (700_000 if layout == "cpu" else 0)
-            assert row["self_ms"] == pytest.approx(STEPS * ps / 1e9, rel=1e-5, abs=1e-6)  # 6 digits
+    n_devices = {"cpu": 1, "gpu": 2}[layout]
+    # one row per op, summed over the devices it ran on (as XProf aggregates)
+    assert {o["devices"] for o in ops} == {n_devices}
+    assert {o["device"] for o in ops} == {"/host:CPU" if layout == "cpu" else ""}
+    rows = {o["name"]: o for o in ops}
+    assert sorted(rows) == sorted(info["ops"])
+    for name, row in rows.items():
+        assert row["count"] == STEPS * n_devices
+        assert row["module"] == "jit_train_step"
+        assert row["op_name"].startswith("jit(train_step)/")  # from the HloProto on /host:metadata
+        # On XLA:CPU an op lasts until its "end: <op>" event ends: the generator puts that 0.3 us
+        # after the thunk and makes it 0.4 us long.
+        ps = info["op_ps"][name] + (700_000 if layout == "cpu" else 0)
+        assert row["self_ms"] == pytest.approx(n_devices * STEPS * ps / 1e9, rel=1e-5, abs=1e-6)  # 6 digits
 
     if layout == "gpu":
         kernels = profile.kernels()

@@ -294,9 +294,9 @@ def test_gpu_memory(gpu_file):
     doc = jaxprof_json("memory", gpu_file)
     rows = by(doc["memory"], "allocator")
     assert rows["GPU_0_bfc"] == {"allocator": "GPU_0_bfc", "peak_bytes": 6291456, "peak_at_ms": approx(ms(310)),
-                                 "events": 3}
+                                 "events": 3, "allocator_peak_bytes": 6291456}
     assert rows["cuda_host_bfc"] == {"allocator": "cuda_host_bfc", "peak_bytes": 1024,
-                                     "peak_at_ms": approx(ms(1200)), "events": 1}
+                                     "peak_at_ms": approx(ms(1200)), "events": 1, "allocator_peak_bytes": 0}
     assert doc["memory_timeline"]["GPU_0_bfc"] == [[approx(ms(120)), 4194304], [approx(ms(310)), 6291456],
                                                    [approx(ms(600)), 2097152]]
 
@@ -590,11 +590,13 @@ def test_tpu_kpis_use_the_plane_peaks(tpu_file):
 def test_tpu_device_filter(tpu_file):
     both = jaxprof_json("ops", tpu_file)
     assert [d["name"] for d in both["devices"]] == ["/device:TPU:0", "/device:TPU:1"]
-    assert len(both["ops"]) == 10 and {o["device"] for o in both["ops"]} == {"/device:TPU:0", "/device:TPU:1"}
+    # by default each op is one row summed over both chips; --device gives one chip's rows
+    assert len(both["ops"]) == 5 and {(o["device"], o["devices"]) for o in both["ops"]} == {("", 2)}
     for flag, name in (("1", "/device:TPU:1"), ("TPU:0", "/device:TPU:0")):
         doc = jaxprof_json("ops", tpu_file, "--device", flag)
         assert [d["name"] for d in doc["devices"]] == [name]
-        assert len(doc["ops"]) == 5 and {o["device"] for o in doc["ops"]} == {name}
+        assert len(doc["ops"]) == 5 and {(o["device"], o["devices"]) for o in doc["ops"]} == {(name, 1)}
+        assert {o["name"]: 2 * o["count"] for o in doc["ops"]} == {o["name"]: o["count"] for o in both["ops"]}
     none = jaxprof_json("ops", tpu_file, "--device", "GPU")
     assert none["devices"] == [] and none["ops"] == []
 
