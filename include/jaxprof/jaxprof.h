@@ -478,6 +478,9 @@ typedef struct jp_analysis {
     jp_op_stat *ops;            /* sorted by total time, descending */
     size_t n_ops;
     int64_t op_busy_ps;         /* sum over devices of busy time (overlap counted once) */
+    double device_idle_pct;     /* idle share of the devices' own active windows: sum over devices
+                                 * of (last - first activity - busy) / sum of (last - first), as
+                                 * XProf's device idle time; the KPIs use the steps instead */
     int64_t op_self_ps;         /* sum of every op's self time (parallel threads/streams add up) */
     jp_step *steps;             /* in time order */
     size_t n_steps;

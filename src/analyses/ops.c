@@ -36,6 +36,7 @@ static void add_union(jp_device *d, const interval *iv, size_t n) {
  * the report's high-water mark on big GPU profiles. */
 static int device_busy(const jp_model *m, jp_analysis *a) {
     size_t n_dev = a->n_devices, *first = calloc(n_dev + 1, sizeof *first);
+    int64_t active = 0; /* summed first-to-last windows of the devices */
     interval *iv = malloc((m->spans.n ? m->spans.n : 1) * sizeof *iv);
     if (!first || !iv) {
         free(first);
@@ -57,7 +58,9 @@ static int device_busy(const jp_model *m, jp_analysis *a) {
         jp_sort_by_key64(iv + lo, n, sizeof *iv, offsetof(interval, start_ps), 1, cmp_interval_start);
         add_union(&a->devices[d], iv + lo, n);
         a->op_busy_ps += a->devices[d].busy_ps;
+        active += a->devices[d].last_ps - a->devices[d].first_ps;
     }
+    a->device_idle_pct = active > 0 ? 100.0 * (double)(active - a->op_busy_ps) / (double)active : 0;
     free(iv);
     free(first);
     return JP_OK;

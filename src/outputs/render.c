@@ -226,7 +226,7 @@ static void kpi_cell(const jp_analysis *a, const void *row, size_t col, cell *c)
 
 static const column DEVICE_COLS[] = {
     {"name", "device", 0}, {"host", "host", 12}, {"platform", "platform", 8}, {"busy_ms", "busy", 9},
-    {"ops", "ops", 8}, {"first_ms", NULL, 0}, {"last_ms", NULL, 0},
+    {"ops", "ops", 8}, {"first_ms", NULL, 0}, {"last_ms", NULL, 0}, {"idle_pct", "idle%", 6},
 };
 
 static void device_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -240,7 +240,11 @@ static void device_cell(const jp_analysis *a, const void *row, size_t col, cell 
     case 3: set_time(c, d->busy_ps); break;
     case 4: set_int(c, (int64_t)d->n_ops); break;
     case 5: set_time(c, d->first_ps); break;
-    default: set_time(c, d->last_ps); break;
+    case 6: set_time(c, d->last_ps); break;
+    default: /* of its own first-to-last window */
+        set_pct(c, d->last_ps > d->first_ps ? 100.0 * (double)(d->last_ps - d->first_ps - d->busy_ps) /
+                                                  (double)(d->last_ps - d->first_ps) : 0);
+        break;
     }
 }
 
@@ -405,8 +409,9 @@ static void json_header(const jp_analysis *a, int section, FILE *out) {
         if (i) fputc(',', out);
         jp_json_str(out, a->hosts[i]);
     }
-    fprintf(out, "],\"events\":%llu,\"span_ms\":%.6f,\"device_busy_ms\":%.6f", (unsigned long long)a->n_events,
-            (double)a->span_ps / 1e9, (double)a->op_busy_ps / 1e9);
+    fprintf(out, "],\"events\":%llu,\"span_ms\":%.6f,\"device_busy_ms\":%.6f,\"device_idle_pct\":%.4f",
+            (unsigned long long)a->n_events, (double)a->span_ps / 1e9, (double)a->op_busy_ps / 1e9,
+            a->device_idle_pct);
 }
 
 static void json_memory_samples(const jp_analysis *a, FILE *out) {
@@ -544,6 +549,8 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     jp_format_time(b[0], sizeof b[0], (double)a->span_ps);
     jp_format_time(b[1], sizeof b[1], (double)a->op_busy_ps);
     fprintf(out, "%s captured, device busy %s\n", b[0], b[1]);
+    if (a->op_busy_ps > 0) /* XProf's window for idle time; the KPIs below are over the steps */
+        fprintf(out, "device idle %.1f%% of each device's first-to-last activity\n", a->device_idle_pct);
     if (a->n_steps) {
         jp_format_time(b[0], 32, s->mean_ps);
         jp_format_time(b[1], 32, s->median_ps);
@@ -575,7 +582,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         fputs("\nSteps: none found (no StepTraceAnnotation and no repeated execution)\n", out);
     }
     int rc = a->n_host_stats ? hosts_summary_text(a, &top, out, err) : JP_OK;
-    fputs("\nKPIs\n", out);
+    fputs(a->n_steps ? "\nKPIs (device utilization and host overhead: shares of step time)\n" : "\nKPIs\n", out);
     for (size_t i = 0; i < a->n_kpis; i++) {
         const jp_kpi *k = &a->kpis[i];
         if (k->rating == JP_RATING_NA) fprintf(out, "  %-20s %10s\n", k->name, "n/a");

@@ -193,8 +193,11 @@ def test_gpu_devices_and_header(gpu_file):
     assert doc["span_ms"] == approx(ms(1800))
     assert doc["events"] == 5 + 4 + 8 + 1 + 1  # host spans, allocator instants, kernels, memcpys
     (dev,) = doc["devices"]
+    idle = 100 * (1740 - 150 - busy) / (1740 - 150)  # of the device's own first-to-last window
     assert dev == {"name": "/device:GPU:0", "host": "gpu-host", "platform": "GPU", "busy_ms": approx(ms(busy)),
-                   "ops": 6, "first_ms": approx(ms(150)), "last_ms": approx(ms(1740))}
+                   "ops": 6, "first_ms": approx(ms(150)), "last_ms": approx(ms(1740)),
+                   "idle_pct": pytest.approx(idle, abs=1e-4)}
+    assert doc["device_idle_pct"] == pytest.approx(idle, abs=1e-4)
 
 
 def test_gpu_ops_merge_consecutive_kernels_and_carry_hlo_metadata(gpu_file):
