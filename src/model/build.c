@@ -172,6 +172,13 @@ static const char *annotation_op(plane_ctx *c, const ev_info *info) {
     return jp_intern_view(&c->m->intern, s);
 }
 
+/* The type of a TensorFlow op named "scope/name:Type" (interned), or NULL for other names: HLO
+ * instruction names hold no ':'. */
+static const char *framework_type(plane_ctx *c, const char *name) {
+    const char *slash = strrchr(name, '/'), *colon = strrchr(slash ? slash : name, ':');
+    return colon && colon[1] ? jp_intern_str(&c->m->intern, colon + 1, strlen(colon + 1)) : NULL;
+}
+
 /* The opdef for (device, module, name), created with its HLO metadata on first sight. */
 static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const char *name, int64_t program_id,
                        const ev_info *info) {
@@ -191,7 +198,8 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
         op->op_name = in->op_name;
         op->source = in->source;
     } else {
-        op->category = jp_hlo_category_of_name(name);
+        op->category = framework_type(c, name);
+        if (!op->category) op->category = jp_hlo_category_of_name(name);
     }
     if (info && jp_info_str(info, K_HLO_CATEGORY).len) op->category = info_interned(c, info, K_HLO_CATEGORY);
     if (info) {
@@ -455,7 +463,9 @@ static int read_host_lines(plane_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_v
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if ((rc = add_memory_event(c, name, start, info)) != 0) {
                 if (rc < 0) return rc;
-            } else if (jp_info_has(info, K_HLO_OP) && jp_info_has(info, K_HLO_MODULE)) {
+            } else if (!c->has_devices && jp_info_has(info, K_HLO_OP) && jp_info_has(info, K_HLO_MODULE)) {
+                /* XLA:CPU's op thunks; beside a GPU the same stats tag the host's launch calls
+                 * (cuLaunchKernel, hipModuleLaunchKernel), which are host runtime events */
                 if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, info))) return rc;
             } else if (starts_with(name, "end: ") && jp_info_has(info, K_FLOW_C)) {
                 op_end *oe = jp_vec_push(ends, sizeof *oe);
