@@ -104,6 +104,9 @@ int jp_device_selected(jp_str plane_name, const jp_load_options *opt) {
 int jp_plane_role_of(const jp_plane *plane, const jp_load_options *opt) {
     if (jp_str_eq(plane->name, "/host:metadata")) return JP_ROLE_METADATA;
     if (starts_with(plane->name, "/host:")) return JP_ROLE_HOST;
+    /* "/device:CUSTOM:<name>" planes hold traces of other subsystems (Megascale's DCN traffic), not a
+     * device's ops */
+    if (starts_with(plane->name, "/device:CUSTOM:")) return JP_ROLE_SKIP;
     if (starts_with(plane->name, "/device:") && jp_device_selected(plane->name, opt)) return JP_ROLE_DEVICE;
     return JP_ROLE_SKIP;
 }
