@@ -302,7 +302,7 @@ typedef struct jp_device {
     int64_t busy_ps;      /* union of its op and transfer intervals */
     int64_t first_ps;     /* first activity start, 0 when idle */
     int64_t last_ps;      /* last activity end */
-    uint64_t n_ops;       /* op occurrences (merged kernels count once) */
+    uint64_t n_ops;       /* op occurrences (GPU: kernels) */
     double peak_flops;    /* FLOP/s from plane stats, 0 when unknown */
     double peak_bw;       /* bytes/s from plane stats, 0 when unknown */
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */

@@ -1,5 +1,5 @@
 /* build.c - turns decoded XSpaces into the jp_model: classifies planes and lines, reads the stats
- * each analysis needs, attributes executed ops to HLO instructions, then nests and merges. */
+ * each analysis needs, attributes executed ops to HLO instructions, then orders and nests. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -585,8 +585,9 @@ static int read_gpu_event(plane_ctx *c, uint32_t dev, uint32_t line, const jp_ev
     int rc = jp_str_eq(name, "Memset") ? JP_OK : add_kernel(c, interned, dur, info);
     if (rc) return rc;
     /* The op a kernel ran for: its HLO op (XLA), else the framework op that launched it (TensorFlow
-     * names it in tf_op or in the annotation), else the kernel itself. Kernels of two framework ops
-     * are two ops, so they never merge into one occurrence. */
+     * names it in tf_op or in the annotation), else the kernel itself. Each kernel is one occurrence
+     * of its op, as XProf counts them: without an execution id, back-to-back runs of a one-kernel op
+     * cannot be told from one run of a several-kernel op. */
     int has_op = jp_info_str(info, K_HLO_OP).len > 0;
     const char *module = has_op ? info_interned(c, info, K_HLO_MODULE) : jp_intern_str(&c->m->intern, "", 0);
     const char *op_name = has_op                                ? info_interned(c, info, K_HLO_OP)
@@ -836,7 +837,7 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     return rc;
 }
 
-/* ---- finishing: order, merge, nest ---------------------------------------------------------- */
+/* ---- finishing: order, nest ------------------------------------------------------------------ */
 
 static int cmp_op_ev(const void *a, const void *b) {
     const jp_op_ev *x = a, *y = b;
@@ -850,29 +851,6 @@ static int cmp_host_ev(const void *a, const void *b) {
     if (x->line != y->line) return x->line < y->line ? -1 : 1;
     if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps ? -1 : 1;
     return (x->end_ps < y->end_ps) - (x->end_ps > y->end_ps);
-}
-
-/* GPU: XLA launches several kernels for one HLO op back to back on a stream; like XProf, a run of
- * consecutive kernels of the same op is one occurrence whose duration is the kernels' sum. */
-static void merge_gpu_kernels(jp_model *m) {
-    jp_op_ev *ev = m->ops.data;
-    const jp_opdef *defs = m->opdefs.data;
-    const jp_device *devs = m->devices.data;
-    size_t out = 0;
-    for (size_t i = 0; i < m->ops.n; i++) {
-        jp_op_ev *prev = out ? &ev[out - 1] : NULL;
-        int gpu = devs[defs[ev[i].op].device].platform == JP_PLATFORM_GPU;
-        /* kernels of two executions (different run_ids) are two occurrences, however close */
-        if (gpu && prev && prev->line == ev[i].line && prev->op == ev[i].op && prev->run_id == ev[i].run_id &&
-            ev[i].start_ps >= prev->end_ps) {
-            prev->dur_ps += ev[i].dur_ps;
-            prev->self_ps = prev->dur_ps;
-            prev->end_ps = prev->nest_end_ps = ev[i].end_ps;
-            continue;
-        }
-        ev[out++] = ev[i];
-    }
-    m->ops.n = out;
 }
 
 /* Self time by nesting: on one line, an event fully inside an open one is its child; a parent's
@@ -976,7 +954,6 @@ static void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(con
 
 int jp_model_finish(jp_model *m, jp_error *err) {
     if (m->ops.n > 1) sort_unless_sorted(m->ops.data, m->ops.n, sizeof(jp_op_ev), cmp_op_ev);
-    merge_gpu_kernels(m);
     nest_ops(m);
     if (m->host.n > 1) sort_unless_sorted(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
     if (nest_host(m) || group_executions(m)) return nomem(err);

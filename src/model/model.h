@@ -48,9 +48,9 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     uint8_t collective;      /* jp_hlo_is_collective(category), asked once per op */
 } jp_opdef;
 
-typedef struct jp_op_ev {    /* one occurrence of an op (GPU: consecutive kernels merged) */
+typedef struct jp_op_ev {    /* one occurrence of an op (GPU: one kernel) */
     int64_t start_ps, end_ps;
-    int64_t dur_ps;          /* busy time: end - start, or the summed kernels when merged */
+    int64_t dur_ps;          /* busy time: end - start, or the device's own measure (TPU) */
     int64_t self_ps;         /* dur minus direct children on the same line */
     uint32_t op;             /* index into opdefs */
     uint32_t line;           /* global line number, for nesting */

@@ -195,20 +195,20 @@ def test_gpu_devices_and_header(gpu_file):
     (dev,) = doc["devices"]
     idle = 100 * (1740 - 150 - busy) / (1740 - 150)  # of the device's own first-to-last window
     assert dev == {"name": "/device:GPU:0", "host": "gpu-host", "platform": "GPU", "busy_ms": approx(ms(busy)),
-                   "ops": 6, "first_ms": approx(ms(150)), "last_ms": approx(ms(1740)),
+                   "ops": 8, "first_ms": approx(ms(150)), "last_ms": approx(ms(1740)),  # kernels
                    "idle_pct": pytest.approx(idle, abs=1e-4)}
     assert doc["device_idle_pct"] == pytest.approx(idle, abs=1e-4)
 
 
-def test_gpu_ops_merge_consecutive_kernels_and_carry_hlo_metadata(gpu_file):
+def test_gpu_ops_count_kernels_and_carry_hlo_metadata(gpu_file):
     ops = jaxprof_json("ops", gpu_file)["ops"]
     assert [o["name"] for o in ops] == ["all-reduce.3", "dot.1", "fusion.2"]  # by self time
     o = by(ops, "name")
     self_total = 2 * (150 + 80 + 50)
-    # dot.1 = GEMM + epilogue per step: 60 + 20 us, one occurrence each step despite the gap
+    # dot.1 = GEMM + epilogue per step: 60 + 20 us; each kernel is one occurrence (XProf's count)
     assert {k: o["dot.1"][k] for k in ("count", "total_ms", "self_ms", "avg_ms", "min_ms", "max_ms")} == {
-        "count": 2, "total_ms": approx(ms(160)), "self_ms": approx(ms(160)), "avg_ms": approx(ms(80)),
-        "min_ms": approx(ms(80)), "max_ms": approx(ms(80))}
+        "count": 4, "total_ms": approx(ms(160)), "self_ms": approx(ms(160)), "avg_ms": approx(ms(40)),
+        "min_ms": approx(ms(20)), "max_ms": approx(ms(60))}
     assert o["fusion.2"]["count"] == 2 and o["fusion.2"]["total_ms"] == approx(ms(100))
     assert o["fusion.2"]["self_ms"] == o["fusion.2"]["total_ms"]
     assert o["all-reduce.3"]["count"] == 2 and o["all-reduce.3"]["total_ms"] == approx(ms(300))
@@ -276,7 +276,7 @@ def test_gpu_steps_and_breakdown(gpu_file):
         "idle_ms": approx(ms(100 + 50 + 60))}
     for s in (s0, s1):
         assert_parts_sum(s)
-        assert s["ops"] == 3  # merged occurrences starting in the step
+        assert s["ops"] == 4  # occurrences (kernels) starting in the step
         assert s["outlier"] is False
     assert (s0["compiles"], s1["compiles"]) == (0, 1)
     summary = doc["step_summary"]
@@ -309,7 +309,7 @@ def test_gpu_device_scopes_from_op_names(gpu_file):
     device = by([s for s in scopes if s["kind"] == "device"], "scope")
     # an op's self time counts toward its scope and every enclosing one
     assert {p: (s["count"], s["depth"]) for p, s in device.items()} == {
-        "train_step": (6, 0), "train_step/loss": (4, 1), "train_step/loss/dense": (2, 2)}
+        "train_step": (8, 0), "train_step/loss": (6, 1), "train_step/loss/dense": (4, 2)}  # kernels
     assert device["train_step"]["total_ms"] == approx(ms(560))
     assert device["train_step"]["self_ms"] == approx(ms(300))
     assert device["train_step/loss"]["total_ms"] == approx(ms(260))

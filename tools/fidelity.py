@@ -1,0 +1,137 @@
+"""Writes docs/fidelity.md: jaxprof and XProf side by side on every real capture in tests/data/real.
+
+    .venv/bin/python tools/fidelity.py            # rewrites docs/fidelity.md
+    .venv/bin/python tools/fidelity.py --stdout   # prints it instead
+
+Each number comes from running both tools on the same file now (XProf through its converters, as
+tests/python/test_real_captures.py does); nothing here is typed in by hand except the reasons for
+the differences that are known and deliberate (docs/design.md explains each).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "tests" / "data" / "real"
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+import xprof_oracle  # noqa: E402
+
+JAXPROF = Path(sys.executable).parent / "jaxprof"
+
+WHY = {
+    "tf_ops": "XProf resolves no op: TensorFlow's kernels carry neither hlo_op nor tf_op (the names are on "
+              "the derived TensorFlow Ops line, which XProf skips); jaxprof takes each kernel's framework op "
+              "from its annotation",
+    "no_steps": "XProf measures steps only from step markers; jaxprof falls back to repeated executions "
+                "or dispatches (its method is named)",
+    "gpu_idle": "XProf's overview gives device idle for TPU only; on GPU the number here is its op_profile's "
+                "IDLE share, which counts as idle every kernel it cannot resolve in the HloProto and every copy; "
+                "jaxprof counts all kernels and copies as busy",
+    "extra_ops": "device work XProf leaves out of hlo_stats: kernels whose hlo_op is not in the HloProto "
+                 "(ROCm's copyBuffer kernels)",
+}
+
+
+def jaxprof_json(command: str, path: Path) -> dict[str, Any]:
+    out = subprocess.run([str(JAXPROF), command, str(path), "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def ops_by_name(rows: list[dict[str, Any]], count: str, total: str, scale: float) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for r in rows:
+        out[r["name"]][0] += r[count]
+        out[r["name"]][1] += r[total] * scale
+    return dict(out)
+
+
+def verdict(ok: bool, why: str = "") -> str:
+    return "agrees" if ok else f"differs: {why}" if why else "**differs**"
+
+
+def compare(path: Path) -> list[tuple[str, str, str, str]]:
+    """(what, XProf, jaxprof, verdict) rows for one capture."""
+    x = xprof_oracle.xprof_numbers(path)
+    j = jaxprof_json("report", path)
+    rows = [("devices", f"{x['device_count']} ({x['device_type']})", f"{len(j['devices'])} ({j['platform']})",
+             verdict(x["device_count"] == len(j["devices"])))]
+    jk = jaxprof_json("kernels", path)["kernels"]
+    xk = x["kernels"] or []
+    n_x, n_j = sum(k["occurrences"] for k in xk), sum(k["count"] for k in jk)
+    t_x, t_j = sum(k["total_us"] for k in xk), sum(k["total_ms"] * 1e3 for k in jk)
+    rows.append(("kernel launches, total", f"{n_x}, {t_x:.3f} us", f"{n_j}, {t_j:.3f} us",
+                 verdict(n_x == n_j and abs(t_x - t_j) <= n_x * 1e-3 + 1e-6)))
+    xo = ops_by_name(x["hlo_ops"] or [], "occurrences", "total_us", 1.0)
+    jo = ops_by_name(jaxprof_json("ops", path)["ops"], "count", "total_ms", 1e3)
+    if xo:
+        same = [n for n, (c, t) in xo.items() if n in jo and jo[n][0] == c and abs(jo[n][1] - t) <= 0.01 * t + 1e-3]
+        extra = sorted(set(jo) - set(xo))
+        rows.append(("XLA ops (occurrences, total within 1%)", f"{len(xo)} ops", f"{len(same)} of them agree",
+                     verdict(len(same) == len(xo))))
+        if extra:
+            rows.append(("ops only jaxprof lists", "-", ", ".join(extra)[:80], WHY["extra_ops"]))
+    else:
+        rows.append(("XLA ops", "none", f"{len(jo)} ops, {sum(v[0] for v in jo.values())} occurrences",
+                     f"differs: {WHY['tf_ops']}" if j["platform"] == "gpu" and jo else verdict(not jo)))
+    xs, js = x["steps"], j["step_summary"]
+    if xs:
+        rows.append(("steps (count, mean)", f"{xs['count']}, {xs['mean_ms']:.3f} ms",
+                     f"{js['count']}, {js['mean_ms']:.3f} ms",
+                     verdict(xs["count"] == js["count"] and abs(xs["mean_ms"] - js["mean_ms"]) <= 0.03 * xs["mean_ms"])))
+    else:
+        rows.append(("steps", "none measured", f"{js['count']} ({js['method']})",
+                     "agrees" if not js["count"] else f"differs: {WHY['no_steps']}"))
+    idle = x.get("device_idle_pct_exact")
+    rows.append(("device idle, % of each device's first-to-last activity",
+                 f"{idle:.2f}" if idle is not None else "not given", f"{j['device_idle_pct']:.2f}",
+                 verdict(abs(idle - j["device_idle_pct"]) < 0.01, WHY["gpu_idle"] if j["platform"] == "gpu" else "")
+                 if idle is not None else f"differs: {WHY['gpu_idle']}"))
+    xm = {k: v["peak_bytes_in_use"] for k, v in (x["memory"] or {}).items()}
+    jm = {m["allocator"].removeprefix("device "): m["peak_bytes"] for m in j["memory"]}
+    rows.append(("memory peaks per allocator", ", ".join(f"{k} {v}" for k, v in sorted(xm.items()))[:70] or "none",
+                 ", ".join(f"{k} {v}" for k, v in sorted(jm.items()))[:70] or "none", verdict(xm == jm)))
+    return rows
+
+
+def render() -> str:
+    out = ["# jaxprof and XProf on real captures", "",
+           "Generated by `.venv/bin/python tools/fidelity.py` (XProf "
+           f"{xprof_oracle_version()}): both tools run on each capture of `tests/data/real` (provenance in its "
+           "README). `tests/python/test_real_captures.py` asserts the same agreements in `make test`. "
+           "Where the two differ on purpose, the reason is given; docs/design.md has the definitions.", ""]
+    for path in sorted(REAL.glob("*.xplane.pb.gz")):
+        if path.name.startswith("mangled"):
+            continue
+        out += [f"## {path.name}", "", "| what | XProf | jaxprof | verdict |", "|---|---|---|---|"]
+        out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in compare(path)]
+        out.append("")
+    return "\n".join(out)
+
+
+def xprof_oracle_version() -> str:
+    try:
+        from xprof import version
+        return version.__version__
+    except Exception:  # pragma: no cover
+        return "?"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stdout", action="store_true")
+    text = render()
+    if ap.parse_args().stdout:
+        print(text)
+    else:
+        (ROOT / "docs" / "fidelity.md").write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
