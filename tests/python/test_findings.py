@@ -173,3 +173,35 @@ def test_healthy_jitted_loop_has_no_findings(tmp_path: Path):
     assert doc["findings"] == [], report(out)
     kpis = {k["name"]: k for k in doc["kpis"]}
     assert kpis["device utilization"]["rating"] == "good", kpis
+
+
+def test_recompilation_names_the_costliest_module(tmp_path: Path):
+    """A cheap function recompiled at every step and one big function compiled once: the finding
+    names the module whose compiles took the most time, not the one compiled most often."""
+    @jax.jit
+    def small(a: jax.Array) -> jax.Array:
+        return (a * 2.0).sum()
+
+    @jax.jit
+    def big(a: jax.Array) -> jax.Array:
+        for k in range(300):  # unrolled: hundreds of HLO ops make one slow compile
+            a = jnp.tanh(a * (1.0 + k / 1000.0)) + jnp.sin(a)
+        return a.sum()
+
+    small(np.ones(10, np.float32)).block_until_ready()
+
+    def step(i: int) -> None:
+        small(np.ones(10 + i, np.float32)).block_until_ready()  # a new length: a new compile
+        if i == 2:
+            big(jnp.ones(64)).block_until_ready()
+
+    out = capture(tmp_path, step, steps=5)
+    compiles = jaxprof_json("compiles", out)["compiles"]
+    cost: dict[str, float] = {}
+    for c in compiles:
+        if c["steady_state"]:
+            cost[c["module"]] = cost.get(c["module"], 0.0) + c["duration_ms"]
+    assert cost["jit_big"] > cost["jit_small"], cost  # the workload does what it is meant to
+    f = finding(out, "recompilation")
+    assert "jit_big compiled 1 time there" in f["evidence"], f
+    assert f["severity"] == "bad", f  # jit_small compiled more than once: a true recompilation

@@ -8,7 +8,7 @@ converters (tests/python/xprof_oracle.py copies each input away first: XProf cac
 from __future__ import annotations
 
 import gzip
-import shutil
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -215,3 +215,46 @@ def test_generated_layouts_agree(tmp_path: Path, layout: str) -> None:
     assert mine.keys() == theirs.keys()
     for key, (n, total, _, _) in theirs.items():
         assert mine[key][0] == n and total - 1e-9 <= mine[key][1] <= total + n * 1e-3 + 1e-9, key
+
+
+def test_tpu_ops_carry_framework_op_and_source(both) -> None:
+    """libtpu names XLA Ops metadata by the whole HLO text: jaxprof shows the instruction name, its
+    framework op (XProf's "Framework op name", the tf_op stat) and the scope and source behind it."""
+    _, xprof = both[TPU]
+    ops = {o["name"]: o for o in jaxprof_json("ops", REAL / TPU)["ops"]}
+    assert not any(n.startswith("%") for n in ops)
+    for r in xprof["hlo_ops"]:
+        assert ops[r["name"]]["op_name"] == r["framework_op"].removesuffix(":"), r["name"]
+        shown = re.search(r"'>([^<]*)</div>", r["source"] or "")  # XProf's cell: the stack in a title
+        assert ops[r["name"]]["source"] == (shown.group(1) if shown else ""), r["name"]
+    fusion = ops["broadcast_add_fusion"]
+    assert (fusion["op_name"], fusion["scope"]) == ("jit(f)/jit(main)/add", "f")
+    assert fusion["source"].endswith("host_offload_stress_test.py:29")
+
+
+def test_tpu_one_device_view_and_bandwidth_per_chip() -> None:
+    """Ops are summed over the 4 cores by default; --device keeps one core's rows. The memory
+    bandwidth KPI is per chip (each has its own HBM and peak): the mean of the chips' own KPIs."""
+    def kpi(doc: dict[str, Any]) -> float:
+        return next(k["value"] for k in doc["kpis"] if k["name"] == "memory bandwidth")
+
+    every = jaxprof_json("report", REAL / TPU)
+    ops = {o["name"]: o for o in every["ops"]}
+    assert (ops["copy-done.2"]["count"], ops["copy-done.2"]["devices"]) == (400, 4)
+    per_chip = []
+    for n in range(4):
+        one = jaxprof_json("report", REAL / TPU, "--device", str(n))
+        mine = {o["name"]: o for o in one["ops"]}
+        assert (mine["copy-done.2"]["count"], mine["copy-done.2"]["device"]) == (100, f"/device:TPU:{n}")
+        per_chip.append(kpi(one))
+    assert kpi(every) == pytest.approx(sum(per_chip) / 4, rel=1e-4)
+    assert 5 < kpi(every) < 10  # bytes over busy time: 7.5% of 1.64 TB/s, not a quarter of that
+
+
+def test_tf_kernels_of_different_ops_stay_apart() -> None:
+    """97 Philox kernels per GPU belong to 97 dropout ops: each is its own op (named by the framework
+    op TensorFlow wrote in the kernel's annotation, typed by its TF op type), none merged."""
+    ops = jaxprof_json("ops", REAL / TF_GPU)["ops"]
+    rng = [o for o in ops if o["category"] == "RandomUniform"]
+    assert len(rng) == 194 and {o["count"] for o in rng} == {1}
+    assert all("/dropout" in o["name"] and "#" not in o["name"] for o in rng)
