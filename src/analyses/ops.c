@@ -73,6 +73,18 @@ static int cmp_op_total(const void *a, const void *b) {
     return c ? c : strcmp(x->name, y->name);
 }
 
+/* Adds count occurrences of an op (their sums and extremes) to row r. */
+static inline void add_stats(jp_op_stat *r, uint64_t count, int64_t total_ps, int64_t self_ps, int64_t min_ps,
+                             int64_t max_ps, double flops, double bytes) {
+    r->count += count;
+    r->total_ps += total_ps;
+    r->self_ps += self_ps;
+    if (min_ps < r->min_ps) r->min_ps = min_ps;
+    if (max_ps > r->max_ps) r->max_ps = max_ps;
+    r->flops += flops;
+    r->bytes += bytes;
+}
+
 /* Sums the rows of one (module, name) on several devices into the first one's row and drops ops
  * that were defined but never ran (filtered devices); returns the rows left, SIZE_MAX when out of
  * memory. Rows keep the order of first sight. */
@@ -93,15 +105,8 @@ static size_t merge_devices(jp_op_stat *ops, size_t n_ops) {
             ops[n++].n_devices = 1;
             continue;
         }
-        jp_op_stat *r = &ops[k];
-        r->count += o->count;
-        r->total_ps += o->total_ps;
-        r->self_ps += o->self_ps;
-        if (o->min_ps < r->min_ps) r->min_ps = o->min_ps;
-        if (o->max_ps > r->max_ps) r->max_ps = o->max_ps;
-        r->flops += o->flops;
-        r->bytes += o->bytes;
-        r->n_devices++;
+        add_stats(&ops[k], o->count, o->total_ps, o->self_ps, o->min_ps, o->max_ps, o->flops, o->bytes);
+        ops[k].n_devices++;
     }
     jp_map_deinit(&rows);
     return n;
@@ -119,16 +124,9 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     }
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
-        jp_op_stat *s = &a->ops[e->op];
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
-        s->count++;
-        s->total_ps += e->dur_ps;
-        s->self_ps += e->self_ps;
+        add_stats(&a->ops[e->op], 1, e->dur_ps, e->self_ps, e->dur_ps, e->dur_ps, d->flops, d->bytes);
         a->op_self_ps += e->self_ps;
-        if (e->dur_ps < s->min_ps) s->min_ps = e->dur_ps;
-        if (e->dur_ps > s->max_ps) s->max_ps = e->dur_ps;
-        s->flops += d->flops;
-        s->bytes += d->bytes;
         a->devices[d->device].n_ops++;
         a->devices[d->device].bytes_accessed += d->bytes;
     }
