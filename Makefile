@@ -7,7 +7,7 @@ XPROF_VENV := .venv-xprof
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN    := build-asan
-SOURCES := $(shell git ls-files 2>/dev/null | grep -E '\.(c|h|py|build|options|toml)$$' || find src include cli python -type f)
+SOURCES := $(shell git ls-files 2>/dev/null | grep -E '\.(c|h|py|build|options|toml|js|css|html)$$' || find src include cli python -type f)
 
 .PHONY: demo test test-c test-py install sysdeps venv clean bench
 

@@ -103,7 +103,10 @@ async function overview() {
   if (!state.host) state.hosts[state.run] = d.hosts;
   const hosts = await runHosts();
   const s = d.step_summary;
-  const dev = d.devices.map((v) => `${esc(v.name)} (${esc(v.host)}) busy ${ms(v.busy_ms)} ms, ${v.ops} ops`).join("<br>");
+  const dev = d.devices.map((v) => `${esc(v.name)} (${esc(v.host)}) busy ${ms(v.busy_ms)} ms, ${v.ops} ops, ` +
+    `idle ${v.idle_pct.toFixed(1)}%`).join("<br>") +
+    `<br><small>idle: of each device's first-to-last activity (XProf's window), ${d.device_idle_pct.toFixed(1)}% ` +
+    `over all; utilization and host overhead below: of step time</small>`;
   const kpis = d.kpis.map((k) => `<tr><td>${esc(k.name)}</td><td class="num">${k.value.toFixed(2)} ${esc(k.unit)}</td>
     <td class="rating-${esc(k.rating)}">${esc(k.rating)}</td></tr>`).join("");
   const findings = d.findings.length ? d.findings.map((f) => `<div class="finding ${esc(f.severity)}">
@@ -154,7 +157,7 @@ function hostsSection(d) {
 // ---- ops ---------------------------------------------------------------------------------------
 const OP_COLS = [["name", "op"], ["category", "category"], ["count", "count", 1], ["total_ms", "total ms", 1],
   ["self_ms", "self ms", 1], ["avg_ms", "avg ms", 1], ["pct_time", "%time", 1], ["gflops_per_s", "GFLOP/s", 1],
-  ["gbytes_per_s", "GB/s", 1], ["module", "module"], ["scope", "scope"]];
+  ["gbytes_per_s", "GB/s", 1], ["devices", "devices", 1], ["module", "module"], ["scope", "scope"]];
 
 function groupOps(rows, by) {
   if (by === "none") return rows;
@@ -190,7 +193,7 @@ async function ops() {
     $("#op-bars").innerHTML = top.map((r) => `<div><span class="bar" style="width:${(300 * r.self_ms / max).toFixed(0)}px"></span>
       ${esc(r.name)} <span class="muted">${ms(r.self_ms)} ms</span></div>`).join("");
     $("#ops-table").innerHTML = `<tr>${OP_COLS.map(([k, h, n]) => `<th data-key="${k}" class="${n ? "num" : ""}">${h}${k === key ? " ▾" : ""}</th>`).join("")}</tr>` +
-      rows.map((r) => `<tr>${OP_COLS.map(([k, , n]) => `<td class="${n ? "num" : ""}">${n ? (k === "count" ? r[k] : ms(r[k])) : esc(r[k])}</td>`).join("")}</tr>`).join("");
+      rows.map((r) => `<tr>${OP_COLS.map(([k, , n]) => `<td class="${n ? "num" : ""}">${n ? (k === "count" || k === "devices" ? (r[k] ?? "") : ms(r[k])) : esc(r[k])}</td>`).join("")}</tr>`).join("");
     document.querySelectorAll("#ops-table th").forEach((th) => {
       th.onclick = () => { state.params.set("sort", th.dataset.key); draw(); };
     });
