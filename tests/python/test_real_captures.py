@@ -258,3 +258,24 @@ def test_tf_kernels_of_different_ops_stay_apart() -> None:
     rng = [o for o in ops if o["category"] == "RandomUniform"]
     assert len(rng) == 194 and {o["count"] for o in rng} == {1}
     assert all("/dropout" in o["name"] and "#" not in o["name"] for o in rng)
+
+
+def test_tpu_host_dispatches_are_no_transfers_and_export_steps_per_core(tmp_path: Path) -> None:
+    """Beside a TPU, the host's "H2D Dispatch" only queues a copy: no transfers of 0 bytes, no
+    /host:CPU device. The export's Steps rows hold the 100 per-core steps, one row per core."""
+    from trace_check import load_chrome_trace
+
+    doc = jaxprof_json("transfers", REAL / TPU)
+    assert [(t["kind"], t["count"]) for t in doc["transfers"]] == [("H2D", 0), ("D2H", 0), ("D2D", 0)]
+    assert "/host:CPU" not in {d["name"] for d in doc["devices"]}
+    out = tmp_path / "tpu.json"
+    assert run_jaxprof("export", REAL / TPU, "-o", out).returncode == 0
+    events = load_chrome_trace(out)["traceEvents"]
+    process = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+    rows = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+            and e["args"]["name"] == "Steps"}
+    per_plane = defaultdict(int)
+    for e in events:
+        if e.get("ph") == "X" and (e["pid"], e["tid"]) in rows:
+            per_plane[process[e["pid"]]] += 1
+    assert dict(per_plane) == {f"/device:TPU:{n}": 100 for n in range(4)}
