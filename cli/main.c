@@ -56,6 +56,7 @@ static void usage(FILE *out) {
           "  --filter REGEX     keep rows where a name matches (POSIX extended regex)\n"
           "  --host NAME        only hosts whose name contains NAME\n"
           "  --device NAME|N    only devices whose name contains NAME, or device number N\n"
+          "                     (without it, an op's row sums every device it ran on)\n"
           "  --threads 1|2      parse on one thread, or ahead on a second (default: 2 for GPU/TPU\n"
           "                     profiles of 500k events or more on 2+ CPUs; env JAXPROF_THREADS)\n"
           "  --json | --csv     machine-readable output (JSON schema in docs/design.md)\n"
