@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gzip
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,18 @@ def sum_kernels(rows: list[dict[str, Any]], key) -> dict[tuple, list[float]]:
     return dict(out)
 
 
+def our_kernels(path: Path) -> dict[tuple, list[float]]:
+    rows = [{"count": k["count"], "total_us": k["total_ms"] * 1e3, "min_us": k["min_ms"] * 1e3,
+             "max_us": k["max_ms"] * 1e3, "name": k["name"], "grid": [int(x) for x in k["grid"].split(",")],
+             "block": [int(x) for x in k["block"].split(",")], "registers": k["registers"]}
+            for k in jaxprof_json("kernels", path)["kernels"]]
+    return sum_kernels(rows, kernel_key)
+
+
+def xprof_kernels(xprof: dict[str, Any]) -> dict[tuple, list[float]]:
+    return sum_kernels([{"count": k["occurrences"], **k} for k in xprof["kernels"]], kernel_key)
+
+
 @pytest.mark.parametrize("name", PROFILES)
 def test_devices_agree(both, name: str) -> None:
     ours, xprof = both[name]
@@ -75,12 +89,7 @@ def test_kernels_agree(both, name: str) -> None:
     if xprof["kernels"] is None:
         assert ours["kernels"] == []
         return
-    mine = sum_kernels([{"count": k["count"], "total_us": k["total_ms"] * 1e3, "min_us": k["min_ms"] * 1e3,
-                         "max_us": k["max_ms"] * 1e3, "name": k["name"],
-                         "grid": [int(x) for x in k["grid"].split(",")],
-                         "block": [int(x) for x in k["block"].split(",")], "registers": k["registers"]}
-                        for k in jaxprof_json("kernels", REAL / name)["kernels"]], kernel_key)
-    theirs = sum_kernels([{"count": k["occurrences"], **k} for k in xprof["kernels"]], kernel_key)
+    mine, theirs = our_kernels(REAL / name), xprof_kernels(xprof)
     assert mine.keys() == theirs.keys()
     for key, (n, total, lo, hi) in theirs.items():
         got = mine[key]
@@ -193,9 +202,6 @@ def test_generated_layouts_agree(tmp_path: Path, layout: str) -> None:
     """benchmarks/gen_xplane.py: XProf reads the same kernels as jaxprof (GPU). It resolves no HLO
     op of these files (it wants a program shape in the HloProto, which the generator leaves out),
     and on XLA:CPU it has no device and no op statistics at all: the comparisons it can make."""
-    import subprocess
-    import sys
-
     path = tmp_path / f"{layout}.xplane.pb"
     subprocess.run([sys.executable, str(GEN), "--layout", layout, "--steps", "4", "--gpus", "2", "--ops", "12",
                     "-o", str(path)], check=True, capture_output=True)
@@ -206,12 +212,7 @@ def test_generated_layouts_agree(tmp_path: Path, layout: str) -> None:
         assert [d["name"] for d in ours["devices"]] == ["/host:CPU"] and ours["ops"]
         return
     assert xprof["device_count"] == len(ours["devices"]) == 2
-    mine = sum_kernels([{"count": k["count"], "total_us": k["total_ms"] * 1e3, "min_us": k["min_ms"] * 1e3,
-                         "max_us": k["max_ms"] * 1e3, "name": k["name"],
-                         "grid": [int(x) for x in k["grid"].split(",")],
-                         "block": [int(x) for x in k["block"].split(",")], "registers": k["registers"]}
-                        for k in jaxprof_json("kernels", path)["kernels"]], kernel_key)
-    theirs = sum_kernels([{"count": k["occurrences"], **k} for k in xprof["kernels"]], kernel_key)
+    mine, theirs = our_kernels(path), xprof_kernels(xprof)
     assert mine.keys() == theirs.keys()
     for key, (n, total, _, _) in theirs.items():
         assert mine[key][0] == n and total - 1e-9 <= mine[key][1] <= total + n * 1e-3 + 1e-9, key
