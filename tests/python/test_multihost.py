@@ -72,11 +72,13 @@ def test_the_report_names_the_slow_process_as_the_straggler_of_its_slow_steps(st
     run = next((straggler_run / "step_00000002" / "plugins" / "profile").iterdir())
     hosts = jaxprof.load(run).hosts()
     p1 = f"{socket.gethostname()}-p1"
-    slow = {g["step"]: g["host"] for g in hosts["stragglers"] if g["host"] == p1}
-    assert slow == {3: p1, 4: p1}, hosts["stragglers"]  # process 1 slept 80 ms in steps 3 and 4, only there
-    for g in hosts["stragglers"]:
-        if g["step"] in (3, 4):
-            assert g["behind_ms"] > 60  # most of the 80 ms sleep, however the collective went
+    behind = {g["step"]: g["behind_ms"] for g in hosts["stragglers"] if g["host"] == p1}
+    # process 1 slept 80 ms in steps 3 and 4: named there, most of the sleep behind however the
+    # collective went. Elsewhere it may be named for a real lag of a few ms (starting its trace
+    # late in the first step: 1.8 ms of a 1.9 ms step in one run), never for anything near 80 ms.
+    assert behind.get(3, 0) > 60 and behind.get(4, 0) > 60, hosts["stragglers"]
+    assert all(ms < 10 for step, ms in behind.items() if step not in (3, 4)), hosts["stragglers"]
+    assert all(g["host"] == p1 for g in hosts["stragglers"] if g["step"] in (3, 4)), hosts["stragglers"]
     assert hosts["clock_method"].startswith("ends of the last collective")
     assert {h["clock"] for h in hosts["host_stats"]} == {"reference", "collective ends"}
     report = jaxprof.load(run).render("report")
