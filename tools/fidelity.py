@@ -13,7 +13,6 @@ import argparse
 import json
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +42,6 @@ def jaxprof_json(command: str, path: Path) -> dict[str, Any]:
     return json.loads(out.stdout)
 
 
-def ops_by_name(rows: list[dict[str, Any]], count: str, total: str, scale: float) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
-    for r in rows:
-        out[r["name"]][0] += r[count]
-        out[r["name"]][1] += r[total] * scale
-    return dict(out)
-
-
 def verdict(ok: bool, why: str = "") -> str:
     return "agrees" if ok else f"differs: {why}" if why else "**differs**"
 
@@ -67,8 +58,8 @@ def compare(path: Path) -> list[tuple[str, str, str, str]]:
     t_x, t_j = sum(k["total_us"] for k in xk), sum(k["total_ms"] * 1e3 for k in jk)
     rows.append(("kernel launches, total", f"{n_x}, {t_x:.3f} us", f"{n_j}, {t_j:.3f} us",
                  verdict(n_x == n_j and abs(t_x - t_j) <= n_x * 1e-3 + 1e-6)))
-    xo = ops_by_name(x["hlo_ops"] or [], "occurrences", "total_us", 1.0)
-    jo = ops_by_name(jaxprof_json("ops", path)["ops"], "count", "total_ms", 1e3)
+    xo = xprof_oracle.sum_by_name(x["hlo_ops"] or [], "occurrences", ("total_us",))
+    jo = xprof_oracle.sum_by_name(jaxprof_json("ops", path)["ops"], "count", ("total_ms",), 1e3)
     if xo:
         same = [n for n, (c, t) in xo.items() if n in jo and jo[n][0] == c and abs(jo[n][1] - t) <= 0.01 * t + 1e-3]
         extra = sorted(set(jo) - set(xo))

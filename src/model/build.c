@@ -173,10 +173,15 @@ static const char *annotation_op(plane_ctx *c, const ev_info *info) {
 }
 
 /* The type of a TensorFlow op named "scope/name:Type" (interned), or NULL for other names: HLO
- * instruction names hold no ':'. */
+ * instruction names hold no ':', and a type is an identifier, which a C++ kernel name standing in
+ * for its op ("void Eigen::...<...>(...)") is not after its last ':'. */
 static const char *framework_type(plane_ctx *c, const char *name) {
     const char *slash = strrchr(name, '/'), *colon = strrchr(slash ? slash : name, ':');
-    return colon && colon[1] ? jp_intern_str(&c->m->intern, colon + 1, strlen(colon + 1)) : NULL;
+    if (!colon || !colon[1]) return NULL;
+    for (const char *p = colon + 1; *p; p++)
+        if (!(*p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
+            return NULL;
+    return jp_intern_str(&c->m->intern, colon + 1, strlen(colon + 1));
 }
 
 /* The opdef for (device, module, name), created with its HLO metadata on first sight. */

@@ -440,6 +440,18 @@ _PARSERS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
+def sum_by_name(rows: list[dict[str, Any]], count: str, times: tuple[str, ...], scale: float = 1.0) -> dict[str, list[float]]:
+    """Rows summed by their ``name``: ``[Σ count, Σ time * scale for each of times]``. XProf's hlo_stats
+    keys rows by program and jaxprof by module name, so comparisons sum both sides by op name."""
+    out: dict[str, list[float]] = {}
+    for r in rows:
+        s = out.setdefault(r["name"], [0] + [0.0] * len(times))
+        s[0] += r[count]
+        for i, key in enumerate(times):
+            s[i + 1] += r[key] * scale
+    return out
+
+
 def xprof_numbers(path: str | Path, tools: tuple[str, ...] = TOOLS) -> dict[str, Any]:
     """XProf's numbers for one ``.xplane.pb`` (or ``.xplane.pb.gz``), normalised.
 
