@@ -293,6 +293,11 @@ typedef struct jp_load_options {
      * holds JP_THREADED_MIN_EVENTS events or more, at least half of them on device planes (GPU,
      * TPU: on host-heavy profiles the model is the bottleneck), else 1. */
     int threads;
+    /* POSIX extended regex on a Python frame's file: frames that match are library code, which an
+     * op's source line skips to reach the user's own frame. NULL: the default rule
+     * (site-packages, the standard library, JAX/Flax/Optax source trees; docs/design.md); "": no
+     * frame is library code (the innermost frame is the source line). */
+    const char *library_frames;
 } jp_load_options;
 
 typedef struct jp_device {
@@ -308,21 +313,43 @@ typedef struct jp_device {
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
 } jp_device;
 
+/* One frame of the Python call stack JAX recorded for an op (current JAX writes the stack into
+ * the HLO; older ones only a source file and line). */
+typedef struct jp_source_frame {
+    const char *file;     /* the path as traced */
+    const char *function; /* "" when unknown */
+    uint32_t line;
+    int library;          /* matches the library-frame rule (jp_load_options.library_frames) */
+} jp_source_frame;
+
+/* Roofline: an op of arithmetic intensity I = flops / bytes on a device with peaks P (FLOP/s) and
+ * B (bytes/s) can reach at most min(P, I * B) FLOP/s; it is memory bound when I < P / B. */
+typedef enum jp_bound { JP_BOUND_UNKNOWN = 0, JP_BOUND_COMPUTE, JP_BOUND_MEMORY } jp_bound;
+
 typedef struct jp_op_stat {
     const char *module;   /* HLO module ("jit_train_step") */
     const char *name;     /* HLO instruction ("dot.3", "loop_fusion.1") */
     const char *category; /* "matmul", "loop fusion", "collective", ... (see docs/design.md) */
     const char *op_name;  /* metadata.op_name, "" when unknown */
     const char *scope;    /* user scope path derived from op_name, "" when unknown */
-    const char *source;   /* "file:line" from the HLO metadata, "" when unknown */
+    const char *source;   /* "file:line" of the innermost frame of user code that made the op (library
+                           * frames skipped), else metadata.source_file:line; "" when unknown */
+    const char *function; /* the function of that line, "" when unknown */
+    const jp_source_frame *stack; /* the whole recorded Python stack, innermost frame first */
+    uint32_t n_stack;     /* frames in stack; 0 when the HLO holds no stack */
     uint32_t device;      /* index into jp_analysis.devices */
     uint64_t count;       /* occurrences */
     int64_t total_ps;     /* sum of durations */
     int64_t self_ps;      /* total minus time covered by nested ops on the same line; the
                            * report's "%time" is self_ps / jp_analysis.op_self_ps */
     int64_t min_ps, max_ps;
-    double flops;         /* summed over occurrences; 0 when the profile does not say */
-    double bytes;         /* bytes accessed, summed; 0 when unknown */
+    double flops;         /* summed over occurrences: XLA's own count where the profile holds one
+                           * (TPU, GPU op stats), else hlo_flops; 0 when unknown */
+    double bytes;         /* bytes accessed, summed, from the same source; 0 when unknown */
+    double hlo_flops;     /* summed, counted by jaxprof from the HLO (docs/design.md); 0 without HLO */
+    double transcendentals; /* summed exp/log/tanh/... elements, from the HLO (XLA counts them apart) */
+    int bound;            /* jp_bound: the roof it sits under, UNKNOWN without peaks or counts */
+    double roof_pct;      /* its FLOP/s (compute bound) or bytes/s (memory bound), % of that roof */
     uint32_t n_devices;   /* devices it ran on: an op of an SPMD program runs on every chip, and
                            * its row sums them (as XProf does); device is then the first of them.
                            * jp_load_options.device keeps one device for a per-device view */
@@ -333,6 +360,37 @@ enum jp_part { /* the parts of a step, in the priority order of the breakdown sw
     JP_PART_COMPILE, JP_PART_HOST, JP_PART_IDLE, JP_PART_COUNT
 };
 const char *jp_part_name(int part);
+
+/* Device time by the line of user code that made the ops (jaxprof lines). An op's self time goes
+ * to its source line: the innermost frame of its recorded Python stack outside library code. */
+typedef struct jp_line_stat {
+    const char *source;   /* "file:line" as in jp_op_stat.source */
+    const char *file;     /* the path, "" when the op has only a source string */
+    uint32_t line;
+    const char *function; /* "" when unknown */
+    uint64_t count;       /* op occurrences */
+    int64_t self_ps;      /* the self time of its ops */
+    double flops;         /* of its ops */
+    uint32_t n_ops;       /* distinct ops */
+    const char *ops;      /* its ops by self time, at most five: "dot.3, fusion.2, ..." */
+} jp_line_stat;
+
+enum jp_flame_kind { JP_FLAME_ROOT = 0, JP_FLAME_FRAME, JP_FLAME_LIBRARY, JP_FLAME_OP, JP_FLAME_NO_SOURCE };
+
+/* Device time by Python call stack as a tree, in depth-first order (children by total time):
+ * the root, then each op's frames from the outermost to the innermost, consecutive library frames
+ * folded into one "[package]" node, and the op itself as the leaf. Ops without a recorded stack
+ * hang under "[no source]" (or their source line, when that is all the profile has). Self time
+ * sits on the leaves only, so the root's total is the ops' self time (jp_analysis.op_self_ps). */
+typedef struct jp_flame_node {
+    const char *name;     /* "train_step (train.py:42)", "[flax]", "dot.3", ... */
+    const char *file;     /* frames: the path relative to source_prefix; else "" */
+    uint32_t line;        /* frames: the line; else 0 */
+    uint32_t parent;      /* index of the parent, UINT32_MAX for the root */
+    uint32_t depth;       /* 0 for the root */
+    int kind;             /* jp_flame_kind */
+    int64_t total_ps, self_ps;
+} jp_flame_node;
 
 typedef struct jp_step {
     int64_t step_num;              /* from StepTraceAnnotation, or the execution index */
@@ -485,6 +543,13 @@ typedef struct jp_analysis {
     jp_step *steps;             /* in time order */
     size_t n_steps;
     jp_step_summary step_summary;
+    jp_line_stat *lines;        /* device time by source line, by self time */
+    size_t n_lines;
+    int64_t line_self_ps;       /* the ops' self time that has a source line */
+    const char *source_prefix;  /* the directory every user frame's file shares ("/home/me/proj/"),
+                                 * which text output leaves out; "" when none */
+    jp_flame_node *flame;       /* device time by Python call stack (see jp_flame_node) */
+    size_t n_flame;
     jp_scope_stat *scopes;      /* device scopes then host scopes, each by total time */
     size_t n_scopes;
     jp_compile *compiles;
@@ -527,7 +592,7 @@ const jp_analysis *jp_profile_analysis(const jp_profile *p);
 typedef enum jp_section {
     JP_SECTION_REPORT = 0, JP_SECTION_OPS, JP_SECTION_STEPS, JP_SECTION_SCOPES, JP_SECTION_KERNELS,
     JP_SECTION_MEMORY, JP_SECTION_TRANSFERS, JP_SECTION_COMPILES, JP_SECTION_FINDINGS, JP_SECTION_HOSTS,
-    JP_SECTION_COUNT
+    JP_SECTION_LINES, JP_SECTION_FLAME, JP_SECTION_COUNT
 } jp_section;
 typedef enum jp_format { JP_FORMAT_TEXT = 0, JP_FORMAT_JSON, JP_FORMAT_CSV } jp_format;
 

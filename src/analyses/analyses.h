@@ -13,6 +13,7 @@ const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) __attribute__(
 /* Multi-host: each host alone, clock alignment (shifts m's hosts), stragglers. First of all. */
 int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
+int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* source lines, flame */
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* steps + breakdown */
 int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);

@@ -74,15 +74,29 @@ static int cmp_op_total(const void *a, const void *b) {
 }
 
 /* Adds count occurrences of an op (their sums and extremes) to row r. */
-static inline void add_stats(jp_op_stat *r, uint64_t count, int64_t total_ps, int64_t self_ps, int64_t min_ps,
-                             int64_t max_ps, double flops, double bytes) {
-    r->count += count;
-    r->total_ps += total_ps;
-    r->self_ps += self_ps;
-    if (min_ps < r->min_ps) r->min_ps = min_ps;
-    if (max_ps > r->max_ps) r->max_ps = max_ps;
-    r->flops += flops;
-    r->bytes += bytes;
+static inline void add_stats(jp_op_stat *r, const jp_op_stat *o) {
+    r->count += o->count;
+    r->total_ps += o->total_ps;
+    r->self_ps += o->self_ps;
+    if (o->min_ps < r->min_ps) r->min_ps = o->min_ps;
+    if (o->max_ps > r->max_ps) r->max_ps = o->max_ps;
+    r->flops += o->flops;
+    r->bytes += o->bytes;
+    r->hlo_flops += o->hlo_flops;
+    r->transcendentals += o->transcendentals;
+}
+
+/* The op's Python stack as an array, innermost frame first (copied into the analysis). */
+static int copy_stack(jp_arena *arena, const jp_hlo_frame *f, jp_op_stat *o) {
+    uint32_t n = 0;
+    for (const jp_hlo_frame *p = f; p && n < JP_HLO_MAX_STACK; p = p->parent) n++;
+    if (!n) return JP_OK;
+    jp_source_frame *s = jp_arena_alloc(arena, n * sizeof *s);
+    if (!s) return JP_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++, f = f->parent) s[i] = (jp_source_frame){f->file, f->function, f->line, f->library};
+    o->stack = s;
+    o->n_stack = n;
+    return JP_OK;
 }
 
 /* Sums the rows of one (module, name) on several devices into the first one's row and drops ops
@@ -105,7 +119,7 @@ static size_t merge_devices(jp_op_stat *ops, size_t n_ops) {
             ops[n++].n_devices = 1;
             continue;
         }
-        add_stats(&ops[k], o->count, o->total_ps, o->self_ps, o->min_ps, o->max_ps, o->flops, o->bytes);
+        add_stats(&ops[k], o);
         ops[k].n_devices++;
     }
     jp_map_deinit(&rows);
@@ -119,19 +133,29 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     if (!a->devices || !a->ops) return JP_ERR_NOMEM;
     for (size_t i = 0; i < m->opdefs.n; i++) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
-        a->ops[i] = (jp_op_stat){d->module, d->name, d->category, d->op_name, d->scope, d->source, d->device,
-                                 0, 0, 0, INT64_MAX, 0, 0, 0, 0};
+        a->ops[i] = (jp_op_stat){.module = d->module, .name = d->name, .category = d->category,
+                                 .op_name = d->op_name, .scope = d->scope, .source = d->source,
+                                 .function = d->function, .device = d->device, .min_ps = INT64_MAX};
     }
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
-        add_stats(&a->ops[e->op], 1, e->dur_ps, e->self_ps, e->dur_ps, e->dur_ps, d->flops, d->bytes);
+        jp_op_stat one = {.count = 1, .total_ps = e->dur_ps, .self_ps = e->self_ps, .min_ps = e->dur_ps,
+                          .max_ps = e->dur_ps, .flops = d->flops, .bytes = d->bytes, .hlo_flops = d->hlo_flops,
+                          .transcendentals = d->transcendentals};
+        add_stats(&a->ops[e->op], &one);
         a->op_self_ps += e->self_ps;
         a->devices[d->device].n_ops++;
         a->devices[d->device].bytes_accessed += d->bytes;
     }
     size_t n = merge_devices(a->ops, m->opdefs.n);
     if (n == SIZE_MAX) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) { /* the stack of the op's first device's definition */
+        const jp_op_stat *o = &a->ops[i];
+        uint32_t def = jp_map_get(&m->op_index, o->device, jp_ptr_key(o->module), jp_ptr_key(o->name));
+        if (def != UINT32_MAX && copy_stack(arena, JP_VEC_AT(&m->opdefs, jp_opdef, def).frame, &a->ops[i]))
+            return JP_ERR_NOMEM;
+    }
     a->n_ops = n;
     qsort(a->ops, n, sizeof *a->ops, cmp_op_total);
     return device_busy(m, a);

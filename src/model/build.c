@@ -195,21 +195,27 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
     if (!op) return UINT32_MAX;
     const char *empty = jp_intern_str(&m->intern, "", 0);
-    *op = (jp_opdef){module, name, NULL, empty, empty, empty, device, 0, 0, 0};
+    *op = (jp_opdef){module, name, NULL, empty, empty, empty, empty, NULL, device, 0, 0, 0, 0, 0};
     const jp_hlo_module *hm = hlo_module_for(m, module, program_id);
     const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
     if (in) {
         op->category = in->category;
         op->op_name = in->op_name;
         op->source = in->source;
+        op->function = in->function;
+        op->frame = in->frame;
+        op->hlo_flops = op->flops = in->flops;
+        op->transcendentals = in->transcendentals;
+        op->bytes = in->bytes;
     } else {
         op->category = framework_type(c, name);
         if (!op->category) op->category = jp_hlo_category_of_name(name);
     }
     if (info && jp_info_str(info, K_HLO_CATEGORY).len) op->category = info_interned(c, info, K_HLO_CATEGORY);
     if (info) {
-        op->flops = jp_info_dbl(info, K_FLOPS);
-        op->bytes = jp_info_dbl(info, K_BYTES_ACCESSED);
+        /* XLA's own counts, where the device writes them (TPU, GPU), win over ours */
+        if (jp_info_dbl(info, K_FLOPS) > 0) op->flops = jp_info_dbl(info, K_FLOPS);
+        if (jp_info_dbl(info, K_BYTES_ACCESSED) > 0) op->bytes = jp_info_dbl(info, K_BYTES_ACCESSED);
         /* without the HLO (TPU captures keep it elsewhere) the op's own stats say the same */
         if (!*op->op_name && jp_info_str(info, K_TF_OP).len) op->op_name = framework_op(c, info);
         if (!*op->source && jp_info_str(info, K_SOURCE).len) op->source = info_interned(c, info, K_SOURCE);
@@ -264,8 +270,8 @@ static void use_device_duration(plane_ctx *c, const ev_info *info) {
 
 /* ---- /host:metadata ----------------------------------------------------------------------- */
 
-static int read_metadata_plane(plane_ctx *c, const jp_load_options *opt) {
-    (void)opt;
+/* Every module's HloProto on the metadata plane; library marks the frames a source line skips. */
+static int read_hlo_modules(plane_ctx *c, const regex_t *library) {
     jp_bytes input = jp_xspace_input(c->xs);
     for (size_t i = 0; i < c->plane->n_event_meta; i++) {
         const jp_event_meta *em = &c->plane->event_meta[i];
@@ -275,12 +281,32 @@ static int read_metadata_plane(plane_ctx *c, const jp_load_options *opt) {
         if (!jp_info_has(&info, K_HLO_PROTO) || !info.v[K_HLO_PROTO].b.len) continue;
         jp_hlo_module *hm = jp_vec_push(&c->m->hlo, sizeof *hm);
         if (!hm) return nomem(c->err);
-        rc = jp_hlo_decode(info.v[K_HLO_PROTO].b, input.ptr, &c->m->intern, c->m->arena, hm, c->err);
+        rc = jp_hlo_decode(info.v[K_HLO_PROTO].b, input.ptr, library, &c->m->intern, c->m->arena, hm, c->err);
         if (rc) return rc;
         hm->program_id = jp_info_has(&info, K_PROGRAM_ID) ? info.v[K_PROGRAM_ID].i : -1;
         if (!hm->name) hm->name = jp_intern_view(&c->m->intern, em->name);
     }
     return JP_OK;
+}
+
+/* The library-frame rule for source lines: opt's regex, the default one, or none for "". */
+static int compile_library_rule(plane_ctx *c, const jp_load_options *opt, regex_t *re, int *have) {
+    const char *rule = opt && opt->library_frames ? opt->library_frames : JP_HLO_LIBRARY_FRAMES;
+    *have = 0;
+    if (!*rule) return JP_OK;
+    if (regcomp(re, rule, REG_EXTENDED | REG_NOSUB) != 0)
+        return jp_error_set(c->err, JP_ERR_ARG, 0, "bad --library-frames regex '%s'", rule);
+    *have = 1;
+    return JP_OK;
+}
+
+static int read_metadata_plane(plane_ctx *c, const jp_load_options *opt) {
+    regex_t library;
+    int have_library, rc = compile_library_rule(c, opt, &library, &have_library);
+    if (rc) return rc;
+    rc = read_hlo_modules(c, have_library ? &library : NULL);
+    if (have_library) regfree(&library);
+    return rc;
 }
 
 /* ---- host planes -------------------------------------------------------------------------- */

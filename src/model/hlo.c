@@ -1,20 +1,32 @@
 /* hlo.c - decodes the serialized xla.HloProto of each compiled module into per-instruction
- * metadata (opcode, category, op_name scope path, source line) keyed by instruction name. */
+ * metadata (opcode, category, op_name scope path, Python stack and source line, and the facts
+ * hlo_cost.c turns into FLOPs and bytes) keyed by instruction name. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "decode/pb.h"
-#include "model/model.h"
+#include "model/hlo_ir.h"
 
-enum {
+enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     HLO_PROTO_MODULE = 1,
-    MODULE_NAME = 1, MODULE_COMPUTATIONS = 3,
+    MODULE_NAME = 1, MODULE_COMPUTATIONS = 3, MODULE_STACK_FRAMES = 17,
     COMP_INSTRUCTIONS = 2, COMP_ID = 5,
-    INSTR_NAME = 1, INSTR_OPCODE = 2, INSTR_METADATA = 7, INSTR_FUSION_KIND = 11, INSTR_CALLED = 38,
-    META_OP_NAME = 2, META_SOURCE_FILE = 3, META_SOURCE_LINE = 4,
+    INSTR_NAME = 1, INSTR_OPCODE = 2, INSTR_SHAPE = 3, INSTR_METADATA = 7, INSTR_FUSION_KIND = 11,
+    INSTR_WINDOW = 15, INSTR_CONV_DIMS = 16, INSTR_DOT_DIMS = 30, INSTR_ID = 35, INSTR_OPERANDS = 36,
+    INSTR_CALLED = 38, INSTR_FEATURE_GROUPS = 50, INSTR_BATCH_GROUPS = 58,
+    META_OP_NAME = 2, META_SOURCE_FILE = 3, META_SOURCE_LINE = 4, META_STACK_FRAME = 15,
+    SHAPE_TYPE = 2, SHAPE_DIMS = 3, SHAPE_TUPLE = 4,
+    DOT_LHS_CONTRACT = 1,
+    WINDOW_DIM = 1, WDIM_SIZE = 1, WDIM_STRIDE = 2, WDIM_PAD_LOW = 3, WDIM_WINDOW_DIL = 5, WDIM_BASE_DIL = 6,
+    CONV_KERNEL_IN = 3, CONV_KERNEL_OUT = 4, CONV_KERNEL_SPATIAL = 6, CONV_IN_BATCH = 7, CONV_IN_FEATURE = 8,
+    CONV_OUT_BATCH = 9, CONV_OUT_FEATURE = 10, CONV_IN_SPATIAL = 11, CONV_OUT_SPATIAL = 12,
+    FRAMES_FILES = 1, FRAMES_FUNCTIONS = 2, FRAMES_LOCATIONS = 3, FRAMES_FRAMES = 4,
+    LOC_FILE = 1, LOC_FUNCTION = 2, LOC_LINE = 3, FRAME_LOCATION = 1, FRAME_PARENT = 2,
 };
+
+enum { MAX_SHAPE_DEPTH = 8 }; /* nested tuples followed when sizing a shape */
 
 enum { HAS_DOT = 1, HAS_CONV = 2, HAS_COLLECTIVE = 4 }; /* what a called computation contains */
 
@@ -158,10 +170,49 @@ typedef struct hlo_ctx {
     jp_pb root;        /* for offsets: origin is the whole input */
     jp_intern *intern;
     jp_arena *arena;
+    jp_arena scratch;  /* the cost model's facts, freed when the module is decoded */
     comp_info *comps;
     size_t n_comps;
+    jp_hlo_frame *frames; /* the module's stack_frame_index, flattened (ids are 1-based) */
+    size_t n_frames;
+    const regex_t *library;
     jp_error *err;
 } hlo_ctx;
+
+static int corrupt(hlo_ctx *c, const jp_pb *at, const char *what) {
+    return jp_error_set(c->err, JP_ERR_CORRUPT, jp_pb_offset(at), "corrupt %s at byte %llu", what,
+                        (unsigned long long)jp_pb_offset(at));
+}
+
+static const char *intern_field(hlo_ctx *c, const jp_pb_field *f) {
+    return jp_intern_str(c->intern, (const char *)f->data, f->len);
+}
+
+/* Appends one repeated int64 field (a packed run or a single varint) to *out, growing it
+ * geometrically in the scratch arena. */
+static int read_ints(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, hlo_ints *out) {
+    jp_pb packed = f->wire == JP_PB_LEN ? jp_pb_sub(parent, f) : jp_pb_make(NULL, 0, parent->origin);
+    for (int single = f->wire == JP_PB_VARINT; single || !jp_pb_done(&packed); single = 0) {
+        uint64_t v = f->u;
+        if (!single) {
+            size_t used = jp_pb_varint(packed.p, packed.end, &v);
+            if (!used) return corrupt(c, &packed, "HLO integer list");
+            packed.p += used;
+        } else if (f->wire != JP_PB_VARINT) {
+            return JP_OK;
+        }
+        if (out->n == out->cap) {
+            uint32_t cap = out->cap ? out->cap * 2 : 8;
+            int64_t *v2 = cap > out->cap ? jp_arena_alloc(&c->scratch, cap * sizeof *v2) : NULL;
+            if (!v2) return JP_ERR_NOMEM;
+            if (out->n) memcpy(v2, out->v, out->n * sizeof *v2);
+            out->v = v2;
+            out->cap = cap;
+        }
+        out->v[out->n++] = (int64_t)v;
+    }
+    return JP_OK;
+}
 
 static jp_str op_name_of(hlo_ctx *c, jp_pb meta) {
     jp_pb_field f;
@@ -170,6 +221,109 @@ static jp_str op_name_of(hlo_ctx *c, jp_pb meta) {
         if (f.number == META_OP_NAME && f.wire == JP_PB_LEN) name = (jp_str){(const char *)f.data, f.len};
     return name; /* errors surface in pass 2, which reads the same bytes */
 }
+
+/* ---- stack frames ------------------------------------------------------------------------- */
+
+/* The module's StackFrameIndexProto: four flat arrays whose entries refer to each other by
+ * 1-based position. Read in two walks: count, then fill; a reference out of range is dropped
+ * (the frame keeps an empty file or no parent) rather than trusted. */
+typedef struct frame_tables {
+    const char **files, **functions;
+    size_t n_files, n_functions, n_locations;
+} frame_tables;
+
+static const char *table_entry(const char **table, size_t n, uint64_t id, const char *none) {
+    return id >= 1 && id <= n ? table[id - 1] : none;
+}
+
+static int read_location(hlo_ctx *c, jp_pb loc, const frame_tables *t, jp_hlo_frame *out) {
+    jp_pb_field f;
+    const char *empty = jp_intern_str(c->intern, "", 0);
+    *out = (jp_hlo_frame){empty, empty, 0, 0, NULL};
+    while (!jp_pb_done(&loc)) {
+        int rc = jp_pb_next(&loc, &f, "StackFrameIndexProto.FileLocation", c->err);
+        if (rc) return rc;
+        if (f.wire != JP_PB_VARINT) continue;
+        if (f.number == LOC_FILE) out->file = table_entry(t->files, t->n_files, f.u, empty);
+        if (f.number == LOC_FUNCTION) out->function = table_entry(t->functions, t->n_functions, f.u, empty);
+        if (f.number == LOC_LINE) out->line = (uint32_t)f.u;
+    }
+    return JP_OK;
+}
+
+static int count_frame_tables(hlo_ctx *c, jp_pb index, frame_tables *t) {
+    jp_pb_field f;
+    while (!jp_pb_done(&index)) {
+        int rc = jp_pb_next(&index, &f, "StackFrameIndexProto", c->err);
+        if (rc) return rc;
+        if (f.wire != JP_PB_LEN) continue;
+        t->n_files += f.number == FRAMES_FILES;
+        t->n_functions += f.number == FRAMES_FUNCTIONS;
+        t->n_locations += f.number == FRAMES_LOCATIONS;
+        c->n_frames += f.number == FRAMES_FRAMES;
+    }
+    return JP_OK;
+}
+
+static int read_frame(hlo_ctx *c, jp_pb frame, const jp_hlo_frame *locations, size_t n_locations,
+                      jp_hlo_frame *out) {
+    jp_pb_field f;
+    uint64_t loc = 0, parent = 0;
+    while (!jp_pb_done(&frame)) {
+        int rc = jp_pb_next(&frame, &f, "StackFrameIndexProto.StackFrame", c->err);
+        if (rc) return rc;
+        if (f.wire == JP_PB_VARINT && f.number == FRAME_LOCATION) loc = f.u;
+        if (f.wire == JP_PB_VARINT && f.number == FRAME_PARENT) parent = f.u;
+    }
+    const char *empty = jp_intern_str(c->intern, "", 0);
+    *out = loc >= 1 && loc <= n_locations ? locations[loc - 1] : (jp_hlo_frame){empty, empty, 0, 0, NULL};
+    out->parent = parent >= 1 && parent <= c->n_frames ? &c->frames[parent - 1] : NULL;
+    out->library = c->library && *out->file && regexec(c->library, out->file, 0, NULL, 0) == 0;
+    return JP_OK;
+}
+
+static int read_frames(hlo_ctx *c, jp_pb index) {
+    frame_tables t = {0};
+    int rc = count_frame_tables(c, index, &t);
+    if (rc || !c->n_frames) return rc;
+    t.files = jp_arena_alloc(&c->scratch, (t.n_files + 1) * sizeof *t.files);
+    t.functions = jp_arena_alloc(&c->scratch, (t.n_functions + 1) * sizeof *t.functions);
+    jp_hlo_frame *locations = jp_arena_alloc(&c->scratch, (t.n_locations + 1) * sizeof *locations);
+    c->frames = jp_arena_alloc(c->arena, c->n_frames * sizeof *c->frames);
+    if (!t.files || !t.functions || !locations || !c->frames) return JP_ERR_NOMEM;
+    size_t files = 0, functions = 0, locs = 0, frames = 0;
+    jp_pb_field f;
+    /* the proto writes the four arrays in field order, but the wire format allows any order */
+    for (int pass = 0; pass < 2; pass++) {
+        for (jp_pb p = index; !jp_pb_done(&p);) {
+            if ((rc = jp_pb_next(&p, &f, "StackFrameIndexProto", c->err))) return rc;
+            if (f.wire != JP_PB_LEN) continue;
+            if (pass == 0 && f.number == FRAMES_FILES && !(t.files[files++] = intern_field(c, &f))) return JP_ERR_NOMEM;
+            if (pass == 0 && f.number == FRAMES_FUNCTIONS && !(t.functions[functions++] = intern_field(c, &f)))
+                return JP_ERR_NOMEM;
+            if (pass == 1 && f.number == FRAMES_LOCATIONS && (rc = read_location(c, jp_pb_sub(&p, &f), &t, &locations[locs++])))
+                return rc;
+        }
+    }
+    for (jp_pb p = index; !jp_pb_done(&p);) {
+        if ((rc = jp_pb_next(&p, &f, "StackFrameIndexProto", c->err))) return rc;
+        if (f.wire == JP_PB_LEN && f.number == FRAMES_FRAMES &&
+            (rc = read_frame(c, jp_pb_sub(&p, &f), locations, locs, &c->frames[frames++])))
+            return rc;
+    }
+    return JP_OK;
+}
+
+/* The frame an op's source line names: the innermost one outside library code, or the innermost
+ * of all when every frame is library code. */
+static const jp_hlo_frame *user_frame(const jp_hlo_frame *f) {
+    const jp_hlo_frame *p = f;
+    for (int depth = 0; p && depth < JP_HLO_MAX_STACK; depth++, p = p->parent)
+        if (!p->library) return p;
+    return f;
+}
+
+/* ---- pass 1: what each computation contains ------------------------------------------------ */
 
 /* Pass 1 over one instruction: what its opcode says about the computation, and for a dot or
  * convolution its op_name, which a fusion calling this computation reports as its scope (a
@@ -231,55 +385,158 @@ static void note_called(const hlo_ctx *c, uint64_t id, comp_info *called) {
     if (!called->dot_op_name) called->dot_op_name = info->dot_op_name;
 }
 
-static int read_called(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, comp_info *called) {
-    if (f->wire == JP_PB_VARINT) {
-        note_called(c, f->u, called);
-        return JP_OK;
-    }
-    jp_pb packed = jp_pb_sub(parent, f);
-    while (!jp_pb_done(&packed)) {
-        uint64_t id;
-        size_t used = jp_pb_varint(packed.p, packed.end, &id);
-        if (!used)
-            return jp_error_set(c->err, JP_ERR_CORRUPT, jp_pb_offset(&packed),
-                                "corrupt HloInstructionProto at byte %llu: bad called computation id",
-                                (unsigned long long)jp_pb_offset(&packed));
-        packed.p += used;
-        note_called(c, id, called);
-    }
-    return JP_OK;
-}
-
-static const char *intern_field(hlo_ctx *c, const jp_pb_field *f) {
-    return jp_intern_str(c->intern, (const char *)f->data, f->len);
-}
+/* ---- pass 2: each instruction ------------------------------------------------------------- */
 
 static int read_metadata(hlo_ctx *c, jp_pb meta, jp_hlo_instr *in) {
     jp_pb_field f;
     const uint8_t *file = NULL;
     size_t file_len = 0;
-    uint64_t line = 0;
+    uint64_t line = 0, frame = 0;
     while (!jp_pb_done(&meta)) {
         int rc = jp_pb_next(&meta, &f, "OpMetadata", c->err);
         if (rc) return rc;
-        if (f.wire == JP_PB_LEN && f.number == META_OP_NAME) in->op_name = intern_field(c, &f);
+        if (f.wire == JP_PB_LEN && f.number == META_OP_NAME && !(in->op_name = intern_field(c, &f))) return JP_ERR_NOMEM;
         if (f.wire == JP_PB_LEN && f.number == META_SOURCE_FILE) file = f.data, file_len = f.len;
         if (f.wire == JP_PB_VARINT && f.number == META_SOURCE_LINE) line = f.u;
+        if (f.wire == JP_PB_VARINT && f.number == META_STACK_FRAME) frame = f.u;
+    }
+    if (frame >= 1 && frame <= c->n_frames) { /* current JAX: the stack, innermost frame first */
+        in->frame = &c->frames[frame - 1];
+        const jp_hlo_frame *u = user_frame(in->frame);
+        if (*u->file) file = (const uint8_t *)u->file, file_len = strlen(u->file), line = u->line;
+        in->function = u->function;
     }
     if (file_len) {
         char buf[512];
         int n = snprintf(buf, sizeof buf, "%.*s:%llu", (int)(file_len > 400 ? 400 : file_len),
                          (const char *)file, (unsigned long long)line);
-        in->source = jp_intern_str(c->intern, buf, (size_t)n);
+        if (!(in->source = jp_intern_str(c->intern, buf, (size_t)n))) return JP_ERR_NOMEM;
     }
-    return in->op_name && (!file_len || in->source) ? JP_OK : JP_ERR_NOMEM;
+    return JP_OK;
 }
 
-static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in) {
+/* Sizes a ShapeProto: dimensions of an array, elements and bytes (a tuple sums its leaves). */
+static int element_bytes(uint64_t type) {
+    /* xla.PrimitiveType: PRED S8 S16 S32 S64 U8 U16 U32 U64 F16 F32 F64 TUPLE OPAQUE C64 BF16 TOKEN
+     * C128, then 8-bit floats, 4- and 2-bit ints and floats (counted as a byte each, unpacked) */
+    static const unsigned char size[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 0, 0, 8, 2, 0, 16};
+    if (type < sizeof size) return size[type];
+    return type <= 40 ? 1 : 0;
+}
+
+static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_ints *dims, double *elems, double *bytes) {
+    jp_pb_field f;
+    hlo_ints own = {0};
+    uint64_t type = 0;
+    int tuple = 0;
+    while (!jp_pb_done(&shape)) {
+        int rc = jp_pb_next(&shape, &f, "ShapeProto", c->err);
+        if (rc) return rc;
+        if (f.number == SHAPE_TYPE && f.wire == JP_PB_VARINT) type = f.u;
+        else if (f.number == SHAPE_DIMS && (rc = read_ints(c, &shape, &f, &own))) return rc;
+        else if (f.number == SHAPE_TUPLE && f.wire == JP_PB_LEN) {
+            tuple = 1;
+            if (depth < MAX_SHAPE_DEPTH && (rc = read_shape(c, jp_pb_sub(&shape, &f), depth + 1, NULL, elems, bytes)))
+                return rc;
+        }
+    }
+    if (tuple) return JP_OK;
+    double n = 1;
+    for (uint32_t i = 0; i < own.n; i++) n *= own.v[i] > 0 ? (double)own.v[i] : 0;
+    *elems += n;
+    *bytes += n * element_bytes(type);
+    if (dims) *dims = own;
+    return JP_OK;
+}
+
+static int read_window(hlo_ctx *c, jp_pb window, hlo_node *node) {
+    jp_pb_field f;
+    for (jp_pb p = window; !jp_pb_done(&p);) {
+        int rc = jp_pb_next(&p, &f, "Window", c->err);
+        if (rc) return rc;
+        node->n_window += f.number == WINDOW_DIM && f.wire == JP_PB_LEN;
+    }
+    node->window = jp_arena_alloc(&c->scratch, (node->n_window + 1) * sizeof *node->window);
+    if (!node->window) return JP_ERR_NOMEM;
+    uint32_t k = 0;
+    for (jp_pb p = window; !jp_pb_done(&p);) {
+        int rc = jp_pb_next(&p, &f, "Window", c->err);
+        if (rc) return rc;
+        if (f.number != WINDOW_DIM || f.wire != JP_PB_LEN) continue;
+        hlo_window_dim *w = &node->window[k++];
+        *w = (hlo_window_dim){1, 1, 0, 1, 1};
+        for (jp_pb d = jp_pb_sub(&p, &f); !jp_pb_done(&d);) {
+            jp_pb_field g;
+            if ((rc = jp_pb_next(&d, &g, "WindowDimension", c->err))) return rc;
+            int64_t v = (int64_t)g.u;
+            if (g.wire != JP_PB_VARINT) continue;
+            if (g.number == WDIM_SIZE) w->size = v;
+            if (g.number == WDIM_STRIDE) w->stride = v;
+            if (g.number == WDIM_PAD_LOW) w->pad_low = v;
+            if (g.number == WDIM_WINDOW_DIL) w->window_dilation = v;
+            if (g.number == WDIM_BASE_DIL) w->base_dilation = v;
+        }
+    }
+    return JP_OK;
+}
+
+static int read_conv_dims(hlo_ctx *c, jp_pb dnums, hlo_conv_dims *d) {
+    jp_pb_field f;
+    while (!jp_pb_done(&dnums)) {
+        int rc = jp_pb_next(&dnums, &f, "ConvolutionDimensionNumbers", c->err);
+        if (rc) return rc;
+        int64_t v = (int64_t)f.u;
+        hlo_ints *list = f.number == CONV_IN_SPATIAL ? &d->in_spatial
+                         : f.number == CONV_KERNEL_SPATIAL ? &d->kernel_spatial
+                         : f.number == CONV_OUT_SPATIAL ? &d->out_spatial : NULL;
+        if (list) {
+            if ((rc = read_ints(c, &dnums, &f, list))) return rc;
+            continue;
+        }
+        if (f.wire != JP_PB_VARINT) continue;
+        if (f.number == CONV_IN_BATCH) d->in_batch = v;
+        if (f.number == CONV_IN_FEATURE) d->in_feature = v;
+        if (f.number == CONV_KERNEL_IN) d->kernel_in_feature = v;
+        if (f.number == CONV_KERNEL_OUT) d->kernel_out_feature = v;
+        if (f.number == CONV_OUT_BATCH) d->out_batch = v;
+        if (f.number == CONV_OUT_FEATURE) d->out_feature = v;
+    }
+    return JP_OK;
+}
+
+static int read_dot_dims(hlo_ctx *c, jp_pb dnums, hlo_node *node) {
+    jp_pb_field f;
+    while (!jp_pb_done(&dnums)) {
+        int rc = jp_pb_next(&dnums, &f, "DotDimensionNumbers", c->err);
+        if (rc) return rc;
+        if (f.number == DOT_LHS_CONTRACT && (rc = read_ints(c, &dnums, &f, &node->lhs_contract))) return rc;
+    }
+    return JP_OK;
+}
+
+/* The facts of one field that only the cost model reads. */
+static int read_cost_field(hlo_ctx *c, const jp_pb *instr, const jp_pb_field *f, hlo_node *node) {
+    int len = f->wire == JP_PB_LEN;
+    switch (f->number) {
+    case INSTR_SHAPE: return len ? read_shape(c, jp_pb_sub(instr, f), 0, &node->dims, &node->elems, &node->bytes) : 0;
+    case INSTR_ID: node->id = (int64_t)f->u; return JP_OK;
+    case INSTR_OPERANDS: return read_ints(c, instr, f, &node->operands);
+    case INSTR_CALLED: return read_ints(c, instr, f, &node->called);
+    case INSTR_DOT_DIMS: return len ? read_dot_dims(c, jp_pb_sub(instr, f), node) : 0;
+    case INSTR_WINDOW: return len ? read_window(c, jp_pb_sub(instr, f), node) : 0;
+    case INSTR_CONV_DIMS: return len ? read_conv_dims(c, jp_pb_sub(instr, f), &node->conv) : 0;
+    case INSTR_FEATURE_GROUPS: node->feature_groups = (int64_t)f->u; return JP_OK;
+    case INSTR_BATCH_GROUPS: node->batch_groups = (int64_t)f->u; return JP_OK;
+    default: return JP_OK;
+    }
+}
+
+static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node *node) {
     jp_pb_field f;
     const char *fusion_kind = "kLoop";
     comp_info called = {0, 0, NULL};
-    in->op_name = in->source = in->name = in->opcode = jp_intern_str(c->intern, "", 0);
+    const char *empty = jp_intern_str(c->intern, "", 0);
+    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
@@ -287,13 +544,15 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in) {
         else if (f.number == INSTR_OPCODE && f.wire == JP_PB_LEN) in->opcode = intern_field(c, &f);
         else if (f.number == INSTR_FUSION_KIND && f.wire == JP_PB_LEN) fusion_kind = intern_field(c, &f);
         else if (f.number == INSTR_METADATA && f.wire == JP_PB_LEN) rc = read_metadata(c, jp_pb_sub(&instr, &f), in);
-        else if (f.number == INSTR_CALLED) rc = read_called(c, &instr, &f, &called);
+        else rc = read_cost_field(c, &instr, &f, node);
         if (rc) return rc;
         if (!in->name || !in->opcode || !fusion_kind) return JP_ERR_NOMEM;
     }
+    for (uint32_t i = 0; i < node->called.n; i++) note_called(c, (uint64_t)node->called.v[i], &called);
     int fusion = strcmp(in->opcode, "fusion") == 0;
     in->category = fusion ? fusion_category(fusion_kind, called.flags) : jp_hlo_category_of_opcode(in->opcode);
     if (fusion && called.dot_op_name) in->op_name = called.dot_op_name;
+    node->opcode = in->opcode;
     return JP_OK;
 }
 
@@ -328,41 +587,65 @@ static int find_module(hlo_ctx *c, jp_pb *module, size_t *n_comps) {
     return JP_OK;
 }
 
-static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
+/* Pass 1 over the module: name, stack frames, and what each computation contains. */
+static int scan_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out, size_t *n_instrs) {
     jp_pb_field f;
-    size_t n_instrs = 0, ci = 0;
+    size_t ci = 0;
     for (jp_pb m = module; !jp_pb_done(&m);) {
         int rc = jp_pb_next(&m, &f, "HloModuleProto", c->err);
         if (rc) return rc;
-        if (f.number == MODULE_NAME && f.wire == JP_PB_LEN && !(out->name = intern_field(c, &f)))
-            return JP_ERR_NOMEM;
-        if (f.number == MODULE_COMPUTATIONS && f.wire == JP_PB_LEN) {
-            rc = scan_computation(c, jp_pb_sub(&m, &f), &c->comps[ci++], &n_instrs);
-            if (rc) return rc;
-        }
+        if (f.wire != JP_PB_LEN) continue;
+        if (f.number == MODULE_NAME && !(out->name = intern_field(c, &f))) return JP_ERR_NOMEM;
+        if (f.number == MODULE_STACK_FRAMES && (rc = read_frames(c, jp_pb_sub(&m, &f)))) return rc;
+        if (f.number == MODULE_COMPUTATIONS && (rc = scan_computation(c, jp_pb_sub(&m, &f), &c->comps[ci++], n_instrs)))
+            return rc;
     }
-    out->instrs = jp_arena_alloc(c->arena, (n_instrs ? n_instrs : 1) * sizeof(jp_hlo_instr));
-    if (!out->instrs) return JP_ERR_NOMEM;
+    return JP_OK;
+}
+
+/* Pass 2: every instruction, with the cost model's facts in ir. */
+static int read_instructions(hlo_ctx *c, jp_pb module, jp_hlo_module *out, hlo_ir *ir) {
+    jp_pb_field f;
     for (jp_pb m = module; !jp_pb_done(&m);) {
         int rc = jp_pb_next(&m, &f, "HloModuleProto", c->err);
         if (rc) return rc;
         if (f.number != MODULE_COMPUTATIONS || f.wire != JP_PB_LEN) continue;
-        for (jp_pb comp = jp_pb_sub(&m, &f); !jp_pb_done(&comp);) {
+        hlo_comp *comp = &ir->comps[ir->n_comps];
+        *comp = (hlo_comp){c->comps[ir->n_comps].id, (uint32_t)ir->n_nodes, 0, 0, 0, 0};
+        for (jp_pb cp = jp_pb_sub(&m, &f); !jp_pb_done(&cp);) {
             jp_pb_field g;
-            rc = jp_pb_next(&comp, &g, "HloComputationProto", c->err);
-            if (rc) return rc;
+            if ((rc = jp_pb_next(&cp, &g, "HloComputationProto", c->err))) return rc;
             if (g.number != COMP_INSTRUCTIONS || g.wire != JP_PB_LEN) continue;
-            rc = read_instruction(c, jp_pb_sub(&comp, &g), &out->instrs[out->n_instrs++]);
-            if (rc) return rc;
+            hlo_node *node = &ir->nodes[ir->n_nodes];
+            *node = (hlo_node){.comp = (uint32_t)ir->n_comps, .instr = (uint32_t)out->n_instrs};
+            if ((rc = read_instruction(c, jp_pb_sub(&cp, &g), &out->instrs[out->n_instrs++], node))) return rc;
+            ir->n_nodes++;
+            comp->n++;
         }
+        ir->n_comps++;
     }
+    return JP_OK;
+}
+
+static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
+    size_t n_instrs = 0;
+    int rc = scan_module(c, module, out, &n_instrs);
+    if (rc) return rc;
+    out->instrs = jp_arena_alloc(c->arena, (n_instrs ? n_instrs : 1) * sizeof(jp_hlo_instr));
+    hlo_ir ir = {0};
+    ir.nodes = jp_arena_alloc(&c->scratch, (n_instrs ? n_instrs : 1) * sizeof *ir.nodes);
+    ir.comps = jp_arena_alloc(&c->scratch, (c->n_comps ? c->n_comps : 1) * sizeof *ir.comps);
+    if (!out->instrs || !ir.nodes || !ir.comps) return JP_ERR_NOMEM;
+    if ((rc = read_instructions(c, module, out, &ir))) return rc;
+    if ((rc = jp_hlo_cost(&ir, out))) return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
     return JP_OK;
 }
 
-int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, jp_intern *t, jp_arena *a, jp_hlo_module *out,
-                  jp_error *err) {
-    hlo_ctx c = {jp_pb_make(proto.ptr, proto.len, origin), t, a, NULL, 0, err};
+int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
+                  jp_hlo_module *out, jp_error *err) {
+    hlo_ctx c = {.root = jp_pb_make(proto.ptr, proto.len, origin), .intern = t, .arena = a, .library = library,
+                 .err = err};
     jp_pb module;
     memset(out, 0, sizeof *out);
     out->program_id = -1;
@@ -371,7 +654,9 @@ int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, jp_intern *t, jp_arena 
     if (rc) return rc;
     c.comps = calloc(c.n_comps ? c.n_comps : 1, sizeof(comp_info));
     if (!c.comps) return JP_ERR_NOMEM;
+    jp_arena_init(&c.scratch, 0);
     rc = decode_module(&c, module, out);
+    jp_arena_deinit(&c.scratch);
     free(c.comps);
     if (rc == JP_ERR_NOMEM) jp_error_set(err, rc, 0, "out of memory decoding HloProto");
     return rc;

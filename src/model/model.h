@@ -3,17 +3,35 @@
 #ifndef JP_MODEL_MODEL_H
 #define JP_MODEL_MODEL_H
 
+#include <regex.h>
+
 #include "base/vec.h"
 #include "jaxprof/jaxprof.h"
 
 /* ---- HLO metadata (from the `Hlo Proto` stats of /host:metadata) ---------------------------- */
+
+/* One Python frame of the call stack JAX recorded for an op (the module's stack_frame_index). */
+typedef struct jp_hlo_frame {
+    const char *file;              /* interned path as the tracer saw it */
+    const char *function;          /* interned function name, "" when unknown */
+    uint32_t line;
+    uint8_t library;               /* its file matches the library-frame rule (jp_hlo_library_re) */
+    const struct jp_hlo_frame *parent; /* the caller, NULL for the outermost frame */
+} jp_hlo_frame;
+
+enum { JP_HLO_MAX_STACK = 64 }; /* frames walked per stack: the index is input, its chains may loop */
 
 typedef struct jp_hlo_instr {
     const char *name;     /* interned instruction name, the key executed events carry */
     const char *opcode;   /* "fusion", "dot", ... */
     const char *category; /* static category string (see hlo.c) */
     const char *op_name;  /* metadata.op_name or "" */
-    const char *source;   /* "file:line" or "" */
+    const char *source;   /* "file:line" of its innermost user frame (or metadata.source_file), or "" */
+    const char *function; /* the function of that frame, "" when unknown */
+    const jp_hlo_frame *frame; /* innermost frame of its Python stack, NULL when not recorded */
+    double flops;         /* per execution, by XLA's cost-analysis conventions (hlo_cost.c) */
+    double transcendentals; /* exp, log, tanh, ... elements, which XLA counts apart from flops */
+    double bytes;         /* operands + output at its boundary (a fusion's parameters and root) */
 } jp_hlo_instr;
 
 typedef struct jp_hlo_module {
@@ -23,10 +41,16 @@ typedef struct jp_hlo_module {
     size_t n_instrs;
 } jp_hlo_module;
 
+/* The default library-frame rule: files of installed packages, the standard library, and JAX,
+ * Flax, Optax and friends when run from a source tree (POSIX extended regex on the path). */
+#define JP_HLO_LIBRARY_FRAMES \
+    "^<|/(site|dist)-packages/|/lib/python[0-9.]*/|/(jax|jaxlib|flax|optax|orbax|chex|haiku|equinox)/"
+
 /* Decodes a serialized xla.HloProto lying inside the input that starts at origin (error offsets
- * are relative to it); strings are interned into t. */
-int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, jp_intern *t, jp_arena *a, jp_hlo_module *out,
-                  jp_error *err);
+ * are relative to it); strings are interned into t. library (may be NULL: no frame is library
+ * code) marks the frames that an op's source line skips to reach the user's own code. */
+int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
+                  jp_hlo_module *out, jp_error *err);
 /* The instruction named `name` (interned pointer), or NULL. */
 const jp_hlo_instr *jp_hlo_find(const jp_hlo_module *m, const char *name);
 /* Category from an opcode alone, for profiles without HLO ("dot" -> "matmul"). */
@@ -43,8 +67,12 @@ const char *jp_hlo_scope_of(jp_intern *t, const char *op_name);
 
 typedef struct jp_opdef {    /* one distinct executed op: (device, module, name) */
     const char *module, *name, *category, *op_name, *scope, *source;
+    const char *function;    /* of the source line, "" when unknown */
+    const jp_hlo_frame *frame; /* innermost frame of its Python stack, NULL when not recorded */
     uint32_t device;
-    double flops, bytes;     /* per occurrence, from TPU metadata stats; 0 when unknown */
+    double flops, bytes;     /* per occurrence: the profile's own stats (TPU, GPU), else hlo_flops */
+    double hlo_flops;        /* per occurrence, counted from the HLO (hlo_cost.c); 0 without HLO */
+    double transcendentals;  /* per occurrence, from the HLO */
     uint8_t collective;      /* jp_hlo_is_collective(category), asked once per op */
 } jp_opdef;
 

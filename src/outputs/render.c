@@ -7,7 +7,8 @@
 #include "outputs/table.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
-                                                       "memory", "transfers", "compiles", "findings", "hosts"};
+                                                       "memory", "transfers", "compiles", "findings", "hosts",
+                                                       "lines", "flame"};
 
 int jp_section_from_name(const char *name) {
     for (int i = 0; i < JP_SECTION_COUNT; i++)
@@ -33,8 +34,12 @@ static const column OP_COLS[] = {
     {"self_ms", "self", 9}, {"avg_ms", "avg", 9}, {"min_ms", NULL, 0}, {"max_ms", NULL, 0},
     {"pct_time", "%time", 6}, {"gflops_per_s", NULL, 0}, {"gbytes_per_s", NULL, 0}, {"flops", NULL, 0},
     {"bytes", NULL, 0}, {"module", NULL, 0}, {"device", NULL, 0}, {"scope", NULL, 0},
-    {"op_name", NULL, 0}, {"source", NULL, 0}, {"devices", "devs", 4},
+    {"op_name", NULL, 0}, {"source", NULL, 0}, {"devices", "devs", 4}, {"function", NULL, 0},
+    {"stack", NULL, 0}, {"hlo_flops", NULL, 0}, {"transcendentals", NULL, 0}, {"intensity", NULL, 0},
+    {"bound_by", NULL, 0}, {"roof_pct", NULL, 0},
 };
+
+static const char *const BOUND[] = {"", "compute", "memory"};
 
 static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
     const jp_op_stat *o = row;
@@ -58,7 +63,65 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     case 15: set_str(c, o->scope); break;
     case 16: set_str(c, o->op_name); break;
     case 17: set_str(c, o->source); break;
-    default: set_int(c, o->n_devices); break;
+    case 18: set_int(c, o->n_devices); break;
+    case 19: set_str(c, o->function); break;
+    case 20: *c = (cell){.type = CELL_FRAMES, .frames = o->stack, .n_frames = o->n_stack}; break;
+    case 21: set_num(c, o->hlo_flops); break;
+    case 22: set_num(c, o->transcendentals); break;
+    case 23: set_num(c, o->bytes > 0 ? o->flops / o->bytes : 0); break;
+    case 24: set_str(c, BOUND[o->bound]); break;
+    default: set_num(c, o->roof_pct); break;
+    }
+}
+
+/* ---- source lines and the flame tree ------------------------------------------------------------ */
+
+static const column LINE_COLS[] = {
+    {"source", "line", 0}, {"function", "function", 18}, {"self_ms", "self", 9}, {"pct_device", "%device", 8},
+    {"count", "count", 6}, {"n_ops", "ops", 4}, {"ops", "top ops", 28}, {"file", NULL, 0}, {"line", NULL, 0},
+    {"flops", NULL, 0},
+};
+
+/* Text shows a path relative to the files' common directory; JSON and CSV the whole path. */
+static const char *short_path(const jp_analysis *a, const char *path) {
+    size_t n = strlen(a->source_prefix);
+    return n && strncmp(path, a->source_prefix, n) == 0 ? path + n : path;
+}
+
+static void line_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_line_stat *l = row;
+    switch (col) {
+    case 0: set_str(c, short_path(a, l->source)); break;
+    case 1: set_str(c, l->function); break;
+    case 2: set_time(c, l->self_ps); break;
+    case 3: set_pct(c, a->op_self_ps ? 100.0 * (double)l->self_ps / (double)a->op_self_ps : 0); break;
+    case 4: set_int(c, (int64_t)l->count); break;
+    case 5: set_int(c, l->n_ops); break;
+    case 6: set_str(c, l->ops); break;
+    case 7: set_str(c, l->file); break;
+    case 8: set_int(c, l->line); break;
+    default: set_num(c, l->flops); break;
+    }
+}
+
+static const column FLAME_COLS[] = {
+    {"name", "stack", 0}, {"kind", "kind", 8}, {"total_ms", "total", 9}, {"self_ms", "self", 9},
+    {"pct", "%", 6}, {"depth", "depth", 5}, {"parent", NULL, 0}, {"file", NULL, 0}, {"line", NULL, 0},
+};
+static const char *const FLAME_KIND[] = {"root", "frame", "library", "op", "none"};
+
+static void flame_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_flame_node *f = row;
+    switch (col) {
+    case 0: set_str(c, f->name); break;
+    case 1: set_str(c, FLAME_KIND[f->kind]); break;
+    case 2: set_time(c, f->total_ps); break;
+    case 3: set_time(c, f->self_ps); break;
+    case 4: set_pct(c, a->n_flame && a->flame[0].total_ps ? 100.0 * (double)f->total_ps / (double)a->flame[0].total_ps : 0); break;
+    case 5: set_int(c, f->depth); break;
+    case 6: set_int(c, f->parent == UINT32_MAX ? -1 : (int64_t)f->parent); break;
+    case 7: set_str(c, f->file); break;
+    default: set_int(c, f->line); break;
     }
 }
 
@@ -124,7 +187,7 @@ static const column KERNEL_COLS[] = {
 };
 
 static void set_dims(cell *c, const uint32_t d[3]) {
-    *c = (cell){CELL_STR, NULL, 0, 0, {0}};
+    *c = (cell){.type = CELL_STR};
     snprintf(c->buf, sizeof c->buf, "%u,%u,%u", d[0], d[1], d[2]);
     c->s = c->buf;
 }
@@ -360,6 +423,8 @@ static table section_table(const jp_analysis *a, int section) {
     case JP_SECTION_TRANSFERS: return TABLE("transfers", TRANSFER_COLS, a->transfers, jp_transfer_stat, JP_XFER_COUNT, NULL, transfer_cell);
     case JP_SECTION_COMPILES: return TABLE("compiles", COMPILE_COLS, a->compiles, jp_compile, a->n_compiles, NULL, compile_cell);
     case JP_SECTION_HOSTS: return TABLE("host_stats", HOST_COLS, a->host_stats, jp_host_stat, a->n_host_stats, NULL, host_cell);
+    case JP_SECTION_LINES: return TABLE("lines", LINE_COLS, a->lines, jp_line_stat, a->n_lines, NULL, line_cell);
+    case JP_SECTION_FLAME: return TABLE("flame", FLAME_COLS, a->flame, jp_flame_node, a->n_flame, NULL, flame_cell);
     default: return TABLE("findings", FINDING_COLS, a->findings, jp_finding, a->n_findings, NULL, finding_cell);
     }
 }
@@ -477,6 +542,8 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
             table t = section_table(a, s);
             rc = json_table(a, &t, s == JP_SECTION_STEPS || s == JP_SECTION_FINDINGS ? NULL : v, out, err);
         }
+        table lines = section_table(a, JP_SECTION_LINES);
+        if (!rc) rc = json_table(a, &lines, v, out, err);
         json_memory_samples(a, out);
         if (!rc) rc = json_hosts(a, v, out, err);
     } else if (section == JP_SECTION_HOSTS) {
@@ -592,6 +659,15 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         fputs("\nTop ops by self time\n", out);
         table t = section_table(a, JP_SECTION_OPS);
         rc = text_table(a, &t, &top, out, err);
+    }
+    if (!rc && a->n_lines) {
+        fprintf(out, "\nTop source lines (device self time by the user's line that made the op; %.1f%% of it has one)\n",
+                a->op_self_ps ? 100.0 * (double)a->line_self_ps / (double)a->op_self_ps : 0);
+        table t = section_table(a, JP_SECTION_LINES);
+        jp_view lv = top;
+        lv.top = top.top < 5 ? top.top : 5;
+        lv.sort = NULL;
+        rc = text_table(a, &t, &lv, out, err);
     }
     if (!rc && a->n_scopes) {
         fputs("\nTop scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events)\n", out);

@@ -39,6 +39,7 @@ typedef struct sort_ctx {
 static double numeric(const cell *c) {
     switch (c->type) {
     case CELL_INT: case CELL_TIME: case CELL_BOOL: return (double)c->i;
+    case CELL_FRAMES: return c->n_frames;
     default: return c->d;
     }
 }
@@ -123,6 +124,7 @@ static void cell_text(const cell *c, char *buf, size_t len) {
     case CELL_BOOL: snprintf(buf, len, "%s", c->i ? "yes" : ""); break;
     case CELL_TIME: jp_format_time(buf, len, (double)c->i); break;
     case CELL_PCT: snprintf(buf, len, "%.1f%%", c->d); break;
+    case CELL_FRAMES: snprintf(buf, len, "%u frames", c->n_frames); break;
     default: snprintf(buf, len, c->d == 0 ? "-" : fabs(c->d) >= 100 ? "%.0f" : "%.2f", c->d); break;
     }
 }
@@ -197,12 +199,35 @@ static void csv_str(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+/* JSON: [{"file","line","function","library"}, ...]; CSV: "file:line function;..." */
+static void frames_raw(FILE *out, const cell *v, int json) {
+    if (!json) fputc('"', out);
+    for (uint32_t i = 0; i < v->n_frames; i++) {
+        const jp_source_frame *f = &v->frames[i];
+        if (!json) {
+            for (const char *s = f->file; *s; s++) fputs(*s == '"' ? "\"\"" : (char[2]){*s, 0}, out);
+            fprintf(out, ":%u ", f->line);
+            for (const char *s = f->function; *s; s++) fputs(*s == '"' ? "\"\"" : (char[2]){*s, 0}, out);
+            if (i + 1 < v->n_frames) fputc(';', out);
+            continue;
+        }
+        fputs(i ? ",{\"file\":" : "[{\"file\":", out);
+        jp_json_str(out, f->file);
+        fprintf(out, ",\"line\":%u,\"function\":", f->line);
+        jp_json_str(out, f->function);
+        fprintf(out, ",\"library\":%s}", f->library ? "true" : "false");
+    }
+    fputs(json ? (v->n_frames ? "]" : "[]") : "\"", out);
+}
+
 static void cell_raw(FILE *out, const cell *v, int json) {
     switch (v->type) {
+    case CELL_FRAMES: frames_raw(out, v, json); break;
     case CELL_STR: json ? jp_json_str(out, v->s) : csv_str(out, v->s); break;
     case CELL_INT: fprintf(out, "%lld", (long long)v->i); break;
     case CELL_BOOL: fputs(v->i ? "true" : "false", out); break;
     case CELL_TIME: fprintf(out, "%.6f", (double)v->i / 1e9); break; /* milliseconds, ns precision */
+    case CELL_NUM: fprintf(out, "%.12g", isfinite(v->d) ? v->d : 0.0); break; /* FLOPs, bytes: exact */
     default: fprintf(out, "%.6g", isfinite(v->d) ? v->d : 0.0); break;
     }
 }

@@ -6,7 +6,7 @@
 
 #include "jaxprof/jaxprof.h"
 
-enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL };
+enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES };
 
 typedef struct cell {
     int type;        /* cell_type */
@@ -14,6 +14,8 @@ typedef struct cell {
     int64_t i;       /* CELL_INT, CELL_BOOL; CELL_TIME in picoseconds */
     double d;        /* CELL_PCT (0-100), CELL_NUM */
     char buf[48];    /* storage for short formatted strings (s may point here) */
+    const jp_source_frame *frames; /* CELL_FRAMES: a Python stack, innermost first (JSON: an array) */
+    uint32_t n_frames;
 } cell;
 
 typedef struct column {

@@ -1,0 +1,267 @@
+/* lines.c - device time tied back to the user's code: self time by source line, and the flame
+ * tree of device time by Python call stack (jp_line_stat, jp_flame_node). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+
+enum { TOP_OPS = 5 }; /* ops named per line */
+
+/* ---- the common directory of the user's files ---------------------------------------------- */
+
+/* The longest directory prefix ("/a/b/") shared by every file of a user frame, so text output
+ * can show "model.py:12" instead of a long absolute path. */
+static const char *source_prefix(jp_intern *t, const jp_analysis *a) {
+    const char *first = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < a->n_ops; i++)
+        for (uint32_t k = 0; k < a->ops[i].n_stack; k++) {
+            const char *f = a->ops[i].stack[k].file;
+            if (a->ops[i].stack[k].library || !*f) continue;
+            if (!first) first = f, len = strlen(f);
+            size_t j = 0;
+            while (j < len && f[j] == first[j]) j++;
+            len = j;
+        }
+    while (len > 0 && first[len - 1] != '/') len--;
+    return jp_intern_str(t, first ? first : "", len);
+}
+
+static const char *relative(const jp_analysis *a, const char *file) {
+    size_t n = strlen(a->source_prefix);
+    return strncmp(file, a->source_prefix, n) == 0 ? file + n : file;
+}
+
+/* ---- lines ---------------------------------------------------------------------------------- */
+
+static int cmp_line(const void *x, const void *y) {
+    const jp_line_stat *a = x, *b = y;
+    if (a->self_ps != b->self_ps) return a->self_ps < b->self_ps ? 1 : -1;
+    return strcmp(a->source, b->source);
+}
+
+/* The first frame of the op's stack that is the user's (its source line). */
+static const jp_source_frame *line_frame(const jp_op_stat *o) {
+    for (uint32_t k = 0; k < o->n_stack; k++)
+        if (!o->stack[k].library) return &o->stack[k];
+    return o->n_stack ? &o->stack[0] : NULL;
+}
+
+/* Names the ops of each line, by self time (a->ops is by total time, so pick the largest). */
+static int name_ops(jp_arena *arena, const jp_analysis *a, jp_line_stat *lines, const uint32_t *op_line) {
+    for (size_t l = 0; l < a->n_lines; l++) {
+        char buf[512];
+        size_t n = 0;
+        int64_t below = INT64_MAX; /* pick ops in decreasing self time: next below this */
+        size_t last = SIZE_MAX;
+        for (int k = 0; k < TOP_OPS; k++) {
+            size_t best = SIZE_MAX;
+            for (size_t i = 0; i < a->n_ops; i++) {
+                const jp_op_stat *o = &a->ops[i];
+                if (op_line[i] != l || o->self_ps > below || (o->self_ps == below && i <= last)) continue;
+                if (best == SIZE_MAX || o->self_ps > a->ops[best].self_ps) best = i;
+            }
+            if (best == SIZE_MAX) break;
+            int w = snprintf(buf + n, sizeof buf - n, "%s%s", n ? ", " : "", a->ops[best].name);
+            if (w < 0 || (size_t)w >= sizeof buf - n) break;
+            n += (size_t)w;
+            below = a->ops[best].self_ps;
+            last = best;
+        }
+        if (!(lines[l].ops = jp_arena_strndup(arena, buf, n))) return JP_ERR_NOMEM;
+    }
+    return JP_OK;
+}
+
+static int line_table(jp_arena *arena, jp_analysis *a, uint32_t *op_line) {
+    jp_vec v = {0};
+    jp_map idx = {0};
+    int rc = JP_OK;
+    for (size_t i = 0; i < a->n_ops && rc == JP_OK; i++) {
+        const jp_op_stat *o = &a->ops[i];
+        op_line[i] = UINT32_MAX;
+        if (!*o->source) continue;
+        uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(o->source), 0, 0, (uint32_t)v.n, NULL);
+        jp_line_stat *s = k == UINT32_MAX ? NULL : k == v.n ? jp_vec_push(&v, sizeof *s) : &JP_VEC_AT(&v, jp_line_stat, k);
+        if (!s) {
+            rc = JP_ERR_NOMEM;
+            break;
+        }
+        if (!s->source) {
+            const jp_source_frame *f = line_frame(o);
+            *s = (jp_line_stat){o->source, f ? f->file : "", f ? f->line : 0, o->function, 0, 0, 0, 0, NULL};
+        }
+        op_line[i] = k;
+        s->count += o->count;
+        s->self_ps += o->self_ps;
+        s->flops += o->flops;
+        s->n_ops++;
+        a->line_self_ps += o->self_ps;
+    }
+    a->lines = rc ? NULL : jp_analysis_copy(arena, &v, sizeof(jp_line_stat));
+    a->n_lines = v.n;
+    jp_vec_free(&v);
+    jp_map_deinit(&idx);
+    if (rc || !a->lines) return JP_ERR_NOMEM;
+    if ((rc = name_ops(arena, a, a->lines, op_line))) return rc;
+    qsort(a->lines, a->n_lines, sizeof *a->lines, cmp_line);
+    return JP_OK;
+}
+
+/* ---- flame tree ----------------------------------------------------------------------------- */
+
+typedef struct flame_build {
+    jp_vec nodes;    /* jp_flame_node, in insertion order */
+    jp_map children; /* (parent, name, kind) -> node */
+    jp_intern *intern;
+    const jp_analysis *a;
+} flame_build;
+
+static uint32_t child(flame_build *b, uint32_t parent, const char *name, const char *file, uint32_t line, int kind) {
+    int found;
+    uint32_t k = jp_map_get_or_put(&b->children, parent, jp_ptr_key(name), (uint64_t)kind, (uint32_t)b->nodes.n, &found);
+    if (k == UINT32_MAX || found) return k;
+    jp_flame_node *n = jp_vec_push(&b->nodes, sizeof *n);
+    if (!n) return UINT32_MAX;
+    uint32_t depth = parent == UINT32_MAX ? 0 : JP_VEC_AT(&b->nodes, jp_flame_node, parent).depth + 1;
+    *n = (jp_flame_node){name, file, line, parent, depth, kind, 0, 0};
+    return k;
+}
+
+/* "[flax]": the package a library file belongs to (the directory after site-packages), or
+ * "[python]" for the standard library. */
+static const char *library_label(jp_intern *t, const char *file) {
+    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *p = strstr(file, roots[i]);
+        if (!p) continue;
+        p += strlen(roots[i]);
+        size_t n = strcspn(p, "/.");
+        char buf[96];
+        int w = snprintf(buf, sizeof buf, "[%.*s]", (int)(n > 80 ? 80 : n), p);
+        return jp_intern_str(t, buf, (size_t)w);
+    }
+    static const char *const known[] = {"jax", "flax", "optax", "orbax", "chex", "haiku", "equinox"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        char dir[32];
+        int w = snprintf(dir, sizeof dir, "/%s/", known[i]);
+        if (strstr(file, dir)) {
+            snprintf(dir, sizeof dir, "[%s]", known[i]);
+            return jp_intern_str(t, dir, (size_t)w);
+        }
+    }
+    return jp_intern_str(t, "[python]", 8);
+}
+
+static uint32_t frame_node(flame_build *b, uint32_t parent, const jp_source_frame *f) {
+    char buf[600];
+    const char *file = relative(b->a, f->file);
+    int w = snprintf(buf, sizeof buf, "%s (%.400s:%u)", *f->function ? f->function : "?", file, f->line);
+    const char *name = jp_intern_str(b->intern, buf, (size_t)(w < (int)sizeof buf ? w : (int)sizeof buf - 1));
+    const char *rel = jp_intern_str(b->intern, file, strlen(file));
+    return name && rel ? child(b, parent, name, rel, f->line, JP_FLAME_FRAME) : UINT32_MAX;
+}
+
+/* The path of one op from the root: its frames outermost first, library runs folded. */
+static uint32_t op_parent(flame_build *b, const jp_op_stat *o) {
+    uint32_t node = 0;
+    const char *empty = jp_intern_str(b->intern, "", 0);
+    if (!o->n_stack) {
+        const char *label = *o->source ? o->source : jp_intern_str(b->intern, "[no source]", 11);
+        return label ? child(b, node, label, empty, 0, *o->source ? JP_FLAME_FRAME : JP_FLAME_NO_SOURCE) : UINT32_MAX;
+    }
+    const char *folding = NULL; /* the library run being folded */
+    for (uint32_t k = o->n_stack; k-- > 0 && node != UINT32_MAX;) {
+        const jp_source_frame *f = &o->stack[k];
+        if (f->library) {
+            const char *label = library_label(b->intern, f->file);
+            if (label != folding) node = label ? child(b, node, label, empty, 0, JP_FLAME_LIBRARY) : UINT32_MAX;
+            folding = label;
+            continue;
+        }
+        folding = NULL;
+        node = frame_node(b, node, f);
+    }
+    return node;
+}
+
+static int cmp_total_desc(const void *x, const void *y) {
+    const jp_flame_node *a = *(const jp_flame_node *const *)x, *b = *(const jp_flame_node *const *)y;
+    if (a->total_ps != b->total_ps) return a->total_ps < b->total_ps ? 1 : -1;
+    return strcmp(a->name, b->name);
+}
+
+/* Writes nodes depth first, children by total time, into out (parents renumbered). An explicit
+ * stack of (node, new parent index) keeps deep trees off the C stack. */
+static int flatten(const flame_build *b, jp_flame_node *out) {
+    size_t n = b->nodes.n, *first = calloc(n + 1, sizeof *first), written = 0;
+    const jp_flame_node **kids = malloc(n * sizeof *kids), **stack = malloc(n * sizeof *stack);
+    uint32_t *new_parent = malloc(n * sizeof *new_parent);
+    const jp_flame_node *base = b->nodes.data;
+    if (!first || !kids || !stack || !new_parent) {
+        free(first), free(kids), free(stack), free(new_parent);
+        return JP_ERR_NOMEM;
+    }
+    for (size_t i = 1; i < n; i++) first[base[i].parent + 1]++;
+    for (size_t i = 0; i < n; i++) first[i + 1] += first[i];
+    for (size_t i = 1, *fill = first; i < n; i++) kids[fill[base[i].parent]++] = &base[i];
+    for (size_t i = n; i-- > 1;) first[i] = first[i - 1]; /* fill moved each start to the next one's */
+    first[0] = 0;
+    for (size_t i = 0; i < n; i++) qsort(kids + first[i], first[i + 1] - first[i], sizeof *kids, cmp_total_desc);
+    size_t top = 0;
+    stack[top++] = &base[0];
+    new_parent[0] = UINT32_MAX;
+    while (top) {
+        const jp_flame_node *node = stack[--top];
+        size_t idx = (size_t)(node - base), me = written++;
+        out[me] = *node;
+        out[me].parent = new_parent[idx];
+        for (size_t k = first[idx + 1]; k-- > first[idx];) { /* pushed in reverse: popped largest first */
+            new_parent[kids[k] - base] = (uint32_t)me;
+            stack[top++] = kids[k];
+        }
+    }
+    free(first), free(kids), free(stack), free(new_parent);
+    return JP_OK;
+}
+
+static int flame_tree(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    flame_build b = {{0}, {0}, (jp_intern *)&m->intern, a};
+    int rc = JP_OK;
+    const char *empty = jp_intern_str(b.intern, "", 0), *root = jp_intern_str(b.intern, "all", 3);
+    if (!empty || !root || child(&b, UINT32_MAX, root, empty, 0, JP_FLAME_ROOT) == UINT32_MAX) rc = JP_ERR_NOMEM;
+    for (size_t i = 0; i < a->n_ops && rc == JP_OK; i++) {
+        const jp_op_stat *o = &a->ops[i];
+        if (o->self_ps <= 0) continue;
+        uint32_t parent = op_parent(&b, o), leaf = parent == UINT32_MAX ? UINT32_MAX
+                                                  : child(&b, parent, o->name, empty, 0, JP_FLAME_OP);
+        if (leaf == UINT32_MAX) {
+            rc = JP_ERR_NOMEM;
+            break;
+        }
+        JP_VEC_AT(&b.nodes, jp_flame_node, leaf).self_ps += o->self_ps;
+        for (uint32_t k = leaf; k != UINT32_MAX; k = JP_VEC_AT(&b.nodes, jp_flame_node, k).parent)
+            JP_VEC_AT(&b.nodes, jp_flame_node, k).total_ps += o->self_ps;
+    }
+    if (rc == JP_OK) {
+        a->flame = jp_arena_alloc(arena, (b.nodes.n ? b.nodes.n : 1) * sizeof *a->flame);
+        rc = a->flame ? flatten(&b, a->flame) : JP_ERR_NOMEM;
+        a->n_flame = b.nodes.n;
+    }
+    jp_vec_free(&b.nodes);
+    jp_map_deinit(&b.children);
+    return rc;
+}
+
+int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    a->source_prefix = source_prefix((jp_intern *)&m->intern, a);
+    uint32_t *op_line = malloc((a->n_ops ? a->n_ops : 1) * sizeof *op_line);
+    if (!a->source_prefix || !op_line) {
+        free(op_line);
+        return JP_ERR_NOMEM;
+    }
+    int rc = line_table(arena, a, op_line);
+    free(op_line);
+    return rc ? rc : flame_tree(m, arena, a);
+}

@@ -1,0 +1,60 @@
+/* hlo_ir.h - the per-instruction facts of one HLO module that the cost model reads: shapes,
+ * operands, called computations, dot and convolution dimensions (internal to model/). They live
+ * in a scratch arena for the time of one module's decoding. */
+#ifndef JP_MODEL_HLO_IR_H
+#define JP_MODEL_HLO_IR_H
+
+#include "model/model.h"
+
+typedef struct hlo_ints {    /* a repeated int64 field, packed or not */
+    int64_t *v;
+    uint32_t n, cap;
+} hlo_ints;
+
+typedef struct hlo_window_dim {
+    int64_t size, stride, pad_low, window_dilation, base_dilation;
+} hlo_window_dim;
+
+typedef struct hlo_conv_dims { /* xla.ConvolutionDimensionNumbers */
+    int64_t in_batch, in_feature, kernel_in_feature, kernel_out_feature, out_batch, out_feature;
+    hlo_ints in_spatial, kernel_spatial, out_spatial;
+} hlo_conv_dims;
+
+typedef struct hlo_node {
+    int64_t id;                /* module-unique instruction id, the key of operand_ids */
+    const char *opcode;        /* interned */
+    uint32_t comp;             /* index of its computation in hlo_ir.comps */
+    uint32_t instr;            /* index into jp_hlo_module.instrs before they are sorted */
+    hlo_ints dims;             /* output dimensions (array shapes; empty for tuples and scalars) */
+    double elems, bytes;       /* output elements and bytes; a tuple sums its leaves */
+    hlo_ints operands;         /* operand instruction ids */
+    hlo_ints called;           /* called computation ids */
+    hlo_ints lhs_contract;     /* dot: contracting dimensions of the left operand */
+    hlo_window_dim *window;    /* convolution, reduce-window: one per window dimension */
+    uint32_t n_window;
+    hlo_conv_dims conv;
+    int64_t feature_groups, batch_groups; /* convolution; 0 when absent (means 1) */
+} hlo_node;
+
+typedef struct hlo_comp {
+    int64_t id;
+    uint32_t first, n;         /* its nodes: hlo_ir.nodes[first .. first + n) */
+    double flops;              /* summed over its nodes, once computed (flops_done) */
+    double transcendentals;
+    uint8_t state;             /* 0 not computed, 1 in progress (a cycle), 2 done */
+} hlo_comp;
+
+typedef struct hlo_ir {
+    hlo_node *nodes;
+    size_t n_nodes;
+    hlo_comp *comps;
+    size_t n_comps;
+    int64_t *sorted_ids;       /* node ids ascending, paired with id_index, for operand lookup */
+    uint32_t *id_index;
+} hlo_ir;
+
+/* Fills flops, transcendentals and bytes of every instruction in m from ir (XLA's cost-analysis
+ * conventions, see docs/design.md "FLOPs and bytes"). Returns JP_ERR_NOMEM or JP_OK. */
+int jp_hlo_cost(hlo_ir *ir, jp_hlo_module *m);
+
+#endif
