@@ -3,6 +3,7 @@
  * installed beside this executable. */
 #include "jaxprof/jaxprof.h"
 #include "commands.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -31,6 +32,11 @@ static void usage(FILE *out) {
           "                     the overview as one self-contained HTML page (charts, no scripts)\n"
           "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
           "                     one table of the analysis\n"
+          "  lines [PATH]       device time by the line of your code that made each op (self time,\n"
+          "                     count, % of device time, function, the ops behind it)\n"
+          "  flame [PATH] [--folded [-o FILE]] [--pprof FILE]\n"
+          "                     device time by Python call stack: the tree as a table, or folded\n"
+          "                     stacks (flamegraph.pl, speedscope), or a pprof profile (pprof -http)\n"
           "  hosts [PATH]       multi-host runs: each host's steps side by side, how the clocks were\n"
           "                     aligned, the straggler per step, waiting and top ops per host\n"
           "  export [PATH] [-o FILE] [--format chrome|perfetto] [--window A_MS:B_MS]\n"
@@ -61,6 +67,13 @@ static void usage(FILE *out) {
           "                     profiles of 500k events or more on 2+ CPUs; env JAXPROF_THREADS)\n"
           "  --json | --csv     machine-readable output (JSON schema in docs/design.md)\n"
           "  --width N          text width in columns (default 100)\n"
+          "  --library-frames REGEX\n"
+          "                     frames whose file matches are library code, skipped to find an op's\n"
+          "                     source line (default: site-packages, the standard library, JAX/Flax/\n"
+          "                     Optax trees; \"\" makes every frame count)\n"
+          "  --peak-tflops X, --peak-gbps X\n"
+          "                     device peaks for the roofline and MFU (CPU profiles record none;\n"
+          "                     GPU/TPU peaks come from the profile unless given)\n"
           "  version            print the version\n"
           "  help               show this message\n",
           out);
@@ -93,7 +106,22 @@ typedef struct analysis_args {
     jp_view view;
     int format;
     const char *html; /* --html FILE: write the report as an HTML page there (report only) */
+    int folded;       /* flame --folded: folded stacks instead of the tree table */
+    const char *pprof; /* flame --pprof FILE: a gzip'd pprof profile there */
+    const char *out;  /* -o FILE for --folded (default stdout) */
 } analysis_args;
+
+/* --peak-tflops X / --peak-gbps X: a positive number. */
+static int parse_peak(const char *flag, const char *v, double *out) {
+    char *end;
+    double d = v && *v ? strtod(v, &end) : 0;
+    if (!v || !*v || *end || !(d > 0) || d > 1e9) {
+        fprintf(stderr, "jaxprof: %s needs a positive number\n", flag);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
 
 int cli_parse_count(const char *flag, const char *v, size_t *out) {
     char *end;
@@ -142,6 +170,12 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
         else if (strcmp(arg, "--threads") == 0 && !cli_parse_threads(arg, next, &a->load.threads)) i++;
         else if (strcmp(arg, "--html") == 0 && next && *next) a->html = next, i++;
+        else if (strcmp(arg, "--library-frames") == 0 && next) a->load.library_frames = next, i++;
+        else if (strcmp(arg, "--peak-tflops") == 0 && !parse_peak(arg, next, &a->load.peak_tflops)) i++;
+        else if (strcmp(arg, "--peak-gbps") == 0 && !parse_peak(arg, next, &a->load.peak_gbps)) i++;
+        else if (strcmp(arg, "--folded") == 0) a->folded = 1;
+        else if (strcmp(arg, "--pprof") == 0 && next && *next) a->pprof = next, i++;
+        else if (strcmp(arg, "-o") == 0 && next && *next) a->out = next, i++;
         else if (arg[0] != '-' && a->path == (const char *)"profiles") a->path = arg;
         else {
             fprintf(stderr, "jaxprof: bad option '%s' (see jaxprof help)\n", arg);
@@ -157,12 +191,27 @@ void cli_show_progress(void *ctx, const char *file, uint64_t bytes) {
     if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MB)...\r", file, (double)bytes / 1e6);
 }
 
+/* flame --pprof FILE and/or --folded [-o FILE]. */
+static int flame_export(const jp_analysis *a, const analysis_args *args, jp_error *err) {
+    int rc = args->pprof ? jp_flame_pprof_write(a, args->pprof, err) : JP_OK;
+    if (rc || !args->folded) return rc;
+    FILE *f = args->out ? fopen(args->out, "w") : stdout;
+    if (!f) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open for writing", args->out);
+    rc = jp_flame_folded(a, f, err);
+    if (args->out && fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: write failed", args->out);
+    return rc;
+}
+
 /* report and the table commands: load, analyse, render. Exit 2 on bad input or options. */
 static int cmd_analysis(int section, int argc, char **argv) {
     analysis_args args;
     if (parse_analysis_args(argc, argv, &args) != 0) return EXIT_USAGE;
     if (args.html && (section != JP_SECTION_REPORT || args.format != JP_FORMAT_TEXT)) {
         fprintf(stderr, "jaxprof: --html goes only with report, without --json or --csv\n");
+        return EXIT_USAGE;
+    }
+    if ((args.folded || args.pprof || args.out) && section != JP_SECTION_FLAME) {
+        fprintf(stderr, "jaxprof: --folded, --pprof and -o go only with flame\n");
         return EXIT_USAGE;
     }
     if (isatty(STDERR_FILENO)) args.load.on_file = cli_show_progress;
@@ -174,7 +223,8 @@ static int cmd_analysis(int section, int argc, char **argv) {
     }
     if (args.load.on_file) fputs("\033[K", stderr); /* clear the progress line */
     int rc = args.html ? jp_html_write(jp_profile_analysis(p), args.html, &err)
-                       : jp_render(jp_profile_analysis(p), section, args.format, &args.view, stdout, &err);
+             : args.pprof || args.folded ? flame_export(jp_profile_analysis(p), &args, &err)
+                                         : jp_render(jp_profile_analysis(p), section, args.format, &args.view, stdout, &err);
     if (rc != JP_OK) fprintf(stderr, "jaxprof: %s\n", err.msg);
     jp_profile_free(p);
     return rc == JP_OK ? 0 : EXIT_USAGE;

@@ -298,6 +298,9 @@ typedef struct jp_load_options {
      * (site-packages, the standard library, JAX/Flax/Optax source trees; docs/design.md); "": no
      * frame is library code (the innermost frame is the source line). */
     const char *library_frames;
+    /* Device peaks for the roofline and MFU, overriding what the profile says (0: keep); the
+     * only source for CPU profiles, whose planes record no peaks. */
+    double peak_tflops, peak_gbps;
 } jp_load_options;
 
 typedef struct jp_device {
@@ -308,8 +311,10 @@ typedef struct jp_device {
     int64_t first_ps;     /* first activity start, 0 when idle */
     int64_t last_ps;      /* last activity end */
     uint64_t n_ops;       /* op occurrences (GPU: kernels) */
-    double peak_flops;    /* FLOP/s from plane stats, 0 when unknown */
-    double peak_bw;       /* bytes/s from plane stats, 0 when unknown */
+    double peak_flops;    /* FLOP/s, 0 when unknown (see peak_source) */
+    double peak_bw;       /* memory bytes/s, 0 when unknown */
+    const char *peak_source; /* "device" (its own stats), "clock x cores" (GPU capabilities), "table"
+                              * (TPU chip by name), "flag" (jp_load_options), "" unknown */
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
 } jp_device;
 
@@ -398,6 +403,7 @@ typedef struct jp_step {
     int64_t part_ps[JP_PART_COUNT]; /* sums exactly to dur_ps */
     uint64_t n_ops;                /* op occurrences starting in the step */
     uint32_t n_compiles;           /* compile events starting in the step */
+    double flops;                  /* of the op occurrences starting in the step */
     int outlier;                   /* 1 when dur_ps > 1.5 x the median */
 } jp_step;
 
@@ -543,6 +549,9 @@ typedef struct jp_analysis {
     jp_step *steps;             /* in time order */
     size_t n_steps;
     jp_step_summary step_summary;
+    double step_flops;          /* FLOPs per step, the mean over steps (0 without steps or counts) */
+    double mfu_pct;             /* model FLOPs utilization: the steps' FLOPs / their time / the summed
+                                 * peak FLOP/s of the devices that ran ops; -1 when unknown */
     jp_line_stat *lines;        /* device time by source line, by self time */
     size_t n_lines;
     int64_t line_self_ps;       /* the ops' self time that has a source line */
@@ -611,6 +620,13 @@ typedef struct jp_view {
  * regex, JP_ERR_IO when writing fails. */
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out,
               jp_error *err);
+
+/* Flame graph exports (jp_flame_*) of jp_analysis.flame: one sample per leaf (an op under its
+ * call stack) with its self time in nanoseconds, so both total the ops' self time. Folded stacks
+ * are "frame;frame;op 1234" lines (flamegraph.pl, speedscope, inferno); the pprof profile is a
+ * gzip'd perftools.profiles.Profile (pprof -http, speedscope) written via "<out_path>.tmp". */
+int jp_flame_folded(const jp_analysis *a, FILE *out, jp_error *err);
+int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, jp_error *err);
 
 /* HTML report (jp_html_*): the report section as one self-contained page (inline CSS and SVG
  * charts, no script, nothing loaded from elsewhere): header, step summary with a per-step stacked

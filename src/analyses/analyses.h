@@ -15,6 +15,7 @@ int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
 int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* source lines, flame */
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* steps + breakdown */
+int jp_roofline_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* after steps */
 int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_transfers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);

@@ -8,7 +8,7 @@
 
 #include "analyses/analyses.h"
 
-enum { MAX_KPIS = 5, MAX_FINDINGS = 8 };
+enum { MAX_KPIS = 6, MAX_FINDINGS = 8 };
 
 const char *jp_rating_name(int rating) {
     switch (rating) {
@@ -88,6 +88,7 @@ static void kpis(ctx *c) {
         n ? rate(mean_ms, 1, 0.1, 1) : JP_RATING_NA);
     double bw = memory_bandwidth(a);
     kpi(c, "memory bandwidth", bw, "%", bw > 0 ? rate(bw, 60, 40, 1) : JP_RATING_NA);
+    kpi(c, "MFU", a->mfu_pct > 0 ? a->mfu_pct : 0, "%", a->mfu_pct > 0 ? rate(a->mfu_pct, 40, 20, 1) : JP_RATING_NA);
     double compile_s = 0;
     for (size_t i = 0; i < a->n_compiles; i++) compile_s += (double)a->compiles[i].dur_ps / 1e12;
     kpi(c, "compilation time", compile_s, "s", rate(compile_s, 2, 10, 0));

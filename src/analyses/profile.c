@@ -98,7 +98,7 @@ const char *jp_profile_host_of(jp_arena *a, const char *file) {
 
 static int analyze(jp_model *m, jp_profile *p, jp_error *err) {
     int (*const steps[])(const jp_model *, jp_arena *, jp_analysis *) = {
-        jp_ops_analyze, jp_lines_analyze, jp_steps_analyze, jp_scopes_analyze, jp_compiles_analyze, jp_transfers_analyze,
+        jp_ops_analyze, jp_lines_analyze, jp_steps_analyze, jp_roofline_analyze, jp_scopes_analyze, jp_compiles_analyze, jp_transfers_analyze,
         jp_kernels_analyze, jp_memory_analyze, jp_findings_analyze,
     };
     jp_analysis *a = &p->analysis;

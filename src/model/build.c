@@ -143,6 +143,7 @@ static uint32_t add_device(plane_ctx *c, jp_str name, int platform) {
     if (!d || !(d->name = jp_intern_view(&c->m->intern, name))) return UINT32_MAX;
     d->host = c->host;
     d->platform = platform;
+    d->peak_source = "";
     return (uint32_t)(c->m->devices.n - 1);
 }
 
@@ -730,6 +731,32 @@ static int read_device_intervals(plane_ctx *c, uint32_t dev, int platform, size_
     return JP_OK;
 }
 
+/* The hardware a device plane describes, from its own stats by name. */
+static int read_device_caps(plane_ctx *c, jp_device_caps *caps) {
+    memset(caps, 0, sizeof *caps);
+    jp_stats_iter it = jp_stats_of_plane(c->xs, c->plane);
+    jp_stat st;
+    int rc;
+    while ((rc = jp_stats_next(&it, &st, c->err)) == 1) {
+        const jp_stat_meta *sm = jp_plane_stat_meta_view(c->plane, st.metadata_id);
+        if (!sm) continue;
+        jp_str name = sm->name, text = {"", 0};
+        double v = st.kind == JP_STAT_DOUBLE ? st.v.d : (double)jp_stat_int(&st);
+        if (st.kind == JP_STAT_STR || st.kind == JP_STAT_REF) jp_stat_str(c->xs, c->plane, &st, &text, NULL);
+        if (jp_str_eq(name, "peak_teraflops_per_second")) caps->peak_tflops = v;
+        else if (jp_str_eq(name, "peak_hbm_bw_gigabytes_per_second")) caps->peak_gbps = v;
+        else if (jp_str_eq(name, "clock_rate")) caps->clock_khz = v;
+        else if (jp_str_eq(name, "core_count")) caps->cores = v;
+        else if (jp_str_eq(name, "memory_bandwidth")) caps->mem_bw = v;
+        else if (jp_str_eq(name, "compute_cap_major")) caps->cc_major = (int)v;
+        else if (jp_str_eq(name, "compute_cap_minor")) caps->cc_minor = (int)v;
+        else if (jp_str_eq(name, "device_vendor")) caps->amd = text.len >= 3 && memcmp(text.ptr, "AMD", 3) == 0;
+        else if (jp_str_eq(name, "device_type_string"))
+            snprintf(caps->type, sizeof caps->type, "%.*s", (int)(text.len < 63 ? text.len : 63), text.ptr);
+    }
+    return rc < 0 ? rc : JP_OK;
+}
+
 static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
     (void)opt;
     int platform = jp_platform_of_device_plane(c->plane);
@@ -739,8 +766,9 @@ static int read_device_plane(plane_ctx *c, const jp_load_options *opt) {
     int rc = read_stats(c, jp_stats_of_plane(c->xs, c->plane), &pinfo);
     if (rc < 0) return rc;
     jp_device *d = &JP_VEC_AT(&c->m->devices, jp_device, dev);
-    d->peak_flops = jp_info_dbl(&pinfo, K_PEAK_TFLOPS) * 1e12;
-    d->peak_bw = jp_info_dbl(&pinfo, K_PEAK_HBM_GBPS) * 1e9;
+    jp_device_caps caps;
+    if ((rc = read_device_caps(c, &caps))) return rc;
+    jp_device_set_peaks(d, &caps);
     size_t first_exec = 0;
     if ((rc = read_device_intervals(c, dev, platform, &first_exec))) return rc;
     for (size_t l = 0; l < c->plane->n_lines; l++) {
@@ -860,6 +888,8 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
     jp_stream_close(c.stream);
+    for (size_t d = h->first_device; opt && d < m->devices.n; d++)
+        jp_device_override_peaks(&JP_VEC_AT(&m->devices, jp_device, d), opt->peak_tflops, opt->peak_gbps);
     h = &JP_VEC_AT(&m->hosts, jp_model_host, m->hosts.n - 1);
     h->first_ps = m->first_ps;
     h->last_ps = m->last_ps;

@@ -14,7 +14,8 @@ enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     MODULE_NAME = 1, MODULE_COMPUTATIONS = 3, MODULE_STACK_FRAMES = 17,
     COMP_INSTRUCTIONS = 2, COMP_ID = 5,
     INSTR_NAME = 1, INSTR_OPCODE = 2, INSTR_SHAPE = 3, INSTR_METADATA = 7, INSTR_FUSION_KIND = 11,
-    INSTR_WINDOW = 15, INSTR_CONV_DIMS = 16, INSTR_DOT_DIMS = 30, INSTR_ID = 35, INSTR_OPERANDS = 36,
+    INSTR_WINDOW = 15, INSTR_CONV_DIMS = 16, INSTR_CUSTOM_TARGET = 28, INSTR_DOT_DIMS = 30,
+    INSTR_BACKEND_CONFIG = 43, INSTR_ID = 35, INSTR_OPERANDS = 36,
     INSTR_CALLED = 38, INSTR_FEATURE_GROUPS = 50, INSTR_BATCH_GROUPS = 58,
     META_OP_NAME = 2, META_SOURCE_FILE = 3, META_SOURCE_LINE = 4, META_STACK_FRAME = 15,
     SHAPE_TYPE = 2, SHAPE_DIMS = 3, SHAPE_TUPLE = 4,
@@ -424,7 +425,7 @@ static int element_bytes(uint64_t type) {
     return type <= 40 ? 1 : 0;
 }
 
-static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_ints *dims, double *elems, double *bytes) {
+static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_node *node, double *elems, double *bytes) {
     jp_pb_field f;
     hlo_ints own = {0};
     uint64_t type = 0;
@@ -436,7 +437,7 @@ static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_ints *dims, double
         else if (f.number == SHAPE_DIMS && (rc = read_ints(c, &shape, &f, &own))) return rc;
         else if (f.number == SHAPE_TUPLE && f.wire == JP_PB_LEN) {
             tuple = 1;
-            if (depth < MAX_SHAPE_DEPTH && (rc = read_shape(c, jp_pb_sub(&shape, &f), depth + 1, NULL, elems, bytes)))
+            if (depth < MAX_SHAPE_DEPTH && (rc = read_shape(c, jp_pb_sub(&shape, &f), depth + 1, node, elems, bytes)))
                 return rc;
         }
     }
@@ -445,7 +446,9 @@ static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_ints *dims, double
     for (uint32_t i = 0; i < own.n; i++) n *= own.v[i] > 0 ? (double)own.v[i] : 0;
     *elems += n;
     *bytes += n * element_bytes(type);
-    if (dims) *dims = own;
+    if (depth == 0) node->dims = own;
+    if (node->first_elems == 0 && node->first_bytes == 0)
+        node->first_elems = n, node->first_bytes = n * element_bytes(type);
     return JP_OK;
 }
 
@@ -518,7 +521,9 @@ static int read_dot_dims(hlo_ctx *c, jp_pb dnums, hlo_node *node) {
 static int read_cost_field(hlo_ctx *c, const jp_pb *instr, const jp_pb_field *f, hlo_node *node) {
     int len = f->wire == JP_PB_LEN;
     switch (f->number) {
-    case INSTR_SHAPE: return len ? read_shape(c, jp_pb_sub(instr, f), 0, &node->dims, &node->elems, &node->bytes) : 0;
+    case INSTR_SHAPE: return len ? read_shape(c, jp_pb_sub(instr, f), 0, node, &node->elems, &node->bytes) : 0;
+    case INSTR_CUSTOM_TARGET: if (len) node->target = (jp_str){(const char *)f->data, f->len}; return JP_OK;
+    case INSTR_BACKEND_CONFIG: if (len) node->backend_config = (jp_str){(const char *)f->data, f->len}; return JP_OK;
     case INSTR_ID: node->id = (int64_t)f->u; return JP_OK;
     case INSTR_OPERANDS: return read_ints(c, instr, f, &node->operands);
     case INSTR_CALLED: return read_ints(c, instr, f, &node->called);

@@ -136,6 +136,37 @@ static double conv_flops(const hlo_ir *ir, const hlo_node *n) {
     return 2 * fma;
 }
 
+static int contains(jp_str s, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= s.len; i++)
+        if (memcmp(s.ptr + i, needle, k) == 0) return 1;
+    return 0;
+}
+
+/* A library GEMM (cuBLAS, hipBLASLt) that XLA:GPU made of a dot: its dimension numbers are in
+ * the backend config's JSON, "lhs_contracting_dimensions":["1"], and its result is the first
+ * element of the output tuple (the second is the library's workspace). */
+static int is_gemm(const hlo_node *n) {
+    return strcmp(n->opcode, "custom-call") == 0 && (contains(n->target, "gemm") || contains(n->target, "matmul"));
+}
+
+static double gemm_flops(const hlo_ir *ir, const hlo_node *n) {
+    static const char key[] = "\"lhs_contracting_dimensions\":[";
+    const char *p = n->backend_config.ptr, *end = p + n->backend_config.len;
+    for (; p && p + sizeof key - 1 <= end; p++)
+        if (memcmp(p, key, sizeof key - 1) == 0) break;
+    if (!p || p + sizeof key - 1 > end) return 0;
+    double contracted = 1;
+    for (p += sizeof key - 1; p < end && *p != ']'; p++) {
+        if (*p < '0' || *p > '9') continue;
+        int64_t d = 0;
+        for (; p < end && *p >= '0' && *p <= '9' && d < 64; p++) d = d * 10 + (*p - '0');
+        contracted *= operand_dim(ir, n, 0, d);
+        p--;
+    }
+    return 2 * n->first_elems * contracted;
+}
+
 static cost node_cost(hlo_ir *ir, const hlo_node *n, int depth) {
     const char *op = n->opcode;
     cost c = {0, 0};
@@ -143,6 +174,7 @@ static cost node_cost(hlo_ir *ir, const hlo_node *n, int depth) {
     else if (IN(op, TRANSCENDENTAL)) c.transcendentals = n->elems;
     else if (strcmp(op, "dot") == 0) c.flops = dot_flops(ir, n);
     else if (strcmp(op, "convolution") == 0) c.flops = conv_flops(ir, n);
+    else if (is_gemm(n)) c.flops = gemm_flops(ir, n);
     else if (strcmp(op, "fusion") == 0) c = called_cost(ir, n, 0, depth);
     else if (strcmp(op, "sort") == 0) {
         double e = operand_elems(ir, n, 0);
@@ -198,7 +230,7 @@ static double node_bytes(const hlo_ir *ir, const hlo_node *n) {
         return 0;
     /* XLA's own rules for ops that touch part of an operand: read and write the part moved, plus
      * the indices */
-    double bytes = n->bytes;
+    double bytes = is_gemm(n) ? n->first_bytes : n->bytes;
     if (strcmp(op, "slice") == 0) return 2 * n->bytes;
     if (strcmp(op, "dynamic-slice") == 0 || strcmp(op, "gather") == 0) return 2 * n->bytes + operand_bytes(ir, n, 1);
     if (strcmp(op, "dynamic-update-slice") == 0) return 2 * operand_bytes(ir, n, 1) + operand_bytes(ir, n, 2);

@@ -27,6 +27,9 @@ typedef struct hlo_node {
     uint32_t instr;            /* index into jp_hlo_module.instrs before they are sorted */
     hlo_ints dims;             /* output dimensions (array shapes; empty for tuples and scalars) */
     double elems, bytes;       /* output elements and bytes; a tuple sums its leaves */
+    double first_elems, first_bytes; /* of the first array leaf (a GPU gemm's result, not its workspace) */
+    jp_str target;             /* custom-call target ("__cublas$gemm"), else empty */
+    jp_str backend_config;     /* custom-call backend config (JSON text on GPU), else empty */
     hlo_ints operands;         /* operand instruction ids */
     hlo_ints called;           /* called computation ids */
     hlo_ints lhs_contract;     /* dot: contracting dimensions of the left operand */

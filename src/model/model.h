@@ -63,6 +63,22 @@ int jp_hlo_is_collective(const char *category);
  * Writes into a, returns interned text ("" when op_name has no scope). */
 const char *jp_hlo_scope_of(jp_intern *t, const char *op_name);
 
+/* ---- device peaks (peaks.c) ------------------------------------------------------------------ */
+
+typedef struct jp_device_caps {  /* what a device plane says about its hardware */
+    double peak_tflops, peak_gbps; /* libtpu: peak_teraflops_per_second, peak_hbm_bw_gigabytes_per_second */
+    double clock_khz, cores;       /* GPU: clock_rate, core_count (SMs or compute units) */
+    double mem_bw;                 /* GPU: memory_bandwidth, bytes/s */
+    int cc_major, cc_minor;        /* GPU: compute capability (AMD: gfx major.minor) */
+    int amd;                       /* device_vendor is AMD */
+    char type[64];                 /* device_type_string ("TPU v6 Lite"), "" when absent */
+} jp_device_caps;
+
+/* Sets d's peaks and peak_source from its capabilities (see docs/design.md "Device peaks"). */
+void jp_device_set_peaks(jp_device *d, const jp_device_caps *caps);
+/* The user's --peak-tflops / --peak-gbps (0 leaves that peak as it is). */
+void jp_device_override_peaks(jp_device *d, double peak_tflops, double peak_gbps);
+
 /* ---- model records -------------------------------------------------------------------------- */
 
 typedef struct jp_opdef {    /* one distinct executed op: (device, module, name) */

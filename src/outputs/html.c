@@ -1,6 +1,7 @@
 /* html.c - the report, and the diff of two runs, as self-contained HTML pages: inline CSS and SVG
  * charts, no scripts. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,9 @@
 #include "outputs/table.h"
 
 enum { TOP_ROWS = 20, DIFF_ROWS = 50, CHART_W = 960, CHART_H = 240, CHART_LEFT = 70, CHART_BOTTOM = 24 };
+/* The source lines table, and the roofline: its most ops and the plot box inside its SVG. */
+enum { LINE_ROWS = 10, ROOF_DOTS = 50, ROOF_W = 760, ROOF_H = 420, ROOF_LEFT = 96, ROOF_RIGHT = 16, ROOF_TOP = 12,
+       ROOF_BOTTOM = 44 };
 
 /* One colour per jp_part, in enum order (compute ... idle). */
 static const char *const PART_COLOURS[JP_PART_COUNT] = {"#4e79a7", "#f28e2b", "#59a14f", "#76b7b2",
@@ -24,6 +28,10 @@ static const char CSS[] =
     ".sw{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}"
     "svg{max-width:100%;height:auto}.finding{margin:10px 0;padding:6px 10px;border-left:4px solid #b36b00}"
     ".finding.bad{border-color:#c0392b}.finding p{margin:2px 0;color:#222}";
+
+/* Roofline dots by the roof they sit under (jp_bound order: unknown, compute, memory). */
+static const char *const BOUND_COLOURS[] = {"#888888", "#e15759", "#4e79a7"};
+static const char *const BOUND_NAMES[] = {"bound unknown", "compute bound", "memory bound"};
 
 /* ---- escaping and formatting -------------------------------------------------------------------- */
 
@@ -320,6 +328,199 @@ static void write_scopes(const jp_analysis *a, FILE *out) {
     fputs("</tbody></table></section>\n", out);
 }
 
+/* ---- source lines ------------------------------------------------------------------------------- */
+
+/* path without the directory every user frame shares, as the text output shows it. */
+static const char *short_source(const jp_analysis *a, const char *path) {
+    size_t n = a->source_prefix ? strlen(a->source_prefix) : 0;
+    return path && n && strncmp(path, a->source_prefix, n) == 0 ? path + n : path;
+}
+
+static void write_lines(const jp_analysis *a, FILE *out) {
+    fputs("<section id=\"lines\"><h2>Top source lines by device time</h2>\n", out);
+    static const char *const cols[] = {"line", "function", "self", "% device", "count", "top ops"};
+    thead(out, cols, 6);
+    for (size_t i = 0; i < a->n_lines && i < LINE_ROWS; i++) {
+        const jp_line_stat *l = &a->lines[i];
+        fputs("<tr><td><code class=\"line\">", out);
+        esc(out, short_source(a, l->source));
+        fputs("</code></td>", out);
+        td_text(out, l->function);
+        td_time(out, (double)l->self_ps);
+        fprintf(out, "<td class=\"n\">%.1f</td><td class=\"n\">%llu</td><td><code>", pct(l->self_ps, a->op_self_ps),
+                (unsigned long long)l->count);
+        esc(out, l->ops);
+        fputs("</code></td></tr>\n", out);
+    }
+    fputs("</tbody></table>\n", out);
+    if (a->n_lines > LINE_ROWS)
+        fprintf(out, "<p>%zu more lines (jaxprof report --json has them all).</p>\n", a->n_lines - LINE_ROWS);
+    fputs("</section>\n", out);
+}
+
+/* ---- roofline ----------------------------------------------------------------------------------- */
+
+/* A log-log plot: whole decades of arithmetic intensity (FLOP/byte) across, of FLOP/s up. */
+typedef struct roof_plot {
+    double x_lo, x_hi;    /* log10 of the intensity range */
+    double y_lo, y_hi;    /* log10 of the FLOP/s range */
+    const jp_device *dev; /* the device whose roofs are drawn, NULL when no device has both peaks */
+} roof_plot;
+
+static double op_intensity(const jp_op_stat *o) { return o->flops / o->bytes; }
+static double op_flops_s(const jp_op_stat *o) { return o->flops / ((double)o->total_ps * 1e-12); }
+
+static double roof_x(const roof_plot *p, double intensity) {
+    return ROOF_LEFT + (log10(intensity) - p->x_lo) / (p->x_hi - p->x_lo) * (ROOF_W - ROOF_LEFT - ROOF_RIGHT);
+}
+
+static double roof_y(const roof_plot *p, double flops_s) {
+    return ROOF_TOP + (p->y_hi - log10(flops_s)) / (p->y_hi - p->y_lo) * (ROOF_H - ROOF_TOP - ROOF_BOTTOM);
+}
+
+/* The ROOF_DOTS ops with FLOP and byte counts and the most self time, most first (ties: the lower
+ * index), kept by insertion into the short sorted list `pick`: one pass, no allocation. */
+static size_t roof_ops(const jp_analysis *a, size_t *pick) {
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_ops; i++) {
+        const jp_op_stat *o = &a->ops[i];
+        if (!(o->flops > 0 && o->bytes > 0 && o->total_ps > 0)) continue;
+        size_t at = n;
+        while (at > 0 && a->ops[pick[at - 1]].self_ps < o->self_ps) at--;
+        if (at >= ROOF_DOTS) continue;
+        if (n < ROOF_DOTS) n++;
+        memmove(pick + at + 1, pick + at, (n - 1 - at) * sizeof *pick);
+        pick[at] = i;
+    }
+    return n;
+}
+
+/* Widens [*lo, *hi] (log10 values) to whole decades, at least two of them. */
+static void decades(double *lo, double *hi) {
+    *lo = floor(*lo);
+    *hi = ceil(*hi);
+    if (*hi - *lo < 2) *lo -= 1, *hi = *lo + 3;
+}
+
+/* The axes' ranges: every dot, and the ridge and the compute peak when there are roofs. */
+static void roof_ranges(const jp_analysis *a, const size_t *pick, size_t n, roof_plot *p) {
+    p->dev = NULL;
+    for (size_t d = 0; d < a->n_devices && !p->dev; d++)
+        if (a->devices[d].peak_flops > 0 && a->devices[d].peak_bw > 0) p->dev = &a->devices[d];
+    p->x_lo = p->y_lo = INFINITY;
+    p->x_hi = p->y_hi = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        double x = log10(op_intensity(&a->ops[pick[k]])), y = log10(op_flops_s(&a->ops[pick[k]]));
+        p->x_lo = fmin(p->x_lo, x), p->x_hi = fmax(p->x_hi, x);
+        p->y_lo = fmin(p->y_lo, y), p->y_hi = fmax(p->y_hi, y);
+    }
+    if (p->dev) {
+        double ridge = log10(p->dev->peak_flops / p->dev->peak_bw), peak = log10(p->dev->peak_flops);
+        p->x_lo = fmin(p->x_lo, ridge - 1), p->x_hi = fmax(p->x_hi, ridge + 1);
+        p->y_lo = fmin(p->y_lo, peak - 3), p->y_hi = fmax(p->y_hi, peak);
+    }
+    decades(&p->x_lo, &p->x_hi);
+    decades(&p->y_lo, &p->y_hi);
+}
+
+/* "1 GFLOP/s", "100 TFLOP/s": a power of ten in SI prefixes. */
+static void put_rate(FILE *out, int exp10, const char *unit) {
+    static const char prefixes[] = " kMGTPEZY";
+    if (exp10 < 0 || exp10 >= 27) {
+        fprintf(out, "1e%d %s", exp10, unit);
+        return;
+    }
+    int zeros = exp10 % 3;
+    fprintf(out, "%s %c%s", zeros == 0 ? "1" : zeros == 1 ? "10" : "100", prefixes[exp10 / 3], unit);
+}
+
+/* Grid lines and labels, one per decade (every other one on a wide axis). */
+static void write_roof_axes(const roof_plot *p, FILE *out) {
+    int bottom = ROOF_H - ROOF_BOTTOM, right = ROOF_W - ROOF_RIGHT;
+    int x_step = p->x_hi - p->x_lo > 8 ? 2 : 1, y_step = p->y_hi - p->y_lo > 8 ? 2 : 1;
+    for (int e = (int)p->x_lo; e <= (int)p->x_hi; e += x_step) {
+        double x = roof_x(p, pow(10, e));
+        fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
+                     "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%g</text>\n",
+                x, ROOF_TOP, x, bottom, x, bottom + 14, pow(10, e));
+    }
+    for (int e = (int)p->y_lo; e <= (int)p->y_hi; e += y_step) {
+        double y = roof_y(p, pow(10, e));
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                     "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">",
+                ROOF_LEFT, y, right, y, ROOF_LEFT - 4, y + 4);
+        put_rate(out, e, "FLOP/s");
+        fputs("</text>\n", out);
+    }
+    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", ROOF_LEFT, bottom, right, bottom);
+    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", ROOF_LEFT, ROOF_TOP, ROOF_LEFT,
+            bottom);
+    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">arithmetic intensity (FLOP/byte)"
+                 "</text>\n", (ROOF_LEFT + right) / 2, ROOF_H - 6);
+}
+
+/* The memory roof y = x * bw from the plot's left or bottom edge up to the ridge, then the compute
+ * roof flat at the peak to the right edge. */
+static void write_roofs(const roof_plot *p, FILE *out) {
+    double bw = p->dev->peak_bw, peak = p->dev->peak_flops, ridge = peak / bw;
+    double x0 = fmax(pow(10, p->x_lo), pow(10, p->y_lo) / bw), x1 = pow(10, p->x_hi);
+    fprintf(out, "<polyline class=\"roof\" fill=\"none\" stroke=\"#222\" stroke-width=\"2\" "
+                 "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
+            roof_x(p, x0), roof_y(p, x0 * bw), roof_x(p, ridge), roof_y(p, peak), roof_x(p, x1), roof_y(p, peak));
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">peak %.4g TFLOP/s</text>",
+            roof_x(p, x1) - 4, roof_y(p, peak) - 5, peak / 1e12);
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%.4g GB/s</text>\n",
+            roof_x(p, ridge) - 6, roof_y(p, peak) - 5, bw / 1e9);
+}
+
+static void write_roof_dot(const roof_plot *p, const jp_analysis *a, const jp_op_stat *o, FILE *out) {
+    int bound = o->bound >= JP_BOUND_UNKNOWN && o->bound <= JP_BOUND_MEMORY ? o->bound : JP_BOUND_UNKNOWN;
+    fprintf(out, "<circle class=\"op\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\" fill-opacity=\"0.75\"><title>",
+            roof_x(p, op_intensity(o)), roof_y(p, op_flops_s(o)), BOUND_COLOURS[bound]);
+    esc(out, o->name);
+    fprintf(out, ": %.3g FLOP/byte, %.4g GFLOP/s, self ", op_intensity(o), op_flops_s(o) / 1e9);
+    put_time(out, (double)o->self_ps);
+    fprintf(out, " (%.1f%%), %s", pct(o->self_ps, a->op_self_ps), BOUND_NAMES[bound]);
+    if (bound != JP_BOUND_UNKNOWN) fprintf(out, " at %.1f%% of its roof", o->roof_pct);
+    fputs("</title></circle>\n", out);
+}
+
+/* Log-log: each op's FLOP/s against its FLOP per byte accessed, under the first device's roofs
+ * when some device's peaks are known. */
+static void write_roofline(const jp_analysis *a, FILE *out) {
+    size_t pick[ROOF_DOTS];
+    size_t n = roof_ops(a, pick);
+    fputs("<section id=\"roofline\"><h2>Roofline</h2>\n", out);
+    if (!n) {
+        fputs("<p>No op has both FLOP and byte counts: nothing to place on a roofline.</p></section>\n", out);
+        return;
+    }
+    roof_plot p;
+    roof_ranges(a, pick, n, &p);
+    if (p.dev) {
+        fputs("<p>Roofs of <code>", out);
+        esc(out, p.dev->name);
+        fprintf(out, "</code>: %.4g TFLOP/s, %.4g GB/s (", p.dev->peak_flops / 1e12, p.dev->peak_bw / 1e9);
+        esc(out, p.dev->peak_source && *p.dev->peak_source ? p.dev->peak_source : "peaks");
+        fprintf(out, "); ridge at %.3g FLOP/byte. ", p.dev->peak_flops / p.dev->peak_bw);
+    } else {
+        fputs("<p>No device peaks known (pass --peak-tflops/--peak-gbps): the ops without roofs. ", out);
+    }
+    fprintf(out, "%s%zu ops by self time, each at its mean FLOP/s.</p>\n", n < a->n_ops ? "The top " : "All ", n);
+    fputs("<p class=\"legend\">", out);
+    for (int b = p.dev ? JP_BOUND_COMPUTE : JP_BOUND_UNKNOWN; b <= (p.dev ? JP_BOUND_MEMORY : JP_BOUND_UNKNOWN); b++)
+        fprintf(out, "<span class=\"sw\" style=\"background:%s;border-radius:6px\"></span>%s", BOUND_COLOURS[b],
+                BOUND_NAMES[b]);
+    fputs("</p>\n", out);
+    fprintf(out, "<svg id=\"roofline-chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+                 "aria-label=\"roofline: FLOP/s against FLOP per byte, log-log\">\n",
+            ROOF_W, ROOF_H, ROOF_W, ROOF_H);
+    write_roof_axes(&p, out);
+    if (p.dev) write_roofs(&p, out);
+    for (size_t k = 0; k < n; k++) write_roof_dot(&p, a, &a->ops[pick[k]], out);
+    fputs("</svg></section>\n", out);
+}
+
 /* ---- hosts (multi-host runs) -------------------------------------------------------------------- */
 
 /* The host's step numbered num, looked for at `hint` first (hosts mostly hold the same steps in
@@ -408,7 +609,9 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     write_breakdown(a, out);
     if (a->n_host_stats) write_hosts(a, out);
     write_kpis(a, out);
+    if (a->n_lines) write_lines(a, out);
     if (a->n_ops) write_ops(a, out);
+    if (a->n_ops) write_roofline(a, out);
     if (a->n_scopes) write_scopes(a, out);
     write_findings(a, out);
     fprintf(out, "<footer><small>jaxprof %s</small></footer>\n</body></html>\n", JP_VERSION);

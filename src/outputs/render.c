@@ -131,7 +131,7 @@ static const column STEP_COLS[] = {
     {"step", "step", 7}, {"start_ms", NULL, 0}, {"duration_ms", "time", 9}, {"compute_ms", "compute", 9},
     {"collective_ms", "collect", 9}, {"h2d_ms", "h2d", 9}, {"d2h_ms", "d2h", 9}, {"d2d_ms", NULL, 0},
     {"compile_ms", "compile", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9}, {"ops", "ops", 6},
-    {"compiles", NULL, 0}, {"outlier", "outlier", 0},
+    {"compiles", NULL, 0}, {"outlier", "outlier", 0}, {"flops", NULL, 0},
 };
 
 static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -147,7 +147,8 @@ static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c
     case 2: set_time(c, s->dur_ps); break;
     case 3 + JP_PART_COUNT: set_int(c, (int64_t)s->n_ops); break;
     case 4 + JP_PART_COUNT: set_int(c, s->n_compiles); break;
-    default: set_bool(c, s->outlier); break;
+    case 5 + JP_PART_COUNT: set_bool(c, s->outlier); break;
+    default: set_num(c, s->flops); break;
     }
 }
 
@@ -290,6 +291,7 @@ static void kpi_cell(const jp_analysis *a, const void *row, size_t col, cell *c)
 static const column DEVICE_COLS[] = {
     {"name", "device", 0}, {"host", "host", 12}, {"platform", "platform", 8}, {"busy_ms", "busy", 9},
     {"ops", "ops", 8}, {"first_ms", NULL, 0}, {"last_ms", NULL, 0}, {"idle_pct", "idle%", 6},
+    {"peak_tflops", NULL, 0}, {"peak_gbps", NULL, 0}, {"peak_source", NULL, 0},
 };
 
 static void device_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -304,6 +306,9 @@ static void device_cell(const jp_analysis *a, const void *row, size_t col, cell 
     case 4: set_int(c, (int64_t)d->n_ops); break;
     case 5: set_time(c, d->first_ps); break;
     case 6: set_time(c, d->last_ps); break;
+    case 8: set_num(c, d->peak_flops / 1e12); break;
+    case 9: set_num(c, d->peak_bw / 1e9); break;
+    case 10: set_str(c, d->peak_source); break;
     default: /* of its own first-to-last window */
         set_pct(c, d->last_ps > d->first_ps ? 100.0 * (double)(d->last_ps - d->first_ps - d->busy_ps) /
                                                   (double)(d->last_ps - d->first_ps) : 0);
@@ -456,6 +461,9 @@ static void json_step_summary(const jp_analysis *a, FILE *out) {
     const jp_step_summary *s = &a->step_summary;
     fprintf(out, ",\"step_summary\":{\"method\":");
     jp_json_str(out, s->method);
+    fprintf(out, ",\"flops_per_step\":%.12g,\"mfu_pct\":", a->step_flops);
+    if (a->mfu_pct >= 0) fprintf(out, "%.6g", a->mfu_pct);
+    else fputs("null", out);
     fprintf(out, ",\"count\":%zu,\"mean_ms\":%.6f,\"median_ms\":%.6f,\"p90_ms\":%.6f,\"std_ms\":%.6f,"
                  "\"min_ms\":%.6f,\"max_ms\":%.6f,\"total_ms\":%.6f,\"breakdown_ms\":{",
             a->n_steps, s->mean_ps / 1e9, s->median_ps / 1e9, s->p90_ps / 1e9, s->std_ps / 1e9, s->min_ps / 1e9,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "outputs/pbwrite.h"
 #include "outputs/trace.h"
 
 /* Field numbers. */
@@ -22,20 +23,10 @@ enum {
     ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, IN_IID = 1, IN_NAME = 2,
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
-enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2, SEQUENCE_ID = 1, MAX_DEPTH = 64 };
-
-/* One packet under construction; nested messages get a 4-byte length patched when they close
- * (a redundant varint, as Perfetto's own protozero writes, so no second pass is needed). */
-typedef struct pbuf {
-    uint8_t *p;
-    size_t n, cap;
-    size_t open[MAX_DEPTH]; /* offsets of the length fields of open messages */
-    int depth;
-    int failed;             /* out of memory */
-} pbuf;
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2, SEQUENCE_ID = 1 };
 
 typedef struct perfetto {
-    pbuf pkt;
+    jp_pbw pkt;
     jp_map names;        /* event name key -> iid */
     jp_map arg_names;    /* argument name key -> iid */
     uint32_t next_iid;
@@ -44,80 +35,21 @@ typedef struct perfetto {
     jp_vec open_ends;    /* int64_t end times of the open slices on that thread, innermost last */
 } perfetto;
 
-static void grow(pbuf *b, size_t need) {
-    if (b->n + need <= b->cap || b->failed) return;
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + need) cap *= 2;
-    uint8_t *p = realloc(b->p, cap);
-    if (!p) {
-        b->failed = 1;
-        return;
-    }
-    b->p = p;
-    b->cap = cap;
-}
-
-static void varint(pbuf *b, uint64_t v) {
-    grow(b, 10);
-    if (b->failed) return;
-    while (v >= 0x80) {
-        b->p[b->n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->n++] = (uint8_t)v;
-}
-
-static void tag(pbuf *b, uint32_t field, uint32_t wire) { varint(b, (uint64_t)field << 3 | wire); }
-static void f_varint(pbuf *b, uint32_t field, uint64_t v) { tag(b, field, 0), varint(b, v); }
-
-static void f_fixed64(pbuf *b, uint32_t field, uint64_t v) {
-    tag(b, field, 1);
-    grow(b, 8);
-    if (b->failed) return;
-    for (int i = 0; i < 8; i++) b->p[b->n++] = (uint8_t)(v >> (8 * i));
-}
-
-static void f_bytes(pbuf *b, uint32_t field, const void *p, size_t len) {
-    tag(b, field, 2);
-    varint(b, len);
-    grow(b, len);
-    if (b->failed) return;
-    memcpy(b->p + b->n, p, len);
-    b->n += len;
-}
-
-static void msg_open(pbuf *b, uint32_t field) {
-    tag(b, field, 2);
-    grow(b, 4);
-    if (b->failed || b->depth == MAX_DEPTH) {
-        b->failed = 1;
-        return;
-    }
-    b->open[b->depth++] = b->n;
-    b->n += 4;
-}
-
-static void msg_close(pbuf *b) {
-    if (b->failed) return;
-    size_t at = b->open[--b->depth], len = b->n - at - 4;
-    for (int i = 0; i < 4; i++) b->p[at + (size_t)i] = (uint8_t)(((len >> (7 * i)) & 0x7f) | (i < 3 ? 0x80 : 0));
-}
-
 /* Starts a TracePacket on our sequence; the very first one clears the incremental state. */
 static void packet_open(perfetto *pf, int64_t ts, int has_ts) {
-    pbuf *b = &pf->pkt;
+    jp_pbw *b = &pf->pkt;
     b->n = 0;
     b->depth = 0;
-    if (has_ts) f_varint(b, PKT_TIMESTAMP, (uint64_t)ts);
-    f_varint(b, PKT_SEQUENCE_ID, SEQUENCE_ID);
-    f_varint(b, PKT_FLAGS, pf->started ? SEQ_NEEDS_STATE : SEQ_CLEARED | SEQ_NEEDS_STATE);
+    if (has_ts) jp_pbw_uint(b, PKT_TIMESTAMP, (uint64_t)ts);
+    jp_pbw_uint(b, PKT_SEQUENCE_ID, SEQUENCE_ID);
+    jp_pbw_uint(b, PKT_FLAGS, pf->started ? SEQ_NEEDS_STATE : SEQ_CLEARED | SEQ_NEEDS_STATE);
     pf->started = 1;
 }
 
 /* Writes the packet as one `packet` field of the Trace message. */
 static int packet_flush(jp_trace_writer *w) {
     perfetto *pf = w->state;
-    pbuf *b = &pf->pkt;
+    jp_pbw *b = &pf->pkt;
     if (b->failed) return JP_ERR_NOMEM;
     uint8_t head[11];
     size_t n = 0;
@@ -141,34 +73,34 @@ static void begin(jp_trace_writer *w) { (void)w; }
 static void process(jp_trace_writer *w, uint32_t pid, jp_str name, uint32_t sort_index) {
     (void)sort_index; /* the pid order is the sort order */
     perfetto *pf = w->state;
-    pbuf *b = &pf->pkt;
+    jp_pbw *b = &pf->pkt;
     packet_open(pf, 0, 0);
-    msg_open(b, PKT_TRACK_DESCRIPTOR);
-    f_varint(b, TD_UUID, process_uuid(pid));
-    msg_open(b, TD_PROCESS);
-    f_varint(b, PD_PID, pid);
-    f_bytes(b, PD_NAME, name.ptr, name.len);
-    msg_close(b);
-    msg_close(b);
+    jp_pbw_open(b, PKT_TRACK_DESCRIPTOR);
+    jp_pbw_uint(b, TD_UUID, process_uuid(pid));
+    jp_pbw_open(b, TD_PROCESS);
+    jp_pbw_uint(b, PD_PID, pid);
+    jp_pbw_bytes(b, PD_NAME, name.ptr, name.len);
+    jp_pbw_close(b);
+    jp_pbw_close(b);
     packet_flush(w);
 }
 
 static void thread(jp_trace_writer *w, uint32_t pid, uint32_t tid, jp_str name, uint32_t sort_index) {
     (void)sort_index;
     perfetto *pf = w->state;
-    pbuf *b = &pf->pkt;
+    jp_pbw *b = &pf->pkt;
     pf->track = thread_uuid(tid);
     pf->open_ends.n = 0;
     packet_open(pf, 0, 0);
-    msg_open(b, PKT_TRACK_DESCRIPTOR);
-    f_varint(b, TD_UUID, pf->track);
-    f_varint(b, TD_PARENT, process_uuid(pid));
-    msg_open(b, TD_THREAD);
-    f_varint(b, THD_PID, pid);
-    f_varint(b, THD_TID, tid);
-    f_bytes(b, THD_NAME, name.ptr, name.len);
-    msg_close(b);
-    msg_close(b);
+    jp_pbw_open(b, PKT_TRACK_DESCRIPTOR);
+    jp_pbw_uint(b, TD_UUID, pf->track);
+    jp_pbw_uint(b, TD_PARENT, process_uuid(pid));
+    jp_pbw_open(b, TD_THREAD);
+    jp_pbw_uint(b, THD_PID, pid);
+    jp_pbw_uint(b, THD_TID, tid);
+    jp_pbw_bytes(b, THD_NAME, name.ptr, name.len);
+    jp_pbw_close(b);
+    jp_pbw_close(b);
     packet_flush(w);
 }
 
@@ -187,10 +119,10 @@ static uint32_t intern(perfetto *pf, jp_map *m, jp_str name, int *fresh) {
 static void end_slice(jp_trace_writer *w, int64_t ts) {
     perfetto *pf = w->state;
     packet_open(pf, ts, 1);
-    msg_open(&pf->pkt, PKT_TRACK_EVENT);
-    f_varint(&pf->pkt, TE_TYPE, SLICE_END);
-    f_varint(&pf->pkt, TE_TRACK, pf->track);
-    msg_close(&pf->pkt);
+    jp_pbw_open(&pf->pkt, PKT_TRACK_EVENT);
+    jp_pbw_uint(&pf->pkt, TE_TYPE, SLICE_END);
+    jp_pbw_uint(&pf->pkt, TE_TRACK, pf->track);
+    jp_pbw_close(&pf->pkt);
     packet_flush(w);
 }
 
@@ -206,73 +138,73 @@ static void close_until(jp_trace_writer *w, int64_t t) {
 }
 
 static void put_annotation(perfetto *pf, const jp_trace_arg *a, uint32_t name_iid) {
-    pbuf *b = &pf->pkt;
-    msg_open(b, TE_ANNOTATIONS);
-    if (name_iid) f_varint(b, DA_NAME_IID, name_iid);
-    else f_bytes(b, DA_NAME, a->name.ptr, a->name.len);
+    jp_pbw *b = &pf->pkt;
+    jp_pbw_open(b, TE_ANNOTATIONS);
+    if (name_iid) jp_pbw_uint(b, DA_NAME_IID, name_iid);
+    else jp_pbw_bytes(b, DA_NAME, a->name.ptr, a->name.len);
     switch (a->kind) {
-    case JP_STAT_INT: f_varint(b, DA_INT, (uint64_t)a->v.i); break;
-    case JP_STAT_UINT: f_varint(b, DA_UINT, a->v.u); break;
+    case JP_STAT_INT: jp_pbw_uint(b, DA_INT, (uint64_t)a->v.i); break;
+    case JP_STAT_UINT: jp_pbw_uint(b, DA_UINT, a->v.u); break;
     case JP_STAT_DOUBLE: {
         uint64_t bits;
         memcpy(&bits, &a->v.d, sizeof bits);
-        f_fixed64(b, DA_DOUBLE, bits);
+        jp_pbw_fixed64(b, DA_DOUBLE, bits);
         break;
     }
-    case JP_STAT_STR: f_bytes(b, DA_STRING, a->v.s.ptr, a->v.s.len); break;
+    case JP_STAT_STR: jp_pbw_bytes(b, DA_STRING, a->v.s.ptr, a->v.s.len); break;
     default: {
         char text[40];
         int n = snprintf(text, sizeof text, "<%zu bytes>", a->v.s.len);
-        f_bytes(b, DA_STRING, text, (size_t)n);
+        jp_pbw_bytes(b, DA_STRING, text, (size_t)n);
         break;
     }
     }
-    msg_close(b);
+    jp_pbw_close(b);
 }
 
 /* InternedData for the names this event uses for the first time; fills the iids (0: inline). */
 static void put_interned(perfetto *pf, const jp_trace_event *ev, uint32_t *name_iid, uint32_t *arg_iids) {
-    pbuf *b = &pf->pkt;
+    jp_pbw *b = &pf->pkt;
     int opened = 0, fresh = 0;
     *name_iid = intern(pf, &pf->names, ev->name, &fresh);
     if (*name_iid && fresh) {
-        msg_open(b, PKT_INTERNED), opened = 1;
-        msg_open(b, ID_EVENT_NAMES);
-        f_varint(b, IN_IID, *name_iid);
-        f_bytes(b, IN_NAME, ev->name.ptr, ev->name.len);
-        msg_close(b);
+        jp_pbw_open(b, PKT_INTERNED), opened = 1;
+        jp_pbw_open(b, ID_EVENT_NAMES);
+        jp_pbw_uint(b, IN_IID, *name_iid);
+        jp_pbw_bytes(b, IN_NAME, ev->name.ptr, ev->name.len);
+        jp_pbw_close(b);
     }
     for (size_t i = 0; i < ev->n_args; i++) {
         fresh = 0;
         arg_iids[i] = intern(pf, &pf->arg_names, ev->args[i].name, &fresh);
         if (!arg_iids[i] || !fresh) continue;
-        if (!opened) msg_open(b, PKT_INTERNED), opened = 1;
-        msg_open(b, ID_ANNOTATION_NAMES);
-        f_varint(b, IN_IID, arg_iids[i]);
-        f_bytes(b, IN_NAME, ev->args[i].name.ptr, ev->args[i].name.len);
-        msg_close(b);
+        if (!opened) jp_pbw_open(b, PKT_INTERNED), opened = 1;
+        jp_pbw_open(b, ID_ANNOTATION_NAMES);
+        jp_pbw_uint(b, IN_IID, arg_iids[i]);
+        jp_pbw_bytes(b, IN_NAME, ev->args[i].name.ptr, ev->args[i].name.len);
+        jp_pbw_close(b);
     }
-    if (opened) msg_close(b);
+    if (opened) jp_pbw_close(b);
 }
 
 static int event(jp_trace_writer *w, const jp_trace_event *ev) {
     perfetto *pf = w->state;
-    pbuf *b = &pf->pkt;
+    jp_pbw *b = &pf->pkt;
     close_until(w, ev->ts_ns);
     uint32_t stack_iids[32], *arg_iids = stack_iids;
     if (ev->n_args > 32 && !(arg_iids = malloc(ev->n_args * sizeof *arg_iids))) return JP_ERR_NOMEM;
     uint32_t name_iid;
     packet_open(pf, ev->ts_ns, 1);
     put_interned(pf, ev, &name_iid, arg_iids);
-    msg_open(b, PKT_TRACK_EVENT);
-    f_varint(b, TE_TYPE, ev->instant ? INSTANT : SLICE_BEGIN);
-    f_varint(b, TE_TRACK, pf->track);
-    if (name_iid) f_varint(b, TE_NAME_IID, name_iid);
-    else f_bytes(b, TE_NAME, ev->name.ptr, ev->name.len);
+    jp_pbw_open(b, PKT_TRACK_EVENT);
+    jp_pbw_uint(b, TE_TYPE, ev->instant ? INSTANT : SLICE_BEGIN);
+    jp_pbw_uint(b, TE_TRACK, pf->track);
+    if (name_iid) jp_pbw_uint(b, TE_NAME_IID, name_iid);
+    else jp_pbw_bytes(b, TE_NAME, ev->name.ptr, ev->name.len);
     for (size_t i = 0; i < ev->n_args; i++) put_annotation(pf, &ev->args[i], arg_iids[i]);
-    if (ev->flow_out) f_fixed64(b, TE_FLOWS, ev->flow_out);
-    if (ev->flow_in) f_fixed64(b, TE_TERMINATING_FLOWS, ev->flow_in);
-    msg_close(b);
+    if (ev->flow_out) jp_pbw_fixed64(b, TE_FLOWS, ev->flow_out);
+    if (ev->flow_in) jp_pbw_fixed64(b, TE_TERMINATING_FLOWS, ev->flow_in);
+    jp_pbw_close(b);
     if (arg_iids != stack_iids) free(arg_iids);
     int rc = packet_flush(w);
     if (rc == JP_OK && !ev->instant) {

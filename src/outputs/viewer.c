@@ -486,7 +486,8 @@ static int serve_diff(jp_viewer *v, const char *query, jp_http_response *resp) {
 static const char API_INDEX[] =
     "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
     "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory\","
-    "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
+    "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/lines\",\"/api/run/<id>/flame\","
+    "\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
     "\"/api/run/<id>/event?track=&index=\",\"/api/diff?base=&new=&host=\"]}\n";
 
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp) {
