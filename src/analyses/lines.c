@@ -163,7 +163,9 @@ static uint32_t frame_node(flame_build *b, uint32_t parent, const jp_source_fram
     return name && rel ? child(b, parent, name, rel, f->line, JP_FLAME_FRAME) : UINT32_MAX;
 }
 
-/* The path of one op from the root: its frames outermost first, library runs folded. */
+/* The path of one op from the root: its frames outermost first, each run of consecutive library
+ * frames folded into one node named after the package of its innermost frame (the library the
+ * user's code called, or that called the user's code). */
 static uint32_t op_parent(flame_build *b, const jp_op_stat *o) {
     uint32_t node = 0;
     const char *empty = jp_intern_str(b->intern, "", 0);
@@ -171,17 +173,15 @@ static uint32_t op_parent(flame_build *b, const jp_op_stat *o) {
         const char *label = *o->source ? o->source : jp_intern_str(b->intern, "[no source]", 11);
         return label ? child(b, node, label, empty, 0, *o->source ? JP_FLAME_FRAME : JP_FLAME_NO_SOURCE) : UINT32_MAX;
     }
-    const char *folding = NULL; /* the library run being folded */
     for (uint32_t k = o->n_stack; k-- > 0 && node != UINT32_MAX;) {
         const jp_source_frame *f = &o->stack[k];
-        if (f->library) {
-            const char *label = library_label(b->intern, f->file);
-            if (label != folding) node = label ? child(b, node, label, empty, 0, JP_FLAME_LIBRARY) : UINT32_MAX;
-            folding = label;
+        if (!f->library) {
+            node = frame_node(b, node, f);
             continue;
         }
-        folding = NULL;
-        node = frame_node(b, node, f);
+        while (k > 0 && o->stack[k - 1].library) k--; /* the run's innermost frame names it */
+        const char *label = library_label(b->intern, o->stack[k].file);
+        node = label ? child(b, node, label, empty, 0, JP_FLAME_LIBRARY) : UINT32_MAX;
     }
     return node;
 }

@@ -379,12 +379,15 @@ static double roof_y(const roof_plot *p, double flops_s) {
 }
 
 /* The ROOF_DOTS ops with FLOP and byte counts and the most self time, most first (ties: the lower
- * index), kept by insertion into the short sorted list `pick`: one pass, no allocation. */
-static size_t roof_ops(const jp_analysis *a, size_t *pick) {
+ * index), kept by insertion into the short sorted list `pick`: one pass, no allocation. Returns how
+ * many were picked; *counted is how many ops have the counts. */
+static size_t roof_ops(const jp_analysis *a, size_t *pick, size_t *counted) {
     size_t n = 0;
+    *counted = 0;
     for (size_t i = 0; i < a->n_ops; i++) {
         const jp_op_stat *o = &a->ops[i];
         if (!(o->flops > 0 && o->bytes > 0 && o->total_ps > 0)) continue;
+        ++*counted;
         size_t at = n;
         while (at > 0 && a->ops[pick[at - 1]].self_ps < o->self_ps) at--;
         if (at >= ROOF_DOTS) continue;
@@ -468,9 +471,13 @@ static void write_roofs(const roof_plot *p, FILE *out) {
                  "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
             roof_x(p, x0), roof_y(p, x0 * bw), roof_x(p, ridge), roof_y(p, peak), roof_x(p, x1), roof_y(p, peak));
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">peak %.4g TFLOP/s</text>",
-            roof_x(p, x1) - 4, roof_y(p, peak) - 5, peak / 1e12);
-    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%.4g GB/s</text>\n",
-            roof_x(p, ridge) - 6, roof_y(p, peak) - 5, bw / 1e9);
+            roof_x(p, x1) - 4, roof_y(p, peak) + 14, peak / 1e12);
+    /* The bandwidth label runs along the memory roof, just under it, ending left of the ridge. */
+    double angle = atan2(roof_y(p, x0 * bw) - roof_y(p, peak), roof_x(p, ridge) - roof_x(p, x0));
+    double lx = roof_x(p, ridge) - 10 * cos(angle), ly = roof_y(p, peak) + 10 * sin(angle);
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" dy=\"13\" text-anchor=\"end\" font-size=\"11\" "
+                 "transform=\"rotate(%.1f %.1f %.1f)\">%.4g GB/s</text>\n",
+            lx, ly, -angle * 180 / 3.14159265358979, lx, ly, bw / 1e9);
 }
 
 static void write_roof_dot(const roof_plot *p, const jp_analysis *a, const jp_op_stat *o, FILE *out) {
@@ -489,7 +496,8 @@ static void write_roof_dot(const roof_plot *p, const jp_analysis *a, const jp_op
  * when some device's peaks are known. */
 static void write_roofline(const jp_analysis *a, FILE *out) {
     size_t pick[ROOF_DOTS];
-    size_t n = roof_ops(a, pick);
+    size_t counted;
+    size_t n = roof_ops(a, pick, &counted);
     fputs("<section id=\"roofline\"><h2>Roofline</h2>\n", out);
     if (!n) {
         fputs("<p>No op has both FLOP and byte counts: nothing to place on a roofline.</p></section>\n", out);
@@ -506,7 +514,9 @@ static void write_roofline(const jp_analysis *a, FILE *out) {
     } else {
         fputs("<p>No device peaks known (pass --peak-tflops/--peak-gbps): the ops without roofs. ", out);
     }
-    fprintf(out, "%s%zu ops by self time, each at its mean FLOP/s.</p>\n", n < a->n_ops ? "The top " : "All ", n);
+    fprintf(out, "%zu op%s with FLOP and byte counts", counted, counted == 1 ? "" : "s");
+    if (counted > n) fprintf(out, ", the top %zu by self time shown", n);
+    fputs(", each at its mean FLOP/s.</p>\n", out);
     fputs("<p class=\"legend\">", out);
     for (int b = p.dev ? JP_BOUND_COMPUTE : JP_BOUND_UNKNOWN; b <= (p.dev ? JP_BOUND_MEMORY : JP_BOUND_UNKNOWN); b++)
         fprintf(out, "<span class=\"sw\" style=\"background:%s;border-radius:6px\"></span>%s", BOUND_COLOURS[b],

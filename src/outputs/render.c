@@ -77,8 +77,8 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
 /* ---- source lines and the flame tree ------------------------------------------------------------ */
 
 static const column LINE_COLS[] = {
-    {"source", "line", 0}, {"function", "function", 18}, {"self_ms", "self", 9}, {"pct_device", "%device", 8},
-    {"count", "count", 6}, {"n_ops", "ops", 4}, {"ops", "top ops", 28}, {"file", NULL, 0}, {"line", NULL, 0},
+    {"source", "line", 0}, {"function", "function", 16}, {"self_ms", "self", 9}, {"pct_device", "%dev", 6},
+    {"count", "count", 6}, {"n_ops", "ops", 4}, {"ops", "top ops", 20}, {"file", NULL, 0}, {"line", NULL, 0},
     {"flops", NULL, 0},
 };
 

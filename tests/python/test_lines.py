@@ -1,0 +1,292 @@
+"""Device time back to the user's code, on real JAX CPU captures: source lines and Python stacks
+from the HLO, `jaxprof lines`, the flame exports (folded, pprof), FLOPs per op against hand counts
+and XLA's own cost analysis, and the roofline/MFU numbers they feed."""
+from __future__ import annotations
+
+import gzip
+import inspect
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from conftest import jaxprof_json, run_jaxprof
+
+M, K, N = 256, 512, 384
+
+
+def marked_line(fn: Callable, marker: str) -> int:
+    """The line number of the source line of fn that holds `marker` (a comment)."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, text in enumerate(lines) if marker in text)
+
+
+def matmul_step(x: jax.Array, w: jax.Array) -> jax.Array:
+    y = x @ w  # MATMUL
+    return y
+
+
+def capture(tmp: Path, fn: Callable, *args: Any, runs: int = 3) -> Path:
+    """Jits fn, compiles it outside the trace, profiles `runs` calls; returns the run directory."""
+    jitted = jax.jit(fn)
+    jitted(*args).block_until_ready()
+    jax.profiler.start_trace(str(tmp))
+    for _ in range(runs):
+        jitted(*args).block_until_ready()
+    jax.profiler.stop_trace()
+    (run,) = (tmp / "plugins" / "profile").iterdir()
+    return run
+
+
+def xla_flops(fn: Callable, *args: Any) -> float:
+    """XLA's own count for one call: jax's compiled cost analysis."""
+    cost = jax.jit(fn).lower(*args).compile().cost_analysis()
+    return float((cost[0] if isinstance(cost, list) else cost)["flops"])
+
+
+def flops_per_call(run: Path, runs: int = 3) -> float:
+    """jaxprof's FLOPs of every op of the capture, per call of the function."""
+    ops = jaxprof_json("ops", run)["ops"]
+    return sum(o["flops"] for o in ops) / runs
+
+
+@pytest.fixture(scope="module")
+def matmul_run(tmp_path_factory) -> Path:
+    x, w = jnp.ones((M, K)), jnp.ones((K, N))
+    return capture(tmp_path_factory.mktemp("matmul"), matmul_step, x, w)
+
+
+# ---- source lines -------------------------------------------------------------------------------
+
+
+def test_top_op_source_is_the_matmul_line(matmul_run):
+    line = marked_line(matmul_step, "# MATMUL")
+    ops = jaxprof_json("ops", matmul_run)["ops"]
+    top = max(ops, key=lambda o: o["self_ms"])
+    assert top["source"] == f"{__file__}:{line}"
+    assert top["function"] == "matmul_step"
+    innermost = top["stack"][0]
+    assert (innermost["file"], innermost["line"], innermost["function"]) == (__file__, line, "matmul_step")
+    assert not innermost["library"]
+    # the rest of the stack is the caller chain JAX recorded: capture() called the jitted function
+    assert any(f["function"] == "capture" for f in top["stack"][1:])
+
+
+def test_lines_ranks_the_matmul_line_first(matmul_run):
+    line = marked_line(matmul_step, "# MATMUL")
+    doc = jaxprof_json("lines", matmul_run)
+    first = doc["lines"][0]
+    assert (first["file"], first["line"], first["function"]) == (__file__, line, "matmul_step")
+    assert first["source"] == f"{Path(__file__).name}:{line}"  # relative to the common directory
+    ops = jaxprof_json("ops", matmul_run)["ops"]
+    on_line = [o for o in ops if o["source"] == f"{__file__}:{line}"]
+    assert first["count"] == sum(o["count"] for o in on_line)
+    assert first["self_ms"] == pytest.approx(sum(o["self_ms"] for o in on_line), abs=1e-5)
+    text = run_jaxprof("lines", matmul_run).stdout
+    assert f"{Path(__file__).name}:{line}" in text.splitlines()[1]
+    report = run_jaxprof("report", matmul_run).stdout
+    assert "Top source lines" in report
+
+
+def test_dot_flops_are_2mnk(matmul_run):
+    ops = jaxprof_json("ops", matmul_run)["ops"]
+    dots = [o for o in ops if o["category"].startswith("matmul")]
+    assert dots, [o["name"] for o in ops]
+    assert sum(o["flops"] for o in dots) / 3 == 2 * M * N * K
+    x, w = jnp.ones((M, K)), jnp.ones((K, N))
+    assert flops_per_call(matmul_run) == xla_flops(matmul_step, x, w) == 2 * M * N * K
+
+
+def test_library_frames_are_skipped_for_the_source_line(tmp_path):
+    """A helper living in a site-packages directory is library code: the op's line is the user's
+    call into it; --library-frames '' makes the innermost frame count again."""
+    lib = tmp_path / "site-packages" / "mylib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("import jax.numpy as jnp\n\ndef dense(x, w):\n    return jnp.tanh(x @ w)\n")
+    sys.path.insert(0, str(lib.parent))
+    try:
+        import mylib  # noqa: PLC0415
+
+        def user_model(x, w):
+            return mylib.dense(x, w) * 2  # USER CALL
+
+        run = capture(tmp_path / "trace", user_model, jnp.ones((128, 128)), jnp.ones((128, 128)))
+    finally:
+        sys.path.remove(str(lib.parent))
+    line = marked_line(user_model, "# USER CALL")
+    top = max(jaxprof_json("ops", run)["ops"], key=lambda o: o["self_ms"])
+    assert top["source"] == f"{__file__}:{line}"
+    assert top["stack"][0]["file"] == str(lib / "__init__.py") and top["stack"][0]["library"]
+    raw = max(jaxprof_json("ops", run, "--library-frames", "")["ops"], key=lambda o: o["self_ms"])
+    assert raw["source"] == f"{lib / '__init__.py'}:4"
+    folded = run_jaxprof("flame", run, "--folded").stdout
+    assert f"user_model ({Path(__file__).name}:{line});[mylib];" in folded  # the package folded to one node
+    bad = run_jaxprof("lines", run, "--library-frames", "(")
+    assert bad.returncode == 2 and "library-frames" in bad.stderr
+
+
+# ---- known-answer FLOPs ---------------------------------------------------------------------------
+
+
+def batched_dot(a, b):
+    return jnp.einsum("bmk,bkn->bmn", a, b)
+
+
+def conv_nhwc(x, k):
+    return jax.lax.conv_general_dilated(x, k, window_strides=(2, 2), padding=((1, 1), (1, 1)),
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=2)
+
+
+def reduce_sum(x):
+    return x.sum(axis=1)
+
+
+def elementwise(x, y):
+    return x * y + x - y
+
+
+def conv_flops_by_hand() -> int:
+    """2 x (in features per group) x out features x batch x valid (kernel, output) pairs per dim."""
+    n, h, w, c_in, c_out, kh = 2, 17, 17, 8, 6, 3
+    out = (h + 2 - kh) // 2 + 1  # 9
+    valid = sum(1 for k in range(kh) for o in range(out) if 0 <= o * 2 - 1 + k < h)
+    return 2 * (c_in // 2) * c_out * n * valid * valid
+
+
+CASES = {
+    "batched_dot": (batched_dot, lambda: (jnp.ones((4, 32, 48)), jnp.ones((4, 48, 40))), 2 * 4 * 32 * 40 * 48),
+    "conv": (conv_nhwc, lambda: (jnp.ones((2, 17, 17, 8)), jnp.ones((3, 3, 4, 6))), conv_flops_by_hand()),
+    "reduce": (reduce_sum, lambda: (jnp.ones((64, 100)),), 64 * 100 - 64),
+    "elementwise": (elementwise, lambda: (jnp.ones((50, 60)), jnp.ones((50, 60))), 3 * 50 * 60),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_flops_match_hand_count_and_xla(case, tmp_path):
+    fn, make_args, by_hand = CASES[case]
+    args = make_args()
+    run = capture(tmp_path, fn, *args)
+    assert flops_per_call(run) == by_hand
+    assert xla_flops(fn, *args) == by_hand
+
+
+# ---- flame exports --------------------------------------------------------------------------------
+
+
+def device_time_ns(run: Path) -> float:
+    return sum(o["self_ms"] for o in jaxprof_json("ops", run)["ops"]) * 1e6
+
+
+def test_folded_stacks_sum_to_the_device_time(matmul_run):
+    folded = run_jaxprof("flame", matmul_run, "--folded").stdout.splitlines()
+    total = sum(int(line.rsplit(" ", 1)[1]) for line in folded)
+    assert total == pytest.approx(device_time_ns(matmul_run), abs=len(folded))
+    line = marked_line(matmul_step, "# MATMUL")
+    assert any(f"matmul_step ({Path(__file__).name}:{line});" in s for s in folded)
+    tree = jaxprof_json("flame", matmul_run)["flame"]
+    assert tree[0]["name"] == "all" and tree[0]["self_ms"] == 0
+    assert tree[0]["total_ms"] == pytest.approx(device_time_ns(matmul_run) / 1e6, abs=1e-5)
+    leaves = [n for n in tree if n["kind"] == "op"]
+    assert sum(n["self_ms"] for n in leaves) == pytest.approx(tree[0]["total_ms"], abs=1e-5)
+
+
+def decode_pprof(path: Path) -> tuple[list[str], list[tuple[list[int], int]]]:
+    """profile.proto decoded by hand from the schema: the string table and (locations, value) samples."""
+    data = gzip.decompress(path.read_bytes())
+
+    def fields(buf: bytes):
+        i = 0
+        while i < len(buf):
+            key, i = varint(buf, i)
+            if key & 7 == 0:
+                value, i = varint(buf, i)
+            elif key & 7 == 2:
+                n, i = varint(buf, i)
+                value, i = buf[i:i + n], i + n
+            else:
+                raise AssertionError(f"unexpected wire type {key & 7}")
+            yield key >> 3, value
+
+    def varint(buf: bytes, i: int) -> tuple[int, int]:
+        out = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            out |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return out, i
+
+    def ints(value: Any) -> list[int]:
+        if isinstance(value, int):
+            return [value]
+        out, i = [], 0
+        while i < len(value):
+            v, i = varint(value, i)
+            out.append(v)
+        return out
+
+    strings, samples = [], []
+    for number, value in fields(data):
+        if number == 6:
+            strings.append(value.decode())
+        elif number == 2:
+            locs, vals = [], []
+            for n, v in fields(value):
+                (locs if n == 1 else vals).extend(ints(v))
+            samples.append((locs, vals[0]))
+    return strings, samples
+
+
+def test_pprof_profile_totals_equal_the_device_time(matmul_run, tmp_path):
+    out = tmp_path / "device.pb.gz"
+    proc = run_jaxprof("flame", matmul_run, "--pprof", out)
+    assert proc.returncode == 0, proc.stderr
+    strings, samples = decode_pprof(out)
+    assert strings[0] == "" and "device_time" in strings and "nanoseconds" in strings
+    total = sum(v for _, v in samples)
+    assert total == pytest.approx(device_time_ns(matmul_run), abs=len(samples))
+    folded = run_jaxprof("flame", matmul_run, "--folded").stdout.splitlines()
+    assert total == sum(int(line.rsplit(" ", 1)[1]) for line in folded)
+    pprof = shutil.which("pprof") or shutil.which("google-pprof")
+    if pprof:  # Go's pprof, when installed (Debian: golang-github-google-pprof)
+        top = subprocess.run([pprof, "-top", "-unit=ns", str(out)], capture_output=True, text=True, timeout=120)
+        assert top.returncode == 0, top.stderr
+        assert f"{total}ns total" in top.stdout.replace(",", "")
+
+
+# ---- roofline and MFU -----------------------------------------------------------------------------
+
+
+def test_roofline_and_mfu_with_given_peaks(matmul_run):
+    peak_tflops, peak_gbps = 0.2, 20.0
+    doc = jaxprof_json("report", matmul_run, "--peak-tflops", str(peak_tflops), "--peak-gbps", str(peak_gbps))
+    (device,) = doc["devices"]
+    assert (device["peak_tflops"], device["peak_gbps"], device["peak_source"]) == (peak_tflops, peak_gbps, "flag")
+    for op in doc["ops"]:
+        if op["flops"] <= 0 or op["bytes"] <= 0:
+            continue
+        secs = op["total_ms"] / 1e3
+        intensity = op["flops"] / op["bytes"]
+        assert op["intensity"] == pytest.approx(intensity)
+        if intensity >= peak_tflops * 1e12 / (peak_gbps * 1e9):
+            assert op["bound_by"] == "compute"
+            assert op["roof_pct"] == pytest.approx(100 * op["flops"] / secs / (peak_tflops * 1e12), rel=1e-3)
+        else:
+            assert op["bound_by"] == "memory"
+            assert op["roof_pct"] == pytest.approx(100 * op["bytes"] / secs / (peak_gbps * 1e9), rel=1e-3)
+    summary, steps = doc["step_summary"], doc["steps"]
+    assert summary["flops_per_step"] == pytest.approx(sum(s["flops"] for s in steps) / len(steps))
+    step_s = sum(s["duration_ms"] for s in steps) / 1e3
+    mfu = 100 * sum(s["flops"] for s in steps) / step_s / (peak_tflops * 1e12)
+    assert summary["mfu_pct"] == pytest.approx(mfu, rel=1e-4)
+    kpi = next(k for k in doc["kpis"] if k["name"] == "MFU")
+    assert kpi["value"] == pytest.approx(mfu, rel=1e-4)
+    plain = jaxprof_json("report", matmul_run)
+    assert plain["step_summary"]["mfu_pct"] is None  # a CPU profile records no peaks
+    assert next(k for k in plain["kpis"] if k["name"] == "MFU")["rating"] == "n/a"
