@@ -352,6 +352,7 @@ typedef struct jp_op_stat {
                            * (TPU, GPU op stats), else hlo_flops; 0 when unknown */
     double bytes;         /* bytes accessed, summed, from the same source; 0 when unknown */
     double hlo_flops;     /* summed, counted by jaxprof from the HLO (docs/design.md); 0 without HLO */
+    double xla_flops;     /* summed, the profile's own flops stat (libtpu, XLA:GPU); 0 without one */
     double transcendentals; /* summed exp/log/tanh/... elements, from the HLO (XLA counts them apart) */
     int bound;            /* jp_bound: the roof it sits under, UNKNOWN without peaks or counts */
     double roof_pct;      /* its FLOP/s (compute bound) or bytes/s (memory bound), % of that roof */

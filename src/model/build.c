@@ -196,7 +196,7 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
     if (!op) return UINT32_MAX;
     const char *empty = jp_intern_str(&m->intern, "", 0);
-    *op = (jp_opdef){module, name, NULL, empty, empty, empty, empty, NULL, device, 0, 0, 0, 0, 0};
+    *op = (jp_opdef){module, name, NULL, empty, empty, empty, empty, NULL, device, 0, 0, 0, 0, 0, 0};
     const jp_hlo_module *hm = hlo_module_for(m, module, program_id);
     const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
     if (in) {
@@ -215,7 +215,7 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     if (info && jp_info_str(info, K_HLO_CATEGORY).len) op->category = info_interned(c, info, K_HLO_CATEGORY);
     if (info) {
         /* XLA's own counts, where the device writes them (TPU, GPU), win over ours */
-        if (jp_info_dbl(info, K_FLOPS) > 0) op->flops = jp_info_dbl(info, K_FLOPS);
+        if (jp_info_dbl(info, K_FLOPS) > 0) op->flops = op->xla_flops = jp_info_dbl(info, K_FLOPS);
         if (jp_info_dbl(info, K_BYTES_ACCESSED) > 0) op->bytes = jp_info_dbl(info, K_BYTES_ACCESSED);
         /* without the HLO (TPU captures keep it elsewhere) the op's own stats say the same */
         if (!*op->op_name && jp_info_str(info, K_TF_OP).len) op->op_name = framework_op(c, info);

@@ -88,6 +88,7 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     uint32_t device;
     double flops, bytes;     /* per occurrence: the profile's own stats (TPU, GPU), else hlo_flops */
     double hlo_flops;        /* per occurrence, counted from the HLO (hlo_cost.c); 0 without HLO */
+    double xla_flops;        /* per occurrence, the profile's own flops stat; 0 when it has none */
     double transcendentals;  /* per occurrence, from the HLO */
     uint8_t collective;      /* jp_hlo_is_collective(category), asked once per op */
 } jp_opdef;

@@ -12,7 +12,7 @@
 
 enum { TOP_ROWS = 20, DIFF_ROWS = 50, CHART_W = 960, CHART_H = 240, CHART_LEFT = 70, CHART_BOTTOM = 24 };
 /* The source lines table, and the roofline: its most ops and the plot box inside its SVG. */
-enum { LINE_ROWS = 10, ROOF_DOTS = 50, ROOF_W = 760, ROOF_H = 420, ROOF_LEFT = 96, ROOF_RIGHT = 16, ROOF_TOP = 12,
+enum { LINE_ROWS = 10, ROOF_DOTS = 50, ROOF_W = 760, ROOF_H = 420, ROOF_LEFT = 96, ROOF_RIGHT = 32, ROOF_TOP = 12,
        ROOF_BOTTOM = 44 };
 
 /* One colour per jp_part, in enum order (compute ... idle). */
@@ -23,8 +23,8 @@ static const char CSS[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}"
     "h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}"
     "table{border-collapse:collapse;margin:8px 0}th,td{padding:3px 8px;border-bottom:1px solid #eee;"
-    "text-align:left;vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    "code{font-size:12px;word-break:break-all}.good{color:#2a7d2a}.warning{color:#b36b00}.bad{color:#c0392b}"
+    "text-align:left;vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "code{font-size:12px;word-break:break-all}code.line{white-space:nowrap;word-break:normal}.good{color:#2a7d2a}.warning{color:#b36b00}.bad{color:#c0392b}"
     ".sw{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}"
     "svg{max-width:100%;height:auto}.finding{margin:10px 0;padding:6px 10px;border-left:4px solid #b36b00}"
     ".finding.bad{border-color:#c0392b}.finding p{margin:2px 0;color:#222}";
@@ -420,7 +420,7 @@ static void roof_ranges(const jp_analysis *a, const size_t *pick, size_t n, roof
     if (p->dev) {
         double ridge = log10(p->dev->peak_flops / p->dev->peak_bw), peak = log10(p->dev->peak_flops);
         p->x_lo = fmin(p->x_lo, ridge - 1), p->x_hi = fmax(p->x_hi, ridge + 1);
-        p->y_lo = fmin(p->y_lo, peak - 3), p->y_hi = fmax(p->y_hi, peak);
+        p->y_lo = fmin(p->y_lo, peak - 3), p->y_hi = fmax(p->y_hi, peak + 0.35); /* room for its label */
     }
     decades(&p->x_lo, &p->x_hi);
     decades(&p->y_lo, &p->y_hi);
@@ -447,7 +447,7 @@ static void write_roof_axes(const roof_plot *p, FILE *out) {
                      "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%g</text>\n",
                 x, ROOF_TOP, x, bottom, x, bottom + 14, pow(10, e));
     }
-    for (int e = (int)p->y_lo; e <= (int)p->y_hi; e += y_step) {
+    for (int e = (int)p->y_hi; e >= (int)p->y_lo; e -= y_step) {
         double y = roof_y(p, pow(10, e));
         fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
                      "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">",
@@ -471,7 +471,7 @@ static void write_roofs(const roof_plot *p, FILE *out) {
                  "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
             roof_x(p, x0), roof_y(p, x0 * bw), roof_x(p, ridge), roof_y(p, peak), roof_x(p, x1), roof_y(p, peak));
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">peak %.4g TFLOP/s</text>",
-            roof_x(p, x1) - 4, roof_y(p, peak) + 14, peak / 1e12);
+            roof_x(p, x1) - 4, roof_y(p, peak) - 5, peak / 1e12);
     /* The bandwidth label runs along the memory roof, just under it, ending left of the ridge. */
     double angle = atan2(roof_y(p, x0 * bw) - roof_y(p, peak), roof_x(p, ridge) - roof_x(p, x0));
     double lx = roof_x(p, ridge) - 10 * cos(angle), ly = roof_y(p, peak) + 10 * sin(angle);

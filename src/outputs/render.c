@@ -36,7 +36,7 @@ static const column OP_COLS[] = {
     {"bytes", NULL, 0}, {"module", NULL, 0}, {"device", NULL, 0}, {"scope", NULL, 0},
     {"op_name", NULL, 0}, {"source", NULL, 0}, {"devices", "devs", 4}, {"function", NULL, 0},
     {"stack", NULL, 0}, {"hlo_flops", NULL, 0}, {"transcendentals", NULL, 0}, {"intensity", NULL, 0},
-    {"bound_by", NULL, 0}, {"roof_pct", NULL, 0},
+    {"bound_by", NULL, 0}, {"roof_pct", NULL, 0}, {"xla_flops", NULL, 0},
 };
 
 static const char *const BOUND[] = {"", "compute", "memory"};
@@ -70,7 +70,8 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     case 22: set_num(c, o->transcendentals); break;
     case 23: set_num(c, o->bytes > 0 ? o->flops / o->bytes : 0); break;
     case 24: set_str(c, BOUND[o->bound]); break;
-    default: set_num(c, o->roof_pct); break;
+    case 25: set_num(c, o->roof_pct); break;
+    default: set_num(c, o->xla_flops); break;
     }
 }
 

@@ -267,3 +267,26 @@ def test_tpu_host_dispatches_are_no_transfers_and_export_steps_per_core(tmp_path
         if e.get("ph") == "X" and (e["pid"], e["tid"]) in rows:
             per_plane[process[e["pid"]]] += 1
     assert dict(per_plane) == {f"/device:TPU:{n}": 100 for n in range(4)}
+
+
+def test_tpu_roofline_agrees_with_xprof_hlo_stats(both) -> None:
+    """Per op on the v6e capture: FLOP/s, HBM bandwidth, intensity and the bound match XProf's
+    hlo_stats, and jaxprof's own FLOP count from the HLO equals libtpu's flops stat."""
+    ours, xprof = both[TPU]
+    theirs = {(o["name"]): o for o in xprof["hlo_ops"]}
+    checked = 0
+    for op in ours["ops"]:
+        x = theirs.get(op["name"])
+        if not x or not x["total_us"] or x["total_us"] < 1:  # XProf keeps sub-microsecond times to the ns
+            continue
+        assert op["gflops_per_s"] == pytest.approx(x["model_gflops_per_s"] or 0, rel=1e-6, abs=1e-9)
+        assert op["gbytes_per_s"] * 1e9 / 2**30 == pytest.approx(x["hbm_gib_per_s"], rel=1e-6)
+        assert op["intensity"] == pytest.approx(x["intensity"] or 0, rel=1e-6, abs=1e-12)
+        assert {"HBM": "memory", "Compute": "compute"}[x["bound_by"]] == op["bound_by"]
+        checked += 1
+    assert checked >= 10
+    counted = [o for o in ours["ops"] if o["xla_flops"] > 0]
+    assert len(counted) >= 4
+    assert all(o["hlo_flops"] == o["xla_flops"] for o in counted)
+    (peaks,) = {(d["peak_tflops"], d["peak_gbps"], d["peak_source"]) for d in ours["devices"]}
+    assert peaks[0] == 918 and peaks[2] == "device"

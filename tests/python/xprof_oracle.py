@@ -229,6 +229,10 @@ def parse_hlo_stats(doc: Any) -> list[dict[str, Any]]:
                 "self_us": _num(r.get("total_self_time")),
                 "source": r.get("source_info") or None,
                 "core_type": r.get("core_type") or None,
+                "model_gflops_per_s": _num(r.get("model_flop_rate")),
+                "hbm_gib_per_s": _num(r.get("hbm_bw")),
+                "intensity": _num(r.get("operational_intensity")),
+                "bound_by": r.get("bound_by") or None,
             }
         )
     return ops
