@@ -24,7 +24,8 @@ static const char CSS[] =
     "h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}"
     "table{border-collapse:collapse;margin:8px 0}th,td{padding:3px 8px;border-bottom:1px solid #eee;"
     "text-align:left;vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-    "code{font-size:12px;word-break:break-all}code.line{white-space:nowrap;word-break:normal}.good{color:#2a7d2a}.warning{color:#b36b00}.bad{color:#c0392b}"
+    "code{font-size:12px;word-break:break-all}code.line{white-space:nowrap;word-break:normal}"
+    ".good{color:#2a7d2a}.warning{color:#b36b00}.bad{color:#c0392b}"
     ".sw{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}"
     "svg{max-width:100%;height:auto}.finding{margin:10px 0;padding:6px 10px;border-left:4px solid #b36b00}"
     ".finding.bad{border-color:#c0392b}.finding p{margin:2px 0;color:#222}";

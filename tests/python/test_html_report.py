@@ -53,6 +53,8 @@ class Structure(HTMLParser):
         self.errors: list[str] = []
         self.step_groups = 0
         self.ops: list[str] = []
+        self.lines: list[str] = []            # the source lines table's "file:line" cells
+        self.dots: list[str] = []             # the roofline's dots, each its <title>
         self.step_count: str | None = None
         self._capture: str | None = None
         self._text = ""
@@ -63,6 +65,10 @@ class Structure(HTMLParser):
             self.step_groups += 1
         if tag == "code" and a.get("class") == "op" or tag == "span" and a.get("id") == "step-count":
             self._capture, self._text = ("op" if tag == "code" else "steps"), ""
+        if tag == "code" and a.get("class") == "line":
+            self._capture, self._text = "line", ""
+        if tag == "circle" and a.get("class") == "op":
+            self._capture, self._text = "dot", ""
         if tag not in VOID_TAGS:
             self.stack.append(tag)
 
@@ -75,9 +81,14 @@ class Structure(HTMLParser):
             self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
             return
         self.stack.pop()
+        if self._capture == "dot" and tag == "circle":
+            self.dots.append(self._text)
+            self._capture = None
         if self._capture and tag in ("code", "span"):
             if self._capture == "op":
                 self.ops.append(self._text)
+            elif self._capture == "line":
+                self.lines.append(self._text)
             elif self.step_count is None:
                 self.step_count = self._text
             self._capture = None
@@ -138,6 +149,43 @@ def test_html_matches_json_report(cpu_html):
         assert finding["id"] in html
 
 
+def roofline_ops(doc: dict) -> list[dict]:
+    """The ops the roofline places: FLOP and byte counts and time, the top 50 by self time."""
+    ops = [o for o in doc["ops"] if o["flops"] > 0 and o["bytes"] > 0 and o["total_ms"] > 0]
+    return sorted(ops, key=lambda o: -o["self_ms"])[:50]
+
+
+def test_html_has_source_lines_and_a_roofline(cpu_html, capture, tmp_path):
+    _, html, doc = cpu_html
+    page = parse(html)
+    # A line of scoped_step in this file (XLA:CPU fuses its matmul into the op of its last line),
+    # relative to the directory the files share, heads the lines table.
+    src = Path(__file__).read_text(encoding="utf-8").splitlines()
+    body = {f"test_html_report.py:{n}" for n, text in enumerate(src, 1)
+            if text.strip() in ("h = jnp.tanh(x @ w)", "return w - 1e-3 * jnp.mean(h)")}
+    assert len(body) == 2 and page.lines and page.lines[0] in body
+    assert page.lines == [line["source"] for line in doc["lines"][:10]]
+    assert "<td>scoped_step</td>" in html
+    assert '<section id="lines">' in html and "<th>top ops</th>" in html
+    # One dot per op with FLOP and byte counts, named by its op; the CPU has no peaks, so no roofs.
+    want = roofline_ops(doc)
+    assert want, "the capture's matmul has FLOP and byte counts"
+    assert len(page.dots) == len(want) == html.count('<circle class="op"')
+    assert sorted(t.split(": ")[0] for t in page.dots) == sorted(o["name"] for o in want)
+    assert '<svg id="roofline-chart"' in html and 'class="roof"' not in html
+    assert "no device peaks known (pass --peak-tflops/--peak-gbps)" in html.lower()
+    # With peaks given, the roofs are drawn and every dot says which roof it sits under.
+    proc = run_jaxprof("report", str(capture), "--html", str(tmp_path / "peaks.html"), "--peak-tflops", "1",
+                       "--peak-gbps", "50")
+    assert proc.returncode == 0, proc.stderr
+    peaks = (tmp_path / "peaks.html").read_text(encoding="utf-8")
+    page = parse(peaks)
+    assert_self_contained(peaks)
+    assert peaks.count('<polyline class="roof"') == 1 and "ridge at 20 FLOP/byte" in peaks
+    assert len(page.dots) == len(want)
+    assert all(t.endswith("of its roof") and ("compute bound" in t or "memory bound" in t) for t in page.dots)
+
+
 def wait_for_chromium() -> None:
     """Chromium may still be being installed by apt: wait for it rather than skip the check."""
     deadline = time.monotonic() + 300
@@ -172,7 +220,8 @@ EVIL = "<script>alert(1)</script>"
 EVIL_OP = f'dot{EVIL}.1"&'
 EVIL_HLO = HloModule("jit_step", [
     HloComputation("main", 1, [
-        HloInstruction(EVIL_OP, "dot", op_name=f"jit(step)/{EVIL}/dense/dot_general"),
+        HloInstruction(EVIL_OP, "dot", op_name=f"jit(step)/{EVIL}/dense/dot_general",
+                       source_file=f"/src/{EVIL}.py", source_line=7),
     ]),
 ])
 
@@ -202,6 +251,8 @@ def test_markup_in_names_is_escaped(tmp_path):
     assert_self_contained(html)  # no <script at all: every name was escaped
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "dot&lt;script&gt;alert(1)&lt;/script&gt;.1&quot;&amp;" in html
+    assert [line["source"] for line in doc["lines"]] == page.lines  # the source line too
+    assert len(page.lines) == 1 and page.lines[0].endswith(f"{EVIL}.py:7")
     assert page.ops[0] == EVIL_OP  # and the parser reads the original name back
     assert page.step_groups == 2
 

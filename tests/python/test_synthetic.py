@@ -196,7 +196,8 @@ def test_gpu_devices_and_header(gpu_file):
     idle = 100 * (1740 - 150 - busy) / (1740 - 150)  # of the device's own first-to-last window
     assert dev == {"name": "/device:GPU:0", "host": "gpu-host", "platform": "GPU", "busy_ms": approx(ms(busy)),
                    "ops": 8, "first_ms": approx(ms(150)), "last_ms": approx(ms(1740)),  # kernels
-                   "idle_pct": pytest.approx(idle, abs=1e-4)}
+                   "idle_pct": pytest.approx(idle, abs=1e-4),
+                   "peak_tflops": 0, "peak_gbps": 0, "peak_source": ""}  # no capability stats written
     assert doc["device_idle_pct"] == pytest.approx(idle, abs=1e-4)
 
 

@@ -263,6 +263,103 @@ def test_timeline_shows_the_hosts_aligned(straggler_server, browser):
     shot(browser, "timeline_hosts_aligned")
 
 
+# ---- flame: device time by Python call stack, and the source lines on the overview -------------------
+
+def flame_nodes(driver: webdriver.Chrome) -> list[dict]:
+    """The flame JSON of the run the page shows."""
+    return json.loads(driver.execute_script(
+        "return fetch(`/api/run/${encodeURIComponent(state.run)}/flame`).then((r) => r.text())"))["flame"]
+
+
+def flame_box(driver: webdriver.Chrome, i: int) -> dict | None:
+    """Node i's box: its left edge from the chart's inner edge and its width (px), classes and text."""
+    return js(driver, f"""(() => {{
+        const e = document.querySelector('#flame .fl-node[data-i="{i}"]'), f = document.getElementById('flame');
+        if (!e) return null;
+        const r = e.getBoundingClientRect();
+        return {{ x: r.left - f.getBoundingClientRect().left - f.clientLeft, w: r.width, cls: e.className,
+                  text: e.textContent }}; }})()""")
+
+
+def test_flame_page_zooms_into_a_frame_and_searches(server, browser, log_dir):
+    matmul = max((o for o in report(log_dir)["ops"] if o["category"] == "matmul"), key=lambda o: o["self_ms"])
+    browser.get("about:blank")
+    browser.get(server + "#/flame")
+    wait_for(browser, "#flame .fl-node")
+    nodes = flame_nodes(browser)
+    full = js(browser, "document.getElementById('flame').clientWidth")
+    assert nodes[0]["name"] == "all" and nodes[0]["parent"] == -1
+    root = flame_box(browser, 0)
+    assert root["text"].startswith("all") and root["x"] == pytest.approx(0, abs=1)
+    assert root["w"] == pytest.approx(full, abs=1)
+
+    # The matmul is a leaf under the frame of the line that made it, as wide as its share of the time.
+    ops = [i for i, n in enumerate(nodes) if n["kind"] == "op" and n["name"] == matmul["name"]]
+    assert sum(nodes[i]["total_ms"] for i in ops) == pytest.approx(matmul["self_ms"], rel=1e-3)
+    op = max(ops, key=lambda i: nodes[i]["total_ms"])
+    frame = nodes[op]["parent"]
+    assert nodes[frame]["kind"] == "frame" and "conftest.py:" in nodes[frame]["name"]
+    box, fbox = flame_box(browser, op), flame_box(browser, frame)
+    assert box["w"] == pytest.approx(full * nodes[op]["total_ms"] / nodes[0]["total_ms"], abs=2)
+    assert 2 < box["w"] < full - 2 and "fl-op" in box["cls"] and "fl-frame" in fbox["cls"]
+    assert fbox["x"] - 1 <= box["x"] and box["x"] + box["w"] <= fbox["x"] + fbox["w"] + 1
+    assert fbox["w"] == pytest.approx(full * nodes[frame]["total_ms"] / nodes[0]["total_ms"], abs=2)
+    shot(browser, "flame")
+
+    # Clicking the frame zooms to it: full width, its ancestors full-width rows above it, the root first.
+    browser.find_element(By.CSS_SELECTOR, f'#flame .fl-node[data-i="{frame}"]').click()
+    WebDriverWait(browser, 10).until(lambda d: flame_box(d, frame)["w"] > full - 2)
+    assert flame_box(browser, frame)["x"] == pytest.approx(0, abs=1)
+    ancestors, a = [], nodes[frame]["parent"]
+    while a >= 0:
+        ancestors.append(a)
+        a = nodes[a]["parent"]
+    crumbs = js(browser, "[...document.querySelectorAll('#flame .fl-crumb')].map((e) => +e.dataset.i)")
+    assert sorted(crumbs) == sorted(ancestors) and 0 in crumbs
+    root = flame_box(browser, 0)
+    assert "fl-crumb" in root["cls"] and root["w"] == pytest.approx(full, abs=1) and root["text"].startswith("all")
+    assert flame_box(browser, op)["w"] == pytest.approx(full * nodes[op]["total_ms"] / nodes[frame]["total_ms"], abs=2)
+    assert browser.find_element(By.ID, "fl-status").text.startswith(f"zoomed to {nodes[frame]['name']}")
+    assert f"focus={frame}" in js(browser, "location.hash")
+    shot(browser, "flame_zoomed")
+    # The zoom is in the URL: opening it again shows the same zoom.
+    url = browser.current_url
+    browser.get("about:blank")
+    browser.get(url)
+    wait_for(browser, "#flame .fl-crumb")
+    assert flame_box(browser, frame)["w"] == pytest.approx(full, abs=1)
+
+    # Clicking the root row zooms out to the whole tree.
+    browser.find_element(By.CSS_SELECTOR, '#flame .fl-node[data-i="0"]').click()
+    WebDriverWait(browser, 10).until(lambda d: flame_box(d, frame)["w"] < full - 2)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#flame .fl-crumb")
+    assert "focus=" not in js(browser, "location.hash")
+
+    # The search marks the op's boxes, dims the rest and says how much of the time they hold.
+    browser.find_element(By.ID, "fl-search").send_keys(matmul["name"])
+    WebDriverWait(browser, 10).until(lambda d: "fl-hit" in flame_box(d, op)["cls"])
+    hits = js(browser, "[...document.querySelectorAll('#flame .fl-hit')].map((e) => +e.dataset.i)")
+    assert sorted(hits) == [i for i, n in enumerate(nodes) if matmul["name"].lower() in n["name"].lower()]
+    assert "fl-dim" in flame_box(browser, 0)["cls"] and "fl-dim" in flame_box(browser, frame)["cls"]
+    share = 100 * sum(nodes[i]["total_ms"] for i in hits) / nodes[0]["total_ms"]
+    assert browser.find_element(By.ID, "fl-match").text == (
+        f"{len(hits)} match{'' if len(hits) == 1 else 'es'}, {share:.1f}% of all")
+    shot(browser, "flame_search")
+
+
+def test_overview_lists_the_top_source_lines(server, browser, log_dir):
+    lines = report(log_dir)["lines"]
+    assert lines and "conftest.py:" in lines[0]["source"]
+    browser.get("about:blank")
+    browser.get(server + "#/overview")
+    wait_for(browser, "#lines-table")
+    rows = table_rows(browser, "lines-table")
+    assert [r[0] for r in rows] == [line["source"] for line in lines[:10]]
+    assert rows[0][1] == lines[0]["function"] and rows[0][4] == lines[0]["ops"]
+    assert rows[0][3] == f"{lines[0]['pct_device']:.1f}"
+    shot(browser, "overview_lines")
+
+
 # ---- compare: two real runs, the second with an extra named scope ------------------------------------
 
 @pytest.fixture(scope="module")

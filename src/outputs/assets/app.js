@@ -262,8 +262,8 @@ function flameBox(i, left, width, px, cls, hits) {
   const tip = `${n.name}\ntotal ${ms(n.total_ms)} ms (${n.pct.toFixed(1)}% of all)\nself ${ms(n.self_ms)} ms`;
   const mark = hits.hit[i] ? " fl-hit" : FL.search ? " fl-dim" : "";
   const label = px >= 24 ? `${esc(n.name)} <span class="fl-ms">${ms(n.total_ms)} ms</span>` : "";
-  return `<div class="fl-node fl-${esc(n.kind)}${cls}${mark}" data-i="${i}" title="${esc(tip)}" style="left:${left.toFixed(4)}%;` +
-    `width:${width.toFixed(4)}%;top:${n.depth * FL_ROW}px;background:${flameColor(n)}">${label}</div>`;
+  return `<div class="fl-node fl-${esc(n.kind)}${cls}${mark}" data-i="${i}" title="${esc(tip)}" ` +
+    `style="left:${left.toFixed(4)}%;width:${width.toFixed(4)}%;top:${n.depth * FL_ROW}px;background:${flameColor(n)}">${label}</div>`;
 }
 
 // The focus full width at its depth, its ancestors full width above it, its subtree below scaled to it;
@@ -283,7 +283,8 @@ function drawFlame() {
   }
   box.style.height = `${(deepest + 1) * FL_ROW}px`;
   box.innerHTML = html;
-  $("#fl-match").textContent = FL.search ? `${hits.count} match${hits.count === 1 ? "" : "es"}, ${hits.pct.toFixed(1)}% of all` : "";
+  $("#fl-match").textContent = FL.search ?
+    `${hits.count} match${hits.count === 1 ? "" : "es"}, ${hits.pct.toFixed(1)}% of all` : "";
   $("#fl-status").textContent = f ? `zoomed to ${top.name}: ${ms(top.total_ms)} ms, ${top.pct.toFixed(1)}% of all` :
     `all: ${ms(top.total_ms)} ms of device op time`;
 }
@@ -310,7 +311,7 @@ async function flame() {
   FL.start = flameStarts(FL.nodes);
   const f = parseInt(state.params.get("focus") || "0", 10);
   FL.focus = f > 0 && f < FL.nodes.length ? f : 0;
-  const legend = FL_KINDS.slice(0, 4).map(([k, label, hue, sat]) =>
+  const legend = FL_KINDS.slice(0, 4).map(([, label, hue, sat]) =>
     `<span><i style="background:hsl(${hue},${sat}%,74%)"></i>${label}</span>`).join("");
   $("#page").innerHTML = `<div class="toolbar">${hostPicker(hosts)}
       <input id="fl-search" placeholder="search frames and ops" value="${esc(FL.search)}"><span id="fl-match"></span>
