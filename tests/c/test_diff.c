@@ -82,8 +82,10 @@ static jp_op_stat *run_op(run *r, const char *module, const char *name, const ch
                           const char *scope, uint32_t device, uint64_t count, int64_t self_ps) {
     assert_true(r->a.n_ops < MAX_OPS);
     jp_op_stat *op = &r->ops[r->a.n_ops++];
-    *op = (jp_op_stat){module, name, category, op_name, scope, "", device, count, self_ps + self_ps / 10, self_ps,
-                       1, self_ps, 0, 0, 1};
+    *op = (jp_op_stat){.module = module, .name = name, .category = category, .op_name = op_name, .scope = scope,
+                       .source = "", .function = "", .device = device, .count = count,
+                       .total_ps = self_ps + self_ps / 10, .self_ps = self_ps, .min_ps = 1, .max_ps = self_ps,
+                       .n_devices = 1};
     return op;
 }
 
@@ -586,7 +588,9 @@ static void big_groups_pair_by_rank(void **state) {
         snprintf(names[i], 16, "fusion.%d", i);
         snprintf(names[N + i], 16, "fusion.%d", N + i);
         int64_t t = (int64_t)(i + 1) * 1000;
-        bo[i] = (jp_op_stat){"m", names[i], "loop fusion", "", "s", "", 0, (uint64_t)(1 + i % 7), t, t, t, t, 0, 0, 1};
+        bo[i] = (jp_op_stat){.module = "m", .name = names[i], .category = "loop fusion", .op_name = "", .scope = "s",
+                             .source = "", .function = "", .count = (uint64_t)(1 + i % 7), .total_ps = t,
+                             .self_ps = t, .min_ps = t, .max_ps = t, .n_devices = 1};
         no[i] = bo[i];
         no[i].name = names[N + i];
     }
