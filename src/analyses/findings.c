@@ -264,6 +264,49 @@ static const name_count *host_while_idle(const ctx *c, int kind, name_count *t, 
     return top && top->ps > 0 ? top : NULL;
 }
 
+/* The Python functions (python tracer events "$file:line function") that spend the most self time
+ * while the device is idle inside steps, up to three, written as "f (file:line) 1.20 ms, ..." per
+ * step into buf; "" when the tracer was off. The tracer records every function, so names are
+ * tallied in a map rather than the bounded table the annotations use. */
+static void python_while_idle(const ctx *c, char *buf, size_t cap) {
+    size_t nb;
+    interval *busy = device_busy(c->m, &nb);
+    jp_map idx = {0};
+    jp_vec tally = {0}; /* name_count */
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->m->host.n; i++) {
+        const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
+        if (h->kind != JP_HOST_PYTHON || h->self_ps <= 0 || jp_step_at(c->a, h->start_ps) < 0) continue;
+        int64_t d = h->end_ps - h->start_ps, idle = d - covered(busy, nb, h->start_ps, h->end_ps);
+        idle = d > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)d) : 0;
+        int found;
+        uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(h->name), 0, 0, (uint32_t)tally.n, &found);
+        name_count *nc = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&tally, name_count, k) : jp_vec_push(&tally, sizeof *nc);
+        if (!nc) break;
+        if (!found) *nc = (name_count){h->name, 0, 0};
+        nc->n++, nc->ps += idle;
+    }
+    free(busy);
+    const name_count *prev = NULL;
+    size_t n = 0;
+    for (int rank = 0; rank < 3; rank++) { /* the three largest, in order */
+        const name_count *best = NULL;
+        for (size_t i = 0; i < tally.n; i++) {
+            const name_count *t = &JP_VEC_AT(&tally, name_count, i);
+            int below = !prev || t->ps < prev->ps || (t->ps == prev->ps && t > prev);
+            if (below && t->ps > 0 && (!best || t->ps > best->ps)) best = t;
+        }
+        if (!best || (double)best->ps / (double)c->a->n_steps < 1e6) break; /* under 1 us per step */
+        const char *name = best->name[0] == '$' ? best->name + 1 : best->name;
+        int w = snprintf(buf + n, cap - n, "%s%s %.2f ms", n ? ", " : "", name, ms((double)best->ps / (double)c->a->n_steps));
+        if (w < 0 || (size_t)w >= cap - n) break;
+        n += (size_t)w;
+        prev = best;
+    }
+    jp_map_deinit(&idx);
+    jp_vec_free(&tally);
+}
+
 /* device_idle: the device computes or copies less than half of the step time, the KPI table's
  * "bad" device utilization (< 50%). The evidence splits the rest into host-only work,
  * compilation and time with nothing recorded, names the worst step and the user annotation the
@@ -286,10 +329,16 @@ static void idle_and_host(ctx *c) {
     name_count t[MAX_NAMES];
     size_t nt;
     const name_count *wait = host_while_idle(c, JP_HOST_USER, t, &nt);
-    char hint[320] = "";
+    char hint[640] = "", py[400];
     if (wait)
         snprintf(hint, sizeof hint, "; the host spends %.2f ms per step in annotation '%s' while the device is idle",
                  ms((double)wait->ps / steps), wait->name);
+    python_while_idle(c, py, sizeof py);
+    if (*py) {
+        size_t used = strlen(hint);
+        snprintf(hint + used, sizeof hint - used, "; slowest Python functions while the device is idle "
+                 "(self time per step): %s", py);
+    }
     if (util < 0.5) {
         double gap = host + comp + idle;
         const char *fix;

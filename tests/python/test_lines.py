@@ -290,3 +290,38 @@ def test_roofline_and_mfu_with_given_peaks(matmul_run):
     plain = jaxprof_json("report", matmul_run)
     assert plain["step_summary"]["mfu_pct"] is None  # a CPU profile records no peaks
     assert next(k for k in plain["kpis"] if k["name"] == "MFU")["rating"] == "n/a"
+
+
+# ---- host time by Python function ------------------------------------------------------------------
+
+
+def slow_preprocess(n: int) -> float:
+    """Pure-Python work the device waits for."""
+    total = 0.0
+    for i in range(n):
+        total += (i % 7) * 0.5
+    return total
+
+
+def test_host_bound_names_the_slow_python_function(tmp_path):
+    """With the Python tracer on, the host-bound evidence names the Python function the host
+    spends the device's idle time in, not only the jitted step's dispatch."""
+    step = jax.jit(lambda x: x * 2.0)
+    x = jnp.ones((16, 16))
+    step(x).block_until_ready()
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 1
+    jax.profiler.start_trace(str(tmp_path), profiler_options=options)
+    for i in range(6):
+        with jax.profiler.StepTraceAnnotation("train", step_num=i):
+            slow_preprocess(200_000)
+            step(x).block_until_ready()
+    jax.profiler.stop_trace()
+    found = {f["id"]: f for f in jaxprof_json("findings", tmp_path)["findings"]}
+    assert "host_bound" in found, found
+    evidence = found["host_bound"]["evidence"]
+    assert "slowest Python functions while the device is idle" in evidence, evidence
+    first = evidence.split("(self time per step): ")[1].split(",")[0]
+    assert "slow_preprocess" in first, evidence
+    per_step_ms = float(first.rsplit(" ", 2)[-2])
+    assert per_step_ms > 1, evidence
