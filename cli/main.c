@@ -26,6 +26,9 @@ static void usage(FILE *out) {
           "                     trace a running JAX process that called\n"
           "                     jax.profiler.start_server(PORT) (ADDR: HOST:PORT or PORT), then\n"
           "                     print the report; needs the xprof package for the gRPC client\n"
+          "  calibrate          measure this machine's CPU peaks (f32 matmul FLOP/s, memory GB/s) as\n"
+          "                     XLA:CPU reaches them; CPU profiles of this host then get a roofline\n"
+          "                     and MFU (cached in ~/.cache/jaxprof/cpu_peaks)\n"
           "  latest [DIR]       print the newest profile run under DIR (default: .)\n"
           "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
           "  report [PATH] --html FILE\n"
@@ -109,6 +112,7 @@ typedef struct analysis_args {
     int folded;       /* flame --folded: folded stacks instead of the tree table */
     const char *pprof; /* flame --pprof FILE: a gzip'd pprof profile there */
     const char *out;  /* -o FILE for --folded (default stdout) */
+    char peaks_path[PATH_MAX]; /* storage for load.cpu_peaks_file */
 } analysis_args;
 
 /* --peak-tflops X / --peak-gbps X: a positive number. */
@@ -153,8 +157,19 @@ int cli_env_threads(void) {
     return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) ? v[0] - '0' : 0;
 }
 
+/* The file `jaxprof calibrate` writes (python/jaxprof/calibrate.py: the same rule):
+ * $JAXPROF_CACHE_DIR/cpu_peaks, else $XDG_CACHE_HOME/jaxprof/cpu_peaks, else ~/.cache/jaxprof/cpu_peaks. */
+static const char *cpu_peaks_file(char *buf, size_t cap) {
+    const char *dir = getenv("JAXPROF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = dir && *dir ? snprintf(buf, cap, "%s/cpu_peaks", dir)
+            : xdg && *xdg ? snprintf(buf, cap, "%s/jaxprof/cpu_peaks", xdg)
+            : home && *home ? snprintf(buf, cap, "%s/.cache/jaxprof/cpu_peaks", home) : -1;
+    return n > 0 && (size_t)n < cap ? buf : NULL;
+}
+
 static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
     memset(a, 0, sizeof *a);
+    a->load.cpu_peaks_file = cpu_peaks_file(a->peaks_path, sizeof a->peaks_path);
     a->path = "profiles";
     a->load.threads = cli_env_threads();
     for (int i = 1; i < argc; i++) {
@@ -280,7 +295,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
-    if (strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0) return run_python_command(argc - 1, argv + 1);
+    if (strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0 || strcmp(cmd, "calibrate") == 0)
+        return run_python_command(argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 1, argv + 1);

@@ -301,6 +301,10 @@ typedef struct jp_load_options {
     /* Device peaks for the roofline and MFU, overriding what the profile says (0: keep); the
      * only source for CPU profiles, whose planes record no peaks. */
     double peak_tflops, peak_gbps;
+    /* A CPU calibration written by `jaxprof calibrate` ("hostname=", "peak_tflops=", "peak_gbps="
+     * lines): CPU devices without peaks take them when the profile's hostname is the file's.
+     * NULL: none (the CLI passes its cache file). */
+    const char *cpu_peaks_file;
 } jp_load_options;
 
 typedef struct jp_device {
@@ -314,7 +318,8 @@ typedef struct jp_device {
     double peak_flops;    /* FLOP/s, 0 when unknown (see peak_source) */
     double peak_bw;       /* memory bytes/s, 0 when unknown */
     const char *peak_source; /* "device" (its own stats), "clock x cores" (GPU capabilities), "table"
-                              * (TPU chip by name), "flag" (jp_load_options), "" unknown */
+                              * (TPU chip by name), "calibrated" (CPU, jaxprof calibrate), "flag"
+                              * (jp_load_options), "" unknown */
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
 } jp_device;
 

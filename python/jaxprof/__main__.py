@@ -8,7 +8,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help", "help"):
         print("usage: python -m jaxprof demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
-              "       python -m jaxprof capture ADDR [--duration-ms N] [--out DIR]")
+              "       python -m jaxprof capture ADDR [--duration-ms N] [--out DIR]\n"
+              "       python -m jaxprof calibrate [--matmul-n N] [--stream-mb MB]")
         return 0 if args else 2
     if args[0] == "demo":
         from . import demo
@@ -16,7 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] == "capture":
         from . import remote
         return remote.main(args[1:])
-    print(f"jaxprof: unknown command {args[0]!r} (python -m jaxprof runs: demo, capture)", file=sys.stderr)
+    if args[0] == "calibrate":
+        from . import calibrate
+        return calibrate.main(args[1:])
+    print(f"jaxprof: unknown command {args[0]!r} (python -m jaxprof runs: demo, capture, calibrate)", file=sys.stderr)
     return 2
 
 

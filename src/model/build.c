@@ -888,8 +888,18 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
     jp_stream_close(c.stream);
-    for (size_t d = h->first_device; opt && d < m->devices.n; d++)
-        jp_device_override_peaks(&JP_VEC_AT(&m->devices, jp_device, d), opt->peak_tflops, opt->peak_gbps);
+    size_t n_names;
+    const jp_str *names = jp_xspace_hostnames(xs, &n_names);
+    double cal_tflops = 0, cal_gbps = 0;
+    int calibrated = opt && n_names && jp_cpu_peaks_read(opt->cpu_peaks_file, names[0], &cal_tflops, &cal_gbps);
+    for (size_t d = h->first_device; opt && d < m->devices.n; d++) {
+        jp_device *dev = &JP_VEC_AT(&m->devices, jp_device, d);
+        if (calibrated && dev->platform == JP_PLATFORM_CPU && dev->peak_flops <= 0) {
+            dev->peak_flops = cal_tflops * 1e12, dev->peak_bw = cal_gbps * 1e9;
+            dev->peak_source = "calibrated";
+        }
+        jp_device_override_peaks(dev, opt->peak_tflops, opt->peak_gbps);
+    }
     h = &JP_VEC_AT(&m->hosts, jp_model_host, m->hosts.n - 1);
     h->first_ps = m->first_ps;
     h->last_ps = m->last_ps;

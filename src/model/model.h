@@ -76,6 +76,9 @@ typedef struct jp_device_caps {  /* what a device plane says about its hardware 
 
 /* Sets d's peaks and peak_source from its capabilities (see docs/design.md "Device peaks"). */
 void jp_device_set_peaks(jp_device *d, const jp_device_caps *caps);
+/* Reads a `jaxprof calibrate` file: 1 and its peaks when it names `hostname`, else 0 (a missing,
+ * unreadable or foreign file is no error: the peaks stay unknown). */
+int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double *gbps);
 /* The user's --peak-tflops / --peak-gbps (0 leaves that peak as it is). */
 void jp_device_override_peaks(jp_device *d, double peak_tflops, double peak_gbps);
 

@@ -2,6 +2,7 @@
  * peaks libtpu writes on its planes, from the capabilities CUPTI and ROCm write on GPU planes
  * (clock x cores x per-core rate), from a table of TPU chips, or from the user's flags. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/model.h"
@@ -69,4 +70,24 @@ void jp_device_override_peaks(jp_device *d, double peak_tflops, double peak_gbps
     if (peak_tflops > 0) d->peak_flops = peak_tflops * 1e12;
     if (peak_gbps > 0) d->peak_bw = peak_gbps * 1e9;
     if (peak_tflops > 0 || peak_gbps > 0) d->peak_source = "flag";
+}
+
+int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double *gbps) {
+    FILE *f = path && hostname.len ? fopen(path, "r") : NULL;
+    if (!f) return 0;
+    char line[512];
+    int host_ok = 0;
+    *tflops = *gbps = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *eq = strchr(line, '=');
+        if (line[0] == '#' || !eq) continue;
+        *eq = '\0';
+        const char *key = line, *value = eq + 1;
+        if (strcmp(key, "hostname") == 0) host_ok = strlen(value) == hostname.len && memcmp(value, hostname.ptr, hostname.len) == 0;
+        else if (strcmp(key, "peak_tflops") == 0) *tflops = strtod(value, NULL);
+        else if (strcmp(key, "peak_gbps") == 0) *gbps = strtod(value, NULL);
+    }
+    fclose(f);
+    return host_ok && *tflops > 0 && *tflops < 1e6 && *gbps > 0 && *gbps < 1e7;
 }

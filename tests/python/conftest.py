@@ -6,6 +6,7 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,9 @@ import pytest
 import jaxprof
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Hermetic: a `jaxprof calibrate` the user ran on this machine must not give the tests' CPU
+# profiles peaks (tests that want a calibration write their own into this directory's files).
+os.environ["JAXPROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxprof-cache-")
 
 # The jaxprof executable under test: the one installed beside this Python, unless JAXPROF_BIN
 # points at another build (handy while iterating on the C code without reinstalling).

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import gzip
 import inspect
+import json
+import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from conftest import jaxprof_json, run_jaxprof
+from conftest import JAXPROF_BIN, jaxprof_json, run_jaxprof
 
 M, K, N = 256, 512, 384
 
@@ -325,3 +328,32 @@ def test_host_bound_names_the_slow_python_function(tmp_path):
     assert "slow_preprocess" in first, evidence
     per_step_ms = float(first.rsplit(" ", 2)[-2])
     assert per_step_ms > 1, evidence
+
+
+def test_calibrate_gives_cpu_profiles_of_this_host_peaks(matmul_run, tmp_path):
+    """`jaxprof calibrate` measures this machine and caches it; a CPU profile captured on this
+    host then has peaks ("calibrated") and an MFU; a calibration of another host is ignored."""
+    env = dict(os.environ, JAXPROF_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([str(JAXPROF_BIN), "calibrate", "--matmul-n", "512", "--stream-mb", "32"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    fields = dict(line.split("=", 1) for line in (tmp_path / "cpu_peaks").read_text().splitlines()
+                  if "=" in line and not line.startswith("#"))
+    assert fields["hostname"] == socket.gethostname()
+    tflops, gbps = float(fields["peak_tflops"]), float(fields["peak_gbps"])
+    assert tflops > 0 and gbps > 0
+
+    def report() -> dict[str, Any]:
+        out = subprocess.run([str(JAXPROF_BIN), "report", str(matmul_run), "--json"], capture_output=True,
+                             text=True, env=env, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    doc = report()
+    (device,) = doc["devices"]
+    assert (device["peak_tflops"], device["peak_gbps"], device["peak_source"]) == (tflops, gbps, "calibrated")
+    steps = doc["steps"]
+    mfu = 100 * sum(s["flops"] for s in steps) / (sum(s["duration_ms"] for s in steps) / 1e3) / (tflops * 1e12)
+    assert doc["step_summary"]["mfu_pct"] == pytest.approx(mfu, rel=1e-4)
+    (tmp_path / "cpu_peaks").write_text(f"hostname=elsewhere\npeak_tflops={tflops}\npeak_gbps={gbps}\n")
+    assert report()["devices"][0]["peak_source"] == ""
