@@ -438,6 +438,12 @@ static int view_builtin(const view_args *a) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);
         return EXIT_USAGE;
     }
+    char peaks[PATH_MAX];
+    if (jp_viewer_set_cpu_peaks_file(b.viewer, cli_cpu_peaks_file(peaks, sizeof peaks)) != JP_OK) {
+        fprintf(stderr, "jaxprof: out of memory\n");
+        jp_viewer_free(b.viewer);
+        return EXIT_USAGE;
+    }
     jp_http_options o = jp_http_options_default();
     const char *host = a->host ? a->host : "127.0.0.1";
     char token[2 * TOKEN_BYTES + 1] = "";

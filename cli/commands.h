@@ -21,6 +21,8 @@ int cli_parse_count(const char *flag, const char *value, size_t *out);
 int cli_parse_threads(const char *flag, const char *value, int *out);
 /* JAXPROF_THREADS as a jp_load_options.threads value: 1 or 2, or 0 (the library decides). */
 int cli_env_threads(void);
+/* The CPU calibration file `jaxprof calibrate` writes, into buf; NULL when no home is known. */
+const char *cli_cpu_peaks_file(char *buf, size_t cap);
 /* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes);
 

@@ -159,7 +159,7 @@ int cli_env_threads(void) {
 
 /* The file `jaxprof calibrate` writes (python/jaxprof/calibrate.py: the same rule):
  * $JAXPROF_CACHE_DIR/cpu_peaks, else $XDG_CACHE_HOME/jaxprof/cpu_peaks, else ~/.cache/jaxprof/cpu_peaks. */
-static const char *cpu_peaks_file(char *buf, size_t cap) {
+const char *cli_cpu_peaks_file(char *buf, size_t cap) {
     const char *dir = getenv("JAXPROF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n = dir && *dir ? snprintf(buf, cap, "%s/cpu_peaks", dir)
             : xdg && *xdg ? snprintf(buf, cap, "%s/jaxprof/cpu_peaks", xdg)
@@ -169,7 +169,7 @@ static const char *cpu_peaks_file(char *buf, size_t cap) {
 
 static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
     memset(a, 0, sizeof *a);
-    a->load.cpu_peaks_file = cpu_peaks_file(a->peaks_path, sizeof a->peaks_path);
+    a->load.cpu_peaks_file = cli_cpu_peaks_file(a->peaks_path, sizeof a->peaks_path);
     a->path = "profiles";
     a->load.threads = cli_env_threads();
     for (int i = 1; i < argc; i++) {

@@ -109,12 +109,13 @@ typedef struct {
 } ProfileObject;
 
 static int profile_init(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"path", "host", "device", NULL};
+    static char *kwlist[] = {"path", "host", "device", "cpu_peaks_file", NULL};
     PyObject *path_obj;
-    const char *host = NULL, *device = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device))
+    const char *host = NULL, *device = NULL, *peaks = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zzz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device,
+                                     &peaks))
         return -1;
-    jp_load_options opt = {.host = host, .device = device};
+    jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks};
     jp_error err;
     jp_profile *p = NULL;
     int rc;

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from . import _core
+from . import _core, calibrate
 
 PathLike = str | os.PathLike[str]
 
@@ -22,7 +22,8 @@ class Profile:
 
     def __init__(self, path: PathLike, host: str | None = None, device: str | None = None) -> None:
         self.path = os.fspath(path)
-        self._core = _core.Profile(self.path, host=host, device=device)
+        # a `jaxprof calibrate` of this machine gives CPU profiles captured here their peaks
+        self._core = _core.Profile(self.path, host=host, device=device, cpu_peaks_file=str(calibrate.cache_file()))
 
     def render(self, section: str = "report", format: str = "text", *, top: int = 0, sort: str | None = None,
                filter: str | None = None, width: int = 0) -> str:

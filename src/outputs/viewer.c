@@ -51,6 +51,7 @@ struct jp_viewer {
     cached cache[CACHE_SLOTS];  /* decoded runs */
     uint64_t tick;              /* counts cache uses */
     last_diff diff;             /* the last /api/diff answer */
+    char *cpu_peaks_file;       /* jp_load_options.cpu_peaks_file for every analysis (heap), or NULL */
 };
 
 /* What a run request names, once routed. */
@@ -252,7 +253,7 @@ static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, cons
     c->used = ++v->tick;
     *hit = c->profile != NULL;
     if (!c->profile) {
-        jp_load_options opt = {.host = host[0] ? host : NULL};
+        jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file};
         int rc = jp_profile_load(&c->profile, run->path, &opt, err);
         if (rc != JP_OK) return rc;
     }
@@ -531,5 +532,14 @@ void jp_viewer_free(jp_viewer *v) {
     last_diff_clear(&v->diff);
     jp_runs_deinit(&v->runs);
     free(v->log_dir);
+    free(v->cpu_peaks_file);
     free(v);
+}
+
+int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path) {
+    char *copy = path ? strdup(path) : NULL;
+    if (path && !copy) return JP_ERR_NOMEM;
+    free(v->cpu_peaks_file);
+    v->cpu_peaks_file = copy;
+    return JP_OK;
 }

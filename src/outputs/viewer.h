@@ -13,6 +13,9 @@ typedef struct jp_viewer jp_viewer;
 /* Lists the runs under log_dir (copied); JP_ERR_IO when it cannot be read. */
 int jp_viewer_new(jp_viewer **out, const char *log_dir, jp_error *err);
 void jp_viewer_free(jp_viewer *v);
+/* The CPU calibration file runs are analysed with (jp_load_options.cpu_peaks_file; copied; NULL
+ * for none). JP_ERR_NOMEM when the copy fails. */
+int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path);
 
 /* Answers one request of the API (a jp_http_handler body; v is the viewer):
  *   /                              {"api": [the endpoints]}

@@ -1,10 +1,11 @@
 """The built-in viewer in a real browser: Debian's Chromium, headless, driven by Selenium through
 Debian's chromedriver, against `jaxprof view --ui builtin` serving a real CPU capture (and a
-synthetic two-host GPU run for flows and the host picker). Screenshots
-of every page go to $JAXPROF_ARTIFACTS (default: test-artifacts/ in the repository)."""
+synthetic two-host GPU run for flows and the host picker, a real TPU capture for the roofline's
+roofs). Screenshots of every page go to $JAXPROF_ARTIFACTS (default: test-artifacts/ in the repository)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -25,6 +26,7 @@ from test_view import free_port
 from test_viewer_api import is_extra, two_run_logdir
 
 ARTIFACTS = Path(os.environ.get("JAXPROF_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts")
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"  # real captures by others
 
 
 @pytest.fixture(scope="module")
@@ -419,3 +421,145 @@ def test_compare_page_shows_the_diff(diff_server, diff_dirs, browser):
     wait_for(browser, "#step-delta", "→")
     assert {r[7]: r[0] for r in table_rows(browser, "cmp-scopes")}[extra] == "removed"
     shot(browser, "compare_diff_swapped")
+
+
+# ---- roofline: a real TPU capture with device peaks, and the CPU capture without ----------------------
+
+
+@pytest.fixture(scope="module")
+def tpu_server(tmp_path_factory) -> Iterator[str]:
+    """The real v6e capture (peaks 918 TFLOP/s, 1638 GB/s in the profile) as a run of its own."""
+    run = tmp_path_factory.mktemp("viewer_tpu") / "plugins" / "profile" / "run1"
+    run.mkdir(parents=True)
+    (run / "host.xplane.pb.gz").write_bytes((REAL / "jax_tpu_v6e_4core_inference.xplane.pb.gz").read_bytes())
+    yield from serve_dir(run.parents[2])
+
+
+def ops_json(driver: webdriver.Chrome) -> dict:
+    """/api/run/<id>/ops of the run the page shows."""
+    return json.loads(driver.execute_script(
+        "return fetch(`/api/run/${encodeURIComponent(state.run)}/ops`).then((r) => r.text())"))
+
+
+def roof_dots(driver: webdriver.Chrome) -> list[dict]:
+    """Each dot's op row (by its data-op index), centre, radius, fill and tooltip."""
+    return js(driver, """[...document.querySelectorAll('#roofline-chart .rf-dot')].map((c) => ({
+        op: +c.dataset.op, cx: +c.getAttribute('cx'), cy: +c.getAttribute('cy'), r: +c.getAttribute('r'),
+        fill: c.getAttribute('fill'), tip: c.querySelector('title').textContent }))""")
+
+
+def axis_scale(driver: webdriver.Chrome, axis: str) -> tuple[float, float]:
+    """(offset, px per decade) of an axis, read off its decade grid lines: px = offset + slope * log10(v)."""
+    attr = "x1" if axis == "x" else "y1"
+    grid = js(driver, f"""[...document.querySelectorAll('#roofline-chart .rf-grid-{axis}')].map((l) =>
+        [+l.dataset.e, +l.getAttribute('{attr}')])""")
+    assert len(grid) >= 3
+    (e0, p0), (e1, p1) = grid[0], grid[-1]
+    slope = (p1 - p0) / (e1 - e0)
+    for e, p in grid:  # evenly spaced decades: a log scale
+        assert p == pytest.approx(p0 + slope * (e - e0), abs=0.11)
+    return p0 - slope * e0, slope
+
+
+def line_ends(driver: webdriver.Chrome, css: str) -> tuple[float, float, float, float]:
+    return tuple(js(driver, f"['x1', 'y1', 'x2', 'y2'].map((a) => +document.querySelector('{css}').getAttribute(a))"))
+
+
+def on_top(driver: webdriver.Chrome, el) -> bool:
+    """Whether el is what a click at its centre hits (dots may overlap)."""
+    return driver.execute_script("""const r = arguments[0].getBoundingClientRect();
+        return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === arguments[0];""", el)
+
+
+def test_roofline_places_the_tpu_ops_under_the_device_roofs(tpu_server, browser):
+    browser.get("about:blank")
+    browser.get(tpu_server + "#/roofline")
+    wait_for(browser, "#roofline-chart .rf-dot")
+    d = ops_json(browser)
+    dev = next(v for v in d["devices"] if v["peak_tflops"] > 0 and v["peak_gbps"] > 0)
+    assert (dev["peak_tflops"], round(dev["peak_gbps"])) == (918, 1638)
+    peak, bw = dev["peak_tflops"] * 1e12, dev["peak_gbps"] * 1e9
+    ops = d["ops"]
+    placed = sorted((i for i, o in enumerate(ops) if o["flops"] > 0 and o["bytes"] > 0),
+                    key=lambda i: -ops[i]["self_ms"])[:200]
+    assert placed and all(ops[i]["gflops_per_s"] > 0 for i in placed)
+    note = browser.find_element(By.ID, "rf-note").text
+    assert note.startswith(f"Roofs of {dev['name']}: 918 TFLOP/s, 1,638 GB/s (device); ridge at 560 FLOP/byte.")
+    assert f"{len(placed)} ops with FLOP and byte counts" in note
+
+    # The roofs: the memory roof rises at the bandwidth up to the ridge, the compute roof runs flat at
+    # the peak from there; both where the axes' own grid lines put those values.
+    (x0, sx), (y0, sy) = axis_scale(browser, "x"), axis_scale(browser, "y")
+    px = lambda v: x0 + sx * math.log10(v)  # noqa: E731
+    py = lambda v: y0 + sy * math.log10(v)  # noqa: E731
+    mx1, my1, mx2, my2 = line_ends(browser, "#rf-memory-roof")
+    cx1, cy1, cx2, cy2 = line_ends(browser, "#rf-compute-roof")
+    ridge = peak / bw
+    assert (mx2, my2) == (pytest.approx(px(ridge), abs=0.2), pytest.approx(py(peak), abs=0.2))
+    assert (cx1, cy1, cy2) == (mx2, my2, my2) and cx2 > cx1
+    start = 10 ** ((mx1 - x0) / sx)  # the memory roof's left end: y = x * bandwidth
+    assert my1 == pytest.approx(py(start * bw), abs=0.2)
+    assert browser.find_element(By.ID, "rf-peak-label").text == "peak 918 TFLOP/s"
+    assert browser.find_element(By.ID, "rf-bw-label").text == "1,638 GB/s"
+    assert browser.find_element(By.ID, "rf-ridge-label").text == "ridge 560 FLOP/byte"
+
+    # One dot per op with FLOP and byte counts, each where its intensity and FLOP/s put it, as far
+    # under the memory roof as the op's share of its roof says; bigger for more self time.
+    dots = roof_dots(browser)
+    assert sorted(dot["op"] for dot in dots) == sorted(placed)
+    for dot in dots:
+        o = ops[dot["op"]]
+        assert dot["cx"] == pytest.approx(px(o["intensity"]), abs=0.2)
+        assert dot["cy"] == pytest.approx(py(o["gflops_per_s"] * 1e9), abs=0.2)
+        assert o["bound_by"] == "memory" and dot["fill"] == "#2563eb"
+        roof_at = my1 + (my2 - my1) * (dot["cx"] - mx1) / (mx2 - mx1)
+        assert (dot["cy"] - roof_at) / sy == pytest.approx(math.log10(o["roof_pct"] / 100), abs=0.01)
+        assert dot["tip"].startswith(o["name"] + "\n")
+        assert f"{o['roof_pct']:.3g}% of its roof, memory bound" in dot["tip"]
+    for a in dots:
+        for b in dots:
+            ia, ib = ops[a["op"]]["intensity"], ops[b["op"]]["intensity"]
+            assert (a["cx"] > b["cx"]) == (ia > ib) and (a["cx"] == b["cx"]) == (ia == ib)
+            if ops[a["op"]]["self_ms"] > ops[b["op"]]["self_ms"]:
+                assert a["r"] >= b["r"]
+    shot(browser, "roofline_tpu")
+
+    # Clicking a dot (the one on top where it is drawn) shows that op's details and rings the dot.
+    assert browser.find_element(By.ID, "rf-detail").text.startswith("Click a dot")
+    clicked = 0
+    for dot in dots:
+        el = browser.find_element(By.CSS_SELECTOR, f'#roofline-chart .rf-dot[data-op="{dot["op"]}"]')
+        if not on_top(browser, el):
+            continue
+        o = ops[dot["op"]]
+        el.click()
+        lines = wait_for(browser, "#rf-detail", o["name"]).text.split("\n")
+        assert lines[0] == f"op {o['name']}" and f"category {o['category']}" in lines
+        assert f"source {o['source']}" in lines and f"FLOPs {int(o['flops']):,}" in lines
+        assert "bound by memory bound" in lines and f"roof {o['roof_pct']:.3g}%" in lines
+        assert "rf-picked" in el.get_attribute("class")
+        clicked += 1
+    assert clicked >= 2
+    shot(browser, "roofline_tpu_picked")
+
+    # The table: the ten ops with the most self time, placed or not, with their bound and roof share.
+    top = sorted(ops, key=lambda o: -o["self_ms"])[:10]
+    rows = table_rows(browser, "rf-top")
+    assert [r[0] for r in rows] == [o["name"] for o in top]
+    assert [r[6] for r in rows] == [o["bound_by"] for o in top]
+    assert [float(r[7].replace(",", "")) for r in rows] == [pytest.approx(o["roof_pct"], rel=6e-3) for o in top]
+
+
+def test_roofline_without_peaks_draws_dots_only(server, browser):
+    browser.get("about:blank")
+    browser.get(server + "#/roofline")
+    wait_for(browser, "#roofline-chart .rf-dot")
+    d = ops_json(browser)
+    assert not any(v["peak_tflops"] > 0 and v["peak_gbps"] > 0 for v in d["devices"]), "the CPU capture has no peaks"
+    assert browser.find_element(By.ID, "rf-note").text.startswith(
+        "No device peaks in this profile: run jaxprof report --peak-tflops X --peak-gbps Y or calibrate.")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#roofline-chart .rf-roof, #rf-peak-label, #rf-ridge-label")
+    dots = roof_dots(browser)
+    assert len(dots) == len([o for o in d["ops"] if o["flops"] > 0 and o["bytes"] > 0]) > 0
+    assert all(dot["fill"] == "#9ca3af" and dot["tip"].endswith("\nbound unknown") for dot in dots)
+    shot(browser, "roofline_cpu")
