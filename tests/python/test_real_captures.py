@@ -290,3 +290,13 @@ def test_tpu_roofline_agrees_with_xprof_hlo_stats(both) -> None:
     assert all(o["hlo_flops"] == o["xla_flops"] for o in counted)
     (peaks,) = {(d["peak_tflops"], d["peak_gbps"], d["peak_source"]) for d in ours["devices"]}
     assert peaks[0] == 918 and peaks[2] == "device"
+    # XProf's roofline_model tool: each op's roofline efficiency is our % of its roof
+    roofline = xprof_oracle.xprof_numbers(REAL / TPU, ("roofline_model",))["roofline_ops"]
+    by_name = {r["name"]: r for r in roofline}
+    compared = 0
+    for op in ours["ops"]:
+        r = by_name.get(op["name"])
+        if r and r["total_us"] and r["total_us"] >= 1:
+            assert op["roof_pct"] == pytest.approx(100 * r["efficiency"], rel=1e-4), (op["name"], r)
+            compared += 1
+    assert compared >= 8

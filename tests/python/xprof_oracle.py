@@ -45,6 +45,7 @@ _KEYS_BY_TOOL: dict[str, tuple[str, ...]] = {
     "framework_op_stats": ("framework_ops", "framework_idle_us"),
     "op_profile": ("op_profile_idle_ps", "op_profile_total_ps", "op_profile_programs", "device_idle_pct_exact"),
     "memory_profile": ("memory",),
+    "roofline_model": ("roofline_ops",),  # not in TOOLS: asked for by name
 }
 
 
@@ -434,6 +435,20 @@ def parse_memory_profile(doc: Any) -> dict[str, dict[str, Any]] | None:
 # Public entry point
 # --------------------------------------------------------------------------------------
 
+def parse_roofline_model(doc: Any) -> list[dict[str, Any]]:
+    """roofline_model's first table (the whole profile, step "Total") -> one row per operation,
+    the "Program" row included: efficiency = max(compute, memory utilization) of its roof."""
+    tables = doc if isinstance(doc, list) else [doc]
+    rows = []
+    for r in _table_rows(tables[0] if tables else None):
+        if r.get("step") != "Total":
+            continue
+        rows.append({"name": r.get("operation"), "total_us": _num(r.get("total_time")),
+                     "efficiency": _num(r.get("roofline_efficiency")), "bound_by": r.get("bound_by"),
+                     "gflops_per_s": _num(r.get("measured_flop_rate"))})
+    return rows
+
+
 _PARSERS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "overview_page": parse_overview,
     "kernel_stats": lambda d: {"kernels": parse_kernel_stats(d)},
@@ -441,6 +456,7 @@ _PARSERS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "framework_op_stats": lambda d: dict(zip(("framework_ops", "framework_idle_us"), parse_framework_op_stats(d))),
     "op_profile": parse_op_profile,
     "memory_profile": lambda d: {"memory": parse_memory_profile(d)},
+    "roofline_model": lambda d: {"roofline_ops": parse_roofline_model(d)},
 }
 
 
