@@ -2,6 +2,22 @@
  * and model FLOPs utilization (MFU): step FLOPs over step time over the devices' peak. */
 #include "analyses/analyses.h"
 
+#include <string.h>
+
+/* "copy-start.4", "all-gather-done": each half of an asynchronous pair carries the whole
+ * transfer's bytes, but neither one's time is the transfer's (the start only issues it, the done
+ * only waits for what is left), so their rates mean nothing. XProf places them anyway: 546,269x
+ * its roof for a copy-start and 1.1 million x for a copy-done on the v6e capture. */
+static int is_async_half(const char *name) {
+    static const char *const halves[] = {"-start", "-done"};
+    for (int i = 0; i < 2; i++) {
+        const char *p = strstr(name, halves[i]);
+        size_t n = strlen(halves[i]);
+        if (p && (p[n] == '\0' || p[n] == '.')) return 1;
+    }
+    return 0;
+}
+
 /* Which roof bounds an op and how close it comes: an op of intensity I (FLOP/byte) can reach
  * min(peak FLOP/s, I x peak bytes/s); below the ridge I = peak FLOP/s / peak bytes/s the memory
  * roof is the lower one. Rates use the op's total time, as XProf's roofline does. */
@@ -9,7 +25,7 @@ static void place_op(const jp_device *d, jp_op_stat *o) {
     double secs = (double)o->total_ps / 1e12;
     o->bound = JP_BOUND_UNKNOWN;
     o->roof_pct = 0;
-    if (secs <= 0 || d->peak_flops <= 0 || d->peak_bw <= 0 || o->bytes <= 0) return;
+    if (secs <= 0 || d->peak_flops <= 0 || d->peak_bw <= 0 || o->bytes <= 0 || is_async_half(o->name)) return;
     if (o->flops / o->bytes >= d->peak_flops / d->peak_bw) {
         o->bound = JP_BOUND_COMPUTE;
         o->roof_pct = 100 * o->flops / secs / d->peak_flops;

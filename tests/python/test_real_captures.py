@@ -282,7 +282,8 @@ def test_tpu_roofline_agrees_with_xprof_hlo_stats(both) -> None:
         assert op["gflops_per_s"] == pytest.approx(x["model_gflops_per_s"] or 0, rel=1e-6, abs=1e-9)
         assert op["gbytes_per_s"] * 1e9 / 2**30 == pytest.approx(x["hbm_gib_per_s"], rel=1e-6)
         assert op["intensity"] == pytest.approx(x["intensity"] or 0, rel=1e-6, abs=1e-12)
-        assert {"HBM": "memory", "Compute": "compute"}[x["bound_by"]] == op["bound_by"]
+        if not re.search(r"-(start|done)(\.|$)", op["name"]):  # async halves: unplaced, below
+            assert {"HBM": "memory", "Compute": "compute"}[x["bound_by"]] == op["bound_by"]
         checked += 1
     assert checked >= 10
     counted = [o for o in ours["ops"] if o["xla_flops"] > 0]
@@ -290,13 +291,17 @@ def test_tpu_roofline_agrees_with_xprof_hlo_stats(both) -> None:
     assert all(o["hlo_flops"] == o["xla_flops"] for o in counted)
     (peaks,) = {(d["peak_tflops"], d["peak_gbps"], d["peak_source"]) for d in ours["devices"]}
     assert peaks[0] == 918 and peaks[2] == "device"
-    # XProf's roofline_model tool: each op's roofline efficiency is our % of its roof
+    # XProf's roofline_model tool: each op's roofline efficiency is our % of its roof, except the
+    # halves of asynchronous pairs, which jaxprof leaves unplaced (their time is not the transfer's)
     roofline = xprof_oracle.xprof_numbers(REAL / TPU, ("roofline_model",))["roofline_ops"]
     by_name = {r["name"]: r for r in roofline}
-    compared = 0
+    compared = unplaced = 0
     for op in ours["ops"]:
         r = by_name.get(op["name"])
-        if r and r["total_us"] and r["total_us"] >= 1:
+        if re.search(r"-(start|done)(\.|$)", op["name"]):
+            assert op["bound_by"] == "" and op["roof_pct"] == 0
+            unplaced += r is not None
+        elif r and r["total_us"] and r["total_us"] >= 1:
             assert op["roof_pct"] == pytest.approx(100 * r["efficiency"], rel=1e-4), (op["name"], r)
             compared += 1
-    assert compared >= 8
+    assert compared >= 4 and unplaced >= 8
