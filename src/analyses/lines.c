@@ -48,30 +48,40 @@ static const jp_source_frame *line_frame(const jp_op_stat *o) {
     return o->n_stack ? &o->stack[0] : NULL;
 }
 
-/* Names the ops of each line, by self time (a->ops is by total time, so pick the largest). */
+typedef struct op_of_line {
+    uint32_t line;   /* index into the line table */
+    uint32_t op;     /* index into a->ops */
+    int64_t self_ps;
+} op_of_line;
+
+static int cmp_op_of_line(const void *x, const void *y) {
+    const op_of_line *a = x, *b = y;
+    if (a->line != b->line) return a->line < b->line ? -1 : 1;
+    if (a->self_ps != b->self_ps) return a->self_ps < b->self_ps ? 1 : -1;
+    return (a->op > b->op) - (a->op < b->op);
+}
+
+/* Names the ops of each line, the largest self time first: one sort of (line, op) pairs. */
 static int name_ops(jp_arena *arena, const jp_analysis *a, jp_line_stat *lines, const uint32_t *op_line) {
-    for (size_t l = 0; l < a->n_lines; l++) {
+    op_of_line *v = malloc((a->n_ops ? a->n_ops : 1) * sizeof *v);
+    if (!v) return JP_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_ops; i++)
+        if (op_line[i] != UINT32_MAX) v[n++] = (op_of_line){op_line[i], (uint32_t)i, a->ops[i].self_ps};
+    qsort(v, n, sizeof *v, cmp_op_of_line);
+    int rc = JP_OK;
+    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
         char buf[512];
-        size_t n = 0;
-        int64_t below = INT64_MAX; /* pick ops in decreasing self time: next below this */
-        size_t last = SIZE_MAX;
-        for (int k = 0; k < TOP_OPS; k++) {
-            size_t best = SIZE_MAX;
-            for (size_t i = 0; i < a->n_ops; i++) {
-                const jp_op_stat *o = &a->ops[i];
-                if (op_line[i] != l || o->self_ps > below || (o->self_ps == below && i <= last)) continue;
-                if (best == SIZE_MAX || o->self_ps > a->ops[best].self_ps) best = i;
-            }
-            if (best == SIZE_MAX) break;
-            int w = snprintf(buf + n, sizeof buf - n, "%s%s", n ? ", " : "", a->ops[best].name);
-            if (w < 0 || (size_t)w >= sizeof buf - n) break;
-            n += (size_t)w;
-            below = a->ops[best].self_ps;
-            last = best;
+        size_t len = 0;
+        for (j = i; j < n && v[j].line == v[i].line; j++) {
+            if (j - i >= TOP_OPS) continue;
+            int w = snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", a->ops[v[j].op].name);
+            if (w > 0 && (size_t)w < sizeof buf - len) len += (size_t)w;
         }
-        if (!(lines[l].ops = jp_arena_strndup(arena, buf, n))) return JP_ERR_NOMEM;
+        if (!(lines[v[i].line].ops = jp_arena_strndup(arena, buf, len))) rc = JP_ERR_NOMEM;
     }
-    return JP_OK;
+    free(v);
+    return rc;
 }
 
 static int line_table(jp_arena *arena, jp_analysis *a, uint32_t *op_line) {

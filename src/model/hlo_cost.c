@@ -105,7 +105,7 @@ static double dot_flops(const hlo_ir *ir, const hlo_node *n) {
  * the input, not padding: the multiply-adds actually done along it. */
 static double valid_positions(const hlo_window_dim *w, double in_size, double kernel_size, double out_size) {
     if (w->stride <= 0 || w->base_dilation <= 0 || w->window_dilation <= 0) return 0;
-    if (in_size * kernel_size * out_size > 1e8) /* too large to walk: every pair, an upper bound */
+    if (kernel_size * out_size > 1e6) /* too large to walk: every pair, an upper bound */
         return kernel_size * out_size;
     double valid = 0;
     for (int64_t k = 0; k < (int64_t)kernel_size; k++)
