@@ -281,7 +281,9 @@ static void python_while_idle(const ctx *c, char *buf, size_t cap) {
         idle = d > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)d) : 0;
         int found;
         uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(h->name), 0, 0, (uint32_t)tally.n, &found);
-        name_count *nc = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&tally, name_count, k) : jp_vec_push(&tally, sizeof *nc);
+        name_count *nc = k == UINT32_MAX ? NULL
+                         : found        ? &JP_VEC_AT(&tally, name_count, k)
+                                        : jp_vec_push(&tally, sizeof *nc);
         if (!nc) break;
         if (!found) *nc = (name_count){h->name, 0, 0};
         nc->n++, nc->ps += idle;
@@ -298,7 +300,8 @@ static void python_while_idle(const ctx *c, char *buf, size_t cap) {
         }
         if (!best || (double)best->ps / (double)c->a->n_steps < 1e6) break; /* under 1 us per step */
         const char *name = best->name[0] == '$' ? best->name + 1 : best->name;
-        int w = snprintf(buf + n, cap - n, "%s%s %.2f ms", n ? ", " : "", name, ms((double)best->ps / (double)c->a->n_steps));
+        double per_step = ms((double)best->ps / (double)c->a->n_steps);
+        int w = snprintf(buf + n, cap - n, "%s%s %.2f ms", n ? ", " : "", name, per_step);
         if (w < 0 || (size_t)w >= cap - n) break;
         n += (size_t)w;
         prev = best;

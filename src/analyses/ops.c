@@ -142,8 +142,8 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
         jp_op_stat one = {.count = 1, .total_ps = e->dur_ps, .self_ps = e->self_ps, .min_ps = e->dur_ps,
-                          .max_ps = e->dur_ps, .flops = d->flops, .bytes = d->bytes, .hlo_flops = d->hlo_flops, .xla_flops = d->xla_flops,
-                          .transcendentals = d->transcendentals};
+                          .max_ps = e->dur_ps, .flops = d->flops, .bytes = d->bytes, .hlo_flops = d->hlo_flops,
+                          .xla_flops = d->xla_flops, .transcendentals = d->transcendentals};
         add_stats(&a->ops[e->op], &one);
         a->op_self_ps += e->self_ps;
         a->devices[d->device].n_ops++;

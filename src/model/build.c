@@ -196,7 +196,8 @@ static uint32_t op_for(plane_ctx *c, uint32_t device, const char *module, const 
     jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
     if (!op) return UINT32_MAX;
     const char *empty = jp_intern_str(&m->intern, "", 0);
-    *op = (jp_opdef){module, name, NULL, empty, empty, empty, empty, NULL, device, 0, 0, 0, 0, 0, 0};
+    *op = (jp_opdef){.module = module, .name = name, .op_name = empty, .scope = empty, .source = empty,
+                     .function = empty, .device = device};
     const jp_hlo_module *hm = hlo_module_for(m, module, program_id);
     const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
     if (in) {

@@ -84,7 +84,8 @@ int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double 
         if (line[0] == '#' || !eq) continue;
         *eq = '\0';
         const char *key = line, *value = eq + 1;
-        if (strcmp(key, "hostname") == 0) host_ok = strlen(value) == hostname.len && memcmp(value, hostname.ptr, hostname.len) == 0;
+        if (strcmp(key, "hostname") == 0)
+            host_ok = strlen(value) == hostname.len && memcmp(value, hostname.ptr, hostname.len) == 0;
         else if (strcmp(key, "peak_tflops") == 0) *tflops = strtod(value, NULL);
         else if (strcmp(key, "peak_gbps") == 0) *gbps = strtod(value, NULL);
     }
