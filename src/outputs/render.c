@@ -132,7 +132,7 @@ static const column STEP_COLS[] = {
     {"step", "step", 7}, {"start_ms", NULL, 0}, {"duration_ms", "time", 9}, {"compute_ms", "compute", 9},
     {"collective_ms", "collect", 9}, {"h2d_ms", "h2d", 9}, {"d2h_ms", "d2h", 9}, {"d2d_ms", NULL, 0},
     {"compile_ms", "compile", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9}, {"ops", "ops", 6},
-    {"compiles", NULL, 0}, {"outlier", "outlier", 0}, {"flops", NULL, 0},
+    {"compiles", NULL, 0}, {"outlier", "outlier", 0}, {"flops", NULL, 0}, {"gflops_per_s", NULL, 0},
 };
 
 static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -149,7 +149,8 @@ static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c
     case 3 + JP_PART_COUNT: set_int(c, (int64_t)s->n_ops); break;
     case 4 + JP_PART_COUNT: set_int(c, s->n_compiles); break;
     case 5 + JP_PART_COUNT: set_bool(c, s->outlier); break;
-    default: set_num(c, s->flops); break;
+    case 6 + JP_PART_COUNT: set_num(c, s->flops); break;
+    default: set_num(c, s->dur_ps > 0 ? s->flops / ((double)s->dur_ps / 1e12) / 1e9 : 0); break; /* achieved */
     }
 }
 

@@ -198,66 +198,63 @@ def test_folded_stacks_sum_to_the_device_time(matmul_run):
     assert sum(n["self_ms"] for n in leaves) == pytest.approx(tree[0]["total_ms"], abs=1e-5)
 
 
-def decode_pprof(path: Path) -> tuple[list[str], list[tuple[list[int], int]]]:
-    """profile.proto decoded by hand from the schema: the string table and (locations, value) samples."""
-    data = gzip.decompress(path.read_bytes())
+def profile_message_class():
+    """perftools.profiles.Profile (github.com/google/pprof proto/profile.proto), the part pprof
+    reads for samples and their stacks, built as a protobuf descriptor: the file is decoded by
+    protobuf itself against the real schema (Go's pprof is not packaged for Debian 12)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    def fields(buf: bytes):
-        i = 0
-        while i < len(buf):
-            key, i = varint(buf, i)
-            if key & 7 == 0:
-                value, i = varint(buf, i)
-            elif key & 7 == 2:
-                n, i = varint(buf, i)
-                value, i = buf[i:i + n], i + n
+    f = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name="jaxprof_test_profile.proto", package="perftools.profiles",
+                                             syntax="proto3")
+    schema = {
+        "Profile": [("sample_type", 1, "ValueType", True), ("sample", 2, "Sample", True),
+                    ("location", 4, "Location", True), ("function", 5, "Function", True),
+                    ("string_table", 6, f.TYPE_STRING, True), ("duration_nanos", 10, f.TYPE_INT64, False),
+                    ("period_type", 11, "ValueType", False), ("period", 12, f.TYPE_INT64, False),
+                    ("default_sample_type", 14, f.TYPE_INT64, False)],
+        "ValueType": [("type", 1, f.TYPE_INT64, False), ("unit", 2, f.TYPE_INT64, False)],
+        "Sample": [("location_id", 1, f.TYPE_UINT64, True), ("value", 2, f.TYPE_INT64, True)],
+        "Location": [("id", 1, f.TYPE_UINT64, False), ("line", 4, "Line", True)],
+        "Line": [("function_id", 1, f.TYPE_UINT64, False), ("line", 2, f.TYPE_INT64, False)],
+        "Function": [("id", 1, f.TYPE_UINT64, False), ("name", 2, f.TYPE_INT64, False),
+                     ("system_name", 3, f.TYPE_INT64, False), ("filename", 4, f.TYPE_INT64, False)],
+    }
+    for name, fields in schema.items():
+        msg = fdp.message_type.add(name=name)
+        for fname, number, ftype, repeated in fields:
+            field = msg.field.add(name=fname, number=number,
+                                  label=f.LABEL_REPEATED if repeated else f.LABEL_OPTIONAL)
+            if isinstance(ftype, str):
+                field.type, field.type_name = f.TYPE_MESSAGE, f".perftools.profiles.{ftype}"
             else:
-                raise AssertionError(f"unexpected wire type {key & 7}")
-            yield key >> 3, value
-
-    def varint(buf: bytes, i: int) -> tuple[int, int]:
-        out = shift = 0
-        while True:
-            b = buf[i]
-            i += 1
-            out |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return out, i
-
-    def ints(value: Any) -> list[int]:
-        if isinstance(value, int):
-            return [value]
-        out, i = [], 0
-        while i < len(value):
-            v, i = varint(value, i)
-            out.append(v)
-        return out
-
-    strings, samples = [], []
-    for number, value in fields(data):
-        if number == 6:
-            strings.append(value.decode())
-        elif number == 2:
-            locs, vals = [], []
-            for n, v in fields(value):
-                (locs if n == 1 else vals).extend(ints(v))
-            samples.append((locs, vals[0]))
-    return strings, samples
+                field.type = ftype
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("perftools.profiles.Profile"))
 
 
 def test_pprof_profile_totals_equal_the_device_time(matmul_run, tmp_path):
     out = tmp_path / "device.pb.gz"
     proc = run_jaxprof("flame", matmul_run, "--pprof", out)
     assert proc.returncode == 0, proc.stderr
-    strings, samples = decode_pprof(out)
-    assert strings[0] == "" and "device_time" in strings and "nanoseconds" in strings
-    total = sum(v for _, v in samples)
-    assert total == pytest.approx(device_time_ns(matmul_run), abs=len(samples))
+    profile = profile_message_class().FromString(gzip.decompress(out.read_bytes()))
+    strings = list(profile.string_table)
+    assert strings[0] == ""
+    assert [(strings[t.type], strings[t.unit]) for t in profile.sample_type] == [("device_time", "nanoseconds")]
+    total = sum(s.value[0] for s in profile.sample)
+    assert total == pytest.approx(device_time_ns(matmul_run), abs=len(profile.sample))
     folded = run_jaxprof("flame", matmul_run, "--folded").stdout.splitlines()
     assert total == sum(int(line.rsplit(" ", 1)[1]) for line in folded)
+    # each sample's stack, leaf first, names the same frames as its folded line
+    functions = {fn.id: strings[fn.name] for fn in profile.function}
+    locations = {loc.id: functions[loc.line[0].function_id] for loc in profile.location}
+    stacks = {";".join(reversed([locations[i] for i in s.location_id])): s.value[0] for s in profile.sample}
+    assert stacks == {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in folded}
+    line = marked_line(matmul_step, "# MATMUL")
+    assert any(f"matmul_step ({Path(__file__).name}:{line})" in stack for stack in stacks)
     pprof = shutil.which("pprof") or shutil.which("google-pprof")
-    if pprof:  # Go's pprof, when installed (Debian: golang-github-google-pprof)
+    if pprof:  # Go's pprof as well, when installed
         top = subprocess.run([pprof, "-top", "-unit=ns", str(out)], capture_output=True, text=True, timeout=120)
         assert top.returncode == 0, top.stderr
         assert f"{total}ns total" in top.stdout.replace(",", "")
@@ -284,6 +281,8 @@ def test_roofline_and_mfu_with_given_peaks(matmul_run):
             assert op["bound_by"] == "memory"
             assert op["roof_pct"] == pytest.approx(100 * op["bytes"] / secs / (peak_gbps * 1e9), rel=1e-3)
     summary, steps = doc["step_summary"], doc["steps"]
+    for s in steps:
+        assert s["gflops_per_s"] == pytest.approx(s["flops"] / (s["duration_ms"] / 1e3) / 1e9, rel=1e-4)
     assert summary["flops_per_step"] == pytest.approx(sum(s["flops"] for s in steps) / len(steps))
     step_s = sum(s["duration_ms"] for s in steps) / 1e3
     mfu = 100 * sum(s["flops"] for s in steps) / step_s / (peak_tflops * 1e12)
