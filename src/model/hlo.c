@@ -189,28 +189,31 @@ static const char *intern_field(hlo_ctx *c, const jp_pb_field *f) {
     return jp_intern_str(c->intern, (const char *)f->data, f->len);
 }
 
-/* Appends one repeated int64 field (a packed run or a single varint) to *out, growing it
- * geometrically in the scratch arena. */
+/* Appends v to *out, growing it geometrically in the scratch arena. */
+static int push_int(hlo_ctx *c, hlo_ints *out, int64_t v) {
+    if (out->n == out->cap) {
+        uint32_t cap = out->cap ? out->cap * 2 : 8;
+        int64_t *grown = cap > out->cap ? jp_arena_alloc(&c->scratch, cap * sizeof *grown) : NULL;
+        if (!grown) return JP_ERR_NOMEM;
+        if (out->n) memcpy(grown, out->v, out->n * sizeof *grown);
+        out->v = grown;
+        out->cap = cap;
+    }
+    out->v[out->n++] = v;
+    return JP_OK;
+}
+
+/* Appends one repeated int64 field, a packed run or a single varint, to *out. */
 static int read_ints(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, hlo_ints *out) {
-    jp_pb packed = f->wire == JP_PB_LEN ? jp_pb_sub(parent, f) : jp_pb_make(NULL, 0, parent->origin);
-    for (int single = f->wire == JP_PB_VARINT; single || !jp_pb_done(&packed); single = 0) {
-        uint64_t v = f->u;
-        if (!single) {
-            size_t used = jp_pb_varint(packed.p, packed.end, &v);
-            if (!used) return corrupt(c, &packed, "HLO integer list");
-            packed.p += used;
-        } else if (f->wire != JP_PB_VARINT) {
-            return JP_OK;
-        }
-        if (out->n == out->cap) {
-            uint32_t cap = out->cap ? out->cap * 2 : 8;
-            int64_t *v2 = cap > out->cap ? jp_arena_alloc(&c->scratch, cap * sizeof *v2) : NULL;
-            if (!v2) return JP_ERR_NOMEM;
-            if (out->n) memcpy(v2, out->v, out->n * sizeof *v2);
-            out->v = v2;
-            out->cap = cap;
-        }
-        out->v[out->n++] = (int64_t)v;
+    if (f->wire == JP_PB_VARINT) return push_int(c, out, (int64_t)f->u);
+    if (f->wire != JP_PB_LEN) return JP_OK;
+    for (jp_pb packed = jp_pb_sub(parent, f); !jp_pb_done(&packed);) {
+        uint64_t v;
+        size_t used = jp_pb_varint(packed.p, packed.end, &v);
+        if (!used) return corrupt(c, &packed, "HLO integer list");
+        packed.p += used;
+        int rc = push_int(c, out, (int64_t)v);
+        if (rc) return rc;
     }
     return JP_OK;
 }
@@ -283,8 +286,12 @@ static int read_frame(hlo_ctx *c, jp_pb frame, const jp_hlo_frame *locations, si
     return JP_OK;
 }
 
+/* A module holds one index; should the field appear twice, the last one is the index (frames of
+ * an earlier one are not mixed in: every frame filled here belongs to this one). */
 static int read_frames(hlo_ctx *c, jp_pb index) {
     frame_tables t = {0};
+    c->frames = NULL;
+    c->n_frames = 0;
     int rc = count_frame_tables(c, index, &t);
     if (rc || !c->n_frames) return rc;
     t.files = jp_arena_alloc(&c->scratch, (t.n_files + 1) * sizeof *t.files);
@@ -292,6 +299,9 @@ static int read_frames(hlo_ctx *c, jp_pb index) {
     jp_hlo_frame *locations = jp_arena_alloc(&c->scratch, (t.n_locations + 1) * sizeof *locations);
     c->frames = jp_arena_alloc(c->arena, c->n_frames * sizeof *c->frames);
     if (!t.files || !t.functions || !locations || !c->frames) return JP_ERR_NOMEM;
+    const char *empty = jp_intern_str(c->intern, "", 0);
+    if (!empty) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < c->n_frames; i++) c->frames[i] = (jp_hlo_frame){empty, empty, 0, 0, NULL};
     size_t files = 0, functions = 0, locs = 0, frames = 0;
     jp_pb_field f;
     /* the proto writes the four arrays in field order, but the wire format allows any order */

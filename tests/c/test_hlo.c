@@ -1,0 +1,193 @@
+/* test_hlo.c - the HloProto decoder (src/model/hlo.c, hlo_cost.c): Python stacks from the
+ * stack_frame_index, the source-line rule, FLOPs and bytes, and hostile frame indexes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "model/model.h"
+#include "pbwrite.h"
+
+enum { F32 = 11 };
+
+static void shape(pbw *instr, uint32_t field, const int64_t *dims, size_t n) {
+    pbw s = {0}, d = {0};
+    pbw_uint(&s, 2, F32);
+    for (size_t i = 0; i < n; i++) pbw_varint(&d, (uint64_t)dims[i]);
+    pbw_msg(&s, 3, &d); /* packed dimensions */
+    pbw_msg(instr, field, &s);
+}
+
+/* An instruction: name, opcode, f32 output dims, operands, stack frame id (0: none). */
+static void instr(pbw *comp, const char *name, const char *opcode, const int64_t *dims, size_t n_dims,
+                  const int64_t *operands, size_t n_ops, int64_t id, uint64_t frame, int contract_dim) {
+    pbw in = {0}, meta = {0}, ops = {0};
+    pbw_str(&in, 1, name);
+    pbw_str(&in, 2, opcode);
+    shape(&in, 3, dims, n_dims);
+    pbw_str(&meta, 2, "jit(step)/dense/dot_general");
+    if (frame) pbw_uint(&meta, 15, frame);
+    pbw_msg(&in, 7, &meta);
+    pbw_uint(&in, 35, (uint64_t)id);
+    for (size_t i = 0; i < n_ops; i++) pbw_varint(&ops, (uint64_t)operands[i]);
+    if (n_ops) pbw_msg(&in, 36, &ops);
+    if (contract_dim >= 0) {
+        pbw dn = {0}, lhs = {0};
+        pbw_varint(&lhs, (uint64_t)contract_dim);
+        pbw_msg(&dn, 1, &lhs);
+        pbw_msg(&in, 30, &dn);
+    }
+    pbw_msg(comp, 2, &in);
+}
+
+static void location(pbw *index, uint64_t file, uint64_t function, uint64_t line) {
+    pbw l = {0};
+    pbw_uint(&l, 1, file);
+    pbw_uint(&l, 2, function);
+    pbw_uint(&l, 3, line);
+    pbw_msg(index, 3, &l);
+}
+
+static void frame(pbw *index, uint64_t loc, uint64_t parent) {
+    pbw f = {0};
+    pbw_uint(&f, 1, loc);
+    if (parent) pbw_uint(&f, 2, parent);
+    pbw_msg(index, 4, &f);
+}
+
+/* A module: x f32[4,8] @ w f32[8,16] made in flax (library) called from train.py:10 (step),
+ * called from train.py:30 (<module>); frame 4 is its own parent; instruction "loop" names frame 4,
+ * "far" a frame id past the index. */
+static pbw module_proto(void) {
+    static const int64_t x_dims[] = {4, 8}, w_dims[] = {8, 16}, y_dims[] = {4, 16}, xw[] = {1, 2};
+    pbw index = {0}, comp = {0}, module = {0}, proto = {0};
+    pbw_str(&index, 1, "/home/u/train.py");
+    pbw_str(&index, 1, "/usr/lib/python3/site-packages/flax/linen/linear.py");
+    pbw_str(&index, 2, "<module>");
+    pbw_str(&index, 2, "step");
+    pbw_str(&index, 2, "Dense.__call__");
+    location(&index, 1, 1, 30); /* 1: <module> train.py:30 */
+    location(&index, 1, 2, 10); /* 2: step train.py:10 */
+    location(&index, 2, 3, 250); /* 3: flax linear.py:250 */
+    frame(&index, 1, 0);         /* 1 */
+    frame(&index, 2, 1);         /* 2 */
+    frame(&index, 3, 2);         /* 3: innermost, library */
+    frame(&index, 3, 4);         /* 4: library, its own parent */
+    pbw_str(&comp, 1, "main");
+    instr(&comp, "x", "parameter", x_dims, 2, NULL, 0, 1, 0, -1);
+    instr(&comp, "w", "parameter", w_dims, 2, NULL, 0, 2, 0, -1);
+    instr(&comp, "dot.1", "dot", y_dims, 2, xw, 2, 3, 3, 1);
+    instr(&comp, "loop", "negate", y_dims, 2, xw, 1, 4, 4, -1);
+    instr(&comp, "far", "negate", y_dims, 2, xw, 1, 5, 99, -1);
+    pbw_uint(&comp, 5, 1);
+    pbw_str(&module, 1, "jit_step");
+    pbw_msg(&module, 3, &comp);
+    pbw_msg(&module, 17, &index);
+    pbw_msg(&proto, 1, &module);
+    return proto;
+}
+
+typedef struct decoded {
+    jp_arena arena;
+    jp_intern intern;
+    jp_hlo_module m;
+} decoded;
+
+static void decode(decoded *d, const pbw *proto, const char *library_rule) {
+    regex_t re;
+    assert_int_equal(regcomp(&re, library_rule, REG_EXTENDED | REG_NOSUB), 0);
+    jp_arena_init(&d->arena, 0);
+    jp_intern_init(&d->intern, &d->arena);
+    jp_error err;
+    jp_bytes bytes = {proto->buf, proto->len};
+    assert_int_equal(jp_hlo_decode(bytes, proto->buf, &re, &d->intern, &d->arena, &d->m, &err), JP_OK);
+    regfree(&re);
+}
+
+static void release(decoded *d) {
+    jp_intern_deinit(&d->intern);
+    jp_arena_deinit(&d->arena);
+}
+
+static const jp_hlo_instr *find(decoded *d, const char *name) {
+    const char *key = jp_intern_lookup(&d->intern, name, strlen(name));
+    const jp_hlo_instr *in = key ? jp_hlo_find(&d->m, key) : NULL;
+    assert_non_null(in);
+    return in;
+}
+
+static void test_source_line_skips_library_frames(void **state) {
+    (void)state;
+    pbw proto = module_proto();
+    decoded d;
+    decode(&d, &proto, JP_HLO_LIBRARY_FRAMES);
+    const jp_hlo_instr *dot = find(&d, "dot.1");
+    assert_string_equal(dot->source, "/home/u/train.py:10");
+    assert_string_equal(dot->function, "step");
+    /* the whole stack, innermost first: flax, step, <module> */
+    const jp_hlo_frame *f = dot->frame;
+    assert_non_null(f);
+    assert_true(f->library);
+    assert_int_equal(f->line, 250);
+    assert_string_equal(f->parent->function, "step");
+    assert_false(f->parent->library);
+    assert_string_equal(f->parent->parent->function, "<module>");
+    assert_null(f->parent->parent->parent);
+    release(&d);
+    free(proto.buf);
+}
+
+static void test_flops_and_bytes_of_a_dot(void **state) {
+    (void)state;
+    pbw proto = module_proto();
+    decoded d;
+    decode(&d, &proto, JP_HLO_LIBRARY_FRAMES);
+    const jp_hlo_instr *dot = find(&d, "dot.1");
+    assert_true(dot->flops == 2.0 * 4 * 16 * 8);        /* 2 x output elements x contracted size */
+    assert_true(dot->bytes == 4.0 * (4 * 8 + 8 * 16 + 4 * 16)); /* operands + output, f32 */
+    assert_true(find(&d, "loop")->flops == 4 * 16);     /* negate: one per output element */
+    assert_true(find(&d, "x")->bytes == 0);             /* parameters move nothing */
+    release(&d);
+    free(proto.buf);
+}
+
+static void test_no_rule_names_the_innermost_frame(void **state) {
+    (void)state;
+    pbw proto = module_proto();
+    decoded d;
+    decode(&d, &proto, "^$"); /* no file matches: nothing is library code */
+    assert_string_equal(find(&d, "dot.1")->source, "/usr/lib/python3/site-packages/flax/linen/linear.py:250");
+    assert_string_equal(find(&d, "dot.1")->function, "Dense.__call__");
+    release(&d);
+    free(proto.buf);
+}
+
+static void test_hostile_frame_references(void **state) {
+    (void)state;
+    pbw proto = module_proto();
+    decoded d;
+    decode(&d, &proto, JP_HLO_LIBRARY_FRAMES);
+    /* a frame that is its own parent: every library frame up the (looping) chain, so the
+     * innermost one names the line, and the walk stops */
+    const jp_hlo_instr *loop = find(&d, "loop");
+    assert_ptr_equal(loop->frame->parent, loop->frame);
+    assert_string_equal(loop->source, "/usr/lib/python3/site-packages/flax/linen/linear.py:250");
+    /* a frame id past the index: no stack, no source */
+    const jp_hlo_instr *far = find(&d, "far");
+    assert_null(far->frame);
+    assert_string_equal(far->source, "");
+    release(&d);
+    free(proto.buf);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_source_line_skips_library_frames),
+        cmocka_unit_test(test_flops_and_bytes_of_a_dot),
+        cmocka_unit_test(test_no_rule_names_the_innermost_frame),
+        cmocka_unit_test(test_hostile_frame_references),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
