@@ -53,7 +53,7 @@ static int parse_option(int argc, char **argv, int *i, diff_args *a) {
     else if (strcmp(arg, "--fail-if-slower") == 0) rc = parse_pct(arg, next, &a->gate.max_step_slowdown_pct);
     else if (strcmp(arg, "--fail-if-op-slower") == 0) rc = parse_pct(arg, next, &a->gate.max_op_slowdown_pct);
     else {
-        fprintf(stderr, "jaxprof: bad option '%s' for diff (see jaxprof help)\n", arg);
+        fprintf(stderr, "jaxprof: bad option '%s' for diff (see jaxprof diff --help)\n", arg);
         return -1;
     }
     if (takes_value) (*i)++;
@@ -75,7 +75,7 @@ static int parse_diff_args(int argc, char **argv, diff_args *a) {
         }
     }
     if (a->n_paths != 2) {
-        fprintf(stderr, "jaxprof: usage: jaxprof diff BASE NEW [options] (see jaxprof help)\n");
+        fprintf(stderr, "jaxprof: usage: jaxprof diff BASE NEW [options] (see jaxprof diff --help)\n");
         return -1;
     }
     return 0;

@@ -72,7 +72,7 @@ static int parse_export_args(int argc, char **argv, export_args *a) {
         else if (strcmp(arg, "--gzip-level") == 0 && !(rc = cli_parse_count(arg, next, &n)) && n <= 9) a->opt.gzip_level = (int)n, i++;
         else if (strcmp(arg, "--host") == 0 && next) a->opt.host = next, i++;
         else if (arg[0] != '-' && !have_path) a->path = arg, have_path = 1;
-        else rc = -1, fprintf(stderr, "jaxprof: bad option '%s' for export (see jaxprof help)\n", arg);
+        else rc = -1, fprintf(stderr, "jaxprof: bad option '%s' for export (see jaxprof export --help)\n", arg);
         if (rc) {
             if (strcmp(arg, "--steps") == 0) fprintf(stderr, "jaxprof: --steps needs A:B or N (step numbers)\n");
             return -1;

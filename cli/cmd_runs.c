@@ -294,7 +294,7 @@ int cmd_list(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (argv[i][0] != '-' && !dir) dir = argv[i];
-        else return fprintf(stderr, "jaxprof: list: bad option '%s' (see jaxprof help)\n", argv[i]), EXIT_USAGE;
+        else return fprintf(stderr, "jaxprof: list: bad option '%s' (see jaxprof list --help)\n", argv[i]), EXIT_USAGE;
     }
     dir = dir ? dir : ".";
     jp_runs runs;
@@ -325,6 +325,28 @@ static int run_matches(const jp_run *run, const char *want) {
     return p == n || run->path[p - n - 1] == '/' || want[0] == '/';
 }
 
+/* The run --run NAME means: the one it names exactly (its name, or the end of its path), else
+ * the one whose name contains it. None, or several, is an error that lists the candidates. */
+static const jp_run *pick_run(const jp_runs *runs, const char *want, const char *dir) {
+    const jp_run *exact = NULL, *partial = NULL;
+    size_t n_exact = 0, n_partial = 0;
+    for (size_t i = 0; i < runs->count; i++) {
+        const jp_run *r = &runs->runs[i];
+        if (run_matches(r, want)) exact = r, n_exact++;
+        else if (strstr(r->name, want)) partial = r, n_partial++;
+    }
+    if (n_exact == 1 || (!n_exact && n_partial == 1)) return n_exact ? exact : partial;
+    if (!n_exact && !n_partial) {
+        fprintf(stderr, "jaxprof: no run named '%s' under %s (see jaxprof list %s)\n", want, dir, dir);
+        return NULL;
+    }
+    fprintf(stderr, "jaxprof: %zu runs under %s match '%s'; name one of them:\n", n_exact ? n_exact : n_partial, dir, want);
+    for (size_t i = 0; i < runs->count; i++)
+        if (n_exact ? run_matches(&runs->runs[i], want) : strstr(runs->runs[i].name, want) != NULL)
+            fprintf(stderr, "  %s\n", runs->runs[i].path);
+    return NULL;
+}
+
 static void print_path(void *ctx, const char *path) {
     (void)ctx;
     printf("%s\n", path);
@@ -337,18 +359,15 @@ int cmd_extract(int argc, char **argv) {
         if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && next) out = next, i++;
         else if (strcmp(argv[i], "--run") == 0 && next) want = next, i++;
         else if (argv[i][0] != '-' && !dir) dir = argv[i];
-        else return fprintf(stderr, "jaxprof: extract: bad option '%s' (see jaxprof help)\n", argv[i]), EXIT_USAGE;
+        else return fprintf(stderr, "jaxprof: extract: bad option '%s' (see jaxprof extract --help)\n", argv[i]), EXIT_USAGE;
     }
     dir = dir ? dir : ".";
     jp_runs runs;
     int rc = find_runs(&runs, dir);
     if (rc != 0) return rc;
-    const jp_run *run = want ? NULL : jp_runs_latest_view(&runs);
-    for (size_t i = runs.count; want && !run && i-- > 0;)
-        if (run_matches(&runs.runs[i], want)) run = &runs.runs[i];
+    const jp_run *run = want ? pick_run(&runs, want, dir) : jp_runs_latest_view(&runs);
     jp_error err;
     if (!run) {
-        fprintf(stderr, "jaxprof: no run named '%s' under %s (see jaxprof list)\n", want, dir);
         rc = EXIT_USAGE;
     } else if (jp_runs_extract(run->path, out, print_path, NULL, &err) != JP_OK) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum { EXIT_USAGE = 2 };
 
@@ -23,7 +24,14 @@ int cli_parse_threads(const char *flag, const char *value, int *out);
 int cli_env_threads(void);
 /* The CPU calibration file `jaxprof calibrate` writes, into buf; NULL when no home is known. */
 const char *cli_cpu_peaks_file(char *buf, size_t cap);
+/* The text width when --width is not given: the terminal's, else 100. */
+int cli_text_width(void);
 /* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes);
+
+/* Prints CMD's usage and options (help.c); -1 when CMD is not one of the C commands. */
+int cli_help(const char *cmd, FILE *out);
+/* 1 when an argument is --help or -h. */
+int cli_wants_help(int argc, char **argv);
 
 #endif

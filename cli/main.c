@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #ifndef JP_BUILD_PYTHON
@@ -78,7 +79,7 @@ static void usage(FILE *out) {
           "                     device peaks for the roofline and MFU (CPU profiles record none;\n"
           "                     GPU/TPU peaks come from the profile unless given)\n"
           "  version            print the version\n"
-          "  help               show this message\n",
+          "  help [CMD]         this message, or CMD's usage and options (as jaxprof CMD --help)\n",
           out);
 }
 
@@ -181,6 +182,7 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         else if (strcmp(arg, "--width") == 0 && !cli_parse_count(arg, next, &n)) a->view.width = (int)(n > 400 ? 400 : n), i++;
         else if (strcmp(arg, "--sort") == 0 && next) a->view.sort = next, i++;
         else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next, i++;
+        else if (strcmp(arg, "--columns") == 0 && next && *next) a->view.columns = next, i++;
         else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
         else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
         else if (strcmp(arg, "--threads") == 0 && !cli_parse_threads(arg, next, &a->load.threads)) i++;
@@ -193,11 +195,19 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         else if (strcmp(arg, "-o") == 0 && next && *next) a->out = next, i++;
         else if (arg[0] != '-' && a->path == (const char *)"profiles") a->path = arg;
         else {
-            fprintf(stderr, "jaxprof: bad option '%s' (see jaxprof help)\n", arg);
+            fprintf(stderr, "jaxprof: bad option '%s' (see jaxprof %s --help)\n", arg, argv[0]);
             return -1;
         }
     }
     return 0;
+}
+
+/* Text width: the terminal's when stdout is one, else 100 (pipes and files stay stable). */
+int cli_text_width(void) {
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 60)
+        return ws.ws_col > 400 ? 400 : ws.ws_col;
+    return 100;
 }
 
 /* A progress line for big files, only when someone watches stderr. */
@@ -230,6 +240,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (isatty(STDERR_FILENO)) args.load.on_file = cli_show_progress;
+    if (!args.view.width) args.view.width = cli_text_width();
     jp_profile *p;
     jp_error err;
     if (jp_profile_load(&p, args.path, &args.load, &err) != JP_OK) {
@@ -280,23 +291,33 @@ static int run_python_command(int argc, char **argv) {
     return EXIT_USAGE;
 }
 
+static int is_python_command(const char *cmd) {
+    return strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0 || strcmp(cmd, "calibrate") == 0;
+}
+
+/* `jaxprof help CMD`: the command's own help, as `jaxprof CMD --help` prints it. */
+static int command_help(const char *cmd) {
+    if (is_python_command(cmd)) return run_python_command(2, (char *[]){(char *)cmd, "--help", NULL});
+    if (cli_help(cmd, stdout) == 0) return 0;
+    fprintf(stderr, "jaxprof: unknown command '%s' (see jaxprof help)\n", cmd);
+    return EXIT_USAGE;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        usage(stdout);
-        return 0;
-    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return argc > 2 ? command_help(argv[2]) : (usage(stdout), 0);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("jaxprof %s\n", JP_VERSION);
         return 0;
     }
     if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
-    if (strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0 || strcmp(cmd, "calibrate") == 0)
-        return run_python_command(argc - 1, argv + 1);
+    if (is_python_command(cmd)) return run_python_command(argc - 1, argv + 1);
+    if (cli_wants_help(argc - 1, argv + 1) && cli_help(cmd, stdout) == 0) return 0;
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 1, argv + 1);

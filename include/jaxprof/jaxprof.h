@@ -617,9 +617,13 @@ const char *jp_section_name(int section);
 
 typedef struct jp_view {
     size_t top;          /* rows per table; 0 means all */
-    const char *sort;    /* column key ("total", "self", "count", "avg", "name"); NULL = default */
+    const char *sort;    /* column key ("total", "self", "count", "avg", "name"), optionally ":asc" or
+                          * ":desc" after it (default: numbers largest first, names A to Z); NULL =
+                          * the table's own order */
     const char *filter;  /* POSIX extended regex on the row's names; NULL = all rows */
     int width;           /* text width in columns; 0 means 100 */
+    const char *columns; /* "name,self_ms,scope": the columns shown, in that order, by key or stem
+                          * (text, CSV and JSON); NULL = the table's own (text shows a subset) */
 } jp_view;
 
 /* Writes one section in one format to out. Fails with JP_ERR_ARG for an unknown sort key or a bad

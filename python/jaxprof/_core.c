@@ -145,17 +145,17 @@ static int format_from_name(const char *name) {
 }
 
 PyDoc_STRVAR(profile_render_doc,
-             "render(section, format='text', top=0, sort=None, filter=None, width=0) -> str\n\n"
+             "render(section, format='text', top=0, sort=None, filter=None, width=0, columns=None) -> str\n\n"
              "One section ('report', 'ops', 'steps', ...) as text, 'json' or 'csv', exactly as the\n"
              "jaxprof command prints it.");
 
 static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", NULL};
-    const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL;
+    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", NULL};
+    const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL, *columns = NULL;
     Py_ssize_t top = 0;
     int width = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzi", kwlist, &section_name, &format_name, &top, &sort,
-                                     &filter, &width))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzziz", kwlist, &section_name, &format_name, &top, &sort,
+                                     &filter, &width, &columns))
         return NULL;
     int section = jp_section_from_name(section_name), format = format_from_name(format_name);
     if (section < 0 || format < 0 || top < 0 || width < 0) {
@@ -170,7 +170,7 @@ static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *k
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     if (!out) return PyErr_NoMemory();
-    jp_view view = {(size_t)top, sort, filter, width};
+    jp_view view = {(size_t)top, sort, filter, width, columns};
     jp_error err;
     int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
     fclose(out);
@@ -289,7 +289,7 @@ static int render_diff(diff_job *job, const jp_diff *d) {
         return JP_ERR_NOMEM;
     }
     int gated = job->gate.max_step_slowdown_pct >= 0 || job->gate.max_op_slowdown_pct >= 0;
-    jp_view view = {0, NULL, NULL, 0};
+    jp_view view = {0};
     int rc = jp_diff_render_gated(d, gated ? &job->gate : NULL, JP_FORMAT_JSON, &view, out, &job->err);
     if (fclose(out) != 0 && rc == JP_OK) {
         job->err.code = JP_ERR_NOMEM;

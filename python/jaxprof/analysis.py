@@ -26,9 +26,9 @@ class Profile:
         self._core = _core.Profile(self.path, host=host, device=device, cpu_peaks_file=str(calibrate.cache_file()))
 
     def render(self, section: str = "report", format: str = "text", *, top: int = 0, sort: str | None = None,
-               filter: str | None = None, width: int = 0) -> str:
+               filter: str | None = None, width: int = 0, columns: str | None = None) -> str:
         """The text (or ``"json"``/``"csv"``) the ``jaxprof <section>`` command prints."""
-        return self._core.render(section, format, top, sort, filter, width)
+        return self._core.render(section, format, top, sort, filter, width, columns)
 
     def _json(self, section: str, **view: Any) -> dict[str, Any]:
         return json.loads(self.render(section, "json", **view))

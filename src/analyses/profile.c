@@ -118,14 +118,56 @@ static int analyze(jp_model *m, jp_profile *p, jp_error *err) {
     return JP_OK;
 }
 
+/* What --host and --device may match, for the error when they match nothing: "a, b, c". */
+typedef struct names_seen {
+    char text[384];
+    size_t len;
+} names_seen;
+
+static int listed(const names_seen *ns, const char *name, size_t n) {
+    for (const char *p = ns->text; *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == n && memcmp(p, name, n) == 0) return 1;
+        p += k + (p[k] ? 2 : 0); /* past ", " */
+    }
+    return 0;
+}
+
+static void name_add(names_seen *ns, const char *name, size_t n) {
+    if (listed(ns, name, n)) return;
+    int w = snprintf(ns->text + ns->len, sizeof ns->text - ns->len, "%s%.*s", ns->len ? ", " : "", (int)n, name);
+    ns->len = w < 0 ? ns->len : ns->len + (size_t)w < sizeof ns->text ? ns->len + (size_t)w : sizeof ns->text - 1;
+}
+
+/* The devices of one XSpace as --device names them: its device planes, else its CPU. */
+static void devices_of(const jp_xspace *xs, names_seen *ns) {
+    size_t n_planes, before = ns->len;
+    const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
+    for (size_t i = 0; i < n_planes; i++) {
+        jp_str name = planes[i].name;
+        if (name.len > 8 && memcmp(name.ptr, "/device:", 8) == 0 && !(name.len > 15 && memcmp(name.ptr, "/device:CUSTOM:", 15) == 0))
+            name_add(ns, name.ptr, name.len);
+    }
+    if (ns->len == before) name_add(ns, "/host:CPU (device 0)", 20);
+}
+
+/* --device that selected nothing is a mistake, not an idle profile: say what there is. */
+static int check_device(const jp_model *m, const jp_load_options *opt, const names_seen *devices, jp_error *err) {
+    if (!opt || !opt->device || !*opt->device || m->devices.n) return JP_OK;
+    return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no device matches '%s' (devices: %s)", opt->device,
+                        devices->len ? devices->text : "none");
+}
+
 /* Decodes each selected host's file into the model; each XSpace is closed right after, since
  * the model keeps only interned copies of what it needs. */
 static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_load_options *opt, jp_error *err) {
     size_t used = 0;
+    names_seen hosts = {0}, devices = {0};
     for (size_t i = 0; i < files->n; i++) {
         const char *file = JP_VEC_AT(files, char *, i);
         const char *host = jp_profile_host_of(&p->arena, file);
         if (!host) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        name_add(&hosts, host, strlen(host));
         if (opt && opt->host && *opt->host && !strstr(host, opt->host)) continue;
         struct stat st;
         if (opt && opt->on_file && stat(file, &st) == 0) opt->on_file(opt->ctx, file, (uint64_t)st.st_size);
@@ -133,12 +175,25 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
         int rc = jp_xspace_open_lazy(&xs, file, err); /* the model reads each line once */
         if (rc) return rc;
         rc = jp_model_add_xspace(m, xs, host, opt, err);
+        devices_of(xs, &devices);
         jp_xspace_close(xs);
         if (rc) return jp_error_prefix(err, rc, file);
         used++;
     }
-    if (!used) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no host matches '%s'", opt && opt->host ? opt->host : "");
-    return jp_model_finish(m, err);
+    if (!used)
+        return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no host matches '%s' (hosts: %s)", opt && opt->host ? opt->host : "",
+                            hosts.text);
+    int rc = check_device(m, opt, &devices, err);
+    return rc ? rc : jp_model_finish(m, err);
+}
+
+/* What was read: the file given, or the run directory whose files were (a log directory given
+ * means its newest run, and the outputs say which one that was). */
+static const char *analysed_path(jp_arena *a, const char *path, const jp_vec *files) {
+    struct stat st;
+    const char *first = files->n ? JP_VEC_AT(files, char *, 0) : NULL, *slash = first ? strrchr(first, '/') : NULL;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || !slash) return jp_arena_strndup(a, path, strlen(path));
+    return jp_arena_strndup(a, first, (size_t)(slash - first));
 }
 
 int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err) {
@@ -154,7 +209,7 @@ int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *o
     if (rc == JP_OK) rc = add_hosts(p, &m, &files, opt, err);
     if (rc == JP_OK) {
         rc = analyze(&m, p, err);
-        p->analysis.path = jp_arena_strndup(&p->arena, path, strlen(path));
+        p->analysis.path = analysed_path(&p->arena, path, &files);
     }
     for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
     jp_vec_free(&files);
@@ -189,11 +244,14 @@ int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *
     jp_model m;
     jp_model_init(&m, &p->arena);
     int rc = JP_OK;
+    names_seen devices = {0};
     for (size_t i = 0; rc == JP_OK && i < n; i++) {
         const char *host = jp_profile_host_of(&p->arena, files[i]);
         rc = host ? jp_model_add_xspace(&m, xs[i], host, opt, err) : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
         if (rc) jp_error_prefix(err, rc, files[i]);
+        devices_of(xs[i], &devices);
     }
+    if (rc == JP_OK) rc = check_device(&m, opt, &devices, err);
     if (rc == JP_OK) rc = jp_model_finish(&m, err);
     if (rc == JP_OK) rc = analyze(&m, p, err);
     if (rc == JP_OK) p->analysis.path = jp_arena_strndup(&p->arena, path, strlen(path));

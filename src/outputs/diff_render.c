@@ -199,7 +199,9 @@ static void finding_cell(const jp_analysis *a, const void *row, size_t col, cell
     else set_bool(c, f->appeared);
 }
 
-#define TABLE(name, cols, rows, type, n, fn) ((table){name, cols, sizeof cols / sizeof cols[0], rows, sizeof(type), n, NULL, fn})
+#define TABLE(NAME, COLS, ROWS, TYPE, N, FN) \
+    ((table){.name = NAME, .cols = COLS, .n_cols = sizeof COLS / sizeof COLS[0], .rows = ROWS, .row_size = sizeof(TYPE), \
+             .n_rows = N, .cell = FN})
 
 static void fill_parts(const jp_diff *d, part_row parts[JP_PART_COUNT]) {
     for (int p = 0; p < JP_PART_COUNT; p++)

@@ -1,5 +1,6 @@
 /* render.c - the sections (report, ops, steps, ...) as tables, and jp_render over text, CSV and
  * JSON. The JSON schema is the tables' column keys; docs/design.md documents it. */
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,8 +418,9 @@ static int host_step_rows(const jp_analysis *a, host_step_row **rows, size_t *n)
     return JP_OK;
 }
 
-#define TABLE(name, cols, rows, type, n, sort, fn) \
-    ((table){name, cols, sizeof cols / sizeof cols[0], rows, sizeof(type), n, sort, fn})
+#define TABLE(NAME, COLS, ROWS, TYPE, N, SORT, FN) \
+    ((table){.name = NAME, .cols = COLS, .n_cols = sizeof COLS / sizeof COLS[0], .rows = ROWS, .row_size = sizeof(TYPE), \
+             .n_rows = N, .default_sort = SORT, .cell = FN})
 
 static table section_table(const jp_analysis *a, int section) {
     switch (section) {
@@ -449,7 +451,7 @@ static table device_table(const jp_analysis *a) {
 
 static const char *platform_name(int p) { return p == JP_PLATFORM_GPU ? "gpu" : p == JP_PLATFORM_TPU ? "tpu" : "cpu"; }
 
-static int json_table(const jp_analysis *a, const table *t, const jp_view *v, FILE *out, jp_error *err) {
+static int json_table(const jp_analysis *a, table *t, const jp_view *v, FILE *out, jp_error *err) {
     size_t *order, n;
     int rc = jp_table_select(a, t, v, &order, &n, err);
     if (rc) return rc;
@@ -572,10 +574,12 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
 /* ---- text --------------------------------------------------------------------------------------- */
 
 static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
+static void findings_text(const jp_analysis *a, const jp_view *v, int width, FILE *out);
 static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
+static int findings_only_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 static int hosts_summary_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 
-static int text_table(const jp_analysis *a, const table *t, const jp_view *v, FILE *out, jp_error *err) {
+static int text_table(const jp_analysis *a, table *t, const jp_view *v, FILE *out, jp_error *err) {
     size_t *order, n;
     int rc = jp_table_select(a, t, v, &order, &n, err);
     if (rc) return rc;
@@ -605,6 +609,8 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
         rc = report_text(a, view, out, err);
     } else if (section == JP_SECTION_HOSTS) {
         rc = hosts_text(a, view, out, err);
+    } else if (section == JP_SECTION_FINDINGS) {
+        rc = findings_only_text(a, view, out, err);
     } else {
         table t = section_table(a, section);
         rc = text_table(a, &t, view, out, err);
@@ -618,7 +624,7 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
 static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
     const jp_step_summary *s = &a->step_summary;
     int width = v && v->width ? v->width : 100;
-    jp_view top = {v && v->top ? v->top : 10, v ? v->sort : NULL, v ? v->filter : NULL, width};
+    jp_view top = {v && v->top ? v->top : 10, v ? v->sort : NULL, v ? v->filter : NULL, width, v ? v->columns : NULL};
     char b[6][32];
     fprintf(out, "jaxprof report: %s\n", a->path);
     fprintf(out, "platform %s, %zu host(s), %zu device(s), %llu events, ", platform_name(a->platform), a->n_hosts,
@@ -692,13 +698,58 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         rc = text_table(a, &t, &top, out, err);
     }
     fprintf(out, "\nFindings (%zu)\n", a->n_findings);
-    if (!a->n_findings) fputs("  none: no known problem pattern in this profile\n", out);
-    for (size_t i = 0; i < a->n_findings; i++) {
-        const jp_finding *f = &a->findings[i];
-        fprintf(out, "  [%s] %s (%s)\n      evidence: %s\n      fix: %s\n", jp_rating_name(f->severity), f->title,
-                f->id, f->evidence, f->fix);
-    }
+    findings_text(a, NULL, width, out); /* all of them: --top and --filter are for the tables */
     return rc;
+}
+
+/* Writes text after a lead already printed (`col` columns wide) and a space, wrapped at spaces
+ * to `width`, continuation lines lined up under its first word. A word longer than a line stays
+ * whole. */
+static void wrap(FILE *out, const char *text, int col, int width) {
+    int indent = col + 1;
+    for (const char *p = text; *p;) {
+        int word = (int)strcspn(p, " ");
+        if (col > indent && col + 1 + word > width) fprintf(out, "\n%*s", indent, ""), col = indent;
+        else fputc(' ', out), col++;
+        fwrite(p, 1, (size_t)word, out);
+        col += word;
+        p += word;
+        while (*p == ' ') p++;
+    }
+    fputc('\n', out);
+}
+
+/* Each finding (filtered by --filter, at most --top) with its evidence and fix, wrapped. */
+static void findings_text(const jp_analysis *a, const jp_view *v, int width, FILE *out) {
+    regex_t re;
+    int filtering = v && v->filter && *v->filter && regcomp(&re, v->filter, REG_EXTENDED | REG_NOSUB) == 0;
+    size_t shown = 0;
+    for (size_t i = 0; i < a->n_findings && (!v || !v->top || shown < v->top); i++) {
+        const jp_finding *f = &a->findings[i];
+        if (filtering && regexec(&re, f->id, 0, NULL, 0) != 0 && regexec(&re, f->title, 0, NULL, 0) != 0) continue;
+        int col = fprintf(out, "  [%s]", jp_rating_name(f->severity));
+        char head[512];
+        snprintf(head, sizeof head, "%s (%s)", f->title, f->id);
+        wrap(out, head, col, width);
+        wrap(out, f->evidence, fprintf(out, "      evidence:"), width);
+        wrap(out, f->fix, fprintf(out, "      fix:"), width);
+        shown++;
+    }
+    if (filtering) regfree(&re);
+    if (!shown) fputs(a->n_findings ? "  none matches the filter\n" : "  none: no known problem pattern in this profile\n", out);
+}
+
+/* `jaxprof findings`: the findings as the report shows them; a bad --filter is an error. */
+static int findings_only_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    regex_t re;
+    if (v && v->filter && *v->filter) {
+        if (regcomp(&re, v->filter, REG_EXTENDED | REG_NOSUB) != 0)
+            return jp_error_set(err, JP_ERR_ARG, 0, "bad --filter regex '%s'", v->filter);
+        regfree(&re);
+    }
+    fprintf(out, "Findings (%zu)\n", a->n_findings);
+    findings_text(a, v, v && v->width ? v->width : 100, out);
+    return JP_OK;
 }
 
 /* ---- hosts, as text -------------------------------------------------------------------------- */
@@ -751,7 +802,7 @@ static void step_columns_text(const jp_analysis *a, const host_step_row *rows, s
 
 static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
     int width = v && v->width ? v->width : 100;
-    jp_view view = {v && v->top ? v->top : 3, NULL, v ? v->filter : NULL, width};
+    jp_view view = {v && v->top ? v->top : 3, NULL, v ? v->filter : NULL, width, v ? v->columns : NULL};
     if (!a->n_host_stats) {
         fprintf(out, "1 host (%s): per-host analysis needs a run with a file per host or process\n",
                 a->n_hosts ? a->hosts[0] : "");

@@ -34,6 +34,7 @@ typedef struct sort_ctx {
     const jp_analysis *a;
     const table *t;
     size_t col;
+    int dir; /* 0: names ascending, numbers descending; 1: all ascending; -1: all descending */
 } sort_ctx;
 
 static double numeric(const cell *c) {
@@ -49,9 +50,10 @@ static int compare_rows(const sort_ctx *s, size_t x, size_t y) {
     const char *base = s->t->rows;
     s->t->cell(s->a, base + x * s->t->row_size, s->col, &cx);
     s->t->cell(s->a, base + y * s->t->row_size, s->col, &cy);
-    int c = 0;
-    if (cx.type == CELL_STR) c = strcmp(cx.s, cy.s); /* names ascending */
-    else c = (numeric(&cx) < numeric(&cy)) - (numeric(&cx) > numeric(&cy)); /* numbers descending */
+    int c = 0; /* ascending */
+    if (cx.type == CELL_STR) c = strcmp(cx.s, cy.s);
+    else c = (numeric(&cx) > numeric(&cy)) - (numeric(&cx) < numeric(&cy));
+    if (s->dir < 0 || (s->dir == 0 && cx.type != CELL_STR)) c = -c; /* numbers: largest first */
     return c ? c : (x > y) - (x < y); /* stable */
 }
 
@@ -67,13 +69,48 @@ static void merge_sort(const sort_ctx *s, size_t *v, size_t *tmp, size_t n) {
     memcpy(v, tmp, n * sizeof *v);
 }
 
-static int find_column(const table *t, const char *key) {
-    size_t n = strlen(key);
+/* The column whose key is key[0..n) or has it as its stem ("total" for "total_ms"), or -1. */
+static int find_column(const table *t, const char *key, size_t n) {
     for (size_t i = 0; i < t->n_cols; i++) {
         const char *k = t->cols[i].key;
-        if (strcmp(k, key) == 0 || (strncmp(k, key, n) == 0 && k[n] == '_')) return (int)i;
+        if (strncmp(k, key, n) == 0 && (k[n] == '\0' || k[n] == '_')) return (int)i;
     }
     return -1;
+}
+
+static int unknown_column(const table *t, const char *what, const char *key, size_t n, jp_error *err) {
+    char keys[1024];
+    size_t len = 0;
+    for (size_t i = 0; i < t->n_cols && len + 1 < sizeof keys; i++) {
+        int w = snprintf(keys + len, sizeof keys - len, "%s%s", i ? ", " : "", t->cols[i].key);
+        len = w < 0 ? len : len + (size_t)w < sizeof keys ? len + (size_t)w : sizeof keys - 1;
+    }
+    return jp_error_set(err, JP_ERR_ARG, 0, "%s: %s has no column '%.*s' (columns: %s)", what, t->name,
+                        (int)(n > 64 ? 64 : n), key, keys);
+}
+
+/* --columns "a,b,c" into t->pick. */
+static int pick_columns(table *t, const char *list, jp_error *err) {
+    t->n_pick = 0;
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ",");
+        int col = n ? find_column(t, p, n) : -1;
+        if (col < 0) return unknown_column(t, "--columns", p, n, err);
+        if (t->n_pick == TABLE_MAX_COLS) return jp_error_set(err, JP_ERR_ARG, 0, "--columns: too many columns");
+        t->pick[t->n_pick++] = (size_t)col;
+        p += n + (p[n] == ',');
+    }
+    return JP_OK;
+}
+
+/* --sort KEY[:asc|:desc] into the column and direction. */
+static int sort_column(const table *t, const char *key, int *col, int *dir, jp_error *err) {
+    const char *colon = strchr(key, ':');
+    size_t n = colon ? (size_t)(colon - key) : strlen(key);
+    *dir = !colon ? 0 : strcmp(colon, ":asc") == 0 ? 1 : strcmp(colon, ":desc") == 0 ? -1 : 2;
+    if (*dir == 2) return jp_error_set(err, JP_ERR_ARG, 0, "--sort %s: the direction is :asc or :desc", key);
+    *col = find_column(t, key, n);
+    return *col < 0 ? unknown_column(t, "--sort", key, n, err) : JP_OK;
 }
 
 static int row_matches(const jp_analysis *a, const table *t, const void *row, const regex_t *re) {
@@ -85,11 +122,11 @@ static int row_matches(const jp_analysis *a, const table *t, const void *row, co
     return 0;
 }
 
-int jp_table_select(const jp_analysis *a, const table *t, const jp_view *v, size_t **order, size_t *n,
-                    jp_error *err) {
+int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **order, size_t *n, jp_error *err) {
     const char *key = v && v->sort ? v->sort : t->default_sort;
-    int col = key ? find_column(t, key) : -1;
-    if (key && col < 0) return jp_error_set(err, JP_ERR_ARG, 0, "cannot sort %s by '%s'", t->name, key);
+    int col = -1, dir = 0, rc = key ? sort_column(t, key, &col, &dir, err) : JP_OK;
+    if (rc == JP_OK && v && v->columns) rc = pick_columns(t, v->columns, err);
+    if (rc) return rc;
     regex_t re;
     int filtering = v && v->filter && *v->filter;
     if (filtering && regcomp(&re, v->filter, REG_EXTENDED | REG_NOSUB) != 0)
@@ -106,7 +143,7 @@ int jp_table_select(const jp_analysis *a, const table *t, const jp_view *v, size
         if (!filtering || row_matches(a, t, (const char *)t->rows + i * t->row_size, &re)) idx[k++] = i;
     if (filtering) regfree(&re);
     if (col >= 0) {
-        sort_ctx s = {a, t, (size_t)col};
+        sort_ctx s = {a, t, (size_t)col, dir};
         merge_sort(&s, idx, tmp, k);
     }
     free(tmp);
@@ -137,11 +174,63 @@ static void fit(char *s, size_t width) {
     memcpy(s, "...", 3);
 }
 
-static int flex_width(const table *t, int width) {
-    int used = 0;
-    for (size_t c = 0; c < t->n_cols; c++)
-        if (t->cols[c].header) used += t->cols[c].width + 2;
-    return width - used > 12 ? width - used : 12;
+/* The columns shown as text: --columns, else those with a header. */
+static size_t text_columns(const table *t, size_t *cols) {
+    size_t k = 0;
+    if (t->n_pick) {
+        memcpy(cols, t->pick, t->n_pick * sizeof *cols);
+        return t->n_pick;
+    }
+    for (size_t c = 0; c < t->n_cols && k < TABLE_MAX_COLS; c++)
+        if (t->cols[c].header) cols[k++] = c;
+    return k;
+}
+
+static const char *header_of(const column *col) { return col->header ? col->header : col->key; }
+
+typedef struct text_col {
+    size_t col;
+    int width, min; /* as laid out; the narrowest it may be cut to */
+    int text;       /* its cells are text (left-aligned, may be cut) */
+} text_col;
+
+enum { MAX_CELL = 400 };
+
+/* Each column's natural width (its widest cell or header), then cuts past `width`: always the
+ * widest column that still may give. */
+static void lay_out(const jp_analysis *a, const table *t, const size_t *order, size_t n, int width, text_col *tc,
+                    size_t k) {
+    for (size_t i = 0; i < k; i++) {
+        const column *col = &t->cols[tc[i].col];
+        tc[i].width = (int)strlen(header_of(col));
+        tc[i].text = 1;
+        for (size_t r = 0; r < n; r++) {
+            cell v;
+            char buf[MAX_CELL + 1];
+            t->cell(a, (const char *)t->rows + order[r] * t->row_size, tc[i].col, &v);
+            cell_text(&v, buf, sizeof buf);
+            int len = (int)strlen(buf);
+            if (len > tc[i].width) tc[i].width = len;
+            tc[i].text = v.type == CELL_STR;
+        }
+        /* a short label (a declared width) stays whole up to 40; the main name gives way to 12 */
+        int label = col->width && col->header, floor = !col->header ? 16 : label ? 40 : 12;
+        tc[i].min = !tc[i].text ? tc[i].width : tc[i].width < floor ? tc[i].width : floor;
+    }
+    int total = 0;
+    for (size_t i = 0; i < k; i++) total += tc[i].width + 2;
+    for (int primary = 0; primary < 2; primary++) /* the other texts first, then the row's name */
+        while (total - 2 > width) {
+            size_t widest = k;
+            for (size_t i = 0; i < k; i++) {
+                const column *col = &t->cols[tc[i].col];
+                int is_primary = col->header && !col->width;
+                if (is_primary <= primary && tc[i].width > tc[i].min && (widest == k || tc[i].width > tc[widest].width))
+                    widest = i;
+            }
+            if (widest == k) break; /* nothing (more) may give */
+            tc[widest].width--, total--;
+        }
 }
 
 /* Appends one padded cell to line (at most cap bytes); returns the new length. */
@@ -158,26 +247,25 @@ static void put_line(FILE *out, char *line, size_t len) {
 }
 
 void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, size_t n, int width, FILE *out) {
-    int flex = flex_width(t, width);
-    char line[2048];
+    size_t cols[TABLE_MAX_COLS], k = text_columns(t, cols);
+    text_col tc[TABLE_MAX_COLS];
+    for (size_t i = 0; i < k; i++) tc[i] = (text_col){.col = cols[i]};
+    lay_out(a, t, order, n, width, tc, k);
+    char line[4096];
     size_t len = 0;
-    for (size_t c = 0; c < t->n_cols; c++)
-        if (t->cols[c].header)
-            len = put_cell(line, len, sizeof line, t->cols[c].header, t->cols[c].width ? t->cols[c].width : flex,
-                           !t->cols[c].width);
+    for (size_t i = 0; i < k; i++)
+        len = put_cell(line, len, sizeof line, header_of(&t->cols[tc[i].col]), tc[i].width, tc[i].text);
     put_line(out, line, len);
     for (size_t r = 0; r < n; r++) {
         const void *row = (const char *)t->rows + order[r] * t->row_size;
         len = 0;
-        for (size_t c = 0; c < t->n_cols; c++) {
-            if (!t->cols[c].header) continue;
+        for (size_t i = 0; i < k; i++) {
             cell v;
-            char buf[512];
-            t->cell(a, row, c, &v);
+            char buf[MAX_CELL + 1];
+            t->cell(a, row, tc[i].col, &v);
             cell_text(&v, buf, sizeof buf);
-            int w = t->cols[c].width ? t->cols[c].width : flex;
-            fit(buf, (size_t)w);
-            len = put_cell(line, len, sizeof line, buf, w, v.type == CELL_STR && !t->cols[c].width);
+            fit(buf, (size_t)tc[i].width);
+            len = put_cell(line, len, sizeof line, buf, tc[i].width, tc[i].text);
         }
         put_line(out, line, len);
     }
@@ -232,15 +320,23 @@ static void cell_raw(FILE *out, const cell *v, int json) {
     }
 }
 
+/* The columns of CSV and JSON rows: --columns, else all. */
+static size_t raw_columns(const table *t, size_t *cols) {
+    if (t->n_pick) memcpy(cols, t->pick, t->n_pick * sizeof *cols);
+    for (size_t c = 0; !t->n_pick && c < t->n_cols && c < TABLE_MAX_COLS; c++) cols[c] = c;
+    return t->n_pick ? t->n_pick : t->n_cols < TABLE_MAX_COLS ? t->n_cols : TABLE_MAX_COLS;
+}
+
 void jp_table_csv(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out) {
-    for (size_t c = 0; c < t->n_cols; c++) fprintf(out, "%s%s", c ? "," : "", t->cols[c].key);
+    size_t cols[TABLE_MAX_COLS], k = raw_columns(t, cols);
+    for (size_t i = 0; i < k; i++) fprintf(out, "%s%s", i ? "," : "", t->cols[cols[i]].key);
     fputc('\n', out);
     for (size_t r = 0; r < n; r++) {
         const void *row = (const char *)t->rows + order[r] * t->row_size;
-        for (size_t c = 0; c < t->n_cols; c++) {
+        for (size_t i = 0; i < k; i++) {
             cell v;
-            t->cell(a, row, c, &v);
-            if (c) fputc(',', out);
+            t->cell(a, row, cols[i], &v);
+            if (i) fputc(',', out);
             cell_raw(out, &v, 0);
         }
         fputc('\n', out);
@@ -253,14 +349,15 @@ void jp_table_json(const jp_analysis *a, const table *t, const size_t *order, si
 }
 
 void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out) {
+    size_t cols[TABLE_MAX_COLS], k = raw_columns(t, cols);
     fputc('[', out);
     for (size_t r = 0; r < n; r++) {
         const void *row = (const char *)t->rows + order[r] * t->row_size;
         fputs(r ? ",\n{" : "\n{", out);
-        for (size_t c = 0; c < t->n_cols; c++) {
+        for (size_t i = 0; i < k; i++) {
             cell v;
-            t->cell(a, row, c, &v);
-            fprintf(out, "%s\"%s\":", c ? "," : "", t->cols[c].key);
+            t->cell(a, row, cols[i], &v);
+            fprintf(out, "%s\"%s\":", i ? "," : "", t->cols[cols[i]].key);
             cell_raw(out, &v, 1);
         }
         fputc('}', out);

@@ -24,6 +24,8 @@ typedef struct column {
     int width;          /* text width; 0 = takes the remaining width (one per table) */
 } column;
 
+enum { TABLE_MAX_COLS = 32 };
+
 typedef struct table {
     const char *name;          /* JSON array name: "ops" */
     const column *cols;
@@ -33,11 +35,15 @@ typedef struct table {
     size_t n_rows;
     const char *default_sort;  /* a column key, or NULL to keep the analysis order */
     void (*cell)(const jp_analysis *a, const void *row, size_t col, cell *out);
+    size_t pick[TABLE_MAX_COLS]; /* the columns --columns asked for, in its order; n_pick 0: the */
+    size_t n_pick;               /* table's own (text: those with a header; CSV, JSON: all) */
 } table;
 
-/* Row order after --filter and --sort, at most --top rows. *order is malloc'd. */
-int jp_table_select(const jp_analysis *a, const table *t, const jp_view *v, size_t **order, size_t *n,
-                    jp_error *err);
+/* Row order after --filter and --sort, at most --top rows; also reads --columns into t->pick.
+ * *order is malloc'd. */
+int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **order, size_t *n, jp_error *err);
+/* Columns as wide as their widest cell; past `width`, the widest names give way (the row's main
+ * name first, then other long texts), while numbers and short labels (a category) are never cut. */
 void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, size_t n, int width, FILE *out);
 void jp_table_csv(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
 /* "name": [ {...}, ... ] */

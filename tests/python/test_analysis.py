@@ -145,13 +145,15 @@ def test_cli_json_csv_and_views(capture):
     assert csv.stdout.splitlines()[0].startswith("step,start_ms,duration_ms,compute_ms")
     assert len(csv.stdout.splitlines()) == 1 + len(STEPS)
     bad = run_jaxprof("ops", capture, "--sort", "nonsense")
-    assert bad.returncode == 2 and "cannot sort ops by 'nonsense'" in bad.stderr
+    assert bad.returncode == 2 and "--sort: ops has no column 'nonsense' (columns: name, category," in bad.stderr
     assert run_jaxprof("report", capture, "--csv").returncode == 2
 
 
 def test_log_dir_means_newest_run(capture):
     log_dir = capture.parents[4]  # <log>/step_N/plugins/profile/<run>/<host>.xplane.pb
-    assert jaxprof_json("steps", log_dir)["path"] == str(log_dir)
+    # the outputs name the run that was read, not only the directory given
+    assert jaxprof_json("steps", log_dir)["path"] == str(capture.parent)
+    assert run_jaxprof("report", log_dir).stdout.startswith(f"jaxprof report: {capture.parent}\n")
     assert len(jaxprof_json("steps", log_dir)["steps"]) == len(STEPS)
 
 

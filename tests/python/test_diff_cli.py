@@ -67,6 +67,12 @@ class Pair:
     extra: Path
 
 
+def run_dir(log_dir: Path) -> Path:
+    """The one run directory under log_dir."""
+    (run,) = {p.parent for p in log_dir.rglob("*.xplane.pb*")}
+    return run
+
+
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Pair:
     return Pair(capture(tmp_path_factory.mktemp("diff_base"), False),
@@ -88,7 +94,8 @@ def extra_scope_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def test_self_diff_is_all_unchanged_with_the_full_schema(pair: Pair) -> None:
     doc = diff_json(pair.base, pair.base)
     assert set(doc) == TOP_KEYS and doc["schema_version"] == 1 and doc["kind"] == "diff"
-    assert doc["base"] == {"path": str(pair.base)} and doc["new"] == {"path": str(pair.base)}
+    run = str(run_dir(pair.base))  # the run read, not only the log directory given
+    assert doc["base"] == {"path": run} and doc["new"] == {"path": run}
     steps = doc["steps"]
     assert set(steps) == STEP_KEYS
     assert steps["change_pct"] == 0 and not steps["significant"] and steps["verdict"] == "unchanged"
@@ -121,7 +128,7 @@ def test_self_diff_text(pair: Pair) -> None:
     proc = run_jaxprof("diff", pair.base, pair.base)
     assert proc.returncode == 0 and proc.stderr == ""
     out = proc.stdout
-    assert out.startswith(f"jaxprof diff: {pair.base} → {pair.base}\n")
+    assert out.startswith(f"jaxprof diff: {run_dir(pair.base)} → {run_dir(pair.base)}\n")
     assert re.search(r"^Step time: mean .* \(\+0\.0% ± [0-9.]+% noise\): unchanged$", out, re.M), out
     assert "Breakdown per step" in out and "Findings that changed (0)" in out
     summary = [line for line in out.splitlines() if line.startswith("Summary: ")]

@@ -601,8 +601,11 @@ def test_tpu_device_filter(tpu_file):
         assert [d["name"] for d in doc["devices"]] == [name]
         assert len(doc["ops"]) == 5 and {(o["device"], o["devices"]) for o in doc["ops"]} == {(name, 1)}
         assert {o["name"]: 2 * o["count"] for o in doc["ops"]} == {o["name"]: o["count"] for o in both["ops"]}
-    none = jaxprof_json("ops", tpu_file, "--device", "GPU")
-    assert none["devices"] == [] and none["ops"] == []
+    # a filter that matches no device is a mistake (not an idle profile): exit 2 naming what exists
+    for flag in ("GPU", "5"):
+        proc = run_jaxprof("ops", str(tpu_file), "--device", flag)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr == f"jaxprof: no device matches '{flag}' (devices: /device:TPU:0, /device:TPU:1)\n"
 
 
 def test_tpu_host_filter_on_a_run_directory(tmp_path):

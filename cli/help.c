@@ -1,0 +1,153 @@
+/* help.c - `jaxprof CMD --help`, `jaxprof CMD -h` and `jaxprof help CMD`: one command's usage and
+ * options. The commands run by Python (demo, capture, calibrate) print argparse's own help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+/* The options every analysis command (report and the tables) takes. */
+static const char ANALYSIS_OPTIONS[] =
+    "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
+    "default ./profiles.\n"
+    "\n"
+    "options:\n"
+    "  --top N            rows per table (report default 10, tables all)\n"
+    "  --sort KEY[:asc|:desc]\n"
+    "                     column to sort by: total, self, count, avg, name, ... (the --json keys);\n"
+    "                     numbers sort largest first, names A to Z, unless :asc or :desc says\n"
+    "  --filter REGEX     keep rows where a name matches (POSIX extended regex)\n"
+    "  --columns A,B,...  the columns to show, by their --json keys (e.g. name,self_ms,scope,source)\n"
+    "  --step N | --steps A:B\n"
+    "                     only what ran in step N, or steps A to B (inclusive, either end open)\n"
+    "  --host NAME        only hosts whose name contains NAME\n"
+    "  --device NAME|N    only devices whose name contains NAME, or device number N\n"
+    "                     (without it, an op's row sums every device it ran on)\n"
+    "  --json | --csv     machine-readable output (JSON schema in docs/design.md)\n"
+    "  --width N          text width in columns (default: the terminal's, else 100)\n"
+    "  --threads 1|2      parse on one thread, or ahead on a second (default: 2 for GPU/TPU\n"
+    "                     profiles of 500k events or more on 2+ CPUs; env JAXPROF_THREADS)\n"
+    "  --library-frames REGEX\n"
+    "                     frames whose file matches are library code, skipped to find an op's\n"
+    "                     source line (default: site-packages, the standard library, JAX/Flax/\n"
+    "                     Optax trees; \"\" makes every frame count)\n"
+    "  --peak-tflops X, --peak-gbps X\n"
+    "                     device peaks for the roofline and MFU (CPU profiles record none;\n"
+    "                     GPU/TPU peaks come from the profile unless given)\n"
+    "  -h, --help         this help\n";
+
+typedef struct cmd_help {
+    const char *name;
+    const char *usage;  /* the synopsis after "usage: jaxprof " */
+    const char *text;   /* what it does, then its own options */
+    int analysis;       /* 1: ANALYSIS_OPTIONS follow */
+} cmd_help;
+
+static const cmd_help HELP[] = {
+    {"report", "report [PATH] [options] [--html FILE]",
+     "The overview: devices, steps and their breakdown, KPIs, top ops, scopes and source lines,\n"
+     "findings with their evidence and fix.\n"
+     "\n"
+     "  --html FILE        write it as one self-contained HTML page (charts, no scripts)\n", 1},
+    {"ops", "ops [PATH] [options]",
+     "XLA ops by self time: category, count, total, self, average, share of device time.\n"
+     "Text columns beyond the default (see --columns): scope, op_name, source, function, min_ms,\n"
+     "max_ms, gflops_per_s, gbytes_per_s, intensity, bound_by, module, device.\n", 1},
+    {"steps", "steps [PATH] [options]",
+     "One row per training step: its time, where it went (compute, communication, input,\n"
+     "host, idle), FLOPs and achieved GFLOP/s.\n", 1},
+    {"scopes", "scopes [PATH] [options]",
+     "Time by user scope: jax.named_scope / Flax module paths on the device, and\n"
+     "TraceAnnotation / jaxprof.annotate ranges on the host.\n", 1},
+    {"kernels", "kernels [PATH] [options]", "GPU kernels by total time, with their launch shapes and occupancy.\n", 1},
+    {"memory", "memory [PATH] [options]",
+     "Device memory: peak and final allocation per memory space, from the allocator's events\n"
+     "(GPU and TPU captures; XLA:CPU records none).\n", 1},
+    {"transfers", "transfers [PATH] [options]", "Host-to-device, device-to-host and device-to-device copies: count, bytes, time, GB/s.\n", 1},
+    {"compiles", "compiles [PATH] [options]", "XLA compilations during the capture: module, time, and what triggered them.\n", 1},
+    {"findings", "findings [PATH] [options]",
+     "Rated findings, most severe first, each with its evidence and the fix to try.\n", 1},
+    {"hosts", "hosts [PATH] [options]",
+     "Multi-host runs: each host's steps side by side, how the clocks were aligned, the\n"
+     "straggler per step, waiting and top ops per host.\n", 1},
+    {"lines", "lines [PATH] [options]",
+     "Device time by the line of your code that made each op (self time, count, % of device\n"
+     "time, function, the ops behind it).\n", 1},
+    {"flame", "flame [PATH] [options] [--folded [-o FILE]] [--pprof FILE]",
+     "Device time by Python call stack: the tree as a table, or folded stacks\n"
+     "(flamegraph.pl, speedscope), or a pprof profile (pprof -http).\n"
+     "\n"
+     "  --folded           \"frame;frame;op nanoseconds\" lines\n"
+     "  -o FILE            write the folded stacks there (default: stdout)\n"
+     "  --pprof FILE       write a gzip'd pprof profile there\n", 1},
+    {"export", "export [PATH] [options]",
+     "Writes the whole timeline, with no event cap, for Perfetto UI, chrome://tracing or\n"
+     "TensorBoard; prints the file written.\n"
+     "\n"
+     "options:\n"
+     "  -o, --output FILE  where (default: perfetto_trace.json.gz in the run directory)\n"
+     "  --format chrome|perfetto\n"
+     "                     Chrome JSON (default) or Perfetto's protobuf trace\n"
+     "  --window A_MS:B_MS only events inside this window (ms from the capture's start)\n"
+     "  --steps A:B | N    only these steps (inclusive, either end open)\n"
+     "  --min-duration-us N\n"
+     "                     drop slices shorter than N microseconds\n"
+     "  --host NAME        only hosts whose name contains NAME\n"
+     "  --gzip-level 0-9   gzip level (default: 1 when FILE ends in .gz, else none)\n"
+     "  -h, --help         this help\n", 0},
+    {"diff", "diff BASE NEW [options]",
+     "Compares two profiles: step time (with noise), breakdown, ops and scopes added/removed/\n"
+     "slower/faster per step, findings. A --fail-if limit exits 1 when the step time (beyond\n"
+     "noise) or an op got slower by more than PCT, for CI.\n"
+     "\n"
+     "options:\n"
+     "  --json | --csv     machine-readable output\n"
+     "  --html FILE        the comparison as one HTML page\n"
+     "  --top N            rows per table\n"
+     "  --filter REGEX     keep ops and scopes whose name matches\n"
+     "  --host NAME        only hosts whose name contains NAME\n"
+     "  --min-change PCT   changes below this are \"unchanged\" (default 5)\n"
+     "  --min-share PCT    ignore ops below this share of step time (default 0.5)\n"
+     "  --fail-if-slower PCT\n"
+     "  --fail-if-op-slower PCT\n"
+     "  --width N, --threads 1|2\n"
+     "  -h, --help         this help\n", 0},
+    {"list", "list [DIR] [--json]",
+     "Every run under DIR (default .), newest last: hosts, files, steps, duration.\n", 0},
+    {"latest", "latest [DIR]", "Prints the newest run directory under DIR (default .); exit 1 when there is none.\n", 0},
+    {"extract", "extract [DIR] [-o OUT] [--run NAME]",
+     "Decompresses the trace files of the newest run, or of the run NAME names (a name that\n"
+     "matches several runs is refused and they are listed).\n"
+     "\n"
+     "  -o, --out OUT      where to write them (default: beside the originals)\n"
+     "  --run NAME         the run whose directory name contains NAME\n", 0},
+    {"view", "view [DIR] [--ui builtin|perfetto|tensorboard] [--port N] [--host ADDR] [--no-browser]",
+     "Serves the runs under DIR (default ./profiles) in a viewer until Ctrl-C: the built-in one\n"
+     "(default, offline) on 127.0.0.1; --host 0.0.0.0 shares it, guarded by a token.\n"
+     "\n"
+     "  --ui builtin|perfetto|tensorboard\n"
+     "  --port N           port (default: a free one; Perfetto needs 9001)\n"
+     "  --host ADDR        address to listen on (built-in viewer only)\n"
+     "  --no-browser       print the link, open nothing\n", 0},
+    {"version", "version", "Prints the version.\n", 0},
+    {"help", "help [CMD]", "The list of commands, or one command's usage and options.\n", 0},
+};
+
+static const cmd_help *find_help(const char *cmd) {
+    for (size_t i = 0; i < sizeof HELP / sizeof HELP[0]; i++)
+        if (strcmp(HELP[i].name, cmd) == 0) return &HELP[i];
+    return NULL;
+}
+
+int cli_help(const char *cmd, FILE *out) {
+    const cmd_help *h = find_help(cmd);
+    if (!h) return -1;
+    fprintf(out, "usage: jaxprof %s\n\n%s", h->usage, h->text);
+    if (h->analysis) fprintf(out, "\n%s", ANALYSIS_OPTIONS);
+    return 0;
+}
+
+int cli_wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+    return 0;
+}
