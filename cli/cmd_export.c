@@ -99,11 +99,12 @@ int cmd_export(int argc, char **argv) {
         return EXIT_USAGE;
     }
     printf("%s\n", args.out);
+    char size[32];
+    cli_human_size(size, sizeof size, st.bytes);
     fprintf(stderr,
             "jaxprof: exported %llu of %llu events (%llu cut by the options), %llu derived, %llu flows, "
-            "%llu overlap threads, %.1f MB\n",
+            "%llu overlap threads, %s\n",
             (unsigned long long)st.events_out, (unsigned long long)st.events_in, (unsigned long long)st.events_cut,
-            (unsigned long long)st.derived, (unsigned long long)st.flows, (unsigned long long)st.overlap_tracks,
-            (double)st.bytes / 1e6);
+            (unsigned long long)st.derived, (unsigned long long)st.flows, (unsigned long long)st.overlap_tracks, size);
     return 0;
 }

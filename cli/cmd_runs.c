@@ -105,18 +105,6 @@ static void free_infos(run_info *infos, size_t n) {
 
 /* ---- text ------------------------------------------------------------------------------------- */
 
-static void human_size(char *buf, size_t cap, uint64_t bytes) {
-    static const char *const units[] = {"kB", "MB", "GB", "TB", "PB"};
-    if (bytes < 1000) {
-        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
-        return;
-    }
-    double v = (double)bytes / 1000;
-    size_t u = 0;
-    while (v >= 999.95 && u + 1 < sizeof units / sizeof *units) v /= 1000, u++;
-    snprintf(buf, cap, "%.1f %s", v, units[u]);
-}
-
 static void human_ms(char *buf, size_t cap, double ms) {
     if (ms >= 1000) snprintf(buf, cap, "%.2f s", ms / 1000);
     else if (ms >= 1) snprintf(buf, cap, "%.2f ms", ms);
@@ -160,7 +148,7 @@ static void text_row(const run_info *info, size_t name_w) {
     else if (info->loaded)
         snprintf(steps, sizeof steps, "0");
     if (info->loaded) human_ms(dur, sizeof dur, info->duration_ms);
-    human_size(size, sizeof size, info->bytes);
+    cli_human_size(size, sizeof size, info->bytes);
     if (info->loaded) host_list(info, last, sizeof last);
     else snprintf(last, sizeof last, "error: %s", info->error);
     put_fit(info->run->name, name_w);
@@ -184,7 +172,7 @@ static void text_details(const run_info *info, const char *dir) {
     for (size_t i = 0; i < info->n_files; i++) {
         char size[32];
         size_t len = strlen(info->files[i].name);
-        human_size(size, sizeof size, info->files[i].bytes);
+        cli_human_size(size, sizeof size, info->files[i].bytes);
         printf("    ");
         put_fit(info->files[i].name, w);
         printf("%*s  %10s\n", (int)(w - (len < w ? len : w)), "", size);

@@ -24,6 +24,8 @@ int cli_parse_threads(const char *flag, const char *value, int *out);
 int cli_env_threads(void);
 /* The CPU calibration file `jaxprof calibrate` writes, into buf; NULL when no home is known. */
 const char *cli_cpu_peaks_file(char *buf, size_t cap);
+/* "812 B", "89.4 kB", "1.2 MB", ... (powers of 1000). */
+void cli_human_size(char *buf, size_t cap, uint64_t bytes);
 /* The text width when --width is not given: the terminal's, else 100. */
 int cli_text_width(void);
 /* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */

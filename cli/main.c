@@ -67,6 +67,8 @@ static void usage(FILE *out) {
           "  --host NAME        only hosts whose name contains NAME\n"
           "  --device NAME|N    only devices whose name contains NAME, or device number N\n"
           "                     (without it, an op's row sums every device it ran on)\n"
+          "  --step N | --steps A:B\n"
+          "                     only what ran in step N, or steps A to B (inclusive, either end open)\n"
           "  --threads 1|2      parse on one thread, or ahead on a second (default: 2 for GPU/TPU\n"
           "                     profiles of 500k events or more on 2+ CPUs; env JAXPROF_THREADS)\n"
           "  --json | --csv     machine-readable output (JSON schema in docs/design.md)\n"
@@ -168,6 +170,21 @@ const char *cli_cpu_peaks_file(char *buf, size_t cap) {
     return n > 0 && (size_t)n < cap ? buf : NULL;
 }
 
+/* --step N (one step) or --steps A:B (inclusive, either end open) into the load options. */
+static int parse_step_range(const char *flag, const char *v, jp_load_options *load) {
+    jp_error err;
+    if (strcmp(flag, "--step") == 0 && strchr(v, ':')) {
+        fprintf(stderr, "jaxprof: --step takes one step number (--steps A:B for a range)\n");
+        return -1;
+    }
+    if (jp_steps_parse(v, &load->first_step, &load->last_step, &err) != JP_OK) {
+        fprintf(stderr, "jaxprof: %s: %s\n", flag, err.msg);
+        return -1;
+    }
+    load->has_steps = 1;
+    return 0;
+}
+
 static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
     memset(a, 0, sizeof *a);
     a->load.cpu_peaks_file = cli_cpu_peaks_file(a->peaks_path, sizeof a->peaks_path);
@@ -185,6 +202,10 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         else if (strcmp(arg, "--columns") == 0 && next && *next) a->view.columns = next, i++;
         else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
         else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
+        else if ((strcmp(arg, "--step") == 0 || strcmp(arg, "--steps") == 0) && next) {
+            if (parse_step_range(arg, next, &a->load) != 0) return -1;
+            i++;
+        }
         else if (strcmp(arg, "--threads") == 0 && !cli_parse_threads(arg, next, &a->load.threads)) i++;
         else if (strcmp(arg, "--html") == 0 && next && *next) a->html = next, i++;
         else if (strcmp(arg, "--library-frames") == 0 && next) a->load.library_frames = next, i++;
@@ -200,6 +221,18 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         }
     }
     return 0;
+}
+
+void cli_human_size(char *buf, size_t cap, uint64_t bytes) {
+    static const char *const units[] = {"kB", "MB", "GB", "TB", "PB"};
+    if (bytes < 1000) {
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+        return;
+    }
+    double v = (double)bytes / 1000;
+    size_t u = 0;
+    while (v >= 999.95 && u + 1 < sizeof units / sizeof *units) v /= 1000, u++;
+    snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
 
 /* Text width: the terminal's when stdout is one, else 100 (pipes and files stay stable). */
@@ -221,7 +254,7 @@ static int flame_export(const jp_analysis *a, const analysis_args *args, jp_erro
     int rc = args->pprof ? jp_flame_pprof_write(a, args->pprof, err) : JP_OK;
     if (rc || !args->folded) return rc;
     FILE *f = args->out ? fopen(args->out, "w") : stdout;
-    if (!f) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open for writing", args->out);
+    if (!f) return jp_error_create(err, args->out, errno);
     rc = jp_flame_folded(a, f, err);
     if (args->out && fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: write failed", args->out);
     return rc;
@@ -237,6 +270,12 @@ static int cmd_analysis(int section, int argc, char **argv) {
     }
     if ((args.folded || args.pprof || args.out) && section != JP_SECTION_FLAME) {
         fprintf(stderr, "jaxprof: --folded, --pprof and -o go only with flame\n");
+        return EXIT_USAGE;
+    }
+    if (args.load.has_steps && (section == JP_SECTION_KERNELS || section == JP_SECTION_HOSTS)) {
+        fprintf(stderr, "jaxprof: %s cannot take --step/--steps: %s\n", jp_section_name(section),
+                section == JP_SECTION_KERNELS ? "kernels are summed per kernel while the profile is read, not kept per step"
+                                              : "hosts compares whole runs host by host (jaxprof steps --host NAME --steps A:B shows one host's steps)");
         return EXIT_USAGE;
     }
     if (isatty(STDERR_FILENO)) args.load.on_file = cli_show_progress;

@@ -1,9 +1,11 @@
 /* error.c - status names and the one way errors are reported to callers. */
 #include "base/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *jp_status_str(int status) {
     switch (status) {
@@ -46,4 +48,14 @@ int jp_error_prefix(jp_error *err, int rc, const char *prefix) {
         jp_error_set(err, rc, err->offset, "%s: %s", prefix, msg);
     }
     return rc;
+}
+
+int jp_error_create(jp_error *err, const char *out_path, int errno_value) {
+    const char *slash = strrchr(out_path, '/');
+    char dir[4096];
+    struct stat st;
+    int n = slash ? snprintf(dir, sizeof dir, "%.*s", slash == out_path ? 1 : (int)(slash - out_path), out_path) : -1;
+    if (errno_value == ENOENT && n > 0 && (size_t)n < sizeof dir && stat(dir, &st) != 0)
+        return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write: the directory %s does not exist", out_path, dir);
+    return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write: %s", out_path, strerror(errno_value));
 }

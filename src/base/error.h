@@ -12,6 +12,11 @@ int jp_error_set(jp_error *err, int code, uint64_t offset, const char *fmt, ...)
 /* Prepends "prefix: " to err's message when rc is an error; returns rc. */
 int jp_error_prefix(jp_error *err, int rc, const char *prefix);
 
+/* JP_ERR_IO for an output that could not be created (errno_value from the failed open): names
+ * out_path, the file the user asked for (not the ".tmp" beside it that is written first), and says
+ * when its directory is missing. */
+int jp_error_create(jp_error *err, const char *out_path, int errno_value);
+
 /* Resets err to JP_OK with an empty message (if not NULL). */
 void jp_error_clear(jp_error *err);
 

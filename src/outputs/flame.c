@@ -1,6 +1,7 @@
 /* flame.c - the flame tree of device time by Python call stack (jp_analysis.flame) as folded
  * stacks (flamegraph.pl, speedscope) and as a gzip'd pprof profile (profile.proto: pprof -http,
  * speedscope). Both carry one sample per leaf with its self time in nanoseconds. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,8 +156,14 @@ int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, jp_error *e
     size_t len = strlen(out_path) + 5;
     char *tmp = malloc(len);
     gzFile gz = tmp ? (snprintf(tmp, len, "%s.tmp", out_path), gzopen(tmp, "wb6")) : NULL;
-    int ok = gz && (b.n == 0 || gzwrite(gz, b.p, (unsigned)b.n) == (int)b.n);
-    ok = gz ? (gzclose(gz) == Z_OK) && ok : 0;
+    if (!gz) {
+        int saved = errno;
+        free(tmp);
+        free(b.p);
+        return jp_error_create(err, out_path, saved);
+    }
+    int ok = b.n == 0 || gzwrite(gz, b.p, (unsigned)b.n) == (int)b.n;
+    ok = gzclose(gz) == Z_OK && ok;
     if (ok && rename(tmp, out_path) != 0) ok = 0;
     if (!ok && tmp) remove(tmp);
     free(tmp);

@@ -640,7 +640,7 @@ static int write_via_tmp(const char *out_path, int (*write_page)(const void *obj
     snprintf(tmp, tmp_len, "%s.tmp", out_path);
     int rc = JP_OK;
     FILE *f = fopen(tmp, "wb");
-    if (!f) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot create: %s", tmp, strerror(errno));
+    if (!f) rc = jp_error_create(err, out_path, errno);
     if (f) {
         rc = jp_error_prefix(err, write_page(obj, f, err), out_path);
         if (fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: write failed: %s", tmp, strerror(errno));

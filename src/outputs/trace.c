@@ -87,7 +87,8 @@ int jp_trace_sink_flush(jp_trace_sink *s) {
     return 0;
 }
 
-static int sink_open(jp_trace_sink *s, const char *path, int level, jp_error *err) {
+/* Opens path (the ".tmp" beside out_path) for writing. */
+static int sink_open(jp_trace_sink *s, const char *path, const char *out_path, int level, jp_error *err) {
     memset(s, 0, sizeof *s);
     s->cap = SINK_BUFFER;
     if (!(s->buf = malloc(s->cap))) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
@@ -102,7 +103,7 @@ static int sink_open(jp_trace_sink *s, const char *path, int level, jp_error *er
         int saved = errno;
         free(s->buf);
         s->buf = NULL;
-        return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot create: %s", path, strerror(saved));
+        return jp_error_create(err, out_path, saved);
     }
     return JP_OK;
 }
@@ -523,14 +524,18 @@ static int mark_flow_end(void *ctx, int source, int is_start, int64_t id) {
     return 0;
 }
 
-/* Marks which ends of each flow exist (bit 0: start, bit 1: end), so flow_id writes only pairs. */
+/* Marks which ends of each flow are written (bit 0: start, bit 1: end), so flow_id writes only
+ * pairs: an end on an event that the window or --min-duration-us leaves out does not count. */
 static int find_flows(exporter *x, plane_ctx *pc) {
     if (!pc->has_flows) return JP_OK;
     flow_marker m = {x, pc};
     for (size_t l = 0; l < pc->plane->n_lines; l++) {
         const jp_line *ln = &pc->plane->lines[l];
         for (size_t e = 0; e < ln->n_events; e++) {
-            int rc = jp_layout_event_flows(pc->xs, pc->plane, &pc->flow, &ln->events[e], mark_flow_end, &m, x->err);
+            int64_t start, dur;
+            int rc = jp_layout_event_span(pc->xs, ln, &ln->events[e], &start, &dur, x->err);
+            if (rc == JP_OK && kept(x, start + pc->shift_ps, dur))
+                rc = jp_layout_event_flows(pc->xs, pc->plane, &pc->flow, &ln->events[e], mark_flow_end, &m, x->err);
             if (rc) return rc;
         }
     }
@@ -551,7 +556,7 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
         size_t n;
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);
         for (size_t p = 0; rc == JP_OK && p < n; p++) {
-            plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h};
+            plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .shift_ps = x->shift_ps[h]};
             resolve_ids(&pc);
             rc = find_flows(x, &pc);
         }
@@ -584,7 +589,7 @@ static int write_trace(exporter *x, jp_xspace *const *xs, const char *const *fil
     if (rc == JP_OK) rc = jp_layout_origin(xs, n, x->shift_ps, x->err, &x->base_ps);
     if (rc == JP_OK) rc = find_window(x);
     jp_trace_sink sink;
-    if (rc == JP_OK) rc = sink_open(&sink, tmp, gzip_level(x->opt, out_path), x->err);
+    if (rc == JP_OK) rc = sink_open(&sink, tmp, out_path, gzip_level(x->opt, out_path), x->err);
     if (rc == JP_OK) {
         rc = x->opt->format == JP_TRACE_PERFETTO ? jp_trace_perfetto_init(&x->w, &sink) : jp_trace_chrome_init(&x->w, &sink);
         if (rc == JP_OK) {

@@ -183,6 +183,7 @@ def test_window_steps_and_min_duration_cut_on_purpose(capture, tmp_path):
     assert 0 < half["events_out"] < half["events_in"]
     doc = load_chrome_trace(tmp_path / "b.json.gz")
     assert all(e["ts"] < span_us / 2 for e in source_events(doc))
+    assert_whole_flows(doc, half["flows"])
 
     one = export(capture, tmp_path / "c.json.gz", "--steps", "2:2")
     doc = load_chrome_trace(tmp_path / "c.json.gz")
@@ -200,6 +201,33 @@ def test_window_steps_and_min_duration_cut_on_purpose(capture, tmp_path):
     assert run_jaxprof("export", capture, "--window", "5:1").returncode == 2
 
 
+def assert_whole_flows(doc: dict[str, Any], count: int) -> None:
+    """Every flow written has its start and its end, and the count printed is theirs."""
+    ends = defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] in ("s", "f"):
+            ends[e["id"]].append(e["ph"])
+    assert all(sorted(v) == ["f", "s"] for v in ends.values()), {k: v for k, v in ends.items() if sorted(v) != ["f", "s"]}
+    assert len(ends) == count
+
+
+def test_window_writes_only_whole_flows(tmp_path):
+    """A window that keeps a launch but not its kernel (or the reverse) writes no half arrow."""
+    src = gpu_profile(tmp_path / "g.xplane.pb")  # 10 us launches at 100, 150, 200 us; kernels at 300, 350, 400 us
+    full = load_chrome_trace_of(src, tmp_path / "all.json.gz")
+    assert_whole_flows(full, 3)
+    for window, pairs in (("0:0.32", 1), ("0:0.2", 0), ("0.155:1", 2), ("0.16:1", 1), ("0.3:1", 0)):
+        out = tmp_path / f"w{window.replace(':', '_')}.json.gz"
+        counts = export(src, out, "--window", window)
+        assert counts["flows"] == pairs, window
+        assert_whole_flows(load_chrome_trace(out), pairs)
+
+
+def load_chrome_trace_of(src: Path, out: Path) -> dict[str, Any]:
+    export(src, out)
+    return load_chrome_trace(out)
+
+
 def test_export_errors_are_one_line_exit_2(tmp_path):
     bad = tmp_path / "bad.xplane.pb"
     bad.write_bytes(b"\x0a\xff\xff\x01")
@@ -213,7 +241,13 @@ def test_export_errors_are_one_line_exit_2(tmp_path):
     space.plane("/host:CPU").line("t", id=1).span("x", 0, 1)
     space.write(good)
     proc = run_jaxprof("export", good, "-o", tmp_path / "no_such_dir" / "o.json")
-    assert proc.returncode == 2 and "no_such_dir" in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr == f"jaxprof: {tmp_path / 'no_such_dir' / 'o.json'}: cannot write: the directory " \
+                          f"{tmp_path / 'no_such_dir'} does not exist\n"
+    proc = run_jaxprof("export", good, "-o", tmp_path / "small.json")
+    size = (tmp_path / "small.json").stat().st_size
+    assert proc.returncode == 0 and 100 < size < 1000  # a few hundred bytes, printed as such (not "0.0 MB")
+    assert proc.stderr.endswith(f", {size} B\n")
 
 
 # ---- synthetic GPU and TPU profiles -----------------------------------------------------------------
