@@ -305,7 +305,19 @@ typedef struct jp_load_options {
      * lines): CPU devices without peaks take them when the profile's hostname is the file's.
      * NULL: none (the CLI passes its cache file). */
     const char *cpu_peaks_file;
+    /* has_steps: analyse only what ran in steps first_step..last_step (step numbers, inclusive;
+     * INT64_MIN / INT64_MAX leave an end open). The whole profile is analysed first; then every
+     * table is computed again over the events that start in [start of the first selected step,
+     * end of the last), with the steps table being those steps (docs/design.md, "Step window").
+     * Kernel tables are summed while reading and come back empty. No step in the range:
+     * JP_ERR_NOT_FOUND naming the steps there are. */
+    int has_steps;
+    int64_t first_step, last_step;
 } jp_load_options;
+
+/* Parses a step range as `--steps` takes it: "N", "A:B", "A:" or ":B" (decimal, inclusive). 0, or
+ * JP_ERR_ARG with err saying why (an empty end, a non-number, A > B). Thread-safe. */
+int jp_steps_parse(const char *spec, int64_t *first, int64_t *last, jp_error *err);
 
 typedef struct jp_device {
     const char *name;     /* "/host:CPU" (XLA:CPU thunks), "/device:GPU:0", ... */

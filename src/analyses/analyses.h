@@ -15,6 +15,9 @@ int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
 int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* source lines, flame */
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* steps + breakdown */
+/* The step summary (mean, median, p90, std, min, max, parts, total) and the outlier marks of
+ * a->steps, added onto a->step_summary (zero it first; its method is left as it is). */
+void jp_steps_summarize(jp_analysis *a);
 int jp_roofline_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* after steps */
 int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);

@@ -1,6 +1,7 @@
 /* profile.c - jp_profile_load: resolves a path to one host file or a run's files, decodes each
  * XSpace, builds the model and runs every analysis in order. */
 #include <dirent.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,11 +97,174 @@ const char *jp_profile_host_of(jp_arena *a, const char *file) {
     return jp_arena_strndup(a, base, suffix ? (size_t)(suffix - base) : strlen(base));
 }
 
-static int analyze(jp_model *m, jp_profile *p, jp_error *err) {
-    int (*const steps[])(const jp_model *, jp_arena *, jp_analysis *) = {
-        jp_ops_analyze, jp_lines_analyze, jp_steps_analyze, jp_roofline_analyze, jp_scopes_analyze, jp_compiles_analyze, jp_transfers_analyze,
+typedef int (*analysis_fn)(const jp_model *, jp_arena *, jp_analysis *);
+
+/* Every analysis after the hosts', in order; steps_fn finds the steps (or keeps the ones given). */
+static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, analysis_fn steps_fn, jp_error *err) {
+    const analysis_fn fns[] = {
+        jp_ops_analyze, jp_lines_analyze, steps_fn, jp_roofline_analyze, jp_scopes_analyze, jp_compiles_analyze, jp_transfers_analyze,
         jp_kernels_analyze, jp_memory_analyze, jp_findings_analyze,
     };
+    a->span_ps = m->last_ps - m->first_ps;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (fns[i](m, arena, a) != JP_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
+    a->platform = JP_PLATFORM_CPU;
+    for (size_t i = 0; i < a->n_devices; i++)
+        if (a->devices[i].platform != JP_PLATFORM_CPU) a->platform = a->devices[i].platform;
+    return JP_OK;
+}
+
+/* ---- step window (jp_load_options.has_steps) ---------------------------------------------------- */
+
+/* A step number: 1 to 18 decimal digits (no sign: steps count from 0). 0, or -1 when it is not. */
+static int step_number(const char *p, size_t n, int64_t *out) {
+    if (n == 0 || n > 18 || strspn(p, "0123456789") < n) return -1;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) v = v * 10 + (p[i] - '0');
+    *out = v;
+    return 0;
+}
+
+int jp_steps_parse(const char *spec, int64_t *first, int64_t *last, jp_error *err) {
+    const char *colon = spec ? strchr(spec, ':') : NULL;
+    int64_t a = INT64_MIN, b = INT64_MAX;
+    int ok = spec != NULL;
+    if (ok && !colon) {
+        ok = step_number(spec, strlen(spec), &a) == 0;
+        b = a;
+    } else if (ok) { /* an empty side is an open end */
+        size_t na = (size_t)(colon - spec), nb = strlen(colon + 1);
+        ok = (na == 0 || step_number(spec, na, &a) == 0) && (nb == 0 || step_number(colon + 1, nb, &b) == 0);
+    }
+    if (!ok)
+        return jp_error_set(err, JP_ERR_ARG, 0, "bad step range '%s': want N, A:B, A: or :B (step numbers)", spec ? spec : "");
+    if (a > b) return jp_error_set(err, JP_ERR_ARG, 0, "bad step range '%s': the first step is after the last", spec);
+    *first = a;
+    *last = b;
+    return JP_OK;
+}
+
+/* "5", "5 or more", "5 or less", "3 to 5": the range asked for, in words. */
+static void range_words(const jp_load_options *opt, char *buf, size_t cap) {
+    long long a = (long long)opt->first_step, b = (long long)opt->last_step;
+    if (opt->first_step == INT64_MIN && opt->last_step == INT64_MAX) snprintf(buf, cap, "any number");
+    else if (opt->first_step == INT64_MIN) snprintf(buf, cap, "%lld or less", b);
+    else if (opt->last_step == INT64_MAX) snprintf(buf, cap, "%lld or more", a);
+    else if (a == b) snprintf(buf, cap, "%lld", a);
+    else snprintf(buf, cap, "%lld to %lld", a, b);
+}
+
+/* No step in the range: say which steps there are ("steps are 0-29"). */
+static int no_step(const jp_analysis *a, const jp_load_options *opt, jp_error *err) {
+    char want[64];
+    range_words(opt, want, sizeof want);
+    if (!a->n_steps) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no step numbered %s: this profile has no steps", want);
+    int64_t lo = a->steps[0].step_num, hi = lo;
+    for (size_t i = 1; i < a->n_steps; i++) {
+        if (a->steps[i].step_num < lo) lo = a->steps[i].step_num;
+        if (a->steps[i].step_num > hi) hi = a->steps[i].step_num;
+    }
+    if (lo == hi) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no step numbered %s (the only step is %lld)", want, (long long)lo);
+    return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no step numbered %s (steps are %lld-%lld)", want, (long long)lo, (long long)hi);
+}
+
+/* The full analysis' steps in the range, copied into the arena with what the window's own
+ * analyses add up again (FLOPs, compiles) cleared, and the time they cover: [*from, *to). */
+static jp_step *select_steps(const jp_analysis *a, const jp_load_options *opt, jp_arena *arena, size_t *n,
+                             int64_t *from, int64_t *to) {
+    *n = 0;
+    for (size_t i = 0; i < a->n_steps; i++) *n += a->steps[i].step_num >= opt->first_step && a->steps[i].step_num <= opt->last_step;
+    jp_step *out = *n ? jp_arena_alloc(arena, *n * sizeof *out) : NULL;
+    size_t k = 0;
+    for (size_t i = 0; out && i < a->n_steps; i++) {
+        const jp_step *s = &a->steps[i];
+        if (s->step_num < opt->first_step || s->step_num > opt->last_step) continue;
+        if (!k || s->start_ps < *from) *from = s->start_ps;
+        if (!k || s->start_ps + s->dur_ps > *to) *to = s->start_ps + s->dur_ps;
+        out[k] = *s;
+        out[k].flops = 0, out[k].n_compiles = 0, out[k].outlier = 0;
+        k++;
+    }
+    return out;
+}
+
+/* The model vectors a window narrows: their element size and where each keeps its start time. */
+enum { N_WINDOWED = 7 };
+static const struct {
+    size_t member, size, t_off;
+} WINDOWED[N_WINDOWED] = {
+    {offsetof(jp_model, ops), sizeof(jp_op_ev), offsetof(jp_op_ev, start_ps)},
+    {offsetof(jp_model, host), sizeof(jp_host_ev), offsetof(jp_host_ev, start_ps)},
+    {offsetof(jp_model, xfers), sizeof(jp_xfer_ev), offsetof(jp_xfer_ev, start_ps)},
+    {offsetof(jp_model, mem), sizeof(jp_mem_ev), offsetof(jp_mem_ev, t_ps)},
+    {offsetof(jp_model, spans), sizeof(jp_span), offsetof(jp_span, start_ps)},
+    {offsetof(jp_model, execs), sizeof(jp_exec), offsetof(jp_exec, start_ps)},
+    {offsetof(jp_model, device_steps), sizeof(jp_exec), offsetof(jp_exec, start_ps)},
+};
+
+/* Copies the elements of from whose start lies in [lo, hi) into to (a fresh heap vector). */
+static int keep_in_window(const jp_vec *from, size_t size, size_t t_off, int64_t lo, int64_t hi, jp_vec *to) {
+    *to = (jp_vec){0};
+    for (size_t i = 0; i < from->n; i++) {
+        const char *e = (const char *)from->data + i * size;
+        int64_t t;
+        memcpy(&t, e + t_off, sizeof t);
+        void *slot = t >= lo && t < hi ? jp_vec_push(to, size) : NULL;
+        if (slot) memcpy(slot, e, size);
+        else if (t >= lo && t < hi) return JP_ERR_NOMEM;
+    }
+    return JP_OK;
+}
+
+/* A view of m holding only the events that start in [lo, hi): like jp_model_host_view, it shares
+ * m's tables (devices, op definitions, strings), and its narrowed vectors are heap copies in
+ * owned[] for the caller to free. Kernels are summed while reading, so none can be narrowed. */
+static int window_view(const jp_model *m, int64_t lo, int64_t hi, jp_model *view, jp_vec owned[N_WINDOWED]) {
+    *view = *m;
+    view->kernels = (jp_vec){0};
+    view->first_ps = lo, view->last_ps = hi;
+    int rc = JP_OK;
+    for (size_t i = 0; i < N_WINDOWED; i++) {
+        const jp_vec *from = (const jp_vec *)((const char *)m + WINDOWED[i].member);
+        if (rc == JP_OK) rc = keep_in_window(from, WINDOWED[i].size, WINDOWED[i].t_off, lo, hi, &owned[i]);
+        else owned[i] = (jp_vec){0};
+        *(jp_vec *)((char *)view + WINDOWED[i].member) = owned[i];
+    }
+    return rc;
+}
+
+/* The steps step of a window: the full analysis' steps were put in place before; only their
+ * summary is computed again (finding steps in the narrowed model would be wrong: a later step's
+ * marker can start inside the window). */
+static int keep_steps(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    (void)m, (void)arena;
+    jp_steps_summarize(a);
+    return JP_OK;
+}
+
+/* Replaces p's analysis by one of the selected steps alone: every analysis run again over the
+ * events that start in the steps' time window. Multi-host tables (per host, stragglers) stay out:
+ * they are whole-run comparisons of hosts. */
+static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_options *opt, jp_error *err) {
+    const jp_analysis *full = &p->analysis;
+    jp_analysis w = {.hosts = full->hosts, .n_hosts = full->n_hosts, .n_events = full->n_events,
+                     .clock_method = full->clock_method};
+    int64_t lo = 0, hi = 0;
+    w.steps = select_steps(full, opt, &p->arena, &w.n_steps, &lo, &hi);
+    if (!w.n_steps) return no_step(full, opt, err);
+    if (!w.steps) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    w.step_summary.method = full->step_summary.method;
+    jp_model view;
+    jp_vec owned[N_WINDOWED];
+    int rc = window_view(m, lo, hi, &view, owned);
+    if (rc != JP_OK) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    if (rc == JP_OK) rc = run_analyses(&view, &p->arena, &w, keep_steps, err);
+    for (size_t i = 0; i < N_WINDOWED; i++) jp_vec_free(&owned[i]);
+    if (rc == JP_OK) p->analysis = w;
+    return rc;
+}
+
+static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_error *err) {
     jp_analysis *a = &p->analysis;
     a->hosts = jp_arena_alloc(&p->arena, (m->hosts.n ? m->hosts.n : 1) * sizeof *a->hosts);
     if (!a->hosts) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
@@ -109,13 +273,8 @@ static int analyze(jp_model *m, jp_profile *p, jp_error *err) {
     a->n_events = m->n_events;
     if (jp_hosts_analyze(m, &p->arena, a) != JP_OK) /* aligns the hosts' clocks: before the rest */
         return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
-    a->span_ps = m->last_ps - m->first_ps;
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-        if (steps[i](m, &p->arena, a) != JP_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
-    a->platform = JP_PLATFORM_CPU;
-    for (size_t i = 0; i < a->n_devices; i++)
-        if (a->devices[i].platform != JP_PLATFORM_CPU) a->platform = a->devices[i].platform;
-    return JP_OK;
+    int rc = run_analyses(m, &p->arena, a, jp_steps_analyze, err);
+    return rc == JP_OK && opt && opt->has_steps ? analyze_window(p, m, opt, err) : rc;
 }
 
 /* What --host and --device may match, for the error when they match nothing: "a, b, c". */
@@ -208,7 +367,7 @@ int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *o
     int rc = jp_profile_files(path, &files, err);
     if (rc == JP_OK) rc = add_hosts(p, &m, &files, opt, err);
     if (rc == JP_OK) {
-        rc = analyze(&m, p, err);
+        rc = analyze(&m, p, opt, err);
         p->analysis.path = analysed_path(&p->arena, path, &files);
     }
     for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
@@ -253,7 +412,7 @@ int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *
     }
     if (rc == JP_OK) rc = check_device(&m, opt, &devices, err);
     if (rc == JP_OK) rc = jp_model_finish(&m, err);
-    if (rc == JP_OK) rc = analyze(&m, p, err);
+    if (rc == JP_OK) rc = analyze(&m, p, opt, err);
     if (rc == JP_OK) p->analysis.path = jp_arena_strndup(&p->arena, path, strlen(path));
     jp_model_deinit(&m);
     if (rc) {

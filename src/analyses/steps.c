@@ -434,7 +434,7 @@ static int64_t add_sat(int64_t x, int64_t y) {
     return __builtin_add_overflow(x, y, &r) ? (y > 0 ? INT64_MAX : INT64_MIN) : r;
 }
 
-static void summarize(jp_analysis *a) {
+void jp_steps_summarize(jp_analysis *a) {
     jp_step_summary *sum = &a->step_summary;
     size_t n = a->n_steps;
     if (!n) return;
@@ -473,7 +473,7 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         a->step_summary.method = method;
         if (!a->steps) rc = JP_ERR_NOMEM;
     }
-    if (rc == JP_OK) summarize(a);
+    if (rc == JP_OK) jp_steps_summarize(a);
     jp_vec_free(&steps);
     return rc;
 }

@@ -29,6 +29,7 @@ _Static_assert(CACHE_SLOTS >= 2, "a diff pins one slot and must find another to 
 typedef struct cached {
     char *rel;             /* run path relative to the log directory (heap); NULL: free slot */
     char *host;            /* host filter ("" for every host) (heap) */
+    char *steps;           /* step window as ?steps= gave it ("" for the whole run) (heap) */
     jp_profile *profile;   /* the analysis, or NULL until asked for */
     jp_timeline *timeline; /* the timeline index, or NULL until asked for */
     uint64_t used;         /* tick of the last use, for LRU eviction */
@@ -59,6 +60,7 @@ typedef struct run_request {
     const jp_run *run;     /* the run, from v->runs */
     const char *rel;       /* its path relative to the log directory (inside run->path) */
     char host[PARAM_MAX];  /* ?host=, "" when absent */
+    char steps[PARAM_MAX]; /* ?steps=N or A:B (jp_steps_parse), "" when absent */
     const char *what;      /* the section, "timeline" or "event" */
     const char *query;     /* the raw query string */
 } run_request;
@@ -216,6 +218,7 @@ static void slot_clear(cached *c) {
     jp_timeline_free(c->timeline);
     free(c->rel);
     free(c->host);
+    free(c->steps);
     memset(c, 0, sizeof *c);
 }
 
@@ -227,33 +230,37 @@ static int better_victim(const cached *c, const cached *pick) {
     return c->used < pick->used;
 }
 
-/* The slot of (rel, host): the cached one, else a free or the least recently used one, emptied. A
- * pinned slot is never emptied: at most one is pinned at a time, so another slot is always left. */
-static cached *cache_slot(jp_viewer *v, const char *rel, const char *host) {
+/* The slot of (rel, host, steps): the cached one, else a free or the least recently used one,
+ * emptied. A pinned slot is never emptied: at most one is pinned at a time, so another slot is
+ * always left. */
+static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const char *steps) {
     cached *pick = &v->cache[0];
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
         cached *c = &v->cache[i];
-        if (c->rel && strcmp(c->rel, rel) == 0 && strcmp(c->host, host) == 0) return c;
+        if (c->rel && strcmp(c->rel, rel) == 0 && strcmp(c->host, host) == 0 && strcmp(c->steps, steps) == 0) return c;
         if (better_victim(c, pick)) pick = c;
     }
     assert(!pick->pinned);
     slot_clear(pick);
     pick->rel = strdup(rel);
     pick->host = strdup(host);
-    if (!pick->rel || !pick->host) slot_clear(pick);
+    pick->steps = strdup(steps);
+    if (!pick->rel || !pick->host || !pick->steps) slot_clear(pick);
     return pick;
 }
 
-/* The slot holding the run's analysis (loaded on first use) into *out; *hit tells whether it was
- * cached. The slot stays valid until the next cache_slot call unless it is pinned. */
-static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, cached **out,
-                          int *hit, jp_error *err) {
-    cached *c = cache_slot(v, rel, host);
+/* The slot holding the run's analysis (loaded on first use; steps: "" or a jp_steps_parse range)
+ * into *out; *hit tells whether it was cached. The slot stays valid until the next cache_slot
+ * call unless it is pinned. */
+static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, const char *steps,
+                          cached **out, int *hit, jp_error *err) {
+    jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file, .has_steps = steps[0] != 0};
+    if (opt.has_steps && jp_steps_parse(steps, &opt.first_step, &opt.last_step, err) != JP_OK) return JP_ERR_ARG;
+    cached *c = cache_slot(v, rel, host, steps);
     if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     c->used = ++v->tick;
     *hit = c->profile != NULL;
     if (!c->profile) {
-        jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file};
         int rc = jp_profile_load(&c->profile, run->path, &opt, err);
         if (rc != JP_OK) return rc;
     }
@@ -265,7 +272,7 @@ static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, cons
  * index covers every host: ?host= filters each window instead, so track ids stay the same when the
  * viewer switches hosts and "all hosts" costs no second index. */
 static int cached_timeline(jp_viewer *v, const run_request *r, const jp_timeline **out, int *hit, jp_error *err) {
-    cached *c = cache_slot(v, r->rel, "");
+    cached *c = cache_slot(v, r->rel, "", "");
     if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     c->used = ++v->tick;
     *hit = c->timeline != NULL;
@@ -320,7 +327,9 @@ static int serve_section(jp_viewer *v, const run_request *r, int section, jp_htt
     cached *c = NULL;
     int hit = 0;
     jp_error err;
-    if (cached_profile(v, r->rel, r->run, r->host, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    if (r->steps[0] && (section == JP_SECTION_KERNELS || section == JP_SECTION_HOSTS))
+        return respond_error(resp, 400, "kernels and hosts cover the whole run: they take no ?steps=");
+    if (cached_profile(v, r->rel, r->run, r->host, r->steps, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
     return respond_written(resp, write_section, c->profile, &section, hit);
 }
 
@@ -363,6 +372,7 @@ static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_
     if (section < 0 && strcmp(r.what, "timeline") != 0 && strcmp(r.what, "event") != 0)
         return respond_error(resp, 404, "unknown endpoint");
     if (query_param(query, "host", r.host, sizeof r.host) < 0) return respond_error(resp, 400, "bad host parameter");
+    if (query_param(query, "steps", r.steps, sizeof r.steps) < 0) return respond_error(resp, 400, "bad steps parameter");
     jp_error err;
     if (!(r.run = run_by_rel(v, rel)) && refresh_runs(v, &err) == JP_OK) r.run = run_by_rel(v, rel);
     if (!r.run) return respond_error(resp, 404, "no such run");
@@ -418,10 +428,10 @@ static int render_diff(const jp_profile *base, const jp_profile *new_run, char *
 static int diff_runs(jp_viewer *v, const diff_request *q, char **json, size_t *len, jp_error *err) {
     cached *base = NULL, *new_slot = NULL;
     int hit = 0;
-    int rc = cached_profile(v, q->base_rel, q->base, q->host, &base, &hit, err);
+    int rc = cached_profile(v, q->base_rel, q->base, q->host, "", &base, &hit, err);
     if (rc != JP_OK) return rc;
     base->pinned = 1;
-    rc = cached_profile(v, q->new_rel, q->new_run, q->host, &new_slot, &hit, err);
+    rc = cached_profile(v, q->new_rel, q->new_run, q->host, "", &new_slot, &hit, err);
     if (rc == JP_OK) rc = render_diff(base->profile, new_slot->profile, json, len, err);
     base->pinned = 0;
     return rc;
@@ -485,7 +495,7 @@ static int serve_diff(jp_viewer *v, const char *query, jp_http_response *resp) {
 }
 
 static const char API_INDEX[] =
-    "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
+    "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview?steps=A:B\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
     "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory\","
     "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/lines\",\"/api/run/<id>/flame\","
     "\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
