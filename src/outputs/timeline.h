@@ -9,20 +9,23 @@
 #include "jaxprof/jaxprof.h"
 
 /* An index over the events of a profile's xplanes, which it keeps open. Not thread-safe
- * (jp_timeline_event may inflate compressed stats into the xplane's arena). */
+ * (jp_timeline_event may inflate compressed stats into the xplane's arena and decodes HLO). */
 typedef struct jp_timeline jp_timeline;
 
 /* Decodes the host files of path (a run directory, as jp_profile_load; host filters like
  * jp_load_options.host, NULL keeps all) and indexes every event. The track layout is the trace
  * exporter's: a process per plane (devices, then /host:CPU, then the rest), a thread per line,
- * and partial overlaps moved to extra "(overlap N)" threads. Times are the exporter's too, and so
- * are flows (jp_layout_event_flows): a CUDA launch to its kernel or copy, an XLA:CPU async op to
- * its "end:" event; only flows whose both ends are indexed are kept, the first event seen at each
- * end standing for it. */
-int jp_timeline_new(jp_timeline **out, const char *path, const char *host, jp_error *err);
+ * partial overlaps moved to extra "(overlap N)" threads, and the derived rows it adds (Steps on
+ * the devices, or on /host:CPU when there is none; XLA Ops and XLA Modules on a GPU whose plane
+ * has no derived line). Times are the exporter's too, and so are flows (jp_layout_event_flows): a
+ * CUDA launch to its kernel or copy, an XLA:CPU async op to its "end:" event; only flows whose
+ * both ends are indexed are kept, the first event seen at each end standing for it. a is the
+ * analysis of the same files (steps, hosts' clock offsets), borrowed for the call only; NULL
+ * analyses them here. */
+int jp_timeline_new(jp_timeline **out, const char *path, const char *host, const jp_analysis *a, jp_error *err);
 void jp_timeline_free(jp_timeline *tl);
 
-/* Events indexed (equal to the exporter's events_out when nothing is cut). */
+/* Events indexed (equal to the exporter's events_out + derived when nothing is cut). */
 uint64_t jp_timeline_event_count(const jp_timeline *tl);
 /* Number of tracks (threads). */
 size_t jp_timeline_track_count(const jp_timeline *tl);
@@ -41,11 +44,15 @@ typedef struct jp_timeline_query {
 
 /* Writes the JSON answer for one window to out:
  * {"start_ms","end_ms","px_ns","hosts":[every host indexed],"tracks":[{"id","host","process",
- * "thread","events":[[start_us,dur_us,name_index,depth,index]...]}],"names":[...],"flows":[[
- * from_track,from_index,from_depth,from_us,to_track,to_index,to_depth,to_us]...],
+ * "thread","kind","levels","events":[[start_us,dur_us,name_index,depth,index]...]}],"names":[...],
+ * "flows":[[from_track,from_index,from_depth,from_us,to_track,to_index,to_depth,to_us]...],
  * "flows_truncated","total_events","returned_events","aggregated","entries","truncated"}:
- * index is the event's number on its track for jp_timeline_event. A merged run of short events is
- * [start_us,dur_us,-1,depth,count] instead. When the entries exceed cap at the asked resolution it
+ * index is the event's number on its track for jp_timeline_event; kind is "source", "steps",
+ * "xla_ops" or "xla_modules"; levels the track's depth over the whole profile. A merged run of
+ * short events is [start_us,dur_us,-1,depth,count,busy_us,first_bucket,"density"] instead: busy_us
+ * sums its events' durations, and density has one hex digit per bucket of px_ns from
+ * first_bucket on (bucket k starts at start_ms + k * px_ns): 0 idle, f busy throughout, else
+ * 1 + the busy fraction * 14 rounded down. When the entries exceed cap at the asked resolution it
  * is coarsened until they fit. A flow is an arrow from the end of one event (from_us) to the start
  * of another (to_us); those departing or arriving inside the window are answered, at most 5000
  * (spread evenly over the window when there are more: flows_truncated). Tracks are in id order:
@@ -53,10 +60,38 @@ typedef struct jp_timeline_query {
  * q->host; a host filter matching no host is JP_ERR_NOT_FOUND. */
 int jp_timeline_window(const jp_timeline *tl, const jp_timeline_query *q, FILE *out, jp_error *err);
 
-/* Writes one event's details as JSON ({"track","index","name","start_us","dur_us","depth",
- * "args":{...}}, the args being its metadata's and its own stats); JP_ERR_NOT_FOUND for a track
- * or index out of range. index counts the track's events in (depth, start) order. */
-int jp_timeline_event(const jp_timeline *tl, size_t track, size_t index, FILE *out, jp_error *err);
+/* A time range over some tracks, for jp_timeline_aggregate. */
+typedef struct jp_timeline_range {
+    int64_t start_ns;       /* range start, trace time */
+    int64_t end_ns;         /* range end (exclusive); must be > start_ns */
+    const uint32_t *tracks; /* the track ids to sum over; NULL: every track of the hosts picked */
+    size_t n_tracks;        /* entries in tracks */
+    const char *host;       /* with tracks NULL: as jp_timeline_query.host */
+} jp_timeline_range;
+
+/* Writes the exact totals of the slices in a range, by name, to out: {"start_us","end_us",
+ * "tracks":[ids summed],"slices","total_ns","self_ns","in_range_ns","self_in_range_ns",
+ * "rows":[{"name","count","total_ns","self_ns","in_range_ns","self_in_range_ns"}...],
+ * "rows_truncated"}. A slice counts when it overlaps the range (an instant when it lies in it), as
+ * Perfetto's area selection counts them: total and self are its whole wall and self time, however
+ * little of it the range holds; in_range and self_in_range are the same clipped to the range, so
+ * they add up to the time the range holds. Self time is a slice's duration minus its children's
+ * (the next depth of its track, inside it). Every event is read, none merged: the totals are
+ * exact, in nanoseconds. Rows are by total_ns, at most 10000 (the overall totals still count every
+ * slice). A track id out of range is JP_ERR_NOT_FOUND. */
+int jp_timeline_aggregate(const jp_timeline *tl, const jp_timeline_range *r, FILE *out, jp_error *err);
+
+/* Writes one event's details as JSON: {"track","index","process","thread","name","start_us",
+ * "dur_us","self_us","depth","args":{...},"flows":[{"dir":"out"|"in","track","index","us","name",
+ * "thread"}...],"hlo":{...}|null}: args are its metadata's and its own stats (a derived event's:
+ * what the exporter writes, and a step's breakdown); flows the arrows leaving or reaching it,
+ * with the event at their other end; hlo the HLO instruction its hlo_module / hlo_op stats name,
+ * when the profile's metadata plane holds that module: {"module","program_id","name","opcode",
+ * "category","op_name","scope","source","function","stack":[{"file","line","function","library"}],
+ * "flops","bytes","transcendentals"} (stack innermost frame first; per execution). JP_ERR_NOT_FOUND
+ * for a track or index out of range. index counts the track's events in (depth, start) order. The
+ * modules decoded are kept for the next call, hence tl is not const. */
+int jp_timeline_event(jp_timeline *tl, size_t track, size_t index, FILE *out, jp_error *err);
 
 /* Writes n bytes of s as a JSON string: quotes, backslashes and controls escaped, bytes that are
  * not UTF-8 replaced by U+FFFD. */

@@ -17,7 +17,9 @@ enum {
     REL_MAX = 4096,        /* bytes of a run path relative to the log directory */
     PARAM_MAX = 256,       /* bytes of one decoded query value */
     DEFAULT_PX = 1000,     /* timeline width when ?px= is absent */
-    MAX_PX = 1000000       /* widest timeline asked for */
+    MAX_PX = 1000000,      /* widest timeline asked for */
+    TRACKS_MAX_BYTES = 16384, /* a ?tracks= list: the server takes no longer request head anyway */
+    MAX_TRACKS = 1 << 20   /* track ids one ?tracks= may name */
 };
 
 _Static_assert(CACHE_SLOTS >= 2, "a diff pins one slot and must find another to load into");
@@ -270,16 +272,15 @@ static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, cons
 
 /* The run's timeline index (built on first use) into *out; *hit tells whether it was cached. One
  * index covers every host: ?host= filters each window instead, so track ids stay the same when the
- * viewer switches hosts and "all hosts" costs no second index. */
-static int cached_timeline(jp_viewer *v, const run_request *r, const jp_timeline **out, int *hit, jp_error *err) {
-    cached *c = cache_slot(v, r->rel, "", "");
-    if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    c->used = ++v->tick;
+ * viewer switches hosts and "all hosts" costs no second index. It is built from the whole run's
+ * analysis in the same slot (the overview's, usually loaded already), for the Steps rows. */
+static int cached_timeline(jp_viewer *v, const run_request *r, jp_timeline **out, int *hit, jp_error *err) {
+    cached *c = NULL;
+    int rc = cached_profile(v, r->rel, r->run, "", "", &c, hit, err);
+    if (rc != JP_OK) return rc;
     *hit = c->timeline != NULL;
-    if (!c->timeline) {
-        int rc = jp_timeline_new(&c->timeline, r->run->path, NULL, err);
-        if (rc != JP_OK) return rc;
-    }
+    if (!c->timeline && (rc = jp_timeline_new(&c->timeline, r->run->path, NULL, jp_profile_analysis(c->profile), err)) != JP_OK)
+        return rc;
     *out = c->timeline;
     return JP_OK;
 }
@@ -318,9 +319,20 @@ static int write_window(const void *obj, const void *arg, FILE *out, jp_error *e
     return jp_timeline_window(obj, arg, out, err);
 }
 
+/* An event request: the index (which decodes HLO modules into itself on demand) and the event. */
+typedef struct event_request {
+    jp_timeline *tl;     /* the run's index */
+    size_t track, index; /* the event */
+} event_request;
+
 static int write_event(const void *obj, const void *arg, FILE *out, jp_error *err) {
-    const size_t *where = arg;
-    return jp_timeline_event(obj, where[0], where[1], out, err);
+    (void)obj;
+    const event_request *e = arg;
+    return jp_timeline_event(e->tl, e->track, e->index, out, err);
+}
+
+static int write_aggregate(const void *obj, const void *arg, FILE *out, jp_error *err) {
+    return jp_timeline_aggregate(obj, arg, out, err);
 }
 
 static int serve_section(jp_viewer *v, const run_request *r, int section, jp_http_response *resp) {
@@ -339,7 +351,7 @@ static int serve_timeline(jp_viewer *v, const run_request *r, jp_http_response *
         number_param(r->query, "end_ms", -TIME_MS_MAX, TIME_MS_MAX, &end) != 0 ||
         number_param(r->query, "px", 1, MAX_PX, &px) != 0)
         return respond_error(resp, 400, "start_ms and end_ms need milliseconds, px a width of 1 to 1000000");
-    const jp_timeline *tl = NULL;
+    jp_timeline *tl = NULL;
     int hit = 0;
     jp_error err;
     if (cached_timeline(v, r, &tl, &hit, &err) != JP_OK) return respond_failure(resp, &err);
@@ -353,23 +365,69 @@ static int serve_event(jp_viewer *v, const run_request *r, jp_http_response *res
     if (number_param(r->query, "track", 0, 4e9, &track) != 0 || number_param(r->query, "index", 0, 1e15, &index) != 0 ||
         track < 0 || index < 0 || track != floor(track) || index != floor(index))
         return respond_error(resp, 400, "event needs ?track=T&index=I (whole numbers)");
-    const jp_timeline *tl = NULL;
+    event_request e = {NULL, (size_t)track, (size_t)index};
     int hit = 0;
     jp_error err;
-    if (cached_timeline(v, r, &tl, &hit, &err) != JP_OK) return respond_failure(resp, &err);
-    size_t where[2] = {(size_t)track, (size_t)index};
-    return respond_written(resp, write_event, tl, where, hit);
+    if (cached_timeline(v, r, &e.tl, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    return respond_written(resp, write_event, NULL, &e, hit);
+}
+
+/* Parses ?tracks= ("3,5,8-12") into *ids (heap, *n entries); -1 when malformed. */
+static int parse_tracks(const char *s, uint32_t **ids, size_t *n) {
+    size_t cap = 0;
+    *ids = NULL, *n = 0;
+    while (*s) {
+        char *end;
+        unsigned long a = strtoul(s, &end, 10), b = a;
+        if (end == s || *s == '-' || *s == '+' || a > UINT32_MAX) return -1;
+        if (*end == '-' && ((b = strtoul(end + 1, &end, 10)) < a || b > UINT32_MAX || b - a > MAX_TRACKS)) return -1;
+        for (unsigned long t = a; t <= b; t++) {
+            if (*n == cap) {
+                uint32_t *grown = *n < MAX_TRACKS ? realloc(*ids, (cap = cap ? 2 * cap : 64) * sizeof **ids) : NULL;
+                if (!grown) return -1;
+                *ids = grown;
+            }
+            (*ids)[(*n)++] = (uint32_t)t;
+        }
+        if (*end != ',' && *end) return -1;
+        s = *end ? end + 1 : end;
+    }
+    return *n ? 0 : -1;
+}
+
+/* "timeline/aggregate?start_us=&end_us=[&tracks=]": the exact totals of a range (jp_timeline_aggregate). */
+static int serve_aggregate(jp_viewer *v, const run_request *r, jp_http_response *resp) {
+    double start = 0, end = -1;
+    if (number_param(r->query, "start_us", -TIME_MS_MAX, TIME_MS_MAX, &start) != 0 ||
+        number_param(r->query, "end_us", -TIME_MS_MAX, TIME_MS_MAX, &end) != 0 || end <= start)
+        return respond_error(resp, 400, "aggregate needs ?start_us=&end_us= (microseconds, start < end)");
+    char *list = malloc(TRACKS_MAX_BYTES);
+    int got = list ? query_param(r->query, "tracks", list, TRACKS_MAX_BYTES) : -1;
+    jp_timeline_range q = {.start_ns = (int64_t)llround(start * 1e3), .end_ns = (int64_t)llround(end * 1e3), .host = r->host};
+    uint32_t *ids = NULL;
+    int bad = got < 0 || (got > 0 && parse_tracks(list, &ids, &q.n_tracks) != 0);
+    free(list);
+    q.tracks = ids;
+    jp_timeline *tl = NULL;
+    int hit = 0, rc;
+    jp_error err;
+    if (bad) rc = respond_error(resp, 400, "tracks needs track ids: 3,5,8-12");
+    else if (cached_timeline(v, r, &tl, &hit, &err) != JP_OK) rc = respond_failure(resp, &err);
+    else rc = respond_written(resp, write_aggregate, tl, &q, hit);
+    free(ids);
+    return rc;
 }
 
 /* "/api/run/<id>/<what>": finds the run (listing again once when the id is unknown) and answers. */
 static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_response *resp) {
     const char *slash = strchr(rest, '/');
     char rel[REL_MAX];
-    if (!slash || strchr(slash + 1, '/') || decode_id(rest, (size_t)(slash - rest), rel, sizeof rel) != 0)
+    int aggregate = slash && strcmp(slash + 1, "timeline/aggregate") == 0;
+    if (!slash || (strchr(slash + 1, '/') && !aggregate) || decode_id(rest, (size_t)(slash - rest), rel, sizeof rel) != 0)
         return respond_error(resp, 404, "no such run");
     run_request r = {.what = slash + 1, .query = query};
-    int section = api_section(r.what);
-    if (section < 0 && strcmp(r.what, "timeline") != 0 && strcmp(r.what, "event") != 0)
+    int section = aggregate ? -1 : api_section(r.what);
+    if (section < 0 && !aggregate && strcmp(r.what, "timeline") != 0 && strcmp(r.what, "event") != 0)
         return respond_error(resp, 404, "unknown endpoint");
     if (query_param(query, "host", r.host, sizeof r.host) < 0) return respond_error(resp, 400, "bad host parameter");
     if (query_param(query, "steps", r.steps, sizeof r.steps) < 0) return respond_error(resp, 400, "bad steps parameter");
@@ -378,6 +436,7 @@ static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_
     if (!r.run) return respond_error(resp, 404, "no such run");
     r.rel = relative_path(v, r.run);
     if (section >= 0) return serve_section(v, &r, section, resp);
+    if (aggregate) return serve_aggregate(v, &r, resp);
     return strcmp(r.what, "timeline") == 0 ? serve_timeline(v, &r, resp) : serve_event(v, &r, resp);
 }
 
@@ -499,6 +558,7 @@ static const char API_INDEX[] =
     "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory\","
     "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/lines\",\"/api/run/<id>/flame\","
     "\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
+    "\"/api/run/<id>/timeline/aggregate?start_us=&end_us=&tracks=&host=\","
     "\"/api/run/<id>/event?track=&index=\",\"/api/diff?base=&new=&host=\"]}\n";
 
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp) {

@@ -1,0 +1,278 @@
+/* timeline_event.c - jp_timeline_event: one event's details for the viewer's details panel: its
+ * stats, self time, flows, and the HLO instruction it ran, decoded from the profile's metadata
+ * plane on first need and kept. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "outputs/timeline_int.h"
+
+/* The stats that name an event's HLO instruction, as read from its stats. */
+typedef struct hlo_ref {
+    jp_str module, op;  /* hlo_module, hlo_op */
+    int64_t program_id; /* -1 when absent */
+} hlo_ref;
+
+/* ---- stats ------------------------------------------------------------------------------------- */
+
+static void write_value(const jp_stat *st, FILE *out) {
+    switch (st->kind) {
+    case JP_STAT_INT: fprintf(out, "%lld", (long long)st->v.i); break;
+    case JP_STAT_UINT: fprintf(out, "%llu", (unsigned long long)st->v.u); break;
+    case JP_STAT_DOUBLE: fprintf(out, st->v.d == st->v.d && st->v.d - st->v.d == 0 ? "%.17g" : "null", st->v.d); break;
+    case JP_STAT_BYTES: fprintf(out, "\"<%zu bytes>\"", st->v.s.len); break;
+    default: fputs("\"\"", out); break;
+    }
+}
+
+/* Notes the stats that name the HLO instruction. */
+static void note_ref(jp_str name, const jp_stat *st, jp_str text, hlo_ref *ref) {
+    if (jp_str_eq(name, "hlo_module")) ref->module = text;
+    else if (jp_str_eq(name, "hlo_op")) ref->op = text;
+    else if (jp_str_eq(name, "program_id") && (st->kind == JP_STAT_INT || st->kind == JP_STAT_UINT))
+        ref->program_id = jp_stat_int(st);
+}
+
+/* Writes a stats message's stats as "name":value pairs; *first tracks the commas. */
+static int write_stats(const tl_track *t, jp_stats_iter it, int *first, hlo_ref *ref, FILE *out, jp_error *err) {
+    jp_stat st;
+    int rc;
+    while ((rc = jp_stats_next(&it, &st, err)) == 1) {
+        const jp_stat_meta *sm = jp_plane_stat_meta_view(t->plane, st.metadata_id);
+        jp_str name = sm ? sm->name : (jp_str){"stat", 4}, text = {"", 0};
+        if (!*first) fputc(',', out);
+        *first = 0;
+        jp_timeline_json_strn(out, name.ptr, name.len);
+        fputc(':', out);
+        if (st.kind == JP_STAT_STR || st.kind == JP_STAT_REF || st.kind == JP_STAT_COMPRESSED) {
+            if ((rc = jp_stat_str(t->xs, t->plane, &st, &text, err)) < 0) return rc;
+            jp_timeline_json_strn(out, text.ptr, text.len);
+        } else {
+            write_value(&st, out);
+        }
+        note_ref(name, &st, text, ref);
+    }
+    return rc;
+}
+
+static int write_source_args(const tl_track *t, uint32_t src, hlo_ref *ref, FILE *out, jp_error *err) {
+    const jp_event *ev = &t->line->events[src];
+    const jp_event_meta *em = jp_plane_event_meta_view(t->plane, ev->metadata_id);
+    int first = 1, rc = em ? write_stats(t, jp_stats_of_event_meta(t->xs, em), &first, ref, out, err) : JP_OK;
+    if (rc >= 0) rc = write_stats(t, jp_stats_of_event(t->xs, ev), &first, ref, out, err);
+    return rc < 0 ? rc : JP_OK;
+}
+
+/* A derived event's args: what the exporter writes for it, and a step's breakdown. */
+static void write_derived_args(const tl_record *r, int kind, hlo_ref *ref, FILE *out) {
+    if (kind == TL_STEPS) {
+        const jp_step *s = r->step;
+        fprintf(out, "\"step_num\":%lld,\"ops\":%llu,\"compiles\":%u,\"flops\":%.17g", (long long)s->step_num,
+                (unsigned long long)s->n_ops, s->n_compiles, s->flops);
+        for (int p = 0; p < JP_PART_COUNT; p++) fprintf(out, ",\"%s_us\":%.3f", jp_part_name(p), (double)s->part_ps[p] / 1e6);
+    } else if (kind == TL_XLA_OPS) {
+        fputs("\"hlo_module\":", out);
+        jp_timeline_json_strn(out, r->module.ptr, r->module.len);
+        fprintf(out, ",\"kernels\":%lld", (long long)r->kernels);
+        *ref = (hlo_ref){r->module, r->name, -1};
+    } else {
+        fprintf(out, "\"kernels\":%lld,\"run_id\":%lld", (long long)r->kernels, (long long)r->run_id);
+    }
+}
+
+/* ---- flows of one event --------------------------------------------------------------------------- */
+
+/* The event at the other end of a flow, as {"dir","track","index","us","name","thread"}. */
+static void write_flow_end(const jp_timeline *tl, const char *dir, uint32_t track, uint32_t index, int64_t ns,
+                           int first, FILE *out) {
+    const tl_track *t = &JP_VEC_AT(&tl->tracks, tl_track, track);
+    const tl_level *lv = &t->levels[jp_timeline_depth_of(t, index)];
+    const jp_str *name = &JP_VEC_AT(&tl->names, jp_str, lv->name[index - lv->first]);
+    fprintf(out, "%s{\"dir\":\"%s\",\"track\":%u,\"index\":%u,\"us\":%.3f,\"name\":", first ? "" : ",", dir, track,
+            index, (double)ns / 1e3);
+    jp_timeline_json_strn(out, name->ptr, name->len);
+    fputs(",\"thread\":", out);
+    jp_timeline_json_strn(out, t->thread, strlen(t->thread));
+    fputc('}', out);
+}
+
+/* The flows leaving the event (they depart at its end) and reaching it (they arrive at its start):
+ * a binary search for that instant, then the flows there that name the event. */
+static void write_event_flows(const jp_timeline *tl, uint32_t track, uint32_t index, int64_t start, int64_t end,
+                              FILE *out) {
+    size_t lo = 0, hi = tl->n_flows, n = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tl->flows[mid].from_ns < end) lo = mid + 1;
+        else hi = mid;
+    }
+    fputs(",\"flows\":[", out);
+    for (size_t i = lo; i < tl->n_flows && tl->flows[i].from_ns == end; i++)
+        if (tl->flows[i].from_track == track && tl->flows[i].from_index == index)
+            write_flow_end(tl, "out", tl->flows[i].to_track, tl->flows[i].to_index, tl->flows[i].to_ns, n++ == 0, out);
+    for (lo = 0, hi = tl->n_flows; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tl->flows[tl->flows_by_to[mid]].to_ns < start) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i < tl->n_flows && tl->flows[tl->flows_by_to[i]].to_ns == start; i++) {
+        const tl_flow *f = &tl->flows[tl->flows_by_to[i]];
+        if (f->to_track == track && f->to_index == index)
+            write_flow_end(tl, "in", f->from_track, f->from_index, f->from_ns, n++ == 0, out);
+    }
+    fputc(']', out);
+}
+
+/* ---- the HLO instruction ---------------------------------------------------------------------------- */
+
+/* The "Hlo Proto" bytes and program_id of one module's metadata; 1 when it has the proto. */
+static int module_meta(jp_xspace *xs, const jp_plane *pl, const jp_event_meta *em, jp_bytes *proto, int64_t *program_id,
+                       jp_error *err) {
+    jp_stats_iter it = jp_stats_of_event_meta(xs, em);
+    jp_stat st;
+    int rc;
+    *proto = (jp_bytes){0};
+    *program_id = -1;
+    while ((rc = jp_stats_next(&it, &st, err)) == 1) {
+        const jp_stat_meta *sm = jp_plane_stat_meta_view(pl, st.metadata_id);
+        if (!sm) continue;
+        if (jp_str_eq(sm->name, "Hlo Proto") && st.kind == JP_STAT_BYTES)
+            *proto = (jp_bytes){(const uint8_t *)st.v.s.ptr, st.v.s.len};
+        else if (jp_str_eq(sm->name, "program_id")) *program_id = jp_stat_int(&st);
+    }
+    return rc < 0 ? rc : proto->len > 0;
+}
+
+/* The module decoded from metadata em of xs (program_id: the metadata's), decoding it on first need. */
+static int decoded(jp_timeline *tl, jp_xspace *xs, const jp_event_meta *em, jp_bytes proto, int64_t program_id,
+                   const jp_hlo_module **out, jp_error *err) {
+    for (size_t i = 0; i < tl->hlo.n; i++) {
+        const tl_hlo *h = &JP_VEC_AT(&tl->hlo, tl_hlo, i);
+        if (h->xs == xs && h->meta_id == em->id) return *out = &h->module, JP_OK;
+    }
+    if (!tl->have_library) {
+        if (regcomp(&tl->library, JP_HLO_LIBRARY_FRAMES, REG_EXTENDED | REG_NOSUB) != 0)
+            return jp_error_set(err, JP_ERR_NOMEM, 0, "cannot compile the library-frame rule");
+        tl->have_library = 1;
+    }
+    tl_hlo *h = jp_vec_push(&tl->hlo, sizeof *h);
+    if (!h) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    h->xs = xs;
+    h->meta_id = em->id;
+    int rc = jp_hlo_decode(proto, jp_xspace_input(xs).ptr, &tl->library, &tl->hlo_intern, &tl->hlo_arena, &h->module, err);
+    if (rc) {
+        tl->hlo.n--;
+        return rc;
+    }
+    if (!h->module.name) h->module.name = jp_intern_view(&tl->hlo_intern, em->name);
+    if (h->module.program_id < 0) h->module.program_id = program_id;
+    *out = &h->module;
+    return JP_OK;
+}
+
+/* The module an event names: by program_id when both say one, else by name (the metadata's, or
+ * the decoded module's). NULL when the metadata plane holds none. */
+static int find_module(jp_timeline *tl, jp_xspace *xs, const hlo_ref *ref, const jp_hlo_module **out, jp_error *err) {
+    size_t n;
+    const jp_plane *planes = jp_xspace_planes(xs, &n);
+    *out = NULL;
+    for (size_t p = 0; p < n; p++) {
+        if (!jp_str_eq(planes[p].name, "/host:metadata")) continue;
+        for (size_t i = 0; i < planes[p].n_event_meta; i++) {
+            const jp_event_meta *em = &planes[p].event_meta[i];
+            jp_bytes proto;
+            int64_t pid;
+            int rc = module_meta(xs, &planes[p], em, &proto, &pid, err);
+            if (rc <= 0) {
+                if (rc < 0) return rc;
+                continue;
+            }
+            int named = em->name.len == ref->module.len && memcmp(em->name.ptr, ref->module.ptr, em->name.len) == 0;
+            if (!(ref->program_id >= 0 && pid >= 0 ? pid == ref->program_id : named)) continue;
+            return decoded(tl, xs, em, proto, pid, out, err);
+        }
+    }
+    return JP_OK;
+}
+
+static void write_text_field(FILE *out, const char *key, const char *s) {
+    fprintf(out, ",\"%s\":", key);
+    jp_timeline_json_strn(out, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void write_stack(const jp_hlo_frame *f, FILE *out) {
+    fputs(",\"stack\":[", out);
+    for (int k = 0; f && k < JP_HLO_MAX_STACK; f = f->parent, k++) {
+        fputs(k ? ",{\"file\":" : "{\"file\":", out);
+        jp_timeline_json_strn(out, f->file, strlen(f->file));
+        fprintf(out, ",\"line\":%u,\"function\":", f->line);
+        jp_timeline_json_strn(out, f->function, strlen(f->function));
+        fprintf(out, ",\"library\":%s}", f->library ? "true" : "false");
+    }
+    fputc(']', out);
+}
+
+static void write_instr(jp_timeline *tl, const jp_hlo_module *m, const jp_hlo_instr *in, FILE *out) {
+    fputs(",\"hlo\":{\"module\":", out);
+    jp_timeline_json_strn(out, m->name, strlen(m->name));
+    fprintf(out, ",\"program_id\":%lld", (long long)m->program_id);
+    write_text_field(out, "name", in->name);
+    write_text_field(out, "opcode", in->opcode);
+    write_text_field(out, "category", in->category);
+    write_text_field(out, "op_name", in->op_name);
+    write_text_field(out, "scope", jp_hlo_scope_of(&tl->hlo_intern, in->op_name ? in->op_name : ""));
+    write_text_field(out, "source", in->source);
+    write_text_field(out, "function", in->function);
+    write_stack(in->frame, out);
+    fprintf(out, ",\"flops\":%.17g,\"bytes\":%.17g,\"transcendentals\":%.17g}", in->flops, in->bytes,
+            in->transcendentals);
+}
+
+/* "hlo": the instruction ref names, or null (with "hlo_error" when its module would not decode). */
+static void write_hlo(jp_timeline *tl, jp_xspace *xs, const hlo_ref *ref, FILE *out) {
+    const jp_hlo_module *m = NULL;
+    jp_error err = {0};
+    int rc = ref->module.len && ref->op.len ? find_module(tl, xs, ref, &m, &err) : JP_OK;
+    const char *op = m ? jp_intern_lookup(&tl->hlo_intern, ref->op.ptr, ref->op.len) : NULL;
+    const jp_hlo_instr *in = op ? jp_hlo_find(m, op) : NULL;
+    if (in) {
+        write_instr(tl, m, in, out);
+        return;
+    }
+    fputs(",\"hlo\":null", out);
+    if (rc) write_text_field(out, "hlo_error", err.msg);
+}
+
+/* ---- the answer -------------------------------------------------------------------------------------- */
+
+int jp_timeline_event(jp_timeline *tl, size_t track_id, size_t index, FILE *out, jp_error *err) {
+    jp_error_clear(err);
+    if (!tl || !out) return jp_error_set(err, JP_ERR_ARG, 0, "timeline: bad event query");
+    if (track_id >= tl->tracks.n) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no track %zu", track_id);
+    const tl_track *t = &JP_VEC_AT(&tl->tracks, tl_track, track_id);
+    if (index >= t->n_events) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no event %zu on track %zu", index, track_id);
+    uint32_t d = jp_timeline_depth_of(t, index);
+    const tl_level *lv = &t->levels[d];
+    size_t i = index - lv->first;
+    const jp_str *name = &JP_VEC_AT(&tl->names, jp_str, lv->name[i]);
+    fprintf(out, "{\"track\":%zu,\"index\":%zu,\"process\":", track_id, index);
+    jp_timeline_json_strn(out, t->process, strlen(t->process));
+    fputs(",\"thread\":", out);
+    jp_timeline_json_strn(out, t->thread, strlen(t->thread));
+    fputs(",\"name\":", out);
+    jp_timeline_json_strn(out, name->ptr, name->len);
+    fprintf(out, ",\"start_us\":%.3f,\"dur_us\":%.3f,\"self_us\":%.3f,\"depth\":%u,\"args\":{",
+            (double)lv->start_ns[i] / 1e3, (double)lv->dur_ns[i] / 1e3, (double)jp_timeline_self_ns(t, d, i) / 1e3, d);
+    hlo_ref ref = {.program_id = -1};
+    if (t->line) {
+        int rc = write_source_args(t, lv->src[i], &ref, out, err);
+        if (rc < 0) return rc;
+    } else {
+        write_derived_args(&t->recs[lv->src[i]], t->kind, &ref, out);
+    }
+    fputc('}', out);
+    write_event_flows(tl, (uint32_t)track_id, (uint32_t)index, lv->start_ns[i], lv->start_ns[i] + lv->dur_ns[i], out);
+    write_hlo(tl, t->xs, &ref, out);
+    fputs("}\n", out);
+    return ferror(out) ? jp_error_set(err, JP_ERR_IO, 0, "timeline: write failed") : JP_OK;
+}

@@ -1,0 +1,109 @@
+/* timeline_int.h - the layout of the viewer's timeline index, shared by its builder (timeline.c),
+ * its window and range queries (timeline_query.c) and its event details (timeline_event.c)
+ * (internal to outputs/). */
+#ifndef JP_OUTPUTS_TIMELINE_INT_H
+#define JP_OUTPUTS_TIMELINE_INT_H
+
+#include <regex.h>
+
+#include "base/vec.h"
+#include "model/model.h"
+#include "outputs/timeline.h"
+
+enum {
+    TL_NAME_MAX_LEN = 200 /* bytes of a line or plane name kept in a track name */
+};
+
+/* The events of one depth of one track: disjoint and sorted by start, hence sorted by end too. */
+typedef struct tl_level {
+    int64_t *start_ns;     /* start in trace time */
+    int64_t *dur_ns;       /* duration; 0 for instants */
+    int64_t *busy_before;  /* n + 1 entries: busy_before[i] sums dur_ns[0..i), for busy time in O(log n) */
+    uint32_t *name;        /* index into jp_timeline.names */
+    uint32_t *src;         /* index into the line's events, or into the derived row's records */
+    size_t n;              /* events at this depth */
+    size_t first;          /* track-wide index of the first of them (depth-major numbering) */
+} tl_level;
+
+/* What a track's events come from. */
+typedef enum tl_kind {
+    TL_SOURCE = 0, /* a line of the xplane (or one of its overlap lanes) */
+    TL_STEPS,      /* derived: the analysis' steps, as `jaxprof export` writes them */
+    TL_XLA_OPS,    /* derived: a GPU's kernels merged per consecutive HLO op */
+    TL_XLA_MODULES /* derived: the same merged per module execution */
+} tl_kind;
+
+/* One event of a derived row. */
+typedef struct tl_record {
+    int64_t start_ps, end_ps; /* on the shared time axis (profile time plus the host's shift) */
+    jp_str name;              /* "step 3", the op or the module */
+    jp_str module;            /* XLA Ops: the op's module */
+    int64_t run_id;           /* XLA Modules: the execution */
+    int64_t kernels;          /* XLA rows: kernels merged into it */
+    const jp_step *step;      /* Steps: the step (an arena copy of the analysis') */
+} tl_record;
+
+/* One thread of the layout: a line, one of its overlap lanes, or a derived row. */
+typedef struct tl_track {
+    const char *process;   /* plane name; "host: plane" when there are several hosts */
+    const char *thread;    /* line name, with " (overlap N)" for lanes past the first */
+    jp_xspace *xs;         /* the xplane its events come from */
+    const jp_plane *plane; /* their plane, for metadata and stats */
+    const jp_line *line;   /* their line; NULL for a derived row */
+    const tl_record *recs; /* a derived row's records (arena), else NULL */
+    int kind;              /* tl_kind */
+    uint32_t host;         /* index into jp_timeline.hosts */
+    tl_level *levels;      /* by depth, 0 outermost */
+    uint32_t n_levels;     /* depths used */
+    size_t n_events;       /* over all levels */
+} tl_track;
+
+/* A flow whose both ends were indexed: an arrow from the end of one event to the start of another. */
+typedef struct tl_flow {
+    int64_t from_ns, to_ns;          /* where the arrow leaves (start event's end) and arrives (end event's start) */
+    uint32_t from_track, from_index; /* the start event: track and track-wide index */
+    uint32_t to_track, to_index;     /* the end event */
+} tl_flow;
+
+/* An HLO module decoded for the event details, on first need. */
+typedef struct tl_hlo {
+    const jp_xspace *xs;  /* the xplane whose metadata plane holds it */
+    int64_t meta_id;      /* its event metadata on that plane */
+    jp_hlo_module module; /* decoded into jp_timeline.hlo_arena */
+} tl_hlo;
+
+struct jp_timeline {
+    jp_arena arena;        /* track names, levels, flows, records, host names, derived names */
+    jp_intern intern;      /* derived row names, so equal names share one name index */
+    jp_vec xs;             /* jp_xspace *: the open xplanes, one per host kept */
+    jp_vec hosts;          /* const char *: host name of each xplane (in the arena) */
+    tl_flow *flows;        /* complete flows sorted by from_ns */
+    uint32_t *flows_by_to; /* indexes into flows, sorted by to_ns */
+    size_t n_flows;        /* complete flows */
+    jp_vec tracks;         /* tl_track, in the exporter's thread order */
+    jp_vec names;          /* jp_str: one per (plane, event metadata) seen, then derived names */
+    uint64_t n_events;     /* events indexed, derived ones included */
+    uint64_t n_derived;    /* of those, events of derived rows */
+    int64_t end_ns;        /* latest event end in trace time, 0 when empty */
+    int64_t base_ps;       /* profile time of the trace's time 0 */
+    jp_arena hlo_arena;    /* HLO modules decoded for event details, and their strings */
+    jp_intern hlo_intern;  /* their interned names */
+    jp_vec hlo;            /* tl_hlo, decoded so far */
+    regex_t library;       /* the default library-frame rule, compiled on first need */
+    int have_library;      /* 1 once `library` is compiled */
+};
+
+/* First index of lv whose event ends at or after t (ends are sorted: a level's events are disjoint). */
+size_t jp_timeline_first_ending_from(const tl_level *lv, int64_t t);
+/* First index of lv in [lo, hi) whose event starts at or after t, else hi. */
+size_t jp_timeline_first_starting_from(const tl_level *lv, size_t lo, size_t hi, int64_t t);
+/* Busy time of lv's events i..hi) before time t: their durations up to t. */
+int64_t jp_timeline_busy_before(const tl_level *lv, size_t lo, size_t hi, int64_t t);
+/* Self time of event i of level d of t: its duration minus its children's (level d + 1 inside it). */
+int64_t jp_timeline_self_ns(const tl_track *t, uint32_t d, size_t i);
+/* The depth of a track's event, from its track-wide index (depth-major numbering). */
+uint32_t jp_timeline_depth_of(const tl_track *t, size_t index);
+/* Marks the hosts whose name contains host (all for NULL or ""); JP_ERR_NOT_FOUND for none. */
+int jp_timeline_select_hosts(const jp_timeline *tl, const char *host, uint8_t *host_on, jp_error *err);
+
+#endif
