@@ -22,7 +22,7 @@ test-c: sysdeps venv
 	    -Db_sanitize=address,undefined -Dc_args=-fno-sanitize-recover=all -Dpython=disabled -Dtests=enabled
 	$(VENV)/bin/meson test -C $(ASAN) --print-errorlogs
 
-test-py: install
+test-py: install $(VENV)/.test-deps
 	$(VPY) -m pytest -q tests/python
 
 install: $(VENV)/.installed
@@ -33,13 +33,18 @@ $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 
 venv: $(VENV)/.deps
 
+# What the build and the demo need: meson-python to build, JAX (CPU) to run the demo model.
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "meson-python>=0.15" "meson>=1.1" ninja "jax>=0.4.30" numpy "pytest>=7"
-	# test-only: a real TensorBoard, Perfetto's own trace protos, Selenium for the browser tests;
-	# xprof for `jaxprof capture`, whose gRPC profiler client it ships (optional for users)
-	$(VPY) -m pip install -q tensorboard perfetto selenium "xprof>=2.24"
+	$(VPY) -m pip install -q "meson-python>=0.15" "meson>=1.1" ninja "jax>=0.4.30" numpy
+	touch $@
+
+# Test-only: pytest; a real TensorBoard, Perfetto's own trace protos, Selenium for the browser tests;
+# xprof for `jaxprof capture`, whose gRPC profiler client it ships (optional for users); Flax and
+# Optax for the tests that profile real models (the diff of two Flax MLPs).
+$(VENV)/.test-deps: $(VENV)/.deps
+	$(VPY) -m pip install -q "pytest>=7" tensorboard perfetto selenium "xprof>=2.24" flax optax
 	touch $@
 
 # cmocka (C unit tests), zlib (gzip input), and Chromium + chromedriver (viewer browser tests), from Debian.
@@ -59,7 +64,7 @@ clean:
 	rm -rf build build-asan build-py $(VENV) $(XPROF_VENV) jaxprof-demo
 
 # Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
-bench: install $(XPROF_VENV)/.installed
+bench: install $(VENV)/.test-deps $(XPROF_VENV)/.installed
 	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/multihost_report.py; $(VPY) benchmarks/real_captures.py --xprof-python $(XPROF_VENV)/bin/python; $(VPY) benchmarks/report_speed.py --xprof-python $(XPROF_VENV)/bin/python; cat benchmarks/analysis_cost.md benchmarks/fuzzing.md; } > docs/benchmarks.md.tmp
 	mv docs/benchmarks.md.tmp docs/benchmarks.md
 

@@ -354,9 +354,9 @@ int main(int argc, char **argv) {
         printf("jaxprof %s\n", JP_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
     if (is_python_command(cmd)) return run_python_command(argc - 1, argv + 1);
     if (cli_wants_help(argc - 1, argv + 1) && cli_help(cmd, stdout) == 0) return 0;
+    if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 1, argv + 1);

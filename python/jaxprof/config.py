@@ -33,7 +33,7 @@ class ProfilerConfig:
     profile_gpu_trace: bool = True      #: trace device activity (CUPTI on GPU)
     profile_python_trace: bool = False  #: trace Python function calls (slow; off by default)
     host_trace_level: int = 2           #: 0 off, 1 user annotations, 2 default, 3 verbose
-    profile_report: bool = True         #: log a short jaxprof report after each capture
+    profile_report: bool | str = True   #: after each capture log one line (True), the report ("full"), or nothing (False)
     profile_max_total_bytes: int | None = None  #: stop capturing before captures pass this many bytes
     profile_processes: list[int] | None = None  #: jax.distributed process indices that capture; None = all
 
@@ -47,6 +47,8 @@ class ProfilerConfig:
             require_int("max_profile_count", self.max_profile_count, minimum=1)
         if self.profile_max_total_bytes is not None:
             require_int("profile_max_total_bytes", self.profile_max_total_bytes, minimum=1)
+        from .profiler import report_mode  # the Profiler's own rule; imported late (profiler imports us)
+        report_mode(self.profile_report)
         for index in self.profile_processes or ():
             require_int("profile_processes[]", index, minimum=0)
         if isinstance(self.profile_duration_ms, bool) or not isinstance(self.profile_duration_ms, (int, float)) \

@@ -91,7 +91,7 @@ class Profiler:
         perfetto: bool = False,
         enabled: bool = True,
         step_name: str = "train",
-        report: bool = True,
+        report: bool | str = True,
         max_total_bytes: int | None = None,
         processes: Sequence[int] | None = None,
     ) -> None:
@@ -127,7 +127,7 @@ class Profiler:
         self.perfetto = perfetto
         self.enabled = enabled
         self.step_name = step_name
-        self.report = report
+        self.report = report_mode(report)
         self.max_total_bytes = max_total_bytes
         self.processes = tuple(sorted(set(processes))) if processes is not None else None
         self._proc: multihost.Process | None = None  # asked at the first step: jax.distributed may start late
@@ -400,16 +400,16 @@ class Profiler:
             return
         first, last = (capture.steps[0], capture.steps[-1]) if capture.steps else (None, None)
         ended = "" if reason == "steps" else f", ended by {reason}"
-        log.info(
-            "captured steps %s-%s (%d steps, mean %.2f ms/step%s) -> %s",
-            first, last, len(capture.steps), capture.mean_step_ms, ended, capture.run_dir,
-        )
+        line = f"captured steps {first}-{last} ({len(capture.steps)} steps, mean {capture.mean_step_ms:.2f} ms/step{ended})"
         proc = self._process()
         expected = len(self.processes) if self.processes is not None else proc.count
         reporter = self.processes[0] if self.processes else 0  # one process reports a multi-process run
-        if (self.report or self.perfetto) and (not proc.multi or proc.index == reporter):
+        report = self.report if not proc.multi or proc.index == reporter else "off"
+        if report == "off":
+            log.info("%s -> %s", line, capture.run_dir)
+        if report != "off" or (self.perfetto and (not proc.multi or proc.index == reporter)):
             # Export and analysis of a big capture take seconds: never on the training thread.
-            thread = threading.Thread(target=_after_capture, args=(capture.run_dir, self.perfetto, self.report,
+            thread = threading.Thread(target=_after_capture, args=(capture.run_dir, line, self.perfetto, report,
                                                                    expected if proc.multi else 1),
                                       daemon=True, name="jaxprof-report")
             thread.start()
@@ -450,25 +450,38 @@ class _StepScope:
         self._profiler._end_step(failed=exc_type is not None)
 
 
-def _after_capture(run_dir: Path, perfetto: bool, report: bool, expected_files: int = 1) -> None:
+def report_mode(report: bool | str) -> str:
+    """``Profiler(report=...)`` as "short" (True: one line per capture), "full" or "off" (False)."""
+    mode = ("short" if report else "off") if isinstance(report, bool) else str(report).lower()
+    if mode not in ("short", "full", "off"):
+        raise ValueError(f"report must be True, False, 'short', 'full' or 'off', got {report!r}")
+    return mode
+
+
+def _after_capture(run_dir: Path, line: str, perfetto: bool, report: str, expected_files: int = 1) -> None:
     if expected_files > 1:  # the other processes of the job may still be writing theirs
         have = multihost.wait_for_files(run_dir, expected_files, multihost.AGREE_TIMEOUT_S)
         if have < expected_files:
             log.warning("%s holds %d of the %d processes' files; analysing what is there", run_dir, have, expected_files)
     if perfetto:
         export_perfetto(run_dir)
-    if report:
-        _log_report(run_dir)
+    if report != "off":
+        _log_report(run_dir, line, full=report == "full")
 
 
-def _log_report(run_dir: Path) -> None:
-    """Logs the short report of one capture; analysis trouble is a warning, never an exception."""
+def _log_report(run_dir: Path, line: str, full: bool) -> None:
+    """Logs the capture's line with its top finding (and the report when ``full``); analysis
+    trouble is a warning, never an exception."""
     try:
-        text = load(run_dir).render("report", top=5)
+        profile = load(run_dir)
+        findings = profile.findings()
+        text = profile.render("report", top=5) if full else ""
     except Exception as exc:  # a bad profile must not take the training process down
+        log.info("%s -> %s", line, run_dir)
         log.warning("could not analyse %s: %s", run_dir, exc)
         return
-    log.info("profile report for %s\n%s", run_dir, text.rstrip())
+    top = f"top finding [{findings[0]['severity']}] {findings[0]['title']}" if findings else "no finding"
+    log.info("%s, %s -> %s%s", line, top, run_dir, "\n" + text.rstrip() if full else "")
 
 
 _instances: dict[str, int] = {}  # Profilers created per log directory in this process

@@ -1,0 +1,158 @@
+"""The conventions users try first (issue 18): per-command help, filters that match nothing, findings
+with their evidence and fix, --columns / --sort direction / --width on text tables, the run directory
+named in every header, and `extract --run` refusing an ambiguous name. All on real JAX CPU captures."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import capture_steps, jaxprof_json, run_jaxprof
+
+C_COMMANDS = ["report", "ops", "steps", "scopes", "kernels", "memory", "transfers", "compiles", "findings",
+              "hosts", "lines", "flame", "export", "diff", "list", "latest", "extract", "view", "version", "help"]
+PYTHON_COMMANDS = ["demo", "capture", "calibrate"]
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory) -> Path:
+    return capture_steps(tmp_path_factory.mktemp("conventions"))
+
+
+@pytest.fixture(scope="module")
+def run(log_dir) -> Path:
+    (run,) = {p.parent for p in log_dir.rglob("*.xplane.pb*")}
+    return run
+
+
+@pytest.mark.parametrize("command", C_COMMANDS + PYTHON_COMMANDS)
+def test_every_command_has_help(command):
+    flags = [("--help",), ("-h",)] if command not in ("help", "version") else [()]
+    outputs = []
+    for flag in flags:
+        proc = run_jaxprof(command, *flag) if command not in ("help", "version") else run_jaxprof("help", command)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(f"usage: jaxprof {command}"), proc.stdout[:200]
+        outputs.append(proc.stdout)
+    assert len(set(outputs)) == 1  # --help and -h print the same
+    assert run_jaxprof("help", command).stdout == outputs[0]  # so does `jaxprof help CMD`
+    if command in ("ops", "report", "lines"):
+        assert "--columns" in outputs[0] and "--device NAME|N" in outputs[0] and "--sort KEY" in outputs[0]
+
+
+def test_help_for_an_unknown_command_is_exit_2():
+    proc = run_jaxprof("help", "nonsense")
+    assert proc.returncode == 2 and proc.stderr == "jaxprof: unknown command 'nonsense' (see jaxprof help)\n"
+    bad = run_jaxprof("ops", "--bogus")
+    assert bad.returncode == 2 and bad.stderr == "jaxprof: bad option '--bogus' (see jaxprof ops --help)\n"
+
+
+def test_a_filter_that_matches_nothing_names_what_exists(run):
+    host = next(run.glob("*.xplane.pb*")).name.split(".xplane.pb")[0]
+    for args, message in ((("--device", "5"), "no device matches '5' (devices: /host:CPU (device 0))"),
+                          (("--device", "GPU"), "no device matches 'GPU' (devices: /host:CPU (device 0))"),
+                          (("--host", "nohost"), f"no host matches 'nohost' (hosts: {host})")):
+        for command in ("report", "ops", "findings"):
+            proc = run_jaxprof(command, run, *args)
+            assert proc.returncode == 2 and proc.stdout == "", (command, args)
+            assert proc.stderr == f"jaxprof: {message}\n"
+    # device 0 of a CPU profile is its CPU: the same numbers as no filter
+    assert jaxprof_json("ops", run, "--device", "0")["ops"] == jaxprof_json("ops", run)["ops"]
+
+
+def test_findings_show_evidence_and_fix_wrapped(run):
+    findings = jaxprof_json("findings", run)["findings"]
+    assert findings, "a CPU loop this small is host-bound: there are findings"
+    for width in (60, 100):
+        text = run_jaxprof("findings", run, "--width", str(width)).stdout
+        assert text.startswith(f"Findings ({len(findings)})\n")
+        # a line runs past the width only when it is one word too long for any line
+        assert all(len(line) <= width or len(line.split()) == 1 for line in text.splitlines())
+        flat = " ".join(line.strip() for line in text.splitlines())  # undo the wrapping
+        for f in findings:
+            assert f"[{f['severity']}] {f['title']} ({f['id']})" in flat
+            assert f"evidence: {f['evidence']}" in flat and f"fix: {f['fix']}" in flat
+    report = run_jaxprof("report", run, "--width", "70").stdout
+    tail = report[report.index("\nFindings ("):]
+    assert all(len(line) <= 70 or len(line.split()) == 1 for line in tail.splitlines()) and "fix: " in tail
+
+
+def parse_text_table(text: str) -> tuple[list[str], list[list[str]]]:
+    """Splits a text table at runs of two or more spaces (cells never hold two spaces)."""
+    rows = [[c for c in line.strip().split("  ") if c] for line in text.splitlines() if line.strip()]
+    rows = [[c.strip() for c in r] for r in rows]
+    return rows[0], rows[1:]
+
+
+def test_columns_pick_text_csv_and_json_columns(run):
+    ops = jaxprof_json("ops", run)["ops"]
+    head, rows = parse_text_table(run_jaxprof("ops", run, "--columns", "name,self,scope,op_name", "--width", "400").stdout)
+    assert head == ["op", "self", "scope", "op_name"]
+    assert [r[0] for r in rows] == [o["name"] for o in ops]  # the default order: self time, largest first
+    assert [r[2:] for r in rows] == [[o["scope"], o["op_name"]] for o in ops]
+    table = list(csv.reader(io.StringIO(run_jaxprof("ops", run, "--csv", "--columns", "op_name,count").stdout)))
+    assert table[0] == ["op_name", "count"] and table[1:] == [[o["op_name"], str(o["count"])] for o in ops]
+    doc = jaxprof_json("ops", run, "--columns", "name,source")
+    assert doc["ops"] == [{"name": o["name"], "source": o["source"]} for o in ops]
+    bad = run_jaxprof("ops", run, "--columns", "name,nonsense")
+    assert bad.returncode == 2 and "--columns: ops has no column 'nonsense' (columns: name, category," in bad.stderr
+
+
+def test_sort_direction(run):
+    ops = jaxprof_json("ops", run)["ops"]
+    up = jaxprof_json("ops", run, "--sort", "self:asc")["ops"]
+    assert [o["self_ms"] for o in up] == sorted(o["self_ms"] for o in ops)
+    names = [o["name"] for o in jaxprof_json("ops", run, "--sort", "name:desc")["ops"]]
+    assert names == sorted(names, reverse=True) and len(names) == len(ops)
+    assert run_jaxprof("ops", run, "--sort", "self:sideways").returncode == 2
+
+
+def test_width_widens_text_and_never_cuts_categories(run):
+    ops = jaxprof_json("ops", run)["ops"]
+    longest = max(len(o["name"]) for o in ops)
+    for width in (40, 60, 100, 200):
+        text = run_jaxprof("ops", run, "--width", str(width)).stdout
+        head, rows = parse_text_table(text)
+        assert [r[1] for r in rows] == [o["category"] for o in ops]  # whole at every width
+        names = [r[0] for r in rows]
+        if max(len(line) for line in text.splitlines()) > width:  # too narrow: names gave all they could
+            assert {len(n) for n in names if n.startswith("...")} == {12}
+        else:  # names are cut only as far as the width needs
+            assert all(n == o["name"] or (n.startswith("...") and o["name"].endswith(n[3:]))
+                       for n, o in zip(names, ops))
+    _, rows = parse_text_table(run_jaxprof("ops", run, "--width", "200").stdout)
+    assert [r[0] for r in rows] == [o["name"] for o in ops] and longest < 120
+    wide = run_jaxprof("ops", run, "--columns", "name,scope,op_name,source", "--width", "400").stdout
+    _, rows = parse_text_table(wide)
+    assert not any("..." in c for r in rows for c in r)  # room for everything: nothing cut
+    narrow = run_jaxprof("ops", run, "--columns", "name,scope,op_name,source", "--width", "80").stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+
+
+def test_outputs_name_the_run_read(log_dir, run, tmp_path):
+    assert run_jaxprof("report", log_dir).stdout.startswith(f"jaxprof report: {run}\n")
+    assert jaxprof_json("ops", log_dir)["path"] == str(run)
+    html = tmp_path / "r.html"
+    assert run_jaxprof("report", log_dir, "--html", html).returncode == 0
+    assert str(run) in html.read_text()
+    diff = run_jaxprof("diff", log_dir, log_dir)
+    assert diff.stdout.startswith(f"jaxprof diff: {run} → {run}\n")
+
+
+def test_extract_refuses_an_ambiguous_run(run, tmp_path):
+    for parent in ("a", "b"):
+        copy = tmp_path / "logs" / parent / "plugins" / "profile" / run.name
+        shutil.copytree(run, copy)
+    proc = run_jaxprof("extract", tmp_path / "logs", "--run", run.name, "-o", tmp_path / "out")
+    assert proc.returncode == 2 and not (tmp_path / "out").exists()
+    lines = proc.stderr.splitlines()
+    assert lines[0] == f"jaxprof: 2 runs under {tmp_path / 'logs'} match '{run.name}'; name one of them:"
+    assert sorted(lines[1:]) == [f"  {tmp_path / 'logs' / p / 'plugins' / 'profile' / run.name}" for p in ("a", "b")]
+    one = run_jaxprof("extract", tmp_path / "logs", "--run", f"b/plugins/profile/{run.name}", "-o", tmp_path / "out")
+    assert one.returncode == 0 and (tmp_path / "out").is_dir()
+    missing = run_jaxprof("extract", tmp_path / "logs", "--run", "1999_01_01")
+    assert missing.returncode == 2 and "no run named '1999_01_01'" in missing.stderr
