@@ -1,5 +1,6 @@
 /* diff.c - comparing two analyses (jp_diff_new): step time with a noise estimate, the breakdown,
- * ops paired across XLA renumbering, scopes and findings; and the regression gate (jp_diff_check). */
+ * ops paired across XLA and Flax renumbering, scopes and findings; and the regression gate
+ * (jp_diff_check). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,13 +10,16 @@
 #include "base/error.h"
 
 enum {
-    PAIR_LIMIT = 1 << 16, /* candidate pairs per group tried exhaustively; bigger groups pair by rank */
-    WHY_OPS = 5           /* ops named in jp_diff_check's paragraph */
+    PAIR_LIMIT = 1 << 16, /* candidate pairs per group tried exhaustively; bigger groups pair by rank,
+                           * and layer groups with more instance pairs are not aligned */
+    WHY_OPS = 5,          /* ops named in jp_diff_check's paragraph */
+    LAYER_DEPTH_MAX = 64, /* scope components searched for numbered layers ("MLP/Dense_2") */
+    INDEX_DIGITS_MAX = 9  /* a longer number after "_" is part of a name, not a layer index */
 };
 
 #define DEFAULT_MIN_CHANGE_PCT 5.0
 #define DEFAULT_MIN_SHARE_PCT 0.5
-#define SHAPE_COUNT_TOLERANCE 0.10 /* pass 3: occurrences per step may differ by this fraction */
+#define SHAPE_COUNT_TOLERANCE 0.10 /* the scope pass: occurrences per step may differ by this fraction */
 #define PS_PER_MS 1e9
 
 /* The diff and the arena that holds every array it points to; jp_diff_free recovers the box. */
@@ -25,20 +29,35 @@ typedef struct diff_box {
 } diff_box;
 
 /* One op (summed over devices) or one scope of one run, per step, while pairing. */
+/* A key rewritten for pairing: a buffer of its own in the diff's arena, grown when needed. */
+typedef struct keybuf {
+    char *s;    /* NULL until the key is first rewritten */
+    size_t cap; /* bytes at s */
+} keybuf;
+
 typedef struct agg {
-    const char *key;      /* module used for pairing: a renumbered base module takes the new name */
-    const char *module;   /* ops: HLO module as the run names it; scopes: "" */
-    const char *name;     /* ops: HLO instruction; scopes: path */
-    const char *category; /* ops: category; scopes: "device" or "host" */
-    const char *op_name;  /* ops: metadata op_name ("" unknown); scopes: "" */
-    const char *scope;    /* ops: user scope path; scopes: path */
-    int kind;             /* scopes: jp_scope_kind; ops: 0 */
-    uint32_t device;      /* ops: device of the entry, so merging keeps the first device's strings */
-    double count;         /* occurrences, summed then per step */
-    double self_ps;       /* self time, summed then per step */
-    double total_ps;      /* total time, summed then per step */
-    struct agg *partner;  /* the other run's entry it is paired with, or NULL */
-    int match;            /* jp_match of that pairing */
+    const char *key;       /* module used for pairing: a renumbered base module takes the new name */
+    const char *module;    /* ops: HLO module as the run names it; scopes: "" */
+    const char *name;      /* ops: HLO instruction; scopes: path */
+    const char *category;  /* ops: category; scopes: "device" or "host" */
+    const char *op_name;   /* ops: metadata op_name ("" unknown); scopes: "" */
+    const char *scope;     /* ops: user scope path; scopes: path */
+    const char *op_key;    /* op_name used for pairing: a renumbered base layer takes its new index */
+    const char *scope_key; /* scope (scopes: path) used for pairing, renumbered likewise */
+    int kind;              /* scopes: jp_scope_kind; ops: 0 */
+    uint32_t device;       /* ops: device of the entry, so merging keeps the first device's strings */
+    double count;          /* occurrences, summed then per step */
+    double self_ps;        /* self time, summed then per step */
+    double total_ps;       /* total time, summed then per step */
+    double occurrences;    /* ops: occurrences as recorded, over which flops and bytes are summed */
+    double flops, bytes;   /* ops: summed over occurrences and devices; 0 unknown */
+    uint32_t lone;         /* 1 + depth of the scope component naming a layer found in one run only
+                            * (its ops are added or removed, never paired); 0 otherwise */
+    size_t scan;           /* layer alignment: offset in scope_key of the next component, or SIZE_MAX */
+    size_t op_scan;        /* layer alignment: offset in op_key after the last layer found in it */
+    keybuf op_buf, scope_buf; /* where op_key and scope_key live once rewritten */
+    struct agg *partner;   /* the other run's entry it is paired with, or NULL */
+    int match;             /* jp_match of that pairing */
 } agg;
 
 typedef int (*group_cmp)(const agg *, const agg *);
@@ -137,10 +156,11 @@ static int cmp_agg_op(const void *x, const void *y) {
     return c ? c : (a->device > b->device) - (a->device < b->device);
 }
 
+/* Scopes by kind and the path used for pairing (a renumbered layer's base path takes the new one). */
 static int cmp_agg_scope(const void *x, const void *y) {
     const agg *a = x, *b = y;
     if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
-    return strcmp(a->name, b->name);
+    return strcmp(a->scope_key, b->scope_key);
 }
 
 /* Merges neighbours with the same key (the array is sorted), summing counts and times; the first
@@ -152,6 +172,9 @@ static size_t merge_and_scale(agg *v, size_t n, int (*cmp)(const void *, const v
             v[w - 1].count += v[i].count;
             v[w - 1].self_ps += v[i].self_ps;
             v[w - 1].total_ps += v[i].total_ps;
+            v[w - 1].occurrences += v[i].occurrences;
+            v[w - 1].flops += v[i].flops;
+            v[w - 1].bytes += v[i].bytes;
         } else {
             v[w++] = v[i];
         }
@@ -179,8 +202,10 @@ static agg *aggregate_ops(jp_arena *ar, const jp_analysis *a, double per_step, s
         const jp_op_stat *op = &a->ops[i];
         v[i] = (agg){.key = nz(op->module), .module = nz(op->module), .name = nz(op->name),
                      .category = nz(op->category), .op_name = nz(op->op_name), .scope = nz(op->scope),
-                     .device = op->device, .count = (double)op->count, .self_ps = (double)op->self_ps,
-                     .total_ps = (double)op->total_ps};
+                     .op_key = nz(op->op_name), .scope_key = nz(op->scope), .device = op->device,
+                     .count = (double)op->count, .self_ps = (double)op->self_ps, .total_ps = (double)op->total_ps,
+                     .occurrences = (double)op->count, .flops = op->flops > 0 ? op->flops : 0,
+                     .bytes = op->bytes > 0 ? op->bytes : 0};
     }
     if (n > 1) qsort(v, n, sizeof *v, cmp_agg_op);
     *n_out = merge_and_scale(v, n, same_op_key, per_step);
@@ -195,7 +220,8 @@ static agg *aggregate_scopes(jp_arena *ar, const jp_analysis *a, double per_step
         const jp_scope_stat *s = &a->scopes[i];
         int kind = s->kind == JP_SCOPE_DEVICE ? JP_SCOPE_DEVICE : JP_SCOPE_HOST;
         v[i] = (agg){.key = "", .module = "", .name = nz(s->path), .category = kind ? "host" : "device",
-                     .op_name = "", .scope = nz(s->path), .kind = kind, .count = (double)s->count,
+                     .op_name = "", .scope = nz(s->path), .op_key = "", .scope_key = nz(s->path), .kind = kind,
+                     .count = (double)s->count,
                      .self_ps = (double)s->self_ps, .total_ps = (double)s->total_ps};
     }
     if (n > 1) qsort(v, n, sizeof *v, cmp_agg_scope);
@@ -300,28 +326,352 @@ static int map_renumbered_modules(jp_arena *ar, agg *b, size_t nb, const agg *n,
     return 1;
 }
 
+/* ---- layers renumbered by an insertion ----------------------------------------------------- */
+
+/* Flax names a submodule by its class and the order it was made in (Dense_0, Dense_1, ...), so a
+ * layer inserted before others renumbers them: what was MLP/Dense_2 is MLP/Dense_3, and MLP/Dense_2
+ * is now the inserted layer. Pairing by name or op_name would compare the old output layer with
+ * the new hidden one. So, before any pairing, the numbered instances of each parent path and class
+ * ("MLP/" + "Dense") are aligned across the runs by what their ops compute (align_instances), and
+ * the base run's op_name and scope keys take the new numbers. Depth by depth, outermost first, so
+ * a renumbered Block_1 -> Block_2 is mapped before the Dense_N inside it are grouped. */
+
+/* One op under a numbered scope component ("Dense_2") at the depth being aligned. */
+typedef struct member {
+    agg *op;
+    size_t at;       /* offset of the component in op->scope_key; its parent path is before it */
+    size_t stem_len; /* "Dense" */
+    size_t comp_len; /* "Dense_2" */
+    size_t tok;      /* offset of the same name in op->op_key */
+    uint32_t index;  /* 2 */
+    uint32_t to;     /* base: the number its layer has in the new run */
+    int side;        /* 0 base, 1 new */
+} member;
+
+/* The members of one layer instance ("MLP/Dense_2" of one run) inside a group. */
+typedef struct instance {
+    size_t lo, hi;  /* its members: group[lo, hi), ordered by cmp_entry */
+    uint32_t index; /* its number */
+    size_t partner; /* the other run's instance it is aligned with, or SIZE_MAX */
+} instance;
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Whether s[at, end) reads "<stem>_<number>" (a canonical number of at most INDEX_DIGITS_MAX
+ * digits, so "Dense_01" is a name); fills stem_len and index. */
+static int numbered(const char *s, size_t at, size_t end, size_t *stem_len, uint32_t *index) {
+    size_t d = end;
+    while (d > at && is_digit(s[d - 1])) d--;
+    size_t digits = end - d;
+    if (digits == 0 || digits > INDEX_DIGITS_MAX || d < at + 2 || s[d - 1] != '_') return 0;
+    if (digits > 1 && s[d] == '0') return 0;
+    uint32_t v = 0;
+    for (size_t i = d; i < end; i++) v = v * 10 + (uint32_t)(s[i] - '0');
+    *stem_len = d - 1 - at;
+    *index = v;
+    return 1;
+}
+
+/* Offset of the first whole occurrence of name (len bytes) in s at or after from: preceded by the
+ * start, '/' or '(' and followed by the end, '/' or ')', as a scope's name sits in an op_name
+ * ("jit(f)/transpose(jvp(MLP))/Dense_2/dot_general"). SIZE_MAX when there is none. */
+static size_t find_name(const char *s, size_t from, const char *name, size_t len) {
+    size_t n = strlen(s);
+    for (size_t i = from; len > 0 && i + len <= n; i++) {
+        const char *p = memchr(s + i, name[0], n - len + 1 - i);
+        if (!p) break;
+        i = (size_t)(p - s);
+        int starts = i == 0 || s[i - 1] == '/' || s[i - 1] == '(';
+        int ends = s[i + len] == '\0' || s[i + len] == '/' || s[i + len] == ')';
+        if (starts && ends && memcmp(p, name, len) == 0) return i;
+    }
+    return SIZE_MAX;
+}
+
+static int cmp_span(const char *a, size_t la, const char *b, size_t lb) {
+    int c = memcmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+static double per_occurrence(double v, const agg *a) { return a->occurrences > 0 ? v / a->occurrences : 0; }
+
+/* Ops of the same shape do the same work per occurrence: FLOPs, then bytes (0 unknown). */
+static int cmp_shape(const agg *a, const agg *b) {
+    int c = cmp_double(per_occurrence(a->flops, a), per_occurrence(b->flops, b));
+    return c ? c : cmp_double(per_occurrence(a->bytes, a), per_occurrence(b->bytes, b));
+}
+
+/* One alignment group: the same parent path and class ("MLP/" + "Dense"). */
+static int cmp_group(const member *x, const member *y) {
+    return cmp_span(x->op->scope_key, x->at + x->stem_len, y->op->scope_key, y->at + y->stem_len);
+}
+
+/* What an op of a layer computes, the layer's own number left out: module, category, the op_name
+ * around the layer's name (the primitive, forward or gradient), shape. */
+static int cmp_entry(const member *x, const member *y) {
+    const agg *a = x->op, *b = y->op;
+    int c = strcmp(a->key, b->key);
+    if (!c) c = strcmp(a->category, b->category);
+    if (!c) c = cmp_span(a->op_key, x->tok, b->op_key, y->tok);
+    if (!c) c = strcmp(a->op_key + x->tok + x->comp_len, b->op_key + y->tok + y->comp_len);
+    return c ? c : cmp_shape(a, b);
+}
+
+static int cmp_member(const void *p, const void *q) {
+    const member *x = p, *y = q;
+    int c = cmp_group(x, y);
+    if (!c) c = x->side - y->side;
+    if (!c) c = (x->index > y->index) - (x->index < y->index);
+    if (!c) c = cmp_entry(x, y);
+    return c ? c : strcmp(x->op->name, y->op->name);
+}
+
+/* Ops two instances have in common, as multisets of entries (both ordered by cmp_entry). */
+static size_t common_ops(const member *g, const instance *p, const instance *q) {
+    size_t i = p->lo, j = q->lo, k = 0;
+    while (i < p->hi && j < q->hi) {
+        int c = cmp_entry(&g[i], &g[j]);
+        if (c < 0) i++;
+        else if (c > 0) j++;
+        else k++, i++, j++;
+    }
+    return k;
+}
+
+/* The worth of aligning two instances: 0 unless they share most of the larger one's ops (else
+ * they are different layers), then the ops shared, scaled so that one op outweighs keeping every
+ * number, plus 1 when the number is kept. */
+static uint64_t align_weight(const member *g, const instance *p, const instance *q, uint64_t scale) {
+    size_t k = common_ops(g, p, q), np = p->hi - p->lo, nq = q->hi - q->lo;
+    if (2 * k <= (np > nq ? np : nq)) return 0;
+    return (uint64_t)k * scale + (p->index == q->index);
+}
+
+/* Aligns the m base instances with the n new ones in order (an insertion or a removal keeps the
+ * order of the others), most ops shared first, then most numbers kept: an edit-distance table of
+ * (m+1)(n+1) cells, which the caller keeps under PAIR_LIMIT-ish sizes. */
+static int align_instances(const member *g, instance *bi, size_t m, instance *ni, size_t n) {
+    size_t w = n + 1;
+    uint64_t *t = calloc((m + 1) * w, sizeof *t), scale = (m < n ? m : n) + 1;
+    if (!t) return JP_ERR_NOMEM;
+    for (size_t i = 1; i <= m; i++)
+        for (size_t j = 1; j <= n; j++) {
+            uint64_t best = t[(i - 1) * w + j] > t[i * w + j - 1] ? t[(i - 1) * w + j] : t[i * w + j - 1];
+            uint64_t a = align_weight(g, &bi[i - 1], &ni[j - 1], scale);
+            if (a && t[(i - 1) * w + j - 1] + a > best) best = t[(i - 1) * w + j - 1] + a;
+            t[i * w + j] = best;
+        }
+    for (size_t i = m, j = n; i > 0 && j > 0;) {
+        uint64_t a = align_weight(g, &bi[i - 1], &ni[j - 1], scale);
+        if (a && t[i * w + j] == t[(i - 1) * w + j - 1] + a) {
+            bi[i - 1].partner = j - 1;
+            ni[j - 1].partner = i - 1;
+            i--, j--;
+        } else if (t[i * w + j] == t[(i - 1) * w + j]) {
+            i--;
+        } else {
+            j--;
+        }
+    }
+    free(t);
+    return JP_OK;
+}
+
+/* Instances left unaligned: one whose number the other run also left unaligned is the same layer
+ * changed in place (a width edited) and keeps its number. Both lists are ordered by number. */
+static void keep_numbers(instance *bi, size_t m, instance *ni, size_t n) {
+    for (size_t i = 0, j = 0; i < m; i++) {
+        if (bi[i].partner != SIZE_MAX) continue;
+        while (j < n && ni[j].index < bi[i].index) j++;
+        if (j < n && ni[j].index == bi[i].index && ni[j].partner == SIZE_MAX) {
+            bi[i].partner = j;
+            ni[j].partner = i;
+        }
+    }
+}
+
+/* Splits one side of a group (members ordered by number) into instances; returns how many. */
+static size_t split_instances(const member *g, size_t lo, size_t hi, instance *out) {
+    size_t k = 0;
+    for (size_t i = lo; i < hi; i++) {
+        if (k > 0 && out[k - 1].index == g[i].index) {
+            out[k - 1].hi = i + 1;
+            continue;
+        }
+        out[k++] = (instance){i, i + 1, g[i].index, SIZE_MAX};
+    }
+    return k;
+}
+
+/* Records the outcome on the members: a base instance's new number, or the ops of an instance
+ * found in one run only marked lone (added or removed: never paired). */
+static void settle(member *g, const instance *inst, size_t k, const instance *other, uint32_t depth) {
+    for (size_t i = 0; i < k; i++)
+        for (size_t x = inst[i].lo; x < inst[i].hi; x++) {
+            if (inst[i].partner == SIZE_MAX) g[x].op->lone = depth + 1;
+            else g[x].to = other[inst[i].partner].index;
+        }
+}
+
+/* Aligns one group (base members first, then new ones, each ordered by number). A class found in
+ * one run only is left alone: nothing to align it with. */
+static int align_group(member *g, size_t len, uint32_t depth) {
+    size_t s = 0;
+    while (s < len && g[s].side == 0) s++;
+    if (s == 0 || s == len) return JP_OK;
+    instance *bi = malloc(len * sizeof *bi);
+    if (!bi) return JP_ERR_NOMEM;
+    size_t m = split_instances(g, 0, s, bi);
+    instance *ni = bi + m;
+    size_t n = split_instances(g, s, len, ni);
+    int rc = JP_OK;
+    if (m <= PAIR_LIMIT / n) { /* more instances than that: left as numbered */
+        rc = align_instances(g, bi, m, ni, n);
+        if (rc == JP_OK) {
+            keep_numbers(bi, m, ni, n);
+            settle(g, bi, m, ni, depth);
+            settle(g, ni, n, bi, depth);
+        }
+    }
+    free(bi);
+    return rc;
+}
+
+/* Replaces (*key)[from, to) by text (len bytes) in kb's buffer, which *key then points to. */
+static int splice(jp_arena *ar, keybuf *kb, const char **key, size_t from, size_t to, const char *text, size_t len) {
+    size_t n = strlen(*key), need = n - (to - from) + len + 1;
+    if (*key != kb->s || need > kb->cap) {
+        size_t cap = need + need / 2 + 16;
+        char *buf = jp_arena_alloc(ar, cap);
+        if (!buf) return JP_ERR_NOMEM;
+        memcpy(buf, *key, n + 1);
+        *kb = (keybuf){buf, cap};
+    }
+    memmove(kb->s + from + len, kb->s + to, n - to + 1);
+    memcpy(kb->s + from, text, len);
+    *key = kb->s;
+    return JP_OK;
+}
+
+/* Gives a base op of a renumbered layer its new number in both keys; its scans move with the text. */
+static int renumber(jp_arena *ar, const member *x) {
+    char digits[16];
+    int len = snprintf(digits, sizeof digits, "%u", (unsigned)x->to);
+    if (len <= 0 || (size_t)len >= sizeof digits) return JP_ERR_LIMIT;
+    agg *op = x->op;
+    size_t old = x->comp_len - x->stem_len - 1, from = x->at + x->stem_len + 1, tfrom = x->tok + x->stem_len + 1;
+    if (splice(ar, &op->scope_buf, &op->scope_key, from, from + old, digits, (size_t)len) ||
+        splice(ar, &op->op_buf, &op->op_key, tfrom, tfrom + old, digits, (size_t)len))
+        return JP_ERR_NOMEM;
+    if (op->scan != SIZE_MAX) op->scan = op->scan - old + (size_t)len;
+    op->op_scan = op->op_scan - old + (size_t)len;
+    return JP_OK;
+}
+
+/* Appends to m (from k) the ops of one run whose next scope component names a layer, and moves
+ * every op's scan past that component. *left counts ops with components still to come. An op whose
+ * op_name lacks the name (never seen: scopes are made from op_names) is not aligned. */
+static size_t collect_members(agg *v, size_t nv, int side, member *m, size_t k, size_t *left) {
+    for (size_t i = 0; i < nv; i++) {
+        agg *op = &v[i];
+        if (op->lone || op->scan == SIZE_MAX) continue;
+        const char *s = op->scope_key, *slash = strchr(s + op->scan, '/');
+        size_t at = op->scan, end = slash ? (size_t)(slash - s) : at + strlen(s + at);
+        op->scan = slash ? end + 1 : SIZE_MAX;
+        *left += slash != NULL;
+        member x = {.op = op, .at = at, .comp_len = end - at, .side = side};
+        if (!numbered(s, at, end, &x.stem_len, &x.index)) continue;
+        x.tok = find_name(op->op_key, op->op_scan, s + at, end - at);
+        if (x.tok == SIZE_MAX) continue;
+        op->op_scan = x.tok + x.comp_len;
+        x.to = x.index;
+        m[k++] = x;
+    }
+    return k;
+}
+
+/* Aligns one depth: groups the members, aligns each group, renumbers the base's moved layers. */
+static int align_depth(jp_arena *ar, member *m, size_t k, uint32_t depth) {
+    if (k > 1) qsort(m, k, sizeof *m, cmp_member);
+    for (size_t i = 0; i < k;) {
+        size_t j = i + 1;
+        while (j < k && cmp_group(&m[i], &m[j]) == 0) j++;
+        if (align_group(m + i, j - i, depth) != JP_OK) return JP_ERR_NOMEM;
+        i = j;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (m[i].side == 0 && !m[i].op->lone && m[i].to != m[i].index && renumber(ar, &m[i]) != JP_OK)
+            return JP_ERR_NOMEM;
+    return JP_OK;
+}
+
+/* Maps renumbered layers in the base run's keys and marks layers found in one run only, depth by
+ * depth (at most LAYER_DEPTH_MAX). O(n log n) per depth with numbered components; the alignment
+ * of a group is O(m n) instance comparisons, m and n its instances on each side. */
+static int map_renumbered_layers(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn) {
+    if (nb > SIZE_MAX - nn) return JP_ERR_NOMEM;
+    member *m = alloc_array(ar, nb + nn, sizeof *m);
+    if (!m) return JP_ERR_NOMEM;
+    for (uint32_t depth = 0; depth < LAYER_DEPTH_MAX; depth++) {
+        size_t left = 0, k = collect_members(b, nb, 0, m, 0, &left);
+        k = collect_members(n, nn, 1, m, k, &left);
+        if (align_depth(ar, m, k, depth) != JP_OK) return JP_ERR_NOMEM;
+        if (left == 0) break;
+    }
+    return JP_OK;
+}
+
 /* ---- pairing ------------------------------------------------------------------------------- */
 
+/* Whatever pass paired them, ops of one module and name are reported as a name match. */
 static void link(agg *b, agg *n, int match) {
     b->partner = n;
     n->partner = b;
-    b->match = n->match = match;
+    b->match = n->match = strcmp(b->key, n->key) == 0 && strcmp(b->name, n->name) == 0 ? JP_MATCH_NAME : match;
 }
+
+/* Still to pair: neither paired nor in a layer of one run only. */
+static int is_free(const agg *a) { return !a->partner && !a->lone; }
 
 /* Pass 3's condition: occurrences per step within 10% of each other. */
 static int counts_close(const agg *b, const agg *n) {
     return fabs(b->count - n->count) <= SHAPE_COUNT_TOLERANCE * fmax(b->count, n->count);
 }
 
-/* A candidate pair inside one group, ranked by (c1, c2) then position for determinism. */
+/* Whether two ops' shapes contradict: FLOPs or bytes per occurrence known on both sides and
+ * different. The same op at another size still pairs by op_name, a pass later. */
+static int shapes_conflict(const agg *b, const agg *n) {
+    double fb = per_occurrence(b->flops, b), fn = per_occurrence(n->flops, n);
+    double yb = per_occurrence(b->bytes, b), yn = per_occurrence(n->bytes, n);
+    return (fb > 0 && fn > 0 && fb != fn) || (yb > 0 && yn > 0 && yb != yn);
+}
+
+/* Whether two ops' metadata op_names contradict: both known and different. XLA numbers fusions
+ * per compilation, so after a code change "fusion" may name another computation than before; the
+ * op_name (the JAX source path) tells them apart. */
+static int op_names_conflict(const agg *b, const agg *n) {
+    return b->op_key[0] && n->op_key[0] && strcmp(b->op_key, n->op_key) != 0;
+}
+
+/* The passes after exact names, in order; each pairs only what the ones before left. */
+typedef enum pass_kind {
+    PASS_OP_SHAPE, /* module, category, op_name and shape: an op XLA renamed */
+    PASS_OP_NAME,  /* module, category and op_name: renamed and resized */
+    PASS_SCOPE,    /* module, category, scope, counts within 10%, shapes agreeing: op_name renamed */
+    PASS_COUNT
+} pass_kind;
+
+/* A candidate pair inside one group, ranked by (other_name, c1, c2) then position. */
 typedef struct cand {
-    double c1, c2;
-    size_t i, j;
+    int other_name; /* 1 when the two names differ: the same name is tried first */
+    double c1, c2;  /* closeness, smaller first */
+    size_t i, j;    /* positions in the group's base and new lists */
 } cand;
 
 static int cmp_cand(const void *x, const void *y) {
     const cand *a = x, *b = y;
-    int c = cmp_double(a->c1, b->c1);
+    int c = a->other_name - b->other_name;
+    if (!c) c = cmp_double(a->c1, b->c1);
     if (!c) c = cmp_double(a->c2, b->c2);
     if (!c) c = (a->i > b->i) - (a->i < b->i);
     return c ? c : (a->j > b->j) - (a->j < b->j);
@@ -334,25 +684,32 @@ static int cmp_rank(const void *x, const void *y) {
     return c ? c : strcmp(a->name, b->name);
 }
 
+/* Whether pass p may pair the two at all (the scope pass asks more than a shared key). */
+static int may_pair(const agg *b, const agg *n, pass_kind p) {
+    return p != PASS_SCOPE || (counts_close(b, n) && !shapes_conflict(b, n));
+}
+
+static int pass_match(pass_kind p) { return p == PASS_SCOPE ? JP_MATCH_SHAPE : JP_MATCH_OP_NAME; }
+
 /* A group too big for every pair (thousands of same-category ops after a module lost its name):
  * both sides in order of (count, self time), walked together, which pairs like with like. */
-static void pair_by_rank(agg **b, size_t nb, agg **n, size_t nn, int match) {
+static void pair_by_rank(agg **b, size_t nb, agg **n, size_t nn, pass_kind p) {
     qsort(b, nb, sizeof *b, cmp_rank);
     qsort(n, nn, sizeof *n, cmp_rank);
     size_t i = 0, j = 0;
     while (i < nb && j < nn) {
-        if (match != JP_MATCH_SHAPE || counts_close(b[i], n[j])) link(b[i++], n[j++], match);
+        if (may_pair(b[i], n[j], p)) link(b[i++], n[j++], pass_match(p));
         else if (b[i]->count < n[j]->count) i++;
         else j++;
     }
 }
 
-/* Pairs the entries of one group (same module, category and op_name or scope), closest first:
- * JP_MATCH_OP_NAME by occurrences per step then self time; JP_MATCH_SHAPE (only counts within
- * 10%) by self time then occurrences. Returns JP_ERR_NOMEM or JP_OK. */
-static int pair_group(agg **b, size_t nb, agg **n, size_t nn, int match) {
+/* Pairs the entries of one group, closest first: the same name, then the op_name passes by
+ * occurrences per step then self time, the scope pass by self time then occurrences. Returns
+ * JP_ERR_NOMEM or JP_OK. */
+static int pair_group(agg **b, size_t nb, agg **n, size_t nn, pass_kind p) {
     if (nb > PAIR_LIMIT / nn) {
-        pair_by_rank(b, nb, n, nn, match);
+        pair_by_rank(b, nb, n, nn, p);
         return JP_OK;
     }
     cand *c = malloc(nb * nn * sizeof *c);
@@ -360,13 +717,14 @@ static int pair_group(agg **b, size_t nb, agg **n, size_t nn, int match) {
     size_t k = 0;
     for (size_t i = 0; i < nb; i++)
         for (size_t j = 0; j < nn; j++) {
+            if (!may_pair(b[i], n[j], p)) continue;
             double dc = fabs(b[i]->count - n[j]->count), ds = fabs(b[i]->self_ps - n[j]->self_ps);
-            if (match == JP_MATCH_SHAPE && !counts_close(b[i], n[j])) continue;
-            c[k++] = match == JP_MATCH_SHAPE ? (cand){ds, dc, i, j} : (cand){dc, ds, i, j};
+            int other = strcmp(b[i]->name, n[j]->name) != 0;
+            c[k++] = p == PASS_SCOPE ? (cand){other, ds, dc, i, j} : (cand){other, dc, ds, i, j};
         }
     qsort(c, k, sizeof *c, cmp_cand);
     for (size_t m = 0; m < k; m++)
-        if (!b[c[m].i]->partner && !n[c[m].j]->partner) link(b[c[m].i], n[c[m].j], match);
+        if (!b[c[m].i]->partner && !n[c[m].j]->partner) link(b[c[m].i], n[c[m].j], pass_match(p));
     free(c);
     return JP_OK;
 }
@@ -374,46 +732,62 @@ static int pair_group(agg **b, size_t nb, agg **n, size_t nn, int match) {
 static int group_op_name(const agg *a, const agg *b) {
     int c = strcmp(a->key, b->key);
     if (!c) c = strcmp(a->category, b->category);
-    return c ? c : strcmp(a->op_name, b->op_name);
+    return c ? c : strcmp(a->op_key, b->op_key);
+}
+
+static int group_op_shape(const agg *a, const agg *b) {
+    int c = group_op_name(a, b);
+    return c ? c : cmp_shape(a, b);
 }
 
 static int group_scope(const agg *a, const agg *b) {
     int c = strcmp(a->key, b->key);
     if (!c) c = strcmp(a->category, b->category);
-    return c ? c : strcmp(a->scope, b->scope);
+    return c ? c : strcmp(a->scope_key, b->scope_key);
 }
 
-static int cmp_group_op_name(const void *x, const void *y) {
+static const group_cmp PASS_GROUPS[PASS_COUNT] = {group_op_shape, group_op_name, group_scope};
+
+/* Leftovers in the order of their pass's groups, then by name. */
+static int cmp_by_op_shape(const void *x, const void *y) {
+    const agg *a = *(agg *const *)x, *b = *(agg *const *)y;
+    int c = group_op_shape(a, b);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static int cmp_by_op_name(const void *x, const void *y) {
     const agg *a = *(agg *const *)x, *b = *(agg *const *)y;
     int c = group_op_name(a, b);
     return c ? c : strcmp(a->name, b->name);
 }
 
-static int cmp_group_scope(const void *x, const void *y) {
+static int cmp_by_scope(const void *x, const void *y) {
     const agg *a = *(agg *const *)x, *b = *(agg *const *)y;
     int c = group_scope(a, b);
     return c ? c : strcmp(a->name, b->name);
 }
 
-/* Entries still unpaired (for JP_MATCH_OP_NAME only those with an op_name), into out. */
-static size_t leftovers(agg *v, size_t n, int match, agg **out) {
+static int (*const PASS_ORDERS[PASS_COUNT])(const void *, const void *) = {cmp_by_op_shape, cmp_by_op_name,
+                                                                            cmp_by_scope};
+
+/* Entries still free (for the op_name passes only those with an op_name), into out. */
+static size_t leftovers(agg *v, size_t n, pass_kind p, agg **out) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (!v[i].partner && (match != JP_MATCH_OP_NAME || v[i].op_name[0])) out[k++] = &v[i];
+        if (is_free(&v[i]) && (p == PASS_SCOPE || v[i].op_key[0])) out[k++] = &v[i];
     return k;
 }
 
 /* One fallback pass: the leftovers of both runs sorted by the pass's key, walked together group by
  * group. Sorting keeps it O(n log n); only ops sharing a key are compared with each other. */
-static int pair_pass(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn, int match) {
+static int pair_pass(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn, pass_kind p) {
     agg **lb = alloc_array(ar, nb, sizeof *lb), **ln = alloc_array(ar, nn, sizeof *ln);
     if (!lb || !ln) return JP_ERR_NOMEM;
-    size_t kb = leftovers(b, nb, match, lb), kn = leftovers(n, nn, match, ln);
+    size_t kb = leftovers(b, nb, p, lb), kn = leftovers(n, nn, p, ln);
     if (kb == 0 || kn == 0) return JP_OK;
-    group_cmp same = match == JP_MATCH_OP_NAME ? group_op_name : group_scope;
-    int (*order)(const void *, const void *) = match == JP_MATCH_OP_NAME ? cmp_group_op_name : cmp_group_scope;
-    qsort(lb, kb, sizeof *lb, order);
-    qsort(ln, kn, sizeof *ln, order);
+    group_cmp same = PASS_GROUPS[p];
+    qsort(lb, kb, sizeof *lb, PASS_ORDERS[p]);
+    qsort(ln, kn, sizeof *ln, PASS_ORDERS[p]);
     size_t i = 0, j = 0;
     while (i < kb && j < kn) {
         int c = same(lb[i], ln[j]);
@@ -425,35 +799,150 @@ static int pair_pass(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn, int mat
         size_t i2 = i, j2 = j;
         while (i2 < kb && same(lb[i2], lb[i]) == 0) i2++;
         while (j2 < kn && same(ln[j2], ln[j]) == 0) j2++;
-        if (pair_group(lb + i, i2 - i, ln + j, j2 - j, match) != JP_OK) return JP_ERR_NOMEM;
+        if (pair_group(lb + i, i2 - i, ln + j, j2 - j, p) != JP_OK) return JP_ERR_NOMEM;
         i = i2;
         j = j2;
     }
     return JP_OK;
 }
 
-/* Whether two ops' metadata op_names contradict: both known and different. XLA numbers fusions
- * per compilation, so after a code change "fusion" may name another computation than before; the
- * op_name (the JAX source path) tells them apart. */
-static int op_names_conflict(const agg *b, const agg *n) {
-    return b->op_name[0] && n->op_name[0] && strcmp(b->op_name, n->op_name) != 0;
+/* The distinct scope keys of one run's ops, sorted, to ask whether a scope exists there. */
+typedef struct scope_set {
+    const char **keys;
+    size_t n;
+} scope_set;
+
+static int cmp_str_ptr(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
+
+static int scope_set_of(jp_arena *ar, const agg *v, size_t n, scope_set *out) {
+    const char **keys = alloc_array(ar, n, sizeof *keys);
+    if (!keys) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) keys[i] = v[i].scope_key;
+    if (n > 1) qsort(keys, n, sizeof *keys, cmp_str_ptr);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || strcmp(keys[k - 1], keys[i]) != 0) keys[k++] = keys[i];
+    *out = (scope_set){keys, k};
+    return JP_OK;
 }
 
-/* Pairs entries with an equal (key, name), both arrays sorted by it; already paired entries and,
- * when strict, ops whose op_names conflict are left alone. Works for scopes too (key "", kind +
- * path; their op_name is ""). */
-static void pair_exact(agg *b, size_t nb, agg *n, size_t nn, int (*cmp)(const void *, const void *), int strict) {
+/* An unknown scope ("") counts as present anywhere: nothing says it is new. */
+static int has_scope(const scope_set *s, const char *scope) {
+    return !scope[0] || bsearch(&scope, s->keys, s->n, sizeof *s->keys, cmp_str_ptr) != NULL;
+}
+
+/* How pair_exact decides on two free entries of one key and name. */
+typedef enum exact_rule {
+    EXACT_ANY,     /* scope rows: the path (renumbered) is the identity */
+    EXACT_STRICT,  /* ops, first pass: op_names and shapes agree or are unknown */
+    EXACT_RENAMED  /* ops, last pass: the same scope, or a renamed one (the base's scope is gone
+                    * from the new run and the new one's absent from the base); an op of a new
+                    * scope never pairs with one whose scope is still there */
+} exact_rule;
+
+typedef struct exact_ctx {
+    exact_rule rule;
+    const scope_set *base, *new_run; /* EXACT_RENAMED: the scopes of each run */
+} exact_ctx;
+
+static int exact_ok(const agg *b, const agg *n, const exact_ctx *x) {
+    if (x->rule == EXACT_ANY) return 1;
+    if (x->rule == EXACT_STRICT) return !op_names_conflict(b, n) && !shapes_conflict(b, n);
+    return strcmp(b->scope_key, n->scope_key) == 0 ||
+           (!has_scope(x->new_run, b->scope_key) && !has_scope(x->base, n->scope_key));
+}
+
+/* Pairs free entries with an equal (key, name), or for scope rows (kind, path key), both arrays
+ * sorted by cmp, when the rule allows. A base run may hold a lone row under the key a renumbered
+ * one took: an entry that is not free only moves its own side on. */
+static void pair_exact(agg *b, size_t nb, agg *n, size_t nn, int (*cmp)(const void *, const void *),
+                       const exact_ctx *x) {
     size_t i = 0, j = 0;
     while (i < nb && j < nn) {
         int c = cmp(&b[i], &n[j]);
-        if (c < 0) i++;
-        else if (c > 0) j++;
+        if (c < 0 || (c == 0 && !is_free(&b[i]))) i++;
+        else if (c > 0 || !is_free(&n[j])) j++;
         else {
-            if (!b[i].partner && !n[j].partner && !(strict && op_names_conflict(&b[i], &n[j])))
-                link(&b[i], &n[j], JP_MATCH_NAME);
+            if (exact_ok(&b[i], &n[j], x)) link(&b[i], &n[j], JP_MATCH_NAME);
             i++, j++;
         }
     }
+}
+
+/* ---- scope rows under renumbered layers ---------------------------------------------------- */
+
+static int cmp_agg_ptr_scope(const void *x, const void *y) {
+    return strcmp((*(const agg *const *)x)->scope, (*(const agg *const *)y)->scope);
+}
+
+/* First of moved (sorted by scope) not before path, or (slash) not before path + "/". */
+static size_t lower_bound_scope(const agg *const *moved, size_t k, const char *path, size_t len, int slash) {
+    size_t lo = 0, hi = k;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *s = moved[mid]->scope;
+        int c = strncmp(s, path, len);
+        if (!c) c = slash ? (unsigned char)s[len] - '/' : (unsigned char)s[len] != 0;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* An op of moved whose scope is path or lies under it, or NULL. */
+static const agg *op_under(const agg *const *moved, size_t k, const char *path) {
+    size_t len = strlen(path), i = lower_bound_scope(moved, k, path, len, 0);
+    if (i < k && strcmp(moved[i]->scope, path) == 0) return moved[i];
+    i = lower_bound_scope(moved, k, path, len, 1);
+    if (i < k && strncmp(moved[i]->scope, path, len) == 0 && moved[i]->scope[len] == '/') return moved[i];
+    return NULL;
+}
+
+/* Bytes of the first n components of a scope path. */
+static size_t components_len(const char *s, size_t n) {
+    size_t i = 0;
+    for (size_t c = 0; s[i]; i++)
+        if (s[i] == '/' && ++c == n) break;
+    return i;
+}
+
+static size_t components(const char *s) {
+    size_t n = 1;
+    for (; *s; s++) n += *s == '/';
+    return n;
+}
+
+/* A base device scope row under a renumbered layer takes the path its ops were given: the first
+ * components of the renumbered scope of any op under it (they all share them), and a row inside a
+ * layer of the base run only is lone. Returns 1 when a row changed, 0 when none, -1 out of memory. */
+static int map_scope_rows(jp_arena *ar, const agg *ops, size_t n_ops, agg *rows, size_t n_rows) {
+    const agg **moved = alloc_array(ar, n_ops, sizeof *moved);
+    if (!moved) return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n_ops; i++)
+        if (ops[i].lone || ops[i].scope_key != ops[i].scope) moved[k++] = &ops[i];
+    if (k == 0) return 0;
+    qsort(moved, k, sizeof *moved, cmp_agg_ptr_scope);
+    int changed = 0;
+    for (size_t r = 0; r < n_rows; r++) {
+        agg *row = &rows[r];
+        const agg *op = row->kind == JP_SCOPE_DEVICE ? op_under(moved, k, row->name) : NULL;
+        if (!op) continue;
+        size_t depth = components(row->name);
+        if (op->lone && op->lone <= depth) {
+            row->lone = op->lone;
+            continue;
+        }
+        size_t len = components_len(op->scope_key, depth);
+        if (strlen(row->name) == len && memcmp(row->name, op->scope_key, len) == 0) continue;
+        char *key = jp_arena_alloc(ar, len + 1);
+        if (!key) return -1;
+        memcpy(key, op->scope_key, len);
+        key[len] = '\0';
+        row->scope_key = key;
+        changed = 1;
+    }
+    return changed;
 }
 
 /* ---- rows ---------------------------------------------------------------------------------- */
@@ -529,21 +1018,35 @@ static jp_diff_row *build_rows(jp_arena *ar, const agg *b, size_t nb, const agg 
 
 /* ---- ops, scopes, findings ----------------------------------------------------------------- */
 
-static int diff_ops(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_analysis *nw, double base_div,
-                    double new_div) {
-    size_t nb, nn;
-    agg *b = aggregate_ops(ar, base, base_div, &nb), *n = aggregate_ops(ar, nw, new_div, &nn);
-    if (!b || !n) return JP_ERR_NOMEM;
+/* The base run's ops as paired, which the scope rows follow. */
+typedef struct base_ops {
+    const agg *v;
+    size_t n;
+} base_ops;
+
+/* Pairs the ops: renumbered modules and layers mapped first, then the same name with agreeing
+ * op_name and shape, the fallback passes, and the bare name last (see exact_rule). */
+static int pair_ops(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn) {
     int mapped = map_renumbered_modules(ar, b, nb, n, nn);
     if (mapped < 0) return JP_ERR_NOMEM;
     if (mapped && nb > 1) qsort(b, nb, sizeof *b, cmp_agg_op); /* keys are distinct again: no merge */
-    /* Same name and source first; a name now used for other source pairs by op_name or shape
-     * when it can, and by its bare name only as the last resort. */
-    pair_exact(b, nb, n, nn, same_op_key, 1);
-    int rc = pair_pass(ar, b, nb, n, nn, JP_MATCH_OP_NAME);
-    if (rc == JP_OK) rc = pair_pass(ar, b, nb, n, nn, JP_MATCH_SHAPE);
-    if (rc != JP_OK) return rc;
-    pair_exact(b, nb, n, nn, same_op_key, 0);
+    if (map_renumbered_layers(ar, b, nb, n, nn) != JP_OK) return JP_ERR_NOMEM;
+    pair_exact(b, nb, n, nn, same_op_key, &(exact_ctx){EXACT_STRICT, NULL, NULL});
+    for (int p = 0; p < PASS_COUNT; p++)
+        if (pair_pass(ar, b, nb, n, nn, (pass_kind)p) != JP_OK) return JP_ERR_NOMEM;
+    scope_set sb, sn;
+    if (scope_set_of(ar, b, nb, &sb) != JP_OK || scope_set_of(ar, n, nn, &sn) != JP_OK) return JP_ERR_NOMEM;
+    pair_exact(b, nb, n, nn, same_op_key, &(exact_ctx){EXACT_RENAMED, &sb, &sn});
+    return JP_OK;
+}
+
+static int diff_ops(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_analysis *nw, double base_div,
+                    double new_div, base_ops *paired) {
+    size_t nb, nn;
+    agg *b = aggregate_ops(ar, base, base_div, &nb), *n = aggregate_ops(ar, nw, new_div, &nn);
+    if (!b || !n) return JP_ERR_NOMEM;
+    if (pair_ops(ar, b, nb, n, nn) != JP_OK) return JP_ERR_NOMEM;
+    *paired = (base_ops){b, nb};
     d->ops = build_rows(ar, b, nb, n, nn, &d->options, d->steps.base_mean_ps, &d->n_ops);
     if (!d->ops) return JP_ERR_NOMEM;
     if (d->n_ops > 1) qsort(d->ops, d->n_ops, sizeof *d->ops, cmp_row);
@@ -555,11 +1058,14 @@ static int diff_ops(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_
 }
 
 static int diff_scopes(jp_arena *ar, jp_diff *d, const jp_analysis *base, const jp_analysis *nw, double base_div,
-                       double new_div) {
+                       double new_div, const base_ops *ops) {
     size_t nb, nn;
     agg *b = aggregate_scopes(ar, base, base_div, &nb), *n = aggregate_scopes(ar, nw, new_div, &nn);
     if (!b || !n) return JP_ERR_NOMEM;
-    pair_exact(b, nb, n, nn, cmp_agg_scope, 0);
+    int mapped = map_scope_rows(ar, ops->v, ops->n, b, nb);
+    if (mapped < 0) return JP_ERR_NOMEM;
+    if (mapped && nb > 1) qsort(b, nb, sizeof *b, cmp_agg_scope);
+    pair_exact(b, nb, n, nn, cmp_agg_scope, &(exact_ctx){EXACT_ANY, NULL, NULL});
     d->scopes = build_rows(ar, b, nb, n, nn, &d->options, d->steps.base_mean_ps, &d->n_scopes);
     if (!d->scopes) return JP_ERR_NOMEM;
     /* Device scopes before host scopes, each ordered like the ops. */
@@ -639,8 +1145,9 @@ int jp_diff_new(jp_diff **out, const jp_analysis *base, const jp_analysis *new_r
     }
     step_side sb = step_side_of(base), sn = step_side_of(new_run);
     diff_steps(&d->steps, &sb, &sn);
-    rc = diff_ops(&box->arena, d, base, new_run, (double)sb.n, (double)sn.n);
-    if (rc == JP_OK) rc = diff_scopes(&box->arena, d, base, new_run, (double)sb.n, (double)sn.n);
+    base_ops paired = {NULL, 0};
+    rc = diff_ops(&box->arena, d, base, new_run, (double)sb.n, (double)sn.n, &paired);
+    if (rc == JP_OK) rc = diff_scopes(&box->arena, d, base, new_run, (double)sb.n, (double)sn.n, &paired);
     if (rc == JP_OK) rc = diff_findings(&box->arena, d, base, new_run);
     if (rc) {
         jp_diff_free(d);
