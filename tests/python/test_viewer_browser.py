@@ -176,7 +176,8 @@ def test_memory_and_compare_pages_render(server, browser):
     WebDriverWait(browser, 20).until(lambda d: "Loading" not in d.find_element(By.ID, "page").text)
     assert "allocations" in page.text or browser.find_elements(By.ID, "memory-chart")
     shot(browser, "memory")
-    browser.get(server + "#/compare")
+    run = json.loads(browser.execute_script("return fetch('/api/runs').then((r) => r.text())"))[0]["id"]
+    browser.get(server + f"#/compare?base={run}&new={run}")  # the user picks both runs
     delta = wait_for(browser, "#step-delta")
     assert "+0.0%" in delta.text  # one run compared with itself
     shot(browser, "compare")
@@ -386,7 +387,10 @@ def test_compare_page_shows_the_diff(diff_server, diff_dirs, browser):
     assert proc.returncode == 0, proc.stderr
     want = json.loads(proc.stdout)
     browser.get("about:blank")
-    browser.get(diff_server + "#/compare")  # defaults: base = the older run, new = the newest
+    browser.get(diff_server + "#/compare")
+    ids = {r["name"]: r["id"] for r in json.loads(browser.execute_script(
+        "return fetch('/api/runs').then((r) => r.text())"))}
+    browser.get(diff_server + f"#/compare?base={ids['base']}&new={ids['new']}")  # nothing compared until both are picked
     line = wait_for(browser, "#step-delta", "→")
     assert Select(browser.find_element(By.ID, "cmp-base")).first_selected_option.text.endswith("base")
     assert Select(browser.find_element(By.ID, "cmp-new")).first_selected_option.text.endswith("new")
@@ -414,8 +418,6 @@ def test_compare_page_shows_the_diff(diff_server, diff_dirs, browser):
     WebDriverWait(browser, 10).until(lambda d: all("extra" in r[9] or "extra" in r[7] for r in table_rows(d, "cmp-ops")))
     assert table_rows(browser, "cmp-ops")
     # Deep link, runs swapped: the extra scope was removed.
-    ids = {r["name"]: r["id"] for r in json.loads(browser.execute_script(
-        "return fetch('/api/runs').then((r) => r.text())"))}
     browser.get("about:blank")
     browser.get(diff_server + f"#/compare?base={ids['new']}&new={ids['base']}")
     wait_for(browser, "#step-delta", "→")

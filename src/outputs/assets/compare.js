@@ -13,17 +13,28 @@ function signedMs(v) { return `${v < 0 ? "−" : "+"}${ms(Math.abs(v))}`; }
 function signedPct(v) { return `${v < 0 ? "−" : "+"}${Math.abs(v).toFixed(1)}%`; }
 function changeWord(c) { return `<span class="${CHANGE_CLASS[c] || ""}">${esc(c)}</span>`; }
 
-// The two runs compared: ?base= and ?new= when they name listed runs, else the two newest (runs are
-// listed oldest first), new being the newest; a log dir with one run compares it with itself.
+// The two runs compared: ?base= and ?new= when they name listed runs, else "" (not picked yet). The
+// user picks both: the two newest runs of a log directory may be unrelated experiments.
 function comparedRuns() {
-  const ids = state.runs.map((r) => String(r.id)), pick = (k, dflt) => ids.includes(state.params.get(k)) ? state.params.get(k) : dflt;
-  const newest = ids[ids.length - 1], before = ids[Math.max(0, ids.length - 2)];
-  return { base: pick("base", before), new: pick("new", newest) };
+  const ids = state.runs.map((r) => String(r.id)), pick = (k) => ids.includes(state.params.get(k)) ? state.params.get(k) : "";
+  return { base: pick("base"), new: pick("new") };
 }
 function goCompare(base, next) {
-  const p = new URLSearchParams({ base, new: next });
+  const p = new URLSearchParams();
+  if (base) p.set("base", base);
+  if (next) p.set("new", next);
   if (state.host) p.set("host", state.host);
   location.hash = `#/compare?${p}`;
+}
+function runDate(r) { return new Date(r.mtime_ms).toLocaleString(); }
+// Every run with its date, newest first, each with buttons to pick it as base or new.
+function runsTable(base, next) {
+  const rows = [...state.runs].reverse().map((r) => { const id = String(r.id);
+    return `<tr><td>${wrapName(r.path)}</td><td>${esc(runDate(r))}</td><td class="num">${r.hosts}</td>
+      <td class="num">${r.bytes >= 1e6 ? `${(r.bytes / 1e6).toFixed(1)} MB` : `${(r.bytes / 1e3).toFixed(1)} kB`}</td><td><button data-as="base" data-id="${esc(id)}" ${id === base ? "disabled" : ""}>base</button>
+      <button data-as="new" data-id="${esc(id)}" ${id === next ? "disabled" : ""}>new</button></td></tr>`; }).join("");
+  return `<h2>Runs under this directory</h2><table id="cmp-runs"><tr><th>run</th><th>written</th><th class="num">hosts</th>
+    <th class="num">size</th><th>pick as</th></tr>${rows}</table>`;
 }
 
 function stepLine(s) {
@@ -49,8 +60,8 @@ function diffRow(r, isOp) {
   const cells = [`<td>${changeWord(r.change)}</td>`, `<td class="num">${signedMs(r.delta_ms)}</td>`,
     `<td class="num">${dpct}</td>`, `<td class="num">${ms(r.base_ms)}</td>`, `<td class="num">${ms(r.new_ms)}</td>`,
     `<td class="num">${+r.base_count.toFixed(2)}</td>`, `<td class="num">${+r.new_count.toFixed(2)}</td>`,
-    `<td>${esc(r.name)}${renamed}</td>`, `<td>${esc(r.category)}</td>`];
-  if (isOp) cells.push(`<td>${esc(r.scope)}</td>`, `<td>${esc(r.match)}</td>`);
+    `<td class="wrap">${wrapName(r.name)}${renamed}</td>`, `<td>${esc(r.category)}</td>`];
+  if (isOp) cells.push(`<td class="clip" title="${esc(r.scope)}">${esc(r.scope)}</td>`, `<td>${esc(r.match)}</td>`);
   return `<tr data-change="${esc(r.change)}">${cells.join("")}</tr>`;
 }
 function diffTable(id, rows, isOp) {
@@ -58,7 +69,7 @@ function diffTable(id, rows, isOp) {
     isOp ? "op" : "scope", isOp ? "category" : "kind"].concat(isOp ? ["scope", "match"] : []);
   const num = (h) => /ms|Δ|count/.test(h);
   const more = rows.length > CMP_ROWS ? `<p class="muted">first ${CMP_ROWS} of ${rows.length} rows: filter to see the rest</p>` : "";
-  return `<table id="${id}"><tr>${head.map((h) => `<th class="${num(h) ? "num" : ""}">${h}</th>`).join("")}</tr>
+  return `<table id="${id}" class="cmp-table"><tr>${head.map((h) => `<th class="${num(h) ? "num" : ""}">${h}</th>`).join("")}</tr>
     ${rows.slice(0, CMP_ROWS).map((r) => diffRow(r, isOp)).join("")}</table>${more}`;
 }
 
@@ -81,13 +92,26 @@ function summaryTable(sum) {
 
 async function compare() {
   const { base, new: next } = comparedRuns();
-  const options = (sel) => state.runs.map((r) =>
-    `<option value="${esc(r.id)}" ${String(r.id) === sel ? "selected" : ""}>${esc(r.path)}</option>`).join("");
+  const options = (sel) => `<option value="" ${sel ? "" : "selected"}>— pick a run —</option>` + state.runs.map((r) =>
+    `<option value="${esc(r.id)}" title="${esc(runDate(r))}" ${String(r.id) === sel ? "selected" : ""}>${esc(r.path)}</option>`).join("");
   const filter = state.params.get("filter") || "";
   $("#page").innerHTML = `<div class="toolbar"><label>base <select id="cmp-base">${options(base)}</select></label>
-    <span>→</span><label>new <select id="cmp-new">${options(next)}</select></label></div><div id="diff"><p class="muted">Comparing…</p></div>`;
+    <button id="cmp-swap" title="swap base and new" ${base && next ? "" : "disabled"}>⇄</button>
+    <label>new <select id="cmp-new">${options(next)}</select></label></div><div id="diff"></div>`;
   $("#cmp-base").onchange = () => goCompare($("#cmp-base").value, next);
   $("#cmp-new").onchange = () => goCompare(base, $("#cmp-new").value);
+  $("#cmp-swap").onclick = () => goCompare(next, base);
+  if (!base || !next) {
+    const missing = !base && !next ? "a base run and a new run" : !base ? "a base run" : "a new run";
+    $("#diff").innerHTML = `<p id="cmp-prompt" class="prompt">Pick ${missing} to compare: the base is the reference, the
+      new run is measured against it (step time with its noise, breakdown, ops and scopes per step, findings).</p>
+      ${runsTable(base, next)}`;
+    document.querySelectorAll("#cmp-runs button").forEach((b) => {
+      b.onclick = () => b.dataset.as === "base" ? goCompare(b.dataset.id, next) : goCompare(base, b.dataset.id);
+    });
+    return;
+  }
+  $("#diff").innerHTML = `<p class="muted">Comparing…</p>`;
   const host = state.host ? `&host=${encodeURIComponent(state.host)}` : "";
   const d = await api(`/api/diff?base=${encodeURIComponent(base)}&new=${encodeURIComponent(next)}${host}`);
   $("#diff").innerHTML = `${stepLine(d.steps)}

@@ -1,11 +1,28 @@
-// ops.js - the viewer's Ops page: the op table, grouped and filtered.
+// ops.js - the viewer's Ops page: the op table, grouped, filtered and sorted; sort, direction, filter,
+// grouping, columns and a step window live in the URL hash, so a reload or a shared link keeps them.
 // Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses.
 "use strict";
 
 // ---- ops ---------------------------------------------------------------------------------------
-const OP_COLS = [["name", "op"], ["category", "category"], ["count", "count", 1], ["total_ms", "total ms", 1],
-  ["self_ms", "self ms", 1], ["avg_ms", "avg ms", 1], ["pct_time", "%time", 1], ["gflops_per_s", "GFLOP/s", 1],
-  ["gbytes_per_s", "GB/s", 1], ["devices", "devices", 1], ["module", "module"], ["scope", "scope"]];
+// [key, heading, kind, shown by default]; kind: "num" (ms), "int", "rate" (n/a when unknown), "text",
+// "long" (wraps), "clip" (one line, ellipsis, the whole text on hover), "source" (file:line).
+const OP_COLS = [["name", "op", "long", 1], ["category", "category", "text", 1], ["count", "count", "int", 1],
+  ["total_ms", "total ms", "num", 1], ["self_ms", "self ms", "num", 1], ["avg_ms", "avg ms", "num", 1],
+  ["min_ms", "min ms", "num", 0], ["max_ms", "max ms", "num", 0], ["pct_time", "%time", "pct", 1],
+  ["gflops_per_s", "GFLOP/s", "rate", 1], ["gbytes_per_s", "GB/s", "rate", 1], ["devices", "devices", "int", 0],
+  ["module", "module", "clip", 0], ["scope", "scope", "clip", 1], ["op_name", "op_name", "clip", 1],
+  ["source", "source", "source", 1], ["function", "function", "text", 0]];
+const OP_TEXT = new Set(OP_COLS.filter((c) => ["text", "long", "clip", "source"].includes(c[2])).map((c) => c[0]));
+
+// A long name, escaped, with break chances after its separators ("fusion.12", "a/b/c", "x_y"): it
+// wraps there before it is cut anywhere.
+function wrapName(name) { return esc(name).replace(/([_./-])/g, "$1<wbr>"); }
+
+// An op's rate is known only when its FLOPs (bytes) are: XLA:CPU ops and ops without HLO carry 0.
+function opRate(r, key) {
+  const amount = key === "gflops_per_s" ? r.flops : r.bytes;
+  return amount > 0 && r.total_ms > 0 ? r[key] : null;
+}
 
 function groupOps(rows, by) {
   if (by === "none") return rows;
@@ -13,40 +30,112 @@ function groupOps(rows, by) {
   for (const r of rows) {
     const k = r[by] || "(none)";
     const g = groups.get(k) || { name: k, category: by === "category" ? k : "", count: 0, total_ms: 0, self_ms: 0,
-      avg_ms: 0, pct_time: 0, gflops_per_s: 0, gbytes_per_s: 0, module: by === "module" ? k : "", scope: by === "scope" ? k : "" };
+      avg_ms: 0, min_ms: Infinity, max_ms: 0, pct_time: 0, flops: 0, bytes: 0, devices: 0, module: by === "module" ? k : "",
+      scope: by === "scope" ? k : "", op_name: "", source: by === "source" ? k : "", function: "" };
     g.count += r.count; g.total_ms += r.total_ms; g.self_ms += r.self_ms; g.pct_time += r.pct_time;
+    g.flops += r.flops; g.bytes += r.bytes; g.min_ms = Math.min(g.min_ms, r.min_ms); g.max_ms = Math.max(g.max_ms, r.max_ms);
+    g.devices = Math.max(g.devices, r.devices);
     g.avg_ms = g.total_ms / g.count;
+    g.gflops_per_s = g.flops / (g.total_ms * 1e6);
+    g.gbytes_per_s = g.bytes / (g.total_ms * 1e6);
     groups.set(k, g);
   }
   return [...groups.values()];
 }
 
+// The value a column sorts by: rates unknown are null, and nulls go last in either direction.
+function sortValue(r, key) { return key === "gflops_per_s" || key === "gbytes_per_s" ? opRate(r, key) : r[key]; }
+function sortRows(rows, key, dir) {
+  const text = OP_TEXT.has(key), sign = dir === "asc" ? 1 : -1;
+  return rows.sort((a, b) => {
+    const x = sortValue(a, key), y = sortValue(b, key);
+    if (x === null || y === null || x === undefined || y === undefined) return (x == null) - (y == null);
+    return sign * (text ? String(x).localeCompare(String(y)) : x - y);
+  });
+}
+
+function sourceCell(src) {
+  if (!src) return `<td class="muted">—</td>`;
+  const base = src.split("/").pop();
+  return `<td class="clip" title="${esc(src)}"><code>${esc(base)}</code></td>`;
+}
+function opCellHtml(r, [k, , kind]) {
+  const v = r[k];
+  if (kind === "rate") { const x = opRate(r, k); return x === null ? `<td class="num muted" title="unknown: no FLOP or byte count">n/a</td>` : `<td class="num">${x.toFixed(2)}</td>`; }
+  if (kind === "num") return `<td class="num">${ms(v)}</td>`;
+  if (kind === "pct") return `<td class="num">${v.toFixed(1)}</td>`;
+  if (kind === "int") return `<td class="num">${v ?? ""}</td>`;
+  if (kind === "source") return sourceCell(v);
+  if (kind === "clip") return `<td class="clip" title="${esc(v || "")}">${esc(v || "")}</td>`;
+  return kind === "long" ? `<td class="wrap">${wrapName(v ?? "")}</td>` : `<td>${esc(v ?? "")}</td>`;
+}
+
+// The page's view as the hash keeps it: sort key, direction, filter, grouping, columns, steps.
+function opsView() {
+  const p = state.params, cols = p.get("cols");
+  const sort = OP_COLS.some((c) => c[0] === p.get("sort")) ? p.get("sort") : "self_ms";
+  const dir = p.get("dir") === "asc" || p.get("dir") === "desc" ? p.get("dir") : OP_TEXT.has(sort) ? "asc" : "desc";
+  return { sort, dir, filter: p.get("filter") || "", group: p.get("group") || "none", steps: p.get("steps") || "",
+    cols: cols ? cols.split(",").filter((k) => OP_COLS.some((c) => c[0] === k)) : OP_COLS.filter((c) => c[3]).map((c) => c[0]) };
+}
+// Writes the view into the hash without a reload (replaceState fires no hashchange).
+function saveOpsView(v) {
+  const p = new URLSearchParams({ run: state.run });
+  if (state.host) p.set("host", state.host);
+  if (v.steps) p.set("steps", v.steps);
+  p.set("sort", v.sort); p.set("dir", v.dir);
+  if (v.filter) p.set("filter", v.filter);
+  if (v.group !== "none") p.set("group", v.group);
+  const dflt = OP_COLS.filter((c) => c[3]).map((c) => c[0]).join(",");
+  if (v.cols.join(",") !== dflt) p.set("cols", v.cols.join(","));
+  state.params = p;
+  history.replaceState(null, "", `#/ops?${p}`);
+}
+
 async function ops() {
-  const d = await runApi("ops");
-  const sort = state.params.get("sort") || "self_ms", filter = state.params.get("filter") || "";
-  const by = state.params.get("group") || "none";
-  $("#page").innerHTML = `<div class="toolbar">
-      <input id="op-filter" placeholder="filter (regex)" value="${esc(filter)}">
-      <label>group by <select id="op-group">${["none", "category", "module", "scope"].map((g) =>
-        `<option ${g === by ? "selected" : ""}>${g}</option>`).join("")}</select></label></div>
-    <div id="op-bars"></div><table id="ops-table"></table>`;
+  const v = opsView();
+  const d = await runApi(v.steps ? `ops?steps=${encodeURIComponent(v.steps)}` : "ops");
+  const stepsNote = v.steps ? `<span id="ops-steps" class="chip">steps ${esc(v.steps)} <a href="#" id="ops-all-steps" title="the whole run">×</a></span>` : "";
+  $("#page").innerHTML = `<div class="toolbar">${stepsNote}
+      <input id="op-filter" placeholder="filter (regex)" value="${esc(v.filter)}">
+      <label>group by <select id="op-group">${["none", "category", "module", "scope", "source"].map((g) =>
+        `<option ${g === v.group ? "selected" : ""}>${g}</option>`).join("")}</select></label>
+      <details id="op-cols"><summary>columns</summary><div class="menu">${OP_COLS.map(([k, h]) =>
+        `<label><input type="checkbox" value="${k}" ${v.cols.includes(k) ? "checked" : ""}> ${esc(h)}</label>`).join("")}</div></details>
+      <span class="muted" id="op-count"></span></div>
+    <div id="op-bars"></div><table id="ops-table"></table><p id="ops-empty" class="muted"></p>`;
   const draw = () => {
+    v.filter = $("#op-filter").value;
+    v.group = $("#op-group").value;
+    saveOpsView(v);
     let re;
-    try { re = new RegExp($("#op-filter").value, "i"); } catch (e) { re = /.*/; }
-    let rows = groupOps(d.ops.filter((r) => re.test(`${r.name} ${r.category} ${r.module} ${r.scope} ${r.op_name}`)),
-      $("#op-group").value);
-    const key = state.params.get("sort") || sort, numeric = typeof (rows[0] || {})[key] === "number";
-    rows.sort((a, b) => numeric ? b[key] - a[key] : String(a[key]).localeCompare(String(b[key])));
-    const top = rows.slice(0, 15), max = Math.max(...top.map((r) => r.self_ms), 1e-9);
+    try { re = new RegExp(v.filter, "i"); } catch (e) { re = /.*/; }
+    const rows = sortRows(groupOps(d.ops.filter((r) => re.test(`${r.name} ${r.category} ${r.module} ${r.scope} ${r.op_name} ${r.source}`)),
+      v.group), v.sort, v.dir);
+    const cols = OP_COLS.filter((c) => v.cols.includes(c[0]) || c[0] === "name");
+    const top = [...rows].sort((a, b) => b.self_ms - a.self_ms).slice(0, 15), max = Math.max(...top.map((r) => r.self_ms), 1e-9);
     $("#op-bars").innerHTML = top.map((r) => `<div><span class="bar" style="width:${(300 * r.self_ms / max).toFixed(0)}px"></span>
       ${esc(r.name)} <span class="muted">${ms(r.self_ms)} ms</span></div>`).join("");
-    $("#ops-table").innerHTML = `<tr>${OP_COLS.map(([k, h, n]) => `<th data-key="${k}" class="${n ? "num" : ""}">${h}${k === key ? " ▾" : ""}</th>`).join("")}</tr>` +
-      rows.map((r) => `<tr>${OP_COLS.map(([k, , n]) => `<td class="${n ? "num" : ""}">${n ? (k === "count" || k === "devices" ? (r[k] ?? "") : ms(r[k])) : esc(r[k])}</td>`).join("")}</tr>`).join("");
+    const arrow = v.dir === "asc" ? " ▴" : " ▾";
+    $("#ops-table").innerHTML = `<tr>${cols.map(([k, h, kind]) => `<th data-key="${k}" class="${["num", "int", "rate", "pct"].includes(kind) ? "num" : ""}${k === v.sort ? " sorted" : ""}"
+      title="sort by ${esc(h)}; click again to reverse">${esc(h)}${k === v.sort ? arrow : ""}</th>`).join("")}</tr>` +
+      rows.map((r) => `<tr>${cols.map((c) => opCellHtml(r, c)).join("")}</tr>`).join("");
+    $("#ops-empty").textContent = rows.length ? "" : "No op matches the filter.";
+    $("#op-count").textContent = `${rows.length} of ${v.group === "none" ? d.ops.length : groupOps(d.ops, v.group).length} rows`;
     document.querySelectorAll("#ops-table th").forEach((th) => {
-      th.onclick = () => { state.params.set("sort", th.dataset.key); draw(); };
+      th.onclick = () => {
+        const k = th.dataset.key;
+        v.dir = k === v.sort ? (v.dir === "asc" ? "desc" : "asc") : OP_TEXT.has(k) ? "asc" : "desc";
+        v.sort = k;
+        draw();
+      };
     });
   };
   $("#op-filter").oninput = draw;
   $("#op-group").onchange = draw;
+  document.querySelectorAll("#op-cols input").forEach((box) => {
+    box.onchange = () => { v.cols = OP_COLS.map((c) => c[0]).filter((k) => document.querySelector(`#op-cols input[value="${k}"]`).checked); draw(); };
+  });
+  if (v.steps) $("#ops-all-steps").onclick = (ev) => { ev.preventDefault(); v.steps = ""; saveOpsView(v); ops(); };
   draw();
 }

@@ -1,29 +1,64 @@
-// overview.js - the viewer's Overview page: the run's summary: steps, breakdown, KPIs, hosts, top lines and findings.
+// overview.js - the viewer's Overview page: the run's summary: steps, breakdown, KPIs, hosts, top lines and
+// findings; with ?step=N, one step's view (its breakdown, top ops and scopes, a link into the Timeline).
 // Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses.
 "use strict";
 
 // ---- overview ----------------------------------------------------------------------------------
+// The step chart: a stacked bar per step (its parts), step numbers on the x axis, milliseconds on
+// the y axis; hovering a step names its time, clicking it opens the step view (#/overview?step=N).
 function stepChart(steps) {
   if (!steps.length) return "<p class='muted'>No steps found.</p>";
-  const W = 900, H = 220, pad = 30, max = Math.max(...steps.map((s) => s.duration_ms)) || 1;
-  const bw = Math.max(2, (W - pad) / steps.length - 2);
-  let bars = "";
+  const W = 1000, H = 240, left = 56, bottom = 34, top = 10, max = Math.max(...steps.map((s) => s.duration_ms)) || 1;
+  const slot = (W - left) / steps.length, bw = Math.max(2, slot - 2), plotH = H - top - bottom;
+  const labelEvery = Math.max(1, Math.ceil((8 * String(steps[steps.length - 1].step).length + 10) / slot));
+  let bars = "", labels = "";
   steps.forEach((s, i) => {
-    let y = H - pad;
-    const x = pad + i * (bw + 2);
+    let y = H - bottom;
+    const x = left + i * slot;
     PARTS.forEach((p, k) => {
-      const h = (s[p + "_ms"] / max) * (H - 2 * pad);
+      const h = (s[p + "_ms"] / max) * plotH;
       if (h <= 0) return;
       y -= h;
-      bars += `<rect x="${x}" y="${y}" width="${bw}" height="${h}" fill="${PART_COLORS[k]}"><title>step ${s.step} ${p} ${ms(s[p + "_ms"])} ms</title></rect>`;
+      bars += `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${h.toFixed(1)}" fill="${PART_COLORS[k]}"/>`;
     });
+    const tip = `step ${s.step}: ${ms(s.duration_ms)} ms` + PARTS.filter((p) => s[p + "_ms"] > 0)
+      .map((p) => ` · ${p} ${ms(s[p + "_ms"])}`).join("");
+    bars += `<rect class="step-hit" data-step="${s.step}" data-tip="${esc(tip)}" x="${x.toFixed(1)}" y="${top}" width="${slot.toFixed(1)}"
+      height="${plotH}"><title>${esc(tip)} ms</title></rect>`;
+    if (i % labelEvery === 0)
+      labels += `<text class="step-num" x="${(x + bw / 2).toFixed(1)}" y="${H - bottom + 14}" text-anchor="middle">${s.step}</text>`;
   });
+  const grid = niceTicks(max).map((v) => { const y = (H - bottom - (v / max) * plotH).toFixed(1);
+    return `<line class="grid" x1="${left}" x2="${W}" y1="${y}" y2="${y}"/><text x="${left - 6}" y="${+y + 4}" text-anchor="end">${+v.toPrecision(6)}</text>`; }).join("");
   const legend = PARTS.map((p, k) => `<span><i style="background:${PART_COLORS[k]}"></i>${p}</span>`).join("");
-  return `<svg id="step-chart" width="${W}" height="${H}" role="img"><text x="2" y="12" class="muted">${ms(max)} ms</text>${bars}</svg>
-    <div class="legend">${legend}</div>`;
+  return `<svg id="step-chart" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img">${grid}${bars}${labels}
+      <text x="${left + (W - left) / 2}" y="${H - 4}" text-anchor="middle" class="muted">step (click one for its breakdown, top ops and scopes)</text>
+      <text x="12" y="${top + plotH / 2}" transform="rotate(-90 12 ${top + plotH / 2})" text-anchor="middle" class="muted">step time (ms)</text></svg>
+    <div id="step-hover" class="muted">&nbsp;</div><div class="legend">${legend}</div>`;
 }
 
+// Round values for the y axis: 0 and multiples of 1, 2 or 5 x 10^k up to max, four or five of them.
+function niceTicks(max) {
+  const raw = max / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((f) => f * mag).find((s) => s >= raw);
+  const ticks = [];
+  for (let v = 0; v <= max * (1 + 1e-9); v += step) ticks.push(v);
+  return ticks;
+}
+
+function onStepChart() {
+  document.querySelectorAll("#step-chart .step-hit").forEach((r) => {
+    r.onclick = () => go("overview", { step: r.dataset.step });
+    r.onmouseenter = () => { $("#step-hover").textContent = r.dataset.tip + " ms"; };
+  });
+}
+
+// A KPI's value, or n/a where the profile cannot tell (no peaks, no sizes: rating "n/a").
+function kpiValue(k) { return k.rating === "n/a" ? "n/a" : `${k.value.toFixed(2)} ${esc(k.unit)}`; }
+
 async function overview() {
+  const step = state.params.get("step");
+  if (step !== null && step !== "") return stepView(step);
   const d = await runApi("overview");
   if (!state.host) state.hosts[state.run] = d.hosts;
   const hosts = await runHosts();
@@ -32,11 +67,8 @@ async function overview() {
     `idle ${v.idle_pct.toFixed(1)}%`).join("<br>") +
     `<br><small>idle: of each device's first-to-last activity (XProf's window), ${d.device_idle_pct.toFixed(1)}% ` +
     `over all; utilization and host overhead below: of step time</small>`;
-  const kpis = d.kpis.map((k) => `<tr><td>${esc(k.name)}</td><td class="num">${k.value.toFixed(2)} ${esc(k.unit)}</td>
+  const kpis = d.kpis.map((k) => `<tr><td>${esc(k.name)}</td><td class="num">${kpiValue(k)}</td>
     <td class="rating-${esc(k.rating)}">${esc(k.rating)}</td></tr>`).join("");
-  const findings = d.findings.length ? d.findings.map((f) => `<div class="finding ${esc(f.severity)}">
-    <b class="severity-${esc(f.severity)}">${esc(f.title)}</b><br>${esc(f.evidence)}<br><i>Fix:</i> ${esc(f.fix)}</div>`).join("")
-    : "<p>No findings: nothing stands out.</p>";
   const breakdown = PARTS.map((p) => `<td class="num">${ms(s.breakdown_ms[p])}</td>`).join("");
   $("#page").innerHTML = `<div class="toolbar">${hostPicker(hosts)}</div>
     <h2>${esc(d.path)}</h2>
@@ -48,9 +80,68 @@ async function overview() {
     <table><tr>${PARTS.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr><tr>${breakdown}</tr></table>
     ${hostsSection(d)}
     ${linesSection(d)}
-    <h2>KPIs</h2><table>${kpis}</table>
-    <h2>Findings</h2><div id="findings">${findings}</div>`;
+    <h2>KPIs</h2><table id="kpis">${kpis}</table>
+    <h2>Findings</h2><div id="findings">${findingsHtml(d.findings)}</div>`;
+  onStepChart();
   onHostPick(() => go("overview"));
+}
+
+function findingsHtml(findings) {
+  return findings.length ? findings.map((f) => `<div class="finding ${esc(f.severity)}">
+    <b class="severity-${esc(f.severity)}">${esc(f.title)}</b><br>${esc(f.evidence)}<br><i>Fix:</i> ${esc(f.fix)}</div>`).join("")
+    : "<p>No findings: nothing stands out.</p>";
+}
+
+// ---- one step: its breakdown, top ops and scopes, from the API's step window (?steps=N:N) --------
+// The Timeline reads its window from the hash: start_us/end_us, and start/end in ms as it did before.
+function timelineHash(startMs, endMs) {
+  const p = new URLSearchParams({ run: state.run, start_us: (startMs * 1000).toFixed(3), end_us: (endMs * 1000).toFixed(3),
+    start: String(startMs), end: String(endMs) });
+  if (state.host) p.set("host", state.host);
+  return `#/timeline?${p}`;
+}
+
+function opCell(r) { return `<td class="wrap" title="${esc(r.op_name || "")}">${wrapName(r.name)}</td>`; }
+
+async function stepView(step) {
+  const win = `steps=${encodeURIComponent(step)}:${encodeURIComponent(step)}`;
+  const [all, d, o, sc] = await Promise.all([runApi("steps"), runApi(`overview?${win}`), runApi(`ops?${win}`), runApi(`scopes?${win}`)]);
+  const s = d.steps[0], i = all.steps.findIndex((x) => String(x.step) === String(step));
+  const prev = all.steps[i - 1], next = all.steps[i + 1];
+  const parts = PARTS.filter((p) => s[p + "_ms"] > 0);
+  const bar = parts.map((p) => { const pct = 100 * s[p + "_ms"] / s.duration_ms;
+    return `<span style="width:${pct.toFixed(2)}%;background:${PART_COLORS[PARTS.indexOf(p)]}${p === "idle" ? ";color:#1d2330" : ""}"
+      title="${p} ${ms(s[p + "_ms"])} ms">${pct >= 8 ? `${p} ${pct.toFixed(0)}%` : ""}</span>`; }).join("");
+  const opTime = o.ops.reduce((t, r) => t + r.self_ms, 0) || 1;
+  const ops = [...o.ops].sort((a, b) => b.self_ms - a.self_ms).slice(0, 15).map((r) => `<tr>${opCell(r)}
+    <td>${esc(r.category)}</td><td class="num">${r.count}</td><td class="num">${ms(r.self_ms)}</td><td class="num">${ms(r.total_ms)}</td>
+    <td class="num">${(100 * r.self_ms / opTime).toFixed(1)}</td><td class="clip" title="${esc(r.scope)}">${esc(r.scope)}</td></tr>`).join("");
+  // device scopes (named_scope paths), then host ones (annotations, JAX runtime events), 10 of each
+  const scopes = (device, n) => sc.scopes.filter((r) => (r.kind === "device") === device).slice(0, n).map((r) => `<tr>
+    <td class="clip" title="${esc(r.scope)}">${esc(r.scope)}</td>${device ? "" : `<td>${esc(r.kind)}</td>`}<td class="num">${r.count}</td>
+    <td class="num">${ms(r.total_ms)}</td><td class="num">${ms(r.self_ms)}</td></tr>`).join("");
+  const scopeTable = (id, device, title) => { const rows = scopes(device, 10); return rows ? `<div><h3>${title}</h3><table id="${id}">
+    <tr><th>scope</th>${device ? "" : "<th>kind</th>"}<th class="num">count</th><th class="num">total ms</th><th class="num">self ms</th></tr>${rows}</table></div>` : ""; };
+  const nav = (t, label) => t ? `<button class="step-nav" data-step="${t.step}">${label}</button>` : "";
+  const opsLink = new URLSearchParams({ run: state.run, steps: `${step}:${step}` });
+  if (state.host) opsLink.set("host", state.host);
+  $("#page").innerHTML = `<div class="toolbar"><a href="#" id="step-back">← all steps</a>${nav(prev, `‹ step ${prev && prev.step}`)}
+      ${nav(next, `step ${next && next.step} ›`)}<a class="button" id="step-timeline" href="${timelineHash(s.start_ms, s.start_ms + s.duration_ms)}">Open in Timeline</a></div>
+    <h2 id="step-title">Step ${esc(s.step)}</h2>
+    <p id="step-facts">${ms(s.duration_ms)} ms, from ${ms(s.start_ms)} to ${ms(s.start_ms + s.duration_ms)} ms · ${s.ops} op occurrences ·
+      ${s.compiles} compile${s.compiles === 1 ? "" : "s"}${s.outlier ? " · <b class='rating-bad'>outlier</b> (over 1.5× the median step)" : ""}
+      · run median ${ms(all.step_summary.median_ms)} ms</p>
+    <div class="stack-bar" id="step-bar">${bar}</div>
+    <table id="step-breakdown"><tr>${parts.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr>
+      <tr>${parts.map((p) => `<td class="num">${ms(s[p + "_ms"])} <span class="muted">${(100 * s[p + "_ms"] / s.duration_ms).toFixed(0)}%</span></td>`).join("")}</tr></table>
+    <h2>Top ops in this step</h2>
+    <table id="step-ops"><tr><th>op</th><th>category</th><th class="num">count</th><th class="num">self ms</th>
+      <th class="num">total ms</th><th class="num">% op time</th><th>scope</th></tr>${ops}</table>
+    <p class="muted">${o.ops.length} op${o.ops.length === 1 ? "" : "s"} ran in this step · <a href="#/ops?${esc(opsLink)}">all of them on the Ops page</a></p>
+    <div class="columns">${scopeTable("step-scopes", true, "Device scopes")}${scopeTable("step-host-scopes", false, "Host scopes (annotations and JAX runtime)")}</div>
+    <h2>Findings in this step</h2><div id="findings">${findingsHtml(d.findings)}</div>`;
+  $("#step-back").onclick = (ev) => { ev.preventDefault(); go("overview"); };
+  document.querySelectorAll(".step-nav").forEach((b) => { b.onclick = () => go("overview", { step: b.dataset.step }); });
 }
 
 // Multi-host runs: each host's totals, then its step times side by side, the straggler marked.
