@@ -148,3 +148,22 @@ def test_bad_ranges_exit_2_and_say_why(log_dir, args, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert proc.stdout == ""
+
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"  # captures by others (README there)
+
+
+@pytest.mark.parametrize("capture", ["jax_tpu_v6e_4core_inference.xplane.pb.gz", "mi300_jax08_conv.xplane.pb.gz"])
+def test_real_tpu_and_gpu_windows_hold_each_steps_ops(capture):
+    """On a TPU capture (device Steps lines, 4 chips) and an MI300 one, each step's window holds as
+    many op occurrences as the steps table counts in that step (counted apart, by steps.c), and no
+    op more often than the whole run."""
+    path = REAL / capture
+    steps = steps_of(path)
+    whole = Counter({(o["module"], o["name"]): o["count"] for o in jaxprof_json("ops", path)["ops"]})
+    seen: Counter = Counter()
+    for s in steps[:5]:
+        ops = jaxprof_json("ops", path, "--step", str(s["step"]))["ops"]
+        assert sum(o["count"] for o in ops) == s["ops"], s["step"]
+        seen.update({(o["module"], o["name"]): o["count"] for o in ops})
+    assert not seen - whole
