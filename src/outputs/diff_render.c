@@ -121,8 +121,9 @@ static void set_count(cell *c, const jp_diff_row *r) {
     else set_buf(c, "%.3g->%.3g", r->base_count, r->new_count);
 }
 
-/* The op's name, and what the base run called it when XLA renumbered it. */
-static void set_op_name(cell *c, const jp_diff_row *r) {
+/* The row's name, and what the base run called it when renumbered: an op by XLA, a scope by a
+ * layer inserted before it (Flax's Dense_2 -> Dense_3). */
+static void set_row_name(cell *c, const jp_diff_row *r) {
     const char *base = r->base_name ? r->base_name : "";
     if (!*base || strcmp(base, r->name) == 0) set_str(c, r->name);
     else set_buf(c, "%s (was %s)", r->name, base);
@@ -144,7 +145,7 @@ static void op_text_cell(const jp_analysis *a, const void *row, size_t col, cell
     (void)a;
     if (col < 5) common_text_cell(r, col, c);
     else if (col == 5) set_count(c, r);
-    else if (col == 6) set_op_name(c, r);
+    else if (col == 6) set_row_name(c, r);
     else if (col == 7) set_left(c, r->category, OP_TEXT_COLS[7].width);
     else if (col == 8) set_left(c, r->scope, OP_TEXT_COLS[8].width);
     else set_left(c, jp_match_name(r->match), OP_TEXT_COLS[9].width);
@@ -157,7 +158,7 @@ static void scope_text_cell(const jp_analysis *a, const void *row, size_t col, c
     else if (col == 5) set_row_time(c, r, r->base_total_ps);
     else if (col == 6) set_row_time(c, r, r->new_total_ps);
     else if (col == 7) set_count(c, r);
-    else if (col == 8) set_str(c, r->name);
+    else if (col == 8) set_row_name(c, r);
     else if (col == 9) set_left(c, r->category, SCOPE_TEXT_COLS[9].width);
     else set_left(c, jp_match_name(r->match), SCOPE_TEXT_COLS[10].width);
 }

@@ -662,11 +662,39 @@ int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err) {
 
 /* ---- the diff page ---------------------------------------------------------------------------------- */
 
-/* Rows are tinted by their change: red for time gained, green for time saved. */
+/* Rows are tinted by their change: red for time gained, green for time saved. Names wrap only
+ * where put_code allows (after '/' and '.'), never inside a word; only a name with a part too long
+ * for any column (data-long) may break anywhere. */
 static const char DIFF_CSS[] =
     "tr.slower td{background:#fdecea}tr.added td{background:#fff1e0}tr.faster td{background:#e8f5e9}"
     "tr.removed td{background:#f1f4f8;color:#555}.verdict{font-weight:600}.verdict.slower{color:#c0392b}"
-    ".verdict.faster{color:#2a7d2a}.appeared{color:#c0392b}.disappeared{color:#2a7d2a}";
+    ".verdict.faster{color:#2a7d2a}.appeared{color:#c0392b}.disappeared{color:#2a7d2a}"
+    "code{word-break:normal}code[data-long]{overflow-wrap:anywhere}";
+
+enum { LONG_PART = 40 }; /* a name part (between '/' and '.') longer than this may break anywhere */
+
+/* Whether s has a part longer than LONG_PART bytes between separators. */
+static int has_long_part(const char *s) {
+    size_t run = 0;
+    for (; *s; s++) {
+        run = *s == '/' || *s == '.' ? 0 : run + 1;
+        if (run > LONG_PART) return 1;
+    }
+    return 0;
+}
+
+/* A name (op, scope path, file path) as <code>, escaped, with a break opportunity (<wbr>) after
+ * each '/' and '.', so a long one wraps between its parts. attrs is markup of ours (" class=..."). */
+static void put_code(FILE *out, const char *attrs, const char *s) {
+    s = s ? s : "";
+    fprintf(out, "<code%s%s>", attrs, has_long_part(s) ? " data-long" : "");
+    for (const char *p = s; *p; p++) {
+        char one[2] = {*p, '\0'};
+        esc(out, one);
+        if (*p == '/' || *p == '.') fputs("<wbr>", out);
+    }
+    fputs("</code>", out);
+}
 
 /* "+1.20 ms": signed, so a glance tells slower from faster. */
 static void put_delta(FILE *out, double ps) {
@@ -681,11 +709,11 @@ static void td_delta(FILE *out, double ps) {
 }
 
 static void write_diff_overview(const jp_diff *d, FILE *out) {
-    fputs("<section id=\"overview\"><table>\n<tr><th>base</th><td><code id=\"base-path\">", out);
-    esc(out, d->base_path);
-    fputs("</code></td></tr>\n<tr><th>new</th><td><code id=\"new-path\">", out);
-    esc(out, d->new_path);
-    fprintf(out, "</code></td></tr>\n<tr><th>steps</th><td>%zu &rarr; %zu</td></tr>\n</table></section>\n",
+    fputs("<section id=\"overview\"><table>\n<tr><th>base</th><td>", out);
+    put_code(out, " id=\"base-path\"", d->base_path);
+    fputs("</td></tr>\n<tr><th>new</th><td>", out);
+    put_code(out, " id=\"new-path\"", d->new_path);
+    fprintf(out, "</td></tr>\n<tr><th>steps</th><td>%zu &rarr; %zu</td></tr>\n</table></section>\n",
             d->steps.base_n, d->steps.new_n);
 }
 
@@ -769,21 +797,20 @@ static void write_diff_row(const jp_diff_row *r, int is_op, FILE *out) {
     else fprintf(out, "<td class=\"n\">%+.1f%%</td>", r->delta_pct);
     td_time(out, r->base_ps);
     td_time(out, r->new_ps);
-    fprintf(out, "<td class=\"n\">%.3g &rarr; %.3g</td><td><code class=\"%s\">", r->base_count, r->new_count,
-            is_op ? "op" : "scope");
-    esc(out, r->name);
-    fputs("</code>", out);
-    if (is_op && r->base_name && *r->base_name && strcmp(r->base_name, r->name) != 0) {
-        fputs(" <small>was <code class=\"base-name\">", out);
-        esc(out, r->base_name);
-        fputs("</code></small>", out);
+    fprintf(out, "<td class=\"n\">%.3g &rarr; %.3g</td><td>", r->base_count, r->new_count);
+    put_code(out, is_op ? " class=\"op\"" : " class=\"scope\"", r->name);
+    /* An op XLA renamed, or a scope under a layer that an insertion renumbered. */
+    if (r->base_name && *r->base_name && strcmp(r->base_name, r->name) != 0) {
+        fputs(" <small>was ", out);
+        put_code(out, " class=\"base-name\"", r->base_name);
+        fputs("</small>", out);
     }
     fputs("</td>", out);
     td_text(out, r->category);
     if (is_op) {
-        fputs("<td><code>", out);
-        esc(out, r->scope);
-        fputs("</code></td>", out);
+        fputs("<td>", out);
+        put_code(out, "", r->scope);
+        fputs("</td>", out);
     }
     td_text(out, jp_match_name(r->match));
     fputs("</tr>\n", out);

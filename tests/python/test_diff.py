@@ -81,13 +81,19 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     }
 
 
+def run_dir(log_dir: Path) -> Path:
+    """The run directory the diff read under log_dir (diffs name it, not the directory given)."""
+    (run,) = {p.parent for p in log_dir.rglob("*.xplane.pb*")}
+    return run
+
+
 def rows(rows_: list[dict], **match: object) -> list[dict]:
     return [r for r in rows_ if all(r[k] == v for k, v in match.items())]
 
 
 def test_extra_matmul_is_named_by_scope_and_op(runs):
     d = jaxprof.diff(runs["base"], runs["extra"])
-    assert d.base_path == str(runs["base"]) and d.new_path == str(runs["extra"])
+    assert d.base_path == str(run_dir(runs["base"])) and d.new_path == str(run_dir(runs["extra"]))
     # The scope is new: it exists only in the new run, with real time in it.
     [extra_scope] = rows(d.scopes, name="step/extra")
     assert extra_scope["change"] == "added" and extra_scope["match"] == "none"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
 
 import jaxprof
 
@@ -30,6 +33,7 @@ ROW_KEYS = ["name", "base_name", "module", "category", "scope", "change", "match
             "base_ms", "new_ms", "base_total_ms", "new_total_ms", "delta_ms", "delta_pct"]
 CHANGES = {"slower", "faster", "added", "removed", "unchanged"}
 PARTS = ["compute", "collective", "h2d", "d2h", "d2d", "compile", "host", "idle"]
+ARTIFACTS = Path(os.environ.get("JAXPROF_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts")
 
 
 def make_step(extra: bool) -> Callable[[jax.Array, jax.Array], jax.Array]:
@@ -210,9 +214,14 @@ def test_html_page_has_the_top_op_of_the_json(pair: Pair, tmp_path: Path) -> Non
     assert page.ops and page.ops[0] == doc["ops"][0]["name"]
     assert page.ops == [r["name"] for r in doc["ops"][:50]]
     extra = extra_scope_rows(doc)[0]
-    assert re.search(r'<tr class="added"><td>added</td>.*<code class="scope">' + re.escape(extra["name"]) + "</code>",
-                     html)
+    assert re.search(r'<tr class="added"><td>added</td>.*<code class="scope">' + re.escape(wrapped(extra["name"])) +
+                     "</code>", html)
     assert f'id="verdict">' in html and 'id="breakdown-chart"' in html
+
+
+def wrapped(name: str) -> str:
+    """A name as the diff page writes it (no markup in it here): a <wbr> after each '/' and '.'."""
+    return re.sub(r"([/.])", r"\1<wbr>", name)
 
 
 def test_html_escapes_names(tmp_path: Path) -> None:
@@ -222,10 +231,58 @@ def test_html_escapes_names(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     html = out.read_text(encoding="utf-8")
     assert_self_contained(html)  # no <script at all
-    assert "dot&lt;script&gt;alert(1)&lt;/script&gt;.1&quot;&amp;" in html
+    assert "dot&lt;script&gt;alert(1)&lt;/<wbr>script&gt;.<wbr>1&quot;&amp;" in html  # escaped, then wrappable
     assert parse(html).ops == [EVIL_OP]
     doc = diff_json(profile, profile)
     assert doc["ops"][0]["name"] == EVIL_OP and EVIL in doc["ops"][0]["scope"]
+
+
+# Every place a <code> name wraps onto a new line: the character before the break, the name, and
+# whether the page let it break anywhere (data-long). Characters are measured one by one.
+CODE_BREAKS_JS = """
+const breaks = [];
+const range = document.createRange();
+for (const code of document.querySelectorAll('code')) {
+  const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+  let top = null, prev = null;
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    for (let i = 0; i < t.length; i++) {
+      range.setStart(t, i);
+      range.setEnd(t, i + 1);
+      const r = range.getClientRects()[0];
+      if (!r || r.width === 0) continue;
+      if (top !== null && r.top > top + 2) breaks.push([prev, code.textContent, code.hasAttribute('data-long')]);
+      top = r.top;
+      prev = t.data[i];
+    }
+  }
+}
+return breaks;
+"""
+
+
+def test_html_names_wrap_between_parts_never_inside_a_word(pair: Pair, tmp_path: Path) -> None:
+    """In Chromium, at a wide and at a narrow window: a name that wraps does so after a '/' or '.'
+    (the report's style sheet breaks code anywhere, which split names mid-word on this page)."""
+    out = tmp_path / "diff.html"
+    assert run_jaxprof("diff", pair.base, pair.extra, "--html", out).returncode == 0
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        for width in (1400, 560):
+            driver.set_window_size(width, 2200)
+            driver.get(out.as_uri())
+            breaks = driver.execute_script(CODE_BREAKS_JS)
+            driver.save_screenshot(str(ARTIFACTS / f"diff_html_{width}.png"))
+            assert all(ch in "/." or long for ch, _, long in breaks), [b for b in breaks if b[0] not in "/."]
+            if width < 1000:  # names must wrap at this width, so the check above has seen some
+                assert len(breaks) >= 3, breaks
+    finally:
+        driver.quit()
 
 
 # ---- renumbered ops (synthetic) ----------------------------------------------------------------------
