@@ -209,9 +209,10 @@ static int keep_in_window(const jp_vec *from, size_t size, size_t t_off, int64_t
         const char *e = (const char *)from->data + i * size;
         int64_t t;
         memcpy(&t, e + t_off, sizeof t);
-        void *slot = t >= lo && t < hi ? jp_vec_push(to, size) : NULL;
-        if (slot) memcpy(slot, e, size);
-        else if (t >= lo && t < hi) return JP_ERR_NOMEM;
+        if (t < lo || t >= hi) continue;
+        void *slot = jp_vec_push(to, size);
+        if (!slot) return JP_ERR_NOMEM; /* the caller frees what was copied */
+        memcpy(slot, e, size);
     }
     return JP_OK;
 }
