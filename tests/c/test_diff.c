@@ -17,7 +17,7 @@
 #endif
 
 #define MS 1000000000LL /* picoseconds per millisecond */
-#define MAX_OPS 16
+#define MAX_OPS 32
 #define MAX_STEPS 16
 
 /* One run built by hand: the analysis points into the arrays beside it. */
@@ -25,7 +25,7 @@ typedef struct run {
     jp_analysis a;
     jp_op_stat ops[MAX_OPS];
     jp_step steps[MAX_STEPS];
-    jp_scope_stat scopes[8];
+    jp_scope_stat scopes[16];
     jp_finding findings[4];
 } run;
 
@@ -90,6 +90,7 @@ static jp_op_stat *run_op(run *r, const char *module, const char *name, const ch
 }
 
 static void run_scope(run *r, const char *path, int kind, uint64_t count, int64_t self_ps, int64_t total_ps) {
+    assert_true(r->a.n_scopes < 16);
     jp_scope_stat *s = &r->scopes[r->a.n_scopes++];
     *s = (jp_scope_stat){path, kind, 1, 0, count, total_ps, self_ps};
 }
@@ -522,6 +523,224 @@ static void conflicting_op_name_falls_back_to_name(void **state) {
     jp_diff_free(d);
 }
 
+/* ---- layers renumbered by an insertion (Flax) ---------------------------------------------- */
+
+/* One Dense layer of an MLP in a training step: its forward and gradient matmuls (4 per run,
+ * flops each), named by XLA as given, under "f/MLP/<layer>" with the layer's scope row. */
+static void dense(run *r, const char *layer, const char *op_name_fwd, const char *op_name_bwd, const char *fwd,
+                  const char *bwd, double flops, int64_t self_ps) {
+    char scope[64];
+    snprintf(scope, sizeof scope, "f/MLP/%s", layer);
+    /* Scope strings must outlive the run: keep them in the run's own scope rows' storage. */
+    jp_scope_stat *row = &r->scopes[r->a.n_scopes];
+    run_scope(r, "", JP_SCOPE_DEVICE, 8, 2 * self_ps, 2 * self_ps);
+    char *path = malloc(strlen(scope) + 1);
+    assert_non_null(path);
+    strcpy(path, scope);
+    row->path = path;
+    jp_op_stat *op = run_op(r, "jit_f", fwd, "matmul", op_name_fwd, path, 0, 4, self_ps);
+    op->flops = 4 * flops;
+    op->bytes = 4 * flops / 8;
+    op = run_op(r, "jit_f", bwd, "matmul", op_name_bwd, path, 0, 4, self_ps);
+    op->flops = 4 * flops;
+    op->bytes = 4 * flops / 8;
+}
+
+#define FWD(L) "jit(f)/jvp(MLP)/" L "/dot_general"
+#define BWD(L) "jit(f)/transpose(jvp(MLP))/" L "/dot_general"
+#define DENSE(R, L, A, B, FLOPS, T) dense(R, L, FWD(L), BWD(L), A, B, FLOPS, T)
+
+static void run_free_paths(run *r) {
+    for (size_t i = 0; i < r->a.n_scopes; i++)
+        if (strncmp(r->scopes[i].path, "f/MLP/", 6) == 0) free((void *)(uintptr_t)r->scopes[i].path);
+}
+
+/* The row of a new run's op (a removed base op may carry the same name). */
+static const jp_diff_row *find_new_op(const jp_diff *d, const char *name) {
+    for (size_t i = 0; i < d->n_ops; i++)
+        if (strcmp(d->ops[i].name, name) == 0 && d->ops[i].change != JP_CHANGE_REMOVED) return &d->ops[i];
+    fail_msg("no new op row %s", name);
+    return NULL;
+}
+
+/* The base op a new op was paired with, by names, or fails. */
+static void assert_paired(const jp_diff *d, const char *name, const char *base_name, int match) {
+    const jp_diff_row *r = find_new_op(d, name);
+    if (strcmp(r->base_name, base_name) != 0) fail_msg("%s paired with '%s', want %s", name, r->base_name, base_name);
+    assert_int_equal(r->match, match);
+}
+
+/* A 3-layer MLP (widths give 3, 2 and 1 MFLOP per matmul) and the same with a 1.5 MFLOP layer
+ * inserted as Dense_1: Flax renumbers Dense_1 -> Dense_2 and Dense_2 -> Dense_3, and XLA hands the
+ * old names to other layers' ops. The layers pair by what they compute; the inserted one is added. */
+static void inserted_layer_renumbers_the_rest(void **state) {
+    (void)state;
+    run b, n;
+    run_init(&b, "base");
+    run_init(&n, "new");
+    run_flat_steps(&b, 10 * MS, 4);
+    run_flat_steps(&n, 10 * MS, 4);
+    DENSE(&b, "Dense_0", "dot", "dot.3", 3e6, 4 * MS);
+    DENSE(&b, "Dense_1", "dot.1", "dot.4", 2e6, 2 * MS);
+    DENSE(&b, "Dense_2", "dot.2", "dot.5", 1e6, MS);
+    DENSE(&n, "Dense_0", "dot", "dot.4", 3e6, 4 * MS);
+    DENSE(&n, "Dense_1", "dot.1", "dot.5", 1.5e6, 3 * MS); /* inserted */
+    DENSE(&n, "Dense_2", "dot.2", "dot.6", 2e6, 2 * MS);
+    DENSE(&n, "Dense_3", "dot.3", "dot.7", 1e6, MS);
+    jp_diff *d = diff_of(&b, &n, NULL);
+    assert_paired(d, "dot", "dot", JP_MATCH_NAME);
+    assert_paired(d, "dot.4", "dot.3", JP_MATCH_OP_NAME);
+    assert_paired(d, "dot.2", "dot.1", JP_MATCH_OP_NAME); /* Dense_1 is Dense_2 now */
+    assert_paired(d, "dot.6", "dot.4", JP_MATCH_OP_NAME);
+    assert_paired(d, "dot.3", "dot.2", JP_MATCH_OP_NAME); /* Dense_2 is Dense_3 now */
+    assert_paired(d, "dot.7", "dot.5", JP_MATCH_OP_NAME);
+    assert_int_equal(find_op(d, "dot.1")->change, JP_CHANGE_ADDED); /* the inserted layer */
+    assert_int_equal(find_op(d, "dot.5")->change, JP_CHANGE_ADDED);
+    assert_int_equal(d->op_changes[JP_CHANGE_ADDED], 2);
+    assert_int_equal(d->op_changes[JP_CHANGE_REMOVED], 0);
+    assert_int_equal(d->op_changes[JP_CHANGE_UNCHANGED], 6); /* the same work takes the same time */
+    /* The scope rows follow: each old layer's row pairs with its new number, shown with its old path. */
+    const jp_diff_row *s = find_scope(d, "f/MLP/Dense_3", "device");
+    assert_string_equal(s->base_name, "f/MLP/Dense_2");
+    assert_int_equal(s->change, JP_CHANGE_UNCHANGED);
+    assert_string_equal(find_scope(d, "f/MLP/Dense_2", "device")->base_name, "f/MLP/Dense_1");
+    assert_int_equal(find_scope(d, "f/MLP/Dense_1", "device")->change, JP_CHANGE_ADDED);
+    assert_int_equal(find_scope(d, "f/MLP/Dense_0", "device")->match, JP_MATCH_NAME);
+    assert_int_equal(d->scope_changes[JP_CHANGE_ADDED], 1);
+    assert_int_equal(d->scope_changes[JP_CHANGE_REMOVED], 0);
+    jp_diff_free(d);
+
+    /* The other way round the layer is removed, and the rest go back to their old numbers. */
+    d = diff_of(&n, &b, NULL);
+    assert_paired(d, "dot.1", "dot.2", JP_MATCH_OP_NAME);
+    assert_paired(d, "dot.2", "dot.3", JP_MATCH_OP_NAME);
+    assert_int_equal(d->op_changes[JP_CHANGE_REMOVED], 2);
+    assert_int_equal(d->op_changes[JP_CHANGE_ADDED], 0);
+    const jp_diff_row *gone = find_scope(d, "f/MLP/Dense_1", "device");
+    assert_int_equal(gone->change, JP_CHANGE_REMOVED); /* not the old Dense_2, which is Dense_1 now */
+    assert_string_equal(find_scope(d, "f/MLP/Dense_2", "device")->base_name, "f/MLP/Dense_3");
+    jp_diff_free(d);
+    run_free_paths(&b);
+    run_free_paths(&n);
+}
+
+/* A layer that changed size in place keeps its number: nothing else in the run computes what it
+ * did before, so it is the same layer, slower. An identical layer inserted beside an identical one
+ * cannot be told apart: the one that kept its number is the old one. */
+static void layer_changed_in_place_keeps_its_number(void **state) {
+    (void)state;
+    run b, n;
+    run_init(&b, "base");
+    run_init(&n, "new");
+    run_flat_steps(&b, 10 * MS, 4);
+    run_flat_steps(&n, 10 * MS, 4);
+    DENSE(&b, "Dense_0", "dot", "dot.3", 3e6, 4 * MS);
+    DENSE(&b, "Dense_1", "dot.1", "dot.4", 2e6, 2 * MS);
+    DENSE(&b, "Dense_2", "dot.2", "dot.5", 1e6, MS);
+    DENSE(&n, "Dense_0", "dot", "dot.3", 3e6, 4 * MS);
+    DENSE(&n, "Dense_1", "dot.1", "dot.4", 4e6, 4 * MS); /* twice as wide */
+    DENSE(&n, "Dense_2", "dot.2", "dot.5", 1e6, MS);
+    jp_diff *d = diff_of(&b, &n, NULL);
+    assert_paired(d, "dot.1", "dot.1", JP_MATCH_NAME);
+    assert_int_equal(find_op(d, "dot.1")->change, JP_CHANGE_SLOWER);
+    assert_int_equal(d->op_matches[JP_MATCH_NAME], 6);
+    assert_int_equal(find_scope(d, "f/MLP/Dense_1", "device")->change, JP_CHANGE_SLOWER);
+    jp_diff_free(d);
+    run_free_paths(&b);
+    run_free_paths(&n);
+
+    run_init(&b, "base");
+    run_init(&n, "new");
+    DENSE(&b, "Dense_0", "dot", "dot.2", 2e6, 2 * MS);
+    DENSE(&b, "Dense_1", "dot.1", "dot.3", 1e6, MS);
+    DENSE(&n, "Dense_0", "dot", "dot.3", 2e6, 2 * MS);
+    DENSE(&n, "Dense_1", "dot.1", "dot.4", 2e6, 2 * MS); /* a copy of Dense_0 */
+    DENSE(&n, "Dense_2", "dot.2", "dot.5", 1e6, MS);
+    d = diff_of(&b, &n, NULL);
+    assert_paired(d, "dot", "dot", JP_MATCH_NAME);
+    assert_paired(d, "dot.2", "dot.1", JP_MATCH_OP_NAME);
+    assert_int_equal(find_op(d, "dot.1")->change, JP_CHANGE_ADDED);
+    assert_int_equal(find_op(d, "dot.4")->change, JP_CHANGE_ADDED);
+    jp_diff_free(d);
+    run_free_paths(&b);
+    run_free_paths(&n);
+}
+
+/* Blocks renumbered, with layers inside them: the block is mapped first, then its Dense_N are
+ * grouped under the new block's path. */
+static void nested_layers_follow_their_block(void **state) {
+    (void)state;
+    run b, n;
+    run_init(&b, "base");
+    run_init(&n, "new");
+    static const char *const op_names[] = {
+        "jit(f)/Block_0/Dense_0/dot_general", "jit(f)/Block_0/Dense_1/dot_general",
+        "jit(f)/Block_1/Dense_0/dot_general", "jit(f)/Block_1/Dense_1/dot_general",
+        "jit(f)/Block_2/Dense_0/dot_general", "jit(f)/Block_2/Dense_1/dot_general"};
+    static const char *const scopes[] = {"f/Block_0/Dense_0", "f/Block_0/Dense_1", "f/Block_1/Dense_0",
+                                         "f/Block_1/Dense_1", "f/Block_2/Dense_0", "f/Block_2/Dense_1"};
+    static const double flops[] = {1e6, 2e6, 3e6, 4e6, 5e6, 6e6};
+    static const char *const names[] = {"dot", "dot.1", "dot.2", "dot.3", "dot.4", "dot.5"};
+    /* base: blocks A (1, 2 MFLOP) and B (3, 4); new: C (5, 6) inserted before them. */
+    for (size_t i = 0; i < 4; i++)
+        run_op(&b, "jit_f", names[i], "matmul", op_names[i], scopes[i], 0, 1, MS)->flops = flops[i];
+    for (size_t i = 0; i < 6; i++) {
+        size_t what = i < 2 ? i + 4 : i - 2; /* new Block_0 is C, Block_1 is A, Block_2 is B */
+        run_op(&n, "jit_f", names[i], "matmul", op_names[i], scopes[i], 0, 1, MS)->flops = flops[what];
+    }
+    run_scope(&b, "f/Block_0", JP_SCOPE_DEVICE, 2, 0, 2 * MS);
+    run_scope(&b, "f/Block_0/Dense_1", JP_SCOPE_DEVICE, 1, MS, MS);
+    run_scope(&n, "f/Block_1", JP_SCOPE_DEVICE, 2, 0, 2 * MS);
+    run_scope(&n, "f/Block_1/Dense_1", JP_SCOPE_DEVICE, 1, MS, MS);
+    run_scope(&n, "f/Block_0", JP_SCOPE_DEVICE, 2, 0, 2 * MS);
+    jp_diff *d = diff_of(&b, &n, NULL);
+    assert_paired(d, "dot.2", "dot", JP_MATCH_OP_NAME);
+    assert_paired(d, "dot.3", "dot.1", JP_MATCH_OP_NAME);
+    assert_paired(d, "dot.4", "dot.2", JP_MATCH_OP_NAME);
+    assert_paired(d, "dot.5", "dot.3", JP_MATCH_OP_NAME);
+    assert_int_equal(find_op(d, "dot")->change, JP_CHANGE_ADDED);
+    assert_int_equal(find_op(d, "dot.1")->change, JP_CHANGE_ADDED);
+    assert_string_equal(find_scope(d, "f/Block_1", "device")->base_name, "f/Block_0");
+    assert_string_equal(find_scope(d, "f/Block_1/Dense_1", "device")->base_name, "f/Block_0/Dense_1");
+    assert_int_equal(find_scope(d, "f/Block_0", "device")->change, JP_CHANGE_ADDED);
+    jp_diff_free(d);
+}
+
+/* The bare name is the last resort, and never pairs an op of a new scope with one whose scope is
+ * still there (that op was handed to other code); between a scope gone and one new it still does
+ * (a renamed scope: conflicting_op_name_falls_back_to_name). */
+static void op_of_a_new_scope_is_added(void **state) {
+    (void)state;
+    run b, n;
+    model(&b, "base");
+    model(&n, "new");
+    run_op(&b, "jit_f", "copy.1", "data formatting", "jit(f)/dense/copy", "model/dense", 0, 4, 4 * MS);
+    run_op(&n, "jit_f", "copy.1", "data formatting", "jit(f)/extra/copy", "model/extra", 0, 1, 4 * MS);
+    jp_diff *d = diff_of(&b, &n, NULL);
+    const jp_diff_row *r = find_op(d, "copy.1");
+    assert_int_equal(r->change, JP_CHANGE_ADDED);
+    assert_string_equal(r->scope, "model/extra");
+    assert_int_equal(d->op_changes[JP_CHANGE_REMOVED], 1);
+    jp_diff_free(d);
+}
+
+/* XLA swapped two names of one op_name: the shapes (FLOPs per occurrence) tell them apart. */
+static void same_op_name_pairs_by_shape(void **state) {
+    (void)state;
+    run b, n;
+    model(&b, "base");
+    model(&n, "new");
+    run_op(&b, "jit_f", "relu.1", "loop fusion", "jit(f)/relu/max", "model", 0, 4, 4 * MS)->flops = 4e3;
+    run_op(&b, "jit_f", "relu.2", "loop fusion", "jit(f)/relu/max", "model", 0, 4, 2 * MS)->flops = 2e3;
+    run_op(&n, "jit_f", "relu.1", "loop fusion", "jit(f)/relu/max", "model", 0, 4, 2 * MS)->flops = 2e3;
+    run_op(&n, "jit_f", "relu.2", "loop fusion", "jit(f)/relu/max", "model", 0, 4, 4 * MS)->flops = 4e3;
+    jp_diff *d = diff_of(&b, &n, NULL);
+    assert_paired(d, "relu.1", "relu.2", JP_MATCH_OP_NAME);
+    assert_paired(d, "relu.2", "relu.1", JP_MATCH_OP_NAME);
+    assert_int_equal(find_op(d, "relu.1")->change, JP_CHANGE_UNCHANGED);
+    jp_diff_free(d);
+}
+
 static void renumbered_module(void **state) {
     (void)state;
     run b, n;
@@ -849,6 +1068,11 @@ int main(void) {
         cmocka_unit_test(passes_in_order),
         cmocka_unit_test(reused_name_pairs_by_source),
         cmocka_unit_test(conflicting_op_name_falls_back_to_name),
+        cmocka_unit_test(inserted_layer_renumbers_the_rest),
+        cmocka_unit_test(layer_changed_in_place_keeps_its_number),
+        cmocka_unit_test(nested_layers_follow_their_block),
+        cmocka_unit_test(op_of_a_new_scope_is_added),
+        cmocka_unit_test(same_op_name_pairs_by_shape),
         cmocka_unit_test(renumbered_module),
         cmocka_unit_test(devices_are_summed),
         cmocka_unit_test(big_groups_pair_by_rank),
