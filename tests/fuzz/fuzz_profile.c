@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     jp_error err;
     if (jp_profile_parse(&p, data, size, "fuzz", NULL, &err) != JP_OK) return 0;
     const jp_analysis *a = jp_profile_analysis(p);
-    jp_view view = {0, NULL, NULL, 0};
+    jp_view view = {0};
     for (int s = 0; s < JP_SECTION_COUNT; s++) {
         (void)jp_render(a, s, JP_FORMAT_TEXT, &view, sink, &err);
         (void)jp_render(a, s, JP_FORMAT_JSON, &view, sink, &err);
