@@ -120,10 +120,12 @@ def test_full_window_returns_every_exported_event(which, cpu_logdir, gpu_logdir,
     rid = v.run_id()
     counts = export(run_path(log_dir, v, rid), tmp_path / "t.json.gz")
     doc = v.json(f"/api/run/{rid}/timeline?px=1000000")
-    assert doc["total_events"] == counts["events_out"] == counts["events_in"]
-    if counts["events_out"] <= CAP:
-        assert doc["aggregated"] == 0 and doc["returned_events"] == counts["events_out"]
-        assert len(all_events(doc)) == counts["events_out"]
+    # every source event, and the derived rows' events the exporter adds (Steps, GPU XLA rows)
+    assert counts["events_out"] == counts["events_in"] and counts["derived"] > 0
+    assert doc["total_events"] == counts["events_out"] + counts["derived"]
+    if doc["total_events"] <= CAP:
+        assert doc["aggregated"] == 0 and doc["returned_events"] == doc["total_events"]
+        assert len(all_events(doc)) == doc["total_events"]
     # tracks: one per exported source thread (+ overlap threads), names in the exporter's style
     assert len({t["id"] for t in doc["tracks"]}) == len(doc["tracks"])
     for e in all_events(doc):
@@ -293,7 +295,8 @@ def test_host_filter_keeps_one_hosts_tracks_and_flows(multi_host_logdir, serve):
     v = serve(multi_host_logdir)
     rid = v.run_id()
     both = v.json(f"/api/run/{rid}/timeline?px=1000000")
-    assert both["hosts"] == ["host-a", "host-b"] and both["total_events"] == 20
+    # per host: 10 events, and 4 of the derived rows (a step, a module, two ops) the exporter adds
+    assert both["hosts"] == ["host-a", "host-b"] and both["total_events"] == 2 * (10 + 4)
     assert {t["host"] for t in both["tracks"]} == {"host-a", "host-b"}
     assert all(t["process"].startswith(t["host"] + ": ") for t in both["tracks"])
     assert len(both["flows"]) == 6  # correlation ids repeat across hosts; flows never cross them
@@ -301,7 +304,7 @@ def test_host_filter_keeps_one_hosts_tracks_and_flows(multi_host_logdir, serve):
     assert all(host_of[f[0]] == host_of[f[4]] for f in both["flows"])
     for host in ("host-a", "host-b"):
         one = v.json(f"/api/run/{rid}/timeline?px=1000000&host={host}")
-        assert one["hosts"] == both["hosts"] and one["total_events"] == 10
+        assert one["hosts"] == both["hosts"] and one["total_events"] == 10 + 4
         assert {t["host"] for t in one["tracks"]} == {host}
         # track ids are the unfiltered index's: the same track keeps its id whichever host is picked
         assert {(t["id"], t["thread"]) for t in one["tracks"]} <= {(t["id"], t["thread"]) for t in both["tracks"]}
