@@ -51,8 +51,8 @@ typedef struct jp_timeline_query {
  * "xla_ops" or "xla_modules"; levels the track's depth over the whole profile. A merged run of
  * short events is [start_us,dur_us,-1,depth,count,busy_us,first_bucket,"density"] instead: busy_us
  * sums its events' durations, and density has one hex digit per bucket of px_ns from
- * first_bucket on (bucket k starts at start_ms + k * px_ns): 0 idle, f busy throughout, else
- * 1 + the busy fraction * 14 rounded down. When the entries exceed cap at the asked resolution it
+ * first_bucket on (bucket k starts at start_ms + k * px_ns): 0 idle, else 1 + the busy
+ * fraction * 15 rounded down, at most f. When the entries exceed cap at the asked resolution it
  * is coarsened until they fit. A flow is an arrow from the end of one event (from_us) to the start
  * of another (to_us); those departing or arriving inside the window are answered, at most 5000
  * (spread evenly over the window when there are more: flows_truncated). Tracks are in id order:

@@ -157,8 +157,9 @@ static int push_entry(window_pass *w, entry e) {
 static int64_t bucket_start(const window_pass *w, int64_t k) { return w->q->start_ns + (int64_t)((double)k * w->res_ns); }
 
 /* The busy fraction of each bucket a merged run i..j covers (inside the window), one hex digit
- * each: 0 idle, f busy throughout, else 1 + 14 x the fraction. Busy time comes from the level's
- * running sums, so a bucket costs a binary search over the run whatever its events. */
+ * each: 0 idle, else 1 + 15 x the fraction rounded down, at most f. Common fractions (1/4, 1/2,
+ * 3/4) fall mid-level, so a regular load does not flicker between two digits. Busy time comes from
+ * the level's running sums, so a bucket costs a binary search over the run whatever its events. */
 static int density(window_pass *w, const tl_level *lv, size_t i, size_t j, entry *e) {
     int64_t from = w->q->start_ns, s = e->start_ns > from ? e->start_ns : from;
     int64_t end = e->start_ns + e->dur_ns < w->q->end_ns ? e->start_ns + e->dur_ns : w->q->end_ns;
@@ -171,7 +172,7 @@ static int density(window_pass *w, const tl_level *lv, size_t i, size_t j, entry
     for (int64_t k = k0; k <= k1; k++) {
         int64_t hi = bucket_start(w, k + 1), upto = busy_until(lv, &hint, j + 1, hi);
         double frac = hi > lo ? (double)(upto - before) / (double)(hi - lo) : 1.0;
-        int level = upto == before ? 0 : frac >= 1.0 ? 15 : 1 + (int)(frac * 14.0);
+        int level = upto == before ? 0 : frac >= 14.0 / 15.0 ? 15 : 1 + (int)(frac * 15.0);
         char *c = jp_vec_push(&w->density, 1);
         if (!c) return JP_ERR_NOMEM;
         *c = "0123456789abcdef"[level];

@@ -143,6 +143,15 @@ def straggler_server(tmp_path_factory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def dense_server(tmp_path_factory) -> Iterator[str]:
+    """200,000 events of 1 us every 2 us on 4 lines: sub-pixel at any zoom-out."""
+    run = tmp_path_factory.mktemp("timeline_dense") / "plugins" / "profile" / "dense"
+    run.mkdir(parents=True)
+    big_xplane(run / "dense.xplane.pb", 200_000, 4)
+    yield from serve_dir(run.parents[2])
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
     opts = webdriver.ChromeOptions()
     opts.binary_location = "/usr/bin/chromium"
@@ -184,7 +193,7 @@ def test_every_exported_thread_is_a_track_with_the_same_events(which, cpu_logdir
 
 def test_dense_rows_carry_their_busy_fraction(tmp_path, serve):
     """At full zoom-out the server merges sub-pixel runs and sends, per pixel bucket, how busy the row
-    is: 1 us events every 2 us are half busy (digit 1 + 0.5 x 14 = 8) in every bucket they fill."""
+    is: 1 us events every 2 us are half busy (digit 1 + 0.5 x 15 rounded down = 8) in every bucket."""
     run = tmp_path / "logs" / "plugins" / "profile" / "dense"
     run.mkdir(parents=True)
     big_xplane(run / "dense.xplane.pb", 40_000, 2)  # 20,000 per line: 40 ms each
@@ -351,6 +360,17 @@ def test_ruler_follows_the_window_and_keys_move_it(server, browser):
     open_timeline(browser, url)
     assert window_of(browser) == zoomed_window and js(browser, "[TL.start, TL.end]") == list(zoomed_window)
     assert canvas_ink(browser) > 0
+    # W zooms at the pointer when it is on the plot: the time under it stays under it.
+    body = browser.find_element(By.TAG_NAME, "body")
+    W, (a, b) = js(browser, "tlPlotWidth()"), js(browser, "[TL.start, TL.end]")
+    el = browser.find_element(By.ID, "timeline")
+    ActionChains(browser).move_to_element_with_offset(el, int(W * 0.25 - el.rect["width"] / 2), 0).perform()
+    under = js(browser, "TL.mouse")
+    assert under == pytest.approx(a + 0.25 * (b - a), abs=(b - a) / W)
+    body.send_keys("w")
+    WebDriverWait(browser, 10).until(lambda d: window_of(d)[1] - window_of(d)[0] < (b - a) * 0.9)
+    c, e = window_of(browser)
+    assert (under - c) / (e - c) == pytest.approx((under - a) / (b - a), rel=1e-6) and e - c == pytest.approx(0.8 * (b - a), rel=1e-6)
     # The overview's "Open in Timeline" link names the window in microseconds: read too.
     open_timeline(browser, server + "#/timeline?start_us=100&end_us=300")
     assert js(browser, "[TL.start, TL.end]") == [0.1, 0.3]
@@ -589,3 +609,23 @@ def test_hosts_are_aligned(straggler_server, browser):
         return out; })()""")
     assert len(ends["a"]) == 6 and ends["a"] == pytest.approx(ends["b"])  # one instant on both hosts' clocks
     shot(browser, "timeline_hosts_aligned")
+
+
+def test_dense_rows_are_a_busy_strip(dense_server, browser):
+    """Zoomed out, a row of sub-pixel events is one shaded strip, as dark as the row is busy (half
+    here), not a grey block: the same shade in every pixel column, and a click says how busy."""
+    open_timeline(browser, dense_server + "#/timeline")
+    assert js(browser, "TL.data.aggregated") == 200_000 and js(browser, "TL.data.returned_events") == 0
+    hit = js(browser, "TL.hits[0]")
+    assert hit["merged"] and hit["name"] == "50000 events merged, 50% busy"
+    W = js(browser, "tlPlotWidth()")
+    shades = js(browser, f"""(() => {{ const c = document.getElementById('timeline'), g = c.getContext('2d'), r = devicePixelRatio;
+        const xs = [0.1, 0.3, 0.5, 0.7, 0.9].map((f) => Math.round({W} * f)).map((x) =>
+          TL.ticks.some((t) => Math.abs(t.x - x) < 2) ? x + 4 : x);  // off the grid lines
+        return xs.map((x) => Array.from(g.getImageData(x * r, Math.round(({hit['y']} + 8) * r), 1, 1).data)); }})()""")
+    alpha = 0.12 + 0.88 * 8 / 15  # digit 8 over white
+    want = [round(255 - (255 - c) * alpha) for c in (51, 65, 85)] + [255]
+    for px in shades:
+        assert px == pytest.approx(want, abs=2)
+    click_canvas(browser, W / 2, hit["y"] + 8)
+    assert "50% busy" in browser.find_element(By.ID, "tl-status").text

@@ -156,16 +156,23 @@ function tlCanvas(cv, w, h) {
 function tlX(t, W) { return (t - TL.start) / (TL.end - TL.start) * W; }
 function tlT(x, W) { return TL.start + x / W * (TL.end - TL.start); }
 
-// One merged run: its busy fraction per bucket, shaded (the server's density digits).
+// One merged run: its busy fraction per bucket, shaded (the server's density digits). Buckets are
+// snapped to whole pixels so that neighbours tile without seams or overlaps; buckets that share a
+// pixel show the busiest of them.
 function tlDensity(g, e, y, W, data) {
-  const dens = e[7] || "", px = data.px_ns / 1e6, w = Math.max(1, px / (TL.end - TL.start) * W);
+  const dens = e[7] || "", px = data.px_ns / 1e6, at = (k) => Math.round(tlX(data.start_ms + (e[6] + k) * px, W));
+  let x0 = at(0), level = 0;
   for (let k = 0; k < dens.length; k++) {
-    const level = parseInt(dens[k], 16);
-    if (!level) continue;
-    const x = tlX(data.start_ms + (e[6] + k) * px, W);
-    if (x + w < 0 || x > W) continue;
-    g.fillStyle = `rgba(51, 65, 85, ${(0.12 + 0.88 * level / 15).toFixed(3)})`;
-    g.fillRect(Math.max(0, x), y + 1, Math.min(W, x + w) - Math.max(0, x), TL_ROW_H - 2);
+    const x1 = at(k + 1);
+    level = Math.max(level, parseInt(dens[k], 16));
+    if (x1 <= x0 && k + 1 < dens.length) continue;  // the next bucket starts in the same pixel
+    const a = Math.max(0, x0), b = Math.min(W, Math.max(x1, x0 + 1));
+    if (level && b > a) {
+      g.fillStyle = `rgba(51, 65, 85, ${(0.12 + 0.88 * level / 15).toFixed(3)})`;
+      g.fillRect(a, y + 1, b - a, TL_ROW_H - 2);
+    }
+    x0 = Math.max(x1, x0 + 1);
+    level = 0;
   }
 }
 
@@ -275,6 +282,7 @@ function tlDraw() {
   $("#tl-range").style.width = `${TL.labelW}px`;
   tlAxis(W);
   const g = tlCanvas(cv, W, H), data = TL.data;
+  g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
   TL.hits = [];
   for (const t of TL.ticks) { g.fillStyle = "#f3f4f6"; g.fillRect(t.x, 0, 1, H); }
   for (const r of TL.rows) {
@@ -295,8 +303,8 @@ async function tlLoad() {
   TL.flows = data.flows || [];
   TL.byTrack = new Map(data.tracks.map((t) => [t.id, t.events]));
   const flows = TL.flows.length ? ` · ${TL.flows.length}${data.flows_truncated ? "+" : ""} flows` : "";
-  $("#tl-status").textContent = `${data.returned_events.toLocaleString()} of ${data.total_events.toLocaleString()} events` +
-    `${data.aggregated ? ` (${data.aggregated.toLocaleString()} in dense strips)` : ""}${flows}`;
+  $("#tl-status").textContent = `${data.total_events.toLocaleString()} events in view` +
+    `${data.aggregated ? `, ${data.aggregated.toLocaleString()} of them in dense strips` : ""}${flows}`;
   tlDraw();
 }
 
