@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/vec.h"
 
 enum {
     PAIR_LIMIT = 1 << 16, /* candidate pairs per group tried exhaustively; bigger groups pair by rank,
@@ -339,10 +340,12 @@ static int map_renumbered_modules(jp_arena *ar, agg *b, size_t nb, const agg *n,
 /* One op under a numbered scope component ("Dense_2") at the depth being aligned. */
 typedef struct member {
     agg *op;
+    const char *group; /* parent path and class, "MLP/Dense", interned: one pointer per group */
     size_t at;       /* offset of the component in op->scope_key; its parent path is before it */
     size_t stem_len; /* "Dense" */
     size_t comp_len; /* "Dense_2" */
     size_t tok;      /* offset of the same name in op->op_key */
+    uint64_t entry;  /* hash of what the op computes, the layer's number left out (entry_hash) */
     uint32_t index;  /* 2 */
     uint32_t to;     /* base: the number its layer has in the new run */
     int side;        /* 0 base, 1 new */
@@ -350,8 +353,9 @@ typedef struct member {
 
 /* The members of one layer instance ("MLP/Dense_2" of one run) inside a group. */
 typedef struct instance {
-    size_t lo, hi;  /* its members: group[lo, hi), ordered by cmp_entry */
-    uint32_t index; /* its number */
+    size_t lo, hi;   /* its members: group[lo, hi), ordered by entry */
+    uint64_t digest; /* sum of its entries: equal sums of equally many entries are the same ops */
+    uint32_t index;  /* its number */
     size_t partner; /* the other run's instance it is aligned with, or SIZE_MAX */
 } instance;
 
@@ -388,11 +392,6 @@ static size_t find_name(const char *s, size_t from, const char *name, size_t len
     return SIZE_MAX;
 }
 
-static int cmp_span(const char *a, size_t la, const char *b, size_t lb) {
-    int c = memcmp(a, b, la < lb ? la : lb);
-    return c ? c : (la > lb) - (la < lb);
-}
-
 static double per_occurrence(double v, const agg *a) { return a->occurrences > 0 ? v / a->occurrences : 0; }
 
 /* Ops of the same shape do the same work per occurrence: FLOPs, then bytes (0 unknown). */
@@ -401,20 +400,41 @@ static int cmp_shape(const agg *a, const agg *b) {
     return c ? c : cmp_double(per_occurrence(a->bytes, a), per_occurrence(b->bytes, b));
 }
 
-/* One alignment group: the same parent path and class ("MLP/" + "Dense"). */
+/* One alignment group: the same parent path and class (interned, so the same pointer). The order
+ * of groups does not matter, only that each is contiguous. */
 static int cmp_group(const member *x, const member *y) {
-    return cmp_span(x->op->scope_key, x->at + x->stem_len, y->op->scope_key, y->at + y->stem_len);
+    uintptr_t a = (uintptr_t)x->group, b = (uintptr_t)y->group;
+    return (a > b) - (a < b);
+}
+
+/* Mixes n bytes into h, eight at a time (a multiply-xorshift hash: fast, not cryptographic). */
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+    const unsigned char *c = p;
+    for (; n >= 8; c += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, c, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 32;
+    }
+    uint64_t w = n; /* the tail, with its length so "a" and "a\0" differ */
+    for (size_t i = 0; i < n; i++) w = w << 8 | c[i];
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+    return h ^ h >> 31;
 }
 
 /* What an op of a layer computes, the layer's own number left out: module, category, the op_name
- * around the layer's name (the primitive, forward or gradient), shape. */
-static int cmp_entry(const member *x, const member *y) {
-    const agg *a = x->op, *b = y->op;
-    int c = strcmp(a->key, b->key);
-    if (!c) c = strcmp(a->category, b->category);
-    if (!c) c = cmp_span(a->op_key, x->tok, b->op_key, y->tok);
-    if (!c) c = strcmp(a->op_key + x->tok + x->comp_len, b->op_key + y->tok + y->comp_len);
-    return c ? c : cmp_shape(a, b);
+ * around the layer's name (the primitive, forward or gradient), FLOPs and bytes per occurrence.
+ * Instances are compared many times over, so each op's entry is hashed once (two entries are
+ * taken as equal when their 64-bit hashes are). */
+static uint64_t entry_hash(const member *x) {
+    const agg *a = x->op;
+    double shape[2] = {per_occurrence(a->flops, a), per_occurrence(a->bytes, a)};
+    const char *tail = a->op_key + x->tok + x->comp_len;
+    uint64_t h = mix(0x243F6A8885A308D3ULL, a->key, strlen(a->key));
+    h = mix(h, a->category, strlen(a->category));
+    h = mix(h, a->op_key, x->tok);
+    h = mix(h, tail, strlen(tail));
+    return mix(h, shape, sizeof shape);
 }
 
 static int cmp_member(const void *p, const void *q) {
@@ -422,15 +442,18 @@ static int cmp_member(const void *p, const void *q) {
     int c = cmp_group(x, y);
     if (!c) c = x->side - y->side;
     if (!c) c = (x->index > y->index) - (x->index < y->index);
-    if (!c) c = cmp_entry(x, y);
-    return c ? c : strcmp(x->op->name, y->op->name);
+    return c ? c : (x->entry > y->entry) - (x->entry < y->entry); /* equal entries are interchangeable */
 }
 
-/* Ops two instances have in common, as multisets of entries (both ordered by cmp_entry). */
-static size_t common_ops(const member *g, const instance *p, const instance *q) {
+/* Ops two instances have in common, as multisets of entries (both ordered by entry), or any
+ * number up to `need` when they cannot reach it. */
+static size_t common_ops(const member *g, const instance *p, const instance *q, size_t need) {
     size_t i = p->lo, j = q->lo, k = 0;
+    if (p->hi - p->lo == q->hi - q->lo && p->digest == q->digest) return p->hi - p->lo;
     while (i < p->hi && j < q->hi) {
-        int c = cmp_entry(&g[i], &g[j]);
+        size_t rest = p->hi - i < q->hi - j ? p->hi - i : q->hi - j;
+        if (k + rest < need) return k;
+        int c = (g[i].entry > g[j].entry) - (g[i].entry < g[j].entry);
         if (c < 0) i++;
         else if (c > 0) j++;
         else k++, i++, j++;
@@ -442,8 +465,10 @@ static size_t common_ops(const member *g, const instance *p, const instance *q) 
  * they are different layers), then the ops shared, scaled so that one op outweighs keeping every
  * number, plus 1 when the number is kept. */
 static uint64_t align_weight(const member *g, const instance *p, const instance *q, uint64_t scale) {
-    size_t k = common_ops(g, p, q), np = p->hi - p->lo, nq = q->hi - q->lo;
-    if (2 * k <= (np > nq ? np : nq)) return 0;
+    size_t np = p->hi - p->lo, nq = q->hi - q->lo, most = np > nq ? np : nq;
+    if (2 * (np < nq ? np : nq) <= most) return 0; /* too different in size to share most ops */
+    size_t k = common_ops(g, p, q, most / 2 + 1);
+    if (2 * k <= most) return 0;
     return (uint64_t)k * scale + (p->index == q->index);
 }
 
@@ -498,9 +523,20 @@ static size_t split_instances(const member *g, size_t lo, size_t hi, instance *o
             out[k - 1].hi = i + 1;
             continue;
         }
-        out[k++] = (instance){i, i + 1, g[i].index, SIZE_MAX};
+        out[k++] = (instance){i, i + 1, 0, g[i].index, SIZE_MAX};
     }
+    for (size_t j = 0; j < k; j++)
+        for (size_t x = out[j].lo; x < out[j].hi; x++) out[j].digest += g[x].entry;
     return k;
+}
+
+/* Whether both runs hold the same instances with the same ops: nothing to align (most groups). */
+static int same_instances(const instance *bi, size_t m, const instance *ni, size_t n) {
+    if (m != n) return 0;
+    for (size_t i = 0; i < m; i++)
+        if (bi[i].index != ni[i].index || bi[i].hi - bi[i].lo != ni[i].hi - ni[i].lo || bi[i].digest != ni[i].digest)
+            return 0;
+    return 1;
 }
 
 /* Records the outcome on the members: a base instance's new number, or the ops of an instance
@@ -525,7 +561,7 @@ static int align_group(member *g, size_t len, uint32_t depth) {
     instance *ni = bi + m;
     size_t n = split_instances(g, s, len, ni);
     int rc = JP_OK;
-    if (m <= PAIR_LIMIT / n) { /* more instances than that: left as numbered */
+    if (m <= PAIR_LIMIT / n && !same_instances(bi, m, ni, n)) { /* too many instances: left as numbered */
         rc = align_instances(g, bi, m, ni, n);
         if (rc == JP_OK) {
             keep_numbers(bi, m, ni, n);
@@ -568,26 +604,37 @@ static int renumber(jp_arena *ar, const member *x) {
     return JP_OK;
 }
 
-/* Appends to m (from k) the ops of one run whose next scope component names a layer, and moves
- * every op's scan past that component. *left counts ops with components still to come. An op whose
- * op_name lacks the name (never seen: scopes are made from op_names) is not aligned. */
-static size_t collect_members(agg *v, size_t nv, int side, member *m, size_t k, size_t *left) {
+/* Where collect_members appends. */
+typedef struct members {
+    member *m;        /* room for every op of both runs */
+    size_t n;         /* members so far */
+    size_t left;      /* ops with scope components still to come */
+    jp_intern groups; /* parent path + class of every group */
+} members;
+
+/* Appends the ops of one run whose next scope component names a layer, and moves every op's scan
+ * past that component. An op whose op_name lacks the name (never seen: scopes are made from
+ * op_names) is not aligned. Returns JP_ERR_NOMEM or JP_OK. */
+static int collect_members(agg *v, size_t nv, int side, members *out) {
     for (size_t i = 0; i < nv; i++) {
         agg *op = &v[i];
         if (op->lone || op->scan == SIZE_MAX) continue;
         const char *s = op->scope_key, *slash = strchr(s + op->scan, '/');
         size_t at = op->scan, end = slash ? (size_t)(slash - s) : at + strlen(s + at);
         op->scan = slash ? end + 1 : SIZE_MAX;
-        *left += slash != NULL;
+        out->left += slash != NULL;
         member x = {.op = op, .at = at, .comp_len = end - at, .side = side};
         if (!numbered(s, at, end, &x.stem_len, &x.index)) continue;
         x.tok = find_name(op->op_key, op->op_scan, s + at, end - at);
         if (x.tok == SIZE_MAX) continue;
         op->op_scan = x.tok + x.comp_len;
         x.to = x.index;
-        m[k++] = x;
+        x.entry = entry_hash(&x);
+        x.group = jp_intern_str(&out->groups, s, at + x.stem_len);
+        if (!x.group) return JP_ERR_NOMEM;
+        out->m[out->n++] = x;
     }
-    return k;
+    return JP_OK;
 }
 
 /* Aligns one depth: groups the members, aligns each group, renumbers the base's moved layers. */
@@ -610,15 +657,19 @@ static int align_depth(jp_arena *ar, member *m, size_t k, uint32_t depth) {
  * of a group is O(m n) instance comparisons, m and n its instances on each side. */
 static int map_renumbered_layers(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn) {
     if (nb > SIZE_MAX - nn) return JP_ERR_NOMEM;
-    member *m = alloc_array(ar, nb + nn, sizeof *m);
-    if (!m) return JP_ERR_NOMEM;
-    for (uint32_t depth = 0; depth < LAYER_DEPTH_MAX; depth++) {
-        size_t left = 0, k = collect_members(b, nb, 0, m, 0, &left);
-        k = collect_members(n, nn, 1, m, k, &left);
-        if (align_depth(ar, m, k, depth) != JP_OK) return JP_ERR_NOMEM;
-        if (left == 0) break;
+    members ms = {.m = alloc_array(ar, nb + nn, sizeof *ms.m)};
+    if (!ms.m) return JP_ERR_NOMEM;
+    jp_intern_init(&ms.groups, ar);
+    int rc = JP_OK;
+    for (uint32_t depth = 0; depth < LAYER_DEPTH_MAX && rc == JP_OK; depth++) {
+        ms.n = ms.left = 0;
+        rc = collect_members(b, nb, 0, &ms);
+        if (rc == JP_OK) rc = collect_members(n, nn, 1, &ms);
+        if (rc == JP_OK) rc = align_depth(ar, ms.m, ms.n, depth);
+        if (ms.left == 0) break;
     }
-    return JP_OK;
+    jp_intern_deinit(&ms.groups);
+    return rc;
 }
 
 /* ---- pairing ------------------------------------------------------------------------------- */
@@ -1024,6 +1075,12 @@ typedef struct base_ops {
     size_t n;
 } base_ops;
 
+static int any_free(const agg *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (is_free(&v[i])) return 1;
+    return 0;
+}
+
 /* Pairs the ops: renumbered modules and layers mapped first, then the same name with agreeing
  * op_name and shape, the fallback passes, and the bare name last (see exact_rule). */
 static int pair_ops(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn) {
@@ -1034,6 +1091,7 @@ static int pair_ops(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn) {
     pair_exact(b, nb, n, nn, same_op_key, &(exact_ctx){EXACT_STRICT, NULL, NULL});
     for (int p = 0; p < PASS_COUNT; p++)
         if (pair_pass(ar, b, nb, n, nn, (pass_kind)p) != JP_OK) return JP_ERR_NOMEM;
+    if (!any_free(b, nb) || !any_free(n, nn)) return JP_OK; /* the scope sets would go unused */
     scope_set sb, sn;
     if (scope_set_of(ar, b, nb, &sb) != JP_OK || scope_set_of(ar, n, nn, &sn) != JP_OK) return JP_ERR_NOMEM;
     pair_exact(b, nb, n, nn, same_op_key, &(exact_ctx){EXACT_RENAMED, &sb, &sn});
