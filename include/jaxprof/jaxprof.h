@@ -662,11 +662,16 @@ int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err);
 /* ---------------------------------------------------------------------------------------------
  * Comparing two profiles (jp_diff_*): step time with a noise estimate, the breakdown, per-op and
  * per-scope self time per step (added, removed, slower, faster, unchanged), findings that appeared
- * or disappeared, and a regression gate. Ops are paired by module + name when their metadata
- * op_names agree; ops left over are paired again within their module by category + op_name, then
- * by category + scope + occurrences per step, which survives XLA renumbering ("fusion.12" vs
- * "fusion.14", or a name handed to other code), and last by bare name. Each row says how it was
- * paired. A diff borrows strings from both analyses: they must outlive it.
+ * or disappeared, and a regression gate. First, layers renumbered by an insertion (Flax's Dense_2
+ * -> Dense_3 when a Dense goes in before it) are aligned across the runs by what their ops compute
+ * (category, op_name around the number, FLOPs and bytes per occurrence), in order, keeping numbers
+ * on ties; a layer of one run only (the inserted one) has its ops added or removed, never paired.
+ * Then ops pair by module + name when op_names (renumbered) and shapes agree; leftovers within
+ * their module by category + op_name + shape, by category + op_name, by category + scope +
+ * occurrences per step, which survives XLA renumbering ("fusion.12" vs "fusion.14", or a name
+ * handed to other code); and last by bare name, but an op of a new scope never with one whose
+ * scope is still there. Each row says how it was paired; scope rows follow the renumbering. A
+ * diff borrows strings from both analyses: they must outlive it.
  * ------------------------------------------------------------------------------------------- */
 
 typedef enum jp_change {
@@ -676,8 +681,8 @@ const char *jp_change_name(int change); /* "unchanged", "slower", "faster", "add
 
 typedef enum jp_match {
     JP_MATCH_NONE = 0, /* added or removed */
-    JP_MATCH_NAME,     /* same module and op name (scopes: same kind and path) */
-    JP_MATCH_OP_NAME,  /* same module, category and metadata op_name; op renamed */
+    JP_MATCH_NAME,     /* same module and op name (scopes: same kind and path, renumbered) */
+    JP_MATCH_OP_NAME,  /* same module, category and metadata op_name (renumbered); op renamed */
     JP_MATCH_SHAPE,    /* same module, category, scope and occurrences per step; op renamed */
     JP_MATCH_COUNT
 } jp_match;
@@ -685,7 +690,8 @@ const char *jp_match_name(int match); /* "none", "name", "op_name", "shape" */
 
 typedef struct jp_diff_row {
     const char *name;      /* op: the new run's name (the base's when removed); scope: its path */
-    const char *base_name; /* op: the base run's name ("" when added); differs after a renumbering */
+    const char *base_name; /* the base run's name ("" when added); differs after a renumbering
+                            * (an op by XLA; a scope under a renumbered layer: its old path) */
     const char *module;    /* op: HLO module; scope: "" */
     const char *category;  /* op: category; scope: "device" or "host" */
     const char *scope;     /* op: user scope path; scope: its path */

@@ -339,16 +339,16 @@ static int map_renumbered_modules(jp_arena *ar, agg *b, size_t nb, const agg *n,
 
 /* One op under a numbered scope component ("Dense_2") at the depth being aligned. */
 typedef struct member {
-    agg *op;
+    agg *op;           /* the op, whose keys a renumbering rewrites */
     const char *group; /* parent path and class, "MLP/Dense", interned: one pointer per group */
-    size_t at;       /* offset of the component in op->scope_key; its parent path is before it */
-    size_t stem_len; /* "Dense" */
-    size_t comp_len; /* "Dense_2" */
-    size_t tok;      /* offset of the same name in op->op_key */
-    uint64_t entry;  /* hash of what the op computes, the layer's number left out (entry_hash) */
-    uint32_t index;  /* 2 */
-    uint32_t to;     /* base: the number its layer has in the new run */
-    int side;        /* 0 base, 1 new */
+    size_t at;         /* offset of the component in op->scope_key; its parent path is before it */
+    size_t stem_len;   /* "Dense" */
+    size_t comp_len;   /* "Dense_2" */
+    size_t tok;        /* offset of the same name in op->op_key */
+    uint64_t entry;    /* hash of what the op computes, the layer's number left out (entry_hash) */
+    uint32_t index;    /* 2 */
+    uint32_t to;       /* base: the number its layer has in the new run */
+    int side;          /* 0 base, 1 new */
 } member;
 
 /* The members of one layer instance ("MLP/Dense_2" of one run) inside a group. */
@@ -356,7 +356,7 @@ typedef struct instance {
     size_t lo, hi;   /* its members: group[lo, hi), ordered by entry */
     uint64_t digest; /* sum of its entries: equal sums of equally many entries are the same ops */
     uint32_t index;  /* its number */
-    size_t partner; /* the other run's instance it is aligned with, or SIZE_MAX */
+    size_t partner;  /* the other run's instance it is aligned with, or SIZE_MAX */
 } instance;
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -474,7 +474,7 @@ static uint64_t align_weight(const member *g, const instance *p, const instance 
 
 /* Aligns the m base instances with the n new ones in order (an insertion or a removal keeps the
  * order of the others), most ops shared first, then most numbers kept: an edit-distance table of
- * (m+1)(n+1) cells, which the caller keeps under PAIR_LIMIT-ish sizes. */
+ * (m+1)(n+1) cells (m n <= PAIR_LIMIT, the caller sees to it). */
 static int align_instances(const member *g, instance *bi, size_t m, instance *ni, size_t n) {
     size_t w = n + 1;
     uint64_t *t = calloc((m + 1) * w, sizeof *t), scale = (m < n ? m : n) + 1;
