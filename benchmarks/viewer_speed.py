@@ -6,10 +6,14 @@ LOGDIR/plugins/profile/<run>/host.xplane.pb, then, REPEATS times, starts
 `jaxprof view LOGDIR --ui builtin --no-browser --port N` and times, client-side (each request on a
 new TCP connection, connect included; the server closes every connection):
   - process start -> first answer of /api/runs;
-  - the first /api/run/<id>/timeline (full span, px=1600): decode + index build + window;
+  - /api/run/<id>/overview, first (decode + analyses) and cached, as a user opening the viewer
+    lands on the overview;
+  - the first /api/run/<id>/timeline (full span, px=1600): decode + index build + window (the
+    index takes the steps of its Steps rows from the overview's cached analysis);
   - a scripted interaction: the full view, then WINDOWS zoom/pan windows from the full span down
     to 1 ms, at px=1600, over the built index;
-  - /api/run/<id>/overview, first (decode + analyses) and cached;
+  - /api/run/<id>/timeline/aggregate (exact range totals by name, every event read): the full span
+    over every track, and a range a tenth of the span wide;
   - the server's peak RSS (VmHWM in /proc/<pid>/status) before it is stopped.
 The same on the real CPU capture of analysis_speed.py (--steps 0 skips it). Then one more server on
 the synthetic profile answers fixed windows at several widths and px, to show
@@ -139,6 +143,10 @@ def one_session(jaxprof: Path, log_dir: Path, windows_ms: list[tuple[float, floa
     try:
         t_first, runs = srv.first_answer()
         run_id = json.loads(runs)[0]["id"]
+        t_ov, status, _ = get(srv.port, f"/api/run/{run_id}/overview")
+        assert status == 200
+        t_ov2, status, _ = get(srv.port, f"/api/run/{run_id}/overview")
+        assert status == 200
         t_tl, status, body = get(srv.port, f"/api/run/{run_id}/timeline?px={PX}")
         assert status == 200, body[:200]
         full = json.loads(body)
@@ -151,15 +159,22 @@ def one_session(jaxprof: Path, log_dir: Path, windows_ms: list[tuple[float, floa
             lat.append(dt)
             sizes.append(len(body))
             entries.append(json.loads(body)["entries"])
-        t_ov, status, _ = get(srv.port, f"/api/run/{run_id}/overview")
-        assert status == 200
-        t_ov2, status, _ = get(srv.port, f"/api/run/{run_id}/overview")
-        assert status == 200
+        agg_full, slices = aggregate(srv.port, run_id, 0.0, span)
+        assert slices == full["total_events"], (slices, full["total_events"])  # every event, none merged
+        agg_tenth, _ = aggregate(srv.port, run_id, span * 0.45, span * 0.55)
     finally:
         rss = srv.stop()
     return {"first": t_first, "timeline": t_tl, "lat": lat, "sizes": sizes, "entries": entries,
             "ov": t_ov, "ov2": t_ov2, "rss": rss, "events": full["total_events"], "span": span,
-            "wins": wins, "cmd": srv.cmd, "run_id": run_id}
+            "wins": wins, "cmd": srv.cmd, "run_id": run_id, "agg_full": agg_full, "agg_tenth": agg_tenth}
+
+
+def aggregate(port: int, run_id: str, start_ms: float, end_ms: float) -> tuple[float, int]:
+    """One range-totals request over every track: (seconds, slices counted)."""
+    dt, status, body = get(port, f"/api/run/{run_id}/timeline/aggregate?start_us={start_ms * 1e3:.3f}"
+                                 f"&end_us={end_ms * 1e3 + 0.001:.3f}")
+    assert status == 200, body[:200]
+    return dt, json.loads(body)["slices"]
 
 
 def diagnose(jaxprof: Path, log_dir: Path, span_ms: float, repeats: int) -> tuple[list[tuple], int]:
@@ -285,15 +300,19 @@ def main() -> None:
              f"{profiles['real'][0]['events']:,} events)" if args.steps else "") +
           f". A fresh server per session, {args.repeats} sessions per profile after one warm-up (page cache hot); "
           "times are client-side, each request on a new connection, connect included; median (min–max) over "
-          f"sessions. Each session: `/api/runs` until the first answer, the first `/timeline` (full span, px={PX}: "
+          f"sessions. Each session: `/api/runs` until the first answer, `/overview` twice (first: decode + analyses), "
+          f"the first `/timeline` (full span, px={PX}: "
           f"decode + index + window), {len(s0['wins'])} windows over the built index (the full view, then zoom/pan "
           f"windows from {fmt_width(max(widths))} down to {fmt_width(min(widths))}, px={PX}; latency percentiles "
-          "pool every session), `/overview` twice, then the server's VmHWM. Command: `" + script + "`"
+          "pool every session), range totals over every track (the full span, then its middle tenth), "
+          "then the server's VmHWM. Command: `" + script + "`"
           + (" (`make bench`)" if script == "python benchmarks/viewer_speed.py" else "") + ".\n")
     names = {"synthetic": f"synthetic, {s0['events'] / 1e6:.1f} M events", "real": "real CPU capture"}
     print("| what | " + " | ".join(names[k] for k in cols) + " |")
     print("|---|" + "---:|" * len(cols))
     row("process start → first answer (`/api/runs`)", lambda k: cell([s["first"] for s in profiles[k]], 1))
+    row("`/overview`, first (decode + analyses)", lambda k: cell([s["ov"] for s in profiles[k]]))
+    row("`/overview`, cached", lambda k: cell([s["ov2"] for s in profiles[k]], 1))
     row("first `/timeline` (decode + index + window)", lambda k: cell([s["timeline"] for s in profiles[k]]))
     row("window latency, median / p90 / max",
         lambda k: f"{st[k]['med'] * 1e3:.1f} / {st[k]['p90'] * 1e3:.1f} / {st[k]['max'] * 1e3:.1f} ms")
@@ -302,8 +321,8 @@ def main() -> None:
     row("window response, median bytes", lambda k: f"{st[k]['bytes'] / 1e3:.1f} kB")
     row("entries per window, median / max",
         lambda k: f"{statistics.median(st[k]['entries']):.0f} / {max(st[k]['entries']):,}")
-    row("`/overview`, first (decode + analyses)", lambda k: cell([s["ov"] for s in profiles[k]]))
-    row("`/overview`, cached", lambda k: cell([s["ov2"] for s in profiles[k]], 1))
+    row("range totals (`/timeline/aggregate`), full span", lambda k: cell([s["agg_full"] for s in profiles[k]], 1))
+    row("range totals, a tenth of the span", lambda k: cell([s["agg_tenth"] for s in profiles[k]], 1))
     row("server peak RSS (VmHWM)", lambda k: cell([s["rss"] for s in profiles[k]], 0, 1.0, "MB"))
     goal = GOAL_MS / 1e3
     verdicts = []

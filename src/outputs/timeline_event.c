@@ -7,10 +7,17 @@
 #include "base/error.h"
 #include "outputs/timeline_int.h"
 
-/* The stats that name an event's HLO instruction, as read from its stats. */
+/* A program id: libtpu's are unsigned 64-bit hashes, so ids compare as their bits. */
+typedef struct prog_id {
+    uint64_t id; /* the id's bits */
+    int known;   /* 0: none recorded */
+} prog_id;
+
+/* What names an event's HLO instruction: its hlo_module, hlo_op and program_id stats (a TPU op:
+ * its program_id, and its name cut from the HLO text that names its metadata). */
 typedef struct hlo_ref {
-    jp_str module, op;  /* hlo_module, hlo_op */
-    int64_t program_id; /* -1 when absent */
+    jp_str module, op; /* hlo_module ("" on TPU), hlo_op */
+    prog_id program;   /* program_id */
 } hlo_ref;
 
 /* ---- stats ------------------------------------------------------------------------------------- */
@@ -30,7 +37,18 @@ static void note_ref(jp_str name, const jp_stat *st, jp_str text, hlo_ref *ref) 
     if (jp_str_eq(name, "hlo_module")) ref->module = text;
     else if (jp_str_eq(name, "hlo_op")) ref->op = text;
     else if (jp_str_eq(name, "program_id") && (st->kind == JP_STAT_INT || st->kind == JP_STAT_UINT))
-        ref->program_id = jp_stat_int(st);
+        ref->program = (prog_id){(uint64_t)jp_stat_int(st), 1};
+}
+
+/* libtpu names an XLA Ops event's metadata with the instruction's HLO text ("%copy.2 = f32[...]
+ * copy(...)") and may give its name as the display name; else the name is the text's "%name"
+ * (as the model reads it, build.c's tpu_op_name). */
+static jp_str tpu_op(const jp_event_meta *em) {
+    if (!em || em->name.len < 2 || em->name.ptr[0] != '%') return (jp_str){"", 0};
+    if (em->display_name.len) return em->display_name;
+    jp_str name = {em->name.ptr + 1, 0};
+    while (name.len + 1 < em->name.len && name.ptr[name.len] != ' ') name.len++;
+    return name;
 }
 
 /* Writes a stats message's stats as "name":value pairs; *first tracks the commas. */
@@ -60,6 +78,7 @@ static int write_source_args(const tl_track *t, uint32_t src, hlo_ref *ref, FILE
     const jp_event_meta *em = jp_plane_event_meta_view(t->plane, ev->metadata_id);
     int first = 1, rc = em ? write_stats(t, jp_stats_of_event_meta(t->xs, em), &first, ref, out, err) : JP_OK;
     if (rc >= 0) rc = write_stats(t, jp_stats_of_event(t->xs, ev), &first, ref, out, err);
+    if (!ref->op.len) ref->op = tpu_op(em);
     return rc < 0 ? rc : JP_OK;
 }
 
@@ -74,7 +93,7 @@ static void write_derived_args(const tl_record *r, int kind, hlo_ref *ref, FILE 
         fputs("\"hlo_module\":", out);
         jp_timeline_json_strn(out, r->module.ptr, r->module.len);
         fprintf(out, ",\"kernels\":%lld", (long long)r->kernels);
-        *ref = (hlo_ref){r->module, r->name, -1};
+        *ref = (hlo_ref){r->module, r->name, {0, 0}};
     } else {
         fprintf(out, "\"kernels\":%lld,\"run_id\":%lld", (long long)r->kernels, (long long)r->run_id);
     }
@@ -125,30 +144,47 @@ static void write_event_flows(const jp_timeline *tl, uint32_t track, uint32_t in
 
 /* ---- the HLO instruction ---------------------------------------------------------------------------- */
 
-/* The "Hlo Proto" bytes and program_id of one module's metadata; 1 when it has the proto. */
-static int module_meta(jp_xspace *xs, const jp_plane *pl, const jp_event_meta *em, jp_bytes *proto, int64_t *program_id,
+/* A metadata entry's name with its program id stripped: newer JAX names them "jit_f(12)", with no
+ * program_id stat, the id in parentheses; *program gets it when it knows none. */
+static jp_str module_name(jp_str name, prog_id *program) {
+    if (name.len < 3 || name.ptr[name.len - 1] != ')') return name;
+    size_t open = name.len - 1; /* the first digit */
+    while (open > 0 && name.ptr[open - 1] >= '0' && name.ptr[open - 1] <= '9') open--;
+    if (open < 2 || open == name.len - 1 || name.ptr[open - 1] != '(') return name;
+    uint64_t id = 0;
+    for (size_t i = open; i + 1 < name.len; i++) {
+        unsigned d = (unsigned)(name.ptr[i] - '0');
+        if (id > (UINT64_MAX - d) / 10) return name; /* more than 64 bits: not an id */
+        id = id * 10 + d;
+    }
+    if (!program->known) *program = (prog_id){id, 1};
+    return (jp_str){name.ptr, open - 1};
+}
+
+/* The "Hlo Proto" bytes and program id of one module's metadata; 1 when it has the proto. */
+static int module_meta(jp_xspace *xs, const jp_plane *pl, const jp_event_meta *em, jp_bytes *proto, prog_id *program,
                        jp_error *err) {
     jp_stats_iter it = jp_stats_of_event_meta(xs, em);
     jp_stat st;
     int rc;
     *proto = (jp_bytes){0};
-    *program_id = -1;
+    *program = (prog_id){0, 0};
     while ((rc = jp_stats_next(&it, &st, err)) == 1) {
         const jp_stat_meta *sm = jp_plane_stat_meta_view(pl, st.metadata_id);
         if (!sm) continue;
         if (jp_str_eq(sm->name, "Hlo Proto") && st.kind == JP_STAT_BYTES)
             *proto = (jp_bytes){(const uint8_t *)st.v.s.ptr, st.v.s.len};
-        else if (jp_str_eq(sm->name, "program_id")) *program_id = jp_stat_int(&st);
+        else if (jp_str_eq(sm->name, "program_id")) *program = (prog_id){(uint64_t)jp_stat_int(&st), 1};
     }
     return rc < 0 ? rc : proto->len > 0;
 }
 
-/* The module decoded from metadata em of xs (program_id: the metadata's), decoding it on first need. */
-static int decoded(jp_timeline *tl, jp_xspace *xs, const jp_event_meta *em, jp_bytes proto, int64_t program_id,
-                   const jp_hlo_module **out, jp_error *err) {
+/* The module decoded from metadata em of xs, decoding it on first need. */
+static int decoded(jp_timeline *tl, jp_xspace *xs, const jp_event_meta *em, jp_bytes proto, prog_id program,
+                   const tl_hlo **out, jp_error *err) {
     for (size_t i = 0; i < tl->hlo.n; i++) {
         const tl_hlo *h = &JP_VEC_AT(&tl->hlo, tl_hlo, i);
-        if (h->xs == xs && h->meta_id == em->id) return *out = &h->module, JP_OK;
+        if (h->xs == xs && h->meta_id == em->id) return *out = h, JP_OK;
     }
     if (!tl->have_library) {
         if (regcomp(&tl->library, JP_HLO_LIBRARY_FRAMES, REG_EXTENDED | REG_NOSUB) != 0)
@@ -157,22 +193,21 @@ static int decoded(jp_timeline *tl, jp_xspace *xs, const jp_event_meta *em, jp_b
     }
     tl_hlo *h = jp_vec_push(&tl->hlo, sizeof *h);
     if (!h) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    h->xs = xs;
-    h->meta_id = em->id;
+    *h = (tl_hlo){.xs = xs, .meta_id = em->id, .program_id = program.id, .has_program_id = program.known};
     int rc = jp_hlo_decode(proto, jp_xspace_input(xs).ptr, &tl->library, &tl->hlo_intern, &tl->hlo_arena, &h->module, err);
     if (rc) {
         tl->hlo.n--;
         return rc;
     }
-    if (!h->module.name) h->module.name = jp_intern_view(&tl->hlo_intern, em->name);
-    if (h->module.program_id < 0) h->module.program_id = program_id;
-    *out = &h->module;
+    prog_id unused = {0, 0};
+    if (!h->module.name) h->module.name = jp_intern_view(&tl->hlo_intern, module_name(em->name, &unused));
+    *out = h;
     return JP_OK;
 }
 
-/* The module an event names: by program_id when both say one, else by name (the metadata's, or
- * the decoded module's). NULL when the metadata plane holds none. */
-static int find_module(jp_timeline *tl, jp_xspace *xs, const hlo_ref *ref, const jp_hlo_module **out, jp_error *err) {
+/* The module an event names: by program id when both the event and the metadata know one, else
+ * by name. NULL when the metadata plane holds none. */
+static int find_module(jp_timeline *tl, jp_xspace *xs, const hlo_ref *ref, const tl_hlo **out, jp_error *err) {
     size_t n;
     const jp_plane *planes = jp_xspace_planes(xs, &n);
     *out = NULL;
@@ -181,15 +216,16 @@ static int find_module(jp_timeline *tl, jp_xspace *xs, const hlo_ref *ref, const
         for (size_t i = 0; i < planes[p].n_event_meta; i++) {
             const jp_event_meta *em = &planes[p].event_meta[i];
             jp_bytes proto;
-            int64_t pid;
-            int rc = module_meta(xs, &planes[p], em, &proto, &pid, err);
+            prog_id program;
+            int rc = module_meta(xs, &planes[p], em, &proto, &program, err);
             if (rc <= 0) {
                 if (rc < 0) return rc;
                 continue;
             }
-            int named = em->name.len == ref->module.len && memcmp(em->name.ptr, ref->module.ptr, em->name.len) == 0;
-            if (!(ref->program_id >= 0 && pid >= 0 ? pid == ref->program_id : named)) continue;
-            return decoded(tl, xs, em, proto, pid, out, err);
+            jp_str name = module_name(em->name, &program);
+            int same = ref->program.known && program.known ? ref->program.id == program.id
+                       : ref->module.len == name.len && name.len && memcmp(name.ptr, ref->module.ptr, name.len) == 0;
+            if (same) return decoded(tl, xs, em, proto, program, out, err);
         }
     }
     return JP_OK;
@@ -212,10 +248,11 @@ static void write_stack(const jp_hlo_frame *f, FILE *out) {
     fputc(']', out);
 }
 
-static void write_instr(jp_timeline *tl, const jp_hlo_module *m, const jp_hlo_instr *in, FILE *out) {
+static void write_instr(jp_timeline *tl, const tl_hlo *h, const jp_hlo_instr *in, FILE *out) {
     fputs(",\"hlo\":{\"module\":", out);
-    jp_timeline_json_strn(out, m->name, strlen(m->name));
-    fprintf(out, ",\"program_id\":%lld", (long long)m->program_id);
+    jp_timeline_json_strn(out, h->module.name, strlen(h->module.name));
+    if (h->has_program_id) fprintf(out, ",\"program_id\":%llu", (unsigned long long)h->program_id);
+    else fputs(",\"program_id\":null", out);
     write_text_field(out, "name", in->name);
     write_text_field(out, "opcode", in->opcode);
     write_text_field(out, "category", in->category);
@@ -230,13 +267,13 @@ static void write_instr(jp_timeline *tl, const jp_hlo_module *m, const jp_hlo_in
 
 /* "hlo": the instruction ref names, or null (with "hlo_error" when its module would not decode). */
 static void write_hlo(jp_timeline *tl, jp_xspace *xs, const hlo_ref *ref, FILE *out) {
-    const jp_hlo_module *m = NULL;
+    const tl_hlo *h = NULL;
     jp_error err = {0};
-    int rc = ref->module.len && ref->op.len ? find_module(tl, xs, ref, &m, &err) : JP_OK;
-    const char *op = m ? jp_intern_lookup(&tl->hlo_intern, ref->op.ptr, ref->op.len) : NULL;
-    const jp_hlo_instr *in = op ? jp_hlo_find(m, op) : NULL;
+    int rc = (ref->module.len || ref->program.known) && ref->op.len ? find_module(tl, xs, ref, &h, &err) : JP_OK;
+    const char *op = h ? jp_intern_lookup(&tl->hlo_intern, ref->op.ptr, ref->op.len) : NULL;
+    const jp_hlo_instr *in = op ? jp_hlo_find(&h->module, op) : NULL;
     if (in) {
-        write_instr(tl, m, in, out);
+        write_instr(tl, h, in, out);
         return;
     }
     fputs(",\"hlo\":null", out);
@@ -263,7 +300,7 @@ int jp_timeline_event(jp_timeline *tl, size_t track_id, size_t index, FILE *out,
     jp_timeline_json_strn(out, name->ptr, name->len);
     fprintf(out, ",\"start_us\":%.3f,\"dur_us\":%.3f,\"self_us\":%.3f,\"depth\":%u,\"args\":{",
             (double)lv->start_ns[i] / 1e3, (double)lv->dur_ns[i] / 1e3, (double)jp_timeline_self_ns(t, d, i) / 1e3, d);
-    hlo_ref ref = {.program_id = -1};
+    hlo_ref ref = {{"", 0}, {"", 0}, {0, 0}};
     if (t->line) {
         int rc = write_source_args(t, lv->src[i], &ref, out, err);
         if (rc < 0) return rc;

@@ -69,6 +69,8 @@ typedef struct tl_flow {
 typedef struct tl_hlo {
     const jp_xspace *xs;  /* the xplane whose metadata plane holds it */
     int64_t meta_id;      /* its event metadata on that plane */
+    uint64_t program_id;  /* its program id (libtpu's are unsigned 64-bit hashes) */
+    int has_program_id;   /* 0: the metadata names none */
     jp_hlo_module module; /* decoded into jp_timeline.hlo_arena */
 } tl_hlo;
 

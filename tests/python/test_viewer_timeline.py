@@ -27,6 +27,7 @@ from test_viewer_browser import canvas_ink, js, serve_dir, shot, wait_for, windo
 from xplane_gen import big_xplane
 
 UNITS_MS = {"s": 1e3, "ms": 1.0, "µs": 1e-3, "ns": 1e-6}
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"  # real captures by others
 
 
 # ---- the exported trace: what the timeline must show ------------------------------------------------
@@ -292,6 +293,48 @@ def test_event_details_name_the_hlo_instruction(cpu_logdir, serve):
     assert any(f["dir"] == "out" and (f["track"], f["index"]) == (thunk[0]["id"], thunk[1][4]) for f in src["flows"])
 
 
+def test_event_details_on_real_gpu_and_tpu_captures(tmp_path, serve):
+    """Newer JAX names its metadata "jit_dot(5)" with no program_id stat (MI300); libtpu names an op
+    by its HLO text and its module by an unsigned 64-bit program id (v6e): both find their HLO."""
+    log_dir = tmp_path / "logs"
+    for name in ("mi300_jax08_gemm", "jax_tpu_v6e_4core_inference"):
+        run = log_dir / "plugins" / "profile" / name
+        run.mkdir(parents=True)
+        (run / "host.xplane.pb.gz").write_bytes((REAL / f"{name}.xplane.pb.gz").read_bytes())
+    v = serve(log_dir)
+    gpu, tpu = v.run_id("mi300_jax08_gemm"), v.run_id("jax_tpu_v6e_4core_inference")
+    window = v.json(f"/api/run/{gpu}/timeline?px=1000000")
+    ops = {(o["module"], o["name"]): o for o in v.json(f"/api/run/{gpu}/ops")["ops"]}
+    kernels = [(t, e) for t in window["tracks"] if t["thread"].startswith("Stream") for e in t["events"]]
+    details = [v.json(f"/api/run/{gpu}/event?track={t['id']}&index={e[4]}") for t, e in kernels[:40]]
+    details = [ev for ev in details if "hlo_op" in ev["args"]]
+    first = {}  # module name -> its first compilation, the one the analysis matches by name
+    for ev in details:
+        first[ev["args"]["hlo_module"]] = min(first.get(ev["args"]["hlo_module"], 2**64), ev["args"]["program_id"])
+    later = 0
+    for ev in details:
+        h, args = ev["hlo"], ev["args"]
+        assert (h["module"], h["name"], h["program_id"]) == (args["hlo_module"], args["hlo_op"], args["program_id"])
+        assert h["opcode"] and h["category"]
+        op = ops[(args["hlo_module"], args["hlo_op"])]
+        if args["program_id"] == first[args["hlo_module"]] and h["op_name"]:
+            assert (h["op_name"], h["source"]) == (op["op_name"], op["source"])  # the same instruction
+        later += args["program_id"] != first[args["hlo_module"]]
+    # Recompiled modules ("jit_dot(21)" after "jit_dot(5)") are found by their own program id.
+    assert len(details) >= 5 and later >= 1
+    # the XLA Ops row's merged records name their op too
+    xla_ops = next(t for t in window["tracks"] if t["thread"] == "XLA Ops")
+    ev = v.json(f"/api/run/{gpu}/event?track={xla_ops['id']}&index=0")
+    assert ev["hlo"]["name"] == ev["name"] and ev["hlo"]["module"] == ev["args"]["hlo_module"]
+    window = v.json(f"/api/run/{tpu}/timeline?start_ms=0&end_ms=30000&px=1000")
+    t = next(t for t in window["tracks"] if t["thread"] == "XLA Ops")
+    e = next(e for e in t["events"] if e[2] >= 0 and window["names"][e[2]].startswith("%"))
+    ev = v.json(f"/api/run/{tpu}/event?track={t['id']}&index={e[4]}")
+    name = window["names"][e[2]]
+    assert ev["hlo"]["name"] == name[1:name.index(" ")] and ev["hlo"]["opcode"]
+    assert ev["hlo"]["program_id"] == ev["args"]["program_id"] % 2**64 and ev["hlo"]["program_id"] >= 2**63
+
+
 # ---- the page: ruler, zoom, URL --------------------------------------------------------------------------------
 
 def open_timeline(driver: webdriver.Chrome, url: str) -> None:
@@ -452,8 +495,11 @@ def test_range_selection_totals_equal_the_api_and_the_exported_events(server, br
     rows = {r["label"]: r for r in js(browser, "TL.rows.map((r) => ({ label: r.label, y: r.y, h: r.h, id: r.t && r.t.id }))")}
     W = js(browser, "tlPlotWidth()")
     py, xla = rows["python"], next(r for k, r in rows.items() if k.startswith("XLA"))
-    # Shift+drag from the python row down to the XLA thread's row, over a third of the plot.
-    drag(browser, "timeline", W * 0.25, py["y"] + 5, W * 0.6, xla["y"] + 5, shift=True)
+    # Shift+drag from the python row down to the XLA thread's row, from the middle of step 1's
+    # "train" slice to the middle of step 2's: slices cut at both ends, and whole ones between.
+    trains = js(browser, "TL.hits.filter((h) => h.name === 'train').map((h) => h.x + h.w / 2)")
+    assert len(trains) >= 2 and trains[1] - trains[0] > 20
+    drag(browser, "timeline", trains[0], py["y"] + 5, trains[1], xla["y"] + 5, shift=True)
     table = wait_for(browser, "#tl-agg-table")
     sel = js(browser, "TL.sel")
     assert sel["kind"] == "range" and sel["tracks"] == sorted([py["id"], xla["id"]])

@@ -391,10 +391,10 @@ async function tlOps() {
   return TL.ops.rows;
 }
 
-// What the panel says about an event: its HLO instruction when the profile holds its module, else
-// the op row of the same module and name.
+// What the panel says about an event: its HLO instruction when the profile holds its module (found
+// by program id, the exact compilation), else the op row of the same module and name.
 function tlDetailFacts(ev, ops) {
-  const a = ev.args || {}, h = ev.hlo, op = a.hlo_op || ev.name, module = a.hlo_module || (h && h.module) || "";
+  const a = ev.args || {}, h = ev.hlo, op = a.hlo_op || (h && h.name) || ev.name, module = a.hlo_module || (h && h.module) || "";
   const row = ops.find((o) => o.name === op && (!module || o.module === module)) || {};
   const pick = (k) => (h && h[k]) || row[k] || "";
   return { op, module, h, category: pick("category"), scope: pick("scope"), op_name: pick("op_name"),
