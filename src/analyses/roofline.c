@@ -49,12 +49,12 @@ static void step_flops(const jp_model *m, jp_analysis *a) {
         if (k >= 0) a->steps[k].flops += d->flops, flops += d->flops;
     }
     for (size_t i = 0; i < a->n_steps; i++) step_ps += (double)a->steps[i].dur_ps;
+    a->step_flops = a->n_steps ? flops / (double)a->n_steps : 0; /* known without any peak */
     for (size_t i = 0; i < a->n_devices; i++)
         if (a->devices[i].n_ops) {
             if (a->devices[i].peak_flops <= 0) return; /* one unknown peak leaves MFU unknown */
             peak += a->devices[i].peak_flops;
         }
-    a->step_flops = a->n_steps ? flops / (double)a->n_steps : 0;
     a->mfu_pct = step_ps > 0 && peak > 0 && flops > 0 ? 100 * flops / (step_ps / 1e12) / peak : -1;
 }
 

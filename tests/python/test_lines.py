@@ -291,6 +291,7 @@ def test_roofline_and_mfu_with_given_peaks(matmul_run):
     assert kpi["value"] == pytest.approx(mfu, rel=1e-4)
     plain = jaxprof_json("report", matmul_run)
     assert plain["step_summary"]["mfu_pct"] is None  # a CPU profile records no peaks
+    assert plain["step_summary"]["flops_per_step"] == summary["flops_per_step"] > 0  # FLOPs need no peak
     assert next(k for k in plain["kpis"] if k["name"] == "MFU")["rating"] == "n/a"
 
 

@@ -172,7 +172,7 @@ def test_symlinks_out_of_logdir_are_not_served(serve, log_dir: Path) -> None:
     assert r.status == 200
     assert json.loads(r.body)["hosts"] == ["h"]
     r = srv.get(f"/api/run/{hex_id(REAL)}/overview?host=evil")
-    assert (r.status, r.body) == (404, b'{"error":"no host matches \'evil\'"}\n')
+    assert (r.status, r.body) == (404, b'{"error":"no host matches \'evil\' (hosts: h)"}\n')
 
 
 # ---- loopback mode: Host and malformed heads ------------------------------------------------------------
