@@ -1,6 +1,7 @@
 /* timeline_query.c - jp_timeline_window and jp_timeline_aggregate: a time window answered with
  * runs of sub-pixel events merged (each with its busy time per pixel) and flows sampled, so every
  * answer stays bounded; and the exact per-name totals of a time range over some tracks. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,43 +157,90 @@ static int push_entry(window_pass *w, entry e) {
 /* Start of bucket k of the window: buckets are res_ns wide from the window's start. */
 static int64_t bucket_start(const window_pass *w, int64_t k) { return w->q->start_ns + (int64_t)((double)k * w->res_ns); }
 
-/* The busy fraction of each bucket a merged run i..j covers (inside the window), one hex digit
- * each: 0 idle, else 1 + 15 x the fraction rounded down, at most f. Common fractions (1/4, 1/2,
- * 3/4) fall mid-level, so a regular load does not flicker between two digits. Busy time comes from
- * the level's running sums, so a bucket costs a binary search over the run whatever its events. */
-static int density(window_pass *w, const tl_level *lv, size_t i, size_t j, entry *e) {
-    int64_t from = w->q->start_ns, s = e->start_ns > from ? e->start_ns : from;
-    int64_t end = e->start_ns + e->dur_ns < w->q->end_ns ? e->start_ns + e->dur_ns : w->q->end_ns;
-    int64_t k0 = (int64_t)((double)(s - from) / w->res_ns), k1 = (int64_t)((double)(end - 1 - from) / w->res_ns);
-    if (k1 < k0) k1 = k0;
-    e->bucket = k0;
-    e->dens_at = w->density.n;
-    size_t hint = i;
-    int64_t lo = bucket_start(w, k0), before = busy_until(lv, &hint, j + 1, lo);
-    for (int64_t k = k0; k <= k1; k++) {
-        int64_t hi = bucket_start(w, k + 1), upto = busy_until(lv, &hint, j + 1, hi);
-        double frac = hi > lo ? (double)(upto - before) / (double)(hi - lo) : 1.0;
-        int level = upto == before ? 0 : frac >= 14.0 / 15.0 ? 15 : 1 + (int)(frac * 15.0);
-        char *c = jp_vec_push(&w->density, 1);
-        if (!c) return JP_ERR_NOMEM;
-        *c = "0123456789abcdef"[level];
-        lo = hi, before = upto;
-    }
-    e->dens_len = w->density.n - e->dens_at;
+/* Appends the density digit of a bucket `width` ns wide that is busy for `busy` ns: 0 idle, else
+ * 1 + 15 x the busy fraction rounded down, at most f. Common fractions (1/4, 1/2, 3/4) fall
+ * mid-level, so a regular load does not flicker between two digits. */
+static int push_digit(window_pass *w, int64_t busy, int64_t width) {
+    double frac = width > 0 ? (double)busy / (double)width : 1.0;
+    int level = busy <= 0 ? 0 : frac >= 14.0 / 15.0 ? 15 : 1 + (int)(frac * 15.0);
+    char *c = jp_vec_push(&w->density, 1);
+    if (!c) return JP_ERR_NOMEM;
+    *c = "0123456789abcdef"[level];
     return 0;
 }
 
-/* The last event of the run of short ones starting at i: each shorter than res, gaps under res. */
-static size_t run_end_of(const tl_level *lv, size_t i, int64_t to, double res, int64_t *run_end) {
-    size_t j = i;
-    *run_end = lv->start_ns[i] + lv->dur_ns[i];
-    if (res < 1 || (double)lv->dur_ns[i] >= res) return j;
-    while (j + 1 < lv->n && lv->start_ns[j + 1] < to && (double)lv->dur_ns[j + 1] < res &&
-           (double)(lv->start_ns[j + 1] - *run_end) < res) {
+/* A run of short events being scanned, with the busy time of the buckets it has passed. */
+typedef struct run_scan {
+    size_t j;            /* its last event so far */
+    int64_t end;         /* the latest end so far (the last event's: a level's events are disjoint) */
+    int64_t busy;        /* the durations of its events so far */
+    int64_t k;           /* the bucket being filled */
+    int64_t lo, hi;      /* its start and end */
+    int64_t busy_at_lo;  /* the run's busy time before lo */
+} run_scan;
+
+/* Closes bucket r->k: the run's busy time before its end, minus that before its start, is its digit. */
+static int close_bucket(window_pass *w, run_scan *r) {
+    int64_t at_hi = r->busy - (r->end > r->hi ? r->end - r->hi : 0);
+    if (push_digit(w, at_hi - r->busy_at_lo, r->hi - r->lo)) return JP_ERR_NOMEM;
+    r->busy_at_lo = at_hi;
+    r->lo = r->hi;
+    r->hi = bucket_start(w, ++r->k + 1);
+    return 0;
+}
+
+/* Extends the run of short events starting at i (each shorter than res, gaps under res) as far as
+ * it goes, writing the digit of each bucket as the scan passes its end: the busy time comes from
+ * the durations summed on the way, so the density costs a compare per event. This loop is the
+ * scan of a zoomed-out window (every event of it): its state stays in locals, and res is compared
+ * as whole nanoseconds (an integer is under res exactly when it is under res rounded up). */
+static int extend_run(window_pass *w, const tl_level *lv, run_scan *r) {
+    const int64_t *start = lv->start_ns, *dur = lv->dur_ns;
+    const int64_t to = w->q->end_ns, under = (int64_t)ceil(w->res_ns);
+    int64_t end = r->end, busy = r->busy, hi = r->hi;
+    size_t j = r->j;
+    const size_t last = lv->n - 1;
+    while (j < last) {
+        int64_t s1 = start[j + 1], d1 = dur[j + 1];
+        if (s1 >= to || d1 >= under || s1 - end >= under) break;
         j++;
-        if (lv->start_ns[j] + lv->dur_ns[j] > *run_end) *run_end = lv->start_ns[j] + lv->dur_ns[j];
+        while (s1 >= hi) { /* the run passed the end of the bucket being filled */
+            r->end = end, r->busy = busy;
+            if (close_bucket(w, r)) return JP_ERR_NOMEM;
+            hi = r->hi;
+        }
+        busy += d1;
+        if (s1 + d1 > end) end = s1 + d1;
     }
-    return j;
+    r->j = j, r->end = end, r->busy = busy;
+    return 0;
+}
+
+/* One run from event i: a merged entry with its density when short events follow it, else i alone. */
+static int scan_run(window_pass *w, const tl_level *lv, size_t i, entry *e) {
+    int64_t from = w->q->start_ns, s = lv->start_ns[i], end = s + lv->dur_ns[i];
+    run_scan r = {.j = i, .end = end, .busy = lv->dur_ns[i]};
+    e->dens_at = w->density.n;
+    if (w->res_ns >= 1 && (double)lv->dur_ns[i] < w->res_ns) {
+        r.k = (int64_t)((double)((s > from ? s : from) - from) / w->res_ns);
+        r.lo = bucket_start(w, r.k), r.hi = bucket_start(w, r.k + 1);
+        r.busy_at_lo = s < r.lo ? (end < r.lo ? end : r.lo) - s : 0; /* the part of i before the window */
+        e->bucket = r.k;
+        if (extend_run(w, lv, &r)) return JP_ERR_NOMEM;
+    }
+    e->start_ns = s;
+    e->dur_ns = r.end - s;
+    if (r.j == i) { /* alone: no digits */
+        w->density.n = e->dens_at;
+        return 0;
+    }
+    int64_t last = (r.end < w->q->end_ns ? r.end : w->q->end_ns) - 1;
+    while (r.lo <= last)
+        if (close_bucket(w, &r)) return JP_ERR_NOMEM;
+    e->busy_ns = r.busy;
+    e->dens_len = w->density.n - e->dens_at;
+    e->extra = r.j - i + 1;
+    return 0;
 }
 
 /* One level's events in the window: long ones alone, runs of short ones (each shorter than a
@@ -205,20 +253,16 @@ static int scan_level(window_pass *w, const tl_level *lv, uint32_t track, uint32
             i++;
             continue;
         }
-        int64_t run_end;
-        size_t j = run_end_of(lv, i, to, w->res_ns, &run_end), count = j - i + 1;
-        entry e = {.start_ns = lv->start_ns[i], .dur_ns = run_end - lv->start_ns[i], .track = track, .depth = depth};
+        entry e = {.track = track, .depth = depth};
+        if (scan_run(w, lv, i, &e)) return JP_ERR_NOMEM;
+        size_t count = e.extra ? e.extra : 1;
         e.name = count == 1 ? (int64_t)lv->name[i] : -1;
-        e.extra = count == 1 ? lv->first + i : count;
-        if (count > 1) {
-            e.busy_ns = lv->busy_before[j + 1] - lv->busy_before[i];
-            if (density(w, lv, i, j, &e)) return JP_ERR_NOMEM;
-        }
+        if (count == 1) e.extra = lv->first + i;
         int rc = push_entry(w, e);
         if (rc) return rc;
         w->total += count;
         *(count == 1 ? &w->returned : &w->aggregated) += count;
-        i = j + 1;
+        i += count;
     }
     return 0;
 }

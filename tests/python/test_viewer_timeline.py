@@ -24,7 +24,7 @@ from test_export import gpu_profile
 from test_hosts import write_run
 from test_viewer_api import CAP, Viewer, all_events, run_path, serve  # noqa: F401  (serve: a fixture)
 from test_viewer_browser import canvas_ink, js, serve_dir, shot, wait_for, window_of
-from xplane_gen import big_xplane
+from xplane_gen import XSpace, big_xplane
 
 UNITS_MS = {"s": 1e3, "ms": 1.0, "µs": 1e-3, "ns": 1e-6}
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"  # real captures by others
@@ -212,6 +212,28 @@ def test_dense_rows_carry_their_busy_fraction(tmp_path, serve):
     doc = v.json(f"/api/run/{rid}/timeline?start_ms=10.0005&end_ms=20.0005&px=100")
     e = doc["tracks"][0]["events"][0]
     assert e[0] == 10_000 and e[6] == 0 and len(e[7]) == 100 and set(e[7]) == {"8"}
+
+
+def test_density_follows_the_load(tmp_path, serve):
+    """Busy a quarter of the time for 5 ms, then three quarters: 100 us buckets read 1 + 15 x 0.25
+    = 4, then 1 + 15 x 0.75 = c, and the run's busy time is every duration summed."""
+    run = tmp_path / "logs" / "plugins" / "profile" / "load"
+    run.mkdir(parents=True)
+    space = XSpace(hostnames=["h"])
+    line = space.plane("/host:CPU").line("worker", id=1)
+    for k in range(2500):
+        line.span("work", 4 * k, 4 * k + (1 if k < 1250 else 3))
+    space.write(run / "h.xplane.pb")
+    v = serve(tmp_path / "logs")
+    rid = v.run_id()
+    doc = v.json(f"/api/run/{rid}/timeline?start_ms=0&end_ms=10&px=100")
+    (e,) = doc["tracks"][0]["events"]
+    assert e[2] == -1 and e[4] == 2500 and e[5] == pytest.approx(1250 * 1 + 1250 * 3)
+    assert e[6] == 0 and e[7] == "4" * 50 + "c" * 50
+    # A window that cuts the run: its first bucket counts only the part inside.
+    doc = v.json(f"/api/run/{rid}/timeline?start_ms=5.0005&end_ms=5.1005&px=1")
+    (e,) = doc["tracks"][0]["events"]
+    assert e[7] == "c" and e[6] == 0  # 75 us of 100 us busy: 2.5 + 24 x 3 + 0.5
 
 
 def test_range_totals_are_exact_against_the_exported_trace(gpu_logdir, serve, tmp_path):
