@@ -387,15 +387,48 @@ static void write_track_head(const jp_timeline *tl, uint32_t id, int first, FILE
     fprintf(out, ",\"kind\":\"%s\",\"levels\":%u,\"events\":[", kind_name(t->kind), t->n_levels);
 }
 
+/* Decimal digits of v at p; returns the end. (A window writes thousands of entries: printf's
+ * parsing and floating point were most of a narrow window's time.) */
+static char *put_u64(char *p, uint64_t v) {
+    char tmp[20];
+    int n = 0;
+    do tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n) *p++ = tmp[--n];
+    return p;
+}
+
+static char *put_i64(char *p, int64_t v) {
+    if (v < 0) *p++ = '-';
+    return put_u64(p, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* Nanoseconds as microseconds with three decimals, exactly. */
+static char *put_us(char *p, int64_t ns) {
+    uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns, r = u % 1000;
+    if (ns < 0) *p++ = '-';
+    p = put_u64(p, u / 1000);
+    *p++ = '.';
+    *p++ = (char)('0' + r / 100), *p++ = (char)('0' + r / 10 % 10), *p++ = (char)('0' + r % 10);
+    return p;
+}
+
 static void write_entry(const window_pass *w, const entry *e, int64_t name, FILE *out) {
-    fprintf(out, "[%.3f,%.3f,%lld,%u,%llu", (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3, (long long)name,
-            e->depth, (unsigned long long)e->extra);
+    char buf[8 * 24], *p = buf; /* at most 7 numbers of at most 22 characters, and punctuation */
+    *p++ = '[';
+    p = put_us(p, e->start_ns), *p++ = ',';
+    p = put_us(p, e->dur_ns), *p++ = ',';
+    p = put_i64(p, name), *p++ = ',';
+    p = put_u64(p, e->depth), *p++ = ',';
+    p = put_u64(p, e->extra);
     if (name < 0) {
-        fprintf(out, ",%.3f,%lld,\"", (double)e->busy_ns / 1e3, (long long)e->bucket);
+        *p++ = ',', p = put_us(p, e->busy_ns), *p++ = ',', p = put_i64(p, e->bucket), *p++ = ',', *p++ = '"';
+        fwrite(buf, 1, (size_t)(p - buf), out);
         fwrite((const char *)w->density.data + e->dens_at, 1, e->dens_len, out);
-        fputc('"', out);
+        p = buf, *p++ = '"';
     }
-    fputc(']', out);
+    *p++ = ']';
+    fwrite(buf, 1, (size_t)(p - buf), out);
 }
 
 /* Writes the tracks in id order: those with entries, and those only a flow touches (no events),
