@@ -23,6 +23,7 @@ int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path);
  *   /api/run/<id>/<section>        jp_render(section, JSON); section: overview (= report), ops, steps,
  *                                  scopes, transfers, kernels, memory, compiles, findings
  *   /api/run/<id>/timeline         ?start_ms=&end_ms=&px=: jp_timeline_window
+ *   /api/run/<id>/timeline/aggregate ?start_us=&end_us=[&tracks=3,5,8-12]: jp_timeline_aggregate
  *   /api/run/<id>/event            ?track=&index=: jp_timeline_event
  *   /api/diff                      ?base=<id>&new=<id>: jp_diff_render(JSON) of jp_diff_new over both
  *                                  cached analyses (the same id twice is allowed); the last answer
