@@ -478,6 +478,7 @@ static int index_all(builder *b, const jp_vec *files) {
                 if (jp_layout_plane_rank(&planes[p]) == rank)
                     rc = index_plane(b, xs, &planes[p], JP_VEC_AT(&b->tl->hosts, const char *, h),
                                      devices ? rank == 0 : rank == 1);
+        if (rc) jp_error_prefix(b->err, rc, JP_VEC_AT(files, const char *, h)); /* a bad stat or time: whose file */
     }
     return rc == JP_OK ? finish_flows(b) : rc;
 }

@@ -1,0 +1,220 @@
+/* test_timeline.c - the viewer's timeline index under ASan/UBSan: a window holds every event the
+ * exporter writes (derived rows included), range totals add up across a split and equal the whole
+ * profile's, every event has details, and bad input (every 61st prefix, 300 byte flips) ends in a
+ * clean error naming the file, or in an index whose every query answers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "outputs/timeline.h"
+
+#ifndef JP_TEST_DATA
+#define JP_TEST_DATA "tests/data"
+#endif
+#define FIXTURE JP_TEST_DATA "/cpu_small.xplane.pb.gz"
+
+static char tmpdir[1024];
+
+/* What one query wrote, as a string (heap). */
+typedef struct answer {
+    char *text;
+    size_t len;
+    FILE *f;
+} answer;
+
+static FILE *answer_open(answer *a) {
+    memset(a, 0, sizeof *a);
+    a->f = open_memstream(&a->text, &a->len);
+    assert_non_null(a->f);
+    return a->f;
+}
+
+static void answer_close(answer *a) { assert_int_equal(fclose(a->f), 0); }
+
+/* The integer after the first "key": in the answer. */
+static long long field(const answer *a, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(a->text, pat);
+    assert_non_null(p);
+    return strtoll(p + strlen(pat), NULL, 10);
+}
+
+/* The events a window over the whole profile holds; *merged: how many of them in merged runs. */
+static long long window_events(const jp_timeline *tl, long long *merged) {
+    jp_timeline_query q = {.start_ns = 0, .end_ns = jp_timeline_end_ns(tl) + 1, .px = 1000000};
+    answer a;
+    jp_error err;
+    assert_int_equal(jp_timeline_window(tl, &q, answer_open(&a), &err), JP_OK);
+    answer_close(&a);
+    long long n = field(&a, "total_events");
+    *merged = field(&a, "aggregated");
+    free(a.text);
+    return n;
+}
+
+/* The totals of [from, to) over every track: slices, and the sums by key. */
+static long long range(const jp_timeline *tl, int64_t from, int64_t to, const char *key) {
+    jp_timeline_range r = {.start_ns = from, .end_ns = to};
+    answer a;
+    jp_error err;
+    assert_int_equal(jp_timeline_aggregate(tl, &r, answer_open(&a), &err), JP_OK);
+    answer_close(&a);
+    long long v = field(&a, key);
+    free(a.text);
+    return v;
+}
+
+static void test_window_holds_what_the_exporter_writes(void **state) {
+    (void)state;
+    jp_timeline *tl;
+    jp_error err;
+    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, NULL, &err), JP_OK);
+    char out[1100];
+    snprintf(out, sizeof out, "%s/t.json", tmpdir);
+    jp_trace_stats st;
+    assert_int_equal(jp_trace_export(FIXTURE, out, NULL, &st, &err), JP_OK);
+    unlink(out);
+    assert_true(st.derived > 0); /* the CPU profile's Steps row */
+    assert_int_equal(jp_timeline_event_count(tl), st.events_out + st.derived);
+    long long merged;
+    assert_int_equal(window_events(tl, &merged), st.events_out + st.derived);
+    assert_int_equal(merged, 0); /* a nanosecond a pixel: every event alone */
+    jp_timeline_free(tl);
+}
+
+static void test_range_totals_add_up(void **state) {
+    (void)state;
+    jp_timeline *tl;
+    jp_error err;
+    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, NULL, &err), JP_OK);
+    int64_t end = jp_timeline_end_ns(tl) + 1, mid = end / 2;
+    /* the whole profile: every event, each whole */
+    assert_int_equal(range(tl, 0, end, "slices"), (long long)jp_timeline_event_count(tl));
+    assert_int_equal(range(tl, 0, end, "in_range_ns"), range(tl, 0, end, "total_ns"));
+    assert_int_equal(range(tl, 0, end, "self_in_range_ns"), range(tl, 0, end, "self_ns"));
+    assert_true(range(tl, 0, end, "self_ns") <= range(tl, 0, end, "total_ns"));
+    /* clipped time adds up across a split; slices that straddle it count on both sides */
+    static const char *const clipped[] = {"in_range_ns", "self_in_range_ns"};
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(range(tl, 0, mid, clipped[k]) + range(tl, mid, end, clipped[k]), range(tl, 0, end, clipped[k]));
+    assert_true(range(tl, 0, mid, "slices") + range(tl, mid, end, "slices") >= range(tl, 0, end, "slices"));
+    /* bad ranges */
+    answer a;
+    jp_timeline_range empty = {.start_ns = 5, .end_ns = 5};
+    assert_int_equal(jp_timeline_aggregate(tl, &empty, answer_open(&a), &err), JP_ERR_ARG);
+    answer_close(&a), free(a.text);
+    uint32_t missing = (uint32_t)jp_timeline_track_count(tl);
+    jp_timeline_range past = {.start_ns = 0, .end_ns = end, .tracks = &missing, .n_tracks = 1};
+    assert_int_equal(jp_timeline_aggregate(tl, &past, answer_open(&a), &err), JP_ERR_NOT_FOUND);
+    answer_close(&a), free(a.text);
+    jp_timeline_free(tl);
+}
+
+/* Asks for every event's details, and one past the last of each track. */
+static void query_every_event(jp_timeline *tl) {
+    for (size_t t = 0; t < jp_timeline_track_count(tl); t++) {
+        for (size_t i = 0;; i++) {
+            answer a;
+            jp_error err;
+            int rc = jp_timeline_event(tl, t, i, answer_open(&a), &err);
+            answer_close(&a);
+            if (rc == JP_ERR_NOT_FOUND) {
+                free(a.text);
+                assert_true(i > 0); /* every track holds an event */
+                break;
+            }
+            assert_true(rc == JP_OK || rc < 0);
+            if (rc == JP_OK) assert_non_null(strstr(a.text, "\"self_us\":"));
+            free(a.text);
+        }
+    }
+}
+
+static void test_every_event_has_details(void **state) {
+    (void)state;
+    jp_timeline *tl;
+    jp_error err;
+    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, NULL, &err), JP_OK);
+    query_every_event(tl);
+    answer a;
+    assert_int_equal(jp_timeline_event(tl, jp_timeline_track_count(tl), 0, answer_open(&a), &err), JP_ERR_NOT_FOUND);
+    answer_close(&a), free(a.text);
+    jp_timeline_free(tl);
+}
+
+/* The file's bytes, gunzipped. */
+static char *slurp(const char *path, size_t *len) {
+    gzFile f = gzopen(path, "rb");
+    assert_non_null(f);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    int got;
+    while ((got = gzread(f, buf + n, (unsigned)(cap - n))) > 0)
+        if ((n += (size_t)got) == cap) buf = realloc(buf, cap *= 2);
+    gzclose(f);
+    *len = n;
+    return buf;
+}
+
+/* Indexes these bytes: a clean error that names the file, or an index every query answers. */
+static void index_bytes(const uint8_t *data, size_t len, int *ok, int *failed) {
+    char in[1100];
+    snprintf(in, sizeof in, "%s/bad.xplane.pb", tmpdir);
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+    jp_timeline *tl;
+    jp_error err;
+    if (jp_timeline_new(&tl, in, NULL, NULL, &err) == JP_OK) {
+        int64_t end = jp_timeline_end_ns(tl) + 1;
+        long long merged;
+        assert_int_equal(window_events(tl, &merged), (long long)jp_timeline_event_count(tl));
+        if (end > 1) (void)range(tl, 0, end, "slices");
+        query_every_event(tl);
+        jp_timeline_free(tl);
+        (*ok)++;
+    } else {
+        assert_non_null(strstr(err.msg, "bad.xplane.pb"));
+        (*failed)++;
+    }
+    unlink(in);
+}
+
+static void test_bad_input_fails_cleanly(void **state) {
+    (void)state;
+    size_t len;
+    char *raw = slurp(FIXTURE, &len);
+    int ok = 0, failed = 0;
+    for (size_t n = 0; n < len; n += 61) index_bytes((const uint8_t *)raw, n, &ok, &failed);
+    uint8_t *copy = malloc(len);
+    srand(11);
+    for (int i = 0; i < 300; i++) {
+        memcpy(copy, raw, len);
+        copy[(size_t)rand() % len] ^= (uint8_t)(1 + rand() % 255);
+        index_bytes(copy, len, &ok, &failed);
+    }
+    assert_true(ok > 0 && failed > 0);
+    free(copy);
+    free(raw);
+}
+
+int main(void) {
+    const char *dir = getenv("TEST_TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s", dir && *dir ? dir : "/tmp");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_holds_what_the_exporter_writes),
+        cmocka_unit_test(test_range_totals_add_up),
+        cmocka_unit_test(test_every_event_has_details),
+        cmocka_unit_test(test_bad_input_fails_cleanly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
