@@ -297,7 +297,13 @@ function tlDraw() {
 
 async function tlLoad() {
   const seq = ++TL.seq, px = tlPlotWidth();
-  const data = await runApi(`timeline?start_ms=${TL.start}&end_ms=${TL.end}&px=${px}`);
+  let data;
+  try {
+    data = await runApi(`timeline?start_ms=${TL.start}&end_ms=${TL.end}&px=${px}`);
+  } catch (e) {
+    if (seq === TL.seq && $("#tl-status")) $("#tl-status").textContent = `no answer for this window: ${e.message}`;
+    return;
+  }
   if (seq !== TL.seq || !$("#timeline")) return;  // a newer window was asked for meanwhile
   TL.data = data;
   TL.flows = data.flows || [];
@@ -369,7 +375,13 @@ function tlSelect(sel, push) {
 }
 
 async function tlShowSlice(sel) {
-  const ev = await runApi(`event?track=${sel.track}&index=${sel.index}`);
+  let ev;
+  try {
+    ev = await runApi(`event?track=${sel.track}&index=${sel.index}`);
+  } catch (e) {
+    if (TL.sel === sel) $("#tl-details").innerHTML = `<p class="rating-bad">${esc(e.message)}</p>`;
+    return;
+  }
   if (TL.sel !== sel) return;
   sel.start = ev.start_us / 1000; sel.end = (ev.start_us + ev.dur_us) / 1000; sel.name = ev.name;
   TL.detail = ev;
@@ -431,8 +443,18 @@ function tlDetailsHtml(ev, ops) {
 }
 
 async function tlShowRange(sel) {
+  if (sel.tracks && !sel.tracks.length) {
+    $("#tl-agg").innerHTML = '<p class="muted">No track under the selection: drag across rows, or along the ruler for all.</p>';
+    return;
+  }
   const tracks = sel.tracks ? `&tracks=${tlRanges(sel.tracks)}` : "";
-  const agg = await runApi(`timeline/aggregate?start_us=${(sel.start * 1000).toFixed(3)}&end_us=${(sel.end * 1000).toFixed(3)}${tracks}`);
+  let agg;
+  try {
+    agg = await runApi(`timeline/aggregate?start_us=${(sel.start * 1000).toFixed(3)}&end_us=${(sel.end * 1000).toFixed(3)}${tracks}`);
+  } catch (e) {
+    if (TL.sel === sel) $("#tl-agg").innerHTML = `<p class="rating-bad">${esc(e.message)}</p>`;
+    return;
+  }
   if (TL.sel !== sel) return;
   TL.agg = agg;
   tlAggTable();
@@ -567,7 +589,7 @@ function tlFromUrl(whole) {
   const p = state.params, num = (k) => (p.get(k) === null ? NaN : parseFloat(p.get(k)));
   let a = num("start"), b = num("end");
   if (!(b > a) && num("end_us") > num("start_us")) { a = num("start_us") / 1000; b = num("end_us") / 1000; }
-  TL.start = b > a ? a : whole.start_ms; TL.end = b > a ? b : whole.end_ms;
+  TL.start = b > a ? a : whole.start_ms; TL.end = b > a ? b : Math.max(whole.end_ms, TL.start + 1e-3);
   TL.marks = (p.get("marks") || "").split(",").filter(Boolean).map((m) => m.split(":").map(Number))
     .filter(([x, y]) => y > x).map(([x, y]) => ({ start: x, end: y }));
   const sel = (p.get("sel") || "").split(":");
@@ -595,7 +617,7 @@ async function timeline() {
   const whole = await runApi("timeline?px=1");  // the profile's range, every host and every track
   state.hosts[state.run] = whole.hosts;
   TL.run = state.run; TL.host = state.host;
-  TL.span = whole.end_ms;
+  TL.span = Math.max(whole.end_ms, 1e-3);  // an empty profile still gets a microsecond of ruler
   TL.tracks = whole.tracks.filter((t) => t.events.length).map(({ events, ...t }) => t);
   TL.labelW = tlLabelWidth(TL.tracks);
   TL.data = null; TL.layoutKey = ""; TL.sel = null;
