@@ -2,7 +2,7 @@
  * serves the built-in viewer's JSON API over every run. */
 #include "jaxprof/jaxprof.h"
 #include "commands.h"
-#include "outputs/viewer.h"
+#include "serve/viewer.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "outputs/timeline.h"
+#include "serve/timeline.h"
 
 #ifndef JP_TEST_DATA
 #define JP_TEST_DATA "tests/data"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outputs/http_parse.h"
+#include "serve/http_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

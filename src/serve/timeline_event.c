@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "outputs/timeline_int.h"
+#include "serve/timeline_int.h"
 
 /* A program id: libtpu's are unsigned 64-bit hashes, so ids compare as their bits. */
 typedef struct prog_id {

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "outputs/timeline.h"
-#include "outputs/assets.h"
-#include "outputs/viewer.h"
+#include "serve/timeline.h"
+#include "serve/assets.h"
+#include "serve/viewer.h"
 
 enum {
     CACHE_SLOTS = 4,       /* decoded runs kept */

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "outputs/diff_render.h"
-#include "outputs/table.h"
+#include "render/diff_render.h"
+#include "render/table.h"
 
 enum { TOP_ROWS = 20, DIFF_ROWS = 50, CHART_W = 960, CHART_H = 240, CHART_LEFT = 70, CHART_BOTTOM = 24 };
 /* The source lines table, and the roofline: its most ops and the plot box inside its SVG. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "outputs/table.h"
+#include "render/table.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
                                                        "memory", "transfers", "compiles", "findings", "hosts",

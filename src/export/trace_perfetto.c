@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "outputs/pbwrite.h"
-#include "outputs/trace.h"
+#include "export/pbwrite.h"
+#include "export/trace.h"
 
 /* Field numbers. */
 enum {

@@ -1,5 +1,5 @@
 /* assets.h - the viewer's static files (HTML, JS, CSS), embedded into the library at build time by
- * tools/embed_assets.py from src/outputs/assets/ (internal). */
+ * tools/embed_assets.py from src/serve/assets/ (internal). */
 #ifndef JP_OUTPUTS_ASSETS_H
 #define JP_OUTPUTS_ASSETS_H
 

@@ -10,8 +10,8 @@
 #include "analyses/analyses.h"
 #include "base/error.h"
 #include "model/stream.h"
-#include "outputs/layout.h"
-#include "outputs/trace.h"
+#include "export/layout.h"
+#include "export/trace.h"
 
 enum { SINK_BUFFER = 1 << 20 };
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "outputs/diff_render.h"
-#include "outputs/table.h"
+#include "render/diff_render.h"
+#include "render/table.h"
 
 enum { TEXT_TOP = 15, TEXT_WIDTH = 150, BREAKDOWN_WIDTH = 60 };
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "outputs/timeline_int.h"
+#include "serve/timeline_int.h"
 
 enum {
     DEFAULT_CAP = 20000,   /* entries in a window answer when the query names no cap */

@@ -1,7 +1,7 @@
 /* http.c - a small HTTP/1.1 server for local viewers: checked requests, files with ranges, CORS. */
 #define _GNU_SOURCE /* accept4 */
 #include "base/error.h"
-#include "outputs/http_parse.h"
+#include "serve/http_parse.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

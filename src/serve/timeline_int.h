@@ -1,6 +1,6 @@
 /* timeline_int.h - the layout of the viewer's timeline index, shared by its builder (timeline.c),
  * its window and range queries (timeline_query.c) and its event details (timeline_event.c)
- * (internal to outputs/). */
+ * (internal to serve/). */
 #ifndef JP_OUTPUTS_TIMELINE_INT_H
 #define JP_OUTPUTS_TIMELINE_INT_H
 
@@ -8,7 +8,7 @@
 
 #include "base/vec.h"
 #include "model/model.h"
-#include "outputs/timeline.h"
+#include "serve/timeline.h"
 
 enum {
     TL_NAME_MAX_LEN = 200 /* bytes of a line or plane name kept in a track name */

@@ -1,7 +1,7 @@
 /* assets.c - looking up the embedded viewer files by URL path. */
 #include <string.h>
 
-#include "outputs/assets.h"
+#include "serve/assets.h"
 
 const jp_asset *jp_asset_find(const char *path) {
     if (strcmp(path, "/") == 0) path = "/index.html";

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/vec.h"
-#include "outputs/pbwrite.h"
+#include "export/pbwrite.h"
 
 enum { /* perftools.profiles.Profile field numbers */
     PROF_SAMPLE_TYPE = 1, PROF_SAMPLE = 2, PROF_LOCATION = 4, PROF_FUNCTION = 5, PROF_STRINGS = 6,

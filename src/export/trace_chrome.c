@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "outputs/trace.h"
+#include "export/trace.h"
 
 typedef struct chrome {
     uint32_t pid, tid; /* the thread being written */

@@ -5,7 +5,7 @@
 
 #include "analyses/analyses.h"
 #include "base/error.h"
-#include "outputs/layout.h"
+#include "export/layout.h"
 
 /* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
 #define TIME_LIMIT_PS ((int64_t)1 << 61)

@@ -7,8 +7,8 @@
 #include "analyses/analyses.h"
 #include "base/error.h"
 #include "model/stream.h"
-#include "outputs/layout.h"
-#include "outputs/timeline_int.h"
+#include "export/layout.h"
+#include "serve/timeline_int.h"
 
 /* Scratch while the index is built. */
 typedef struct builder {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "outputs/table.h"
+#include "render/table.h"
 
 void jp_format_time(char *buf, size_t len, double ps) {
     double a = fabs(ps);
