@@ -272,6 +272,20 @@ static void use_device_duration(plane_ctx *c, const ev_info *info) {
 
 /* ---- /host:metadata ----------------------------------------------------------------------- */
 
+/* The program id newer JAX writes only into the metadata entry's name, "jit_dot(21)"; -1 when
+ * the name holds none. Without it a recompiled module would be matched by name alone and get the
+ * first compilation's instructions. */
+static int64_t program_id_in_name(jp_str name) {
+    if (name.len < 3 || name.ptr[name.len - 1] != ')') return -1;
+    size_t open = name.len - 1;
+    while (open > 0 && name.ptr[open - 1] >= '0' && name.ptr[open - 1] <= '9') open--;
+    size_t digits = name.len - 1 - open;
+    if (open == 0 || name.ptr[open - 1] != '(' || digits == 0 || digits > 18) return -1;
+    int64_t id = 0;
+    for (size_t i = open; i < name.len - 1; i++) id = id * 10 + (name.ptr[i] - '0');
+    return id;
+}
+
 /* Every module's HloProto on the metadata plane; library marks the frames a source line skips. */
 static int read_hlo_modules(plane_ctx *c, const regex_t *library) {
     jp_bytes input = jp_xspace_input(c->xs);
@@ -285,7 +299,7 @@ static int read_hlo_modules(plane_ctx *c, const regex_t *library) {
         if (!hm) return nomem(c->err);
         rc = jp_hlo_decode(info.v[K_HLO_PROTO].b, input.ptr, library, &c->m->intern, c->m->arena, hm, c->err);
         if (rc) return rc;
-        hm->program_id = jp_info_has(&info, K_PROGRAM_ID) ? info.v[K_PROGRAM_ID].i : -1;
+        hm->program_id = jp_info_has(&info, K_PROGRAM_ID) ? info.v[K_PROGRAM_ID].i : program_id_in_name(em->name);
         if (!hm->name) hm->name = jp_intern_view(&c->m->intern, em->name);
     }
     return JP_OK;

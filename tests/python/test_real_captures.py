@@ -305,3 +305,23 @@ def test_tpu_roofline_agrees_with_xprof_hlo_stats(both) -> None:
             assert op["roof_pct"] == pytest.approx(100 * r["efficiency"], rel=1e-4), (op["name"], r)
             compared += 1
     assert compared >= 4 and unplaced >= 8
+
+
+@pytest.mark.parametrize("name", [p for p in PROFILES if p.startswith("mi300")])
+def test_op_names_agree_with_xprof_framework_ops(both, name: str) -> None:
+    """Each op's op_name is one XProf gives the same HLO op name (its tf_op_name). Newer JAX writes a
+    recompiled module's program id only into its metadata name ("jit_dot(21)"): matched by name
+    alone, the MI300 gemm's custom-call.1 got the first compilation's HLO and the op_name
+    "XlaModule" (the fallback when no HLO instruction is found)."""
+    ours, xprof = both[name]
+    theirs = defaultdict(set)  # op name -> XProf's framework ops for it, "" where it found none
+    for row in xprof["hlo_ops"] or []:  # in TensorFlow's "name:type" form, the type empty
+        theirs[row["name"]].add((row["framework_op"] or "").removesuffix(":"))
+    ops = [o for o in jaxprof_json("ops", REAL / name)["ops"] if o["name"] in theirs]
+    assert ops
+    unresolved = {"XlaModule", ""}  # the event's own tf_op when no HLO instruction is found
+    for o in ops:
+        mine = "" if o["op_name"] in unresolved else o["op_name"]
+        assert mine in theirs[o["name"]], (o["module"], o["name"], o["op_name"], theirs[o["name"]])
+    if name == "mi300_jax08_gemm.xplane.pb.gz":
+        assert next(o for o in ops if o["name"] == "custom-call.1")["op_name"] == "jit(dot)/dot_general"
