@@ -178,6 +178,7 @@ typedef struct hlo_ctx {
     size_t n_frames;
     const regex_t *library;
     jp_error *err;
+    int want_text;     /* write jp_hlo_instr.text (jp_hlo_decode_text) */
 } hlo_ctx;
 
 static int corrupt(hlo_ctx *c, const jp_pb *at, const char *what) {
@@ -451,12 +452,15 @@ static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_node *node, double
                 return rc;
         }
     }
-    if (tuple) return JP_OK;
+    if (tuple) {
+        if (depth == 0) node->tuple = 1;
+        return JP_OK;
+    }
     double n = 1;
     for (uint32_t i = 0; i < own.n; i++) n *= own.v[i] > 0 ? (double)own.v[i] : 0;
     *elems += n;
     *bytes += n * element_bytes(type);
-    if (depth == 0) node->dims = own;
+    if (depth == 0) node->dims = own, node->type = (uint8_t)(type < 256 ? type : 0);
     if (node->first_elems == 0 && node->first_bytes == 0)
         node->first_elems = n, node->first_bytes = n * element_bytes(type);
     return JP_OK;
@@ -551,7 +555,7 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node 
     const char *fusion_kind = "kLoop";
     comp_info called = {0, 0, NULL};
     const char *empty = jp_intern_str(c->intern, "", 0);
-    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0};
+    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
@@ -642,6 +646,95 @@ static int read_instructions(hlo_ctx *c, jp_pb module, jp_hlo_module *out, hlo_i
     return JP_OK;
 }
 
+/* ---- instruction text (jp_hlo_decode_text) -------------------------------------------------- */
+
+/* One instruction's text, cut with "..." past its size (a concat of thousands of operands). */
+typedef struct text_buf {
+    char s[1024];
+    size_t n;
+} text_buf;
+
+static void put(text_buf *b, const char *p, size_t len) {
+    size_t room = sizeof b->s - 4 - b->n; /* keeps room for "..." and the NUL */
+    if (len > room) {
+        memcpy(b->s + b->n, p, room);
+        b->n += room;
+        if (b->n + 3 < sizeof b->s) memcpy(b->s + b->n, "...", 3), b->n += 3;
+        return;
+    }
+    memcpy(b->s + b->n, p, len);
+    b->n += len;
+}
+
+static void puts_(text_buf *b, const char *p) { put(b, p, strlen(p)); }
+
+/* "f32[64,128]", "pred[]", "(...)" for a tuple, in XLA's spelling without the layout. */
+static void shape_text(text_buf *b, const hlo_node *n) {
+    static const char *const types[] = {"invalid", "pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
+                                        "f16", "f32", "f64", "tuple", "opaque", "c64", "bf16", "token", "c128"};
+    char tmp[32];
+    if (n->tuple) {
+        puts_(b, "(...)");
+        return;
+    }
+    if (n->type < sizeof types / sizeof types[0]) snprintf(tmp, sizeof tmp, "%s[", types[n->type]);
+    else snprintf(tmp, sizeof tmp, "type%u[", n->type);
+    puts_(b, tmp);
+    for (uint32_t i = 0; i < n->dims.n; i++) {
+        snprintf(tmp, sizeof tmp, "%s%lld", i ? "," : "", (long long)n->dims.v[i]);
+        puts_(b, tmp);
+    }
+    puts_(b, "]");
+}
+
+typedef struct id_slot {
+    int64_t id;
+    uint32_t node;
+} id_slot;
+
+static int cmp_id_slot(const void *a, const void *b) {
+    int64_t x = ((const id_slot *)a)->id, y = ((const id_slot *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Writes every instruction's "%name = shape opcode(shape %operand, ...)" into the module's arena
+ * (before the instructions are sorted: node->instr still indexes them in file order). */
+static int write_texts(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
+    id_slot *ids = jp_arena_alloc(&c->scratch, (ir->n_nodes ? ir->n_nodes : 1) * sizeof *ids);
+    if (!ids) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < ir->n_nodes; i++) ids[i] = (id_slot){ir->nodes[i].id, (uint32_t)i};
+    qsort(ids, ir->n_nodes, sizeof *ids, cmp_id_slot);
+    for (size_t i = 0; i < ir->n_nodes; i++) {
+        const hlo_node *n = &ir->nodes[i];
+        jp_hlo_instr *in = &out->instrs[n->instr];
+        text_buf b = {.n = 0};
+        puts_(&b, "%");
+        puts_(&b, in->name);
+        puts_(&b, " = ");
+        shape_text(&b, n);
+        puts_(&b, " ");
+        puts_(&b, n->opcode);
+        puts_(&b, "(");
+        for (uint32_t k = 0; k < n->operands.n; k++) {
+            id_slot key = {n->operands.v[k], 0}, *hit = bsearch(&key, ids, ir->n_nodes, sizeof *ids, cmp_id_slot);
+            if (k) puts_(&b, ", ");
+            if (!hit) continue; /* an id the module does not define */
+            const hlo_node *op = &ir->nodes[hit->node];
+            shape_text(&b, op);
+            puts_(&b, " %");
+            puts_(&b, out->instrs[op->instr].name);
+        }
+        puts_(&b, ")");
+        if (n->target.len) {
+            puts_(&b, ", custom_call_target=\"");
+            put(&b, n->target.ptr, n->target.len);
+            puts_(&b, "\"");
+        }
+        if (!(in->text = jp_arena_strndup(c->arena, b.s, b.n))) return JP_ERR_NOMEM;
+    }
+    return JP_OK;
+}
+
 static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     size_t n_instrs = 0;
     int rc = scan_module(c, module, out, &n_instrs);
@@ -652,15 +745,16 @@ static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     ir.comps = jp_arena_alloc(&c->scratch, (c->n_comps ? c->n_comps : 1) * sizeof *ir.comps);
     if (!out->instrs || !ir.nodes || !ir.comps) return JP_ERR_NOMEM;
     if ((rc = read_instructions(c, module, out, &ir))) return rc;
+    if (c->want_text && (rc = write_texts(c, &ir, out))) return rc;
     if ((rc = jp_hlo_cost(&ir, out))) return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
     return JP_OK;
 }
 
-int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
-                  jp_hlo_module *out, jp_error *err) {
+static int decode(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
+                  jp_hlo_module *out, int want_text, jp_error *err) {
     hlo_ctx c = {.root = jp_pb_make(proto.ptr, proto.len, origin), .intern = t, .arena = a, .library = library,
-                 .err = err};
+                 .err = err, .want_text = want_text};
     jp_pb module;
     memset(out, 0, sizeof *out);
     out->program_id = -1;
@@ -675,4 +769,14 @@ int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, const regex_t *library,
     free(c.comps);
     if (rc == JP_ERR_NOMEM) jp_error_set(err, rc, 0, "out of memory decoding HloProto");
     return rc;
+}
+
+int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
+                  jp_hlo_module *out, jp_error *err) {
+    return decode(proto, origin, library, t, a, out, 0, err);
+}
+
+int jp_hlo_decode_text(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
+                       jp_hlo_module *out, jp_error *err) {
+    return decode(proto, origin, library, t, a, out, 1, err);
 }

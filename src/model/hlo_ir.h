@@ -26,6 +26,7 @@ typedef struct hlo_node {
     uint32_t comp;             /* index of its computation in hlo_ir.comps */
     uint32_t instr;            /* index into jp_hlo_module.instrs before they are sorted */
     hlo_ints dims;             /* output dimensions (array shapes; empty for tuples and scalars) */
+    uint8_t type, tuple;       /* element type (xla.PrimitiveType) of an array output; 1 for a tuple */
     double elems, bytes;       /* output elements and bytes; a tuple sums its leaves */
     double first_elems, first_bytes; /* of the first array leaf (a GPU gemm's result, not its workspace) */
     jp_str target;             /* custom-call target ("__cublas$gemm"), else empty */

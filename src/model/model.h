@@ -32,6 +32,8 @@ typedef struct jp_hlo_instr {
     double flops;         /* per execution, by XLA's cost-analysis conventions (hlo_cost.c) */
     double transcendentals; /* exp, log, tanh, ... elements, which XLA counts apart from flops */
     double bytes;         /* operands + output at its boundary (a fusion's parameters and root) */
+    const char *text;     /* "%dot.3 = f32[64,128] dot(f32[64,64] %p0, f32[64,128] %p1)": shapes
+                           * without layouts, no attributes; NULL unless decoded with want_text */
 } jp_hlo_instr;
 
 typedef struct jp_hlo_module {
@@ -51,6 +53,10 @@ typedef struct jp_hlo_module {
  * code) marks the frames that an op's source line skips to reach the user's own code. */
 int jp_hlo_decode(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
                   jp_hlo_module *out, jp_error *err);
+/* The same, also writing each instruction's text (jp_hlo_instr.text) into a: for the viewer's
+ * details of one op, not for the analysis, which never shows it. */
+int jp_hlo_decode_text(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,
+                       jp_hlo_module *out, jp_error *err);
 /* The instruction named `name` (interned pointer), or NULL. */
 const jp_hlo_instr *jp_hlo_find(const jp_hlo_module *m, const char *name);
 /* Category from an opcode alone, for profiles without HLO ("dot" -> "matmul"). */

@@ -194,7 +194,8 @@ static int decoded(jp_timeline *tl, jp_xspace *xs, const jp_event_meta *em, jp_b
     tl_hlo *h = jp_vec_push(&tl->hlo, sizeof *h);
     if (!h) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     *h = (tl_hlo){.xs = xs, .meta_id = em->id, .program_id = program.id, .has_program_id = program.known};
-    int rc = jp_hlo_decode(proto, jp_xspace_input(xs).ptr, &tl->library, &tl->hlo_intern, &tl->hlo_arena, &h->module, err);
+    int rc = jp_hlo_decode_text(proto, jp_xspace_input(xs).ptr, &tl->library, &tl->hlo_intern, &tl->hlo_arena,
+                                &h->module, err);
     if (rc) {
         tl->hlo.n--;
         return rc;
@@ -255,6 +256,7 @@ static void write_instr(jp_timeline *tl, const tl_hlo *h, const jp_hlo_instr *in
     else fputs(",\"program_id\":null", out);
     write_text_field(out, "name", in->name);
     write_text_field(out, "opcode", in->opcode);
+    write_text_field(out, "text", in->text);
     write_text_field(out, "category", in->category);
     write_text_field(out, "op_name", in->op_name);
     write_text_field(out, "scope", jp_hlo_scope_of(&tl->hlo_intern, in->op_name ? in->op_name : ""));

@@ -153,6 +153,27 @@ static void test_flops_and_bytes_of_a_dot(void **state) {
     free(proto.buf);
 }
 
+/* Text only when asked for: the analysis' decode leaves it NULL, the viewer's writes XLA's form
+ * (shapes without layouts); an operand id the module does not define is left blank. */
+static void test_instruction_text(void **state) {
+    (void)state;
+    pbw proto = module_proto();
+    decoded d;
+    decode(&d, &proto, JP_HLO_LIBRARY_FRAMES);
+    assert_null(find(&d, "dot.1")->text);
+    release(&d);
+    jp_arena_init(&d.arena, 0);
+    jp_intern_init(&d.intern, &d.arena);
+    jp_error err;
+    assert_int_equal(jp_hlo_decode_text((jp_bytes){proto.buf, proto.len}, proto.buf, NULL, &d.intern, &d.arena, &d.m, &err),
+                     JP_OK);
+    assert_string_equal(find(&d, "dot.1")->text, "%dot.1 = f32[4,16] dot(f32[4,8] %x, f32[8,16] %w)");
+    assert_string_equal(find(&d, "x")->text, "%x = f32[4,8] parameter()");
+    assert_string_equal(find(&d, "loop")->text, "%loop = f32[4,16] negate(f32[4,8] %x)");
+    release(&d);
+    free(proto.buf);
+}
+
 static void test_no_rule_names_the_innermost_frame(void **state) {
     (void)state;
     pbw proto = module_proto();
@@ -186,6 +207,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_line_skips_library_frames),
         cmocka_unit_test(test_flops_and_bytes_of_a_dot),
+        cmocka_unit_test(test_instruction_text),
         cmocka_unit_test(test_no_rule_names_the_innermost_frame),
         cmocka_unit_test(test_hostile_frame_references),
     };

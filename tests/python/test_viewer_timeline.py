@@ -296,8 +296,12 @@ def test_event_details_name_the_hlo_instruction(cpu_logdir, serve):
             assert hlo["opcode"] and hlo["stack"]
             if not hlo["stack"][0]["library"]:  # the innermost frame is the user's: the op's source line
                 assert f"{hlo['stack'][0]['file']}:{hlo['stack'][0]['line']}" == op["source"]
+            assert hlo["text"].startswith(f"%{hlo['name']} = ") and f" {hlo['opcode']}(" in hlo["text"]
             if hlo["opcode"] == "dot":
                 assert hlo["category"] == "matmul" and hlo["flops"] == 2 * 64 * 128 * 128  # (64,128) x (128,128)
+                # the weight gradient: x^T (64,128) contracted with g (64,128) over the batch
+                assert re.fullmatch(rf"%{re.escape(hlo['name'])} = f32\[128,128\] dot\(f32\[64,128\] %[\w.-]+, "
+                                    r"f32\[64,128\] %[\w.-]+\)", hlo["text"]), hlo["text"]
             checked += 1
     assert checked >= 6
     # A step of the Steps row: its breakdown, which sums to its duration.
@@ -587,6 +591,7 @@ def test_details_panel_marks_and_history(server, browser, cpu_logdir):
     assert text("tl-d-scope") == op["scope"] and text("tl-d-op-name") == op["op_name"]
     assert text("tl-d-source").startswith(op["source"]) and re.search(r"conftest\.py:\d+", op["source"])
     assert text("tl-d-opcode") == "dot" and text("tl-d-module") == op["module"] == ev["args"]["hlo_module"]
+    assert text("tl-d-hlo-text") == ev["hlo"]["text"] and ev["hlo"]["text"].startswith(f"%{ev['hlo']['name']} = f32[")
     dur, self_ = (js(browser, f"tlDur({ev[k]} / 1000)") for k in ("dur_us", "self_us"))
     assert text("tl-d-dur") == dur and text("tl-d-self") == self_ and ev["self_us"] <= ev["dur_us"]
     shot(browser, "timeline_details")

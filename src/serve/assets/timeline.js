@@ -436,6 +436,7 @@ function tlDetailsHtml(ev, ops) {
     ${row("start", tlDur(ev.start_us / 1000))}${row("track", `${esc(ev.process)} · ${esc(tlShortThread(ev.thread))}`)}
     ${row("HLO", h ? `<code>${esc(h.name)}</code> · opcode <b id="tl-d-opcode">${esc(h.opcode)}</b> · module <code id="tl-d-module">${esc(h.module)}</code>` +
       `${h.program_id >= 0 ? ` · program ${h.program_id}` : ""}` : f.module ? `<code>${esc(f.op)}</code> · module <code id="tl-d-module">${esc(f.module)}</code>` : "", "tl-d-hlo")}
+    ${h && h.text ? row("HLO text", `<code class="tl-hlo-text">${esc(h.text)}</code>`, "tl-d-hlo-text") : ""}
     ${h && (h.flops || h.bytes) ? row("per run", `${h.flops.toLocaleString()} FLOP · ${h.bytes.toLocaleString()} bytes`) : ""}
     ${stack ? row("stack", stack) : ""}${flows ? row("flows", `<ul class="tl-flows">${flows}</ul>`) : ""}</table>
     <details id="tl-d-raw"><summary>raw stats (${stats.length})</summary><table class="tl-kv">${stats.map(([k, v]) =>
