@@ -6,6 +6,7 @@
 #include "analyses/analyses.h"
 #include "base/error.h"
 #include "export/layout.h"
+#include "model/stream.h"
 
 /* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
 #define TIME_LIMIT_PS ((int64_t)1 << 61)
@@ -66,6 +67,18 @@ int jp_layout_plane_rank(const jp_plane *pl) {
     if (pl->name.len >= 8 && memcmp(pl->name.ptr, "/device:", 8) == 0) return 0;
     if (jp_str_eq(pl->name, "/host:CPU")) return 1;
     return 2;
+}
+
+int jp_layout_plane_has_line(const jp_plane *pl, const char *name) {
+    for (size_t i = 0; i < pl->n_lines; i++)
+        if (jp_str_eq(pl->lines[i].name, name)) return 1;
+    return 0;
+}
+
+int jp_layout_plane_has_derived(const jp_plane *pl) {
+    for (size_t i = 0; i < pl->n_lines; i++)
+        if (jp_line_is_derived(&pl->lines[i])) return 1;
+    return 0;
 }
 
 static int by_start_then_longest(const void *pa, const void *pb) {

@@ -40,6 +40,11 @@ static inline int64_t jp_layout_ns(int64_t base_ps, int64_t ps) {
 
 /* 0 for devices (first, as XProf orders them), 1 for the host's CPU, 2 for the rest. */
 int jp_layout_plane_rank(const jp_plane *pl);
+/* 1 when the plane has a line called name ("Steps": then no derived Steps row is added). */
+int jp_layout_plane_has_line(const jp_plane *pl, const char *name);
+/* 1 when the plane's writer saved derived rows of its own (TensorFlow's Steps, TensorFlow Ops, ...):
+ * then no XLA Ops / Modules rows are derived for it. */
+int jp_layout_plane_has_derived(const jp_plane *pl);
 
 /* Sorts items by start (longest first) and lays them out: viewers need the slices of one thread to
  * nest strictly, so an item goes to the first lane whose innermost open slice contains it, after

@@ -339,19 +339,6 @@ static int write_row(exporter *x, plane_ctx *pc, const row *r) {
 
 /* ---- derived rows -------------------------------------------------------------------------------- */
 
-static int has_line(const jp_plane *pl, const char *name) {
-    for (size_t i = 0; i < pl->n_lines; i++)
-        if (jp_str_eq(pl->lines[i].name, name)) return 1;
-    return 0;
-}
-
-/* A plane whose writer saved derived rows (TensorFlow's Steps, TensorFlow Ops, ...) has its own. */
-static int has_derived_line(const jp_plane *pl) {
-    for (size_t i = 0; i < pl->n_lines; i++)
-        if (jp_line_is_derived(&pl->lines[i])) return 1;
-    return 0;
-}
-
 static int starts_with(jp_str s, const char *prefix) {
     size_t n = strlen(prefix);
     return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
@@ -486,8 +473,8 @@ static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
     resolve_ids(pc);
     const jp_plane *pl = pc->plane;
     int rc = JP_OK;
-    if (steps_row && x->a->n_steps && !has_line(pl, "Steps")) rc = write_steps_row(x, pc);
-    if (rc == JP_OK && starts_with(pl->name, "/device:GPU") && !has_derived_line(pl)) rc = write_gpu_rows(x, pc);
+    if (steps_row && x->a->n_steps && !jp_layout_plane_has_line(pl, "Steps")) rc = write_steps_row(x, pc);
+    if (rc == JP_OK && starts_with(pl->name, "/device:GPU") && !jp_layout_plane_has_derived(pl)) rc = write_gpu_rows(x, pc);
     for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
         const jp_line *ln = &pl->lines[l];
         row r = {.name = ln->display_name.len ? ln->display_name : ln->name, .line = ln};

@@ -367,18 +367,6 @@ static int gpu_rows(builder *b, jp_xspace *xs, const jp_plane *pl, const char *p
 
 /* ---- planes and hosts ------------------------------------------------------------------------------ */
 
-static int has_line(const jp_plane *pl, const char *name) {
-    for (size_t i = 0; i < pl->n_lines; i++)
-        if (jp_str_eq(pl->lines[i].name, name)) return 1;
-    return 0;
-}
-
-static int has_derived_line(const jp_plane *pl) {
-    for (size_t i = 0; i < pl->n_lines; i++)
-        if (jp_line_is_derived(&pl->lines[i])) return 1;
-    return 0;
-}
-
 static const char *process_name(builder *b, const jp_plane *pl, const char *host) {
     char buf[2 * TL_NAME_MAX_LEN + 8];
     int n = (int)(pl->name.len > TL_NAME_MAX_LEN ? TL_NAME_MAX_LEN : pl->name.len);
@@ -394,8 +382,8 @@ static int index_plane(builder *b, jp_xspace *xs, const jp_plane *pl, const char
     b->plane_serial++;
     b->plane_flows = jp_layout_flow_stats_of(pl, &b->flow);
     int rc = JP_OK;
-    if (with_steps && b->a->n_steps && !has_line(pl, "Steps")) rc = steps_row(b, xs, pl, process);
-    if (rc == JP_OK && pl->name.len >= 11 && memcmp(pl->name.ptr, "/device:GPU", 11) == 0 && !has_derived_line(pl))
+    if (with_steps && b->a->n_steps && !jp_layout_plane_has_line(pl, "Steps")) rc = steps_row(b, xs, pl, process);
+    if (rc == JP_OK && pl->name.len >= 11 && memcmp(pl->name.ptr, "/device:GPU", 11) == 0 && !jp_layout_plane_has_derived(pl))
         rc = gpu_rows(b, xs, pl, process);
     for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
         const jp_line *ln = &pl->lines[l];
