@@ -591,6 +591,8 @@ static int text_table(const jp_analysis *a, table *t, const jp_view *v, FILE *ou
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out, jp_error *err) {
     jp_error_clear(err);
     if (section < 0 || section >= JP_SECTION_COUNT) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
+    if (view && view->columns && (section == JP_SECTION_REPORT || section == JP_SECTION_HOSTS)) /* several tables */
+        return jp_error_set(err, JP_ERR_ARG, 0, "--columns picks the columns of one table: use it with ops, steps, ...");
     int rc;
     if (format == JP_FORMAT_JSON) {
         rc = render_json(a, section, view, out, err);

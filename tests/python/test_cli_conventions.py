@@ -98,6 +98,9 @@ def test_columns_pick_text_csv_and_json_columns(run):
     assert table[0] == ["op_name", "count"] and table[1:] == [[o["op_name"], str(o["count"])] for o in ops]
     doc = jaxprof_json("ops", run, "--columns", "name,source")
     assert doc["ops"] == [{"name": o["name"], "source": o["source"]} for o in ops]
+    for several in ("report", "hosts"):  # tables with different columns: no one list fits them all
+        proc = run_jaxprof(several, run, "--columns", "name")
+        assert proc.returncode == 2 and "--columns picks the columns of one table" in proc.stderr
     bad = run_jaxprof("ops", run, "--columns", "name,nonsense")
     assert bad.returncode == 2 and "--columns: ops has no column 'nonsense' (columns: name, category," in bad.stderr
 
