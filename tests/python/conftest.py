@@ -174,3 +174,26 @@ def launch_view(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen
     yield launch
     for proc in procs:
         stop(proc)
+
+
+# ---- the browser tests' Chromium ----------------------------------------------------------------
+
+def headless_chromium(window: str = "1400,900", page: tuple[int, int] | None = None) -> Iterator[Any]:
+    """Yields Debian's Chromium, headless, driven through Debian's chromedriver, quit afterwards.
+    window: the window size ("W,H", the browser's own bars included); page: the page's own size
+    in pixels when it must be exact (screenshots at 1400x900)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--window-size={window}"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    if page:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": page[0], "height": page[1], "deviceScaleFactor": 1, "mobile": False})
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -15,11 +15,10 @@ from typing import Iterator
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import JAXPROF_BIN, capture_steps, run_jaxprof
+from conftest import JAXPROF_BIN, capture_steps, headless_chromium, run_jaxprof
 from test_export import gpu_profile
 from test_hosts import write_run
 from test_view import free_port
@@ -70,15 +69,7 @@ def hosts_server(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from headless_chromium("1400,1000")
 
 
 def report(log_dir: Path) -> dict:

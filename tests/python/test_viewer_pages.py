@@ -14,12 +14,11 @@ from typing import Iterator
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import capture_steps, jaxprof_json, run_jaxprof
+from conftest import capture_steps, headless_chromium, jaxprof_json, run_jaxprof
 from test_viewer_browser import ARTIFACTS, serve_dir, table_rows, wait_for
 from test_viewer_api import two_run_logdir
 
@@ -48,18 +47,7 @@ def diff_server(diff_dirs) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-    # The page itself 1400x900 (the window size counts the browser's own bars too).
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from headless_chromium("1400,900", page=(1400, 900))
 
 
 def shot(driver: webdriver.Chrome, name: str) -> None:

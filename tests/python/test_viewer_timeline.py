@@ -13,13 +13,12 @@ from typing import Any, Iterator
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import capture_steps, run_jaxprof
+from conftest import capture_steps, headless_chromium, run_jaxprof
 from test_export import gpu_profile
 from test_hosts import write_run
 from test_viewer_api import CAP, Viewer, all_events, run_path, serve  # noqa: F401  (serve: a fixture)
@@ -154,15 +153,7 @@ def dense_server(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    yield from headless_chromium("1400,900")
 
 
 # ---- the API ---------------------------------------------------------------------------------------------------
