@@ -94,7 +94,8 @@ int cmd_export(int argc, char **argv) {
         args.out = out;
     }
     jp_trace_stats st;
-    if (jp_trace_export(args.path, args.out, &args.opt, &st, &err) != JP_OK) {
+    if (jp_profile_output_check(args.path, args.out, &err) != JP_OK ||
+        jp_trace_export(args.path, args.out, &args.opt, &st, &err) != JP_OK) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);
         return EXIT_USAGE;
     }

@@ -261,6 +261,14 @@ static int cmd_analysis(int section, int argc, char **argv) {
                                               : "hosts compares whole runs host by host (jaxprof steps --host NAME --steps A:B shows one host's steps)");
         return EXIT_USAGE;
     }
+    const char *outputs[] = {args.html, args.pprof, args.out};
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+        jp_error clash;
+        if (outputs[i] && jp_profile_output_check(args.path, outputs[i], &clash) != JP_OK) {
+            fprintf(stderr, "jaxprof: %s\n", clash.msg);
+            return EXIT_USAGE;
+        }
+    }
     if (isatty(STDERR_FILENO)) args.load.on_file = cli_show_progress;
     if (!args.view.width) args.view.width = cli_text_width();
     jp_profile *p;

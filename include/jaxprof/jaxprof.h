@@ -603,6 +603,11 @@ typedef struct jp_profile jp_profile;
 /* The straggler of step number step_num in a multi-host analysis, or NULL (binary search). */
 const jp_straggler *jp_analysis_straggler(const jp_analysis *a, int64_t step_num);
 
+/* JP_ERR_ARG when out_path is one of the files jp_profile_load(path) would read (the same device
+ * and inode, whatever the names), so that writing it would destroy the input; JP_OK otherwise
+ * (also when out_path does not exist yet). */
+int jp_profile_output_check(const char *path, const char *out_path, jp_error *err);
+
 /* Loads and analyses; opt may be NULL. On failure *out is NULL and err names the file. */
 int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
 /* Same from one serialized XSpace (or its gzip) in memory, as one host called `name`. */

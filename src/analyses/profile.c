@@ -347,6 +347,24 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
     return rc ? rc : jp_model_finish(m, err);
 }
 
+int jp_profile_output_check(const char *path, const char *out_path, jp_error *err) {
+    jp_error_clear(err);
+    struct stat out, in;
+    if (stat(out_path, &out) != 0) return JP_OK; /* nothing there yet: nothing to destroy */
+    jp_vec files = {0};
+    int rc = jp_profile_files(path, &files, err);
+    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
+        const char *file = JP_VEC_AT(&files, char *, i);
+        if (stat(file, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            rc = jp_error_set(err, JP_ERR_ARG, 0, "%s: the output would overwrite the input %s; write elsewhere",
+                              out_path, file);
+    }
+    if (rc == JP_ERR_NOT_FOUND) rc = JP_OK, jp_error_clear(err); /* no input: the load will say so */
+    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
+    jp_vec_free(&files);
+    return rc;
+}
+
 /* What was read: the file given, or the run directory whose files were (a log directory given
  * means its newest run, and the outputs say which one that was). */
 static const char *analysed_path(jp_arena *a, const char *path, const jp_vec *files) {

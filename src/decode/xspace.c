@@ -697,7 +697,9 @@ int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err) { retu
 static int open_file(jp_xspace **out, const char *path, int lazy, jp_error *err) {
     jp_error_clear(err);
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer for ever; the fstat below
+     * refuses it (and any other non-regular file) at once. Reads of a regular file ignore it. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         return jp_error_set(err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, 0, "%s: cannot open: %s", path,
                             strerror(errno));
