@@ -188,3 +188,85 @@ int jp_layout_event_flows(jp_xspace *xs, const jp_plane *pl, const jp_layout_flo
     }
     return JP_OK;
 }
+
+/* ---- GPU rows ------------------------------------------------------------------------------------ */
+
+static int kernel_by_start(const void *pa, const void *pb) {
+    const jp_layout_kernel *a = pa, *b = pb;
+    return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
+}
+
+/* The stat metadata ids a kernel's attribution is read from (UINT64_MAX when absent). */
+typedef struct kernel_ids {
+    uint64_t op, module, run_id;
+} kernel_ids;
+
+static kernel_ids kernel_ids_of(const jp_plane *pl) {
+    kernel_ids k = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    for (size_t i = 0; i < pl->n_stat_meta; i++) {
+        jp_str n = pl->stat_meta[i].name;
+        uint64_t id = (uint64_t)pl->stat_meta[i].id;
+        if (jp_str_eq(n, "hlo_op")) k.op = id;
+        else if (jp_str_eq(n, "hlo_module")) k.module = id;
+        else if (jp_str_eq(n, "run_id")) k.run_id = id;
+    }
+    return k;
+}
+
+static int read_kernel(jp_xspace *xs, const jp_plane *pl, const kernel_ids *ids, const jp_line *ln, const jp_event *e,
+                       int64_t shift_ps, jp_layout_kernel *k, jp_error *err) {
+    *k = (jp_layout_kernel){.kernels = 1};
+    int64_t dur = 0;
+    int rc = jp_layout_event_span(xs, ln, e, &k->start_ps, &dur, err);
+    k->start_ps += shift_ps;
+    k->end_ps = k->start_ps + dur;
+    const jp_event_meta *em = jp_plane_event_meta_view(pl, e->metadata_id);
+    jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(xs, em) : (jp_stats_iter){0}, jp_stats_of_event(xs, e)};
+    for (int i = em ? 0 : 1; rc == JP_OK && i < 2; i++) {
+        jp_stat st;
+        while ((rc = jp_stats_next(&its[i], &st, err)) == 1) {
+            if (st.metadata_id == ids->run_id) k->run_id = jp_stat_int(&st);
+            else if (st.metadata_id == ids->op) rc = jp_stat_str(xs, pl, &st, &k->op, err);
+            else if (st.metadata_id == ids->module) rc = jp_stat_str(xs, pl, &st, &k->module, err);
+            if (rc < 0) break;
+        }
+    }
+    return rc < 0 ? rc : JP_OK;
+}
+
+int jp_layout_gpu_kernels(jp_xspace *xs, const jp_plane *pl, int64_t shift_ps, jp_vec *out, jp_error *err) {
+    kernel_ids ids = kernel_ids_of(pl);
+    int rc = JP_OK;
+    for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
+        const jp_line *ln = &pl->lines[l];
+        for (size_t e = 0; rc == JP_OK && e < ln->n_events; e++) {
+            jp_layout_kernel k;
+            rc = read_kernel(xs, pl, &ids, ln, &ln->events[e], shift_ps, &k, err);
+            if (rc || k.op.len == 0 || k.end_ps <= k.start_ps) continue;
+            jp_layout_kernel *slot = jp_vec_push(out, sizeof k);
+            if (!slot) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+            *slot = k;
+        }
+    }
+    if (rc == JP_OK && out->n > 1) qsort(out->data, out->n, sizeof(jp_layout_kernel), kernel_by_start);
+    return rc;
+}
+
+static int same_str(jp_str a, jp_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0); }
+
+int jp_layout_merge_kernels(const jp_layout_kernel *k, size_t n, int by_op, jp_vec *runs, jp_error *err) {
+    runs->n = 0;
+    jp_layout_kernel *cur = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int same = cur && same_str(k[i].module, k[i - 1].module) && k[i].run_id == k[i - 1].run_id &&
+                   (!by_op || same_str(k[i].op, k[i - 1].op));
+        if (same) {
+            if (k[i].end_ps > cur->end_ps) cur->end_ps = k[i].end_ps;
+            cur->kernels++;
+            continue;
+        }
+        if (!(cur = jp_vec_push(runs, sizeof *cur))) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        *cur = k[i];
+    }
+    return JP_OK;
+}

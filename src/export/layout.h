@@ -46,6 +46,21 @@ int jp_layout_plane_has_line(const jp_plane *pl, const char *name);
  * then no XLA Ops / Modules rows are derived for it. */
 int jp_layout_plane_has_derived(const jp_plane *pl);
 
+/* ---- GPU rows: XLA Ops and XLA Modules from the kernels a GPU ran ------------------------------ */
+
+/* A GPU kernel with its HLO attribution, or a run of such kernels merged. */
+typedef struct jp_layout_kernel {
+    int64_t start_ps, end_ps, run_id; /* on the shared time axis (shift added); the execution */
+    jp_str module, op;                /* hlo_module, hlo_op */
+    int64_t kernels;                  /* 1 for a kernel; a merged run: how many it holds */
+} jp_layout_kernel;
+
+/* The kernels of a GPU plane that name their HLO op, moved by shift_ps, in start order, into *out. */
+int jp_layout_gpu_kernels(jp_xspace *xs, const jp_plane *pl, int64_t shift_ps, jp_vec *out, jp_error *err);
+/* Merges consecutive kernels of one op (by_op) or of one module and execution into runs, as
+ * XProf's XLA Ops and XLA Modules rows show them; *runs is cleared first. */
+int jp_layout_merge_kernels(const jp_layout_kernel *k, size_t n, int by_op, jp_vec *runs, jp_error *err);
+
 /* Sorts items by start (longest first) and lays them out: viewers need the slices of one thread to
  * nest strictly, so an item goes to the first lane whose innermost open slice contains it, after
  * closing the slices that ended; one no lane can hold opens a new lane (an extra thread). Instants

@@ -15,9 +15,6 @@
 
 enum { SINK_BUFFER = 1 << 20 };
 
-/* Stats the exporter reads by name (flow stats: jp_layout_flow_stats). */
-enum { S_HLO_OP, S_HLO_MODULE, S_RUN_ID, S_COUNT };
-static const char *const STAT_NAMES[S_COUNT] = {"hlo_op", "hlo_module", "run_id"};
 
 /* An event of a derived row (Steps, XLA Modules, XLA Ops). */
 typedef struct derived {
@@ -43,7 +40,6 @@ typedef struct plane_ctx {
     int64_t shift_ps;       /* the host's offset on the shared time axis (multi-host) */
     uint32_t pid;
     int process_written;
-    uint64_t ids[S_COUNT];  /* stat metadata ids, UINT64_MAX when absent */
     jp_layout_flow_stats flow; /* the stats marking flow ends */
     int has_flows;          /* 1 when the plane has any flow stat */
     jp_str process_name;
@@ -369,108 +365,47 @@ static int write_steps_row(exporter *x, plane_ctx *pc) {
     return write_row(x, pc, &r);
 }
 
-typedef struct kernel_rec { /* a GPU kernel with its HLO attribution */
-    int64_t start_ps, end_ps, run_id;
-    jp_str module, op;
-} kernel_rec;
-
-static int kernel_by_start(const void *pa, const void *pb) {
-    const kernel_rec *a = pa, *b = pb;
-    return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
-}
-
-static int read_kernel(exporter *x, plane_ctx *pc, const jp_line *ln, const jp_event *e, kernel_rec *k) {
-    memset(k, 0, sizeof *k);
-    int64_t dur = 0;
-    int rc = jp_layout_event_span(pc->xs, ln, e, &k->start_ps, &dur, x->err);
-    k->start_ps += pc->shift_ps;
-    k->end_ps = k->start_ps + dur;
-    const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, e->metadata_id);
-    jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(pc->xs, em) : (jp_stats_iter){0}, jp_stats_of_event(pc->xs, e)};
-    for (int i = em ? 0 : 1; rc == JP_OK && i < 2; i++) {
-        jp_stat st;
-        while ((rc = jp_stats_next(&its[i], &st, x->err)) == 1) {
-            if (st.metadata_id == pc->ids[S_RUN_ID]) k->run_id = jp_stat_int(&st);
-            else if (st.metadata_id == pc->ids[S_HLO_OP]) rc = jp_stat_str(pc->xs, pc->plane, &st, &k->op, x->err);
-            else if (st.metadata_id == pc->ids[S_HLO_MODULE]) rc = jp_stat_str(pc->xs, pc->plane, &st, &k->module, x->err);
-            if (rc < 0) break;
-        }
-    }
-    return rc < 0 ? rc : JP_OK;
-}
-
-static int same_str(jp_str a, jp_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0); }
-
-/* Merges consecutive kernels (in start order) of the same op (by_op) or module and execution into
- * one record spanning them, like XProf's XLA Ops and XLA Modules rows. */
-static int merge_kernels(exporter *x, const kernel_rec *k, size_t n, int by_op) {
-    x->recs.n = 0;
-    derived *cur = NULL;
-    for (size_t i = 0; i < n; i++) {
-        int same = cur && i > 0 && same_str(k[i].module, k[i - 1].module) && k[i].run_id == k[i - 1].run_id &&
-                   (!by_op || same_str(k[i].op, k[i - 1].op));
-        if (same) {
-            if (k[i].end_ps > cur->end_ps) cur->end_ps = k[i].end_ps;
-            cur->args[by_op ? 1 : 0].v.i++;
-            continue;
-        }
-        if (!(cur = push_rec(x))) return nomem(x);
-        cur->start_ps = k[i].start_ps;
-        cur->end_ps = k[i].end_ps;
-        cur->name = by_op ? k[i].op : k[i].module;
-        if (by_op) {
-            cur->args[0] = (jp_trace_arg){.name = {"hlo_module", 10}, .kind = JP_STAT_STR, .v.s = k[i].module};
-            cur->args[1] = (jp_trace_arg){.name = {"kernels", 7}, .kind = JP_STAT_INT, .v.i = 1};
-            cur->n_args = 2;
-        } else {
-            cur->args[0] = (jp_trace_arg){.name = {"kernels", 7}, .kind = JP_STAT_INT, .v.i = 1};
-            cur->args[1] = (jp_trace_arg){.name = {"run_id", 6}, .kind = JP_STAT_INT, .v.i = k[i].run_id};
-            cur->n_args = 2;
-        }
-    }
-    return JP_OK;
-}
-
-/* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran. */
+/* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran (merged in layout.c). */
 static int write_gpu_rows(exporter *x, plane_ctx *pc) {
-    jp_vec kernels = {0};
-    int rc = JP_OK;
-    for (size_t l = 0; rc == JP_OK && l < pc->plane->n_lines; l++) {
-        const jp_line *ln = &pc->plane->lines[l];
-        for (size_t e = 0; rc == JP_OK && e < ln->n_events; e++) {
-            kernel_rec k;
-            rc = read_kernel(x, pc, ln, &ln->events[e], &k);
-            if (rc || k.op.len == 0 || k.end_ps <= k.start_ps) continue;
-            kernel_rec *slot = jp_vec_push(&kernels, sizeof k);
-            if (!slot) rc = nomem(x);
-            else *slot = k;
+    jp_vec kernels = {0}, runs = {0};
+    int rc = jp_layout_gpu_kernels(pc->xs, pc->plane, pc->shift_ps, &kernels, x->err);
+    static const char *const names[2] = {"XLA Modules", "XLA Ops"};
+    for (int by_op = 0; rc == JP_OK && kernels.n && by_op < 2; by_op++) {
+        rc = jp_layout_merge_kernels(kernels.data, kernels.n, by_op, &runs, x->err);
+        x->recs.n = 0;
+        for (size_t i = 0; rc == JP_OK && i < runs.n; i++) {
+            const jp_layout_kernel *k = &JP_VEC_AT(&runs, jp_layout_kernel, i);
+            derived *d = push_rec(x);
+            if (!d) {
+                rc = nomem(x);
+                break;
+            }
+            *d = (derived){.start_ps = k->start_ps, .end_ps = k->end_ps, .name = by_op ? k->op : k->module, .n_args = 2};
+            jp_trace_arg count = {.name = {"kernels", 7}, .kind = JP_STAT_INT, .v.i = k->kernels};
+            if (by_op) {
+                d->args[0] = (jp_trace_arg){.name = {"hlo_module", 10}, .kind = JP_STAT_STR, .v.s = k->module};
+                d->args[1] = count;
+            } else {
+                d->args[0] = count;
+                d->args[1] = (jp_trace_arg){.name = {"run_id", 6}, .kind = JP_STAT_INT, .v.i = k->run_id};
+            }
         }
-    }
-    if (rc == JP_OK && kernels.n) {
-        qsort(kernels.data, kernels.n, sizeof(kernel_rec), kernel_by_start);
-        static const char *const names[2] = {"XLA Modules", "XLA Ops"};
-        for (int by_op = 0; rc == JP_OK && by_op < 2; by_op++) {
-            rc = merge_kernels(x, kernels.data, kernels.n, by_op);
-            row r = {.name = {names[by_op], strlen(names[by_op])}, .recs = x->recs.data, .n_recs = x->recs.n};
-            if (rc == JP_OK) rc = write_row(x, pc, &r);
-        }
+        row r = {.name = {names[by_op], strlen(names[by_op])}, .recs = x->recs.data, .n_recs = x->recs.n};
+        if (rc == JP_OK) rc = write_row(x, pc, &r);
     }
     jp_vec_free(&kernels);
+    jp_vec_free(&runs);
     return rc;
 }
 
 /* ---- planes -------------------------------------------------------------------------------------- */
 
-static void resolve_ids(plane_ctx *pc) {
-    for (int k = 0; k < S_COUNT; k++) pc->ids[k] = UINT64_MAX;
-    for (size_t i = 0; i < pc->plane->n_stat_meta; i++)
-        for (int k = 0; k < S_COUNT; k++)
-            if (jp_str_eq(pc->plane->stat_meta[i].name, STAT_NAMES[k])) pc->ids[k] = (uint64_t)pc->plane->stat_meta[i].id;
+static void resolve_flows(plane_ctx *pc) {
     pc->has_flows = jp_layout_flow_stats_of(pc->plane, &pc->flow);
 }
 
 static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
-    resolve_ids(pc);
+    resolve_flows(pc);
     const jp_plane *pl = pc->plane;
     int rc = JP_OK;
     if (steps_row && x->a->n_steps && !jp_layout_plane_has_line(pl, "Steps")) rc = write_steps_row(x, pc);
@@ -544,7 +479,7 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
         const jp_plane *planes = jp_xspace_planes(xs[h], &n);
         for (size_t p = 0; rc == JP_OK && p < n; p++) {
             plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .shift_ps = x->shift_ps[h]};
-            resolve_ids(&pc);
+            resolve_flows(&pc);
             rc = find_flows(x, &pc);
         }
     }

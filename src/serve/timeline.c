@@ -262,106 +262,28 @@ static int steps_row(builder *b, jp_xspace *xs, const jp_plane *pl, const char *
     return index_records(b, xs, pl, "Steps", TL_STEPS, process);
 }
 
-/* A GPU kernel with its HLO attribution. */
-typedef struct kernel {
-    int64_t start_ps, end_ps, run_id; /* span on the shared axis, execution */
-    jp_str module, op;                /* hlo_module, hlo_op */
-} kernel;
-
-static int kernel_by_start(const void *pa, const void *pb) {
-    const kernel *a = pa, *b = pb;
-    return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
-}
-
-/* The stats a kernel's attribution is read from, by metadata id (UINT64_MAX when absent). */
-typedef struct kernel_ids {
-    uint64_t op, module, run_id; /* hlo_op, hlo_module, run_id */
-} kernel_ids;
-
-static kernel_ids kernel_ids_of(const jp_plane *pl) {
-    kernel_ids k = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
-    for (size_t i = 0; i < pl->n_stat_meta; i++) {
-        jp_str n = pl->stat_meta[i].name;
-        uint64_t id = (uint64_t)pl->stat_meta[i].id;
-        if (jp_str_eq(n, "hlo_op")) k.op = id;
-        else if (jp_str_eq(n, "hlo_module")) k.module = id;
-        else if (jp_str_eq(n, "run_id")) k.run_id = id;
-    }
-    return k;
-}
-
-static int read_kernel(builder *b, jp_xspace *xs, const jp_plane *pl, const kernel_ids *ids, const jp_line *ln,
-                       const jp_event *e, kernel *k) {
-    memset(k, 0, sizeof *k);
-    int64_t dur = 0;
-    int rc = jp_layout_event_span(xs, ln, e, &k->start_ps, &dur, b->err);
-    k->start_ps += b->shift_ps[b->host];
-    k->end_ps = k->start_ps + dur;
-    const jp_event_meta *em = jp_plane_event_meta_view(pl, e->metadata_id);
-    jp_stats_iter its[2] = {em ? jp_stats_of_event_meta(xs, em) : (jp_stats_iter){0}, jp_stats_of_event(xs, e)};
-    for (int i = em ? 0 : 1; rc == JP_OK && i < 2; i++) {
-        jp_stat st;
-        while ((rc = jp_stats_next(&its[i], &st, b->err)) == 1) {
-            if (st.metadata_id == ids->run_id) k->run_id = jp_stat_int(&st);
-            else if (st.metadata_id == ids->op) rc = jp_stat_str(xs, pl, &st, &k->op, b->err);
-            else if (st.metadata_id == ids->module) rc = jp_stat_str(xs, pl, &st, &k->module, b->err);
-            if (rc < 0) break;
-        }
-    }
-    return rc < 0 ? rc : JP_OK;
-}
-
-static int same_str(jp_str a, jp_str b) { return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0); }
-
-/* Merges consecutive kernels (in start order) of the same op (by_op) or module and execution into
- * one record spanning them, like XProf's XLA Ops and XLA Modules rows. */
-static int merge_kernels(builder *b, const kernel *k, size_t n, int by_op) {
-    b->recs.n = 0;
-    tl_record *cur = NULL;
-    for (size_t i = 0; i < n; i++) {
-        int same = cur && same_str(k[i].module, k[i - 1].module) && k[i].run_id == k[i - 1].run_id &&
-                   (!by_op || same_str(k[i].op, k[i - 1].op));
-        if (same) {
-            if (k[i].end_ps > cur->end_ps) cur->end_ps = k[i].end_ps;
-            cur->kernels++;
-            continue;
-        }
-        if (!(cur = jp_vec_push(&b->recs, sizeof *cur))) return nomem(b->err);
-        *cur = (tl_record){.start_ps = k[i].start_ps, .end_ps = k[i].end_ps, .name = by_op ? k[i].op : k[i].module,
-                           .module = k[i].module, .run_id = k[i].run_id, .kernels = 1};
-    }
-    return JP_OK;
-}
-
-/* The kernels of a GPU plane that name their HLO op, in start order, into *out. */
-static int gpu_kernels(builder *b, jp_xspace *xs, const jp_plane *pl, jp_vec *out) {
-    kernel_ids ids = kernel_ids_of(pl);
-    int rc = JP_OK;
-    for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
-        const jp_line *ln = &pl->lines[l];
-        for (size_t e = 0; rc == JP_OK && e < ln->n_events; e++) {
-            kernel k;
-            rc = read_kernel(b, xs, pl, &ids, ln, &ln->events[e], &k);
-            if (rc || k.op.len == 0 || k.end_ps <= k.start_ps) continue;
-            kernel *slot = jp_vec_push(out, sizeof k);
-            if (!slot) return nomem(b->err);
-            *slot = k;
-        }
-    }
-    if (rc == JP_OK && out->n) qsort(out->data, out->n, sizeof(kernel), kernel_by_start);
-    return rc;
-}
-
-/* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran. */
+/* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran (merged in layout.c). */
 static int gpu_rows(builder *b, jp_xspace *xs, const jp_plane *pl, const char *process) {
-    jp_vec kernels = {0};
-    int rc = gpu_kernels(b, xs, pl, &kernels);
+    jp_vec kernels = {0}, runs = {0};
+    int rc = jp_layout_gpu_kernels(xs, pl, b->shift_ps[b->host], &kernels, b->err);
     static const char *const names[2] = {"XLA Modules", "XLA Ops"};
     for (int by_op = 0; rc == JP_OK && kernels.n && by_op < 2; by_op++) {
-        rc = merge_kernels(b, kernels.data, kernels.n, by_op);
+        rc = jp_layout_merge_kernels(kernels.data, kernels.n, by_op, &runs, b->err);
+        b->recs.n = 0;
+        for (size_t i = 0; rc == JP_OK && i < runs.n; i++) {
+            const jp_layout_kernel *k = &JP_VEC_AT(&runs, jp_layout_kernel, i);
+            tl_record *r = jp_vec_push(&b->recs, sizeof *r);
+            if (!r) {
+                rc = nomem(b->err);
+                break;
+            }
+            *r = (tl_record){.start_ps = k->start_ps, .end_ps = k->end_ps, .name = by_op ? k->op : k->module,
+                             .module = k->module, .run_id = k->run_id, .kernels = k->kernels};
+        }
         if (rc == JP_OK) rc = index_records(b, xs, pl, names[by_op], by_op ? TL_XLA_OPS : TL_XLA_MODULES, process);
     }
     jp_vec_free(&kernels);
+    jp_vec_free(&runs);
     return rc;
 }
 
