@@ -108,7 +108,8 @@ static int report_diff(const jp_diff *d, const diff_args *a) {
     jp_error err;
     char why[JP_DIFF_WHY_MAX] = "";
     int tripped = gate_given(&a->gate) ? jp_diff_check(d, &a->gate, why, sizeof why) : 0;
-    if (a->html && jp_html_diff_write(d, a->html, &err) != JP_OK) {
+    jp_temp_hook temp = a->html ? cli_cleanup_on_signal() : (jp_temp_hook){0};
+    if (a->html && jp_html_diff_write(d, a->html, &temp, &err) != JP_OK) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);
         return EXIT_USAGE;
     }

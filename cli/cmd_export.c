@@ -94,6 +94,7 @@ int cmd_export(int argc, char **argv) {
         args.out = out;
     }
     jp_trace_stats st;
+    args.opt.temp = cli_cleanup_on_signal();
     if (jp_profile_output_check(args.path, args.out, &err) != JP_OK ||
         jp_trace_export(args.path, args.out, &args.opt, &st, &err) != JP_OK) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);

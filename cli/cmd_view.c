@@ -190,6 +190,7 @@ static int ensure_trace(const jp_run *run, char *buf, size_t cap) {
     jp_trace_options opt = jp_trace_options_default();
     opt.format = JP_TRACE_PERFETTO;
     opt.gzip_level = 0;
+    opt.temp = cli_cleanup_on_signal(); /* until install_signals gives SIGINT/SIGTERM to the server */
     jp_error err;
     if (jp_trace_export(run->path, buf, &opt, NULL, &err) != JP_OK) {
         fprintf(stderr, "jaxprof: %s\n", err.msg);

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "jaxprof/jaxprof.h"
+
 enum { EXIT_USAGE = 2 };
 
 int cmd_export(int argc, char **argv);  /* cmd_export.c */
@@ -30,6 +32,11 @@ void cli_human_size(char *buf, size_t cap, uint64_t bytes);
 int cli_text_width(void);
 /* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes);
+
+/* For a command about to write an output file (cleanup.c): from now on SIGINT, SIGTERM and SIGHUP
+ * (unless ignored) remove the temporary file the returned hook is told of, then end the process
+ * by that signal. Pass the hook to the library's writer. */
+jp_temp_hook cli_cleanup_on_signal(void);
 
 /* Prints CMD's usage and options (help.c); -1 when CMD is not one of the C commands. */
 int cli_help(const char *cmd, FILE *out);

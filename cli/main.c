@@ -233,14 +233,10 @@ void cli_show_progress(void *ctx, const char *file, uint64_t bytes) {
 }
 
 /* flame --pprof FILE and/or --folded [-o FILE]. */
-static int flame_export(const jp_analysis *a, const analysis_args *args, jp_error *err) {
-    int rc = args->pprof ? jp_flame_pprof_write(a, args->pprof, err) : JP_OK;
+static int flame_export(const jp_analysis *a, const analysis_args *args, const jp_temp_hook *temp, jp_error *err) {
+    int rc = args->pprof ? jp_flame_pprof_write(a, args->pprof, temp, err) : JP_OK;
     if (rc || !args->folded) return rc;
-    FILE *f = args->out ? fopen(args->out, "w") : stdout;
-    if (!f) return jp_error_create(err, args->out, errno);
-    rc = jp_flame_folded(a, f, err);
-    if (args->out && fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: write failed", args->out);
-    return rc;
+    return args->out ? jp_flame_folded_write(a, args->out, temp, err) : jp_flame_folded(a, stdout, err);
 }
 
 /* report and the table commands: load, analyse, render. Exit 2 on bad input or options. */
@@ -278,8 +274,9 @@ static int cmd_analysis(int section, int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (args.load.on_file) fputs("\033[K", stderr); /* clear the progress line */
-    int rc = args.html ? jp_html_write(jp_profile_analysis(p), args.html, &err)
-             : args.pprof || args.folded ? flame_export(jp_profile_analysis(p), &args, &err)
+    jp_temp_hook temp = args.html || args.pprof || args.out ? cli_cleanup_on_signal() : (jp_temp_hook){0};
+    int rc = args.html ? jp_html_write(jp_profile_analysis(p), args.html, &temp, &err)
+             : args.pprof || args.folded ? flame_export(jp_profile_analysis(p), &args, &temp, &err)
                                          : jp_render(jp_profile_analysis(p), section, args.format, &args.view, stdout, &err);
     if (rc != JP_OK) fprintf(stderr, "jaxprof: %s\n", err.msg);
     jp_profile_free(p);

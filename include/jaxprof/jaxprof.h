@@ -621,6 +621,19 @@ const jp_analysis *jp_profile_analysis(const jp_profile *p);
  * Outputs. One renderer per format over the same analysis; sections are the CLI commands.
  * ------------------------------------------------------------------------------------------- */
 
+/* Every writer here that takes an out_path (jp_trace_export, jp_html_write, jp_html_diff_write,
+ * jp_flame_pprof_write, jp_flame_folded_write) writes "<dir>/.<name>.<16 random hex digits>.tmp"
+ * beside it, created new (O_EXCL|O_NOFOLLOW: never an existing file, never through a planted
+ * link, mode 0666 less the umask), fsyncs it and renames it over out_path; a failure removes it,
+ * so out_path is either the old file or the whole new one. A caller that must also remove it when
+ * a signal ends the process (the CLI) passes a jp_temp_hook; NULL for none. */
+typedef struct jp_temp_hook {
+    void (*on_temp)(void *ctx, const char *tmp_path); /* the name just before the file is created
+                                                       * (again per retried name), NULL once it is
+                                                       * renamed or removed; on the writing thread */
+    void *ctx;                                        /* passed back */
+} jp_temp_hook;
+
 typedef enum jp_section {
     JP_SECTION_REPORT = 0, JP_SECTION_OPS, JP_SECTION_STEPS, JP_SECTION_SCOPES, JP_SECTION_KERNELS,
     JP_SECTION_MEMORY, JP_SECTION_TRANSFERS, JP_SECTION_COMPILES, JP_SECTION_FINDINGS, JP_SECTION_HOSTS,
@@ -651,18 +664,20 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
 /* Flame graph exports (jp_flame_*) of jp_analysis.flame: one sample per leaf (an op under its
  * call stack) with its self time in nanoseconds, so both total the ops' self time. Folded stacks
  * are "frame;frame;op 1234" lines (flamegraph.pl, speedscope, inferno); the pprof profile is a
- * gzip'd perftools.profiles.Profile (pprof -http, speedscope) written via "<out_path>.tmp". */
+ * gzip'd perftools.profiles.Profile (pprof -http, speedscope). Files are written through a
+ * temporary one (jp_temp_hook above); temp may be NULL. */
 int jp_flame_folded(const jp_analysis *a, FILE *out, jp_error *err);
-int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, jp_error *err);
+int jp_flame_folded_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err);
+int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err);
 
 /* HTML report (jp_html_*): the report section as one self-contained page (inline CSS and SVG
  * charts, no script, nothing loaded from elsewhere): header, step summary with a per-step stacked
  * breakdown chart, overall breakdown, KPIs, top 20 ops (by self time) and scopes (by total time),
  * findings. Every string from the profile is HTML-escaped. Thread-safe for distinct outputs. */
 int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err);
-/* Writes the page to "<out_path>.tmp" and renames it to out_path, so a failure never leaves a
- * half file under the final name (the .tmp is removed). JP_ERR_IO names the file. */
-int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err);
+/* Writes the page through a temporary file renamed to out_path (jp_temp_hook above; temp may be
+ * NULL), so a failure never leaves a half file under the final name. JP_ERR_IO names the file. */
+int jp_html_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Comparing two profiles (jp_diff_*): step time with a noise estimate, the breakdown, per-op and
@@ -778,8 +793,8 @@ int jp_diff_render_gated(const jp_diff *d, const jp_diff_gate *gate, int format,
                          jp_error *err);
 
 /* The diff as one self-contained HTML page (like jp_html_report): step change, breakdown bars,
- * op and scope tables, findings. Written via "<out_path>.tmp" + rename. */
-int jp_html_diff_write(const jp_diff *d, const char *out_path, jp_error *err);
+ * op and scope tables, findings. Written like jp_html_write. */
+int jp_html_diff_write(const jp_diff *d, const char *out_path, const jp_temp_hook *temp, jp_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Trace export. Writes every event of a profile as a timeline that Perfetto UI, chrome://tracing
@@ -807,6 +822,7 @@ typedef struct jp_trace_options {
     int64_t last_step;       /* last < first disables the step cut */
     int64_t min_duration_ps; /* drop slices shorter than this; 0 keeps all (instants are kept) */
     const char *host;        /* as jp_load_options.host */
+    jp_temp_hook temp;       /* told of the temporary output file (see Outputs); zero: nobody */
 } jp_trace_options;
 
 /* Options that keep everything: Chrome JSON, compression by the output name. */
@@ -823,8 +839,8 @@ typedef struct jp_trace_stats {
 } jp_trace_stats;
 
 /* Exports the profile at path (file, run directory or log directory, as jp_profile_load) into
- * out_path. stats may be NULL. Writes to "<out_path>.tmp" and renames, so a failed export never
- * leaves a half file under the final name. Thread-safe for distinct outputs. */
+ * out_path. stats may be NULL. Writes a temporary file and renames it (see Outputs), so a failed
+ * export never leaves a half file under the final name. Thread-safe for distinct outputs. */
 int jp_trace_export(const char *path, const char *out_path, const jp_trace_options *opt, jp_trace_stats *stats,
                     jp_error *err);
 /* File name the exporter uses by default in a run directory: "perfetto_trace.json.gz" or

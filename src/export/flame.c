@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "base/error.h"
+#include "base/outfile.h"
 #include "base/vec.h"
 #include "export/pbwrite.h"
 
@@ -145,28 +147,34 @@ static int encode_profile(const jp_analysis *a, jp_pbw *b) {
     return rc;
 }
 
-int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, jp_error *err) {
+/* Writes the gzip'd bytes through a temporary file renamed into place. */
+static int write_gzip(const jp_pbw *b, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
+    jp_outfile of;
+    int rc = jp_outfile_open(&of, out_path, temp, err);
+    if (rc != JP_OK) return rc;
+    int fd = jp_outfile_dup(&of);
+    gzFile gz = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
+    if (!gz && fd >= 0) close(fd);
+    int ok = gz && (b->n == 0 || gzwrite(gz, b->p, (unsigned)b->n) == (int)b->n);
+    if (gz) ok = gzclose(gz) == Z_OK && ok;
+    if (ok) return jp_outfile_commit(&of, err);
+    jp_outfile_abort(&of);
+    return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write", out_path);
+}
+
+int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
     jp_error_clear(err);
     jp_pbw b = {0};
     int rc = encode_profile(a, &b);
-    if (rc) {
-        free(b.p);
-        return jp_error_set(err, rc, 0, "out of memory encoding the pprof profile");
-    }
-    size_t len = strlen(out_path) + 5;
-    char *tmp = malloc(len);
-    gzFile gz = tmp ? (snprintf(tmp, len, "%s.tmp", out_path), gzopen(tmp, "wb6")) : NULL;
-    if (!gz) {
-        int saved = errno;
-        free(tmp);
-        free(b.p);
-        return jp_error_create(err, out_path, saved);
-    }
-    int ok = b.n == 0 || gzwrite(gz, b.p, (unsigned)b.n) == (int)b.n;
-    ok = gzclose(gz) == Z_OK && ok;
-    if (ok && rename(tmp, out_path) != 0) ok = 0;
-    if (!ok && tmp) remove(tmp);
-    free(tmp);
+    if (rc == JP_OK) rc = write_gzip(&b, out_path, temp, err);
+    else jp_error_set(err, rc, 0, "out of memory encoding the pprof profile");
     free(b.p);
-    return ok ? JP_OK : jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write", out_path);
+    return rc;
+}
+
+static int write_folded(const void *a, FILE *out, jp_error *err) { return jp_flame_folded(a, out, err); }
+
+int jp_flame_folded_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
+    jp_error_clear(err);
+    return jp_outfile_write(out_path, temp, write_folded, a, err);
 }

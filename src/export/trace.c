@@ -9,6 +9,7 @@
 
 #include "analyses/analyses.h"
 #include "base/error.h"
+#include "base/outfile.h"
 #include "model/stream.h"
 #include "export/layout.h"
 #include "export/trace.h"
@@ -83,23 +84,25 @@ int jp_trace_sink_flush(jp_trace_sink *s) {
     return 0;
 }
 
-/* Opens path (the ".tmp" beside out_path) for writing. */
-static int sink_open(jp_trace_sink *s, const char *path, const char *out_path, int level, jp_error *err) {
+/* Opens a stream (gzip at level > 0) on the output's temporary file. */
+static int sink_open(jp_trace_sink *s, const jp_outfile *of, int level, jp_error *err) {
     memset(s, 0, sizeof *s);
     s->cap = SINK_BUFFER;
     if (!(s->buf = malloc(s->cap))) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     if (level > 0) {
         char mode[4] = {'w', 'b', (char)('0' + (level > 9 ? 9 : level)), 0};
-        s->gz = gzopen(path, mode);
+        int fd = jp_outfile_dup(of);
+        s->gz = fd >= 0 ? gzdopen(fd, mode) : NULL;
         if (s->gz) gzbuffer(s->gz, SINK_BUFFER);
+        else if (fd >= 0) close(fd);
     } else {
-        s->file = fopen(path, "wb");
+        s->file = jp_outfile_stdio(of);
     }
     if (!s->gz && !s->file) {
         int saved = errno;
         free(s->buf);
         s->buf = NULL;
-        return jp_error_create(err, out_path, saved);
+        return jp_error_create(err, of->out_path, saved);
     }
     return JP_OK;
 }
@@ -501,8 +504,35 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
 
 /* ---- the entry point ----------------------------------------------------------------------------- */
 
+/* Streams the trace into a temporary file beside the output and renames it into place. */
+static int write_file(exporter *x, jp_xspace *const *xs, const char *const *hosts, size_t n, const char *path) {
+    jp_outfile of;
+    jp_trace_sink sink;
+    int rc = jp_outfile_open(&of, x->out_path, &x->opt->temp, x->err);
+    if (rc == JP_OK) rc = sink_open(&sink, &of, gzip_level(x->opt, x->out_path), x->err);
+    if (rc != JP_OK) {
+        jp_outfile_abort(&of);
+        return rc;
+    }
+    rc = x->opt->format == JP_TRACE_PERFETTO ? jp_trace_perfetto_init(&x->w, &sink) : jp_trace_chrome_init(&x->w, &sink);
+    if (rc == JP_OK) {
+        x->w.begin(&x->w);
+        rc = export_all(x, xs, hosts, n);
+        if (rc == JP_OK) x->w.end(&x->w, x->st, path);
+    } else {
+        rc = nomem(x);
+    }
+    if (x->w.free) x->w.free(&x->w);
+    x->st->bytes = sink.written + sink.n;
+    int closed = sink_close(&sink, x->out_path, rc ? NULL : x->err);
+    if (rc == JP_OK) rc = closed;
+    if (rc == JP_OK) return jp_outfile_commit(&of, x->err);
+    jp_outfile_abort(&of);
+    return rc;
+}
+
 static int write_trace(exporter *x, jp_xspace *const *xs, const char *const *files, const char *const *hosts,
-                       size_t n, const char *path, const char *tmp, const char *out_path) {
+                       size_t n, const char *path) {
     jp_profile *prof;
     int rc = jp_profile_from_xspaces(&prof, xs, files, n, path, NULL, x->err);
     if (rc) return rc;
@@ -510,22 +540,7 @@ static int write_trace(exporter *x, jp_xspace *const *xs, const char *const *fil
     rc = jp_layout_host_shifts(xs, files, n, x->a, &x->arena, &x->shift_ps, x->err);
     if (rc == JP_OK) rc = jp_layout_origin(xs, n, x->shift_ps, x->err, &x->base_ps);
     if (rc == JP_OK) rc = find_window(x);
-    jp_trace_sink sink;
-    if (rc == JP_OK) rc = sink_open(&sink, tmp, out_path, gzip_level(x->opt, out_path), x->err);
-    if (rc == JP_OK) {
-        rc = x->opt->format == JP_TRACE_PERFETTO ? jp_trace_perfetto_init(&x->w, &sink) : jp_trace_chrome_init(&x->w, &sink);
-        if (rc == JP_OK) {
-            x->w.begin(&x->w);
-            rc = export_all(x, xs, hosts, n);
-            if (rc == JP_OK) x->w.end(&x->w, x->st, path);
-        } else {
-            rc = nomem(x);
-        }
-        if (x->w.free) x->w.free(&x->w);
-        x->st->bytes = sink.written + sink.n;
-        int closed = sink_close(&sink, out_path, rc ? NULL : x->err);
-        if (rc == JP_OK) rc = closed;
-    }
+    if (rc == JP_OK) rc = write_file(x, xs, hosts, n, path);
     jp_profile_free(prof);
     return rc;
 }
@@ -541,17 +556,11 @@ int jp_trace_export(const char *path, const char *out_path, const jp_trace_optio
     if (!path || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "export needs a profile and an output path");
     jp_arena_init(&x.arena, 0);
     jp_vec xs = {0}, names = {0}, hosts = {0}; /* open XSpaces, their files, their host names */
-    size_t tmp_len = strlen(out_path) + 5;
-    char *tmp = malloc(tmp_len);
-    int rc = tmp ? jp_layout_open_hosts(path, x.opt->host, &x.arena, &xs, &names, &hosts, err) : nomem(&x);
+    int rc = jp_layout_open_hosts(path, x.opt->host, &x.arena, &xs, &names, &hosts, err);
     for (size_t i = 0; i < xs.n; i++) x.st->events_in += jp_xspace_event_count(JP_VEC_AT(&xs, jp_xspace *, i));
     if (rc == JP_OK) {
         x.n_hosts = xs.n;
-        snprintf(tmp, tmp_len, "%s.tmp", out_path);
-        rc = write_trace(&x, xs.data, names.data, hosts.data, xs.n, path, tmp, out_path);
-        if (rc == JP_OK && rename(tmp, out_path) != 0)
-            rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot rename: %s", out_path, strerror(errno));
-        if (rc) unlink(tmp);
+        rc = write_trace(&x, xs.data, names.data, hosts.data, xs.n, path);
     }
     for (size_t i = 0; i < xs.n; i++) jp_xspace_close(JP_VEC_AT(&xs, jp_xspace *, i));
     jp_vec_free(&xs), jp_vec_free(&names), jp_vec_free(&hosts);
@@ -559,6 +568,5 @@ int jp_trace_export(const char *path, const char *out_path, const jp_trace_optio
     jp_map_deinit(&x.flows);
     jp_layout_lanes_free(&x.lanes);
     jp_arena_deinit(&x.arena);
-    free(tmp);
     return rc;
 }

@@ -4,9 +4,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/error.h"
+#include "base/outfile.h"
 #include "render/diff_render.h"
 #include "render/table.h"
 
@@ -630,34 +630,12 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     return JP_OK;
 }
 
-/* Runs write_page into "<out_path>.tmp" and renames it to out_path, so a failure never leaves a
- * half page under the final name (the .tmp is removed). */
-static int write_via_tmp(const char *out_path, int (*write_page)(const void *obj, FILE *out, jp_error *err),
-                         const void *obj, jp_error *err) {
-    size_t tmp_len = strlen(out_path) + 5;
-    char *tmp = malloc(tmp_len);
-    if (!tmp) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    snprintf(tmp, tmp_len, "%s.tmp", out_path);
-    int rc = JP_OK;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) rc = jp_error_create(err, out_path, errno);
-    if (f) {
-        rc = jp_error_prefix(err, write_page(obj, f, err), out_path);
-        if (fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: write failed: %s", tmp, strerror(errno));
-        if (rc == JP_OK && rename(tmp, out_path) != 0)
-            rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot rename: %s", out_path, strerror(errno));
-        if (rc) unlink(tmp);
-    }
-    free(tmp);
-    return rc;
-}
-
 static int write_report_page(const void *a, FILE *out, jp_error *err) { return jp_html_report(a, out, err); }
 
-int jp_html_write(const jp_analysis *a, const char *out_path, jp_error *err) {
+int jp_html_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
     jp_error_clear(err);
     if (!a || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "html report: no output path");
-    return write_via_tmp(out_path, write_report_page, a, err);
+    return jp_outfile_write(out_path, temp, write_report_page, a, err);
 }
 
 /* ---- the diff page ---------------------------------------------------------------------------------- */
@@ -875,8 +853,8 @@ static int write_diff_page(const void *obj, FILE *out, jp_error *err) {
     return JP_OK;
 }
 
-int jp_html_diff_write(const jp_diff *d, const char *out_path, jp_error *err) {
+int jp_html_diff_write(const jp_diff *d, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
     jp_error_clear(err);
     if (!d || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "html diff: no diff or no output path");
-    return write_via_tmp(out_path, write_diff_page, d, err);
+    return jp_outfile_write(out_path, temp, write_diff_page, d, err);
 }
