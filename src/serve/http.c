@@ -9,17 +9,19 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 enum {
-    MAX_CONNS = 16,            /* connections waiting for their request head at once */
+    MAX_CONNS = 16,            /* connections at once, whether receiving their head or sending */
     TICK_MS = 200,             /* longest wait before should_stop is asked again */
     LINGER_MS = 200,           /* after an error reply, how long unread input is drained */
     DEFAULT_TIMEOUT_MS = 10000, /* jp_http_options.timeout_ms when 0 */
@@ -29,15 +31,39 @@ enum {
     TOKEN_MAX = 256,           /* longest one: it must fit in a Set-Cookie line */
     EXTRA_HEADERS_MAX = 2048,  /* bytes of header lines a handler may add */
     HEAD_MAX = 4096,           /* the status line and the server's own header lines */
-    IO_CHUNK = 1 << 16         /* file bytes read and sent per step */
+    OUT_HEAD_MAX = HEAD_MAX + EXTRA_HEADERS_MAX, /* a whole response head */
+    LOG_MAX = 192,             /* "METHOD target status" of a log line */
+    IO_CHUNK = 1 << 16,        /* file bytes read and sent per step */
+    TURN_CHUNKS = 16,          /* sends (or drain reads) per connection per wake-up: its fair share */
+    STALL_MS = 1000            /* a connection this long without progress may lose its slot to a newcomer */
 };
 
-/* One client connection while its request head arrives. */
+/* What a connection waits for. */
+typedef enum conn_state {
+    CONN_HEAD,  /* its request head (POLLIN) */
+    CONN_SEND,  /* room to send its response (POLLOUT); nothing is read meanwhile */
+    CONN_DRAIN  /* its error reply is out: what the client still sends is read and dropped */
+} conn_state;
+
+/* One client connection: its request head on the way in, then its one response on the way out. */
 typedef struct conn {
     int fd;              /* the client socket (non-blocking); -1 when the slot is free */
+    conn_state state;    /* what it waits for */
+    int64_t deadline_ms; /* monotonic; HEAD: the whole head by then; SEND: the next progress; DRAIN: closed */
+    int64_t since_ms;    /* HEAD: accepted then; SEND: its last progress; DRAIN: 0 (first to give way) */
     size_t len;          /* bytes of the request head received into buf */
-    int64_t deadline_ms; /* monotonic time by which the whole head must have arrived */
     char *buf;           /* max_header_bytes + 1 bytes inside the server's one allocation */
+    char *head;          /* the response head, OUT_HEAD_MAX bytes inside the server's one allocation */
+    size_t head_len;     /* bytes in head */
+    size_t head_sent;    /* of them, bytes sent */
+    char *owned;         /* a bytes body taken over from the handler's response (freed here), or NULL */
+    const char *body;    /* the next body byte to send from memory (owned, or a static page), or NULL */
+    int file_fd;         /* the file the body is read from, or -1 */
+    uint64_t file_off;   /* the next file byte to send */
+    uint64_t left;       /* body bytes still to send */
+    uint64_t sent;       /* body bytes sent, for the log */
+    int status;          /* the status being sent */
+    char log[LOG_MAX];   /* "METHOD target status", logged with the bytes sent when the response ends */
 } conn;
 
 struct jp_http_response {
@@ -61,8 +87,8 @@ struct jp_http_server {
     conn conns[MAX_CONNS];               /* connection slots */
     jp_http_header headers[JP_HTTP_MAX_HEADERS]; /* the fields of the request being answered */
     jp_http_response resp;               /* the response being built */
-    char *io;                            /* IO_CHUNK bytes for file transfers */
-    char *bufs;                          /* the one allocation behind io and every conn.buf */
+    char *io;                            /* IO_CHUNK bytes: file reads, drained input */
+    char *bufs;                          /* the one allocation behind io, every conn.buf and conn.head */
 };
 
 static int64_t now_ms(void) {
@@ -217,15 +243,19 @@ size_t jp_http_head_end(const char *buf, size_t len) {
 }
 
 /* Cuts the next line out of [*p, end): NUL-terminates it (dropping CR LF) and advances *p. A CR
- * anywhere but before the LF makes the line invalid: returns NULL. */
+ * anywhere but before the LF makes the line invalid: returns NULL. So does a NUL byte: the line
+ * would be read as cut there, and a field such as "Host: 127.0.0.1:8791<NUL>evil" would pass as
+ * the part before it. */
 static char *next_line(char **p, char *end) {
     char *line = *p, *lf = memchr(line, '\n', (size_t)(end - line));
     if (!lf) return NULL;
     char *stop = lf > line && lf[-1] == '\r' ? lf - 1 : lf;
+    size_t n = (size_t)(stop - line);
+    int bad = memchr(line, '\r', n) || memchr(line, '\0', n);
     *stop = '\0';
     *lf = '\0';
     *p = lf + 1;
-    return memchr(line, '\r', (size_t)(stop - line)) ? NULL : line;
+    return bad ? NULL : line;
 }
 
 /* Copies s into out (cap bytes) with anything unprintable as '?', for log lines. */
@@ -446,25 +476,6 @@ void jp_http_parse_head(const jp_http_rules *rules, jp_http_header *headers, cha
 
 /* ---- sending ---------------------------------------------------------------------------------- */
 
-/* Sends all len bytes, waiting up to timeout_ms each time the socket is full. -1 on failure,
- * timeout or a stop request. MSG_NOSIGNAL: a client that hung up never raises SIGPIPE. */
-static int send_all(const jp_http_server *s, int fd, const char *data, size_t len) {
-    while (len > 0) {
-        ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
-        if (n > 0) {
-            data += n;
-            len -= (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) || stop_requested(s)) return -1;
-        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-        int r = poll(&pfd, 1, (int)s->opt.timeout_ms);
-        if (r == 0 || (r < 0 && errno != EINTR)) return -1;
-    }
-    return 0;
-}
-
 /* The byte range a file response sends. */
 typedef struct span {
     uint64_t start;  /* first byte */
@@ -568,23 +579,10 @@ static size_t build_head(const jp_http_server *s, const jp_http_response *r, con
     return b.overflow ? 0 : b.len;
 }
 
-/* Streams sp's bytes of the file at fd to the client. */
-static int send_file_span(jp_http_server *s, int client, int fd, const span *sp) {
-    uint64_t off = sp->start, left = sp->len;
-    while (left > 0) {
-        size_t want = left < IO_CHUNK ? (size_t)left : IO_CHUNK;
-        ssize_t got = pread(fd, s->io, want, (off_t)off);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return -1; /* the file shrank or failed: the client sees a short body */
-        if (send_all(s, client, s->io, (size_t)got) != 0) return -1;
-        off += (uint64_t)got;
-        left -= (uint64_t)got;
-    }
-    return 0;
-}
-
-/* Sends r for a request with the given method and Range header; returns the body bytes sent. */
-static uint64_t send_response(jp_http_server *s, int client, jp_http_response *r, int method, const char *range) {
+/* Makes r the pending response of c, for a request with the given method and Range header:
+ * builds its head into c->head and takes over its bytes body or opens its file. Nothing is sent. */
+static void conn_take_response(const jp_http_server *s, conn *c, jp_http_response *r, int method,
+                               const char *range) {
     span sp = {0, r->body_len, r->body_len};
     int fd = -1, ranged = 0;
     if (r->file && (fd = open_body_file(r, &sp)) >= 0 && r->status == 200) {
@@ -597,16 +595,65 @@ static uint64_t send_response(jp_http_server *s, int client, jp_http_response *r
         }
     }
     if (!r->file) sp.len = r->body_len;
-    char head[HEAD_MAX + EXTRA_HEADERS_MAX];
-    size_t head_len = build_head(s, r, &sp, ranged < 0, head, sizeof head);
-    uint64_t sent = 0;
-    if (head_len && send_all(s, client, head, head_len) == 0 && method != JP_HTTP_HEAD) {
-        const char *body = r->body ? r->body : r->static_body;
-        if (fd >= 0 && r->file) sent = send_file_span(s, client, fd, &sp) == 0 ? sp.len : 0;
-        else if (body && send_all(s, client, body, sp.len) == 0) sent = sp.len;
+    c->status = r->status;
+    c->head_len = build_head(s, r, &sp, ranged < 0, c->head, OUT_HEAD_MAX);
+    c->head_sent = 0;
+    c->sent = 0;
+    c->left = c->head_len && method != JP_HTTP_HEAD ? sp.len : 0;
+    if (c->left && fd >= 0 && r->file) {
+        c->file_fd = fd;
+        c->file_off = sp.start;
+        fd = -1;
+    } else if (c->left) {
+        c->owned = r->body; /* the handler's copy now lives as long as the connection needs it */
+        r->body = NULL;
+        c->body = c->owned ? c->owned : r->static_body;
+        if (!c->body) c->left = 0;
     }
     if (fd >= 0) close(fd);
-    return sent;
+}
+
+/* Counts k more bytes as sent: the head's first, then the body's. */
+static void conn_advance(conn *c, size_t k) {
+    size_t h = c->head_len - c->head_sent;
+    if (h > k) h = k;
+    c->head_sent += h;
+    k -= h;
+    c->left -= k;
+    c->sent += k;
+    if (c->file_fd >= 0) c->file_off += k;
+    else if (c->body) c->body += k;
+}
+
+/* Sends what the socket takes of c's response, at most TURN_CHUNKS sends so that one fast reader
+ * of a large answer does not hold the others either. 1 when all of it is out, 0 while more is
+ * left (the socket is full or the turn is over), -1 when the client is gone or the file failed.
+ * MSG_NOSIGNAL: a client that hung up never raises SIGPIPE. */
+static int conn_write(jp_http_server *s, conn *c) {
+    for (int turn = 0; turn < TURN_CHUNKS; turn++) {
+        struct iovec iov[2];
+        size_t n = 0, want = c->left < IO_CHUNK ? (size_t)c->left : IO_CHUNK;
+        if (c->head_sent < c->head_len)
+            iov[n++] = (struct iovec){.iov_base = c->head + c->head_sent, .iov_len = c->head_len - c->head_sent};
+        if (want && c->file_fd >= 0) { /* read again each time: what the socket refused is read next turn */
+            ssize_t got = pread(c->file_fd, s->io, want, (off_t)c->file_off);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return -1; /* the file shrank or failed: the client sees a short body */
+            iov[n++] = (struct iovec){.iov_base = s->io, .iov_len = (size_t)got};
+        } else if (want) {
+            iov[n++] = (struct iovec){.iov_base = (void *)(uintptr_t)c->body, .iov_len = want};
+        }
+        if (n == 0) return 1;
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = n};
+        ssize_t k = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        if (k <= 0) return -1;
+        conn_advance(c, (size_t)k);
+        c->since_ms = now_ms();
+        c->deadline_ms = c->since_ms + s->opt.timeout_ms; /* progress: the write deadline starts again */
+    }
+    return c->head_sent == c->head_len && c->left == 0;
 }
 
 /* The answer to a CORS / Private Network Access preflight: 204 with what a page may send. */
@@ -623,27 +670,6 @@ static int respond_preflight(const jp_http_server *s, jp_http_response *r) {
 
 /* ---- connections ------------------------------------------------------------------------------ */
 
-/* Closes c. After an error reply the client may still be sending (an oversized head): reading
- * what is left for a moment first keeps the kernel from resetting the connection before the
- * client has read the reply. */
-static void conn_close(conn *c, int linger) {
-    if (c->fd < 0) return;
-    if (linger) {
-        shutdown(c->fd, SHUT_WR);
-        int64_t until = now_ms() + LINGER_MS;
-        char sink[4096];
-        for (int64_t left; (left = until - now_ms()) > 0;) {
-            struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
-            if (poll(&pfd, 1, (int)left) <= 0) break;
-            ssize_t n = recv(c->fd, sink, sizeof sink, 0);
-            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
-        }
-    }
-    close(c->fd);
-    c->fd = -1;
-    c->len = 0;
-}
-
 /* Masks the value of every "token=" in target with '*': log lines end up in terminals and files
  * that may be shared, the token must not. */
 static void mask_tokens(char *target) {
@@ -651,14 +677,70 @@ static void mask_tokens(char *target) {
         for (p += 6; *p && *p != '&'; p++) *p = '*';
 }
 
-static void log_exchange(const jp_http_server *s, const exchange *ex, int status, uint64_t bytes) {
-    if (!s->opt.log) return;
-    char line[256], target[sizeof ex->target];
+/* Writes "METHOD target status" into c->log; the byte count is added when the response ends. */
+static void conn_log_start(const jp_http_server *s, conn *c, const exchange *ex) {
+    char target[sizeof ex->target];
     memcpy(target, ex->target, sizeof target);
     if (s->opt.token) mask_tokens(target);
-    snprintf(line, sizeof line, "%s %s %d %llu", ex->method[0] ? ex->method : "-", target[0] ? target : "-", status,
-             (unsigned long long)bytes);
-    s->opt.log(s->opt.ctx, line);
+    snprintf(c->log, sizeof c->log, "%s %s %d", ex->method[0] ? ex->method : "-", target[0] ? target : "-",
+             c->status);
+}
+
+/* Ends c's response, whole or cut short: logs it with the body bytes that went out and lets go of
+ * its body. */
+static void conn_end_response(jp_http_server *s, conn *c) {
+    if (s->opt.log) {
+        char line[LOG_MAX + 24];
+        snprintf(line, sizeof line, "%s %llu", c->log, (unsigned long long)c->sent);
+        s->opt.log(s->opt.ctx, line);
+    }
+    free(c->owned);
+    c->owned = NULL;
+    c->body = NULL;
+    if (c->file_fd >= 0) close(c->file_fd);
+    c->file_fd = -1;
+    c->left = 0;
+}
+
+/* Closes c at once, ending a response it was sending. */
+static void conn_close(jp_http_server *s, conn *c) {
+    if (c->fd < 0) return;
+    if (c->state == CONN_SEND) conn_end_response(s, c);
+    close(c->fd);
+    c->fd = -1;
+    c->len = 0;
+    c->state = CONN_HEAD;
+}
+
+/* After an error reply the client may still be sending (an oversized head): closing with its bytes
+ * unread would make the kernel reset the connection before the client has read the reply. So the
+ * sending side is shut and what still arrives is read and dropped for LINGER_MS, in the poll loop
+ * like everything else (a client that neither sends nor closes holds nobody up). */
+static void conn_start_drain(jp_http_server *s, conn *c) {
+    conn_end_response(s, c);
+    shutdown(c->fd, SHUT_WR);
+    c->state = CONN_DRAIN;
+    c->since_ms = 0;
+    c->deadline_ms = now_ms() + LINGER_MS;
+}
+
+/* Reads and drops what a draining client sent; closes at its end of stream. */
+static void conn_drain(jp_http_server *s, conn *c) {
+    for (int turn = 0; turn < TURN_CHUNKS; turn++) {
+        ssize_t n = recv(c->fd, s->io, IO_CHUNK, 0);
+        if (n > 0 || (n < 0 && errno == EINTR)) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        return conn_close(s, c);
+    }
+}
+
+/* Sends what the socket takes of c's response; once it is all out the connection drains (after an
+ * error reply) or closes; a client that is gone is closed at once. */
+static void conn_send(jp_http_server *s, conn *c) {
+    int rc = conn_write(s, c);
+    if (rc == 0) return;
+    if (rc == 1 && c->status >= 400) conn_start_drain(s, c);
+    else conn_close(s, c);
 }
 
 /* Lets the page that was opened with ?token= make its relative requests with the cookie alone. A
@@ -670,8 +752,9 @@ static void set_token_cookie(const jp_http_server *s, jp_http_response *r) {
     jp_http_response_header(r, "Set-Cookie", cookie, NULL);
 }
 
-/* Answers the request whose head is c->buf[0, len) (status: a reply decided before parsing, or 0)
- * and closes the connection. */
+/* Answers the request whose head is c->buf[0, len) (status: a reply decided before parsing, or 0):
+ * the handler runs now, the response becomes c's and goes out as far as the socket takes it; the
+ * rest is sent by later ticks. */
 static void answer(jp_http_server *s, conn *c, size_t len, int status) {
     exchange ex;
     memset(&ex, 0, sizeof ex);
@@ -686,10 +769,13 @@ static void answer(jp_http_server *s, conn *c, size_t len, int status) {
         jp_http_respond_status(r, 500);
     }
     if (ex.set_cookie) set_token_cookie(s, r);
-    uint64_t sent = send_response(s, c->fd, r, ex.req.method, ex.range);
-    log_exchange(s, &ex, r->status, sent);
-    conn_close(c, r->status >= 400);
+    conn_take_response(s, c, r, ex.req.method, ex.range);
     resp_clear_body(r);
+    conn_log_start(s, c, &ex);
+    c->state = CONN_SEND;
+    c->since_ms = now_ms();
+    c->deadline_ms = c->since_ms + s->opt.timeout_ms;
+    conn_send(s, c);
 }
 
 /* Reads what c's client sent; answers once the head is complete (or too large). */
@@ -697,58 +783,85 @@ static void conn_read(jp_http_server *s, conn *c) {
     size_t cap = s->opt.max_header_bytes;
     ssize_t n = recv(c->fd, c->buf + c->len, cap - c->len, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (n <= 0) return conn_close(c, 0);
+    if (n <= 0) return conn_close(s, c);
     c->len += (size_t)n;
     size_t end = jp_http_head_end(c->buf, c->len);
     if (end) return answer(s, c, end, 0);
     if (c->len == cap) answer(s, c, 0, 431);
 }
 
-/* The slot for a new connection: a free one, else the oldest connection's, closed. Idle browser
- * pre-connects or stalled clients never lock the others out for longer than one new arrival. */
-static conn *slot_for_new(jp_http_server *s) {
-    conn *oldest = &s->conns[0];
+/* 1 when c may give its slot to a newcomer: it is draining, or has waited STALL_MS for its head (a
+ * browser pre-connect, a slow or silent sender) or since its response last made progress (a reader
+ * that stopped). A connection just accepted, whose head is on its way, or a response that is
+ * flowing keeps its slot: under a burst of clients newcomers wait in the backlog instead. */
+static int can_give_way(const conn *c, int64_t now) {
+    return c->state == CONN_DRAIN || now - c->since_ms >= STALL_MS;
+}
+
+/* The slot for a new connection: a free one, else that of the connection that has waited longest
+ * among those that may give way (the caller closes it), else NULL: the newcomer waits in the
+ * listen backlog until a slot frees. Idle pre-connects and stalled readers never lock the others
+ * out for longer than STALL_MS; connections being served are never cut for a newcomer. */
+static conn *slot_for_new(jp_http_server *s, int64_t now) {
+    conn *oldest = NULL;
     for (size_t i = 0; i < MAX_CONNS; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0) return c;
-        if (c->deadline_ms < oldest->deadline_ms) oldest = c;
+        if (can_give_way(c, now) && (!oldest || c->since_ms < oldest->since_ms)) oldest = c;
     }
-    conn_close(oldest, 0);
     return oldest;
 }
 
-/* Accepts what is waiting, at most MAX_CONNS per call. */
+/* Accepts what is waiting while there are slots for it, at most MAX_CONNS per call. */
 static void accept_clients(jp_http_server *s) {
     for (size_t i = 0; i < MAX_CONNS; i++) {
+        int64_t now = now_ms();
+        conn *c = slot_for_new(s, now);
+        if (!c) return;
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-                s->accept_resume_ms = now_ms() + TICK_MS; /* out of descriptors: let some close */
+                s->accept_resume_ms = now + TICK_MS; /* out of descriptors: let some close */
             return;
         }
-        conn *c = slot_for_new(s);
+        conn_close(s, c); /* when the slot was taken from another connection */
         c->fd = fd;
+        c->state = CONN_HEAD;
         c->len = 0;
-        c->deadline_ms = now_ms() + s->opt.timeout_ms;
+        c->since_ms = now;
+        c->deadline_ms = now + s->opt.timeout_ms;
     }
 }
 
-/* Connections whose head did not arrive in time: a silent close when nothing came (an unused
- * browser pre-connect), 408 otherwise. */
+/* 1 when a newcomer would find a slot: only then is the listening socket polled (else its
+ * pending connections would wake every poll at once). */
+static int has_room(jp_http_server *s, int64_t now) {
+    return slot_for_new(s, now) != NULL;
+}
+
+/* Connections past their deadline. Waiting for a head: a silent close when nothing came (an unused
+ * browser pre-connect), 408 otherwise. Sending: the client stopped reading, closed (only its own
+ * response is lost). Draining: closed. */
 static void expire_conns(jp_http_server *s, int64_t now) {
     for (size_t i = 0; i < MAX_CONNS; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0 || now < c->deadline_ms) continue;
-        if (c->len == 0) conn_close(c, 0);
-        else answer(s, c, 0, 408);
+        if (c->state == CONN_HEAD && c->len > 0) answer(s, c, 0, 408);
+        else conn_close(s, c);
     }
 }
 
-/* One wait for activity and the work it brings. The loop: poll every waiting connection and the
- * listening socket (at most TICK_MS, less when a deadline is nearer); read what arrived; a
- * connection whose head is complete is answered at once, to the end of its response, and closed;
- * then accept newcomers and expire connections past their deadline. Only the response is
- * serial: a slow reader holds the others for at most timeout_ms per write that makes no progress. */
+/* One wait for activity and the work it brings. Every connection is in poll at once: for its
+ * request head (POLLIN), for room to send its response (POLLOUT) or draining after an error
+ * (POLLIN); so is the listening socket while a newcomer would find a slot (else newcomers wait in
+ * the backlog); the wait is at most TICK_MS, less when a deadline is nearer. A complete head is
+ * answered at once: the handler runs (handlers run one at a time) and the response goes out as
+ * far as the socket takes it; the rest is sent as the client reads, at most TURN_CHUNKS sends per
+ * wake-up. A client that stops reading holds only its own connection, until its write deadline
+ * (timeout_ms without progress) or, STALL_MS without progress, a newcomer needs its slot. Then
+ * newcomers are accepted and connections past their deadline expire. Memory stays bounded: one
+ * response per connection, and nothing more is read from a connection while its response is
+ * pending. */
 static int serve_tick(jp_http_server *s, jp_error *err) {
     struct pollfd fds[MAX_CONNS + 1];
     conn *owner[MAX_CONNS + 1];
@@ -757,20 +870,23 @@ static int serve_tick(jp_http_server *s, jp_error *err) {
     for (size_t i = 0; i < MAX_CONNS; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0) continue;
-        fds[n] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+        fds[n] = (struct pollfd){.fd = c->fd, .events = c->state == CONN_SEND ? POLLOUT : POLLIN};
         owner[n++] = c;
         if (c->deadline_ms - now < timeout) timeout = c->deadline_ms - now > 0 ? c->deadline_ms - now : 0;
     }
-    if (now >= s->accept_resume_ms) {
+    if (now >= s->accept_resume_ms && has_room(s, now)) {
         fds[n] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
         owner[n++] = NULL;
     }
     int r = poll(fds, (nfds_t)n, (int)timeout);
     if (r < 0 && errno != EINTR) return jp_error_set(err, JP_ERR_IO, 0, "http: poll: %s", strerror(errno));
     for (size_t i = 0; r > 0 && i < n; i++) {
+        conn *c = owner[i];
         if (!fds[i].revents) continue;
-        if (owner[i]) conn_read(s, owner[i]);
-        else accept_clients(s);
+        if (!c) accept_clients(s);
+        else if (c->state == CONN_HEAD) conn_read(s, c);
+        else if (c->state == CONN_SEND) conn_send(s, c);
+        else conn_drain(s, c);
     }
     expire_conns(s, now_ms());
     return JP_OK;
@@ -850,15 +966,16 @@ static int bind_first_free(jp_http_server *s, jp_error *err) {
                         (unsigned)o->port, tries > 1 ? " and the next ones are" : " is");
 }
 
-/* One allocation for the I/O buffer and every connection's head buffer. */
+/* One allocation for the I/O buffer and every connection's request and response head buffers. */
 static int alloc_buffers(jp_http_server *s, jp_error *err) {
-    size_t per = s->opt.max_header_bytes + 1;
+    size_t per = s->opt.max_header_bytes + 1 + OUT_HEAD_MAX;
     s->bufs = malloc(IO_CHUNK + MAX_CONNS * per);
     if (!s->bufs) return jp_error_set(err, JP_ERR_NOMEM, 0, "http: out of memory");
     s->io = s->bufs;
     for (size_t i = 0; i < MAX_CONNS; i++) {
-        s->conns[i].fd = -1;
+        s->conns[i].fd = s->conns[i].file_fd = -1;
         s->conns[i].buf = s->bufs + IO_CHUNK + i * per;
+        s->conns[i].head = s->conns[i].buf + s->opt.max_header_bytes + 1;
     }
     return JP_OK;
 }
@@ -920,14 +1037,14 @@ int jp_http_server_run(jp_http_server *srv, jp_error *err) {
     if (!srv) return jp_error_set(err, JP_ERR_ARG, 0, "http: no server");
     int rc = JP_OK;
     while (rc == JP_OK && !stop_requested(srv)) rc = serve_tick(srv, err);
-    for (size_t i = 0; i < MAX_CONNS; i++) conn_close(&srv->conns[i], 0);
+    for (size_t i = 0; i < MAX_CONNS; i++) conn_close(srv, &srv->conns[i]);
     return rc;
 }
 
 void jp_http_server_close(jp_http_server *srv) {
     if (!srv) return;
     if (srv->bufs)
-        for (size_t i = 0; i < MAX_CONNS; i++) conn_close(&srv->conns[i], 0);
+        for (size_t i = 0; i < MAX_CONNS; i++) conn_close(srv, &srv->conns[i]);
     if (srv->listen_fd >= 0) close(srv->listen_fd);
     resp_clear_body(&srv->resp);
     free(srv->bufs);

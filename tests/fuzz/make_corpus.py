@@ -146,6 +146,8 @@ HTTP = {
     "huge_header": b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX: " + b"a" * 16000 + b"\r\n\r\n",
     "obs_fold": b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n folded\r\n\r\n",
     "cr_inside": b"GET /\r HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
+    "nul_value": b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-A: a\x00b\r\n\r\n",
+    "nul_host": b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\x00.evil.example\r\n\r\n",
     "http2": b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
     "garbage": bytes(range(256)),
     "no_end": b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n",
