@@ -31,7 +31,8 @@ size_t jp_http_head_end(const char *buf, size_t len);
 
 /* Parses the head buf[0, len) in place (NULs are written into it) into ex, which the caller
  * zeroed; headers has room for JP_HTTP_MAX_HEADERS fields and ex->req points into it and into
- * buf. Never reads outside buf[0, len). Leaves ex->status 0 or the HTTP status to answer. */
+ * buf. Never reads outside buf[0, len). Leaves ex->status 0 or the HTTP status to answer; a NUL
+ * or a stray CR anywhere in a line of the head is 400, so every field reaches the handler whole. */
 void jp_http_parse_head(const jp_http_rules *rules, jp_http_header *headers, char *buf, size_t len,
                         jp_http_exchange *ex);
 
