@@ -64,7 +64,8 @@ static void usage(FILE *out) {
           "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
           "default ./profiles. Report and the tables share options (--top, --sort, --filter,\n"
           "--columns, --step/--steps, --host, --device, --json/--csv, --width, ...): see\n"
-          "jaxprof ops --help.\n",
+          "jaxprof ops --help. Every command takes --max-inflate SIZE (e.g. 20G): how far a gzip\n"
+          "input may inflate (default 64x its size, at least 256M; env JAXPROF_MAX_INFLATE).\n",
           out);
 }
 
@@ -330,7 +331,26 @@ static int command_help(const char *cmd) {
     return EXIT_USAGE;
 }
 
+/* --max-inflate SIZE, an option of every command: the gzip limit (jp_size_parse), passed to the
+ * library as JAXPROF_MAX_INFLATE, and taken out of argv. 0, or EXIT_USAGE with the reason said. */
+static int take_max_inflate(int *argc, char **argv) {
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--max-inflate") != 0) continue;
+        uint64_t size;
+        if (i + 1 >= *argc || jp_size_parse(argv[i + 1], &size) != 0) {
+            fprintf(stderr, "jaxprof: --max-inflate needs a size in bytes, with an optional K, M, G or T suffix\n");
+            return EXIT_USAGE;
+        }
+        setenv("JAXPROF_MAX_INFLATE", argv[i + 1], 1);
+        memmove(argv + i, argv + i + 2, (size_t)(*argc - i - 2 + 1) * sizeof *argv); /* with the final NULL */
+        *argc -= 2;
+        i--;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (take_max_inflate(&argc, argv) != 0) return EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

@@ -98,7 +98,7 @@ int jp_runs_extract(const char *run_dir, const char *out_dir, void (*on_file)(vo
 
 /* ---------------------------------------------------------------------------------------------
  * The profile model: an XSpace decoded without copying. Strings and byte runs are views into the
- * mapped (or inflated) file; arrays live in the profile's arena. A jp_xspace is immutable after
+ * file's bytes as read (or inflated); arrays live in the profile's arena. A jp_xspace is immutable after
  * open except for jp_stat_str's decompression cache, so share it between threads only for reading
  * numeric stats and names.
  * ------------------------------------------------------------------------------------------- */
@@ -174,6 +174,13 @@ int jp_xspace_parse(jp_xspace **out, const void *data, size_t len, const char *n
  * one never read is never reported). */
 int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err);
 int jp_xspace_parse_lazy(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err);
+/* Gzip input may inflate to 64 times its size, at least 256 MiB, at most the machine's memory
+ * (a bomb is refused with JP_ERR_LIMIT); the environment variable JAXPROF_MAX_INFLATE, a size as
+ * jp_size_parse reads it, sets the limit instead. Concatenated gzip members are read as one stream;
+ * bytes after the last member other than zero padding are JP_ERR_CORRUPT.
+ *
+ * Parses a byte count: digits with an optional K, M, G or T (powers of 1024) suffix. 0, or -1. */
+int jp_size_parse(const char *text, uint64_t *out);
 void jp_xspace_close(jp_xspace *xs);
 
 const jp_plane *jp_xspace_planes(const jp_xspace *xs, size_t *n_planes);
@@ -185,11 +192,11 @@ uint64_t jp_xspace_event_count(const jp_xspace *xs);
 size_t jp_xspace_input_size(const jp_xspace *xs);
 /* The decoded input itself (after gunzip): every jp_str/jp_bytes of the model points into it. */
 jp_bytes jp_xspace_input(const jp_xspace *xs);
-/* A hint that the input bytes [p, p+len) will not be read again soon: where the input is a mapped
- * file, the whole pages inside that range leave the process's resident memory (the kernel's page
- * cache keeps them). The bytes stay readable and unchanged; a later read only faults them back in.
- * Does nothing for other inputs or ranges outside the input. Safe alongside readers of xs. */
-void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len);
+/* A promise that nobody will read the input bytes [p, p+len) again (the model's event stream, done
+ * with a line's events): where the input is a file read by jp_xspace_open*, the whole pages inside
+ * that range go back to the system and would read as zeros. Does nothing for other inputs (gzip,
+ * jp_xspace_parse) or ranges outside the input. */
+void jp_xspace_discard(const jp_xspace *xs, const void *p, size_t len);
 
 /* Reads a line's events one at a time from its raw bytes, for any XSpace, lazy or not. */
 typedef struct jp_event_reader {
@@ -607,6 +614,10 @@ const jp_straggler *jp_analysis_straggler(const jp_analysis *a, int64_t step_num
  * and inode, whatever the names), so that writing it would destroy the input; JP_OK otherwise
  * (also when out_path does not exist yet). */
 int jp_profile_output_check(const char *path, const char *out_path, jp_error *err);
+/* A number that changes when the files a profile path names change (one added, removed, replaced,
+ * resized or written to), for a cache of loaded profiles to notice (the viewer's). Reads only
+ * directory entries and file metadata. */
+int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err);
 
 /* Loads and analyses; opt may be NULL. On failure *out is NULL and err names the file. */
 int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);

@@ -46,7 +46,34 @@ static const char *xplane_suffix(const char *name) {
     return NULL;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_path(const void *a, const void *b) {
+    return strcmp(((const jp_profile_file *)a)->path, ((const jp_profile_file *)b)->path);
+}
+
+/* Appends a file; id NULL: named by the caller, opened as named (symbolic links followed). */
+static int add_file(jp_vec *files, const char *dir, const char *name, const struct stat *id, jp_error *err) {
+    jp_profile_file *f = jp_vec_push(files, sizeof *f);
+    size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+    if (!f || !(f->path = malloc(len))) {
+        if (f) files->n--;
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    }
+    if (dir) snprintf(f->path, len, "%s/%s", dir, name);
+    else memcpy(f->path, name, len);
+    f->listed = id != NULL;
+    f->id = id ? (jp_file_id){(uint64_t)id->st_dev, (uint64_t)id->st_ino} : (jp_file_id){0, 0};
+    return JP_OK;
+}
+
+void jp_profile_files_free(jp_vec *files) {
+    for (size_t i = 0; i < files->n; i++) free(JP_VEC_AT(files, jp_profile_file, i).path);
+    jp_vec_free(files);
+}
+
+int jp_profile_file_open(const jp_profile_file *f, int lazy, jp_xspace **out, jp_error *err) {
+    if (f->listed) return jp_xspace_open_listed(out, f->path, &f->id, lazy, err);
+    return lazy ? jp_xspace_open_lazy(out, f->path, err) : jp_xspace_open(out, f->path, err);
+}
 
 /* The xplane files directly inside dir, sorted by name (one per host). Only regular files, as
  * jp_runs_find counts them: a symlink could pull in a profile from outside the log directory. */
@@ -60,13 +87,10 @@ static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
         if (!xplane_suffix(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISREG(st.st_mode))
             continue;
-        char **slot = jp_vec_push(files, sizeof(char *));
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        if (!slot || !(*slot = malloc(len))) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-        else snprintf(*slot, len, "%s/%s", dir, e->d_name);
+        rc = add_file(files, dir, e->d_name, &st, err);
     }
     closedir(d);
-    if (files->n > 1) qsort(files->data, files->n, sizeof(char *), cmp_str);
+    if (files->n > 1) qsort(files->data, files->n, sizeof(jp_profile_file), cmp_path);
     return rc;
 }
 
@@ -74,11 +98,7 @@ static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
 int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     struct stat st;
     if (stat(path, &st) != 0) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path);
-    if (!S_ISDIR(st.st_mode)) {
-        char **slot = jp_vec_push(files, sizeof(char *));
-        if (!slot || !(*slot = strdup(path))) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-        return JP_OK;
-    }
+    if (!S_ISDIR(st.st_mode)) return add_file(files, NULL, path, NULL, err);
     int rc = list_run_files(path, files, err);
     if (rc || files->n) return rc;
     jp_runs runs;
@@ -324,15 +344,15 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
     size_t used = 0;
     names_seen hosts = {0}, devices = {0};
     for (size_t i = 0; i < files->n; i++) {
-        const char *file = JP_VEC_AT(files, char *, i);
-        const char *host = jp_profile_host_of(&p->arena, file);
+        const jp_profile_file *f = &JP_VEC_AT(files, jp_profile_file, i);
+        const char *file = f->path, *host = jp_profile_host_of(&p->arena, file);
         if (!host) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
         name_add(&hosts, host, strlen(host));
         if (opt && opt->host && *opt->host && !strstr(host, opt->host)) continue;
         struct stat st;
         if (opt && opt->on_file && stat(file, &st) == 0) opt->on_file(opt->ctx, file, (uint64_t)st.st_size);
         jp_xspace *xs;
-        int rc = jp_xspace_open_lazy(&xs, file, err); /* the model reads each line once */
+        int rc = jp_profile_file_open(f, 1, &xs, err); /* lazy: the model reads each line once */
         if (rc) return rc;
         rc = jp_model_add_xspace(m, xs, host, opt, err);
         devices_of(xs, &devices);
@@ -347,6 +367,31 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
     return rc ? rc : jp_model_finish(m, err);
 }
 
+/* One step of FNV-1a over the 8 bytes of v. */
+static uint64_t stamp_mix(uint64_t h, uint64_t v) {
+    for (int i = 0; i < 8; i++, v >>= 8) h = (h ^ (v & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err) {
+    jp_error_clear(err);
+    jp_vec files = {0};
+    int rc = jp_profile_files(path, &files, err);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
+        const jp_profile_file *f = &JP_VEC_AT(&files, jp_profile_file, i);
+        struct stat st;
+        if ((f->listed ? lstat(f->path, &st) : stat(f->path, &st)) != 0) continue; /* gone: the stamp changes */
+        const uint64_t parts[] = {i, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                                  (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
+                                  (uint64_t)st.st_ctim.tv_sec, (uint64_t)st.st_ctim.tv_nsec};
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = stamp_mix(h, parts[k]);
+    }
+    *out = stamp_mix(h, files.n);
+    jp_profile_files_free(&files);
+    return rc;
+}
+
 int jp_profile_output_check(const char *path, const char *out_path, jp_error *err) {
     jp_error_clear(err);
     struct stat out, in;
@@ -354,14 +399,13 @@ int jp_profile_output_check(const char *path, const char *out_path, jp_error *er
     jp_vec files = {0};
     int rc = jp_profile_files(path, &files, err);
     for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
-        const char *file = JP_VEC_AT(&files, char *, i);
+        const char *file = JP_VEC_AT(&files, jp_profile_file, i).path;
         if (stat(file, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
             rc = jp_error_set(err, JP_ERR_ARG, 0, "%s: the output would overwrite the input %s; write elsewhere",
                               out_path, file);
     }
     if (rc == JP_ERR_NOT_FOUND) rc = JP_OK, jp_error_clear(err); /* no input: the load will say so */
-    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
-    jp_vec_free(&files);
+    jp_profile_files_free(&files);
     return rc;
 }
 
@@ -369,7 +413,7 @@ int jp_profile_output_check(const char *path, const char *out_path, jp_error *er
  * means its newest run, and the outputs say which one that was). */
 static const char *analysed_path(jp_arena *a, const char *path, const jp_vec *files) {
     struct stat st;
-    const char *first = files->n ? JP_VEC_AT(files, char *, 0) : NULL, *slash = first ? strrchr(first, '/') : NULL;
+    const char *first = files->n ? JP_VEC_AT(files, jp_profile_file, 0).path : NULL, *slash = first ? strrchr(first, '/') : NULL;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || !slash) return jp_arena_strndup(a, path, strlen(path));
     return jp_arena_strndup(a, first, (size_t)(slash - first));
 }
@@ -389,8 +433,7 @@ int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *o
         rc = analyze(&m, p, opt, err);
         p->analysis.path = analysed_path(&p->arena, path, &files);
     }
-    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
-    jp_vec_free(&files);
+    jp_profile_files_free(&files);
     jp_model_deinit(&m);
     if (rc) {
         jp_profile_free(p);

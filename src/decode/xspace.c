@@ -1,5 +1,5 @@
 /* xspace.c - decodes an XSpace (.xplane.pb[.gz]) into the jp_plane/jp_line/jp_event model without
- * copying strings: every name is a view into the mapped or inflated bytes. */
+ * copying strings: every name is a view into the bytes read or inflated. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "decode/pb.h"
+#include "decode/xspace.h"
 
 struct jp_xspace {
     jp_arena arena;        /* every array of the model, decompressed stat strings */
@@ -23,8 +24,8 @@ struct jp_xspace {
     uint64_t n_events;     /* over all planes */
     const uint8_t *data;   /* the serialized XSpace */
     size_t size;
-    void *map;             /* mmap of the file, or NULL */
-    size_t map_len;
+    uint8_t *file;         /* the file's bytes, read into anonymous pages we own, or NULL */
+    size_t file_cap;       /* bytes mapped at file */
     uint8_t *inflated;     /* heap copy when the file was gzip, or NULL */
     int lazy;              /* events left undecoded (jp_xspace_open_lazy) */
 };
@@ -42,7 +43,11 @@ enum {
     STAT_COMPRESSED = 8,
 };
 
-static const uint64_t MAX_INFLATED = (uint64_t)8 << 30; /* refuse gzip bombs beyond 8 GiB */
+/* Gzip bombs: a file may inflate to INFLATE_RATIO times its size (real profiles: 2 to 7), at least
+ * INFLATE_FLOOR, at most the machine's memory; JAXPROF_MAX_INFLATE (bytes, K/M/G/T suffix) sets the
+ * limit instead, for a genuine file that compresses better. */
+enum { INFLATE_RATIO = 64 };
+static const uint64_t INFLATE_FLOOR = (uint64_t)256 << 20;
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 
@@ -252,17 +257,17 @@ int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str 
     }
 }
 
-/* ---- releasing mapped pages ------------------------------------------------------------------- */
+/* ---- discarding what was read ---------------------------------------------------------------- */
 
-void jp_xspace_release(const jp_xspace *xs, const void *p, size_t len) {
-    const uint8_t *map = xs->map, *from = p;
-    if (!map || from < map || from > map + xs->map_len || len > (size_t)(map + xs->map_len - from)) return;
+void jp_xspace_discard(const jp_xspace *xs, const void *p, size_t len) {
+    const uint8_t *file = xs->data == xs->file ? xs->file : NULL, *from = p;
+    if (!file || from < file || from > file + xs->size || len > (size_t)(file + xs->size - from)) return;
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0) return;
-    size_t start = (size_t)(from - map), end = start + len, ps = (size_t)page;
+    size_t start = (size_t)(from - file), end = start + len, ps = (size_t)page;
     start = (start + ps - 1) / ps * ps; /* whole pages only: neighbours may still be in use */
     end = end / ps * ps;
-    if (end > start) madvise((void *)(uintptr_t)(map + start), end - start, MADV_DONTNEED);
+    if (end > start) madvise((void *)(uintptr_t)(file + start), end - start, MADV_DONTNEED);
 }
 
 /* ---- events and lines ------------------------------------------------------------------------ */
@@ -352,8 +357,6 @@ static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
         }
     }
     xs->n_events += line->n_events;
-    /* read again only by stat walks, or by an event reader much later */
-    jp_xspace_release(xs, line->raw.ptr, line->raw.len);
     return JP_OK;
 }
 
@@ -583,29 +586,76 @@ static int decode_space(jp_xspace *xs, jp_error *err) {
     return JP_OK;
 }
 
-/* Inflates a whole gzip stream into a malloc'd buffer. */
+static int is_gzip(const uint8_t *p, size_t len) { return len >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
+
+int jp_size_parse(const char *text, uint64_t *out) {
+    if (!text || *text < '0' || *text > '9') return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    static const char units[] = "KMGT";
+    const char *unit = *end ? strchr(units, *end) : NULL;
+    if (errno || (*end && (!unit || end[1]))) return -1;
+    unsigned shift = unit ? 10u * (unsigned)(unit - units + 1) : 0;
+    if (shift && v > (UINT64_MAX >> shift)) return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+/* The most bytes in_len bytes of gzip may inflate to; *why says which rule set it. */
+static uint64_t inflate_limit(size_t in_len, const char **why) {
+    uint64_t limit;
+    const char *env = getenv("JAXPROF_MAX_INFLATE");
+    if (env && jp_size_parse(env, &limit) == 0) {
+        *why = "JAXPROF_MAX_INFLATE";
+        return limit;
+    }
+    limit = (uint64_t)in_len * INFLATE_RATIO;
+    if (limit < INFLATE_FLOOR) limit = INFLATE_FLOOR;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+    *why = limit > memory ? "the machine's memory" : "64 times the compressed size, at least 256 MiB";
+    return limit > memory ? memory : limit;
+}
+
+/* Whether the bytes left after the last gzip member may be ignored: none, or zeros (padding to a
+ * block, as tar and tape writers leave; gzip itself ignores it). */
+static int only_padding(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+/* Inflates a whole gzip stream into a malloc'd buffer: every member of a concatenated file (what
+ * `cat a.gz b.gz` makes, which gzip reads as one), refusing anything but padding after the last. */
 static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len, jp_error *err) {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "zlib init failed");
+    const char *why;
+    uint64_t limit = inflate_limit(in_len, &why);
     size_t cap = in_len < ((size_t)1 << 20) ? ((size_t)1 << 20) : in_len * 4, len = 0;
-    uint8_t *buf = malloc(cap);
+    if (cap > limit) cap = (size_t)limit;
+    uint8_t *buf = malloc(cap ? cap : 1);
     int rc = buf ? JP_OK : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating");
     size_t consumed = 0;
     while (rc == JP_OK) {
         if (len == cap) {
-            if ((uint64_t)cap * 2 > MAX_INFLATED) {
-                rc = jp_error_set(err, JP_ERR_LIMIT, consumed, "gzip data at byte %zu inflates beyond %llu bytes",
-                                  consumed, (unsigned long long)MAX_INFLATED);
+            if (cap >= limit) {
+                rc = jp_error_set(err, JP_ERR_LIMIT, consumed,
+                                  "gzip data at byte %zu inflates beyond %llu bytes (the limit: %s); if the file is "
+                                  "genuine, raise it with --max-inflate SIZE or JAXPROF_MAX_INFLATE",
+                                  consumed, (unsigned long long)limit, why);
                 break;
             }
-            uint8_t *bigger = realloc(buf, cap * 2);
+            size_t bigger_cap = (uint64_t)cap * 2 > limit ? (size_t)limit : cap * 2;
+            uint8_t *bigger = realloc(buf, bigger_cap);
             if (!bigger) {
                 rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating");
                 break;
             }
             buf = bigger;
-            cap *= 2;
+            cap = bigger_cap;
         }
         size_t in_chunk = in_len - consumed > UINT32_MAX ? UINT32_MAX : in_len - consumed;
         size_t out_chunk = cap - len > UINT32_MAX ? UINT32_MAX : cap - len;
@@ -616,8 +666,16 @@ static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *
         int zr = inflate(&z, Z_NO_FLUSH);
         consumed += in_chunk - z.avail_in;
         len += out_chunk - z.avail_out;
-        if (zr == Z_STREAM_END) break;
-        if (zr == Z_BUF_ERROR && consumed == in_len && z.avail_out > 0) {
+        if (zr == Z_STREAM_END) {
+            if (only_padding(in + consumed, in_len - consumed)) break;
+            if (!is_gzip(in + consumed, in_len - consumed)) {
+                rc = jp_error_set(err, JP_ERR_CORRUPT, consumed,
+                                  "corrupt gzip data at byte %zu: %zu bytes after the end of the gzip data are not "
+                                  "gzip (damaged, or something was appended)", consumed, in_len - consumed);
+            } else if (inflateReset(&z) != Z_OK) { /* the next member */
+                rc = jp_error_set(err, JP_ERR_NOMEM, 0, "zlib reset failed");
+            }
+        } else if (zr == Z_BUF_ERROR && consumed == in_len && z.avail_out > 0) {
             rc = jp_error_set(err, JP_ERR_TRUNCATED, consumed, "truncated gzip data at byte %zu", consumed);
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
             rc = jp_error_set(err, JP_ERR_CORRUPT, consumed, "corrupt gzip data at byte %zu: %s", consumed,
@@ -636,7 +694,11 @@ static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *
     return JP_OK;
 }
 
-static int is_gzip(const uint8_t *p, size_t len) { return len >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
+static void file_free(jp_xspace *xs) {
+    if (xs->file) munmap(xs->file, xs->file_cap);
+    xs->file = NULL;
+    xs->file_cap = 0;
+}
 
 static jp_xspace *xspace_new(void) {
     jp_xspace *xs = calloc(1, sizeof *xs);
@@ -651,6 +713,7 @@ static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *er
     } else if (is_gzip(xs->data, xs->size)) {
         rc = inflate_all(xs->data, xs->size, &xs->inflated, &xs->size, err);
         if (rc == JP_OK) xs->data = xs->inflated;
+        file_free(xs); /* the compressed bytes are done with */
         if (rc == JP_OK && xs->size == 0) rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty XSpace at byte 0 after gunzip");
         if (rc == JP_OK) rc = decode_space(xs, err);
         if (rc != JP_OK && err && err->code != JP_ERR_NOMEM && xs->inflated) {
@@ -688,54 +751,87 @@ int jp_xspace_parse_lazy(jp_xspace **out, const void *data, size_t len, const ch
     return parse_bytes(out, data, len, name, 1, err);
 }
 
-static int open_file(jp_xspace **out, const char *path, int lazy, jp_error *err);
+static int open_file(jp_xspace **out, const char *path, const jp_file_id *expect, int lazy, jp_error *err);
 
-int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, 0, err); }
+int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, NULL, 0, err); }
 
-int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, 1, err); }
+int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, NULL, 1, err); }
 
-static int open_file(jp_xspace **out, const char *path, int lazy, jp_error *err) {
+int jp_xspace_open_listed(jp_xspace **out, const char *path, const jp_file_id *id, int lazy, jp_error *err) {
+    return open_file(out, path, id, lazy, err);
+}
+
+/* Whether the file at fd is no longer what `was` described: written to, resized or replaced. */
+static int changed_since(int fd, const struct stat *was, struct stat *now) {
+    return fstat(fd, now) != 0 || now->st_size != was->st_size || now->st_mtim.tv_sec != was->st_mtim.tv_sec ||
+           now->st_mtim.tv_nsec != was->st_mtim.tv_nsec || now->st_ctim.tv_sec != was->st_ctim.tv_sec ||
+           now->st_ctim.tv_nsec != was->st_ctim.tv_nsec;
+}
+
+/* Reads the file at fd, as `st` describes it, into anonymous pages of xs's own: a mapping of the
+ * file itself would let anyone who truncates it while we read kill the process (SIGBUS). A file
+ * written to or truncated meanwhile is refused (a read racing a truncation can return zeros for
+ * bytes past the new end, which would decode as nonsense): the caller may simply try again. */
+static int read_file(jp_xspace *xs, int fd, const struct stat *st, const char *path, jp_error *err) {
+    size_t size = (size_t)st->st_size;
+    void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory reading %zu bytes", path, size);
+    xs->file = buf;
+    xs->file_cap = size;
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, xs->file + got, size - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return jp_error_set(err, JP_ERR_IO, got, "%s: read failed at byte %zu: %s", path, got, strerror(errno));
+        if (n == 0) break; /* shrank since the fstat */
+        got += (size_t)n;
+    }
+    struct stat now = *st;
+    if (changed_since(fd, st, &now) || got != size) {
+        if (now.st_size < st->st_size)
+            return jp_error_set(err, JP_ERR_TRUNCATED, (uint64_t)now.st_size,
+                                "%s: truncated at byte %lld while being read (it had %lld bytes)", path,
+                                (long long)now.st_size, (long long)st->st_size);
+        return jp_error_set(err, JP_ERR_IO, got, "%s: changed while being read; read it again once it is written", path);
+    }
+    xs->data = xs->file;
+    xs->size = got;
+    return JP_OK;
+}
+
+static int open_file(jp_xspace **out, const char *path, const jp_file_id *expect, int lazy, jp_error *err) {
     jp_error_clear(err);
     *out = NULL;
     /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer for ever; the fstat below
      * refuses it (and any other non-regular file) at once. Reads of a regular file ignore it. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (expect ? O_NOFOLLOW : 0));
     if (fd < 0) {
         return jp_error_set(err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, 0, "%s: cannot open: %s", path,
-                            strerror(errno));
+                            errno == ELOOP && expect ? "a symbolic link" : strerror(errno));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return jp_error_set(err, JP_ERR_IO, 0, "%s: not a regular file", path);
-    }
-    jp_xspace *xs = xspace_new();
-    if (!xs) {
-        close(fd);
-        return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", path);
+    int rc = JP_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = jp_error_set(err, JP_ERR_IO, 0, "%s: not a regular file", path);
+    else if (expect && ((uint64_t)st.st_dev != expect->dev || (uint64_t)st.st_ino != expect->ino))
+        rc = jp_error_set(err, JP_ERR_IO, 0, "%s: replaced by another file while being opened", path);
+    jp_xspace *xs = rc == JP_OK ? xspace_new() : NULL;
+    if (rc == JP_OK && !xs) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", path);
+    if (rc == JP_OK && st.st_size > 0) rc = read_file(xs, fd, &st, path, err);
+    close(fd);
+    if (rc != JP_OK) {
+        jp_xspace_close(xs);
+        return rc;
     }
     xs->lazy = lazy;
-    if (st.st_size > 0) {
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            jp_xspace_close(xs);
-            return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot map: %s", path, strerror(e));
-        }
-        xs->map = map;
-        xs->map_len = (size_t)st.st_size;
-        xs->data = map;
-        xs->size = (size_t)st.st_size;
-    }
-    close(fd);
     return finish(xs, out, path, err);
 }
 
 void jp_xspace_close(jp_xspace *xs) {
     if (!xs) return;
     jp_arena_deinit(&xs->arena);
-    if (xs->map) munmap(xs->map, xs->map_len);
+    file_free(xs);
     free(xs->inflated);
     free(xs);
 }

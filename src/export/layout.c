@@ -127,7 +127,8 @@ int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec
     jp_vec found = {0};
     int rc = jp_profile_files(path, &found, err);
     for (size_t i = 0; rc == JP_OK && i < found.n; i++) {
-        const char *file = JP_VEC_AT(&found, char *, i), *name = jp_profile_host_of(a, file);
+        const jp_profile_file *pf = &JP_VEC_AT(&found, jp_profile_file, i);
+        const char *file = pf->path, *name = jp_profile_host_of(a, file);
         if (!name) {
             rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
             break;
@@ -141,13 +142,12 @@ int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec
             break;
         }
         *h = name;
-        if ((rc = jp_xspace_open(slot, file, err)) != JP_OK) xs->n--;
+        if ((rc = jp_profile_file_open(pf, 0, slot, err)) != JP_OK) xs->n--;
     }
     if (rc == JP_OK && xs->n == 0)
         rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, host && *host ? "no host matches '%s'" : "%s: no profile found",
                           host && *host ? host : path);
-    for (size_t i = 0; i < found.n; i++) free(JP_VEC_AT(&found, char *, i));
-    jp_vec_free(&found);
+    jp_profile_files_free(&found);
     return rc;
 }
 

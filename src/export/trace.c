@@ -149,14 +149,13 @@ int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, j
     int rc = jp_profile_files(path, &files, err);
     if (rc == JP_OK && files.n == 0) rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no profile found", path);
     if (rc == JP_OK) {
-        const char *file = JP_VEC_AT(&files, char *, 0), *slash = strrchr(file, '/');
+        const char *file = JP_VEC_AT(&files, jp_profile_file, 0).path, *slash = strrchr(file, '/');
         int dir_len = slash ? (int)(slash - file) : 1;
         const char *dir = slash ? file : ".";
         int n = snprintf(buf, cap, "%.*s/%s", dir_len, dir, jp_trace_default_name(format));
         if (n < 0 || (size_t)n >= cap) rc = jp_error_set(err, JP_ERR_LIMIT, 0, "%s: output path too long", path);
     }
-    for (size_t i = 0; i < files.n; i++) free(JP_VEC_AT(&files, char *, i));
-    jp_vec_free(&files);
+    jp_profile_files_free(&files);
     return rc;
 }
 

@@ -268,7 +268,8 @@ struct jp_stream {
     size_t head, tail;      /* chunks handed to the model / filled: ring[head % n_ring] is next */
     int cancel;             /* the model is done: the parser stops */
     chunk *cur;             /* the chunk the model is reading, or NULL */
-    const uint8_t *done_lo, *done_hi; /* input the model is done with, not yet released */
+    const jp_line *done_line;         /* the line of the run below */
+    const uint8_t *done_lo, *done_hi; /* its input the model is done with, not yet released */
     int broken;             /* the model asked for a line out of the plan's order */
     size_t pos;             /* its next event */
 };
@@ -331,16 +332,20 @@ static chunk *take(jp_stream *s) {
 
 /* Input the model is done with leaves memory in runs of RELEASE_BYTES or more: one madvise per
  * chunk would release little (pages straddle chunks) and, with a second thread, make the kernel
- * flush both CPUs' TLBs each time. Events come in input order, so the runs are contiguous. */
+ * flush both CPUs' TLBs each time. A run never leaves its line: between two lines lie the next
+ * one's name and, between planes, a plane's metadata, which the model still reads. */
 enum { RELEASE_BYTES = 4 << 20 };
-static void release_done(jp_stream *s, const uint8_t *lo, const uint8_t *hi, int flush) {
-    if (lo && (lo < s->done_lo || !s->done_lo)) { /* out of order, or the first: start a new run */
-        if (s->done_lo) jp_xspace_release(s->p.xs, s->done_lo, (size_t)(s->done_hi - s->done_lo));
+static void release_done(jp_stream *s, const jp_line *line, const uint8_t *lo, const uint8_t *hi, int flush) {
+    if (line != s->done_line || flush) { /* a new line, or the end: release the run and start anew */
+        if (s->done_lo) jp_xspace_discard(s->p.xs, s->done_lo, (size_t)(s->done_hi - s->done_lo));
+        s->done_line = line;
         s->done_lo = lo;
+        s->done_hi = hi;
+        return;
     }
-    if (hi > s->done_hi || !s->done_hi) s->done_hi = hi;
-    if (s->done_lo && (flush || (size_t)(s->done_hi - s->done_lo) >= RELEASE_BYTES)) {
-        jp_xspace_release(s->p.xs, s->done_lo, (size_t)(s->done_hi - s->done_lo));
+    s->done_hi = hi; /* a line's events come in input order */
+    if ((size_t)(s->done_hi - s->done_lo) >= RELEASE_BYTES) {
+        jp_xspace_discard(s->p.xs, s->done_lo, (size_t)(s->done_hi - s->done_lo));
         s->done_lo = s->done_hi;
     }
 }
@@ -348,7 +353,7 @@ static void release_done(jp_stream *s, const uint8_t *lo, const uint8_t *hi, int
 /* The model is done with the current chunk: its input bytes may leave memory and its slot refills. */
 static void give_back(jp_stream *s) {
     const chunk *c = s->cur;
-    if (c->n) release_done(s, c->ev[0].ev.raw.ptr, c->ev[c->n - 1].ev.raw.ptr + c->ev[c->n - 1].ev.raw.len, 0);
+    if (c->n) release_done(s, c->line, c->ev[0].ev.raw.ptr, c->ev[c->n - 1].ev.raw.ptr + c->ev[c->n - 1].ev.raw.len, 0);
     s->cur = NULL;
     if (!s->threaded) return;
     pthread_mutex_lock(&s->mu);
@@ -381,7 +386,7 @@ int jp_stream_next(jp_stream *s, const jp_line *line, jp_parsed **out, jp_error 
 
 void jp_stream_close(jp_stream *s) {
     if (!s) return;
-    release_done(s, NULL, NULL, 1);
+    release_done(s, NULL, NULL, NULL, 1);
     if (s->threaded) {
         pthread_mutex_lock(&s->mu);
         s->cancel = 1;

@@ -77,8 +77,8 @@ typedef struct jp_stream jp_stream;
 int jp_stream_open(jp_stream **out, jp_xspace *xs, const jp_load_options *opt, int threads, jp_error *err);
 /* The next event of `line`, which must be the line the plan is at: 1 with *out set, 0 after the
  * line's last event (the next call starts the next line), or a negative status. *out is the
- * caller's to change until the next call. Input bytes of events already returned are released as
- * the stream moves on. */
+ * caller's to change until the next call. Input bytes of a line's events already returned are
+ * discarded (jp_xspace_discard) as the stream moves on: nothing may keep a view into them. */
 int jp_stream_next(jp_stream *s, const jp_line *line, jp_parsed **out, jp_error *err);
 /* Stops a second thread if one runs, and frees everything. */
 void jp_stream_close(jp_stream *s);

@@ -34,6 +34,7 @@ typedef struct cached {
     char *steps;           /* step window as ?steps= gave it ("" for the whole run) (heap) */
     jp_profile *profile;   /* the analysis, or NULL until asked for */
     jp_timeline *timeline; /* the timeline index, or NULL until asked for */
+    uint64_t stamp;        /* jp_profile_stamp of the run's files when it was loaded */
     uint64_t used;         /* tick of the last use, for LRU eviction */
     int pinned;            /* held by the request in progress (a diff's base): never evicted */
 } cached;
@@ -44,6 +45,7 @@ typedef struct last_diff {
     char *base_rel;        /* base run path relative to the log directory (heap); NULL: none yet */
     char *new_rel;         /* new run path, likewise (heap) */
     char *host;            /* host filter ("" for every host) (heap) */
+    uint64_t stamps[2];    /* jp_profile_stamp of base and new when diffed */
     char *json;            /* jp_diff_render's JSON (heap) */
     size_t len;            /* bytes of json */
 } last_diff;
@@ -258,13 +260,22 @@ static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, cons
                           cached **out, int *hit, jp_error *err) {
     jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file, .has_steps = steps[0] != 0};
     if (opt.has_steps && jp_steps_parse(steps, &opt.first_step, &opt.last_step, err) != JP_OK) return JP_ERR_ARG;
+    uint64_t stamp;
+    int rc = jp_profile_stamp(run->path, &stamp, err);
+    if (rc != JP_OK) return rc;
     cached *c = cache_slot(v, rel, host, steps);
     if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     c->used = ++v->tick;
+    if (c->profile && c->stamp != stamp) { /* its files changed since: what is cached is stale */
+        jp_profile_free(c->profile);
+        jp_timeline_free(c->timeline);
+        c->profile = NULL;
+        c->timeline = NULL;
+    }
     *hit = c->profile != NULL;
     if (!c->profile) {
-        int rc = jp_profile_load(&c->profile, run->path, &opt, err);
-        if (rc != JP_OK) return rc;
+        if ((rc = jp_profile_load(&c->profile, run->path, &opt, err)) != JP_OK) return rc;
+        c->stamp = stamp; /* taken before the load: a change during it shows next time */
     }
     *out = c;
     return JP_OK;
@@ -448,6 +459,7 @@ typedef struct diff_request {
     const char *base_rel;          /* their paths relative to the log directory (inside run->path) */
     const char *new_rel;
     char host[PARAM_MAX];          /* ?host=, "" when absent */
+    uint64_t stamps[2];            /* jp_profile_stamp of base and new */
 } diff_request;
 
 /* The run path named by the id in ?key= into rel (REL_MAX bytes): 1, 0 when absent, -1 when it is
@@ -506,7 +518,7 @@ static void last_diff_clear(last_diff *d) {
 
 static int last_diff_matches(const last_diff *d, const diff_request *q) {
     return d->base_rel && strcmp(d->base_rel, q->base_rel) == 0 && strcmp(d->new_rel, q->new_rel) == 0 &&
-           strcmp(d->host, q->host) == 0;
+           strcmp(d->host, q->host) == 0 && d->stamps[0] == q->stamps[0] && d->stamps[1] == q->stamps[1];
 }
 
 /* Keeps json (taking ownership) as the answer for q; keeps nothing when memory runs out. */
@@ -517,6 +529,7 @@ static void last_diff_keep(last_diff *d, const diff_request *q, char *json, size
     d->base_rel = strdup(q->base_rel);
     d->new_rel = strdup(q->new_rel);
     d->host = strdup(q->host);
+    memcpy(d->stamps, q->stamps, sizeof d->stamps);
     if (!d->base_rel || !d->new_rel || !d->host) last_diff_clear(d);
 }
 
@@ -539,6 +552,8 @@ static int serve_diff(jp_viewer *v, const char *query, jp_http_response *resp) {
     if (!q.base || !q.new_run) return respond_error(resp, 404, "no such run");
     q.base_rel = relative_path(v, q.base);
     q.new_rel = relative_path(v, q.new_run);
+    if (jp_profile_stamp(q.base->path, &q.stamps[0], &err) != JP_OK || jp_profile_stamp(q.new_run->path, &q.stamps[1], &err) != JP_OK)
+        return respond_failure(resp, &err);
     int hit = last_diff_matches(&v->diff, &q);
     if (!hit) {
         char *json = NULL;

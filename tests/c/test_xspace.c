@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "jaxprof/jaxprof.h"
@@ -276,6 +278,89 @@ static void gzip_file_is_detected_by_content(void **state) {
     free(w.buf);
 }
 
+/* gzip of n bytes at p, as one member, into a malloc'd buffer; *len its size. */
+static uint8_t *gzip_of(const void *p, size_t n, size_t *len) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&z, (uLong)n) + 64;
+    uint8_t *out = malloc(cap);
+    z.next_in = (Bytef *)(uintptr_t)p;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    *len = cap - z.avail_out;
+    deflateEnd(&z);
+    return out;
+}
+
+/* Concatenated members read as one stream (as gzip does), zero padding after the last member is
+ * ignored, anything else after it is corrupt input, named with its offset. */
+static void gzip_members_and_trailing_bytes(void **state) {
+    (void)state;
+    pbw w = build_space();
+    size_t half = w.len / 2, n1, n2;
+    uint8_t *a = gzip_of(w.buf, half, &n1), *b = gzip_of(w.buf + half, w.len - half, &n2);
+    uint8_t *both = malloc(n1 + n2 + 16);
+    memcpy(both, a, n1);
+    memcpy(both + n1, b, n2);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, both, n1 + n2, "two.gz", &err), JP_OK);
+    assert_int_equal(jp_xspace_input_size(xs), w.len);
+    assert_int_equal(jp_xspace_event_count(xs), 2);
+    jp_xspace_close(xs);
+    memset(both + n1 + n2, 0, 16);
+    assert_int_equal(jp_xspace_parse(&xs, both, n1 + n2 + 16, "padded.gz", &err), JP_OK);
+    jp_xspace_close(xs);
+    memcpy(both + n1 + n2, "appended", 8);
+    assert_int_equal(jp_xspace_parse(&xs, both, n1 + n2 + 8, "tail.gz", &err), JP_ERR_CORRUPT);
+    char want[160];
+    snprintf(want, sizeof want, "tail.gz: corrupt gzip data at byte %zu: 8 bytes after the end of the gzip data are "
+             "not gzip (damaged, or something was appended)", n1 + n2);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(err.offset, n1 + n2);
+    free(a);
+    free(b);
+    free(both);
+    free(w.buf);
+}
+
+/* A gzip bomb stops at the limit (64 times its size, at least 256 MiB) before taking the memory;
+ * JAXPROF_MAX_INFLATE moves the limit, both ways. */
+static void gzip_inflate_limit(void **state) {
+    (void)state;
+    size_t n = (size_t)300 << 20, len;
+    uint8_t *zeros = calloc(n, 1), *bomb = gzip_of(zeros, n, &len);
+    free(zeros);
+    jp_xspace *xs;
+    jp_error err;
+    unsetenv("JAXPROF_MAX_INFLATE");
+    assert_int_equal(jp_xspace_parse(&xs, bomb, len, "bomb.gz", &err), JP_ERR_LIMIT);
+    assert_non_null(strstr(err.msg, "inflates beyond 268435456 bytes (the limit: 64 times the compressed size"));
+    setenv("JAXPROF_MAX_INFLATE", "512M", 1); /* raised: it inflates, and the zeros are no XSpace */
+    assert_int_equal(jp_xspace_parse(&xs, bomb, len, "bomb.gz", &err), JP_ERR_CORRUPT);
+    setenv("JAXPROF_MAX_INFLATE", "100", 1);  /* lowered: even a small profile is refused */
+    pbw w = build_space();
+    assert_true(w.len > 100);
+    size_t gz_len;
+    uint8_t *gz = gzip_of(w.buf, w.len, &gz_len);
+    assert_int_equal(jp_xspace_parse(&xs, gz, gz_len, "s.gz", &err), JP_ERR_LIMIT);
+    assert_non_null(strstr(err.msg, "inflates beyond 100 bytes (the limit: JAXPROF_MAX_INFLATE)"));
+    unsetenv("JAXPROF_MAX_INFLATE");
+    uint64_t v;
+    assert_int_equal(jp_size_parse("20G", &v), 0);
+    assert_true(v == (uint64_t)20 << 30);
+    assert_int_equal(jp_size_parse("123", &v), 0);
+    assert_true(v == 123);
+    const char *bad[] = {"", "G", "-1", "1.5G", "1GB", "1X", "99999999999999999999", "17000000000T"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) assert_int_equal(jp_size_parse(bad[i], &v), -1);
+    free(gz);
+    free(bomb);
+    free(w.buf);
+}
+
 static void truncation_reports_file_and_offset(void **state) {
     (void)state;
     pbw w = build_space();
@@ -358,37 +443,35 @@ static void write_file(const pbw *w, const char *name, char *path, size_t cap) {
     fclose(f);
 }
 
-/* Releasing a mapped file's pages leaves every byte readable and unchanged; ranges outside the
- * input and inputs that are not mapped files are left alone. */
-static void release_keeps_bytes_readable(void **state) {
+/* Discarding a read file's bytes returns only the whole pages inside the range (they read as
+ * zeros after); the partial pages at either end, ranges outside the input and inputs that are not
+ * files read by jp_xspace_open are left alone. */
+static void discard_drops_whole_pages_only(void **state) {
     (void)state;
     pbw w = build_space();
     static char pad[3 * 65536];
     for (size_t i = 0; i < sizeof pad - 1; i++) pad[i] = (char)('a' + i % 26);
     pbw_str(&w, 15, pad); /* an unknown field: the input now spans many pages */
     char path[512];
-    write_file(&w, "release.xplane.pb", path, sizeof path);
+    write_file(&w, "discard.xplane.pb", path, sizeof path);
     jp_xspace *xs;
     jp_error err;
     assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
     jp_bytes in = jp_xspace_input(xs);
     assert_int_equal(in.len, w.len);
-    jp_xspace_release(xs, in.ptr, in.len);
-    jp_xspace_release(xs, in.ptr + 1, in.len);          /* runs past the end: ignored */
-    jp_xspace_release(xs, pad, sizeof pad);             /* not the input: ignored */
-    jp_xspace_release(xs, in.ptr + 100, 0);
+    jp_xspace_discard(xs, in.ptr + 1, in.len);   /* runs past the end: ignored */
+    jp_xspace_discard(xs, pad, sizeof pad);      /* not the input: ignored */
+    jp_xspace_discard(xs, in.ptr + 100, 0);
     assert_memory_equal(in.ptr, w.buf, w.len);
-    size_t n;
-    const jp_plane *planes = jp_xspace_planes(xs, &n);
-    jp_stats_iter it = jp_stats_of_event(xs, &planes[0].lines[0].events[0]);
-    jp_stat st;
-    assert_int_equal(jp_stats_next(&it, &st, &err), 1);
-    assert_int_equal(st.metadata_id, 1);
-    assert_int_equal(jp_stat_int(&st), 42);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = (in.len - 2) / page * page;
+    jp_xspace_discard(xs, in.ptr + 1, in.len - 3);
+    assert_memory_equal(in.ptr, w.buf, page);    /* the partial first page stays */
+    for (size_t i = page; i < end; i++) assert_int_equal(in.ptr[i], 0);
+    assert_memory_equal(in.ptr + end, w.buf + end, in.len - end);
     jp_xspace_close(xs);
 
     assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "mem", &err), JP_OK);
-    jp_xspace_release(xs, w.buf, w.len); /* not mapped: nothing happens */
+    jp_xspace_discard(xs, w.buf, w.len); /* the caller's memory: nothing happens */
     assert_int_equal(w.buf[w.len - 1], 'a' + (sizeof pad - 2) % 26);
     jp_xspace_close(xs);
     remove(path);
@@ -522,7 +605,9 @@ int main(void) {
         cmocka_unit_test(stat_shapes_decode_exactly),
         cmocka_unit_test(metadata_lookup_by_id),
         cmocka_unit_test(gzip_file_is_detected_by_content),
-        cmocka_unit_test(release_keeps_bytes_readable),
+        cmocka_unit_test(gzip_members_and_trailing_bytes),
+        cmocka_unit_test(gzip_inflate_limit),
+        cmocka_unit_test(discard_drops_whole_pages_only),
         cmocka_unit_test(lazy_reader_streams_the_same_events),
         cmocka_unit_test(lazy_open_reports_corrupt_events_when_read),
         cmocka_unit_test(truncation_reports_file_and_offset),

@@ -1,0 +1,21 @@
+/* xspace.h - the decoder's entry points for the library's own loaders, beyond jaxprof.h's. */
+#ifndef JP_DECODE_XSPACE_H
+#define JP_DECODE_XSPACE_H
+
+#include <stdint.h>
+
+#include "jaxprof/jaxprof.h"
+
+/* Which file a directory listing saw: what is opened later must still be it. */
+typedef struct jp_file_id {
+    uint64_t dev; /* st_dev */
+    uint64_t ino; /* st_ino */
+} jp_file_id;
+
+/* Opens a file that a directory listing found (lazy: as jp_xspace_open_lazy). The file is opened
+ * without following a symbolic link and must still be the regular file `id` names: anyone who can
+ * write to the directory could otherwise swap it, between the listing and the open, for a link out
+ * of the log directory or a FIFO. */
+int jp_xspace_open_listed(jp_xspace **out, const char *path, const jp_file_id *id, int lazy, jp_error *err);
+
+#endif
