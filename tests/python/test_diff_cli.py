@@ -207,7 +207,7 @@ def test_html_page_has_the_top_op_of_the_json(pair: Pair, tmp_path: Path) -> Non
     out = tmp_path / "diff.html"
     proc = run_jaxprof("diff", pair.base, pair.extra, "--html", out)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("jaxprof diff: ") and not Path(f"{out}.tmp").exists()
+    assert proc.stdout.startswith("jaxprof diff: ") and not list(tmp_path.glob("*.tmp"))
     html = out.read_text(encoding="utf-8")
     assert_self_contained(html)
     page = parse(html)

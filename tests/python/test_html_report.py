@@ -111,7 +111,7 @@ def write_html(profile: Path, out: Path) -> str:
     proc = run_jaxprof("report", str(profile), "--html", str(out))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
-    assert not Path(str(out) + ".tmp").exists()
+    assert not list(out.parent.glob("*.tmp"))  # no temporary file left (.NAME.<hex>.tmp)
     return out.read_text(encoding="utf-8")
 
 
