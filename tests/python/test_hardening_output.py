@@ -218,9 +218,9 @@ def test_an_ignored_signal_stays_ignored(tmp_path: Path, hold_rename: dict[str, 
     """Under nohup (SIGHUP ignored, which exec keeps) SIGHUP must not end the export; a later
     SIGTERM does. Were SIGHUP caught, it would end the process first (exit status -SIGHUP)."""
     out = tmp_path / "t.json.gz"
-    proc = subprocess.Popen([str(JAXPROF_BIN), "export", str(DATA), "-o", str(out)], env=hold_rename,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    nohup = ["sh", "-c", 'trap "" HUP; exec "$0" "$@"']  # ignore SIGHUP, then become jaxprof (same pid)
+    proc = subprocess.Popen([*nohup, str(JAXPROF_BIN), "export", str(DATA), "-o", str(out)], env=hold_rename,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while not os.listdir(tmp_path) and proc.poll() is None:
             time.sleep(0.002)
