@@ -193,9 +193,9 @@ size_t jp_xspace_input_size(const jp_xspace *xs);
 /* The decoded input itself (after gunzip): every jp_str/jp_bytes of the model points into it. */
 jp_bytes jp_xspace_input(const jp_xspace *xs);
 /* A promise that nobody will read the input bytes [p, p+len) again (the model's event stream, done
- * with a line's events): where the input is a file read by jp_xspace_open*, the whole pages inside
- * that range go back to the system and would read as zeros. Does nothing for other inputs (gzip,
- * jp_xspace_parse) or ranges outside the input. */
+ * with a line's events): where the input is a file read by jp_xspace_open_lazy, the whole pages
+ * inside that range go back to the system and would read as zeros. Does nothing for other inputs
+ * (jp_xspace_open, whose events may be read again; gzip; jp_xspace_parse*) or ranges outside. */
 void jp_xspace_discard(const jp_xspace *xs, const void *p, size_t len);
 
 /* Reads a line's events one at a time from its raw bytes, for any XSpace, lazy or not. */

@@ -260,7 +260,9 @@ int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str 
 /* ---- discarding what was read ---------------------------------------------------------------- */
 
 void jp_xspace_discard(const jp_xspace *xs, const void *p, size_t len) {
-    const uint8_t *file = xs->data == xs->file ? xs->file : NULL, *from = p;
+    /* only a lazy XSpace: its events are read once, by the model's stream; an eager one is opened
+     * by exporters and the timeline, which read its events again after analysing them */
+    const uint8_t *file = xs->lazy && xs->data == xs->file ? xs->file : NULL, *from = p;
     if (!file || from < file || from > file + xs->size || len > (size_t)(file + xs->size - from)) return;
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0) return;
