@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,11 +60,17 @@ def write(peaks: CpuPeaks, path: Path | None = None) -> Path:
     """Writes the calibration atomically (a temporary file renamed over the old one)."""
     path = path or cache_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("# CPU peaks measured by `jaxprof calibrate` (XLA:CPU, f32 matmul and sum)\n"
-                   f"hostname={peaks.hostname}\npeak_tflops={peaks.peak_tflops:.6g}\n"
-                   f"peak_gbps={peaks.peak_gbps:.6g}\n")
-    tmp.replace(path)
+    text = ("# CPU peaks measured by `jaxprof calibrate` (XLA:CPU, f32 matmul and sum)\n"
+            f"hostname={peaks.hostname}\npeak_tflops={peaks.peak_tflops:.6g}\npeak_gbps={peaks.peak_gbps:.6g}\n")
+    # A fresh random name (O_EXCL): a fixed "<file>.tmp" could be a planted link (issue 19).
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     return path
 
 

@@ -161,3 +161,16 @@ def json_ops(text: str) -> list:
     import json
 
     return [(o["name"], o["count"], o["total_ms"]) for o in json.loads(text)["ops"]]
+
+
+def test_calibrate_never_writes_through_a_planted_link(tmp_path: Path) -> None:
+    from jaxprof.calibrate import CpuPeaks, write
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    path = tmp_path / "cpu_peaks.txt"
+    path.with_name(path.name + ".tmp").symlink_to(victim)  # the old fixed temporary name
+    assert write(CpuPeaks("h", 1.5, 20.0), path) == path
+    assert victim.read_text() == "keep me"
+    assert "peak_tflops=1.5\n" in path.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cpu_peaks.txt", "cpu_peaks.txt.tmp", "victim"]
