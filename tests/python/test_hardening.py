@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_jaxprof
+from test_hardening_truncate import get
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "cpu_small.xplane.pb.gz"
 
@@ -65,8 +66,6 @@ def test_viewer_never_follows_a_run_file_swapped_for_a_link_or_a_fifo(tmp_path: 
     link to a profile outside it (here a TPU capture; the run is a CPU one) and for a FIFO. The viewer
     lists the file as a regular file and then opens it: whatever it opens must be that same file.
     It may answer an error for a swapped file, but never the outside profile, and never hang."""
-    import http.client
-    import json
     import threading
     import time
 
@@ -90,16 +89,7 @@ def test_viewer_never_follows_a_run_file_swapped_for_a_link_or_a_fifo(tmp_path: 
             os.replace(tmp, target)
             i += 1
 
-    def get(target_url: str) -> tuple[int, dict]:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        try:
-            conn.request("GET", target_url)
-            resp = conn.getresponse()
-            return resp.status, json.loads(resp.read())
-        finally:
-            conn.close()
-
-    rid = get("/api/runs")[1][0]["id"]
+    rid = get(port, "/api/runs")[1][0]["id"]
     swapper = threading.Thread(target=swap)
     swapper.start()
     # Every request a fresh load: host filters that all select the host, more than the 4 cached runs.
@@ -109,7 +99,7 @@ def test_viewer_never_follows_a_run_file_swapped_for_a_link_or_a_fifo(tmp_path: 
     try:
         i = 0
         while time.monotonic() < deadline:
-            status, doc = get(f"/api/run/{rid}/overview?host={hosts[i % len(hosts)]}")
+            status, doc = get(port, f"/api/run/{rid}/overview?host={hosts[i % len(hosts)]}")
             i += 1
             answers[status] = answers.get(status, 0) + 1
             if status == 200:

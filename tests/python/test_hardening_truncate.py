@@ -112,18 +112,23 @@ def get(port: int, target: str) -> tuple[int, dict]:
         conn.close()
 
 
+def serve_one_run(tmp_path: Path, blob: bytes, launch_view) -> tuple[subprocess.Popen, int, str, Path]:
+    """`jaxprof view` of a log directory whose one run is blob: (server, port, run id, run file)."""
+    run = tmp_path / "logs" / "plugins" / "profile" / "r"
+    run.mkdir(parents=True)
+    path = run / "host.xplane.pb"
+    path.write_bytes(blob)
+    proc, out, _ = launch_view(tmp_path / "logs", "--ui", "builtin", "--port", "0")
+    port = int(out.split("http://127.0.0.1:")[1].split("/")[0])
+    return proc, port, get(port, "/api/runs")[1][0]["id"], path
+
+
 def test_viewer_keeps_serving_when_a_loaded_run_shrinks(tmp_path: Path, big_profiles: dict[str, bytes], launch_view) -> None:
     """The run is loaded and its timeline indexed (which keeps the decoded file); then the file is
     cut. Every later request for the run answers an error naming the truncation, other requests
     are still answered, and once the file is whole again the run is served again, fresh."""
-    run = tmp_path / "logs" / "plugins" / "profile" / "r"
-    run.mkdir(parents=True)
-    path = run / "host.xplane.pb"
     blob = big_profiles["gpu"]
-    path.write_bytes(blob)
-    proc, out, _ = launch_view(tmp_path / "logs", "--ui", "builtin", "--port", "0")
-    port = int(out.split("http://127.0.0.1:")[1].split("/")[0])
-    rid = get(port, "/api/runs")[1][0]["id"]
+    proc, port, rid, path = serve_one_run(tmp_path, blob, launch_view)
     status, window = get(port, f"/api/run/{rid}/timeline?px=1000")
     assert status == 200
     track = next(t for t in window["tracks"] if t["events"])
@@ -144,14 +149,8 @@ def test_viewer_keeps_serving_when_a_loaded_run_shrinks(tmp_path: Path, big_prof
 
 
 def test_viewer_survives_a_cut_during_its_first_load(tmp_path: Path, big_profiles: dict[str, bytes], launch_view) -> None:
-    run = tmp_path / "logs" / "plugins" / "profile" / "r"
-    run.mkdir(parents=True)
-    path = run / "host.xplane.pb"
     blob = big_profiles["gpu"]
-    path.write_bytes(blob)
-    proc, out, _ = launch_view(tmp_path / "logs", "--ui", "builtin", "--port", "0")
-    port = int(out.split("http://127.0.0.1:")[1].split("/")[0])
-    rid = get(port, "/api/runs")[1][0]["id"]
+    proc, port, rid, path = serve_one_run(tmp_path, blob, launch_view)
     for delay in CUTS:
         path.write_bytes(blob)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
