@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 typedef struct pbw {
     uint8_t *buf;
@@ -59,6 +60,24 @@ static inline void pbw_msg(pbw *w, uint32_t field, pbw *sub) {
     pbw_bytes(w, field, sub->buf, sub->len);
     free(sub->buf);
     memset(sub, 0, sizeof *sub);
+}
+
+/* data as one gzip member (level 9), in a new buffer; aborts if zlib fails (tests only). */
+static inline uint8_t *pbw_gzip(const void *data, size_t n, size_t *out_len) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) abort();
+    size_t cap = deflateBound(&z, (uLong)n) + 64;
+    uint8_t *out = malloc(cap);
+    if (!out) abort();
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) abort();
+    *out_len = z.total_out;
+    deflateEnd(&z);
+    return out;
 }
 
 #endif

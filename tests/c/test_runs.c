@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "pbwrite.h"
+
 #include "jaxprof/jaxprof.h"
 
 static char root[1024];
@@ -151,24 +153,6 @@ static void write_bytes(const char *rel, const void *data, size_t n) {
     fclose(f);
 }
 
-/* Gzip-compresses data into a malloc'd buffer (one member, default level). */
-static unsigned char *gzip_bytes(const void *data, size_t n, size_t *out_len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = deflateBound(&z, (uLong)n);
-    unsigned char *out = malloc(cap);
-    assert_non_null(out);
-    z.next_in = (Bytef *)(uintptr_t)data;
-    z.avail_in = (uInt)n;
-    z.next_out = out;
-    z.avail_out = (uInt)cap;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    *out_len = z.total_out;
-    deflateEnd(&z);
-    return out;
-}
-
 /* Reads a whole file; NULL when it does not exist. */
 static unsigned char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
@@ -230,7 +214,7 @@ static void gz_files_decompress_byte_exact_into_out_dir(void **state) {
     fresh_dir("run1");
     unsigned char *big = make_payload(BIG, 1), *plain = make_payload(777, 2);
     size_t gz_n;
-    unsigned char *gz = gzip_bytes(big, BIG, &gz_n);
+    unsigned char *gz = pbw_gzip(big, BIG, &gz_n);
     write_bytes("run1/host.trace.json.gz", gz, gz_n);
     write_bytes("run1/host.xplane.pb", plain, 777);
     write_bytes("run1/notes.txt", "hi", 2);
@@ -264,7 +248,7 @@ static void in_place_reports_each_file_once(void **state) {
     fresh_dir("run2");
     unsigned char *a = make_payload(5000, 3), *b = make_payload(100, 4);
     size_t a_n, b_n;
-    unsigned char *ga = gzip_bytes(a, 5000, &a_n), *gb = gzip_bytes(b, 100, &b_n);
+    unsigned char *ga = pbw_gzip(a, 5000, &a_n), *gb = pbw_gzip(b, 100, &b_n);
     /* Two members back to back decompress to both payloads, as gzip -d does. */
     unsigned char *two = malloc(a_n + b_n);
     assert_non_null(two);
@@ -315,7 +299,7 @@ static void corrupt_or_truncated_gz_names_file_and_offset_and_leaves_nothing(voi
     fresh_dir("run3");
     unsigned char *data = make_payload(BIG, 5);
     size_t gz_n;
-    unsigned char *gz = gzip_bytes(data, BIG, &gz_n);
+    unsigned char *gz = pbw_gzip(data, BIG, &gz_n);
     assert_bad_gz(gz, gz_n / 2, JP_ERR_TRUNCATED, gz_n / 2, "truncated gzip data");
     assert_bad_gz(gz, gz_n - 1, JP_ERR_TRUNCATED, gz_n - 1, "truncated gzip data"); /* inside the trailer */
     assert_bad_gz("", 0, JP_ERR_TRUNCATED, 0, "empty file");
@@ -331,7 +315,7 @@ static void symlinks_are_not_followed(void **state) {
     fresh_dir("run4");
     unsigned char *data = make_payload(1000, 6);
     size_t gz_n;
-    unsigned char *gz = gzip_bytes(data, 1000, &gz_n);
+    unsigned char *gz = pbw_gzip(data, 1000, &gz_n);
     write_bytes("outside.trace.json.gz", gz, gz_n);
     write_bytes("outside.xplane.pb", data, 1000);
     char target[2048], link_path[2048], run[2048];
@@ -374,7 +358,7 @@ static void never_overwrites_a_compressed_source(void **state) {
     (void)state;
     fresh_dir("run6");
     size_t gz_n;
-    unsigned char *gz = gzip_bytes("inner", 5, &gz_n);
+    unsigned char *gz = pbw_gzip("inner", 5, &gz_n);
     write_bytes("run6/x.json.gz", gz, gz_n);
     write_bytes("run6/x.json.gz.gz", gz, gz_n);
     char run[2048], path[2048];

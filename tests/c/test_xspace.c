@@ -278,30 +278,13 @@ static void gzip_file_is_detected_by_content(void **state) {
     free(w.buf);
 }
 
-/* gzip of n bytes at p, as one member, into a malloc'd buffer; *len its size. */
-static uint8_t *gzip_of(const void *p, size_t n, size_t *len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = deflateBound(&z, (uLong)n) + 64;
-    uint8_t *out = malloc(cap);
-    z.next_in = (Bytef *)(uintptr_t)p;
-    z.avail_in = (uInt)n;
-    z.next_out = out;
-    z.avail_out = (uInt)cap;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    *len = cap - z.avail_out;
-    deflateEnd(&z);
-    return out;
-}
-
 /* Concatenated members read as one stream (as gzip does), zero padding after the last member is
  * ignored, anything else after it is corrupt input, named with its offset. */
 static void gzip_members_and_trailing_bytes(void **state) {
     (void)state;
     pbw w = build_space();
     size_t half = w.len / 2, n1, n2;
-    uint8_t *a = gzip_of(w.buf, half, &n1), *b = gzip_of(w.buf + half, w.len - half, &n2);
+    uint8_t *a = pbw_gzip(w.buf, half, &n1), *b = pbw_gzip(w.buf + half, w.len - half, &n2);
     uint8_t *both = malloc(n1 + n2 + 16);
     memcpy(both, a, n1);
     memcpy(both + n1, b, n2);
@@ -332,7 +315,7 @@ static void gzip_members_and_trailing_bytes(void **state) {
 static void gzip_inflate_limit(void **state) {
     (void)state;
     size_t n = (size_t)300 << 20, len;
-    uint8_t *zeros = calloc(n, 1), *bomb = gzip_of(zeros, n, &len);
+    uint8_t *zeros = calloc(n, 1), *bomb = pbw_gzip(zeros, n, &len);
     free(zeros);
     jp_xspace *xs;
     jp_error err;
@@ -345,7 +328,7 @@ static void gzip_inflate_limit(void **state) {
     pbw w = build_space();
     assert_true(w.len > 100);
     size_t gz_len;
-    uint8_t *gz = gzip_of(w.buf, w.len, &gz_len);
+    uint8_t *gz = pbw_gzip(w.buf, w.len, &gz_len);
     assert_int_equal(jp_xspace_parse(&xs, gz, gz_len, "s.gz", &err), JP_ERR_LIMIT);
     assert_non_null(strstr(err.msg, "inflates beyond 100 bytes (the limit: JAXPROF_MAX_INFLATE)"));
     unsetenv("JAXPROF_MAX_INFLATE");
