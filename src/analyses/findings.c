@@ -8,7 +8,7 @@
 
 #include "analyses/analyses.h"
 
-enum { MAX_KPIS = 6, MAX_FINDINGS = 8 };
+enum { MAX_FINDINGS = 8 };
 
 const char *jp_rating_name(int rating) {
     switch (rating) {
@@ -27,14 +27,43 @@ typedef struct ctx {
     double part[JP_PART_COUNT];        /* summed over steps, ps */
 } ctx;
 
-/* Higher is better when good_above, else lower is better. */
-static int rate(double v, double good, double bad, int good_above) {
-    if (good_above) return v > good ? JP_RATING_GOOD : v >= bad ? JP_RATING_WARNING : JP_RATING_BAD;
-    return v < good ? JP_RATING_GOOD : v <= bad ? JP_RATING_WARNING : JP_RATING_BAD;
+/* The KPI table (docs/profile-format.md), the one place its thresholds are written: each row in
+ * the unit the KPI is shown in. The findings below test the same rows (kpi_bad), so a KPI rated
+ * "bad" and the finding that explains it can never disagree on where "bad" starts. */
+typedef struct kpi_rule {
+    const char *name; /* as shown; the duration row says "kernel duration" when kernels were recorded */
+    const char *unit; /* "%", "ms" or "s" */
+    double good;      /* strictly better than this: good */
+    double bad;       /* strictly worse than this: bad; in between (inclusive): warning */
+    int good_above;   /* 1: higher is better (utilization), 0: lower is better (overhead) */
+} kpi_rule;
+
+enum { KPI_UTIL, KPI_HOST, KPI_DURATION, KPI_BANDWIDTH, KPI_MFU, KPI_COMPILE, KPI_COUNT };
+
+static const kpi_rule KPI[KPI_COUNT] = {
+    [KPI_UTIL] = {"device utilization", "%", 80, 50, 1},
+    [KPI_HOST] = {"host overhead", "%", 10, 20, 0},
+    /* bad below the model's small-kernel size: JAX's per-dispatch host cost is as large as the work */
+    [KPI_DURATION] = {"op duration", "ms", 1, JP_SMALL_KERNEL_PS / 1e9, 1},
+    [KPI_BANDWIDTH] = {"memory bandwidth", "%", 60, 40, 1},
+    [KPI_MFU] = {"MFU", "%", 40, 20, 1},
+    [KPI_COMPILE] = {"compilation time", "s", 2, 10, 0},
+};
+
+/* The rating of value (in the row's unit) by KPI row k. */
+static int rate(int k, double v) {
+    const kpi_rule *r = &KPI[k];
+    if (r->good_above) return v > r->good ? JP_RATING_GOOD : v >= r->bad ? JP_RATING_WARNING : JP_RATING_BAD;
+    return v < r->good ? JP_RATING_GOOD : v <= r->bad ? JP_RATING_WARNING : JP_RATING_BAD;
 }
 
-static void kpi(ctx *c, const char *name, double value, const char *unit, int rating) {
-    c->a->kpis[c->a->n_kpis++] = (jp_kpi){name, value, unit, rating};
+/* 1 when value (in the row's unit) is rated bad by KPI row k: where a finding starts. */
+static int kpi_bad(int k, double v) { return rate(k, v) == JP_RATING_BAD; }
+
+/* Appends KPI row k with its value, rated unless na; name overrides the row's name when set. */
+static void kpi(ctx *c, int k, const char *name, double value, int na) {
+    const kpi_rule *r = &KPI[k];
+    c->a->kpis[c->a->n_kpis++] = (jp_kpi){name ? name : r->name, value, r->unit, na ? JP_RATING_NA : rate(k, value)};
 }
 
 static double ms(double ps) { return ps / 1e9; }
@@ -67,15 +96,9 @@ static double memory_bandwidth(const jp_analysis *a) {
 
 static void kpis(ctx *c) {
     const jp_analysis *a = c->a;
-    if (c->step_total > 0) {
-        double util = 100 * device_share(c);
-        kpi(c, "device utilization", util, "%", rate(util, 80, 50, 1));
-        double host = 100 * c->part[JP_PART_HOST] / c->step_total;
-        kpi(c, "host overhead", host, "%", rate(host, 10, 20, 0));
-    } else {
-        kpi(c, "device utilization", 0, "%", JP_RATING_NA);
-        kpi(c, "host overhead", 0, "%", JP_RATING_NA);
-    }
+    int no_steps = c->step_total <= 0;
+    kpi(c, KPI_UTIL, NULL, no_steps ? 0 : 100 * device_share(c), no_steps);
+    kpi(c, KPI_HOST, NULL, no_steps ? 0 : 100 * c->part[JP_PART_HOST] / c->step_total, no_steps);
     uint64_t n = 0;
     int64_t total = 0;
     if (a->n_kernels) {
@@ -83,15 +106,13 @@ static void kpis(ctx *c) {
     } else {
         for (size_t i = 0; i < a->n_ops; i++) n += a->ops[i].count, total += a->ops[i].self_ps;
     }
-    double mean_ms = n ? ms((double)total / (double)n) : 0;
-    kpi(c, a->n_kernels ? "kernel duration" : "op duration", mean_ms, "ms",
-        n ? rate(mean_ms, 1, 0.1, 1) : JP_RATING_NA);
+    kpi(c, KPI_DURATION, a->n_kernels ? "kernel duration" : NULL, n ? ms((double)total / (double)n) : 0, !n);
     double bw = memory_bandwidth(a);
-    kpi(c, "memory bandwidth", bw, "%", bw > 0 ? rate(bw, 60, 40, 1) : JP_RATING_NA);
-    kpi(c, "MFU", a->mfu_pct > 0 ? a->mfu_pct : 0, "%", a->mfu_pct > 0 ? rate(a->mfu_pct, 40, 20, 1) : JP_RATING_NA);
+    kpi(c, KPI_BANDWIDTH, NULL, bw, !(bw > 0));
+    kpi(c, KPI_MFU, NULL, a->mfu_pct > 0 ? a->mfu_pct : 0, !(a->mfu_pct > 0));
     double compile_s = 0;
     for (size_t i = 0; i < a->n_compiles; i++) compile_s += (double)a->compiles[i].dur_ps / 1e12;
-    kpi(c, "compilation time", compile_s, "s", rate(compile_s, 2, 10, 0));
+    kpi(c, KPI_COMPILE, NULL, compile_s, 0);
 }
 
 static void finding(ctx *c, const char *id, int severity, const char *title, const char *fix, const char *fmt, ...)
@@ -168,7 +189,7 @@ static void many_small_ops(ctx *c) {
     }
     double steps = (double)a->n_steps, per_step = (double)dispatches / steps;
     double busy_per = dispatches ? c->part[JP_PART_COMPUTE] / (double)dispatches : 0;
-    if (per_step >= 20 && busy_per < 1e8) {
+    if (per_step >= 20 && kpi_bad(KPI_DURATION, ms(busy_per))) {
         const name_count *t1 = top_of(t, nt, 0, NULL), *t2 = top_of(t, nt, 0, t1);
         char top[512] = "";
         if (t1 && t2)
@@ -176,7 +197,7 @@ static void many_small_ops(ctx *c) {
                      (double)t2->n / steps, nt > 2 ? ", ..." : "");
         else if (t1)
             snprintf(top, sizeof top, ": %s", t1->name);
-        finding(c, "many_small_ops", device_share(c) < 0.5 ? JP_RATING_BAD : JP_RATING_WARNING,
+        finding(c, "many_small_ops", kpi_bad(KPI_UTIL, 100 * device_share(c)) ? JP_RATING_BAD : JP_RATING_WARNING,
                 "Many small device ops dispatched one by one",
                 "jax.jit the whole step function so XLA fuses these ops into one executable: one "
                 "dispatch per step instead of many, and no Python between ops.",
@@ -342,7 +363,7 @@ static void idle_and_host(ctx *c) {
         snprintf(hint + used, sizeof hint - used, "; slowest Python functions while the device is idle "
                  "(self time per step): %s", py);
     }
-    if (util < 0.5) {
+    if (kpi_bad(KPI_UTIL, 100 * util)) {
         double gap = host + comp + idle;
         const char *fix;
         if (comp >= host && comp >= idle)
@@ -365,13 +386,13 @@ static void idle_and_host(ctx *c) {
                   "pipeline in jax.profiler.TraceAnnotation to see it.";
         if (!fix) fix = "Overlap input with compute: prefetch batches and avoid blocking calls in the step.";
         finding(c, "device_idle", JP_RATING_BAD, "Device idle most of the step", fix,
-                "device busy %.0f%% of step time (bad below 50%%); per step %.2f ms host-only, %.2f ms "
+                "device busy %.0f%% of step time (bad below %.0f%%); per step %.2f ms host-only, %.2f ms "
                 "compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms without "
                 "device work)%s",
-                100 * util, ms(host / steps), ms(comp / steps), ms(idle / steps),
+                100 * util, KPI[KPI_UTIL].bad, ms(host / steps), ms(comp / steps), ms(idle / steps),
                 (long long)a->steps[worst].step_num, ms((double)worst_gap), ms((double)a->steps[worst].dur_ps), hint);
     }
-    if (host / c->step_total > 0.2) {
+    if (kpi_bad(KPI_HOST, 100 * host / c->step_total)) {
         name_count rt[MAX_NAMES];
         size_t nrt;
         const name_count *r = host_while_idle(c, JP_HOST_RUNTIME, rt, &nrt);
@@ -382,7 +403,8 @@ static void idle_and_host(ctx *c) {
         finding(c, "host_bound", JP_RATING_BAD, "Steps are host-bound",
                 "Move work off the Python thread: jit more of the step, prepare data asynchronously, "
                 "and keep logging/metrics out of the hot loop (fetch them every N steps).",
-                "host-only time is %.0f%% of step time (bad above 20%%; %.2f ms per step)%s%s", 100 * host / c->step_total,
+                "host-only time is %.0f%% of step time (bad above %.0f%%; %.2f ms per step)%s%s",
+                100 * host / c->step_total, KPI[KPI_HOST].bad,
                 ms(host / steps), hint, where);
     }
 }
@@ -572,7 +594,7 @@ static void straggler(ctx *c) {
 
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {m, arena, a, 0, {0}};
-    a->kpis = jp_arena_alloc(arena, MAX_KPIS * sizeof(jp_kpi));
+    a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
     a->findings = jp_arena_alloc(arena, MAX_FINDINGS * sizeof(jp_finding));
     if (!a->kpis || !a->findings) return JP_ERR_NOMEM;
     c.step_total = (double)a->step_summary.total_ps;
