@@ -15,6 +15,25 @@ MODES = {
 }
 
 
+#: ProfilerConfig field -> Profiler keyword argument: the one mapping between the two
+#: (``profiling_dir`` is the Profiler's positional ``log_dir``).
+PROFILER_KWARGS: dict[str, str] = {
+    "enable_profiling": "enabled",
+    "profiler_start_step": "start_step",
+    "profiler_num_steps": "num_steps",
+    "profile_every_n_steps": "every_n_steps",
+    "max_profile_count": "max_profiles",
+    "profile_duration_ms": "duration_ms",
+    "profile_gpu_trace": "device_trace",
+    "profile_python_trace": "python_trace",
+    "host_trace_level": "host_trace_level",
+    "profile_report": "report",
+    "profile_max_total_bytes": "max_total_bytes",
+    "profile_processes": "processes",
+}
+_FIELD_OF = {kwarg: name for name, kwarg in PROFILER_KWARGS.items()}  # errors name the config's field
+
+
 @dataclass
 class ProfilerConfig:
     """Every setting of a :class:`jaxprof.Profiler`, in one serialisable place.
@@ -38,32 +57,19 @@ class ProfilerConfig:
     profile_processes: list[int] | None = None  #: jax.distributed process indices that capture; None = all
 
     def validate(self) -> "ProfilerConfig":
-        """Raises ValueError naming the first invalid field; returns self."""
-        for name in ("profiler_start_step", "profile_every_n_steps"):
-            require_int(name, getattr(self, name), minimum=0)
-        require_int("profiler_num_steps", self.profiler_num_steps, minimum=0)
-        require_int("host_trace_level", self.host_trace_level, minimum=0, maximum=3)
-        if self.max_profile_count is not None:
-            require_int("max_profile_count", self.max_profile_count, minimum=1)
-        if self.profile_max_total_bytes is not None:
-            require_int("profile_max_total_bytes", self.profile_max_total_bytes, minimum=1)
-        from .profiler import report_mode  # the Profiler's own rule; imported late (profiler imports us)
-        report_mode(self.profile_report)
-        for index in self.profile_processes or ():
-            require_int("profile_processes[]", index, minimum=0)
-        if isinstance(self.profile_duration_ms, bool) or not isinstance(self.profile_duration_ms, (int, float)) \
-                or self.profile_duration_ms < 0:
-            raise ValueError(f"profile_duration_ms must be a number >= 0, got {self.profile_duration_ms!r}")
-        if self.profiler_num_steps == 0 and self.profile_duration_ms <= 0:
-            raise ValueError("profiler_num_steps must be >= 1 unless profile_duration_ms bounds the capture")
-        if self.profile_every_n_steps and self.profiler_num_steps > self.profile_every_n_steps:
-            raise ValueError(
-                f"profiler_num_steps ({self.profiler_num_steps}) must not exceed "
-                f"profile_every_n_steps ({self.profile_every_n_steps})"
-            )
+        """Raises ValueError naming the first invalid field; returns self.
+
+        The rules are the Profiler's own (:func:`check_profiler_args`), applied through
+        :data:`PROFILER_KWARGS`, so a config that validates always makes a Profiler.
+        """
+        check_profiler_args(self.profiler_kwargs(), names=_FIELD_OF)
         if not isinstance(self.profiling_dir, (str, os.PathLike)) or not str(self.profiling_dir):
             raise ValueError(f"profiling_dir must be a non-empty path, got {self.profiling_dir!r}")
         return self
+
+    def profiler_kwargs(self) -> dict[str, Any]:
+        """The :class:`jaxprof.Profiler` keyword arguments this config stands for (all but the log dir)."""
+        return {kwarg: getattr(self, name) for name, kwarg in PROFILER_KWARGS.items()}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **defaults: Any) -> "ProfilerConfig":
@@ -136,6 +142,44 @@ def _parse_int_list(name: str, text: str) -> list[int]:
         return [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise ValueError(f"{name} must be comma-separated integers, got {text!r}") from None
+
+
+def check_profiler_args(args: Mapping[str, Any], names: Mapping[str, str] | None = None) -> None:
+    """Raises ValueError unless ``args`` (Profiler keyword arguments, ``num_steps`` resolved) are valid.
+
+    The one set of rules for :class:`jaxprof.Profiler` and :meth:`ProfilerConfig.validate`; an
+    error names an argument as ``names`` maps it (a config's field), else by its keyword.
+    """
+    def name(kwarg: str) -> str:
+        return (names or {}).get(kwarg, kwarg)
+
+    for kwarg in ("start_step", "num_steps", "every_n_steps", "skip_first"):
+        if kwarg in args:
+            require_int(name(kwarg), args[kwarg], minimum=0)
+    require_int(name("host_trace_level"), args.get("host_trace_level", 2), minimum=0, maximum=3)
+    for kwarg in ("max_profiles", "max_total_bytes"):
+        if args.get(kwarg) is not None:
+            require_int(name(kwarg), args[kwarg], minimum=1)
+    duration = args.get("duration_ms", 0)
+    if isinstance(duration, bool) or not isinstance(duration, (int, float)) or not duration >= 0:
+        raise ValueError(f"{name('duration_ms')} must be a number >= 0, got {duration!r}")
+    if "report" in args:
+        report_mode(args["report"], name("report"))
+    for index in args.get("processes") or ():
+        require_int(f"{name('processes')}[]", index, minimum=0)
+    steps, every = args.get("num_steps", 1), args.get("every_n_steps", 0)
+    if steps == 0 and duration <= 0:
+        raise ValueError(f"{name('num_steps')} must be >= 1 unless {name('duration_ms')} bounds the capture")
+    if every and steps > every:
+        raise ValueError(f"{name('num_steps')} ({steps}) must not exceed {name('every_n_steps')} ({every})")
+
+
+def report_mode(report: bool | str, name: str = "report") -> str:
+    """``Profiler(report=...)`` as "short" (True: one line per capture), "full" or "off" (False)."""
+    mode = ("short" if report else "off") if isinstance(report, bool) else str(report).lower()
+    if mode not in ("short", "full", "off"):
+        raise ValueError(f"{name} must be True, False, 'short', 'full' or 'off', got {report!r}")
+    return mode
 
 
 def require_int(name: str, value: Any, *, minimum: int, maximum: int | None = None) -> None:

@@ -3,8 +3,8 @@
 The data is the document ``jaxprof diff BASE NEW --json`` prints (schema in docs/design.md): step
 time change with a noise estimate, the breakdown change, op and scope rows (added, removed,
 slower, faster, unchanged, by self time per step) and findings that appeared or disappeared.
-All times are milliseconds per step. Python takes limits as fractions (``0.05`` = 5 %); the
-document and the command line use percent.
+All times are milliseconds per step. Python takes every limit as a fraction (``0.05`` = 5 %); the
+document and the command line use percent (``_PCT_OF`` is where one becomes the other).
 """
 from __future__ import annotations
 
@@ -22,30 +22,41 @@ Row = dict[str, Any]
 __all__ = ["DiffResult", "diff"]
 
 
+#: Python keyword -> the library's percent parameter (``_core.diff``, the CLI's PCT flags): the one
+#: place a fraction becomes a percent.
+_PCT_OF = {
+    "min_change": "min_change_pct",
+    "min_share": "min_share_pct",
+    "max_slowdown": "max_step_slowdown_pct",
+    "max_op_slowdown": "max_op_slowdown_pct",
+}
+
+
+def _fraction(name: str, value: float | None) -> float | None:
+    """``value`` checked as a fraction >= 0 (0.05 = 5 %); None stays None (no limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a fraction >= 0 (0.05 means 5 %), not {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class _Request:
-    """What a diff was asked for, kept so that :meth:`DiffResult.check` can ask again with a gate."""
+    """What a diff was asked for (fractions), kept so that :meth:`DiffResult.check` can ask again."""
 
     base: str
     new: str
     host: str | None
-    min_change_pct: float
-    min_share_pct: float
+    min_change: float
+    min_share: float
 
-    def run(self, max_step_pct: float | None = None, max_op_pct: float | None = None) -> dict[str, Any]:
-        text = _core.diff(self.base, self.new, self.host, self.min_change_pct, self.min_share_pct,
-                          -1.0 if max_step_pct is None else max_step_pct,
-                          -1.0 if max_op_pct is None else max_op_pct)
-        return json.loads(text)
-
-
-def _pct(name: str, fraction: float | None) -> float | None:
-    """A limit given as a fraction (0.05) as the percent the library takes (5.0)."""
-    if fraction is None:
-        return None
-    if not math.isfinite(fraction) or fraction < 0:
-        raise ValueError(f"{name} must be a fraction >= 0 (0.05 means 5 %), not {fraction!r}")
-    return 100.0 * fraction
+    def run(self, max_slowdown: float | None = None, max_op_slowdown: float | None = None) -> dict[str, Any]:
+        """The library's document for these rows and gate limits (None: no limit)."""
+        limits = dict(min_change=self.min_change, min_share=self.min_share, max_slowdown=max_slowdown,
+                      max_op_slowdown=max_op_slowdown)
+        pct = {_PCT_OF[k]: -1.0 if v is None else 100.0 * v for k, v in limits.items()}
+        return json.loads(_core.diff(self.base, self.new, self.host, **pct))
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,7 @@ class DiffResult:
 
     data: dict[str, Any]
     _request: _Request = field(repr=False, compare=False)
+    _gate_limits: tuple[float | None, float | None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def base_path(self) -> str:
@@ -151,12 +163,12 @@ class DiffResult:
         explanation)``; the explanation names the limit that tripped and the ops that got slower.
         Unless :func:`diff` was given the same limits, this re-reads both profiles.
         """
-        step_pct, op_pct = _pct("max_slowdown", max_slowdown), _pct("max_op_slowdown", max_op_slowdown)
-        if step_pct is None and op_pct is None:
+        limits = (_fraction("max_slowdown", max_slowdown), _fraction("max_op_slowdown", max_op_slowdown))
+        if limits == (None, None):
             raise ValueError("check() needs max_slowdown or max_op_slowdown")
-        gate = self.gate
-        if gate is None or (gate["max_step_slowdown_pct"], gate["max_op_slowdown_pct"]) != (step_pct, op_pct):
-            gate = self._request.run(step_pct, op_pct)["gate"]
+        gate = self.gate if limits == self._gate_limits else None
+        if gate is None:
+            gate = self._request.run(*limits)["gate"]
         return not gate["tripped"], str(gate["explanation"])
 
     def __repr__(self) -> str:
@@ -166,20 +178,19 @@ class DiffResult:
                 f"{s['verdict']}), ops {self.data['summary']['ops']})")
 
 
-def diff(base: PathLike, new: PathLike, *, host: str | None = None, min_change_pct: float = 5.0,
-         min_share_pct: float = 0.5, max_slowdown: float | None = None,
+def diff(base: PathLike, new: PathLike, *, host: str | None = None, min_change: float = 0.05,
+         min_share: float = 0.005, max_slowdown: float | None = None,
          max_op_slowdown: float | None = None) -> DiffResult:
     """Compares two profiles, each a log dir (its newest run), a run dir or an ``.xplane.pb[.gz]``.
 
-    A row is slower/faster when its self time per step changed by more than ``min_change_pct``
-    percent and by at least ``min_share_pct`` percent of the base's mean step (0 picks the library
-    defaults, 5 and 0.5). ``host`` keeps only hosts whose name contains it. With ``max_slowdown``
-    or ``max_op_slowdown`` (fractions, see :meth:`DiffResult.check`) the result carries the gate.
-    Raises FileNotFoundError when a path holds no profile, ValueError for a corrupt file.
+    Every limit is a fraction (0.05 = 5 %). A row is slower/faster when its self time per step
+    changed by more than ``min_change`` of itself and by at least ``min_share`` of the base's
+    mean step (0 picks the library defaults, 0.05 and 0.005). ``host`` keeps only hosts whose name
+    contains it. With ``max_slowdown`` or ``max_op_slowdown`` (see :meth:`DiffResult.check`) the
+    result carries the gate. Raises FileNotFoundError when a path holds no profile, ValueError for
+    a corrupt file or a limit that is not a fraction >= 0.
     """
-    for name, value in (("min_change_pct", min_change_pct), ("min_share_pct", min_share_pct)):
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"{name} must be a percent >= 0, not {value!r}")
-    request = _Request(os.fspath(base), os.fspath(new), host, float(min_change_pct), float(min_share_pct))
-    data = request.run(_pct("max_slowdown", max_slowdown), _pct("max_op_slowdown", max_op_slowdown))
-    return DiffResult(data, request)
+    request = _Request(os.fspath(base), os.fspath(new), host, _fraction("min_change", min_change) or 0.0,
+                       _fraction("min_share", min_share) or 0.0)
+    limits = (_fraction("max_slowdown", max_slowdown), _fraction("max_op_slowdown", max_op_slowdown))
+    return DiffResult(request.run(*limits), request, None if limits == (None, None) else limits)

@@ -20,7 +20,7 @@ import jax
 
 from . import _jax, multihost
 from ._log import log
-from .config import ProfilerConfig, require_int
+from .config import ProfilerConfig, check_profiler_args, report_mode
 from .analysis import load
 from .export import export_perfetto
 from .runs import latest_run
@@ -97,24 +97,10 @@ class Profiler:
     ) -> None:
         if num_steps is None:
             num_steps = 0 if duration_ms > 0 else 1
-        require_int("start_step", start_step, minimum=0)
-        require_int("num_steps", num_steps, minimum=0)
-        require_int("every_n_steps", every_n_steps, minimum=0)
-        require_int("skip_first", skip_first, minimum=0)
-        require_int("host_trace_level", host_trace_level, minimum=0, maximum=3)
-        if max_profiles is not None:
-            require_int("max_profiles", max_profiles, minimum=1)
-        if max_total_bytes is not None:
-            require_int("max_total_bytes", max_total_bytes, minimum=1)
-        if duration_ms < 0:
-            raise ValueError(f"duration_ms must be >= 0, got {duration_ms}")
-        if processes is not None:
-            for index in processes:
-                require_int("processes[]", index, minimum=0)
-        if num_steps == 0 and duration_ms <= 0:
-            raise ValueError("num_steps must be >= 1 unless duration_ms bounds the capture")
-        if every_n_steps and num_steps > every_n_steps:
-            raise ValueError(f"num_steps ({num_steps}) must not exceed every_n_steps ({every_n_steps})")
+        check_profiler_args(dict(
+            start_step=start_step, num_steps=num_steps, every_n_steps=every_n_steps, skip_first=skip_first,
+            host_trace_level=host_trace_level, max_profiles=max_profiles, max_total_bytes=max_total_bytes,
+            duration_ms=duration_ms, report=report, processes=processes))
 
         self.log_dir = Path(log_dir)
         self.start_step = start_step
@@ -155,20 +141,7 @@ class Profiler:
     def from_config(cls, cfg: ProfilerConfig, **overrides: Any) -> "Profiler":
         """A Profiler honouring every field of a :class:`ProfilerConfig` (disabled if it says so)."""
         cfg.validate()
-        kwargs: dict[str, Any] = dict(
-            start_step=cfg.profiler_start_step,
-            num_steps=cfg.profiler_num_steps,
-            every_n_steps=cfg.profile_every_n_steps,
-            max_profiles=cfg.max_profile_count,
-            duration_ms=cfg.profile_duration_ms,
-            device_trace=cfg.profile_gpu_trace,
-            python_trace=cfg.profile_python_trace,
-            host_trace_level=cfg.host_trace_level,
-            enabled=cfg.enable_profiling,
-            report=cfg.profile_report,
-            max_total_bytes=cfg.profile_max_total_bytes,
-            processes=cfg.profile_processes,
-        )
+        kwargs = cfg.profiler_kwargs()
         kwargs.update(overrides)
         return cls(cfg.profiling_dir, **kwargs)
 
@@ -448,14 +421,6 @@ class _StepScope:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self._profiler._end_step(failed=exc_type is not None)
-
-
-def report_mode(report: bool | str) -> str:
-    """``Profiler(report=...)`` as "short" (True: one line per capture), "full" or "off" (False)."""
-    mode = ("short" if report else "off") if isinstance(report, bool) else str(report).lower()
-    if mode not in ("short", "full", "off"):
-        raise ValueError(f"report must be True, False, 'short', 'full' or 'off', got {report!r}")
-    return mode
 
 
 def _after_capture(run_dir: Path, line: str, perfetto: bool, report: str, expected_files: int = 1) -> None:

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import inspect
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 import jaxprof
 from jaxprof import ProfilerConfig, add_argparse_arguments
+from jaxprof.config import PROFILER_KWARGS
 
 from conftest import read_xplane, only_xplane, step_dirs
 
@@ -60,6 +63,37 @@ def test_from_env_errors_name_the_variable_or_field(env, name):
 def test_validate_names_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         ProfilerConfig(**{field: value}).validate()
+
+
+def test_one_mapping_covers_every_field():
+    """Every field but the log dir maps to a Profiler keyword, and profiler_kwargs() uses that map."""
+    assert set(PROFILER_KWARGS) == {f.name for f in fields(ProfilerConfig)} - {"profiling_dir"}
+    assert set(PROFILER_KWARGS.values()) < set(inspect.signature(jaxprof.Profiler).parameters)
+    cfg = ProfilerConfig(profiler_start_step=3, max_profile_count=2, profile_processes=[1])
+    kwargs = cfg.profiler_kwargs()
+    assert kwargs == {kwarg: getattr(cfg, name) for name, kwarg in PROFILER_KWARGS.items()}
+    assert (kwargs["start_step"], kwargs["max_profiles"], kwargs["processes"], kwargs["enabled"]) == (3, 2, [1], False)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("profiler_start_step", -1, "{} must be >= 0, got -1"),
+    ("host_trace_level", 9, "{} must be in [0, 3], got 9"),
+    ("max_profile_count", 0, "{} must be >= 1, got 0"),
+    ("profile_duration_ms", "5", "{} must be a number >= 0, got '5'"),
+    ("profile_report", "loud", "{} must be True, False, 'short', 'full' or 'off', got 'loud'"),
+    ("profile_max_total_bytes", 0, "{} must be >= 1, got 0"),
+    ("profile_processes", [-2], "{}[] must be >= 0, got -2"),
+])
+def test_config_and_profiler_share_one_set_of_rules(tmp_path, field, value, message):
+    """The same invalid value gets the same message from both, naming the field or the keyword."""
+    kwarg = PROFILER_KWARGS[field]
+    with pytest.raises(ValueError) as by_config:
+        ProfilerConfig(**{field: value}).validate()
+    assert str(by_config.value) == message.format(field)
+    with pytest.raises(ValueError) as by_profiler:
+        jaxprof.Profiler(tmp_path, num_steps=1, **{kwarg: value})
+    assert str(by_profiler.value) == message.format(kwarg)
+    assert not any(tmp_path.iterdir())
 
 
 def test_argparse_flags_round_trip(tmp_path):

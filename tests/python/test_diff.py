@@ -183,14 +183,33 @@ def test_python_result_is_the_cli_json(runs):
     assert d.check(0.05, 0.2) == (False, cli["gate"]["explanation"])
 
 
+def test_every_python_limit_is_a_fraction_of_the_cli_percent(runs):
+    """min_change/min_share/max_slowdown/max_op_slowdown are fractions; the document (and the CLI's
+    flags) say the same limits in percent."""
+    d = jaxprof.diff(runs["base"], runs["slow"], min_change=0.1, min_share=0.02, max_slowdown=0.07,
+                     max_op_slowdown=0.3)
+    assert d.data["options"] == {"min_change_pct": 10, "min_share_pct": 2}
+    assert (d.gate["max_step_slowdown_pct"], d.gate["max_op_slowdown_pct"]) == (7, 30)
+    proc = run_jaxprof("diff", runs["base"], runs["slow"], "--json", "--min-change", "10", "--min-share", "2",
+                       "--fail-if-slower", "7", "--fail-if-op-slower", "30")
+    assert proc.returncode == 1, proc.stderr
+    assert d.data == json.loads(proc.stdout)
+    assert d.check(0.07, 0.3) == (False, d.gate["explanation"])
+    assert jaxprof.diff(runs["base"], runs["slow"]).data["options"] == {"min_change_pct": 5, "min_share_pct": 0.5}
+
+
 def test_arguments_and_errors(runs, tmp_path):
     d = jaxprof.diff(runs["base"], runs["base"])
     with pytest.raises(ValueError, match="max_slowdown"):
         d.check(max_slowdown=-0.1)
     with pytest.raises(ValueError, match="needs"):
         d.check()
-    with pytest.raises(ValueError, match="min_change_pct"):
-        jaxprof.diff(runs["base"], runs["base"], min_change_pct=float("nan"))
+    with pytest.raises(ValueError, match="min_change must be a fraction"):
+        jaxprof.diff(runs["base"], runs["base"], min_change=float("nan"))
+    with pytest.raises(ValueError, match="min_share must be a fraction"):
+        jaxprof.diff(runs["base"], runs["base"], min_share=-0.01)
+    with pytest.raises(TypeError, match="min_change_pct"):  # one unit: the percent names are gone
+        jaxprof.diff(runs["base"], runs["base"], min_change_pct=5.0)  # type: ignore[call-arg]
     with pytest.raises(FileNotFoundError):
         jaxprof.diff(runs["base"], tmp_path / "nothing here")
     (tmp_path / "bad.xplane.pb").write_bytes(b"\xff" * 64)
