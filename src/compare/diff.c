@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/intern.h"
 #include "base/vec.h"
 
 enum {

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "base/error.h"
+#include "base/map.h"
 #include "base/outfile.h"
 #include "base/vec.h"
 #include "export/pbwrite.h"

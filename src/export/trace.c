@@ -9,6 +9,7 @@
 
 #include "analyses/analyses.h"
 #include "base/error.h"
+#include "base/map.h"
 #include "base/outfile.h"
 #include "model/stream.h"
 #include "export/layout.h"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/map.h"
 #include "export/pbwrite.h"
 #include "export/trace.h"
 

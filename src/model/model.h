@@ -5,6 +5,9 @@
 
 #include <regex.h>
 
+#include "base/intern.h"
+#include "base/map.h"
+#include "base/sort.h"
 #include "base/vec.h"
 #include "jaxprof/jaxprof.h"
 

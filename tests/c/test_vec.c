@@ -1,4 +1,5 @@
-/* test_vec.c - growable arrays, interning, the three-word map and the stable key sort. */
+/* test_vec.c - the base containers: growable arrays (vec.c), interning (intern.c), the three-word
+ * map (map.c) and the stable key sort (sort.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/intern.h"
+#include "base/map.h"
+#include "base/sort.h"
 #include "base/vec.h"
 
 typedef struct item {
@@ -110,8 +114,59 @@ static void intern_and_map(void **state) {
     jp_arena_deinit(&arena);
 }
 
+/* Pushed elements come back zeroed and in order across the doublings; free leaves an empty vec. */
+static void vec_push_grows_and_zeroes(void **state) {
+    (void)state;
+    jp_vec v = {0};
+    for (uint64_t i = 0; i < 1000; i++) {
+        uint64_t *slot = jp_vec_push(&v, 3 * sizeof *slot);
+        assert_non_null(slot);
+        assert_int_equal(slot[0] | slot[1] | slot[2], 0);
+        slot[0] = i, slot[2] = ~i;
+    }
+    assert_int_equal(v.n, 1000);
+    assert_int_equal(v.cap, 1024); /* 16 doubled six times */
+    for (uint64_t i = 0; i < 1000; i++) {
+        assert_int_equal(((uint64_t *)v.data)[3 * i], i);
+        assert_int_equal(((uint64_t *)v.data)[3 * i + 2], ~i);
+    }
+    jp_vec_free(&v);
+    assert_null(jp_vec_push(&v, SIZE_MAX / 8)); /* 16 elements of this size overflow size_t */
+    assert_null(v.data);
+    assert_int_equal(v.n + v.cap, 0);
+}
+
+/* Look-ups that never add: absent strings and keys, then the value slot updated in place. */
+static void lookup_without_adding(void **state) {
+    (void)state;
+    jp_arena arena;
+    jp_arena_init(&arena, 0);
+    jp_intern t;
+    jp_intern_init(&t, &arena);
+    assert_null(jp_intern_lookup(&t, "a", 1)); /* empty table */
+    const char *a = jp_intern_str(&t, "abc", 3);
+    assert_ptr_equal(jp_intern_lookup(&t, "abcdef", 3), a);
+    assert_null(jp_intern_lookup(&t, "abd", 3));
+    assert_int_equal(t.n, 1);
+    jp_map m = {0};
+    assert_int_equal(jp_map_get(&m, 1, 2, 3), UINT32_MAX); /* empty map */
+    int found = 1;
+    uint32_t *v = jp_map_value(&m, 1, 2, 3, 10, &found);
+    assert_non_null(v);
+    assert_false(found);
+    *v = 11;
+    assert_int_equal(jp_map_get(&m, 1, 2, 3), 11);
+    assert_int_equal(jp_map_get(&m, 3, 2, 1), UINT32_MAX);
+    assert_int_equal(m.n, 1);
+    jp_map_deinit(&m);
+    jp_intern_deinit(&t);
+    jp_arena_deinit(&arena);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(vec_push_grows_and_zeroes),
+        cmocka_unit_test(lookup_without_adding),
         cmocka_unit_test(sort_by_key64_is_a_stable_sort),
         cmocka_unit_test(intern_and_map),
     };
