@@ -72,6 +72,8 @@ typedef struct jp_run {
     int64_t mtime_ns;  /* newest modification time among its xplane files */
     uint32_t n_files;  /* number of xplane files (hosts) */
     uint64_t bytes;    /* total size of its xplane files */
+    const char *const *hosts; /* n_files host names (each file's name without .xplane.pb[.gz]),
+                               * in the order of their file names: the order they load in */
 } jp_run;
 
 typedef struct jp_runs {
@@ -86,6 +88,9 @@ int jp_runs_find(jp_runs *out, const char *log_dir, jp_error *err);
 void jp_runs_deinit(jp_runs *runs);
 /* The newest run, or NULL when there is none. Borrowed from runs. */
 const jp_run *jp_runs_latest_view(const jp_runs *runs);
+/* Length of the host name in an xplane file's name ("<host>.xplane.pb" or "<host>.xplane.pb.gz"),
+ * or 0 when name is not one. The one place that knows these names. */
+size_t jp_xplane_host_len(const char *name);
 
 /* Unpacks one run for tools that cannot read gzip: every regular *.gz file directly inside run_dir
  * (xplane.pb.gz, *.trace.json.gz, perfetto_trace.json.gz) is decompressed into out_dir (created when

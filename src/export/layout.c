@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/analyses.h"
 #include "base/error.h"
 #include "export/layout.h"
 #include "model/stream.h"
+#include "profile/profile.h"
 
 /* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
 #define TIME_LIMIT_PS ((int64_t)1 << 61)

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyses/analyses.h"
 #include "base/error.h"
 #include "base/map.h"
 #include "base/outfile.h"
 #include "model/stream.h"
 #include "export/layout.h"
 #include "export/trace.h"
+#include "profile/profile.h"
 
 enum { SINK_BUFFER = 1 << 20 };
 

@@ -1,5 +1,6 @@
 /* runs.c - locating profile runs (directories of <host>.xplane.pb files) under a log directory. */
 #include "base/error.h"
+#include "find/runs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,13 +25,29 @@ typedef struct walk {
     jp_error *err;
 } walk;
 
-static int ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+/* The names jax.profiler gives a host's file; the one place that knows them. */
+static const char *const XPLANE_SUFFIXES[] = {".xplane.pb", ".xplane.pb.gz"};
+
+size_t jp_xplane_host_len(const char *name) {
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof XPLANE_SUFFIXES / sizeof XPLANE_SUFFIXES[0]; i++) {
+        size_t k = strlen(XPLANE_SUFFIXES[i]);
+        if (n > k && memcmp(name + n - k, XPLANE_SUFFIXES[i], k) == 0) return n - k;
+    }
+    return 0;
 }
 
-static int is_xplane_name(const char *name) {
-    return ends_with(name, ".xplane.pb") || ends_with(name, ".xplane.pb.gz");
+int jp_run_dir_each(const char *dir, jp_run_dir_fn each, void *ctx, jp_error *err) {
+    DIR *d = opendir(dir);
+    if (!d) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open directory", dir);
+    struct dirent *e;
+    int rc = JP_OK;
+    while (rc == JP_OK && (e = readdir(d))) {
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) rc = each(ctx, e->d_name, &st);
+    }
+    closedir(d);
+    return rc;
 }
 
 static int64_t mtime_ns(const struct stat *st) {
@@ -50,13 +67,52 @@ static int push_run(walk *w, const jp_run *run) {
     return JP_OK;
 }
 
-static int record_run(walk *w, size_t path_len, const jp_run *stats) {
+static int by_name(const void *pa, const void *pb) {
+    return strcmp(*(char *const *)pa, *(char *const *)pb);
+}
+
+/* The xplane file names of one directory while it is visited: arena copies, cut to their host
+ * names once sorted. */
+typedef struct name_list {
+    char **items; /* heap array of arena strings */
+    size_t count, cap;
+} name_list;
+
+static int add_name(walk *w, name_list *l, const char *name) {
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        char **items = realloc(l->items, cap * sizeof *items);
+        if (!items) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+        l->items = items, l->cap = cap;
+    }
+    char *copy = jp_arena_strndup(w->arena, name, strlen(name));
+    if (!copy) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+    l->items[l->count++] = copy;
+    return JP_OK;
+}
+
+/* The run's hosts: its file names in file-name order (the order the run's files load in), each
+ * cut to its host name in place. */
+static int set_hosts(walk *w, jp_run *run, name_list *files) {
+    qsort(files->items, files->count, sizeof *files->items, by_name);
+    const char **hosts = jp_arena_alloc(w->arena, files->count * sizeof *hosts);
+    if (!hosts) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+    for (size_t i = 0; i < files->count; i++) {
+        files->items[i][jp_xplane_host_len(files->items[i])] = '\0';
+        hosts[i] = files->items[i];
+    }
+    run->hosts = hosts;
+    return JP_OK;
+}
+
+static int record_run(walk *w, size_t path_len, const jp_run *stats, name_list *files) {
     jp_run run = *stats;
     run.path = jp_arena_strndup(w->arena, w->path, path_len);
     if (!run.path) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
     const char *slash = strrchr(run.path, '/');
     run.name = slash && slash[1] ? slash + 1 : run.path;
-    return push_run(w, &run);
+    int rc = set_hosts(w, &run, files);
+    return rc ? rc : push_run(w, &run);
 }
 
 /* Visits w->path (length path_len): records it if it holds xplane files, then descends into its
@@ -69,13 +125,15 @@ static int visit(walk *w, size_t path_len, int depth) {
                             "%s: cannot open directory: %s", w->path, strerror(errno));
     }
     jp_run here = {0};
+    name_list files = {0};
     int rc = JP_OK;
     struct dirent *de;
     while (rc == JP_OK && (de = readdir(dir)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
         struct stat st;
         if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (S_ISREG(st.st_mode) && is_xplane_name(de->d_name)) {
+        if (S_ISREG(st.st_mode) && jp_xplane_host_len(de->d_name)) {
+            rc = add_name(w, &files, de->d_name);
             here.n_files++;
             here.bytes += (uint64_t)st.st_size;
             if (mtime_ns(&st) > here.mtime_ns) here.mtime_ns = mtime_ns(&st);
@@ -92,7 +150,8 @@ static int visit(walk *w, size_t path_len, int depth) {
         }
     }
     closedir(dir);
-    if (rc == JP_OK && here.n_files > 0) rc = record_run(w, path_len, &here);
+    if (rc == JP_OK && here.n_files > 0) rc = record_run(w, path_len, &here, &files);
+    free(files.items);
     return rc;
 }
 

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/analyses.h"
 #include "base/error.h"
 #include "model/stream.h"
 #include "export/layout.h"
 #include "serve/timeline_int.h"
+#include "profile/profile.h"
 
 /* Scratch while the index is built. */
 typedef struct builder {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "analyses/analyses.h" /* jp_profile_from_xspaces: several hosts from memory */
+#include "profile/profile.h" /* jp_profile_from_xspaces: several hosts from memory */
 #include "jaxprof/jaxprof.h"
 #include "pbwrite.h"
 

@@ -1,9 +1,6 @@
-/* profile.c - jp_profile_load: resolves a path to one host file or a run's files, decodes each
- * XSpace, builds the model and runs every analysis in order. */
-#include <dirent.h>
+/* profile.c - jp_profile_load: decodes the XSpaces of a profile's files (files.c), builds the
+ * model and runs every analysis in order, then narrows to a step window when asked. */
 #include <stddef.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,123 +8,35 @@
 
 #include "analyses/analyses.h"
 #include "base/error.h"
+#include "profile/profile.h"
 
 struct jp_profile {
     jp_arena arena;       /* the analysis and every string it points to */
     jp_analysis analysis;
 };
 
-void *jp_analysis_copy(jp_arena *a, const jp_vec *v, size_t elem) {
-    void *p = jp_arena_alloc(a, (v->n ? v->n : 1) * elem);
-    if (p && v->n) memcpy(p, v->data, v->n * elem);
-    return p;
-}
-
-const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = n >= 0 ? jp_arena_alloc(a, (size_t)n + 1) : NULL;
-    if (!s) return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static const char *xplane_suffix(const char *name) {
-    static const char *const suffixes[] = {".xplane.pb", ".xplane.pb.gz"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < 2; i++) {
-        size_t k = strlen(suffixes[i]);
-        if (n > k && strcmp(name + n - k, suffixes[i]) == 0) return name + n - k;
-    }
-    return NULL;
-}
-
-static int cmp_path(const void *a, const void *b) {
-    return strcmp(((const jp_profile_file *)a)->path, ((const jp_profile_file *)b)->path);
-}
-
-/* Appends a file; id NULL: named by the caller, opened as named (symbolic links followed). */
-static int add_file(jp_vec *files, const char *dir, const char *name, const struct stat *id, jp_error *err) {
-    jp_profile_file *f = jp_vec_push(files, sizeof *f);
-    size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
-    if (!f || !(f->path = malloc(len))) {
-        if (f) files->n--;
-        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    }
-    if (dir) snprintf(f->path, len, "%s/%s", dir, name);
-    else memcpy(f->path, name, len);
-    f->listed = id != NULL;
-    f->id = id ? (jp_file_id){(uint64_t)id->st_dev, (uint64_t)id->st_ino} : (jp_file_id){0, 0};
-    return JP_OK;
-}
-
-void jp_profile_files_free(jp_vec *files) {
-    for (size_t i = 0; i < files->n; i++) free(JP_VEC_AT(files, jp_profile_file, i).path);
-    jp_vec_free(files);
-}
-
-int jp_profile_file_open(const jp_profile_file *f, int lazy, jp_xspace **out, jp_error *err) {
-    if (f->listed) return jp_xspace_open_listed(out, f->path, &f->id, lazy, err);
-    return lazy ? jp_xspace_open_lazy(out, f->path, err) : jp_xspace_open(out, f->path, err);
-}
-
-/* The xplane files directly inside dir, sorted by name (one per host). Only regular files, as
- * jp_runs_find counts them: a symlink could pull in a profile from outside the log directory. */
-static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
-    DIR *d = opendir(dir);
-    if (!d) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open directory", dir);
-    struct dirent *e;
-    int rc = JP_OK;
-    while (rc == JP_OK && (e = readdir(d))) {
-        struct stat st;
-        if (!xplane_suffix(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(st.st_mode))
-            continue;
-        rc = add_file(files, dir, e->d_name, &st, err);
-    }
-    closedir(d);
-    if (files->n > 1) qsort(files->data, files->n, sizeof(jp_profile_file), cmp_path);
-    return rc;
-}
-
-/* PATH is a file, a run directory, or a log directory whose newest run is meant. */
-int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
-    struct stat st;
-    if (stat(path, &st) != 0) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path);
-    if (!S_ISDIR(st.st_mode)) return add_file(files, NULL, path, NULL, err);
-    int rc = list_run_files(path, files, err);
-    if (rc || files->n) return rc;
-    jp_runs runs;
-    rc = jp_runs_find(&runs, path, err);
-    const jp_run *latest = rc == JP_OK ? jp_runs_latest_view(&runs) : NULL;
-    if (rc == JP_OK && !latest) rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no *.xplane.pb profile found", path);
-    if (latest) rc = list_run_files(latest->path, files, err);
-    jp_runs_deinit(&runs);
-    return rc;
-}
-
-const char *jp_profile_host_of(jp_arena *a, const char *file) {
-    const char *base = strrchr(file, '/');
-    base = base ? base + 1 : file;
-    const char *suffix = xplane_suffix(base);
-    return jp_arena_strndup(a, base, suffix ? (size_t)(suffix - base) : strlen(base));
-}
-
 typedef int (*analysis_fn)(const jp_model *, jp_arena *, jp_analysis *);
+
+/* An analysis that failed: its own status (not always "out of memory"), named by the analysis. */
+static int analysis_failed(const char *name, int rc, jp_error *err) {
+    return jp_error_set(err, rc, 0, "%s analysis: %s", name, jp_status_str(rc));
+}
 
 /* Every analysis after the hosts', in order; steps_fn finds the steps (or keeps the ones given). */
 static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, analysis_fn steps_fn, jp_error *err) {
-    const analysis_fn fns[] = {
-        jp_ops_analyze, jp_lines_analyze, steps_fn, jp_roofline_analyze, jp_scopes_analyze, jp_compiles_analyze, jp_transfers_analyze,
-        jp_kernels_analyze, jp_memory_analyze, jp_findings_analyze,
+    const struct {
+        analysis_fn fn;
+        const char *name; /* for its error */
+    } steps[] = {
+        {jp_ops_analyze, "ops"}, {jp_lines_analyze, "lines"}, {steps_fn, "steps"}, {jp_roofline_analyze, "roofline"},
+        {jp_scopes_analyze, "scopes"}, {jp_compiles_analyze, "compiles"}, {jp_transfers_analyze, "transfers"},
+        {jp_kernels_analyze, "kernels"}, {jp_memory_analyze, "memory"}, {jp_findings_analyze, "findings"},
     };
     a->span_ps = m->last_ps - m->first_ps;
-    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-        if (fns[i](m, arena, a) != JP_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        int rc = steps[i].fn(m, arena, a);
+        if (rc != JP_OK) return analysis_failed(steps[i].name, rc, err);
+    }
     a->platform = JP_PLATFORM_CPU;
     for (size_t i = 0; i < a->n_devices; i++)
         if (a->devices[i].platform != JP_PLATFORM_CPU) a->platform = a->devices[i].platform;
@@ -292,9 +201,9 @@ static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_er
     for (size_t h = 0; h < m->hosts.n; h++) a->hosts[h] = JP_VEC_AT(&m->hosts, jp_model_host, h).name;
     a->n_hosts = m->hosts.n;
     a->n_events = m->n_events;
-    if (jp_hosts_analyze(m, &p->arena, a) != JP_OK) /* aligns the hosts' clocks: before the rest */
-        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory analysing");
-    int rc = run_analyses(m, &p->arena, a, jp_steps_analyze, err);
+    int rc = jp_hosts_analyze(m, &p->arena, a); /* aligns the hosts' clocks: before the rest */
+    if (rc != JP_OK) return analysis_failed("hosts", rc, err);
+    rc = run_analyses(m, &p->arena, a, jp_steps_analyze, err);
     return rc == JP_OK && opt && opt->has_steps ? analyze_window(p, m, opt, err) : rc;
 }
 
@@ -367,48 +276,6 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
     return rc ? rc : jp_model_finish(m, err);
 }
 
-/* One step of FNV-1a over the 8 bytes of v. */
-static uint64_t stamp_mix(uint64_t h, uint64_t v) {
-    for (int i = 0; i < 8; i++, v >>= 8) h = (h ^ (v & 0xff)) * 0x100000001b3ull;
-    return h;
-}
-
-int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err) {
-    jp_error_clear(err);
-    jp_vec files = {0};
-    int rc = jp_profile_files(path, &files, err);
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
-        const jp_profile_file *f = &JP_VEC_AT(&files, jp_profile_file, i);
-        struct stat st;
-        if ((f->listed ? lstat(f->path, &st) : stat(f->path, &st)) != 0) continue; /* gone: the stamp changes */
-        const uint64_t parts[] = {i, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-                                  (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
-                                  (uint64_t)st.st_ctim.tv_sec, (uint64_t)st.st_ctim.tv_nsec};
-        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = stamp_mix(h, parts[k]);
-    }
-    *out = stamp_mix(h, files.n);
-    jp_profile_files_free(&files);
-    return rc;
-}
-
-int jp_profile_output_check(const char *path, const char *out_path, jp_error *err) {
-    jp_error_clear(err);
-    struct stat out, in;
-    if (stat(out_path, &out) != 0) return JP_OK; /* nothing there yet: nothing to destroy */
-    jp_vec files = {0};
-    int rc = jp_profile_files(path, &files, err);
-    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
-        const char *file = JP_VEC_AT(&files, jp_profile_file, i).path;
-        if (stat(file, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-            rc = jp_error_set(err, JP_ERR_ARG, 0, "%s: the output would overwrite the input %s; write elsewhere",
-                              out_path, file);
-    }
-    if (rc == JP_ERR_NOT_FOUND) rc = JP_OK, jp_error_clear(err); /* no input: the load will say so */
-    jp_profile_files_free(&files);
-    return rc;
-}
-
 /* What was read: the file given, or the run directory whose files were (a log directory given
  * means its newest run, and the outputs say which one that was). */
 static const char *analysed_path(jp_arena *a, const char *path, const jp_vec *files) {
@@ -429,10 +296,9 @@ int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *o
     jp_model_init(&m, &p->arena);
     int rc = jp_profile_files(path, &files, err);
     if (rc == JP_OK) rc = add_hosts(p, &m, &files, opt, err);
-    if (rc == JP_OK) {
-        rc = analyze(&m, p, opt, err);
-        p->analysis.path = analysed_path(&p->arena, path, &files);
-    }
+    if (rc == JP_OK) rc = analyze(&m, p, opt, err);
+    if (rc == JP_OK && !(p->analysis.path = analysed_path(&p->arena, path, &files)))
+        rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     jp_profile_files_free(&files);
     jp_model_deinit(&m);
     if (rc) {
@@ -475,7 +341,8 @@ int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *
     if (rc == JP_OK) rc = check_device(&m, opt, &devices, err);
     if (rc == JP_OK) rc = jp_model_finish(&m, err);
     if (rc == JP_OK) rc = analyze(&m, p, opt, err);
-    if (rc == JP_OK) p->analysis.path = jp_arena_strndup(&p->arena, path, strlen(path));
+    if (rc == JP_OK && !(p->analysis.path = jp_arena_strndup(&p->arena, path, strlen(path))))
+        rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     jp_model_deinit(&m);
     if (rc) {
         jp_profile_free(p);

@@ -1,0 +1,26 @@
+/* analysis.c - helpers every analysis shares: copying model vectors and formatting text into the
+ * analysis' arena. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+
+void *jp_analysis_copy(jp_arena *a, const jp_vec *v, size_t elem) {
+    void *p = jp_arena_alloc(a, (v->n ? v->n : 1) * elem);
+    if (p && v->n) memcpy(p, v->data, v->n * elem);
+    return p;
+}
+
+const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = n >= 0 ? jp_arena_alloc(a, (size_t)n + 1) : NULL;
+    if (!s) return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}

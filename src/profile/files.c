@@ -1,0 +1,125 @@
+/* files.c - which host files a profile path names (a file, a run directory, a log directory's
+ * newest run), opening them, and the stamp and output checks built on that list. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "find/runs.h"
+#include "profile/profile.h"
+
+static int cmp_path(const void *a, const void *b) {
+    return strcmp(((const jp_profile_file *)a)->path, ((const jp_profile_file *)b)->path);
+}
+
+/* Appends a file; id NULL: named by the caller, opened as named (symbolic links followed). */
+static int add_file(jp_vec *files, const char *dir, const char *name, const struct stat *id, jp_error *err) {
+    jp_profile_file *f = jp_vec_push(files, sizeof *f);
+    size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+    if (!f || !(f->path = malloc(len))) {
+        if (f) files->n--;
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    }
+    if (dir) snprintf(f->path, len, "%s/%s", dir, name);
+    else memcpy(f->path, name, len);
+    f->listed = id != NULL;
+    f->id = id ? (jp_file_id){(uint64_t)id->st_dev, (uint64_t)id->st_ino} : (jp_file_id){0, 0};
+    return JP_OK;
+}
+
+void jp_profile_files_free(jp_vec *files) {
+    for (size_t i = 0; i < files->n; i++) free(JP_VEC_AT(files, jp_profile_file, i).path);
+    jp_vec_free(files);
+}
+
+int jp_profile_file_open(const jp_profile_file *f, int lazy, jp_xspace **out, jp_error *err) {
+    if (f->listed) return jp_xspace_open_listed(out, f->path, &f->id, lazy, err);
+    return lazy ? jp_xspace_open_lazy(out, f->path, err) : jp_xspace_open(out, f->path, err);
+}
+
+/* A run directory being listed into files. */
+typedef struct run_listing {
+    const char *dir; /* the run directory */
+    jp_vec *files;   /* jp_profile_file */
+    jp_error *err;
+} run_listing;
+
+static int add_listed(void *ctx, const char *name, const struct stat *st) {
+    run_listing *l = ctx;
+    return jp_xplane_host_len(name) ? add_file(l->files, l->dir, name, st, l->err) : JP_OK;
+}
+
+/* The xplane files directly inside dir, sorted by name (one per host), as jp_runs_find counts
+ * them. */
+static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
+    run_listing l = {dir, files, err};
+    int rc = jp_run_dir_each(dir, add_listed, &l, err);
+    if (files->n > 1) qsort(files->data, files->n, sizeof(jp_profile_file), cmp_path);
+    return rc;
+}
+
+/* PATH is a file, a run directory, or a log directory whose newest run is meant. */
+int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
+    struct stat st;
+    if (stat(path, &st) != 0) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path);
+    if (!S_ISDIR(st.st_mode)) return add_file(files, NULL, path, NULL, err);
+    int rc = list_run_files(path, files, err);
+    if (rc || files->n) return rc;
+    jp_runs runs;
+    rc = jp_runs_find(&runs, path, err);
+    const jp_run *latest = rc == JP_OK ? jp_runs_latest_view(&runs) : NULL;
+    if (rc == JP_OK && !latest) rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no *.xplane.pb profile found", path);
+    if (latest) rc = list_run_files(latest->path, files, err);
+    jp_runs_deinit(&runs);
+    return rc;
+}
+
+const char *jp_profile_host_of(jp_arena *a, const char *file) {
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    size_t n = jp_xplane_host_len(base);
+    return jp_arena_strndup(a, base, n ? n : strlen(base));
+}
+
+/* One step of FNV-1a over the 8 bytes of v. */
+static uint64_t stamp_mix(uint64_t h, uint64_t v) {
+    for (int i = 0; i < 8; i++, v >>= 8) h = (h ^ (v & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err) {
+    jp_error_clear(err);
+    jp_vec files = {0};
+    int rc = jp_profile_files(path, &files, err);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
+        const jp_profile_file *f = &JP_VEC_AT(&files, jp_profile_file, i);
+        struct stat st;
+        if ((f->listed ? lstat(f->path, &st) : stat(f->path, &st)) != 0) continue; /* gone: the stamp changes */
+        const uint64_t parts[] = {i, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                                  (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
+                                  (uint64_t)st.st_ctim.tv_sec, (uint64_t)st.st_ctim.tv_nsec};
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = stamp_mix(h, parts[k]);
+    }
+    *out = stamp_mix(h, files.n);
+    jp_profile_files_free(&files);
+    return rc;
+}
+
+int jp_profile_output_check(const char *path, const char *out_path, jp_error *err) {
+    jp_error_clear(err);
+    struct stat out, in;
+    if (stat(out_path, &out) != 0) return JP_OK; /* nothing there yet: nothing to destroy */
+    jp_vec files = {0};
+    int rc = jp_profile_files(path, &files, err);
+    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
+        const char *file = JP_VEC_AT(&files, jp_profile_file, i).path;
+        if (stat(file, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            rc = jp_error_set(err, JP_ERR_ARG, 0, "%s: the output would overwrite the input %s; write elsewhere",
+                              out_path, file);
+    }
+    if (rc == JP_ERR_NOT_FOUND) rc = JP_OK, jp_error_clear(err); /* no input: the load will say so */
+    jp_profile_files_free(&files);
+    return rc;
+}

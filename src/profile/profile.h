@@ -1,0 +1,33 @@
+/* profile.h - the loading pipeline's internal entry points: the host files a profile path names,
+ * opening them, and analysing XSpaces already open (internal; jp_profile_load is public). Outputs
+ * that read a profile's files themselves (export, the timeline) include this, not the analyses or
+ * the model. */
+#ifndef JP_PROFILE_PROFILE_H
+#define JP_PROFILE_PROFILE_H
+
+#include "base/vec.h"
+#include "decode/xspace.h"
+
+/* One host file a profile path names. */
+typedef struct jp_profile_file {
+    char *path;    /* heap */
+    int listed;    /* found by listing a directory (not named by the caller): id is what was seen */
+    jp_file_id id; /* device and inode the listing saw (listed files only) */
+} jp_profile_file;
+
+/* The host files a profile path names (a file, a run directory, or a log directory's newest run),
+ * sorted by name, as jp_profile_file; jp_profile_files_free releases them. */
+int jp_profile_files(const char *path, jp_vec *files, jp_error *err);
+void jp_profile_files_free(jp_vec *files);
+/* Opens one of them (lazy: as jp_xspace_open_lazy); a listed file must still be what the listing
+ * saw (jp_xspace_open_listed). */
+int jp_profile_file_open(const jp_profile_file *f, int lazy, jp_xspace **out, jp_error *err);
+/* Host name of an xplane file (base name without .xplane.pb[.gz]), copied into a; NULL when out of
+ * memory. */
+const char *jp_profile_host_of(jp_arena *a, const char *file);
+/* Analyses XSpaces the caller already opened, xs[i] read from files[i] (one per host; the file
+ * names the host and prefixes errors). The XSpaces stay open. */
+int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *const *files, size_t n,
+                            const char *path, const jp_load_options *opt, jp_error *err);
+
+#endif
