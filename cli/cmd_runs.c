@@ -190,33 +190,9 @@ static void print_text(const char *dir, const run_info *infos, size_t n) {
 
 /* ---- JSON ------------------------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes are not valid UTF-8. */
-static size_t utf8_len(const unsigned char *p) {
-    if (p[0] < 0x80) return 1;
-    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80) return 0;
-    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) return 0; /* overlong, surrogate */
-    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
-    return n;
-}
-
-/* A JSON string: quotes, backslashes and control characters escaped; bytes that are not UTF-8
- * (file names may hold any) become U+FFFD so the document stays valid. */
-static void json_str(const char *s) {
-    fputc('"', stdout);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = utf8_len(p);
-        if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p == '\n') fputs("\\n", stdout);
-        else if (*p == '\t') fputs("\\t", stdout);
-        else if (*p < 0x20 || *p == 0x7f) printf("\\u%04x", *p);
-        else if (n == 0) fputs("\\ufffd", stdout);
-        else fwrite(p, 1, n, stdout);
-        p += n ? n : 1;
-    }
-    fputc('"', stdout);
-}
+/* A JSON string by the library's one encoder (bytes that are not UTF-8, as file names may hold,
+ * become U+FFFD). */
+static void json_str(const char *s) { jp_json_fput_str(stdout, s, strlen(s)); }
 
 static void json_run(const run_info *info) {
     fputs("{\"name\":", stdout);

@@ -291,6 +291,9 @@ static inline int jp_str_eq(jp_str s, const char *lit) {
 #define JP_JSON_SCHEMA_VERSION 1
 
 typedef enum jp_platform { JP_PLATFORM_CPU = 0, JP_PLATFORM_GPU, JP_PLATFORM_TPU } jp_platform;
+/* The platform's one spelling in every output (text, CSV, JSON, HTML, the viewer): "cpu", "gpu" or
+ * "tpu", as JAX's Device.platform writes it; "?" for a value outside jp_platform. Thread-safe. */
+const char *jp_platform_name(int platform);
 
 enum { JP_THREADED_MIN_EVENTS = 500000 }; /* below, a second thread costs more than it saves */
 
@@ -671,6 +674,13 @@ typedef struct jp_view {
     const char *columns; /* "name,self_ms,scope": the columns shown, in that order, by key or stem
                           * (text, CSV and JSON); NULL = the table's own (text shows a subset) */
 } jp_view;
+
+/* Writes len bytes of s to out as one quoted JSON string, by the rules every jaxprof JSON output
+ * follows: `"` and `\` escaped; control characters (U+0000-U+001F, U+007F) escaped as \b \f \n \r \t
+ * or \u00xx; well-formed UTF-8 copied; every other byte (invalid UTF-8: overlong forms, surrogates,
+ * past U+10FFFF, cut short) written as \ufffd. The result is always valid JSON and UTF-8. s may be
+ * NULL when len is 0. Thread-safe for distinct outputs. */
+void jp_json_fput_str(FILE *out, const char *s, size_t len);
 
 /* Writes one section in one format to out. Fails with JP_ERR_ARG for an unknown sort key or a bad
  * regex, JP_ERR_IO when writing fails. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/json.h"
 #include "export/trace.h"
 
 typedef struct chrome {
@@ -13,26 +14,10 @@ typedef struct chrome {
     int any;           /* 1 once an element of traceEvents was written (comma before the next) */
 } chrome;
 
-static void put_json_str(jp_trace_sink *s, const char *p, size_t len) {
-    static const char hex[] = "0123456789abcdef";
-    jp_trace_put(s, "\"", 1);
-    size_t run = 0; /* bytes that need no escaping, copied in one go */
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        jp_trace_put(s, p + run, i - run);
-        run = i + 1;
-        char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
-        size_t n = 2;
-        if (c == '\n') esc[1] = 'n';
-        else if (c == '\t') esc[1] = 't';
-        else if (c == '\r') esc[1] = 'r';
-        else if (c < 0x20) esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15], n = 6;
-        jp_trace_put(s, esc, n);
-    }
-    jp_trace_put(s, p + run, len - run);
-    jp_trace_put(s, "\"", 1);
-}
+/* The sink as jp_json_put_str's callback: escaped strings go straight into its buffer. */
+static void sink_put(void *ctx, const char *p, size_t n) { jp_trace_put(ctx, p, n); }
+
+static void put_json_str(jp_trace_sink *s, const char *p, size_t len) { jp_json_put_str(sink_put, s, p, len); }
 
 static void putf(jp_trace_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(jp_trace_sink *s, const char *fmt, ...) {

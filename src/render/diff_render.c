@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "render/diff_render.h"
 #include "render/table.h"
 
@@ -303,15 +304,15 @@ static void json_gate(const jp_diff *d, const jp_diff_gate *gate, FILE *out) {
     json_limit("max_step_slowdown_pct", gate->max_step_slowdown_pct, out);
     json_limit("max_op_slowdown_pct", gate->max_op_slowdown_pct, out);
     fprintf(out, "\"tripped\":%s,\"explanation\":", tripped ? "true" : "false");
-    jp_json_str(out, why);
+    jp_json_fput_cstr(out, why);
     fputc('}', out);
 }
 
 static int render_json(const jp_diff *d, const jp_diff_gate *gate, const picker *pk, FILE *out, jp_error *err) {
     fprintf(out, "{\"schema_version\":%d,\"kind\":\"diff\",\"base\":{\"path\":", JP_JSON_SCHEMA_VERSION);
-    jp_json_str(out, d->base_path);
+    jp_json_fput_cstr(out, d->base_path);
     fputs("},\"new\":{\"path\":", out);
-    jp_json_str(out, d->new_path);
+    jp_json_fput_cstr(out, d->new_path);
     fputc('}', out);
     json_steps(&d->steps, out);
     part_row parts[JP_PART_COUNT];

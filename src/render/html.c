@@ -59,8 +59,6 @@ static void put_time(FILE *out, double ps) {
 
 static double pct(int64_t part, int64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
 
-static const char *platform_name(int p) { return p == JP_PLATFORM_GPU ? "GPU" : p == JP_PLATFORM_TPU ? "TPU" : "CPU"; }
-
 static const char *rating_class(int rating) {
     return rating == JP_RATING_GOOD ? "good" : rating == JP_RATING_WARNING ? "warning" : rating == JP_RATING_BAD ? "bad" : "";
 }
@@ -103,7 +101,7 @@ static void write_overview(const jp_analysis *a, FILE *out) {
         if (i) fputs(", ", out);
         esc(out, a->hosts[i]);
     }
-    fprintf(out, "</td></tr>\n<tr><th>platform</th><td>%s</td></tr>\n<tr><th>span</th>", platform_name(a->platform));
+    fprintf(out, "</td></tr>\n<tr><th>platform</th><td>%s</td></tr>\n<tr><th>span</th>", jp_platform_name(a->platform));
     td_time(out, (double)a->span_ps);
     fputs("</tr>\n<tr><th>device busy</th>", out);
     td_time(out, (double)a->op_busy_ps);
@@ -115,7 +113,7 @@ static void write_overview(const jp_analysis *a, FILE *out) {
         fputs("<tr>", out);
         td_text(out, d->name);
         td_text(out, d->host);
-        td_text(out, platform_name(d->platform));
+        td_text(out, jp_platform_name(d->platform));
         td_time(out, (double)d->busy_ps);
         fprintf(out, "<td class=\"n\">%llu</td></tr>\n", (unsigned long long)d->n_ops);
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "render/table.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
@@ -19,6 +20,14 @@ int jp_section_from_name(const char *name) {
 
 const char *jp_section_name(int section) {
     return section >= 0 && section < JP_SECTION_COUNT ? SECTIONS[section] : "?";
+}
+
+/* One spelling for every output, JAX's own (jax.devices()[0].platform); JSON consumers compare it. */
+static const char *const PLATFORMS[] = {[JP_PLATFORM_CPU] = "cpu", [JP_PLATFORM_GPU] = "gpu", [JP_PLATFORM_TPU] = "tpu"};
+_Static_assert(sizeof PLATFORMS / sizeof PLATFORMS[0] == JP_PLATFORM_TPU + 1, "a name per jp_platform");
+
+const char *jp_platform_name(int platform) {
+    return platform >= 0 && (size_t)platform < sizeof PLATFORMS / sizeof PLATFORMS[0] ? PLATFORMS[platform] : "?";
 }
 
 static void set_str(cell *c, const char *s) { c->type = CELL_STR, c->s = s ? s : ""; }
@@ -299,12 +308,11 @@ static const column DEVICE_COLS[] = {
 
 static void device_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
     const jp_device *d = row;
-    static const char *const platforms[] = {"CPU", "GPU", "TPU"};
     (void)a;
     switch (col) {
     case 0: set_str(c, d->name); break;
     case 1: set_str(c, d->host); break;
-    case 2: set_str(c, platforms[d->platform]); break;
+    case 2: set_str(c, jp_platform_name(d->platform)); break;
     case 3: set_time(c, d->busy_ps); break;
     case 4: set_int(c, (int64_t)d->n_ops); break;
     case 5: set_time(c, d->first_ps); break;
@@ -449,8 +457,6 @@ static table device_table(const jp_analysis *a) {
 
 /* ---- JSON documents ----------------------------------------------------------------------------- */
 
-static const char *platform_name(int p) { return p == JP_PLATFORM_GPU ? "gpu" : p == JP_PLATFORM_TPU ? "tpu" : "cpu"; }
-
 static int json_table(const jp_analysis *a, table *t, const jp_view *v, FILE *out, jp_error *err) {
     size_t *order, n;
     int rc = jp_table_select(a, t, v, &order, &n, err);
@@ -464,7 +470,7 @@ static int json_table(const jp_analysis *a, table *t, const jp_view *v, FILE *ou
 static void json_step_summary(const jp_analysis *a, FILE *out) {
     const jp_step_summary *s = &a->step_summary;
     fprintf(out, ",\"step_summary\":{\"method\":");
-    jp_json_str(out, s->method);
+    jp_json_fput_cstr(out, s->method);
     fprintf(out, ",\"flops_per_step\":%.12g,\"mfu_pct\":", a->step_flops);
     if (a->mfu_pct >= 0) fprintf(out, "%.6g", a->mfu_pct);
     else fputs("null", out);
@@ -480,11 +486,11 @@ static void json_step_summary(const jp_analysis *a, FILE *out) {
 static void json_header(const jp_analysis *a, int section, FILE *out) {
     fprintf(out, "{\"schema_version\":%d,\"jaxprof_version\":\"%s\",\"section\":\"%s\",\"path\":",
             JP_JSON_SCHEMA_VERSION, JP_VERSION, jp_section_name(section));
-    jp_json_str(out, a->path);
-    fprintf(out, ",\"platform\":\"%s\",\"hosts\":[", platform_name(a->platform));
+    jp_json_fput_cstr(out, a->path);
+    fprintf(out, ",\"platform\":\"%s\",\"hosts\":[", jp_platform_name(a->platform));
     for (size_t i = 0; i < a->n_hosts; i++) {
         if (i) fputc(',', out);
-        jp_json_str(out, a->hosts[i]);
+        jp_json_fput_cstr(out, a->hosts[i]);
     }
     fprintf(out, "],\"events\":%llu,\"span_ms\":%.6f,\"device_busy_ms\":%.6f,\"device_idle_pct\":%.4f",
             (unsigned long long)a->n_events, (double)a->span_ps / 1e9, (double)a->op_busy_ps / 1e9,
@@ -496,7 +502,7 @@ static void json_memory_samples(const jp_analysis *a, FILE *out) {
     for (size_t i = 0; i < a->n_memory; i++) {
         const jp_memory_stat *m = &a->memory[i];
         if (i) fputc(',', out);
-        jp_json_str(out, m->allocator);
+        jp_json_fput_cstr(out, m->allocator);
         fputs(":[", out);
         for (size_t k = 0; k < m->n_samples; k++)
             fprintf(out, "%s[%.6f,%lld]", k ? "," : "", (double)m->samples[k].t_ps / 1e9,
@@ -509,7 +515,7 @@ static void json_memory_samples(const jp_analysis *a, FILE *out) {
 /* ,"clock_method", "host_stats", "host_steps", "stragglers", "host_ops": empty for one host. */
 static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
     fputs(",\"clock_method\":", out);
-    jp_json_str(out, a->clock_method ? a->clock_method : "");
+    jp_json_fput_cstr(out, a->clock_method); /* NULL: "" */
     table hosts = section_table(a, JP_SECTION_HOSTS);
     host_step_row *rows;
     size_t n;
@@ -523,7 +529,7 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
     for (size_t i = 0; i < a->n_stragglers; i++) {
         const jp_straggler *g = &a->stragglers[i];
         fprintf(out, "%s{\"step\":%lld,\"host\":", i ? "," : "", (long long)g->step_num);
-        jp_json_str(out, a->host_stats[g->host].name);
+        jp_json_fput_cstr(out, a->host_stats[g->host].name);
         fprintf(out, ",\"behind_ms\":%.6f,\"step_ms\":%.6f}", (double)g->behind_ps / 1e9, (double)g->step_ps / 1e9);
     }
     fputs("],\"host_ops\":{", out);
@@ -534,7 +540,7 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
         size_t *order;
         if ((rc = jp_table_select(&alone, &ops, v, &order, &n, err))) break;
         if (h) fputc(',', out);
-        jp_json_str(out, hs->name);
+        jp_json_fput_cstr(out, hs->name);
         fputc(':', out);
         jp_table_json_rows(&alone, &ops, order, n, out);
         free(order);
@@ -629,7 +635,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     jp_view top = {v && v->top ? v->top : 10, v ? v->sort : NULL, v ? v->filter : NULL, width, v ? v->columns : NULL};
     char b[6][32];
     fprintf(out, "jaxprof report: %s\n", a->path);
-    fprintf(out, "platform %s, %zu host(s), %zu device(s), %llu events, ", platform_name(a->platform), a->n_hosts,
+    fprintf(out, "platform %s, %zu host(s), %zu device(s), %llu events, ", jp_platform_name(a->platform), a->n_hosts,
             a->n_devices, (unsigned long long)a->n_events);
     jp_format_time(b[0], sizeof b[0], (double)a->span_ps);
     jp_format_time(b[1], sizeof b[1], (double)a->op_busy_ps);

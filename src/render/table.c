@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "render/table.h"
 
 void jp_format_time(char *buf, size_t len, double ps) {
@@ -14,18 +15,6 @@ void jp_format_time(char *buf, size_t len, double ps) {
     else if (a >= 1e6) snprintf(buf, len, "%.1f us", ps / 1e6);
     else if (a > 0) snprintf(buf, len, "%.0f ns", ps / 1e3);
     else snprintf(buf, len, "0");
-}
-
-void jp_json_str(FILE *out, const char *s) {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", out);
-        else if (*p == '\t') fputs("\\t", out);
-        else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
 }
 
 /* ---- selection ------------------------------------------------------------------------------ */
@@ -300,9 +289,9 @@ static void frames_raw(FILE *out, const cell *v, int json) {
             continue;
         }
         fputs(i ? ",{\"file\":" : "[{\"file\":", out);
-        jp_json_str(out, f->file);
+        jp_json_fput_cstr(out, f->file);
         fprintf(out, ",\"line\":%u,\"function\":", f->line);
-        jp_json_str(out, f->function);
+        jp_json_fput_cstr(out, f->function);
         fprintf(out, ",\"library\":%s}", f->library ? "true" : "false");
     }
     fputs(json ? (v->n_frames ? "]" : "[]") : "\"", out);
@@ -311,7 +300,7 @@ static void frames_raw(FILE *out, const cell *v, int json) {
 static void cell_raw(FILE *out, const cell *v, int json) {
     switch (v->type) {
     case CELL_FRAMES: frames_raw(out, v, json); break;
-    case CELL_STR: json ? jp_json_str(out, v->s) : csv_str(out, v->s); break;
+    case CELL_STR: json ? jp_json_fput_cstr(out, v->s) : csv_str(out, v->s); break;
     case CELL_INT: fprintf(out, "%lld", (long long)v->i); break;
     case CELL_BOOL: fputs(v->i ? "true" : "false", out); break;
     case CELL_TIME: fprintf(out, "%.6f", (double)v->i / 1e9); break; /* milliseconds, ns precision */

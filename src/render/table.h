@@ -51,7 +51,6 @@ void jp_table_json(const jp_analysis *a, const table *t, const size_t *order, si
 /* The same array without its name. */
 void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
 
-void jp_json_str(FILE *out, const char *s);
 /* "12.3 ms", "450 us", "1.20 s" */
 void jp_format_time(char *buf, size_t len, double ps);
 

@@ -93,8 +93,4 @@ int jp_timeline_aggregate(const jp_timeline *tl, const jp_timeline_range *r, FIL
  * modules decoded are kept for the next call, hence tl is not const. */
 int jp_timeline_event(jp_timeline *tl, size_t track, size_t index, FILE *out, jp_error *err);
 
-/* Writes n bytes of s as a JSON string: quotes, backslashes and controls escaped, bytes that are
- * not UTF-8 replaced by U+FFFD. */
-void jp_timeline_json_strn(FILE *out, const char *s, size_t n);
-
 #endif

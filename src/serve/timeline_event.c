@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "serve/timeline_int.h"
 
 /* A program id: libtpu's are unsigned 64-bit hashes, so ids compare as their bits. */
@@ -60,11 +61,11 @@ static int write_stats(const tl_track *t, jp_stats_iter it, int *first, hlo_ref 
         jp_str name = sm ? sm->name : (jp_str){"stat", 4}, text = {"", 0};
         if (!*first) fputc(',', out);
         *first = 0;
-        jp_timeline_json_strn(out, name.ptr, name.len);
+        jp_json_fput_str(out, name.ptr, name.len);
         fputc(':', out);
         if (st.kind == JP_STAT_STR || st.kind == JP_STAT_REF || st.kind == JP_STAT_COMPRESSED) {
             if ((rc = jp_stat_str(t->xs, t->plane, &st, &text, err)) < 0) return rc;
-            jp_timeline_json_strn(out, text.ptr, text.len);
+            jp_json_fput_str(out, text.ptr, text.len);
         } else {
             write_value(&st, out);
         }
@@ -91,7 +92,7 @@ static void write_derived_args(const tl_record *r, int kind, hlo_ref *ref, FILE 
         for (int p = 0; p < JP_PART_COUNT; p++) fprintf(out, ",\"%s_us\":%.3f", jp_part_name(p), (double)s->part_ps[p] / 1e6);
     } else if (kind == TL_XLA_OPS) {
         fputs("\"hlo_module\":", out);
-        jp_timeline_json_strn(out, r->module.ptr, r->module.len);
+        jp_json_fput_str(out, r->module.ptr, r->module.len);
         fprintf(out, ",\"kernels\":%lld", (long long)r->kernels);
         *ref = (hlo_ref){r->module, r->name, {0, 0}};
     } else {
@@ -109,9 +110,9 @@ static void write_flow_end(const jp_timeline *tl, const char *dir, uint32_t trac
     const jp_str *name = &JP_VEC_AT(&tl->names, jp_str, lv->name[index - lv->first]);
     fprintf(out, "%s{\"dir\":\"%s\",\"track\":%u,\"index\":%u,\"us\":%.3f,\"name\":", first ? "" : ",", dir, track,
             index, (double)ns / 1e3);
-    jp_timeline_json_strn(out, name->ptr, name->len);
+    jp_json_fput_str(out, name->ptr, name->len);
     fputs(",\"thread\":", out);
-    jp_timeline_json_strn(out, t->thread, strlen(t->thread));
+    jp_json_fput_cstr(out, t->thread);
     fputc('}', out);
 }
 
@@ -234,16 +235,16 @@ static int find_module(jp_timeline *tl, jp_xspace *xs, const hlo_ref *ref, const
 
 static void write_text_field(FILE *out, const char *key, const char *s) {
     fprintf(out, ",\"%s\":", key);
-    jp_timeline_json_strn(out, s ? s : "", s ? strlen(s) : 0);
+    jp_json_fput_cstr(out, s);
 }
 
 static void write_stack(const jp_hlo_frame *f, FILE *out) {
     fputs(",\"stack\":[", out);
     for (int k = 0; f && k < JP_HLO_MAX_STACK; f = f->parent, k++) {
         fputs(k ? ",{\"file\":" : "{\"file\":", out);
-        jp_timeline_json_strn(out, f->file, strlen(f->file));
+        jp_json_fput_cstr(out, f->file);
         fprintf(out, ",\"line\":%u,\"function\":", f->line);
-        jp_timeline_json_strn(out, f->function, strlen(f->function));
+        jp_json_fput_cstr(out, f->function);
         fprintf(out, ",\"library\":%s}", f->library ? "true" : "false");
     }
     fputc(']', out);
@@ -251,7 +252,7 @@ static void write_stack(const jp_hlo_frame *f, FILE *out) {
 
 static void write_instr(jp_timeline *tl, const tl_hlo *h, const jp_hlo_instr *in, FILE *out) {
     fputs(",\"hlo\":{\"module\":", out);
-    jp_timeline_json_strn(out, h->module.name, strlen(h->module.name));
+    jp_json_fput_cstr(out, h->module.name);
     if (h->has_program_id) fprintf(out, ",\"program_id\":%llu", (unsigned long long)h->program_id);
     else fputs(",\"program_id\":null", out);
     write_text_field(out, "name", in->name);
@@ -295,11 +296,11 @@ int jp_timeline_event(jp_timeline *tl, size_t track_id, size_t index, FILE *out,
     size_t i = index - lv->first;
     const jp_str *name = &JP_VEC_AT(&tl->names, jp_str, lv->name[i]);
     fprintf(out, "{\"track\":%zu,\"index\":%zu,\"process\":", track_id, index);
-    jp_timeline_json_strn(out, t->process, strlen(t->process));
+    jp_json_fput_cstr(out, t->process);
     fputs(",\"thread\":", out);
-    jp_timeline_json_strn(out, t->thread, strlen(t->thread));
+    jp_json_fput_cstr(out, t->thread);
     fputs(",\"name\":", out);
-    jp_timeline_json_strn(out, name->ptr, name->len);
+    jp_json_fput_str(out, name->ptr, name->len);
     fprintf(out, ",\"start_us\":%.3f,\"dur_us\":%.3f,\"self_us\":%.3f,\"depth\":%u,\"args\":{",
             (double)lv->start_ns[i] / 1e3, (double)lv->dur_ns[i] / 1e3, (double)jp_timeline_self_ns(t, d, i) / 1e3, d);
     hlo_ref ref = {{"", 0}, {"", 0}, {0, 0}};

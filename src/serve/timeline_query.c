@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "serve/timeline_int.h"
 
 enum {
@@ -15,35 +16,6 @@ enum {
     FLOW_SCAN = 4,         /* a window looks at no more than FLOW_SCAN * FLOW_CAP flows */
     AGG_ROWS_MAX = 10000   /* name rows in a range answer */
 };
-
-/* ---- JSON text ---------------------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-    size_t k = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
-    if (k == 0 || k > n) return 0;
-    for (size_t i = 1; i < k; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0) || (s[0] == 0xF0 && s[1] < 0x90) ||
-        (s[0] == 0xF4 && s[1] >= 0x90))
-        return 0; /* overlong, surrogate, or past U+10FFFF */
-    return k;
-}
-
-void jp_timeline_json_strn(FILE *out, const char *s, size_t n) {
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        size_t k;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f) fprintf(out, "\\u%04x", c);
-        else if (c < 0x80) fputc(c, out);
-        else if ((k = utf8_len(p + i, n - i)) != 0) fwrite(p + i, 1, k, out), i += k - 1;
-        else fputs("\\ufffd", out); /* a byte that is not UTF-8: JSON must be */
-    }
-    fputc('"', out);
-}
 
 /* ---- levels ------------------------------------------------------------------------------------- */
 
@@ -379,11 +351,11 @@ static void write_track_head(const jp_timeline *tl, uint32_t id, int first, FILE
     const tl_track *t = &JP_VEC_AT(&tl->tracks, tl_track, id);
     const char *host = JP_VEC_AT(&tl->hosts, const char *, t->host);
     fprintf(out, "%s{\"id\":%u,\"host\":", first ? "" : ",", id);
-    jp_timeline_json_strn(out, host, strlen(host));
+    jp_json_fput_cstr(out, host);
     fputs(",\"process\":", out);
-    jp_timeline_json_strn(out, t->process, strlen(t->process));
+    jp_json_fput_cstr(out, t->process);
     fputs(",\"thread\":", out);
-    jp_timeline_json_strn(out, t->thread, strlen(t->thread));
+    jp_json_fput_cstr(out, t->thread);
     fprintf(out, ",\"kind\":\"%s\",\"levels\":%u,\"events\":[", kind_name(t->kind), t->n_levels);
 }
 
@@ -480,7 +452,7 @@ static void write_window(const jp_timeline *tl, const window_pass *w, uint32_t *
     for (size_t h = 0; h < tl->hosts.n; h++) {
         const char *host = JP_VEC_AT(&tl->hosts, const char *, h);
         if (h) fputc(',', out);
-        jp_timeline_json_strn(out, host, strlen(host));
+        jp_json_fput_cstr(out, host);
     }
     fputs("],\"tracks\":[", out);
     uint32_t n_names = write_tracks(tl, w, remap, out);
@@ -492,7 +464,7 @@ static void write_window(const jp_timeline *tl, const window_pass *w, uint32_t *
         if (e[i].name < 0 || remap[e[i].name] != written + 1) continue;
         const jp_str *s = &names[e[i].name];
         if (written++) fputc(',', out);
-        jp_timeline_json_strn(out, s->ptr, s->len);
+        jp_json_fput_str(out, s->ptr, s->len);
     }
     fputc(']', out);
     write_flows(tl, w, out);
@@ -651,7 +623,7 @@ static void write_aggregate(const agg_pass *p, const jp_vec *tracks, const name_
     size_t shown = n < AGG_ROWS_MAX ? n : AGG_ROWS_MAX;
     for (size_t i = 0; i < shown; i++) {
         fputs(i ? ",{\"name\":" : "{\"name\":", out);
-        jp_timeline_json_strn(out, rows[i].name.ptr, rows[i].name.len);
+        jp_json_fput_str(out, rows[i].name.ptr, rows[i].name.len);
         fprintf(out, ",\"count\":%llu,", (unsigned long long)rows[i].a.count);
         write_agg(&rows[i].a, out);
         fputc('}', out);

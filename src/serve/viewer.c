@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "serve/timeline.h"
 #include "serve/assets.h"
 #include "serve/viewer.h"
@@ -81,7 +82,7 @@ static int respond_error(jp_http_response *resp, int status, const char *msg) {
     FILE *f = open_memstream(&buf, &len);
     if (!f) return jp_http_respond_status(resp, 500);
     fputs("{\"error\":", f);
-    jp_timeline_json_strn(f, msg, strlen(msg));
+    jp_json_fput_cstr(f, msg);
     fputs("}\n", f);
     int bad = fclose(f) != 0;
     int rc = bad ? jp_http_respond_status(resp, 500) : respond_json(resp, status, buf, len);
@@ -160,9 +161,9 @@ static int serve_runs(jp_viewer *v, jp_http_response *resp) {
         fputs(i ? ",{\"id\":" : "{\"id\":", f);
         write_id(f, rel);
         fputs(",\"name\":", f);
-        jp_timeline_json_strn(f, r->name, strlen(r->name));
+        jp_json_fput_cstr(f, r->name);
         fputs(",\"path\":", f);
-        jp_timeline_json_strn(f, rel, strlen(rel));
+        jp_json_fput_cstr(f, rel);
         fprintf(f, ",\"hosts\":%u,\"bytes\":%llu,\"mtime_ms\":%lld}", r->n_files, (unsigned long long)r->bytes,
                 (long long)(r->mtime_ns / 1000000));
     }
