@@ -194,7 +194,7 @@ def test_gpu_devices_and_header(gpu_file):
     assert doc["events"] == 5 + 4 + 8 + 1 + 1  # host spans, allocator instants, kernels, memcpys
     (dev,) = doc["devices"]
     idle = 100 * (1740 - 150 - busy) / (1740 - 150)  # of the device's own first-to-last window
-    assert dev == {"name": "/device:GPU:0", "host": "gpu-host", "platform": "GPU", "busy_ms": approx(ms(busy)),
+    assert dev == {"name": "/device:GPU:0", "host": "gpu-host", "platform": "gpu", "busy_ms": approx(ms(busy)),
                    "ops": 8, "first_ms": approx(ms(150)), "last_ms": approx(ms(1740)),  # kernels
                    "idle_pct": pytest.approx(idle, abs=1e-4),
                    "peak_tflops": 0, "peak_gbps": 0, "peak_source": ""}  # no capability stats written
