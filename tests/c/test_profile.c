@@ -122,7 +122,8 @@ static void render_all(const jp_profile *p) {
 }
 
 typedef struct outcome {
-    size_t ok, errors;
+    size_t ok, errors;   /* inputs that loaded, inputs refused with a clean error */
+    size_t valid_at[4];  /* the first inputs that loaded, by position (prefix length, flipped byte) */
 } outcome;
 
 /* The report of p as JSON, malloc'd. */
@@ -171,6 +172,7 @@ static void check_parse(const void *data, size_t len, const char *name, outcome 
         assert_non_null(p);
         render_all(p);
         jp_profile_free(p);
+        if (o->ok < sizeof o->valid_at / sizeof o->valid_at[0]) o->valid_at[o->ok] = at;
         o->ok++;
         return;
     }
@@ -200,17 +202,19 @@ static void cpu_fixture_has_the_expected_facts(void **state) {
 
     assert_string_equal(a->path, CPU_SMALL);
     assert_int_equal(a->platform, JP_PLATFORM_CPU);
-    assert_true(a->n_events > 0);
+    assert_int_equal(a->n_events, 69);
     assert_int_equal(a->n_steps, 3);
+    static const int64_t step_ps[3] = {276091000, 61682000, 14962000}; /* step 0 compiles */
     for (size_t i = 0; i < 3; i++) {
         assert_int_equal(a->steps[i].step_num, (int64_t)i);
-        assert_true(a->steps[i].dur_ps > 0);
+        assert_int_equal(a->steps[i].dur_ps, step_ps[i]);
         int64_t sum = 0;
         for (int k = 0; k < JP_PART_COUNT; k++) sum += a->steps[i].part_ps[k];
         assert_int_equal(sum, a->steps[i].dur_ps);
     }
     assert_string_equal(a->step_summary.method, "StepTraceAnnotation");
-    assert_true(a->n_ops > 0);
+    assert_int_equal(a->n_ops, 2);
+    assert_int_equal(a->n_devices, 1);
     int cpu = 0;
     for (size_t i = 0; i < a->n_devices; i++) cpu += strcmp(a->devices[i].name, "/host:CPU") == 0;
     assert_int_equal(cpu, 1);
@@ -222,7 +226,7 @@ static void cpu_fixture_has_the_expected_facts(void **state) {
         module += strcmp(a->ops[i].module, "jit_train_step") == 0;
         assert_int_equal(a->ops[i].count, 3); /* once per step */
     }
-    assert_true(scoped >= 1);
+    assert_int_equal(scoped, 1); /* train_step/fixture_loss */
     assert_int_equal(module, (int)a->n_ops);
     render_all(p);
     jp_profile_free(p);
@@ -235,7 +239,7 @@ static void cpu_fixture_has_the_expected_facts(void **state) {
 static void every_prefix_of_the_xspace(void **state) {
     (void)state;
     blob gz = fixture_gz(CPU_SMALL), raw = gunzip(gz);
-    outcome o = {0, 0};
+    outcome o = {0};
     /* a copy of exactly n bytes each time, so ASan catches any read past the prefix */
     for (size_t n = 0; n < raw.len; n++) {
         uint8_t *cut = malloc(n ? n : 1);
@@ -244,7 +248,15 @@ static void every_prefix_of_the_xspace(void **state) {
         free(cut);
     }
     print_message("xspace prefixes: %zu bytes, %zu errors, %zu valid\n", raw.len, o.errors, o.ok);
-    assert_true(o.errors > raw.len / 2);
+    /* Only a cut at the end of a top-level field is a whole XSpace: after the planes without events
+     * (a profile with no events), and after the last plane or the one field behind it (all 69
+     * events). Every other prefix is refused. */
+    assert_int_equal(raw.len, 8281);
+    assert_int_equal(o.ok, 3);
+    assert_int_equal(o.valid_at[0], 4835);
+    assert_int_equal(o.valid_at[1], 8132);
+    assert_int_equal(o.valid_at[2], 8277);
+    assert_int_equal(o.errors, raw.len - 3);
     free(raw.ptr);
     free(gz.ptr);
 }
@@ -252,7 +264,7 @@ static void every_prefix_of_the_xspace(void **state) {
 static void every_prefix_of_the_gzip(void **state) {
     (void)state;
     blob gz = fixture_gz(CPU_SMALL);
-    outcome o = {0, 0};
+    outcome o = {0};
     for (size_t n = 0; n < gz.len; n++) {
         uint8_t *cut = malloc(n ? n : 1);
         memcpy(cut, gz.ptr, n);
@@ -260,7 +272,9 @@ static void every_prefix_of_the_gzip(void **state) {
         free(cut);
     }
     print_message("gzip prefixes: %zu bytes, %zu errors, %zu valid\n", gz.len, o.errors, o.ok);
+    assert_int_equal(gz.len, 3475);
     assert_int_equal(o.ok, 0); /* the gzip trailer (CRC, size) comes last: no prefix is whole */
+    assert_int_equal(o.errors, gz.len);
     free(gz.ptr);
 }
 
@@ -271,7 +285,7 @@ static void flips(blob src, int count, uint64_t seed, const char *name, const ch
     const char *scale = getenv("JP_TEST_FLIPS");
     if (scale && atoi(scale) > 1) count *= atoi(scale);
     uint8_t *copy = malloc(src.len);
-    outcome o = {0, 0};
+    outcome o = {0};
     for (int i = 0; i < count; i++) {
         memcpy(copy, src.ptr, src.len);
         size_t at = (size_t)(xorshift(&seed) % src.len);
@@ -538,7 +552,7 @@ static void check_hostile(const hostile *h, uint64_t ts2, int with_host, size_t 
     hostile later = *h;
     later.ts = ts2;
     pbw other = hostile_space(&later, h->ts, with_host);
-    outcome o = {0, 0};
+    outcome o = {0};
     check_parse(space.buf, space.len, "hostile", &o, "hostile case", (*cases)++);
     check_two_hosts(&space, &other, o.ok ? JP_OK : JP_ERR_CORRUPT);
     *ok += o.ok;
@@ -665,7 +679,7 @@ static void degenerate_inputs(void **state) {
     (void)state;
     jp_profile *p;
     jp_error err;
-    outcome o = {0, 0};
+    outcome o = {0};
 
     /* a gzip stream of nothing */
     pbw gz = gzip_of("", 0);
