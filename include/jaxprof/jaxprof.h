@@ -92,6 +92,40 @@ const jp_run *jp_runs_latest_view(const jp_runs *runs);
  * or 0 when name is not one. The one place that knows these names. */
 size_t jp_xplane_host_len(const char *name);
 
+/* One regular file directly inside a run directory (links are not followed). */
+typedef struct jp_run_file {
+    const char *name; /* its name in the run directory */
+    uint64_t bytes;   /* its size */
+} jp_run_file;
+
+/* What `jaxprof list` says about one run: every file in it and, when it loads, its steps and span. */
+typedef struct jp_run_summary {
+    jp_arena arena;                /* owns files and their names */
+    jp_run_file *files;            /* every regular file directly in the run, sorted by name */
+    size_t n_files;
+    uint64_t bytes;                /* sum of their sizes (all files, not only xplanes) */
+    int loaded;                    /* 1 when jp_profile_load read the run */
+    size_t n_steps;                /* steps the analysis found */
+    int64_t first_step, last_step; /* their step numbers, when n_steps > 0 */
+    double duration_ms;            /* the profile's span, when loaded */
+    char error[JP_ERROR_MSG_MAX];  /* why listing or loading failed (file names relative to the
+                                    * run), "" when loaded */
+} jp_run_summary;
+
+struct jp_load_options; /* below */
+/* Lists run's files and loads it (opt as jp_profile_load; may be NULL). A run that cannot be read
+ * or loaded is not a failure: out->error says why. JP_ERR_NOMEM only; deinit out in every case. */
+int jp_run_summarize(jp_run_summary *out, const jp_run *run, const struct jp_load_options *opt, jp_error *err);
+void jp_run_summary_deinit(jp_run_summary *s);
+
+/* The one JSON schema of a run, shared by `jaxprof list --json`, the viewer's /api/runs and Python's
+ * Run: writes the members "name", "path" (as given: the caller decides relative to what), "hosts"
+ * (a list of host names), "bytes" (of the xplane files) and "mtime_ms" (newest xplane file), then,
+ * with a summary, "files" ([{name, bytes}]), "steps" ({count, first, last}, first and last null
+ * without steps; null when not loaded), "duration_ms" and "error" (null when loaded). Members only:
+ * the caller writes the braces and may add members of its own before. */
+void jp_run_write_json(FILE *out, const jp_run *run, const char *path, const jp_run_summary *summary);
+
 /* Unpacks one run for tools that cannot read gzip: every regular *.gz file directly inside run_dir
  * (xplane.pb.gz, *.trace.json.gz, perfetto_trace.json.gz) is decompressed into out_dir (created when
  * missing; NULL means run_dir itself) under its name without ".gz"; files that are not compressed

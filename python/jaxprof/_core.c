@@ -25,13 +25,24 @@ static PyObject *raise_jp_error(const jp_error *err) {
     return NULL;
 }
 
+/* A run as (path, name, mtime_ns, bytes, hosts): jp_run_write_json's members (runs.py). */
 static PyObject *run_to_tuple(const jp_run *run) {
-    return Py_BuildValue("(ssLIK)", run->path, run->name, (long long)run->mtime_ns, run->n_files,
-                         (unsigned long long)run->bytes);
+    PyObject *hosts = PyTuple_New((Py_ssize_t)run->n_files);
+    for (uint32_t i = 0; hosts && i < run->n_files; i++) {
+        PyObject *h = PyUnicode_DecodeFSDefault(run->hosts[i]);
+        if (!h) {
+            Py_CLEAR(hosts);
+            break;
+        }
+        PyTuple_SET_ITEM(hosts, (Py_ssize_t)i, h);
+    }
+    return hosts ? Py_BuildValue("(ssLKN)", run->path, run->name, (long long)run->mtime_ns,
+                                 (unsigned long long)run->bytes, hosts)
+                 : NULL;
 }
 
 PyDoc_STRVAR(find_runs_doc,
-             "find_runs(log_dir) -> list[tuple[path, name, mtime_ns, n_files, bytes]]\n\n"
+             "find_runs(log_dir) -> list[tuple[path, name, mtime_ns, bytes, hosts]]\n\n"
              "Every directory under log_dir holding *.xplane.pb[.gz] files, oldest first.");
 
 static PyObject *find_runs(PyObject *self, PyObject *args) {

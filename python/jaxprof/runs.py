@@ -13,13 +13,22 @@ from . import _core
 
 @dataclass(frozen=True)
 class Run:
-    """One capture: a directory of ``<host>.xplane.pb`` files."""
+    """One capture: a directory of ``<host>.xplane.pb`` files.
 
-    path: Path      #: the run directory
-    name: str       #: JAX's timestamp name, e.g. ``2026_11_21_15_10_24``
-    mtime_ns: int   #: newest modification time of its xplane files
-    n_files: int    #: xplane files (one per host)
-    bytes: int      #: their total size
+    The fields are those of every run list (``jaxprof list --json``, the viewer's ``/api/runs``):
+    ``name``, ``path``, ``hosts`` (names), ``bytes``; the time in nanoseconds here (``mtime_ms`` there).
+    """
+
+    path: Path             #: the run directory
+    name: str              #: JAX's timestamp name, e.g. ``2026_11_21_15_10_24``
+    mtime_ns: int          #: newest modification time of its xplane files
+    bytes: int             #: their total size
+    hosts: tuple[str, ...]  #: one name per xplane file (its name without ``.xplane.pb[.gz]``), by file name
+
+    @property
+    def n_files(self) -> int:
+        """Number of xplane files (one per host)."""
+        return len(self.hosts)
 
     @property
     def xplanes(self) -> list[Path]:
@@ -29,7 +38,7 @@ class Run:
 
 def find_runs(log_dir: str | os.PathLike[str]) -> list[Run]:
     """Every run under ``log_dir`` (searched recursively, no symlinks), oldest first."""
-    return [Run(Path(p), n, t, c, b) for p, n, t, c, b in _core.find_runs(os.fspath(log_dir))]
+    return [Run(Path(p), n, t, b, h) for p, n, t, b, h in _core.find_runs(os.fspath(log_dir))]
 
 
 def latest_run(log_dir: str | os.PathLike[str]) -> Run | None:

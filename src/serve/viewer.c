@@ -160,12 +160,9 @@ static int serve_runs(jp_viewer *v, jp_http_response *resp) {
         const char *rel = relative_path(v, r);
         fputs(i ? ",{\"id\":" : "{\"id\":", f);
         write_id(f, rel);
-        fputs(",\"name\":", f);
-        jp_json_fput_cstr(f, r->name);
-        fputs(",\"path\":", f);
-        jp_json_fput_cstr(f, rel);
-        fprintf(f, ",\"hosts\":%u,\"bytes\":%llu,\"mtime_ms\":%lld}", r->n_files, (unsigned long long)r->bytes,
-                (long long)(r->mtime_ns / 1000000));
+        fputc(',', f);
+        jp_run_write_json(f, r, rel, NULL); /* the schema `jaxprof list --json` writes */
+        fputc('}', f);
     }
     fputs("]\n", f);
     int bad = fclose(f) != 0;

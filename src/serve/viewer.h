@@ -19,7 +19,8 @@ int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path);
 
 /* Answers one request of the API (a jp_http_handler body; v is the viewer):
  *   /                              {"api": [the endpoints]}
- *   /api/runs                      [{id, name, path, hosts, bytes, mtime_ms}] (path relative to log_dir)
+ *   /api/runs                      [{id, then jp_run_write_json's members: name, path, hosts (names),
+ *                                  bytes, mtime_ms}] (path relative to log_dir)
  *   /api/run/<id>/<section>        jp_render(section, JSON); section: overview (= report), ops, steps,
  *                                  scopes, transfers, kernels, memory, compiles, findings
  *   /api/run/<id>/timeline         ?start_ms=&end_ms=&px=: jp_timeline_window

@@ -177,3 +177,47 @@ def test_extract_errors(captured: Captured, tmp_path: Path) -> None:
     assert "cut.trace.json.gz" in proc.stderr and "truncated" in proc.stderr
     assert not (tmp_path / "o2" / "cut.trace.json").exists()
     assert not list((tmp_path / "o2").glob("*.tmp"))
+
+
+# ---- one run schema: list --json, the viewer's /api/runs, Python's Run ----------------------------------
+
+RUN_MEMBERS = ["name", "path", "hosts", "bytes", "mtime_ms"]  # jp_run_write_json, in order
+LIST_MEMBERS = RUN_MEMBERS + ["files", "steps", "duration_ms", "error"]
+
+
+def test_list_viewer_and_python_share_one_run_schema(tmp_path: Path, launch_view) -> None:
+    """Hosts are names everywhere, in file-name order ("h-2" sorts before "h." as a file name),
+    with the same bytes and time: the three come from jp_runs_find through one writer."""
+    import http.client
+    from test_view import free_port
+
+    src = Path(__file__).parent.parent / "data" / "cpu_small.xplane.pb.gz"
+    run = tmp_path / "logs" / "plugins" / "profile" / "r1"
+    run.mkdir(parents=True)
+    for host, when in (("h", 1_700_000_000), ("h-2", 1_700_000_005)):
+        shutil.copy(src, run / f"{host}.xplane.pb.gz")
+        os.utime(run / f"{host}.xplane.pb.gz", ns=(when * 10**9 + 123_456_789,) * 2)
+    (run / "notes.txt").write_text("not a host\n")
+    size = src.stat().st_size
+
+    listed = list_json(tmp_path / "logs")["runs"]
+    assert len(listed) == 1 and list(listed[0]) == LIST_MEMBERS
+    want = {"name": "r1", "path": str(run), "hosts": ["h-2", "h"], "bytes": 2 * size,
+            "mtime_ms": 1_700_000_005_123}
+    assert {k: listed[0][k] for k in RUN_MEMBERS} == want
+    assert listed[0]["files"] == [{"name": "h-2.xplane.pb.gz", "bytes": size}, {"name": "h.xplane.pb.gz", "bytes": size},
+                                  {"name": "notes.txt", "bytes": 11}]
+
+    port = free_port()
+    launch_view(tmp_path / "logs", "--ui", "builtin", "--port", str(port))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("GET", "/api/runs")
+    served = json.loads(conn.getresponse().read())
+    conn.close()
+    assert len(served) == 1 and list(served[0]) == ["id"] + RUN_MEMBERS
+    assert {k: served[0][k] for k in RUN_MEMBERS} == {**want, "path": "plugins/profile/r1"}
+
+    (found,) = jaxprof.find_runs(tmp_path / "logs")
+    assert (found.name, found.path, list(found.hosts), found.bytes, found.mtime_ns // 10**6) == (
+        "r1", run, ["h-2", "h"], 2 * size, 1_700_000_005_123)
+    assert found.n_files == 2

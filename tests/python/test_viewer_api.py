@@ -90,7 +90,9 @@ def test_every_section_equals_the_cli_json(which, cpu_logdir, gpu_logdir, serve)
     log_dir = cpu_logdir if which == "cpu" else gpu_logdir
     v = serve(log_dir)
     runs = v.json("/api/runs")
-    assert len(runs) == 1 and runs[0]["hosts"] == 1 and runs[0]["bytes"] > 0 and runs[0]["mtime_ms"] > 0
+    (found,) = jaxprof.find_runs(log_dir)
+    assert len(runs) == 1 and runs[0]["hosts"] == list(found.hosts) and len(found.hosts) == 1
+    assert runs[0]["bytes"] == found.bytes and runs[0]["mtime_ms"] == found.mtime_ns // 10**6
     assert not runs[0]["path"].startswith("/") and ".." not in runs[0]["path"]
     rid = runs[0]["id"]
     path = run_path(log_dir, v, rid)
