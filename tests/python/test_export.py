@@ -15,6 +15,7 @@ import pytest
 
 import jaxprof
 from conftest import capture_steps, only_xplane, run_jaxprof, scoped_step
+from decoder_oracle import xplane_lines
 from trace_check import check_chrome_nesting, check_perfetto, decode_perfetto, load_chrome_trace
 from xplane_gen import US, Uint, XSpace, big_xplane
 
@@ -353,7 +354,7 @@ def test_more_than_five_million_events_export_completely(tmp_path):
     n = 5_200_000
     src = tmp_path / "big.xplane.pb"
     big_xplane(src, n, 4)
-    decoded = sum(c for *_, c, _ in jaxprof._core.xplane_lines(str(src)))
+    decoded = sum(c for *_, c, _ in xplane_lines(src))
     assert decoded == n
     out = tmp_path / "big.json.gz"
     proc = run_jaxprof("export", src, "-o", out, timeout=600)
