@@ -4,27 +4,16 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "decode/xnames.h"
 #include "export/layout.h"
-#include "model/stream.h"
 #include "profile/profile.h"
 
-/* Bounds on event times, as the model enforces them (build.c): beyond these the input is corrupt. */
-#define TIME_LIMIT_PS ((int64_t)1 << 61)
 /* Profiles whose first event starts within a day of time 0 keep their own time origin. */
 #define ORIGIN_LIMIT_PS ((int64_t)86400 * 1000000000000)
 
 int jp_layout_event_span(jp_xspace *xs, const jp_line *ln, const jp_event *ev, int64_t *start_ps, int64_t *dur_ps,
                          jp_error *err) {
-    int64_t ts = ln->timestamp_ns, off = ev->offset_ps, d = ev->duration_ps > 0 ? ev->duration_ps : 0;
-    if (ts < -TIME_LIMIT_PS / 1000 || ts > TIME_LIMIT_PS / 1000 || off < -TIME_LIMIT_PS || off > TIME_LIMIT_PS ||
-        d > TIME_LIMIT_PS) {
-        uint64_t at = (uint64_t)(ev->raw.ptr - jp_xspace_input(xs).ptr);
-        return jp_error_set(err, JP_ERR_CORRUPT, at, "corrupt XEvent at byte %llu: time out of range",
-                            (unsigned long long)at);
-    }
-    *start_ps = ts * 1000 + off;
-    *dur_ps = d;
-    return JP_OK;
+    return jp_xn_event_span(xs, ln, ev, start_ps, dur_ps, err);
 }
 
 int jp_layout_origin(jp_xspace *const *xs, size_t n, const int64_t *shift_ps, jp_error *err, int64_t *base_ps) {
@@ -64,9 +53,9 @@ int jp_layout_host_shifts(jp_xspace *const *xs, const char *const *files, size_t
 }
 
 int jp_layout_plane_rank(const jp_plane *pl) {
-    if (pl->name.len >= 8 && memcmp(pl->name.ptr, "/device:", 8) == 0) return 0;
-    if (jp_str_eq(pl->name, "/host:CPU")) return 1;
-    return 2;
+    jp_xn_plane kind = jp_xn_plane_kind(pl);
+    if (kind == JP_XN_DEVICE || kind == JP_XN_CUSTOM) return 0;
+    return jp_str_eq(pl->name, JP_XN_PLANE_HOST_CPU) ? 1 : 2;
 }
 
 int jp_layout_plane_has_line(const jp_plane *pl, const char *name) {
@@ -75,10 +64,9 @@ int jp_layout_plane_has_line(const jp_plane *pl, const char *name) {
     return 0;
 }
 
-int jp_layout_plane_has_derived(const jp_plane *pl) {
-    for (size_t i = 0; i < pl->n_lines; i++)
-        if (jp_line_is_derived(&pl->lines[i])) return 1;
-    return 0;
+int jp_layout_plane_gets_gpu_rows(const jp_plane *pl) {
+    return jp_xn_plane_kind(pl) == JP_XN_DEVICE && jp_xn_device_platform(pl) == JP_PLATFORM_GPU &&
+           !jp_xn_plane_has_derived(pl);
 }
 
 static int by_start_then_longest(const void *pa, const void *pb) {
@@ -158,9 +146,9 @@ int jp_layout_flow_stats_of(const jp_plane *pl, jp_layout_flow_stats *fs) {
     for (size_t i = 0; i < pl->n_stat_meta; i++) {
         jp_str name = pl->stat_meta[i].name;
         uint64_t id = (uint64_t)pl->stat_meta[i].id;
-        if (jp_str_eq(name, "correlation_id")) fs->correlation = id;
-        else if (jp_str_eq(name, "_p")) fs->producer = id;
-        else if (jp_str_eq(name, "_c")) fs->consumer = id;
+        if (jp_str_eq(name, JP_XN_STAT_CORRELATION_ID)) fs->correlation = id;
+        else if (jp_str_eq(name, JP_XN_STAT_FLOW_PRODUCER)) fs->producer = id;
+        else if (jp_str_eq(name, JP_XN_STAT_FLOW_CONSUMER)) fs->consumer = id;
     }
     return fs->correlation != UINT64_MAX || fs->producer != UINT64_MAX || fs->consumer != UINT64_MAX;
 }
@@ -196,27 +184,32 @@ static int kernel_by_start(const void *pa, const void *pb) {
     return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
 }
 
-/* The stat metadata ids a kernel's attribution is read from (UINT64_MAX when absent). */
+/* The stat metadata ids a kernel's attribution and kind are read from (UINT64_MAX when absent). */
 typedef struct kernel_ids {
-    uint64_t op, module, run_id;
+    uint64_t op, module, run_id; /* hlo_op, hlo_module, run_id */
+    uint64_t memcpy_details;     /* tells a copy from a kernel (jp_xn_gpu_event_kind) */
 } kernel_ids;
 
 static kernel_ids kernel_ids_of(const jp_plane *pl) {
-    kernel_ids k = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    kernel_ids k = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
     for (size_t i = 0; i < pl->n_stat_meta; i++) {
         jp_str n = pl->stat_meta[i].name;
         uint64_t id = (uint64_t)pl->stat_meta[i].id;
-        if (jp_str_eq(n, "hlo_op")) k.op = id;
-        else if (jp_str_eq(n, "hlo_module")) k.module = id;
-        else if (jp_str_eq(n, "run_id")) k.run_id = id;
+        if (jp_str_eq(n, JP_XN_STAT_HLO_OP)) k.op = id;
+        else if (jp_str_eq(n, JP_XN_STAT_HLO_MODULE)) k.module = id;
+        else if (jp_str_eq(n, JP_XN_STAT_RUN_ID)) k.run_id = id;
+        else if (jp_str_eq(n, JP_XN_STAT_MEMCPY_DETAILS)) k.memcpy_details = id;
     }
     return k;
 }
 
+/* Reads a stream event's span and attribution into *k; *kind is what the event is to the model
+ * (jp_xn_gpu_event_kind), so that exactly the ops table's occurrences reach the XLA rows. */
 static int read_kernel(jp_xspace *xs, const jp_plane *pl, const kernel_ids *ids, const jp_line *ln, const jp_event *e,
-                       int64_t shift_ps, jp_layout_kernel *k, jp_error *err) {
+                       int64_t shift_ps, jp_layout_kernel *k, int *kind, jp_error *err) {
     *k = (jp_layout_kernel){.kernels = 1};
     int64_t dur = 0;
+    jp_str details = {"", 0};
     int rc = jp_layout_event_span(xs, ln, e, &k->start_ps, &dur, err);
     k->start_ps += shift_ps;
     k->end_ps = k->start_ps + dur;
@@ -228,21 +221,30 @@ static int read_kernel(jp_xspace *xs, const jp_plane *pl, const kernel_ids *ids,
             if (st.metadata_id == ids->run_id) k->run_id = jp_stat_int(&st);
             else if (st.metadata_id == ids->op) rc = jp_stat_str(xs, pl, &st, &k->op, err);
             else if (st.metadata_id == ids->module) rc = jp_stat_str(xs, pl, &st, &k->module, err);
+            else if (st.metadata_id == ids->memcpy_details) rc = jp_stat_str(xs, pl, &st, &details, err);
             if (rc < 0) break;
         }
     }
+    jp_str name = em ? em->name : (jp_str){"", 0};
+    *kind = jp_xn_gpu_event_kind(name, jp_xn_gpu_name_kind(name), details);
     return rc < 0 ? rc : JP_OK;
 }
 
+/* The events kept are those the model counts as occurrences of an HLO op on this device (its
+ * stream lines, not aggregated, kernels and memsets, hlo_op set): one per kernel in the ops
+ * table, and merged here into the runs the XLA Ops row shows, so the two count the same kernels. */
 int jp_layout_gpu_kernels(jp_xspace *xs, const jp_plane *pl, int64_t shift_ps, jp_vec *out, jp_error *err) {
     kernel_ids ids = kernel_ids_of(pl);
     int rc = JP_OK;
     for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
         const jp_line *ln = &pl->lines[l];
+        if (!jp_xn_device_line_is_stream(pl, ln)) continue;
         for (size_t e = 0; rc == JP_OK && e < ln->n_events; e++) {
+            if (ln->events[e].num_occurrences > 0) continue; /* aggregated: no place in time */
             jp_layout_kernel k;
-            rc = read_kernel(xs, pl, &ids, ln, &ln->events[e], shift_ps, &k, err);
-            if (rc || k.op.len == 0 || k.end_ps <= k.start_ps) continue;
+            int kind;
+            rc = read_kernel(xs, pl, &ids, ln, &ln->events[e], shift_ps, &k, &kind, err);
+            if (rc || k.op.len == 0 || !jp_xn_gpu_is_op_work(kind)) continue;
             jp_layout_kernel *slot = jp_vec_push(out, sizeof k);
             if (!slot) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
             *slot = k;

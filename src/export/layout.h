@@ -42,9 +42,9 @@ static inline int64_t jp_layout_ns(int64_t base_ps, int64_t ps) {
 int jp_layout_plane_rank(const jp_plane *pl);
 /* 1 when the plane has a line called name ("Steps": then no derived Steps row is added). */
 int jp_layout_plane_has_line(const jp_plane *pl, const char *name);
-/* 1 when the plane's writer saved derived rows of its own (TensorFlow's Steps, TensorFlow Ops, ...):
- * then no XLA Ops / Modules rows are derived for it. */
-int jp_layout_plane_has_derived(const jp_plane *pl);
+/* 1 for a GPU plane that gets XLA Modules / XLA Ops rows derived from its kernels: one whose
+ * writer saved no derived rows of its own (TensorFlow's Steps, TensorFlow Ops, ...). */
+int jp_layout_plane_gets_gpu_rows(const jp_plane *pl);
 
 /* ---- GPU rows: XLA Ops and XLA Modules from the kernels a GPU ran ------------------------------ */
 
@@ -55,7 +55,9 @@ typedef struct jp_layout_kernel {
     int64_t kernels;                  /* 1 for a kernel; a merged run: how many it holds */
 } jp_layout_kernel;
 
-/* The kernels of a GPU plane that name their HLO op, moved by shift_ps, in start order, into *out. */
+/* The kernels (and memsets) of a GPU plane that name their HLO op, moved by shift_ps, in start
+ * order, into *out: the occurrences the ops table counts for that device (decode/xnames.h), so
+ * the runs merged from them hold, per op, the table's count and time. */
 int jp_layout_gpu_kernels(jp_xspace *xs, const jp_plane *pl, int64_t shift_ps, jp_vec *out, jp_error *err);
 /* Merges consecutive kernels of one op (by_op) or of one module and execution into runs, as
  * XProf's XLA Ops and XLA Modules rows show them; *runs is cleared first. */

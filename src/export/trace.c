@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "base/map.h"
 #include "base/outfile.h"
-#include "model/stream.h"
+#include "decode/xnames.h"
 #include "export/layout.h"
 #include "export/trace.h"
 #include "profile/profile.h"
@@ -338,11 +338,6 @@ static int write_row(exporter *x, plane_ctx *pc, const row *r) {
 
 /* ---- derived rows -------------------------------------------------------------------------------- */
 
-static int starts_with(jp_str s, const char *prefix) {
-    size_t n = strlen(prefix);
-    return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
-}
-
 static derived *push_rec(exporter *x) { return jp_vec_push(&x->recs, sizeof(derived)); }
 
 /* One record per step of the analysis, named "step N": the plane's host's own steps when there
@@ -364,7 +359,7 @@ static int write_steps_row(exporter *x, plane_ctx *pc) {
         d->args[0] = (jp_trace_arg){.name = {"step_num", 8}, .kind = JP_STAT_INT, .v.i = s->step_num};
         d->n_args = 1;
     }
-    row r = {.name = {"Steps", 5}, .recs = x->recs.data, .n_recs = x->recs.n};
+    row r = {.name = {JP_XN_LINE_STEPS, sizeof JP_XN_LINE_STEPS - 1}, .recs = x->recs.data, .n_recs = x->recs.n};
     return write_row(x, pc, &r);
 }
 
@@ -372,7 +367,7 @@ static int write_steps_row(exporter *x, plane_ctx *pc) {
 static int write_gpu_rows(exporter *x, plane_ctx *pc) {
     jp_vec kernels = {0}, runs = {0};
     int rc = jp_layout_gpu_kernels(pc->xs, pc->plane, pc->shift_ps, &kernels, x->err);
-    static const char *const names[2] = {"XLA Modules", "XLA Ops"};
+    static const char *const names[2] = {JP_XN_LINE_XLA_MODULES, JP_XN_LINE_XLA_OPS};
     for (int by_op = 0; rc == JP_OK && kernels.n && by_op < 2; by_op++) {
         rc = jp_layout_merge_kernels(kernels.data, kernels.n, by_op, &runs, x->err);
         x->recs.n = 0;
@@ -411,8 +406,8 @@ static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
     resolve_flows(pc);
     const jp_plane *pl = pc->plane;
     int rc = JP_OK;
-    if (steps_row && x->a->n_steps && !jp_layout_plane_has_line(pl, "Steps")) rc = write_steps_row(x, pc);
-    if (rc == JP_OK && starts_with(pl->name, "/device:GPU") && !jp_layout_plane_has_derived(pl)) rc = write_gpu_rows(x, pc);
+    if (steps_row && x->a->n_steps && !jp_layout_plane_has_line(pl, JP_XN_LINE_STEPS)) rc = write_steps_row(x, pc);
+    if (rc == JP_OK && jp_layout_plane_gets_gpu_rows(pl)) rc = write_gpu_rows(x, pc);
     for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
         const jp_line *ln = &pl->lines[l];
         row r = {.name = ln->display_name.len ? ln->display_name : ln->name, .line = ln};

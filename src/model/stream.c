@@ -8,15 +8,36 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "decode/xnames.h"
 
 /* ---- the stats the model wants ----------------------------------------------------------------- */
 
 static const char *const STAT_NAMES[K_COUNT] = {
-    "hlo_op", "hlo_module", "program_id", "run_id", "step_num", "_r", "kernel_details",
-    "memcpy_details", "allocator_name", "bytes_allocated", "peak_bytes_in_use", "flops",
-    "bytes_accessed", "hlo_category", "Hlo Proto", "peak_teraflops_per_second",
-    "peak_hbm_bw_gigabytes_per_second", "_p", "_c", "tf_op", "source", "device_duration_ps", "annotation",
-    "bytes_reserved", "index_on_host",
+    [K_HLO_OP] = JP_XN_STAT_HLO_OP,
+    [K_HLO_MODULE] = JP_XN_STAT_HLO_MODULE,
+    [K_PROGRAM_ID] = JP_XN_STAT_PROGRAM_ID,
+    [K_RUN_ID] = JP_XN_STAT_RUN_ID,
+    [K_STEP_NUM] = JP_XN_STAT_STEP_NUM,
+    [K_ROOT] = JP_XN_STAT_ROOT,
+    [K_KERNEL_DETAILS] = JP_XN_STAT_KERNEL_DETAILS,
+    [K_MEMCPY_DETAILS] = JP_XN_STAT_MEMCPY_DETAILS,
+    [K_ALLOCATOR] = JP_XN_STAT_ALLOCATOR,
+    [K_BYTES_ALLOCATED] = JP_XN_STAT_BYTES_ALLOCATED,
+    [K_PEAK_BYTES] = JP_XN_STAT_PEAK_BYTES,
+    [K_FLOPS] = JP_XN_STAT_FLOPS,
+    [K_BYTES_ACCESSED] = JP_XN_STAT_BYTES_ACCESSED,
+    [K_HLO_CATEGORY] = JP_XN_STAT_HLO_CATEGORY,
+    [K_HLO_PROTO] = JP_XN_STAT_HLO_PROTO,
+    [K_PEAK_TFLOPS] = JP_XN_STAT_PEAK_TFLOPS,
+    [K_PEAK_HBM_GBPS] = JP_XN_STAT_PEAK_HBM_GBPS,
+    [K_FLOW_P] = JP_XN_STAT_FLOW_PRODUCER,
+    [K_FLOW_C] = JP_XN_STAT_FLOW_CONSUMER,
+    [K_TF_OP] = JP_XN_STAT_TF_OP,
+    [K_SOURCE] = JP_XN_STAT_SOURCE,
+    [K_DEVICE_DURATION] = JP_XN_STAT_DEVICE_DURATION,
+    [K_ANNOTATION] = JP_XN_STAT_ANNOTATION,
+    [K_BYTES_RESERVED] = JP_XN_STAT_BYTES_RESERVED,
+    [K_INDEX_ON_HOST] = JP_XN_STAT_INDEX_ON_HOST,
 };
 
 _Static_assert(K_COUNT <= 32, "one bit per key");
@@ -84,18 +105,13 @@ int jp_read_stats(const jp_plane *plane, const jp_stat_keys *keys, jp_stats_iter
 
 /* ---- what the model reads ------------------------------------------------------------------------ */
 
-static int starts_with(jp_str s, const char *prefix) {
-    size_t n = strlen(prefix);
-    return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
-}
-
 int jp_device_selected(jp_str plane_name, const jp_load_options *opt) {
     if (!opt || !opt->device || !*opt->device) return 1;
     char name[256];
     snprintf(name, sizeof name, "%.*s", (int)(plane_name.len > 200 ? 200 : plane_name.len), plane_name.ptr);
     const char *d = opt->device;
     if (strspn(d, "0123456789") == strlen(d)) { /* an index: "/device:GPU:1" is device 1 */
-        if (strcmp(name, "/host:CPU") == 0) return strcmp(d, "0") == 0; /* XLA:CPU, the only device */
+        if (strcmp(name, JP_XN_PLANE_HOST_CPU) == 0) return strcmp(d, "0") == 0; /* XLA:CPU, the only device */
         const char *colon = strrchr(name, ':');
         return colon && strcmp(colon + 1, d) == 0;
     }
@@ -103,44 +119,16 @@ int jp_device_selected(jp_str plane_name, const jp_load_options *opt) {
 }
 
 int jp_plane_role_of(const jp_plane *plane, const jp_load_options *opt) {
-    if (jp_str_eq(plane->name, "/host:metadata")) return JP_ROLE_METADATA;
-    if (starts_with(plane->name, "/host:")) return JP_ROLE_HOST;
-    /* "/device:CUSTOM:<name>" planes hold traces of other subsystems (Megascale's DCN traffic), not a
-     * device's ops */
-    if (starts_with(plane->name, "/device:CUSTOM:")) return JP_ROLE_SKIP;
-    if (starts_with(plane->name, "/device:") && jp_device_selected(plane->name, opt)) return JP_ROLE_DEVICE;
-    return JP_ROLE_SKIP;
-}
-
-int jp_platform_of_device_plane(const jp_plane *plane) {
-    return starts_with(plane->name, "/device:TPU") ? JP_PLATFORM_TPU : JP_PLATFORM_GPU;
-}
-
-/* Rows that profilers derive from the raw events and may save beside them (TensorFlow's profiler,
- * files written again after XProf's processing). XLA/TSL reserve them thread ids from 0xdeadbeef
- * (kThreadIdDerivedMin in trace_utils.h) up: 290 ids in current versions, 8 in older ones. */
-enum { DERIVED_ID_MIN = 0xdeadbeef, DERIVED_ID_COUNT = 290 };
-static const char *const DERIVED_NAMES[] = {
-    "Steps", "XLA Modules", "XLA Ops", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope",
-    "Framework Name Scope", "Launch Stats", "Source code", "Kernel Launch", "Async XLA Ops", "XLA TraceMe",
-};
-
-int jp_line_is_derived(const jp_line *line) {
-    /* the id is a 32-bit thread id, written sign-extended (0xffffffffdeadbeef) or not */
-    uint64_t id = (uint64_t)line->id, high = id >> 32;
-    uint32_t low = (uint32_t)id;
-    if ((high == 0 || high == 0xffffffffu) && low >= DERIVED_ID_MIN && low - DERIVED_ID_MIN < DERIVED_ID_COUNT) return 1;
-    for (size_t i = 0; i < sizeof DERIVED_NAMES / sizeof DERIVED_NAMES[0]; i++)
-        if (jp_str_eq(line->name, DERIVED_NAMES[i])) return 1;
-    return 0;
+    switch (jp_xn_plane_kind(plane)) {
+    case JP_XN_METADATA: return JP_ROLE_METADATA;
+    case JP_XN_HOST: return JP_ROLE_HOST;
+    case JP_XN_DEVICE: return jp_device_selected(plane->name, opt) ? JP_ROLE_DEVICE : JP_ROLE_SKIP;
+    default: return JP_ROLE_SKIP; /* CUSTOM planes trace other subsystems (Megascale's DCN), no device's ops */
+    }
 }
 
 int jp_line_wanted(const jp_plane *plane, const jp_line *line) {
-    if (!starts_with(plane->name, "/device:")) return 1;
-    if (jp_platform_of_device_plane(plane) == JP_PLATFORM_TPU) return jp_str_eq(line->name, "XLA Ops");
-    /* GPU: CUDA streams only; never the tracer's own line, nor a derived one, which repeats the
-     * streams' kernels (counting it would count every kernel twice) */
-    return !jp_str_eq(line->name, "CUPTI overhead") && !jp_line_is_derived(line);
+    return jp_xn_plane_kind(plane) != JP_XN_DEVICE || jp_xn_device_line_is_stream(plane, line);
 }
 
 /* ---- parsing, chunk by chunk -------------------------------------------------------------------- */

@@ -57,13 +57,8 @@ typedef enum jp_plane_role { JP_ROLE_SKIP, JP_ROLE_METADATA, JP_ROLE_HOST, JP_RO
 int jp_plane_role_of(const jp_plane *plane, const jp_load_options *opt);
 /* Whether opt's device filter keeps the device (plane) named `name`. */
 int jp_device_selected(jp_str name, const jp_load_options *opt);
-int jp_platform_of_device_plane(const jp_plane *plane);
-/* A device plane's lines outside ops: TPU keeps "XLA Ops" only, GPU drops "CUPTI overhead" and
- * derived lines. */
+/* Every line of a host plane; a device plane's stream lines (jp_xn_device_line_is_stream). */
 int jp_line_wanted(const jp_plane *plane, const jp_line *line);
-/* 1 for a line a profiler derived from the raw events (Steps, TensorFlow Ops, XLA Ops, ...): a
- * reserved thread id (0xdeadbeef + k) or one of the derived rows' names. */
-int jp_line_is_derived(const jp_line *line);
 
 typedef struct jp_parsed {
     jp_event ev;

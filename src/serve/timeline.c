@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "model/stream.h"
+#include "decode/xnames.h"
 #include "export/layout.h"
 #include "serve/timeline_int.h"
 #include "profile/profile.h"
@@ -259,14 +259,14 @@ static int steps_row(builder *b, jp_xspace *xs, const jp_plane *pl, const char *
         *r = (tl_record){.start_ps = steps[i].start_ps, .end_ps = steps[i].start_ps + steps[i].dur_ps,
                          .name = {kept, (size_t)len}, .step = &copy[i]};
     }
-    return index_records(b, xs, pl, "Steps", TL_STEPS, process);
+    return index_records(b, xs, pl, JP_XN_LINE_STEPS, TL_STEPS, process);
 }
 
 /* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran (merged in layout.c). */
 static int gpu_rows(builder *b, jp_xspace *xs, const jp_plane *pl, const char *process) {
     jp_vec kernels = {0}, runs = {0};
     int rc = jp_layout_gpu_kernels(xs, pl, b->shift_ps[b->host], &kernels, b->err);
-    static const char *const names[2] = {"XLA Modules", "XLA Ops"};
+    static const char *const names[2] = {JP_XN_LINE_XLA_MODULES, JP_XN_LINE_XLA_OPS};
     for (int by_op = 0; rc == JP_OK && kernels.n && by_op < 2; by_op++) {
         rc = jp_layout_merge_kernels(kernels.data, kernels.n, by_op, &runs, b->err);
         b->recs.n = 0;
@@ -304,8 +304,8 @@ static int index_plane(builder *b, jp_xspace *xs, const jp_plane *pl, const char
     b->plane_serial++;
     b->plane_flows = jp_layout_flow_stats_of(pl, &b->flow);
     int rc = JP_OK;
-    if (with_steps && b->a->n_steps && !jp_layout_plane_has_line(pl, "Steps")) rc = steps_row(b, xs, pl, process);
-    if (rc == JP_OK && pl->name.len >= 11 && memcmp(pl->name.ptr, "/device:GPU", 11) == 0 && !jp_layout_plane_has_derived(pl))
+    if (with_steps && b->a->n_steps && !jp_layout_plane_has_line(pl, JP_XN_LINE_STEPS)) rc = steps_row(b, xs, pl, process);
+    if (rc == JP_OK && jp_layout_plane_gets_gpu_rows(pl))
         rc = gpu_rows(b, xs, pl, process);
     for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
         const jp_line *ln = &pl->lines[l];

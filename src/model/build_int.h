@@ -1,0 +1,72 @@
+/* build_int.h - what the model builder's files share (internal to src/model): the context of the
+ * plane being read and the helpers that add records. build.c reads planes in order and hands each
+ * to metadata.c, host.c or devices.c; records.c adds ops, spans and transfers; nesting.c orders and
+ * nests once every host is in; host_views.c narrows a finished model to one host. */
+#ifndef JP_MODEL_BUILD_INT_H
+#define JP_MODEL_BUILD_INT_H
+
+#include "model/model.h"
+#include "model/stream.h"
+
+/* The plane being read, with its per-plane caches. */
+typedef struct jp_build_ctx {
+    jp_model *m;
+    jp_xspace *xs;
+    jp_stream *stream;     /* the events of the planes read, in order */
+    const jp_plane *plane;
+    const char *host;
+    uint32_t host_index;   /* into m->hosts */
+    int has_devices;       /* the XSpace has device planes: the host CPU is no device of its own */
+    jp_stat_keys keys;     /* of plane */
+    /* Per-plane caches, indexed like plane->event_meta and plane->stat_meta, filled on first use:
+     * most events share a few metadata entries and name their ops by stat references, so each
+     * name is interned once per plane instead of once per event. */
+    const char **em_names;   /* interned event metadata names */
+    uint8_t *em_xfer;        /* event_transfer_kind + 1, 0: not known */
+    const char **ref_names;  /* interned stat metadata names (the values of reference stats) */
+    jp_error *err;
+} jp_build_ctx;
+
+/* JP_ERR_NOMEM with the builder's message. */
+int jp_build_nomem(jp_error *err);
+/* An event's start and duration (ps), checked against JP_XN_TIME_LIMIT_PS, and counted into the
+ * model's summed durations (JP_ERR_LIMIT past the limit). */
+int jp_build_event_times(const jp_build_ctx *c, const jp_line *ln, const jp_event *ev, int64_t *start, int64_t *dur);
+/* Adds the wanted stats walked by `it` to info, compressed values inflated. */
+int jp_build_read_stats(jp_build_ctx *c, jp_stats_iter it, jp_ev_info *info);
+/* The interned string value of key k ("" when absent), or NULL when out of memory. A reference's
+ * name is interned once per plane. */
+const char *jp_build_info_interned(jp_build_ctx *c, const jp_ev_info *info, int k);
+/* The next event of line ln from the stream, its compressed values inflated: 1, 0 after the
+ * line's last, or a negative status. */
+int jp_build_next_event(jp_build_ctx *c, const jp_line *ln, jp_parsed **pe);
+/* The interned name of an event's metadata ("" without one), or NULL when out of memory. */
+const char *jp_build_event_name(jp_build_ctx *c, const jp_event_meta *em);
+
+/* ---- records (records.c) ---- */
+
+/* A new device named `name` of the current host; its index, or UINT32_MAX when out of memory. */
+uint32_t jp_build_add_device(jp_build_ctx *c, jp_str name, int platform);
+/* The tf_op stat without TensorFlow's empty ":type" (interned), or NULL when out of memory. */
+const char *jp_build_framework_op(jp_build_ctx *c, const jp_ev_info *info);
+/* The op a TensorFlow annotation names, its "#args#" dropped (interned), or NULL. */
+const char *jp_build_annotation_op(jp_build_ctx *c, const jp_ev_info *info);
+/* The opdef for (device, module, name), created with its HLO metadata on first sight; UINT32_MAX
+ * when out of memory. */
+uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, const char *name, int64_t program_id,
+                         const jp_ev_info *info);
+int jp_build_add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, int part);
+/* The activity span of an op event: compute or collective on its device. */
+int jp_build_add_op_span(jp_model *m, const jp_op_ev *e);
+/* with_span = 0 defers the activity span (XLA:CPU ops may still be extended to their end event). */
+int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id,
+                          int with_span);
+int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes);
+
+/* ---- the plane readers ---- */
+
+int jp_build_read_metadata(jp_build_ctx *c, const jp_load_options *opt); /* metadata.c: HLO modules */
+int jp_build_read_host(jp_build_ctx *c, const jp_load_options *opt);     /* host.c: threads, XLA:CPU ops */
+int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt);   /* devices.c: TPU and GPU */
+
+#endif

@@ -1,0 +1,250 @@
+/* devices.c - device planes: TPU ops in their XLA Modules executions and Steps, GPU stream events
+ * (kernels, memsets, copies) by the rule in decode/xnames.h, and each device's hardware. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "decode/xnames.h"
+#include "model/build_int.h"
+
+/* jp_xn_gpu_name_kind of an event's metadata name, asked once per metadata entry. */
+static int name_kind(jp_build_ctx *c, const jp_event_meta *em) {
+    if (!em) return jp_xn_gpu_name_kind((jp_str){"", 0});
+    uint8_t *slot = &c->em_xfer[em - c->plane->event_meta]; /* the kind + 1; 0 until asked */
+    if (!*slot) *slot = (uint8_t)(jp_xn_gpu_name_kind(em->name) + 1);
+    return *slot - 1;
+}
+
+/* libtpu times each op twice: the event's span, converted to the host's clock, places it on the
+ * timeline, and device_duration_ps is the time the core spent on it by its own clock. The two can
+ * disagree by a factor of two (a real v6e capture: a copy-done spans 97 ms and took 194 ms).
+ * Like XProf, the op's time is the device's; the span stays its place on the timeline (busy
+ * time, nesting, steps), where it abuts its neighbours as the device durations would not. */
+static void use_device_duration(jp_build_ctx *c, const jp_ev_info *info) {
+    int64_t d = jp_info_int(info, K_DEVICE_DURATION);
+    if (d <= 0 || d > JP_XN_TIME_LIMIT_PS) return;
+    jp_op_ev *e = &JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1);
+    e->dur_ps = e->self_ps = d;
+}
+
+static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_ev_info *info) {
+    jp_model *m = c->m;
+    const char *details = jp_build_info_interned(c, info, K_KERNEL_DETAILS);
+    if (!name || !details) return jp_build_nomem(c->err);
+    int found;
+    uint32_t k = jp_map_get_or_put(&m->kernel_index, jp_ptr_key(name), jp_ptr_key(details), 0, (uint32_t)m->kernels.n,
+                                   &found);
+    jp_kernel_sum *sum = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&m->kernels, jp_kernel_sum, k)
+                                                        : jp_vec_push(&m->kernels, sizeof *sum);
+    if (!sum) return jp_build_nomem(c->err);
+    if (!found) {
+        *sum = (jp_kernel_sum){name, details, jp_build_info_interned(c, info, K_HLO_OP), 0, 0, 0, INT64_MAX, 0};
+        if (!sum->op) return jp_build_nomem(c->err);
+    }
+    sum->count++;
+    sum->n_small += dur < JP_SMALL_KERNEL_PS;
+    sum->total_ps += dur;
+    if (dur < sum->min_ps) sum->min_ps = dur;
+    if (dur > sum->max_ps) sum->max_ps = dur;
+    return JP_OK;
+}
+
+static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
+                          int64_t dur, const jp_ev_info *info) {
+    jp_str name = em ? em->name : (jp_str){"", 0};
+    jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
+    int kind = jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
+    if (kind < JP_XFER_COUNT)
+        return jp_build_add_xfer(c, dev, kind, start, dur, jp_xn_details_uint(memcpy_details, "size:"));
+    if (!jp_xn_gpu_is_op_work(kind)) return JP_OK;
+    const char *interned = jp_build_event_name(c, em);
+    if (!interned) return jp_build_nomem(c->err);
+    int rc = kind == JP_XN_GPU_MEMSET ? JP_OK : add_kernel(c, interned, dur, info);
+    if (rc) return rc;
+    /* The op a kernel ran for: its HLO op (XLA), else the framework op that launched it (TensorFlow
+     * names it in tf_op or in the annotation), else the kernel itself. Each kernel is one occurrence
+     * of its op, as XProf counts them: without an execution id, back-to-back runs of a one-kernel op
+     * cannot be told from one run of a several-kernel op. */
+    int has_op = jp_info_str(info, K_HLO_OP).len > 0;
+    const char *module = has_op ? jp_build_info_interned(c, info, K_HLO_MODULE) : jp_intern_str(&c->m->intern, "", 0);
+    const char *op_name = has_op                                ? jp_build_info_interned(c, info, K_HLO_OP)
+                          : jp_info_str(info, K_TF_OP).len      ? jp_build_framework_op(c, info)
+                          : jp_info_str(info, K_ANNOTATION).len ? jp_build_annotation_op(c, info)
+                                                                : interned;
+    if (!module || !op_name) return jp_build_nomem(c->err);
+    uint32_t op = jp_build_op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
+    if (op == UINT32_MAX) return jp_build_nomem(c->err);
+    return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), 1);
+}
+
+/* The interned name of a TPU op: libtpu may name an XLA Ops event's metadata with the whole HLO
+ * text ("%copy-done.2 = f32[...] copy-done(...)") and give the instruction name as the display
+ * name; without one, the text's "%name" is cut out. */
+static const char *tpu_op_name(jp_build_ctx *c, const jp_event_meta *em) {
+    if (!em || !em->name.len || em->name.ptr[0] != '%') return jp_build_event_name(c, em);
+    const char **slot = &c->em_names[em - c->plane->event_meta];
+    if (*slot) return *slot;
+    jp_str name = em->display_name;
+    if (!name.len) {
+        name = (jp_str){em->name.ptr + 1, 0};
+        while (name.len + 1 < em->name.len && name.ptr[name.len] != ' ') name.len++;
+    }
+    return *slot = jp_intern_view(&c->m->intern, name);
+}
+
+/* The XLA Modules event containing t on this device (execs[lo..hi) sorted by start), or NULL. */
+static const jp_exec *exec_at(const jp_exec *execs, size_t n, int64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (execs[mid].start_ps <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && t <= execs[lo - 1].end_ps ? &execs[lo - 1] : NULL;
+}
+
+/* TPU "XLA Modules" and "Steps" lines hold whole executions; read them before the ops. Every chip
+ * writes its own Steps line naming the same steps: one step name is one step of the host, timed
+ * by its longest device, as XProf times it. (Chips need not run a step in lockstep: the replicas of
+ * a TensorFlow job on two GPUs ran step 0 650 ms apart, and spanning both would count the gap.)
+ * The steps analysis joins hosts.
+ * GPU planes have a Steps line only where a profiler derived and saved one (TensorFlow does): it
+ * is read the same way; their XLA Modules, when saved, repeat what run_ids already give. */
+static int read_device_intervals(jp_build_ctx *c, uint32_t dev, int platform, size_t *first_exec) {
+    *first_exec = c->m->execs.n;
+    jp_map by_name = {0}; /* step name -> index into device_steps, over this host's planes so far */
+    int rc = JP_OK;
+    for (size_t i = 0; i < c->m->device_steps.n && rc == JP_OK; i++)
+        if (JP_VEC_AT(&c->m->device_steps, jp_exec, i).host == c->host_index &&
+            jp_map_get_or_put(&by_name, jp_ptr_key(JP_VEC_AT(&c->m->device_steps, jp_exec, i).module), 0, 0,
+                              (uint32_t)i, NULL) == UINT32_MAX)
+            rc = jp_build_nomem(c->err);
+    for (size_t l = 0; l < c->plane->n_lines && rc == JP_OK; l++) {
+        const jp_line *ln = &c->plane->lines[l];
+        int modules = platform == JP_PLATFORM_TPU && jp_str_eq(ln->name, JP_XN_LINE_XLA_MODULES);
+        int steps = jp_str_eq(ln->name, JP_XN_LINE_STEPS);
+        if (!modules && !steps) continue;
+        jp_event_reader reader = jp_line_event_reader(c->xs, ln); /* lines the stream leaves out */
+        jp_event event, *ev = &event;
+        while ((rc = jp_event_reader_next(&reader, ev, c->err)) == 1) {
+            if (ev->num_occurrences > 0) continue; /* aggregated: no interval */
+            const jp_event_meta *em = jp_plane_event_meta_view(c->plane, ev->metadata_id);
+            int64_t start, dur;
+            if ((rc = jp_build_event_times(c, ln, ev, &start, &dur))) break;
+            int64_t end = start + dur;
+            jp_str name = em ? em->name : (jp_str){"", 0};
+            size_t paren = 0; /* "jit_train_step(123)" names the module "jit_train_step" */
+            while (paren < name.len && name.ptr[paren] != '(') paren++;
+            if (modules) name.len = paren;
+            const char *interned = jp_intern_view(&c->m->intern, name);
+            if (!interned) {
+                rc = jp_build_nomem(c->err);
+                break;
+            }
+            if (steps) { /* the same step on another chip: the longer of the two stands for both */
+                int found;
+                uint32_t k = jp_map_get_or_put(&by_name, jp_ptr_key(interned), 0, 0, (uint32_t)c->m->device_steps.n,
+                                               &found);
+                if (k == UINT32_MAX) {
+                    rc = jp_build_nomem(c->err);
+                    break;
+                }
+                if (found) {
+                    jp_exec *seen = &JP_VEC_AT(&c->m->device_steps, jp_exec, k);
+                    if (end - start > seen->end_ps - seen->start_ps) seen->start_ps = start, seen->end_ps = end;
+                    continue;
+                }
+            }
+            jp_exec *x = jp_vec_push(modules ? &c->m->execs : &c->m->device_steps, sizeof *x);
+            if (!x) {
+                rc = jp_build_nomem(c->err);
+                break;
+            }
+            *x = (jp_exec){interned, (int64_t)(c->m->execs.n + c->m->device_steps.n), start, end, c->host_index, dev};
+        }
+    }
+    jp_map_deinit(&by_name);
+    if (rc) return rc;
+    if (c->m->execs.n - *first_exec > 1) /* qsort must not see the NULL of an empty vec */
+        qsort(&JP_VEC_AT(&c->m->execs, jp_exec, *first_exec), c->m->execs.n - *first_exec, sizeof(jp_exec),
+              jp_exec_cmp_start);
+    return JP_OK;
+}
+
+/* The hardware a device plane describes, from its own stats by name. */
+static int read_device_caps(jp_build_ctx *c, jp_device_caps *caps) {
+    memset(caps, 0, sizeof *caps);
+    jp_stats_iter it = jp_stats_of_plane(c->xs, c->plane);
+    jp_stat st;
+    int rc;
+    while ((rc = jp_stats_next(&it, &st, c->err)) == 1) {
+        const jp_stat_meta *sm = jp_plane_stat_meta_view(c->plane, st.metadata_id);
+        if (!sm) continue;
+        jp_str name = sm->name, text = {"", 0};
+        double v = st.kind == JP_STAT_DOUBLE ? st.v.d : (double)jp_stat_int(&st);
+        if (st.kind == JP_STAT_STR || st.kind == JP_STAT_REF) jp_stat_str(c->xs, c->plane, &st, &text, NULL);
+        if (jp_str_eq(name, JP_XN_STAT_PEAK_TFLOPS)) caps->peak_tflops = v;
+        else if (jp_str_eq(name, JP_XN_STAT_PEAK_HBM_GBPS)) caps->peak_gbps = v;
+        else if (jp_str_eq(name, JP_XN_STAT_CLOCK_RATE)) caps->clock_khz = v;
+        else if (jp_str_eq(name, JP_XN_STAT_CORE_COUNT)) caps->cores = v;
+        else if (jp_str_eq(name, JP_XN_STAT_MEMORY_BANDWIDTH)) caps->mem_bw = v;
+        else if (jp_str_eq(name, JP_XN_STAT_CC_MAJOR)) caps->cc_major = (int)v;
+        else if (jp_str_eq(name, JP_XN_STAT_CC_MINOR)) caps->cc_minor = (int)v;
+        else if (jp_str_eq(name, JP_XN_STAT_DEVICE_VENDOR)) caps->amd = text.len >= 3 && memcmp(text.ptr, "AMD", 3) == 0;
+        else if (jp_str_eq(name, JP_XN_STAT_DEVICE_TYPE))
+            snprintf(caps->type, sizeof caps->type, "%.*s", (int)(text.len < 63 ? text.len : 63), text.ptr);
+    }
+    return rc < 0 ? rc : JP_OK;
+}
+
+int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
+    (void)opt;
+    int platform = jp_xn_device_platform(c->plane);
+    uint32_t dev = jp_build_add_device(c, c->plane->name, platform);
+    if (dev == UINT32_MAX) return jp_build_nomem(c->err);
+    jp_ev_info pinfo = {0};
+    int rc = jp_build_read_stats(c, jp_stats_of_plane(c->xs, c->plane), &pinfo);
+    if (rc < 0) return rc;
+    jp_device *d = &JP_VEC_AT(&c->m->devices, jp_device, dev);
+    jp_device_caps caps;
+    if ((rc = read_device_caps(c, &caps))) return rc;
+    jp_device_set_peaks(d, &caps);
+    size_t first_exec = 0;
+    if ((rc = read_device_intervals(c, dev, platform, &first_exec))) return rc;
+    for (size_t l = 0; l < c->plane->n_lines; l++) {
+        const jp_line *ln = &c->plane->lines[l];
+        uint32_t line = c->m->n_lines++;
+        if (!jp_line_wanted(c->plane, ln)) continue;
+        jp_parsed *pe;
+        while ((rc = jp_build_next_event(c, ln, &pe)) == 1) {
+            /* An aggregated event (num_occurrences instead of an offset) has no place in time: it
+             * would land at the line's start, so it stays out of ops, steps and busy time. */
+            if (pe->ev.num_occurrences > 0) continue;
+            const jp_event_meta *em = pe->em;
+            const jp_ev_info *info = &pe->info;
+            int64_t start, dur;
+            if ((rc = jp_build_event_times(c, ln, &pe->ev, &start, &dur))) return rc;
+            if (start < c->m->first_ps) c->m->first_ps = start;
+            if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
+            if (platform == JP_PLATFORM_GPU) {
+                rc = read_gpu_event(c, dev, line, em, start, dur, info);
+            } else {
+                const jp_exec *x = c->m->execs.n > first_exec
+                                       ? exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
+                                                 c->m->execs.n - first_exec, start)
+                                       : NULL; /* no executions: execs.data may be NULL */
+                const char *module = x ? x->module : jp_build_info_interned(c, info, K_HLO_MODULE);
+                const char *op_name = tpu_op_name(c, em);
+                if (!module || !op_name) return jp_build_nomem(c->err);
+                uint32_t op = jp_build_op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
+                rc = op == UINT32_MAX ? jp_build_nomem(c->err) : jp_build_add_op_event(c, op, line, start, dur, x ? x->run_id : 0, 1);
+                if (rc == JP_OK) use_device_duration(c, info);
+            }
+            if (rc) return rc;
+        }
+        if (rc < 0) return rc;
+    }
+    return JP_OK;
+}

@@ -1,0 +1,217 @@
+/* host.c - host planes: thread events classified (user, runtime, Python, compile, step),
+ * allocations, XLA:CPU's op thunks and transfers, and asynchronous ops linked to their "end:". */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "decode/xnames.h"
+#include "model/build_int.h"
+
+static const char *const RUNTIME_NAMES[] = {
+    "ParseArguments", "shard_args", "Handle input", "Wait", "DevicePut", "BatchedCopyToDevice",
+    "AllocateOutputBuffers", "RunInvariantCheckers", "HLO passes", "ThreadpoolListener",
+    "MemoryAllocation", "MemoryDeallocation", "H2D", "D2H", "end: ",
+    /* jax.profiler.annotate_function and IFRT TraceMes on the Python thread, not user code */
+    "ExecuteReplicated.", "batched_copy_array_to_devices", "ArrayImpl.", "pickle_util.",
+};
+static const char *const COMPILE_NAMES[] = {
+    "backend_compile", "lower_sharding_computation", "lower_jaxpr_to_module", "compile_or_get_cached",
+};
+
+static int host_kind(jp_str name, const jp_ev_info *info) {
+    if (name.len && name.ptr[0] == '$') return JP_HOST_PYTHON;
+    if (jp_info_has(info, K_STEP_NUM) && jp_info_has(info, K_ROOT)) return JP_HOST_STEP;
+    for (size_t i = 0; i < sizeof COMPILE_NAMES / sizeof COMPILE_NAMES[0]; i++)
+        if (jp_xn_has_prefix(name, COMPILE_NAMES[i])) return JP_HOST_COMPILE;
+    if (jp_xn_contains(name, "::") || (name.len && name.ptr[name.len - 1] == ')' && jp_xn_contains(name, "(")))
+        return JP_HOST_RUNTIME;
+    for (size_t i = 0; i < sizeof RUNTIME_NAMES / sizeof RUNTIME_NAMES[0]; i++)
+        if (jp_xn_has_prefix(name, RUNTIME_NAMES[i])) return JP_HOST_RUNTIME;
+    /* CUDA driver/runtime API calls traced by CUPTI: cuLaunchKernel, cudaMemcpyAsync, ... */
+    if (name.len > 2 && jp_xn_has_prefix(name, "cu") && (jp_xn_has_prefix(name, "cuda") || (name.ptr[2] >= 'A' && name.ptr[2] <= 'Z')))
+        return JP_HOST_RUNTIME;
+    return JP_HOST_USER;
+}
+
+static int cpu_transfer_kind(jp_str name) {
+    if (jp_xn_has_prefix(name, "H2D")) return JP_XFER_H2D;
+    if (jp_xn_has_prefix(name, "D2H")) return JP_XFER_D2H;
+    return -1;
+}
+
+static int add_memory_event(jp_build_ctx *c, jp_str name, int64_t t, const jp_ev_info *info) {
+    if (!(jp_str_eq(name, "MemoryAllocation") || jp_str_eq(name, "MemoryDeallocation"))) return 0;
+    jp_mem_ev *me = jp_vec_push(&c->m->mem, sizeof *me);
+    if (!me) return jp_build_nomem(c->err);
+    /* One allocator per name; without one, per device (libtpu says which chip of the host in
+     * index_on_host: each chip has its own HBM and allocator). Memory in use counts the bytes
+     * reserved beside those allocated, as XProf's memory profile does. */
+    char chip[32];
+    const char *alloc = jp_info_has(info, K_ALLOCATOR) ? jp_build_info_interned(c, info, K_ALLOCATOR)
+                        : jp_info_has(info, K_INDEX_ON_HOST)
+                            ? jp_intern_str(&c->m->intern, chip,
+                                            (size_t)snprintf(chip, sizeof chip, "device %lld",
+                                                             (long long)jp_info_int(info, K_INDEX_ON_HOST)))
+                            : jp_intern_str(&c->m->intern, "default", 7);
+    int64_t in_use = jp_info_int(info, K_BYTES_ALLOCATED), reserved = jp_info_int(info, K_BYTES_RESERVED);
+    if (reserved > 0 && in_use <= INT64_MAX - reserved) in_use += reserved;
+    *me = (jp_mem_ev){t, alloc, in_use, jp_info_int(info, K_PEAK_BYTES)};
+    return me->allocator ? 1 : jp_build_nomem(c->err);
+}
+
+static int add_host_event(jp_build_ctx *c, const jp_event_meta *em, jp_str name, uint32_t line, int64_t start, int64_t dur,
+                          const jp_ev_info *info) {
+    jp_host_ev *h = jp_vec_push(&c->m->host, sizeof *h);
+    if (!h) return jp_build_nomem(c->err);
+    h->start_ps = start;
+    h->end_ps = start + dur;
+    h->self_ps = dur;
+    h->line = line;
+    h->kind = (uint8_t)host_kind(name, info);
+    h->is_dispatch = (uint8_t)jp_xn_has_prefix(name, "PjitFunction(");
+    h->step_num = jp_info_int(info, K_STEP_NUM);
+    h->name = jp_build_event_name(c, em);
+    h->module = jp_intern_str(&c->m->intern, "", 0);
+    if (!h->name || !h->module) return jp_build_nomem(c->err);
+    if (h->kind == JP_HOST_STEP || dur == 0) return JP_OK;
+    return jp_build_add_span(c->m, start, start + dur, UINT32_MAX, h->kind == JP_HOST_COMPILE ? JP_PART_COMPILE : JP_PART_HOST)
+               ? jp_build_nomem(c->err) : JP_OK;
+}
+
+/* XLA:CPU runs each HLO op as a thunk TraceMe on a worker thread, tagged hlo_op/hlo_module. */
+static int add_cpu_op(jp_build_ctx *c, uint32_t *cpu, uint32_t line, int64_t start, int64_t dur, const jp_ev_info *info) {
+    if (*cpu == UINT32_MAX) {
+        *cpu = jp_build_add_device(c, c->plane->name, JP_PLATFORM_CPU);
+        if (*cpu == UINT32_MAX) return jp_build_nomem(c->err);
+    }
+    const char *module = jp_build_info_interned(c, info, K_HLO_MODULE), *name = jp_build_info_interned(c, info, K_HLO_OP);
+    if (!module || !name) return jp_build_nomem(c->err);
+    uint32_t op = jp_build_op_for(c, *cpu, module, name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
+    if (op == UINT32_MAX) return jp_build_nomem(c->err);
+    int rc = jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), 0);
+    if (rc == JP_OK) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)jp_info_int(info, K_FLOW_P);
+    return rc;
+}
+
+typedef struct op_end { /* an XLA:CPU "end: <op>" event: where an asynchronous op completed */
+    uint64_t flow;        /* its consumer flow id (_c), equal to the op event's producer id (_p) */
+    int64_t end_ps;
+    size_t seq;           /* its place among the plane's end events: the first of one flow wins */
+} op_end;
+
+static int cmp_op_end(const void *a, const void *b) {
+    const op_end *x = a, *y = b;
+    if (x->flow != y->flow) return x->flow < y->flow ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The first i with e[i].flow >= flow in e[0..n) sorted by flow, searched outwards from `hint`
+ * (the previous answer): ops come in time order and so, mostly, do their flow ids, so the answer
+ * is near and the search stays in cache. */
+static size_t flow_lower_bound(const op_end *e, size_t n, uint64_t flow, size_t hint) {
+    size_t lo, hi, step = 1;
+    if (hint < n && e[hint].flow < flow) { /* the answer lies right of hint */
+        lo = hint + 1;
+        while (hint + step < n && e[hint + step].flow < flow) {
+            lo = hint + step + 1;
+            step *= 2;
+        }
+        hi = hint + step < n ? hint + step : n;
+    } else { /* at or left of hint: e[hi] >= flow, or hi == n */
+        hi = hint < n ? hint : n;
+        while (hi >= step && e[hi - step].flow >= flow) {
+            hi -= step;
+            step *= 2;
+        }
+        lo = hi >= step ? hi - step + 1 : 0;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].flow < flow) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* XLA:CPU runs some ops asynchronously: the op's TraceMe covers the launch, and a later
+ * "end: <op>" event linked to it by a flow id marks completion. An op lasts until then. Flow ids
+ * are per process, so the linking is done per host plane; then the ops get their spans. The end
+ * events are sorted by flow and searched: a hash map of them would be larger and, one cache miss
+ * per op, slower. */
+static int link_op_ends(jp_build_ctx *c, size_t first_op, jp_vec *ends) {
+    op_end *e = ends->data;
+    size_t at = 0; /* where the previous op's end was found */
+    /* ends are pushed in seq order: a stable sort by flow orders them by (flow, seq) */
+    jp_sort_by_key64(e, ends->n, sizeof *e, offsetof(op_end, flow), 0, cmp_op_end);
+    for (size_t i = first_op; i < c->m->ops.n; i++) {
+        jp_op_ev *op = &JP_VEC_AT(&c->m->ops, jp_op_ev, i);
+        const op_end *end = NULL;
+        if (op->flow && ends->n) {
+            at = flow_lower_bound(e, ends->n, op->flow, at);
+            end = at < ends->n && e[at].flow == op->flow ? &e[at] : NULL;
+        }
+        if (end && end->end_ps > op->end_ps) {
+            op->end_ps = end->end_ps;
+            op->dur_ps = op->self_ps = op->end_ps - op->start_ps;
+        }
+        if (jp_build_add_op_span(c->m, op)) return jp_build_nomem(c->err);
+    }
+    return JP_OK;
+}
+
+static int read_host_lines(jp_build_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends);
+
+int jp_build_read_host(jp_build_ctx *c, const jp_load_options *opt) {
+    uint32_t cpu = UINT32_MAX;
+    int cpu_wanted = jp_device_selected((jp_str){JP_XN_PLANE_HOST_CPU, sizeof JP_XN_PLANE_HOST_CPU - 1}, opt);
+    size_t first_op = c->m->ops.n;
+    jp_vec ends = {0};
+    int rc = read_host_lines(c, cpu_wanted, &cpu, &ends);
+    if (rc == JP_OK) rc = link_op_ends(c, first_op, &ends);
+    jp_vec_free(&ends);
+    return rc;
+}
+
+static int read_host_lines(jp_build_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends) {
+    uint32_t cpu = *cpu_dev;
+    for (size_t l = 0; l < c->plane->n_lines; l++) {
+        const jp_line *ln = &c->plane->lines[l];
+        uint32_t line = c->m->n_lines++;
+        int worker = jp_xn_has_prefix(ln->name, JP_XN_LINE_WORKER); /* TSL thread pools: XLA runtime threads */
+        jp_parsed *pe;
+        int rc;
+        while ((rc = jp_build_next_event(c, ln, &pe)) == 1) {
+            const jp_event_meta *em = pe->em;
+            const jp_ev_info *info = &pe->info;
+            jp_str name = em ? em->name : (jp_str){"", 0};
+            int64_t start, dur;
+            if ((rc = jp_build_event_times(c, ln, &pe->ev, &start, &dur))) return rc;
+            if (start < c->m->first_ps) c->m->first_ps = start;
+            if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
+            if ((rc = add_memory_event(c, name, start, info)) != 0) {
+                if (rc < 0) return rc;
+            } else if (!c->has_devices && jp_info_has(info, K_HLO_OP) && jp_info_has(info, K_HLO_MODULE)) {
+                /* XLA:CPU's op thunks; beside a GPU the same stats tag the host's launch calls
+                 * (cuLaunchKernel, hipModuleLaunchKernel), which are host runtime events */
+                if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, info))) return rc;
+            } else if (jp_xn_has_prefix(name, "end: ") && jp_info_has(info, K_FLOW_C)) {
+                op_end *oe = jp_vec_push(ends, sizeof *oe);
+                if (!oe) return jp_build_nomem(c->err);
+                *oe = (op_end){(uint64_t)info->v[K_FLOW_C].i, start + dur, ends->n - 1};
+            } else if (!c->has_devices && cpu_transfer_kind(name) >= 0) {
+                /* XLA:CPU's "H2D Dispatch" is the copy itself; beside a GPU or TPU it only queues
+                 * one, which the device plane records with its size */
+                if (cpu == UINT32_MAX && cpu_wanted && (cpu = jp_build_add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
+                    return jp_build_nomem(c->err);
+                if (cpu_wanted && (rc = jp_build_add_xfer(c, cpu, cpu_transfer_kind(name), start, dur, 0))) return rc;
+            } else if (!worker && (rc = add_host_event(c, em, name, line, start, dur, info))) {
+                return rc;
+            }
+        }
+        if (rc < 0) return rc;
+    }
+    *cpu_dev = cpu;
+    return JP_OK;
+}

@@ -1,0 +1,130 @@
+/* records.c - the model's records as planes are read: devices, op definitions with their HLO
+ * metadata, op events, activity spans and transfers. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "decode/xnames.h"
+#include "model/build_int.h"
+
+uint32_t jp_build_add_device(jp_build_ctx *c, jp_str name, int platform) {
+    jp_device *d = jp_vec_push(&c->m->devices, sizeof *d);
+    if (!d || !(d->name = jp_intern_view(&c->m->intern, name))) return UINT32_MAX;
+    d->host = c->host;
+    d->platform = platform;
+    d->peak_source = "";
+    return (uint32_t)(c->m->devices.n - 1);
+}
+
+static const jp_hlo_module *hlo_module_for(const jp_model *m, const char *module, int64_t program_id) {
+    const jp_hlo_module *mods = m->hlo.data, *by_name = NULL;
+    for (size_t i = 0; i < m->hlo.n; i++) {
+        if (program_id >= 0 && mods[i].program_id == program_id) return &mods[i];
+        if (!by_name && mods[i].name == module) by_name = &mods[i];
+    }
+    return by_name;
+}
+
+/* The tf_op stat, the framework op that an HLO op came from: "jit(f)/jit(main)/add:" as TPU
+ * captures write it, in TensorFlow's "name:type" form with an empty type, which is dropped. */
+const char *jp_build_framework_op(jp_build_ctx *c, const jp_ev_info *info) {
+    jp_str s = jp_info_str(info, K_TF_OP);
+    if (s.len && s.ptr[s.len - 1] == ':') s.len--;
+    return jp_intern_view(&c->m->intern, s);
+}
+
+/* The framework op a TensorFlow annotation names: "scope/op#shape=(...)#" holds the TraceMe's
+ * arguments after the '#', which are dropped. */
+const char *jp_build_annotation_op(jp_build_ctx *c, const jp_ev_info *info) {
+    jp_str s = jp_info_str(info, K_ANNOTATION);
+    const char *hash = memchr(s.ptr, '#', s.len);
+    if (hash) s.len = (size_t)(hash - s.ptr);
+    return jp_intern_view(&c->m->intern, s);
+}
+
+/* The type of a TensorFlow op named "scope/name:Type" (interned), or NULL for other names: HLO
+ * instruction names hold no ':', and a type is an identifier, which a C++ kernel name standing in
+ * for its op ("void Eigen::...<...>(...)") is not after its last ':'. */
+static const char *framework_type(jp_build_ctx *c, const char *name) {
+    const char *slash = strrchr(name, '/'), *colon = strrchr(slash ? slash : name, ':');
+    if (!colon || !colon[1]) return NULL;
+    for (const char *p = colon + 1; *p; p++)
+        if (!(*p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
+            return NULL;
+    return jp_intern_str(&c->m->intern, colon + 1, strlen(colon + 1));
+}
+
+/* The opdef for (device, module, name), created with its HLO metadata on first sight. */
+uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, const char *name, int64_t program_id,
+                       const jp_ev_info *info) {
+    jp_model *m = c->m;
+    int found;
+    uint32_t idx = jp_map_get_or_put(&m->op_index, device, jp_ptr_key(module), jp_ptr_key(name),
+                                     (uint32_t)m->opdefs.n, &found);
+    if (idx == UINT32_MAX || found) return idx;
+    jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
+    if (!op) return UINT32_MAX;
+    const char *empty = jp_intern_str(&m->intern, "", 0);
+    *op = (jp_opdef){.module = module, .name = name, .op_name = empty, .scope = empty, .source = empty,
+                     .function = empty, .device = device};
+    const jp_hlo_module *hm = hlo_module_for(m, module, program_id);
+    const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
+    if (in) {
+        op->category = in->category;
+        op->op_name = in->op_name;
+        op->source = in->source;
+        op->function = in->function;
+        op->frame = in->frame;
+        op->hlo_flops = op->flops = in->flops;
+        op->transcendentals = in->transcendentals;
+        op->bytes = in->bytes;
+    } else {
+        op->category = framework_type(c, name);
+        if (!op->category) op->category = jp_hlo_category_of_name(name);
+    }
+    if (info && jp_info_str(info, K_HLO_CATEGORY).len) op->category = jp_build_info_interned(c, info, K_HLO_CATEGORY);
+    if (info) {
+        /* XLA's own counts, where the device writes them (TPU, GPU), win over ours */
+        if (jp_info_dbl(info, K_FLOPS) > 0) op->flops = op->xla_flops = jp_info_dbl(info, K_FLOPS);
+        if (jp_info_dbl(info, K_BYTES_ACCESSED) > 0) op->bytes = jp_info_dbl(info, K_BYTES_ACCESSED);
+        /* without the HLO (TPU captures keep it elsewhere) the op's own stats say the same */
+        if (!*op->op_name && jp_info_str(info, K_TF_OP).len) op->op_name = jp_build_framework_op(c, info);
+        if (!*op->source && jp_info_str(info, K_SOURCE).len) op->source = jp_build_info_interned(c, info, K_SOURCE);
+        if (!op->op_name || !op->source) return UINT32_MAX;
+    }
+    op->scope = jp_hlo_scope_of(&m->intern, op->op_name);
+    if (!op->category || !op->scope) return UINT32_MAX;
+    op->collective = (uint8_t)jp_hlo_is_collective(op->category);
+    return idx;
+}
+
+int jp_build_add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, int part) {
+    jp_span *s = jp_vec_push(&m->spans, sizeof *s);
+    if (!s) return JP_ERR_NOMEM;
+    *s = (jp_span){start, end, device, (uint8_t)part};
+    return JP_OK;
+}
+
+int jp_build_add_op_span(jp_model *m, const jp_op_ev *e) {
+    const jp_opdef *def = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
+    int part = def->collective ? JP_PART_COLLECTIVE : JP_PART_COMPUTE;
+    return jp_build_add_span(m, e->start_ps, e->end_ps, def->device, part);
+}
+
+/* with_span = 0 defers the activity span (XLA:CPU ops may still be extended to their end event). */
+int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id,
+                        int with_span) {
+    jp_op_ev *e = jp_vec_push(&c->m->ops, sizeof *e);
+    if (!e) return jp_build_nomem(c->err);
+    *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id, 0, start + dur};
+    return with_span && jp_build_add_op_span(c->m, e) ? jp_build_nomem(c->err) : JP_OK;
+}
+
+int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes) {
+    jp_xfer_ev *x = jp_vec_push(&c->m->xfers, sizeof *x);
+    if (!x) return jp_build_nomem(c->err);
+    *x = (jp_xfer_ev){start, start + dur, bytes, device, (uint8_t)kind};
+    return jp_build_add_span(c->m, start, start + dur, device, JP_PART_H2D + kind) ? jp_build_nomem(c->err) : JP_OK;
+}
