@@ -72,7 +72,7 @@ async function overview() {
   const breakdown = PARTS.map((p) => `<td class="num">${ms(s.breakdown_ms[p])}</td>`).join("");
   $("#page").innerHTML = `<div class="toolbar">${hostPicker(hosts)}</div>
     <h2>${esc(d.path)}</h2>
-    <p>${esc(d.platform.toUpperCase())} · hosts ${esc(d.hosts.join(", "))} · ${d.events.toLocaleString()} events · span ${ms(d.span_ms)} ms</p>
+    <p>platform ${esc(d.platform)} · hosts ${esc(d.hosts.join(", "))} · ${d.events.toLocaleString()} events · span ${ms(d.span_ms)} ms</p>
     <p>${dev}</p>
     <h2>Steps</h2>
     <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
