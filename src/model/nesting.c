@@ -31,7 +31,20 @@ static int cmp_host_ev(const void *a, const void *b) {
 /* Self time by nesting: on one line, an event fully inside an open one is its child; a parent's
  * self time is its duration minus its direct children's durations. One stack walk per line. */
 #define MAX_DEPTH 256
-static void nest_ops(jp_model *m) {
+
+/* JP_ERR_LIMIT for an event nested deeper than MAX_DEPTH: naming where (the host's file, the line
+ * counted within that host, the event's time) rather than dropping the event from nesting, which
+ * would leave its parent's self time and its children's depths silently wrong. */
+static int too_deep(const jp_model *m, uint32_t line, int64_t start_ps, jp_error *err) {
+    const jp_model_host *hs = m->hosts.data, *h = NULL;
+    for (size_t i = 0; i < m->hosts.n && hs[i].first_line <= line; i++) h = &hs[i];
+    return jp_error_set(err, JP_ERR_LIMIT, 0,
+                        "%s: events nested more than %d deep on line %u (the event at %lld ps): jaxprof reads at "
+                        "most %d levels", h ? h->name : "profile", MAX_DEPTH, line - (h ? h->first_line : 0),
+                        (long long)start_ps, MAX_DEPTH);
+}
+
+static int nest_ops(jp_model *m, jp_error *err) {
     jp_op_ev *ev = m->ops.data;
     size_t stack[MAX_DEPTH], depth = 0;
     for (size_t i = 0; i < m->ops.n; i++) {
@@ -46,13 +59,15 @@ static void nest_ops(jp_model *m) {
             if (ev[i].dur_ps < child) child = ev[i].dur_ps;
             parent->self_ps = parent->self_ps > child ? parent->self_ps - child : 0;
         }
-        if (depth < MAX_DEPTH) stack[depth++] = i;
+        if (depth == MAX_DEPTH) return too_deep(m, ev[i].line, ev[i].start_ps, err);
+        stack[depth++] = i;
     }
+    return JP_OK;
 }
 
 /* The same walk for host threads, also giving each compile event the module of its enclosing
  * PjitFunction(f) dispatch ("jit_f"). */
-static int nest_host(jp_model *m) {
+static int nest_host(jp_model *m, jp_error *err) {
     jp_host_ev *ev = m->host.data;
     size_t stack[MAX_DEPTH], depth = 0;
     for (size_t i = 0; i < m->host.n; i++) {
@@ -73,11 +88,12 @@ static int nest_host(jp_model *m) {
                 char buf[512];
                 size_t len = strlen(n) - strlen("PjitFunction()");
                 int w = snprintf(buf, sizeof buf, "jit_%.*s", (int)(len > 400 ? 400 : len), n + strlen("PjitFunction("));
-                if (!(ev[i].module = jp_intern_str(&m->intern, buf, (size_t)w))) return JP_ERR_NOMEM;
+                if (!(ev[i].module = jp_intern_str(&m->intern, buf, (size_t)w))) return jp_build_nomem(err);
                 break;
             }
         }
-        if (depth < MAX_DEPTH) stack[depth++] = i;
+        if (depth == MAX_DEPTH) return too_deep(m, ev[i].line, ev[i].start_ps, err);
+        stack[depth++] = i;
     }
     return JP_OK;
 }
@@ -129,9 +145,11 @@ static void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(con
 
 int jp_model_finish(jp_model *m, jp_error *err) {
     if (m->ops.n > 1) sort_unless_sorted(m->ops.data, m->ops.n, sizeof(jp_op_ev), cmp_op_ev);
-    nest_ops(m);
+    int rc = nest_ops(m, err);
+    if (rc) return rc;
     if (m->host.n > 1) sort_unless_sorted(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
-    if (nest_host(m) || group_executions(m)) return jp_build_nomem(err);
+    if ((rc = nest_host(m, err))) return rc;
+    if (group_executions(m)) return jp_build_nomem(err);
     if (m->device_steps.n > 1) qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), jp_exec_cmp_start);
     if (m->first_ps > m->last_ps) m->first_ps = m->last_ps = 0;
     return JP_OK;

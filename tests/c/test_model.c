@@ -1,0 +1,193 @@
+/* test_model.c - the model builder: nesting past its depth limit is an error that says where, and
+ * the ops table (model) and the exported XLA Ops rows (layout) count the same kernels. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/map.h"
+#include "decode/xnames.h"
+#include "export/layout.h"
+#include "model/model.h"
+#include "pbwrite.h"
+
+/* An XSpace of one /host:CPU plane: on a "python" line (or an XLA:CPU "tf_worker" line, as op
+ * thunks tagged hlo_op/hlo_module) `depth` events each nested inside the one before. */
+static pbw nested_space(size_t depth, int thunks) {
+    pbw space = {0}, plane = {0}, line = {0};
+    for (size_t k = 0; k < depth; k++) {
+        pbw ev = {0};
+        pbw_uint(&ev, 1, 1);
+        pbw_uint(&ev, 2, 1000 * k);                   /* offset_ps */
+        pbw_uint(&ev, 3, 1000 * (2 * depth - 2 * k)); /* duration_ps: ends after every later one */
+        if (thunks) {
+            pbw st = {0};
+            pbw_uint(&st, 1, 1);
+            pbw_str(&st, 5, "add.1");
+            pbw_msg(&ev, 4, &st);
+            pbw_uint(&st, 1, 2);
+            pbw_str(&st, 5, "jit_f");
+            pbw_msg(&ev, 4, &st);
+        }
+        pbw_msg(&line, 4, &ev);
+    }
+    pbw_uint(&line, 1, 7);
+    pbw_str(&line, 2, thunks ? "tf_worker" : "python");
+    pbw_uint(&line, 3, 1000);
+    pbw_msg(&plane, 3, &line);
+    const char *stats[3] = {"", JP_XN_STAT_HLO_OP, JP_XN_STAT_HLO_MODULE};
+    for (uint64_t id = 1; id < 3; id++) {
+        pbw meta = {0}, entry = {0};
+        pbw_uint(&meta, 1, id);
+        pbw_str(&meta, 2, stats[id]);
+        pbw_uint(&entry, 1, id);
+        pbw_msg(&entry, 2, &meta);
+        pbw_msg(&plane, 5, &entry);
+    }
+    pbw meta = {0}, entry = {0};
+    pbw_uint(&meta, 1, 1);
+    pbw_str(&meta, 2, "scope");
+    pbw_uint(&entry, 1, 1);
+    pbw_msg(&entry, 2, &meta);
+    pbw_msg(&plane, 4, &entry);
+    pbw_uint(&plane, 1, 1);
+    pbw_str(&plane, 2, JP_XN_PLANE_HOST_CPU);
+    pbw_msg(&space, 1, &plane);
+    return space;
+}
+
+/* Builds a model of the nest; returns the status, err filled. */
+static int build_nest(size_t depth, int thunks, jp_error *err, size_t *n_events) {
+    pbw space = nested_space(depth, thunks);
+    jp_xspace *xs = NULL;
+    int rc = jp_xspace_parse(&xs, space.buf, space.len, "deep.xplane.pb", err);
+    assert_int_equal(rc, JP_OK);
+    jp_arena arena;
+    jp_arena_init(&arena, 0);
+    jp_model m;
+    jp_model_init(&m, &arena);
+    rc = jp_model_add_xspace(&m, xs, "deep", NULL, err);
+    if (rc == JP_OK) rc = jp_model_finish(&m, err);
+    *n_events = thunks ? m.ops.n : m.host.n;
+    if (rc == JP_OK && !thunks) /* every depth kept: the innermost event is 255 (or depth - 1) deep */
+        assert_int_equal(JP_VEC_AT(&m.host, jp_host_ev, m.host.n - 1).depth, depth - 1);
+    jp_model_deinit(&m);
+    jp_arena_deinit(&arena);
+    jp_xspace_close(xs);
+    free(space.buf);
+    return rc;
+}
+
+static void nesting_past_the_limit_is_an_error(void **state) {
+    (void)state;
+    for (int thunks = 0; thunks < 2; thunks++) {
+        jp_error err;
+        size_t n = 0;
+        assert_int_equal(build_nest(256, thunks, &err, &n), JP_OK); /* the limit itself reads */
+        assert_int_equal(n, 256);
+        assert_int_equal(build_nest(300, thunks, &err, &n), JP_ERR_LIMIT);
+        /* the 257th event, at 256 ns from the line's start at 1000 ns */
+        assert_string_equal(err.msg, "deep: events nested more than 256 deep on line 0 (the event at 1256000 ps): "
+                                     "jaxprof reads at most 256 levels");
+    }
+}
+
+/* What one op of a GPU plane adds up to, in the ops table or in the XLA Ops row. */
+typedef struct op_sum {
+    int64_t count, total_ps;
+} op_sum;
+
+/* On every GPU plane that gets XLA rows: each run of the XLA Ops row names an op the model has on
+ * that device, and per op the runs hold as many kernels, lasting as long, as the model counts. */
+static void check_rows_match_table(const char *file, int64_t want_kernels, int64_t want_ops) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/real/%s", JP_TEST_DATA, file);
+    jp_xspace *xs = NULL;
+    jp_error err;
+    assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
+    jp_arena arena;
+    jp_arena_init(&arena, 0);
+    jp_model m;
+    jp_model_init(&m, &arena);
+    assert_int_equal(jp_model_add_xspace(&m, xs, "h", NULL, &err), JP_OK);
+    assert_int_equal(jp_model_finish(&m, &err), JP_OK);
+    op_sum *table = calloc(m.opdefs.n + 1, sizeof *table), *rows = calloc(m.opdefs.n + 1, sizeof *rows);
+    assert_non_null(table);
+    assert_non_null(rows);
+    for (size_t i = 0; i < m.ops.n; i++) {
+        const jp_op_ev *e = &JP_VEC_AT(&m.ops, jp_op_ev, i);
+        table[e->op].count++;
+        table[e->op].total_ps += e->dur_ps;
+    }
+    size_t n_planes;
+    const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
+    int64_t kernels = 0, n_rows_ops = 0;
+    for (size_t p = 0; p < n_planes; p++) {
+        if (!jp_layout_plane_gets_gpu_rows(&planes[p])) continue;
+        uint32_t dev = UINT32_MAX;
+        for (uint32_t d = 0; d < m.devices.n; d++)
+            if (jp_str_eq(planes[p].name, JP_VEC_AT(&m.devices, jp_device, d).name)) dev = d;
+        assert_int_not_equal(dev, UINT32_MAX);
+        jp_vec ks = {0}, runs = {0};
+        assert_int_equal(jp_layout_gpu_kernels(xs, &planes[p], 0, &ks, &err), JP_OK);
+        assert_int_equal(jp_layout_merge_kernels(ks.data, ks.n, 1, &runs, &err), JP_OK);
+        for (int pass = 0; pass < 2; pass++) { /* the kernels' times, then the runs' counts */
+            const jp_vec *v = pass ? &runs : &ks;
+            for (size_t i = 0; i < v->n; i++) {
+                const jp_layout_kernel *k = &JP_VEC_AT(v, jp_layout_kernel, i);
+                const char *module = jp_intern_lookup(&m.intern, k->module.ptr, k->module.len);
+                const char *op = jp_intern_lookup(&m.intern, k->op.ptr, k->op.len);
+                uint32_t def = module && op ? jp_map_get(&m.op_index, dev, jp_ptr_key(module), jp_ptr_key(op))
+                                            : UINT32_MAX;
+                if (def == UINT32_MAX) fail_msg("%s: the XLA Ops row's %.*s is no op of the table", file, (int)k->op.len, k->op.ptr);
+                if (pass) {
+                    rows[def].count += k->kernels;
+                    kernels += k->kernels;
+                } else {
+                    rows[def].total_ps += k->end_ps - k->start_ps;
+                }
+            }
+        }
+        jp_vec_free(&ks);
+        jp_vec_free(&runs);
+        /* every op of the table on this device that names its module (XLA's) is in the rows */
+        for (size_t d = 0; d < m.opdefs.n; d++) {
+            const jp_opdef *def = &JP_VEC_AT(&m.opdefs, jp_opdef, d);
+            if (def->device != dev || !*def->module) continue;
+            n_rows_ops++;
+            if (rows[d].count != table[d].count || rows[d].total_ps != table[d].total_ps)
+                fail_msg("%s: %s/%s: table %lld kernels %lld ps, XLA Ops row %lld kernels %lld ps", file, def->module,
+                         def->name, (long long)table[d].count, (long long)table[d].total_ps, (long long)rows[d].count,
+                         (long long)rows[d].total_ps);
+        }
+    }
+    assert_int_equal(kernels, want_kernels);
+    assert_int_equal(n_rows_ops, want_ops);
+    free(table);
+    free(rows);
+    jp_model_deinit(&m);
+    jp_arena_deinit(&arena);
+    jp_xspace_close(xs);
+}
+
+static void xla_ops_rows_count_what_the_ops_table_counts(void **state) {
+    (void)state;
+    check_rows_match_table("mi300_jax08_attention.xplane.pb.gz", 87, 16);
+    check_rows_match_table("mi300_jax08_conv.xplane.pb.gz", 198, 32);
+    check_rows_match_table("mi300_jax08_elementwise.xplane.pb.gz", 65, 12);
+    check_rows_match_table("mi300_jax08_gemm.xplane.pb.gz", 42, 4);
+    check_rows_match_table("mi300_jax_conv_minimal_legacy.xplane.pb.gz", 25, 4);
+    check_rows_match_table("te_fused_attn_934987a2fc2f.xplane.pb.gz", 150, 20);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(nesting_past_the_limit_is_an_error),
+        cmocka_unit_test(xla_ops_rows_count_what_the_ops_table_counts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
