@@ -62,6 +62,15 @@ def hold_rename(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {**os.environ, "LD_PRELOAD": str(d / "hold.so")}
 
 
+# Runs argv[1:] with SIGINT, SIGTERM, SIGHUP (and SIGPIPE) at their default action. A test run
+# started in the background of a non-interactive shell, or under nohup, inherits them ignored, and
+# jaxprof rightly keeps an ignored signal ignored, so the tests' signals would never arrive.
+DEFAULT_SIGNALS = [sys.executable, "-c", "import os, signal, sys\n"
+                   "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):\n"
+                   "    signal.signal(s, signal.SIG_DFL)\n"
+                   "os.execv(sys.argv[1], sys.argv[1:])"]
+
+
 def run_dir_with(tmp_path: Path, xplane: Path) -> Path:
     """A log directory whose one run holds xplane (a hard link: no copy of 48 MB)."""
     run = tmp_path / "logs" / RUN
@@ -75,7 +84,8 @@ def interrupt(argv: list[str], out_dir: Path, sig: int, *, min_bytes: int,
     """Starts argv, waits until a new file in out_dir holds min_bytes, sends sig. Returns the exit
     status and the name of the file it saw (None when the process ended first)."""
     before = set(os.listdir(out_dir))
-    proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([*DEFAULT_SIGNALS, *(str(a) for a in argv)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env)
     seen = None
     try:
         while seen is None and proc.poll() is None:
@@ -218,7 +228,7 @@ def test_an_ignored_signal_stays_ignored(tmp_path: Path, hold_rename: dict[str, 
     """Under nohup (SIGHUP ignored, which exec keeps) SIGHUP must not end the export; a later
     SIGTERM does. Were SIGHUP caught, it would end the process first (exit status -SIGHUP)."""
     out = tmp_path / "t.json.gz"
-    nohup = ["sh", "-c", 'trap "" HUP; exec "$0" "$@"']  # ignore SIGHUP, then become jaxprof (same pid)
+    nohup = [*DEFAULT_SIGNALS, "/bin/sh", "-c", 'trap "" HUP; exec "$0" "$@"']  # SIGHUP ignored, then jaxprof
     proc = subprocess.Popen([*nohup, str(JAXPROF_BIN), "export", str(DATA), "-o", str(out)], env=hold_rename,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
