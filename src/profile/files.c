@@ -71,6 +71,8 @@ int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     const jp_run *latest = rc == JP_OK ? jp_runs_latest_view(&runs) : NULL;
     if (rc == JP_OK && !latest) rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no *.xplane.pb profile found", path);
     if (latest) rc = list_run_files(latest->path, files, err);
+    if (latest && rc == JP_OK && !files->n) /* its files went away (or became links) since it was found */
+        rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no *.xplane.pb profile found", latest->path);
     jp_runs_deinit(&runs);
     return rc;
 }

@@ -405,7 +405,8 @@ def test_ruler_follows_the_window_and_keys_move_it(server, browser):
     # the answer for this window has arrived (its ends are written to the nanosecond)
     WebDriverWait(browser, 10).until(lambda d: js(d, "TL.data && Math.abs(TL.data.end_ms - TL.end) < 1e-6"))
     zoomed = check_ticks(browser)
-    assert zoomed["step"] < full["step"] / 10 and zoomed["unit"] == "µs" and full["unit"] == "ms"
+    # (the units themselves follow the steps, checked above: the capture's length decides them)
+    assert zoomed["step"] < full["step"] / 10 and UNITS_MS[zoomed["unit"]] <= UNITS_MS[full["unit"]]
     s2, e2 = window_of(browser)
     body.send_keys("d")  # pan right by a fifth of the width
     WebDriverWait(browser, 10).until(lambda d: window_of(d)[0] > s2)
