@@ -37,45 +37,48 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
     return 0; /* 80-C1 (continuation or overlong lead) and F5-FF never start a sequence */
 }
 
-/* The escape for byte c (a quote, a backslash or a control character) into esc; its length. */
-static size_t escape(unsigned char c, char esc[6]) {
+/* The escape of c (a quote, a backslash or a control character) at dst; its length. */
+static size_t escape(unsigned char c, char *dst) {
     static const char hex[] = "0123456789abcdef";
-    esc[0] = '\\';
-    if (c == '"' || c == '\\') return esc[1] = (char)c, 2;
-    if (c < 0x20 && SHORT_ESCAPE[c]) return esc[1] = SHORT_ESCAPE[c], 2;
-    memcpy(esc + 1, "u00", 3);
-    esc[4] = hex[c >> 4];
-    esc[5] = hex[c & 15];
+    dst[0] = '\\';
+    if (c == '"' || c == '\\') return dst[1] = (char)c, 2;
+    if (c < 0x20 && SHORT_ESCAPE[c]) return dst[1] = SHORT_ESCAPE[c], 2;
+    memcpy(dst + 1, "u00", 3);
+    dst[4] = hex[c >> 4];
+    dst[5] = hex[c & 15];
     return 6;
 }
 
-void jp_json_put_str(jp_json_put_fn put, void *ctx, const char *s, size_t len) {
+size_t jp_json_escape(char *dst, size_t cap, const char *s, size_t len, size_t *pos) {
     const unsigned char *p = (const unsigned char *)s;
-    size_t run = 0; /* start of the bytes copied as they are, not yet handed to put */
-    put(ctx, "\"", 1);
-    for (size_t i = 0; i < len;) {
-        unsigned char c = p[i];
-        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        size_t k = c >= 0x80 ? utf8_len(p + i, len - i) : 0;
-        if (k) {
-            i += k;
-            continue;
-        }
-        if (i > run) put(ctx, s + run, i - run);
-        char esc[6];
-        if (c >= 0x80) put(ctx, "\\ufffd", 6); /* one per byte that is not UTF-8 */
-        else put(ctx, esc, escape(c, esc));
-        run = ++i;
+    size_t i = *pos, o = 0;
+    while (i < len) {
+        size_t run = i + jp_json_plain_len(s + i, len - i); /* copied in one go */
+        size_t k = run - i < cap - o ? run - i : cap - o;
+        memcpy(dst + o, s + i, k);
+        o += k, i += k;
+        if (i < run || i == len || cap - o < JP_JSON_UNIT_MAX) break;
+        size_t u = p[i] >= 0x80 ? utf8_len(p + i, len - i) : 0;
+        if (u) memcpy(dst + o, s + i, u), o += u, i += u; /* well-formed UTF-8, as it is */
+        else if (p[i] >= 0x80) memcpy(dst + o, "\\ufffd", 6), o += 6, i++; /* one per byte that is not UTF-8 */
+        else o += escape(p[i++], dst + o);
     }
-    if (len > run) put(ctx, s + run, len - run);
-    put(ctx, "\"", 1);
+    *pos = i;
+    return o;
 }
 
-static void put_file(void *ctx, const char *p, size_t n) { fwrite(p, 1, n, (FILE *)ctx); }
-
-void jp_json_fput_str(FILE *out, const char *s, size_t len) { jp_json_put_str(put_file, out, s, len); }
+void jp_json_fput_str(FILE *out, const char *s, size_t len) {
+    char buf[256];
+    size_t n = 1, pos = 0;
+    buf[0] = '"';
+    for (;;) { /* a short string is one fwrite, quotes included */
+        n += jp_json_escape(buf + n, sizeof buf - 1 - n, s, len, &pos);
+        if (pos == len) break;
+        fwrite(buf, 1, n, out);
+        n = 0;
+    }
+    buf[n++] = '"';
+    fwrite(buf, 1, n, out);
+}
 
 void jp_json_fput_cstr(FILE *out, const char *s) { jp_json_fput_str(out, s ? s : "", s ? strlen(s) : 0); }

@@ -1,5 +1,5 @@
 /* json.h - the one JSON string encoder of jaxprof: any bytes in, a valid JSON string out, written
- * through a callback so a stdio stream and the trace exporter's own buffered sink share it
+ * into a caller's buffer so a stdio stream and the trace exporter's own buffered sink share it
  * (internal to libjaxprof; the FILE* form, jp_json_fput_str, is public in jaxprof.h).
  *
  * The rules, the same in every output (JSON tables, HTML data, the viewer API, Chrome traces,
@@ -19,12 +19,27 @@
 
 #include "jaxprof/jaxprof.h"
 
-/* Receives the next piece of output (n > 0 bytes at p, valid only during the call). */
-typedef void (*jp_json_put_fn)(void *ctx, const char *p, size_t n);
+/* The most bytes one input character becomes (\u00xx, \ufffd): a destination with this much room
+ * always takes the next one. */
+enum { JP_JSON_UNIT_MAX = 6 };
 
-/* Writes s[0, len) as one quoted JSON string through put(ctx, ...): runs of bytes that need no
- * escape go out in one call each. s may be NULL when len is 0. */
-void jp_json_put_str(jp_json_put_fn put, void *ctx, const char *s, size_t len);
+/* 1 for a byte that goes out as it is, with no escape and no UTF-8 check: printable ASCII but the
+ * quote and the backslash. Inline, so a writer's hot loop can copy such a run without a call. */
+static inline int jp_json_plain(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; }
+
+/* Length of the run of jp_json_plain bytes that starts s[0, len): bytes the encoder copies as they are. */
+static inline size_t jp_json_plain_len(const char *s, size_t len) {
+    size_t i = 0;
+    while (i < len && jp_json_plain((unsigned char)s[i])) i++;
+    return i;
+}
+
+/* Writes the escaped form of s[*pos, len) into dst[0, cap): the inside of a JSON string, without
+ * its quotes. Stops at the end of s or where the next character might not fit whole (fewer than
+ * JP_JSON_UNIT_MAX bytes left, or a run of plain bytes cut at cap); advances *pos past what it
+ * took and returns the bytes written. Writers call it into their own buffers (a stack buffer for a
+ * FILE*, the trace exporter's sink): one copy, no callback. */
+size_t jp_json_escape(char *dst, size_t cap, const char *s, size_t len, size_t *pos);
 
 /* jp_json_fput_str for a NUL-terminated string; NULL is written as "". */
 void jp_json_fput_cstr(FILE *out, const char *s);

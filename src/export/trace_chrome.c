@@ -14,10 +14,18 @@ typedef struct chrome {
     int any;           /* 1 once an element of traceEvents was written (comma before the next) */
 } chrome;
 
-/* The sink as jp_json_put_str's callback: escaped strings go straight into its buffer. */
-static void sink_put(void *ctx, const char *p, size_t n) { jp_trace_put(ctx, p, n); }
-
-static void put_json_str(jp_trace_sink *s, const char *p, size_t len) { jp_json_put_str(sink_put, s, p, len); }
+/* Escaped straight into the sink's buffer. A trace has a name per event, most of them plain ASCII:
+ * those are copied here without a call (a 1M-event export was 1.5% slower with one). */
+static void put_json_str(jp_trace_sink *s, const char *p, size_t len) {
+    size_t pos = jp_json_plain_len(p, len);
+    jp_trace_put(s, "\"", 1);
+    jp_trace_put(s, p, pos);
+    while (pos < len) {
+        if (!jp_trace_sink_reserve(s, JP_JSON_UNIT_MAX)) return; /* the write failed: s->failed says so */
+        s->n += jp_json_escape((char *)s->buf + s->n, s->cap - s->n, p, len, &pos);
+    }
+    jp_trace_put(s, "\"", 1);
+}
 
 static void putf(jp_trace_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(jp_trace_sink *s, const char *fmt, ...) {

@@ -21,26 +21,29 @@ enum {
 };
 _Static_assert(6 * IN_MAX + 2 <= OUT_MAX, "the worst case (every byte escaped) fits");
 
-/* A growing output the encoder writes into through its callback. */
+/* The encoder's output for one input, the quotes included. */
 typedef struct sink {
     char *data;   /* OUT_MAX bytes */
     size_t n;     /* bytes written */
-    size_t calls; /* callback calls: runs of plain bytes arrive in one */
 } sink;
 
-static void sink_put(void *ctx, const char *p, size_t n) {
-    sink *s = ctx;
-    assert_true(n > 0);
-    assert_true(s->n + n <= OUT_MAX);
-    memcpy(s->data + s->n, p, n);
-    s->n += n;
-    s->calls++;
+/* Encodes in[0, n) as the writers do: quote, jp_json_escape into room of at most `room` bytes at
+ * a time until the input is used up, quote. */
+static void encode_in_pieces(sink *s, const void *in, size_t n, size_t room) {
+    size_t pos = 0;
+    s->data[0] = '"';
+    s->n = 1;
+    do {
+        size_t cap = OUT_MAX - 1 - s->n < room ? OUT_MAX - 1 - s->n : room;
+        size_t before = pos, wrote = jp_json_escape(s->data + s->n, cap, in, n, &pos);
+        assert_true(wrote <= cap);
+        assert_true(pos > before || pos == n); /* room for JP_JSON_UNIT_MAX bytes always moves on */
+        s->n += wrote;
+    } while (pos < n);
+    s->data[s->n++] = '"';
 }
 
-static void encode(sink *s, const void *in, size_t n) {
-    s->n = s->calls = 0;
-    jp_json_put_str(sink_put, s, in, n);
-}
+static void encode(sink *s, const void *in, size_t n) { encode_in_pieces(s, in, n, OUT_MAX); }
 
 /* ---- the reference: UTF-8 by its definition ------------------------------------------------------ */
 
@@ -163,19 +166,45 @@ static void every_rule_writes_exact_bytes(void **state) {
     }
 }
 
-static void plain_bytes_go_out_in_one_call(void **state) {
+/* Any room from JP_JSON_UNIT_MAX up gives the same bytes as one call: no character or escape is
+ * ever cut in two. */
+static void pieces_join_to_the_whole(void **state) {
     sink *s = *state;
-    encode(s, "no escapes \xc3\xa9 here", 18);
-    assert_int_equal(s->calls, 3); /* quote, the run, quote */
-    encode(s, "a\nb", 3);
-    assert_int_equal(s->calls, 5); /* quote, "a", "\n", "b", quote */
-    encode(s, NULL, 0);
-    assert_int_equal(s->n, 2);
-    assert_memory_equal(s->data, "\"\"", 2);
+    char *whole = malloc(OUT_MAX);
+    assert_non_null(whole);
+    for (size_t i = 0; i < sizeof EXACT / sizeof EXACT[0]; i++)
+        for (size_t room = JP_JSON_UNIT_MAX; room < 16; room++) {
+            encode_in_pieces(s, EXACT[i].in, EXACT[i].len, room);
+            assert_int_equal(s->n, strlen(EXACT[i].want));
+            assert_memory_equal(s->data, EXACT[i].want, s->n);
+        }
+    unsigned char mixed[300]; /* plain runs longer than the room, between every kind of unit */
+    static const char UNITS[][5] = {"\n", "\"", "\xc3\xa9", "\xf0\x9d\x84\x9e", "\xff", "\x01"};
+    for (size_t i = 0, u = 0; i < sizeof mixed; u++) {
+        for (size_t j = 0; j < u % 23 && i < sizeof mixed; j++) mixed[i++] = 'a';
+        for (const char *c = UNITS[u % 6]; *c && i < sizeof mixed; c++) mixed[i++] = (unsigned char)*c;
+    }
+    encode(s, mixed, sizeof mixed);
+    size_t n = s->n;
+    memcpy(whole, s->data, n);
+    for (size_t room = JP_JSON_UNIT_MAX; room < 64; room++) {
+        encode_in_pieces(s, mixed, sizeof mixed, room);
+        assert_int_equal(s->n, n);
+        assert_memory_equal(s->data, whole, n);
+    }
+    free(whole);
+    /* with less room than a unit it may stop before one, but never writes past cap */
+    char small[4];
+    size_t pos = 0;
+    assert_int_equal(jp_json_escape(small, sizeof small, "ab\n", 3, &pos), 2);
+    assert_int_equal(pos, 2);
+    pos = 0;
+    assert_int_equal(jp_json_escape(small, 0, "ab", 2, &pos), 0);
+    assert_int_equal(pos, 0);
 }
 
 static void file_forms_write_the_same(void **state) {
-    (void)state;
+    sink *s = *state;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -185,7 +214,18 @@ static void file_forms_write_the_same(void **state) {
     jp_json_fput_cstr(f, NULL);
     jp_json_fput_cstr(f, "x\ty");
     assert_int_equal(fclose(f), 0);
-    assert_string_equal(text, "\"op\\ufffd\\\"\"\"\"\"\"\"x\\ty\"");
+    assert_string_equal(text, "\"op\\ufffd\\\"\"" "\"\"" "\"\"" "\"x\\ty\"");
+    free(text);
+    /* longer than the FILE form's own buffer, with escapes across its edges */
+    char in[2000];
+    for (size_t i = 0; i < sizeof in; i++) in[i] = i % 7 == 0 ? '\n' : i % 11 == 0 ? '\xff' : 'x';
+    f = open_memstream(&text, &len);
+    assert_non_null(f);
+    jp_json_fput_str(f, in, sizeof in);
+    assert_int_equal(fclose(f), 0);
+    encode(s, in, sizeof in);
+    assert_int_equal(len, s->n);
+    assert_memory_equal(text, s->data, len);
     free(text);
 }
 
@@ -261,14 +301,20 @@ static void random_strings(void **state) {
             in[j] = r & 1 ? PICK[(r >> 1) % sizeof PICK] : (unsigned char)(r >> 8);
         }
         check_round_trip(s, in, n);
+        char whole[6 * sizeof in + 2];
+        size_t n_whole = s->n;
+        memcpy(whole, s->data, n_whole);
+        encode_in_pieces(s, in, n, JP_JSON_UNIT_MAX + i % 8);
+        assert_int_equal(s->n, n_whole);
+        assert_memory_equal(s->data, whole, n_whole);
     }
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_rule_writes_exact_bytes, setup, teardown),
-        cmocka_unit_test_setup_teardown(plain_bytes_go_out_in_one_call, setup, teardown),
-        cmocka_unit_test(file_forms_write_the_same),
+        cmocka_unit_test_setup_teardown(pieces_join_to_the_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(file_forms_write_the_same, setup, teardown),
         cmocka_unit_test_setup_teardown(every_byte_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(every_code_point, setup, teardown),
         cmocka_unit_test_setup_teardown(every_two_byte_start_with_each_tail, setup, teardown),
