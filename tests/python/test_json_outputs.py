@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+import jaxprof
 from conftest import JAXPROF_BIN
 from test_view import free_port
 from xplane_gen import XSpace
@@ -96,6 +97,14 @@ def profile(tmp_path_factory) -> Path:
 def test_ops_json_names_every_op_exactly(profile):
     doc = strict_json(cli("ops", profile, "--json"))
     assert {r["name"] for r in doc["ops"]} == OPS
+
+
+def test_python_api_reads_the_names(profile):
+    """The Python API parses the same documents (the extension hands them over as str: bytes that
+    are not UTF-8 used to fail there)."""
+    p = jaxprof.load(profile)
+    assert {r["name"] for r in p.ops()} == OPS
+    assert {r["name"] for r in strict_json(p.render("kernels", "json").encode())["kernels"]} == KERNELS
 
 
 def test_a_path_that_is_not_utf8(log_dir):
