@@ -2,7 +2,7 @@
  * into a caller's buffer so a stdio stream and the trace exporter's own buffered sink share it
  * (internal to libjaxprof; the FILE* form, jp_json_fput_str, is public in jaxprof.h).
  *
- * The rules, the same in every output (JSON tables, HTML data, the viewer API, Chrome traces,
+ * The rules, the same in every JSON output (the --json documents, the viewer API, Chrome traces,
  * `jaxprof list --json`):
  *   - `"` and `\` are escaped as \" and \\;
  *   - control characters U+0000-U+001F and U+007F are escaped: \b \f \n \r \t where JSON has a
