@@ -923,11 +923,15 @@ static int make_addr(const char *host, uint16_t port, struct sockaddr_storage *s
     return JP_OK;
 }
 
-/* Binds and listens on host:port; returns the socket, -1 with errno set when it fails. */
+/* listen_on's answer when host is no address at all (err says why): no other port can help. */
+enum { LISTEN_BAD_HOST = -2 };
+
+/* Binds and listens on host:port; returns the socket, -1 with errno set when it fails, or
+ * LISTEN_BAD_HOST. */
 static int listen_on(const char *host, uint16_t port, jp_error *err) {
     struct sockaddr_storage ss;
     socklen_t len = 0;
-    if (make_addr(host, port, &ss, &len, err) != JP_OK) return -2;
+    if (make_addr(host, port, &ss, &len, err) != JP_OK) return LISTEN_BAD_HOST;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     int one = 1;
@@ -949,7 +953,7 @@ static int bind_first_free(jp_http_server *s, jp_error *err) {
     for (unsigned i = 0; i < tries && (unsigned)o->port + i <= 65535u; i++) {
         uint16_t port = (uint16_t)(o->port + i);
         int fd = listen_on(o->host, port, err);
-        if (fd == -2) return JP_ERR_ARG;
+        if (fd == LISTEN_BAD_HOST) return JP_ERR_ARG;
         if (fd >= 0) {
             struct sockaddr_storage ss;
             socklen_t len = sizeof ss;
