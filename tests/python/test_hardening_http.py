@@ -24,6 +24,7 @@ from typing import Callable
 
 import pytest
 
+import test_viewer_security as security
 from xplane_gen import XSpace
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "cpu_small.xplane.pb.gz"
@@ -63,15 +64,8 @@ def exchange(port: int, head: bytes, timeout: float = OTHERS_TIMEOUT_S) -> tuple
 
 
 def parse_reply(data: bytes) -> tuple[int, dict[str, str], bytes]:
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    m = re.fullmatch(r"HTTP/1\.1 (\d{3}) .*", lines[0])
-    assert m, f"no status line in {data[:200]!r}"
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return int(m.group(1)), headers, body
+    reply = security.parse_reply(data)
+    return reply.status, reply.headers, reply.body
 
 
 class StalledClient:

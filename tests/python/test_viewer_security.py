@@ -37,6 +37,11 @@ def raw_request(port: int, head: bytes, timeout: float = 60) -> Reply:
         data = b""
         while chunk := s.recv(65536):
             data += chunk
+    return parse_reply(data)
+
+
+def parse_reply(data: bytes) -> Reply:
+    """A whole HTTP/1.1 response as read from the socket."""
     head_bytes, _, body = data.partition(b"\r\n\r\n")
     lines = head_bytes.decode("latin-1").split("\r\n")
     m = re.fullmatch(r"HTTP/1\.1 (\d{3}) .*", lines[0])
