@@ -74,6 +74,7 @@ typedef struct jp_run {
     uint64_t bytes;    /* total size of its xplane files */
     const char *const *hosts; /* n_files host names (each file's name without .xplane.pb[.gz]),
                                * in the order of their file names: the order they load in */
+    const char *const *files; /* n_files xplane file names, in the same order as hosts */
 } jp_run;
 
 typedef struct jp_runs {

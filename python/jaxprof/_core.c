@@ -26,24 +26,35 @@ static PyObject *raise_jp_error(const jp_error *err) {
     return NULL;
 }
 
-/* A run as (path, name, mtime_ns, bytes, hosts): jp_run_write_json's members (runs.py). */
-static PyObject *run_to_tuple(const jp_run *run) {
-    PyObject *hosts = PyTuple_New((Py_ssize_t)run->n_files);
-    for (uint32_t i = 0; hosts && i < run->n_files; i++) {
-        PyObject *h = PyUnicode_DecodeFSDefault(run->hosts[i]);
-        if (!h) {
-            Py_CLEAR(hosts);
+/* A tuple of n file-system names (host names, file names). */
+static PyObject *fs_names(const char *const *names, uint32_t n) {
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (uint32_t i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_DecodeFSDefault(names[i]);
+        if (!s) {
+            Py_CLEAR(t);
             break;
         }
-        PyTuple_SET_ITEM(hosts, (Py_ssize_t)i, h);
+        PyTuple_SET_ITEM(t, (Py_ssize_t)i, s);
     }
-    return hosts ? Py_BuildValue("(ssLKN)", run->path, run->name, (long long)run->mtime_ns,
-                                 (unsigned long long)run->bytes, hosts)
-                 : NULL;
+    return t;
+}
+
+/* A run as (path, name, mtime_ns, bytes, hosts, files): jp_run_write_json's members and the
+ * xplane file names (runs.py). */
+static PyObject *run_to_tuple(const jp_run *run) {
+    PyObject *hosts = fs_names(run->hosts, run->n_files);
+    PyObject *files = hosts ? fs_names(run->files, run->n_files) : NULL;
+    if (!files) {
+        Py_XDECREF(hosts);
+        return NULL;
+    }
+    return Py_BuildValue("(ssLKNN)", run->path, run->name, (long long)run->mtime_ns,
+                         (unsigned long long)run->bytes, hosts, files);
 }
 
 PyDoc_STRVAR(find_runs_doc,
-             "find_runs(log_dir) -> list[tuple[path, name, mtime_ns, bytes, hosts]]\n\n"
+             "find_runs(log_dir) -> list[tuple[path, name, mtime_ns, bytes, hosts, files]]\n\n"
              "Every directory under log_dir holding *.xplane.pb[.gz] files, oldest first.");
 
 static PyObject *find_runs(PyObject *self, PyObject *args) {

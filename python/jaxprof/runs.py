@@ -5,7 +5,7 @@ Opening one in a viewer is ``jaxprof.viewers.open_latest_profile``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _core
@@ -24,6 +24,8 @@ class Run:
     mtime_ns: int          #: newest modification time of its xplane files
     bytes: int             #: their total size
     hosts: tuple[str, ...]  #: one name per xplane file (its name without ``.xplane.pb[.gz]``), by file name
+    #: the xplane file names, in the order of ``hosts`` (libjaxprof decides which names are xplanes)
+    file_names: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def n_files(self) -> int:
@@ -33,12 +35,12 @@ class Run:
     @property
     def xplanes(self) -> list[Path]:
         """The xplane files of this run, sorted by name."""
-        return sorted(p for p in self.path.iterdir() if p.name.endswith((".xplane.pb", ".xplane.pb.gz")))
+        return [self.path / name for name in self.file_names]
 
 
 def find_runs(log_dir: str | os.PathLike[str]) -> list[Run]:
     """Every run under ``log_dir`` (searched recursively, no symlinks), oldest first."""
-    return [Run(Path(p), n, t, b, h) for p, n, t, b, h in _core.find_runs(os.fspath(log_dir))]
+    return [Run(Path(p), n, t, b, h, f) for p, n, t, b, h, f in _core.find_runs(os.fspath(log_dir))]
 
 
 def latest_run(log_dir: str | os.PathLike[str]) -> Run | None:

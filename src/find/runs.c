@@ -71,8 +71,7 @@ static int by_name(const void *pa, const void *pb) {
     return strcmp(*(char *const *)pa, *(char *const *)pb);
 }
 
-/* The xplane file names of one directory while it is visited: arena copies, cut to their host
- * names once sorted. */
+/* The xplane file names of one directory while it is visited: arena copies. */
 typedef struct name_list {
     char **items; /* heap array of arena strings */
     size_t count, cap;
@@ -91,16 +90,22 @@ static int add_name(walk *w, name_list *l, const char *name) {
     return JP_OK;
 }
 
-/* The run's hosts: its file names in file-name order (the order the run's files load in), each
- * cut to its host name in place. */
+/* The run's files in file-name order (the order they load in) and their hosts, each host the
+ * file's name cut at jp_xplane_host_len. The arrays live in the arena: files->items is freed
+ * once the directory is visited. */
 static int set_hosts(walk *w, jp_run *run, name_list *files) {
     qsort(files->items, files->count, sizeof *files->items, by_name);
-    const char **hosts = jp_arena_alloc(w->arena, files->count * sizeof *hosts);
-    if (!hosts) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+    const char **names = files->count < SIZE_MAX / (2 * sizeof *names)
+                             ? jp_arena_alloc(w->arena, 2 * files->count * sizeof *names)
+                             : NULL;
+    if (!names) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+    const char **hosts = names + files->count;
     for (size_t i = 0; i < files->count; i++) {
-        files->items[i][jp_xplane_host_len(files->items[i])] = '\0';
-        hosts[i] = files->items[i];
+        names[i] = files->items[i];
+        hosts[i] = jp_arena_strndup(w->arena, files->items[i], jp_xplane_host_len(files->items[i]));
+        if (!hosts[i]) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
     }
+    run->files = names;
     run->hosts = hosts;
     return JP_OK;
 }

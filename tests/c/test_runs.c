@@ -81,6 +81,10 @@ static void finds_every_run_oldest_first(void **state) {
     assert_int_equal(latest->n_files, 2);
     assert_int_equal(latest->bytes, 42);
     assert_int_equal(latest->mtime_ns, 3000LL * 1000000000LL);
+    assert_string_equal(latest->hosts[0], "hostA");
+    assert_string_equal(latest->files[0], "hostA.xplane.pb");
+    assert_string_equal(latest->hosts[1], "hostB");
+    assert_string_equal(latest->files[1], "hostB.xplane.pb.gz");
     char expect[2048];
     snprintf(expect, sizeof expect, "%s/step_00000020/plugins/profile/2026_01_01_00_00_20", root);
     assert_string_equal(latest->path, expect);

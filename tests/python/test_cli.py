@@ -100,3 +100,14 @@ def test_demo_reports_bad_data_cleanly(tmp_path):
     out = run_cli("demo", "--data", str(tmp_path), "--out", str(tmp_path / "p"))
     assert out.returncode == 2
     assert "train-images-idx3-ubyte: header truncated at byte 5" in out.stdout
+
+
+def test_run_xplanes_are_the_files_the_library_listed(tmp_path):
+    run_dir = tmp_path / "plugins" / "profile" / "r"
+    run_dir.mkdir(parents=True)
+    for name in ("b.xplane.pb", "a.xplane.pb.gz", "a.trace.json.gz", "notes.xplane.pb.txt"):
+        (run_dir / name).write_bytes(b"x")
+    run = jaxprof.latest_run(tmp_path)
+    assert run is not None
+    assert run.hosts == ("a", "b")
+    assert run.xplanes == [run_dir / "a.xplane.pb.gz", run_dir / "b.xplane.pb"]
