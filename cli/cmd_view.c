@@ -1,8 +1,7 @@
 /* cmd_view.c - `jaxprof view`: serves the newest run's trace to Perfetto UI, starts TensorBoard, or
  * serves the built-in viewer's JSON API over every run. */
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_serve.h"
 #include "commands.h"
-#include "serve/viewer.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

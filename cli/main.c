@@ -3,7 +3,6 @@
  * installed beside this executable. */
 #include "jaxprof/jaxprof.h"
 #include "commands.h"
-#include "base/error.h"
 
 #include <errno.h>
 #include <limits.h>

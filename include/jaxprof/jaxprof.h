@@ -1,4 +1,5 @@
-/* jaxprof.h - the one public header of libjaxprof, the C core of the jaxprof profiling toolkit. */
+/* jaxprof.h - the public header of libjaxprof, the C core of the jaxprof profiling toolkit (its HTTP
+ * server and viewer API are in jaxprof_serve.h). */
 #ifndef JAXPROF_H
 #define JAXPROF_H
 
@@ -911,109 +912,6 @@ const char *jp_trace_default_name(int format);
  * path resolves to. Fails with JP_ERR_NOT_FOUND when path holds no profile, JP_ERR_LIMIT when the
  * result does not fit in cap bytes. */
 int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, jp_error *err);
-
-/* ---------------------------------------------------------------------------------------------
- * HTTP serving (jp_http_*): declarations go here.
- * ------------------------------------------------------------------------------------------- */
-
-/* A small HTTP/1.1 server for local viewers, reusable by any output that serves files or JSON.
- * GET, HEAD and OPTIONS only (anything else: 405). One response is written at a time while up to
- * 16 connections wait for their request head (a 17th replaces the oldest), so idle browser
- * pre-connects never stall the others. Every response closes its connection. Requests are
- * checked before the handler sees them: head size (431), syntax and percent-encoding (400), dot
- * segments (403), and a Host header naming a loopback address or an allowed name with the bound
- * port (403: defeats DNS rebinding). OPTIONS is answered by the server (CORS and Private Network
- * Access preflight). Files are sent with Content-Length and a single "Range: bytes=" (206/416).
- * Token mode (jp_http_options.token set, for a server reachable from other machines): every
- * request, OPTIONS included, must carry "token=<token>" in its query or the cookie
- * "jaxprof_token=<token>" (compared in constant time), else 403 before the method is looked at;
- * an answer to a request that showed the token in its query sets that cookie (HttpOnly,
- * SameSite=Strict, Path=/) so a page's relative fetches need no token, and every answer says
- * "Referrer-Policy: no-referrer". The Host check then accepts any name, still with the bound port:
- * a DNS-rebinding page does not know the token.
- * A server is not thread-safe: one thread opens, runs and closes it; distinct servers are
- * independent. No global state. */
-
-typedef enum jp_http_method { JP_HTTP_GET = 0, JP_HTTP_HEAD, JP_HTTP_OPTIONS } jp_http_method;
-
-typedef struct jp_http_header {
-    const char *name;  /* as sent (compare case-insensitively), NUL-terminated */
-    const char *value; /* without surrounding blanks, NUL-terminated */
-} jp_http_header;
-
-/* One checked request, borrowed by the handler for the duration of the call. */
-typedef struct jp_http_request {
-    int method;                    /* jp_http_method: GET or HEAD (the server answers OPTIONS) */
-    const char *path;              /* percent-decoded, starts with '/'; never holds a "." or ".."
-                                    * segment, NUL, backslash or control byte */
-    const char *query;             /* the raw text after '?' (still encoded); "" when none */
-    const char *host;              /* the Host header, already accepted */
-    const jp_http_header *headers; /* every header field, in order */
-    size_t n_headers;
-} jp_http_request;
-
-/* The value of header `name` (case-insensitive), or NULL. Borrowed from req. */
-const char *jp_http_request_header(const jp_http_request *req, const char *name);
-
-/* A response being built by a handler: opaque, filled with the functions below. It starts as
- * 404 Not Found; the last jp_http_respond_* call wins. */
-typedef struct jp_http_response jp_http_response;
-
-/* Answers status with a copy of len bytes of data. content_type is copied (NULL means
- * application/octet-stream); one with a control byte or over 127 bytes is JP_ERR_ARG (and 500). */
-int jp_http_respond_bytes(jp_http_response *resp, int status, const char *content_type, const void *data,
-                          size_t len, jp_error *err);
-/* Answers with the regular file at path (copied; content_type as above), honouring a single byte
- * range. A file that cannot be opened gives 404, a link, directory or device 403 when sent. */
-int jp_http_respond_file(jp_http_response *resp, const char *path, const char *content_type, jp_error *err);
-/* Answers status with its reason phrase as a text/plain body ("404 Not Found\n"). */
-int jp_http_respond_status(jp_http_response *resp, int status);
-/* Adds the header line "name: value"; JP_ERR_ARG for CR, LF or a bad name, JP_ERR_LIMIT past 2 KiB
- * of added headers. */
-int jp_http_response_header(jp_http_response *resp, const char *name, const char *value, jp_error *err);
-
-/* Answers one GET or HEAD (HEAD gets the same headers without the body). A negative return sends
- * 500 whatever was filled in. */
-typedef int (*jp_http_handler)(void *ctx, const jp_http_request *req, jp_http_response *resp);
-
-typedef struct jp_http_options {
-    const char *host;                 /* numeric address to bind, or "localhost"; NULL: 127.0.0.1 */
-    uint16_t port;                    /* first port to try; 0 lets the system pick a free one */
-    uint16_t port_tries;              /* ports port, port+1, ... tried while taken; 0 or 1: one */
-    const char *cors_origin;          /* Access-Control-Allow-Origin: "*" or one origin; NULL: none */
-    const char *const *allowed_hosts; /* Host names accepted besides 127.0.0.1, localhost and [::1]
-                                       * (NULL-terminated; may be NULL); the port must match too */
-    const char *token;                /* NULL: no token. Else the secret every request must show
-                                       * (token mode above): 16 to 256 bytes of [0-9A-Za-z_-],
-                                       * e.g. 32 hex digits from getrandom(2); else JP_ERR_ARG */
-    uint32_t timeout_ms;              /* per connection: to send the request head, and for each write
-                                       * to make progress; 0 means 10000 */
-    size_t max_header_bytes;          /* request line + header fields; more gets 431; 0 means 16384 */
-    jp_http_handler handler;          /* answers every accepted GET and HEAD */
-    void *ctx;                        /* passed to handler, should_stop and log */
-    int (*should_stop)(void *ctx);    /* nonzero ends jp_http_server_run; polled between connections
-                                       * and at least every 200 ms; may be NULL */
-    void (*log)(void *ctx, const char *line); /* one line per response ("GET /a 200 1234"); may be NULL */
-} jp_http_options;
-
-/* Options with every default (127.0.0.1, port 0, no CORS, no token, no handler: every GET gets 404). */
-jp_http_options jp_http_options_default(void);
-
-typedef struct jp_http_server jp_http_server;
-
-/* Binds and listens (the port is taken when this returns, so a client may connect at once); opt
- * is copied, the strings it points to must outlive the server. JP_ERR_IO names the address when
- * every port tried is taken or the bind fails, JP_ERR_ARG for a host that is not an address or a
- * malformed token. */
-int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_error *err);
-/* The port actually bound. */
-uint16_t jp_http_server_port(const jp_http_server *srv);
-/* Serves until should_stop says so (JP_OK), or fails with JP_ERR_IO when the listening socket
- * does. Malformed requests get a 4xx and never end the loop. A signal handler that sets the flag
- * should_stop reads is enough: it interrupts the wait at once when installed without SA_RESTART. */
-int jp_http_server_run(jp_http_server *srv, jp_error *err);
-/* Closes the listening socket and every connection; frees srv. NULL is fine. */
-void jp_http_server_close(jp_http_server *srv);
 
 #ifdef __cplusplus
 }

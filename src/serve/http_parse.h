@@ -3,7 +3,7 @@
 #ifndef JP_OUTPUTS_HTTP_PARSE_H
 #define JP_OUTPUTS_HTTP_PARSE_H
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_serve.h"
 
 enum { JP_HTTP_MAX_HEADERS = 64 }; /* header fields per request; more gets 431 */
 

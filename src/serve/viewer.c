@@ -11,7 +11,7 @@
 #include "base/json.h"
 #include "serve/timeline.h"
 #include "serve/assets.h"
-#include "serve/viewer.h"
+#include "jaxprof/jaxprof_serve.h"
 
 enum {
     CACHE_SLOTS = 4,       /* decoded runs kept */
