@@ -1,7 +1,7 @@
-/* http_parse.h - the request head parser of http.c on its own, without sockets (internal: the
- * server and tests/fuzz/fuzz_http.c use it). */
-#ifndef JP_OUTPUTS_HTTP_PARSE_H
-#define JP_OUTPUTS_HTTP_PARSE_H
+/* http_parse.h - the request head parser (http_parse.c), without sockets (internal: the server in
+ * http.c and tests/fuzz/fuzz_http.c use it). */
+#ifndef JP_SERVE_HTTP_PARSE_H
+#define JP_SERVE_HTTP_PARSE_H
 
 #include "jaxprof/jaxprof_serve.h"
 
@@ -25,6 +25,9 @@ typedef struct jp_http_exchange {
     int set_cookie;                   /* 1: the token came in the query, answer with the cookie */
 } jp_http_exchange;
 
+/* 1 when c may appear in a method, a header field name or a token (RFC 9110's tchar). */
+int jp_http_is_tchar(unsigned char c);
+
 /* Index just past the blank line ending the head in buf[0, len) ("\r\n\r\n" or "\n\n"), or 0 when
  * it has not arrived yet. */
 size_t jp_http_head_end(const char *buf, size_t len);
@@ -36,4 +39,4 @@ size_t jp_http_head_end(const char *buf, size_t len);
 void jp_http_parse_head(const jp_http_rules *rules, jp_http_header *headers, char *buf, size_t len,
                         jp_http_exchange *ex);
 
-#endif /* JP_OUTPUTS_HTTP_PARSE_H */
+#endif /* JP_SERVE_HTTP_PARSE_H */
