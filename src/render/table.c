@@ -155,11 +155,22 @@ static void cell_text(const cell *c, char *buf, size_t len) {
     }
 }
 
-/* Long names keep their tail, where op and scope names say the most specific thing. */
+/* Columns a cell takes on a terminal: one per UTF-8 character (continuation bytes take none),
+ * so a name like "数据 1" is as wide as it shows, not as its bytes. */
+static size_t text_width(const char *s) {
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* Long names keep their tail, where op and scope names say the most specific thing: the last
+ * width - 3 characters, never a cut inside one (the text stays valid UTF-8). */
 static void fit(char *s, size_t width) {
-    size_t n = strlen(s);
-    if (n <= width || width < 4) return;
-    memmove(s + 3, s + n - (width - 3), width - 3 + 1);
+    size_t n = strlen(s), keep = 0, from = n;
+    if (text_width(s) <= width || width < 4) return;
+    while (from > 0 && keep < width - 3)
+        if (((unsigned char)s[--from] & 0xC0) != 0x80) keep++;
+    memmove(s + 3, s + from, n - from + 1);
     memcpy(s, "...", 3);
 }
 
@@ -198,7 +209,7 @@ static void lay_out(const jp_analysis *a, const table *t, const size_t *order, s
             char buf[MAX_CELL + 1];
             t->cell(a, (const char *)t->rows + order[r] * t->row_size, tc[i].col, &v);
             cell_text(&v, buf, sizeof buf);
-            int len = (int)strlen(buf);
+            int len = (int)text_width(buf);
             if (len > tc[i].width) tc[i].width = len;
             tc[i].text = v.type == CELL_STR;
         }
@@ -222,9 +233,12 @@ static void lay_out(const jp_analysis *a, const table *t, const size_t *order, s
         }
 }
 
-/* Appends one padded cell to line (at most cap bytes); returns the new length. */
+/* Appends one cell padded to width characters (at most cap bytes); returns the new length. */
 static size_t put_cell(char *line, size_t len, size_t cap, const char *text, int width, int left) {
-    int n = snprintf(line + len, cap - len, left ? "%-*s  " : "%*s  ", width, text);
+    int pad = width - (int)text_width(text);
+    pad = pad > 0 ? pad : 0;
+    int n = left ? snprintf(line + len, cap - len, "%s%*s  ", text, pad, "")
+                 : snprintf(line + len, cap - len, "%*s%s  ", pad, "", text);
     return n < 0 ? len : len + (size_t)n < cap ? len + (size_t)n : cap - 1;
 }
 
