@@ -539,6 +539,72 @@ typedef struct jp_memory_stat {
     size_t n_samples;
 } jp_memory_stat;
 
+/* ---- memory at the peak: XLA's buffer assignment, per compiled module ----------------------
+ * From the BufferAssignmentProto that the HloProto in /host:metadata carries next to the module
+ * (CPU captures too): what XProf's memory viewer shows for memory colour 0 (device memory; host
+ * memory on CPU), plus each buffer's Python source. Program order is the order of the heap
+ * simulator's events. docs/design.md "Memory at the peak" defines the timeline and the peak. */
+
+typedef enum jp_buffer_kind {
+    JP_BUFFER_PARAMETER = 0, /* an entry parameter, donated or not: live for the whole program */
+    JP_BUFFER_OUTPUT,        /* may be live out of the program: live for the whole program */
+    JP_BUFFER_CONSTANT,      /* a constant: live for the whole program */
+    JP_BUFFER_TEMPORARY,     /* on the heap: live from its definition to its last use */
+    JP_BUFFER_SMALL,         /* the one row that sums every buffer under 16 KiB live at the peak */
+    JP_BUFFER_KIND_COUNT
+} jp_buffer_kind;
+/* "parameter", "output", "constant", "temporary", "small"; "?" out of range. */
+const char *jp_buffer_kind_name(int kind);
+
+typedef struct jp_buffer {
+    int64_t id;                   /* XLA's logical buffer id; -1 for the small row */
+    int64_t bytes;                /* as allocated (padded and tiled): what it costs */
+    int64_t unpadded_bytes;       /* the dense size of its shape, without layout padding */
+    int kind;                     /* jp_buffer_kind */
+    const char *instruction;      /* the HLO instruction that defines it, "{i,j}" added for an
+                                   * element of a tuple; "" for the small row */
+    const char *opcode;           /* that instruction's opcode, "" when unknown */
+    const char *shape;            /* "f32[4096,4096]" (no layout), "" when unknown */
+    const char *op_name;          /* the instruction's own metadata.op_name, "" when none */
+    const char *source;           /* "file:line" of the user's code, as jp_op_stat.source */
+    const char *function;         /* the function of that line, "" when unknown */
+    const jp_source_frame *stack; /* the whole recorded Python stack, innermost frame first */
+    uint32_t n_stack;             /* frames in stack; 0 when the HLO holds no stack */
+    uint32_t n_small;             /* the small row: how many buffers it sums; else 0 */
+    int64_t start, end;           /* its life in program order: the heap event that allocated it
+                                   * and the one that freed it (the last event when never freed);
+                                   * -1 and -1 for buffers live for the whole program */
+} jp_buffer;
+
+typedef struct jp_module_memory {
+    const char *name;             /* the module as XProf names it: "jit_step(6)" */
+    const char *host;             /* the host whose metadata holds it */
+    uint64_t runs;                /* its executions in the profile; 0: compiled, never run */
+    int64_t peak_bytes;           /* most bytes live at once: always_live_bytes + the heap's peak */
+    int64_t peak_unpadded_bytes;  /* the same without layout padding */
+    int64_t peak_index;           /* the heap event at which the heap first reaches its peak;
+                                   * -1 without heap events */
+    const char *peak_instruction; /* the instruction that event processes, "" without one */
+    const char *peak_computation; /* and its computation (a while body, ...), "" without one */
+    int64_t always_live_bytes;    /* the allocations live for the whole program (parameters,
+                                   * outputs, constants; thread-local ones left out, as XProf) */
+    int64_t kind_bytes[JP_BUFFER_KIND_COUNT]; /* always_live_bytes by kind (temporary, small: 0) */
+    int64_t total_bytes;          /* every allocation but thread-local ones: the peak with
+                                   * fragmentation */
+    int64_t parameter_bytes;      /* entry parameters: memory_analysis()'s argument size */
+    int64_t output_bytes;         /* maybe-live-out allocations: its output size */
+    int64_t alias_bytes;          /* parameters aliased with an output (donated): its alias size */
+    int64_t temp_bytes;           /* total_bytes - always_live_bytes: its temp size */
+    int64_t *timeline;            /* n_timeline points: bytes live just before each heap event,
+                                   * then after the last one; always_live_bytes included */
+    const char **timeline_instructions; /* the instruction each event processes; "" at the end */
+    size_t n_timeline;            /* heap events + 1, or 0 without heap events */
+    jp_buffer *buffers;           /* live at the peak, largest first (ties in program order), the
+                                   * small row last */
+    size_t n_buffers;
+    const char *note;             /* why the heap part is missing (e.g. a buffer freed twice), or "" */
+} jp_module_memory;
+
 typedef enum jp_rating { JP_RATING_NA = -1, JP_RATING_GOOD = 0, JP_RATING_WARNING, JP_RATING_BAD } jp_rating;
 const char *jp_rating_name(int rating);
 
@@ -636,8 +702,11 @@ typedef struct jp_analysis {
     jp_kernel_stat *kernels;    /* by total time */
     size_t n_kernels;
     uint64_t n_small_kernels;   /* kernel launches under 0.1 ms */
-    jp_memory_stat *memory;
+    jp_memory_stat *memory;     /* allocator events, per allocator */
     size_t n_memory;
+    jp_module_memory *modules;  /* memory at the peak per compiled module (one entry per host and
+                                 * module), largest peak first */
+    size_t n_modules;
     jp_kpi *kpis;
     size_t n_kpis;
     jp_finding *findings;       /* most severe first; empty on a healthy profile */
@@ -709,6 +778,9 @@ typedef struct jp_view {
     int width;           /* text width in columns; 0 means 100 */
     const char *columns; /* "name,self_ms,scope": the columns shown, in that order, by key or stem
                           * (text, CSV and JSON); NULL = the table's own (text shows a subset) */
+    const char *module;  /* memory: one module in detail (its timeline and every buffer at the
+                          * peak), by jp_module_memory.name or plain module name; NULL = the list
+                          * of modules that ran */
 } jp_view;
 
 /* Writes len bytes of s to out as one quoted JSON string, by the rules every jaxprof JSON output
