@@ -154,7 +154,7 @@ static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *k
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     if (!out) return PyErr_NoMemory();
-    jp_view view = {(size_t)top, sort, filter, width, columns};
+    jp_view view = {.top = (size_t)top, .sort = sort, .filter = filter, .width = width, .columns = columns};
     jp_error err;
     int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
     fclose(out);

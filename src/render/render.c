@@ -632,7 +632,8 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
 static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
     const jp_step_summary *s = &a->step_summary;
     int width = v && v->width ? v->width : 100;
-    jp_view top = {v && v->top ? v->top : 10, v ? v->sort : NULL, v ? v->filter : NULL, width, v ? v->columns : NULL};
+    jp_view top = {.top = v && v->top ? v->top : 10, .sort = v ? v->sort : NULL, .filter = v ? v->filter : NULL,
+                   .width = width, .columns = v ? v->columns : NULL};
     char b[6][32];
     fprintf(out, "jaxprof report: %s\n", a->path);
     fprintf(out, "platform %s, %zu host(s), %zu device(s), %llu events, ", jp_platform_name(a->platform), a->n_hosts,
@@ -810,7 +811,8 @@ static void step_columns_text(const jp_analysis *a, const host_step_row *rows, s
 
 static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
     int width = v && v->width ? v->width : 100;
-    jp_view view = {v && v->top ? v->top : 3, NULL, v ? v->filter : NULL, width, v ? v->columns : NULL};
+    jp_view view = {.top = v && v->top ? v->top : 3, .filter = v ? v->filter : NULL, .width = width,
+                    .columns = v ? v->columns : NULL};
     if (!a->n_host_stats) {
         fprintf(out, "1 host (%s): per-host analysis needs a run with a file per host or process\n",
                 a->n_hosts ? a->hosts[0] : "");
