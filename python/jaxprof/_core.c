@@ -129,17 +129,18 @@ static int format_from_name(const char *name) {
 }
 
 PyDoc_STRVAR(profile_render_doc,
-             "render(section, format='text', top=0, sort=None, filter=None, width=0, columns=None) -> str\n\n"
+             "render(section, format='text', top=0, sort=None, filter=None, width=0, columns=None,\n"
+             "       module=None) -> str\n\n"
              "One section ('report', 'ops', 'steps', ...) as text, 'json' or 'csv', exactly as the\n"
-             "jaxprof command prints it.");
+             "jaxprof command prints it; module: memory's one module in detail (jaxprof memory --module).");
 
 static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", NULL};
-    const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL, *columns = NULL;
+    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", "module", NULL};
+    const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL, *columns = NULL, *module = NULL;
     Py_ssize_t top = 0;
     int width = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzziz", kwlist, &section_name, &format_name, &top, &sort,
-                                     &filter, &width, &columns))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzizz", kwlist, &section_name, &format_name, &top, &sort,
+                                     &filter, &width, &columns, &module))
         return NULL;
     int section = jp_section_from_name(section_name), format = format_from_name(format_name);
     if (section < 0 || format < 0 || top < 0 || width < 0) {
@@ -154,7 +155,8 @@ static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *k
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     if (!out) return PyErr_NoMemory();
-    jp_view view = {.top = (size_t)top, .sort = sort, .filter = filter, .width = width, .columns = columns};
+    jp_view view = {.top = (size_t)top, .sort = sort, .filter = filter, .width = width, .columns = columns,
+                   .module = module};
     jp_error err;
     int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
     fclose(out);

@@ -8,13 +8,78 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass, fields
 from typing import Any, TextIO
 
 from . import _core, calibrate
 
 PathLike = str | os.PathLike[str]
 
-__all__ = ["Profile", "load", "report"]
+__all__ = ["Buffer", "Frame", "ModuleMemory", "Profile", "load", "report"]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One Python frame of the code that made a buffer."""
+
+    file: str
+    function: str
+    line: int
+    library: bool  # JAX's or Python's own code rather than the user's
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One buffer live at a compiled module's memory peak (from XLA's buffer assignment)."""
+
+    module: str             # the module as XProf names it: "jit_step(6)"
+    host: str               # the host whose capture holds the module
+    id: int                 # XLA's logical buffer id; -1 for the small row
+    bytes: int              # as allocated (padded): what it costs
+    unpadded_bytes: int     # the dense size of its shape
+    kind: str               # "parameter", "output", "constant", "temporary", or "small" (every
+                            # buffer under 16 KiB, summed in one row)
+    instruction: str        # the HLO instruction that defines it ("" for the small row)
+    opcode: str
+    shape: str              # "f32[4096,4096]"
+    op_name: str            # the instruction's metadata op_name: "jit(step)/dot_general"
+    source: str             # "file.py:16", the user's line; "" when the HLO names none
+    function: str           # the function of that line
+    stack: tuple[Frame, ...]  # the whole Python stack, innermost frame first
+    n_small: int            # the small row: how many buffers it sums; else 0
+    start: int              # the heap event that allocated it; -1 when live all program long
+    end: int                # the heap event that freed it; -1 when live all program long
+
+    @classmethod
+    def _from_json(cls, module: dict[str, Any], row: dict[str, Any]) -> Buffer:
+        known = {f.name for f in fields(cls)} - {"module", "host", "stack"}
+        stack = tuple(Frame(**{k: f[k] for k in ("file", "function", "line", "library")}) for f in row["stack"])
+        return cls(module=module["name"], host=module["host"], stack=stack, **{k: row[k] for k in known})
+
+
+@dataclass(frozen=True)
+class ModuleMemory:
+    """A compiled module's memory at its peak: its headline numbers (bytes)."""
+
+    name: str                 # "jit_step(6)"
+    host: str
+    runs: int                 # its executions in the profile
+    peak_bytes: int           # most bytes live at once: always live + the heap's peak
+    peak_unpadded_bytes: int
+    peak_index: int           # the heap event where the peak is first reached; -1 without events
+    peak_instruction: str     # the instruction that event processes
+    peak_computation: str
+    always_live_bytes: int    # parameters, outputs and constants: live all program long
+    total_bytes: int          # every allocation: the peak with fragmentation
+    parameter_bytes: int      # memory_analysis()'s argument size
+    output_bytes: int         # its output size
+    alias_bytes: int          # its alias size (donated parameters)
+    temp_bytes: int           # its temp size
+    note: str                 # why the heap part is missing, or ""
+
+    @classmethod
+    def _from_json(cls, module: dict[str, Any]) -> ModuleMemory:
+        return cls(**{f.name: module[f.name] for f in fields(cls)})
 
 
 class Profile:
@@ -26,9 +91,10 @@ class Profile:
         self._core = _core.Profile(self.path, host=host, device=device, cpu_peaks_file=str(calibrate.cache_file()))
 
     def render(self, section: str = "report", format: str = "text", *, top: int = 0, sort: str | None = None,
-               filter: str | None = None, width: int = 0, columns: str | None = None) -> str:
+               filter: str | None = None, width: int = 0, columns: str | None = None,
+               module: str | None = None) -> str:
         """The text (or ``"json"``/``"csv"``) the ``jaxprof <section>`` command prints."""
-        return self._core.render(section, format, top, sort, filter, width, columns)
+        return self._core.render(section, format, top, sort, filter, width, columns, module)
 
     def _json(self, section: str, **view: Any) -> dict[str, Any]:
         return json.loads(self.render(section, "json", **view))
@@ -63,7 +129,18 @@ class Profile:
         return self._json("kernels", **view)["kernels"]
 
     def memory(self) -> list[dict[str, Any]]:
+        """Allocator use per memory space (GPU/TPU allocator events; empty on CPU)."""
         return self._json("memory")["memory"]
+
+    def memory_modules(self) -> list[ModuleMemory]:
+        """The compiled modules that ran (all of them when none did), largest memory peak first."""
+        return [ModuleMemory._from_json(m) for m in self._json("memory")["modules"]]
+
+    def memory_buffers(self, module: str | None = None) -> list[Buffer]:
+        """The buffers live at a module's memory peak, largest first (the small row last): of
+        ``module`` (its name "jit_step(6)" or plain "jit_step"), or with None of every module that
+        ran, module by module in memory_modules()' order. Raises ValueError for an unknown module."""
+        return [Buffer._from_json(m, b) for m in self._json("memory", module=module)["modules"] for b in m["buffers"]]
 
     def kpis(self) -> list[dict[str, Any]]:
         return self._json("findings")["kpis"]

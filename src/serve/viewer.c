@@ -320,8 +320,15 @@ static int respond_written(jp_http_response *resp, writer_fn fn, const void *obj
     return rc;
 }
 
+/* A section request: the section and its view (NULL: the section's own). */
+typedef struct section_request {
+    int section;          /* jp_section */
+    const jp_view *view;  /* ?module= for memory, else NULL */
+} section_request;
+
 static int write_section(const void *obj, const void *arg, FILE *out, jp_error *err) {
-    return jp_render(jp_profile_analysis(obj), *(const int *)arg, JP_FORMAT_JSON, NULL, out, err);
+    const section_request *s = arg;
+    return jp_render(jp_profile_analysis(obj), s->section, JP_FORMAT_JSON, s->view, out, err);
 }
 
 static int write_window(const void *obj, const void *arg, FILE *out, jp_error *err) {
@@ -350,8 +357,13 @@ static int serve_section(jp_viewer *v, const run_request *r, int section, jp_htt
     jp_error err;
     if (r->steps[0] && (section == JP_SECTION_KERNELS || section == JP_SECTION_HOSTS))
         return respond_error(resp, 400, "kernels and hosts cover the whole run: they take no ?steps=");
+    char module[PARAM_MAX];  /* ?module=: memory's one module in detail (jp_view.module) */
+    int got = query_param(r->query, "module", module, sizeof module);
+    if (got < 0 || (got && section != JP_SECTION_MEMORY)) return respond_error(resp, 400, "bad module parameter (memory only)");
+    jp_view view = {.module = module};
+    section_request s = {section, got ? &view : NULL};
     if (cached_profile(v, r->rel, r->run, r->host, r->steps, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
-    return respond_written(resp, write_section, c->profile, &section, hit);
+    return respond_written(resp, write_section, c->profile, &s, hit);
 }
 
 static int serve_timeline(jp_viewer *v, const run_request *r, jp_http_response *resp) {
@@ -568,7 +580,7 @@ static int serve_diff(jp_viewer *v, const char *query, jp_http_response *resp) {
 
 static const char API_INDEX[] =
     "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview?steps=A:B\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
-    "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory\","
+    "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory?module=\","
     "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/lines\",\"/api/run/<id>/flame\","
     "\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
     "\"/api/run/<id>/timeline/aggregate?start_us=&end_us=&tracks=&host=\","
