@@ -91,8 +91,8 @@ function memListAt(m, j) {
   const where = m.timeline.length ? (peak ? `at the peak (point ${j}, after ${esc(m.peak_instruction)})` :
     `at point ${j}${j < m.timeline.length - 1 ? `, before ${esc(m.timeline[j].instruction)}` : ", after the last event"}`) : "for the whole program";
   const rest = bytes - known;
-  const restNote = !peak && rest > 0 ? `<p class="muted" id="mem-rest">${esc(memBytes(rest))} more are live here in buffers freed before the peak
-    (only the peak's buffers are recorded per buffer).</p>` : "";
+  const restNote = !peak && rest > 0 ? `<p class="muted" id="mem-rest">${esc(memBytes(rest))} more are live here in buffers not live at the peak
+    (the buffer assignment lists buffers at the peak only).</p>` : "";
   $("#mem-live").innerHTML = `<h3 id="mem-live-title">${esc(memBytes(bytes))} live ${where}: ${rows.length} buffer${rows.length === 1 ? "" : "s"} listed</h3>
     <table id="mem-buffers"><tr><th class="num">bytes</th><th class="num">size</th><th>kind</th><th>instruction</th><th>shape</th>
       <th>source</th><th>op_name</th></tr>${memBufferRows(rows)}</table>${restNote}`;
