@@ -7,6 +7,9 @@
 
 /* Copies a model vector into the arena (the analysis outlives the model's heap vectors). */
 void *jp_analysis_copy(jp_arena *a, const jp_vec *v, size_t elem);
+/* Frame f and its callers as an array, innermost first, into the arena (at most JP_HLO_MAX_STACK;
+ * *stack and *n_stack untouched when f is NULL). JP_ERR_NOMEM or JP_OK. */
+int jp_analysis_stack(jp_arena *a, const jp_hlo_frame *f, const jp_source_frame **stack, uint32_t *n_stack);
 /* Formats into the arena; NULL when out of memory. */
 const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -24,6 +27,11 @@ int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_transfers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_kernels_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_memory_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+/* Memory at the peak of every module with a buffer assignment (a->modules), largest peak first. */
+int jp_buffers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+/* One module's memory at the peak from its buffer assignment (memory colour 0, as XProf's memory
+ * viewer): every field of *out but name, host and runs. JP_ERR_NOMEM or JP_OK. */
+int jp_buffers_module(const jp_hlo_memory *mem, jp_arena *arena, jp_module_memory *out);
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* KPIs, findings */
 
 /* Index of the step containing t (start <= t < end), or -1. Steps are sorted by start. */

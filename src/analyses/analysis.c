@@ -1,5 +1,5 @@
-/* analysis.c - helpers every analysis shares: copying model vectors and formatting text into the
- * analysis' arena. */
+/* analysis.c - helpers every analysis shares: copying model vectors, Python stacks and formatting
+ * text into the analysis' arena. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,4 +23,16 @@ const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) {
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+int jp_analysis_stack(jp_arena *a, const jp_hlo_frame *f, const jp_source_frame **stack, uint32_t *n_stack) {
+    uint32_t n = 0;
+    for (const jp_hlo_frame *p = f; p && n < JP_HLO_MAX_STACK; p = p->parent) n++;
+    if (!n) return JP_OK;
+    jp_source_frame *s = jp_arena_alloc(a, n * sizeof *s);
+    if (!s) return JP_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++, f = f->parent) s[i] = (jp_source_frame){f->file, f->function, f->line, f->library};
+    *stack = s;
+    *n_stack = n;
+    return JP_OK;
 }

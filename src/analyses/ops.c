@@ -89,15 +89,7 @@ static inline void add_stats(jp_op_stat *r, const jp_op_stat *o) {
 
 /* The op's Python stack as an array, innermost frame first (copied into the analysis). */
 static int copy_stack(jp_arena *arena, const jp_hlo_frame *f, jp_op_stat *o) {
-    uint32_t n = 0;
-    for (const jp_hlo_frame *p = f; p && n < JP_HLO_MAX_STACK; p = p->parent) n++;
-    if (!n) return JP_OK;
-    jp_source_frame *s = jp_arena_alloc(arena, n * sizeof *s);
-    if (!s) return JP_ERR_NOMEM;
-    for (uint32_t i = 0; i < n; i++, f = f->parent) s[i] = (jp_source_frame){f->file, f->function, f->line, f->library};
-    o->stack = s;
-    o->n_stack = n;
-    return JP_OK;
+    return jp_analysis_stack(arena, f, &o->stack, &o->n_stack);
 }
 
 /* Sums the rows of one (module, name) on several devices into the first one's row and drops ops

@@ -10,7 +10,7 @@
 #include "model/hlo_ir.h"
 
 enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
-    HLO_PROTO_MODULE = 1,
+    HLO_PROTO_MODULE = 1, HLO_PROTO_BUFFERS = 3,
     MODULE_NAME = 1, MODULE_COMPUTATIONS = 3, MODULE_STACK_FRAMES = 17,
     COMP_INSTRUCTIONS = 2, COMP_ID = 5,
     INSTR_NAME = 1, INSTR_OPCODE = 2, INSTR_SHAPE = 3, INSTR_METADATA = 7, INSTR_FUSION_KIND = 11,
@@ -26,8 +26,6 @@ enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     FRAMES_FILES = 1, FRAMES_FUNCTIONS = 2, FRAMES_LOCATIONS = 3, FRAMES_FRAMES = 4,
     LOC_FILE = 1, LOC_FUNCTION = 2, LOC_LINE = 3, FRAME_LOCATION = 1, FRAME_PARENT = 2,
 };
-
-enum { MAX_SHAPE_DEPTH = 8 }; /* nested tuples followed when sizing a shape */
 
 enum { HAS_DOT = 1, HAS_CONV = 2, HAS_COLLECTIVE = 4 }; /* what a called computation contains */
 
@@ -179,6 +177,8 @@ typedef struct hlo_ctx {
     const regex_t *library;
     jp_error *err;
     int want_text;     /* write jp_hlo_instr.text (jp_hlo_decode_text) */
+    jp_pb buffers;     /* the HloProto's BufferAssignmentProto, when has_buffers */
+    int has_buffers;
 } hlo_ctx;
 
 static int corrupt(hlo_ctx *c, const jp_pb *at, const char *what) {
@@ -427,6 +427,23 @@ static int read_metadata(hlo_ctx *c, jp_pb meta, jp_hlo_instr *in) {
     return JP_OK;
 }
 
+/* xla.PrimitiveType by number: its name in HLO text and its size in bits (xla_data.proto). */
+static const struct {
+    const char *name;
+    unsigned char bits;
+} TYPES[] = {
+    {"invalid", 0}, {"pred", 8}, {"s8", 8}, {"s16", 16}, {"s32", 32}, {"s64", 64}, {"u8", 8}, {"u16", 16},
+    {"u32", 32}, {"u64", 64}, {"f16", 16}, {"f32", 32}, {"f64", 64}, {"tuple", 0}, {"opaque", 0}, {"c64", 64},
+    {"bf16", 16}, {"token", 0}, {"c128", 128}, {"f8e5m2", 8}, {"f8e4m3fn", 8}, {"s4", 4}, {"u4", 4},
+    {"f8e4m3b11fnuz", 8}, {"f8e5m2fnuz", 8}, {"f8e4m3fnuz", 8}, {"s2", 2}, {"u2", 2}, {"f8e4m3", 8},
+    {"f8e3m4", 8}, {"s1", 1}, {"u1", 1}, {"f4e2m1fn", 4}, {"f8e8m0fnu", 8}, {"buffer", 0}, {"f6e3m2fn", 6},
+    {"f6e2m3fn", 6},
+};
+
+const char *jp_hlo_type_name(uint64_t type) { return type < sizeof TYPES / sizeof TYPES[0] ? TYPES[type].name : NULL; }
+
+unsigned jp_hlo_type_bits(uint64_t type) { return type < sizeof TYPES / sizeof TYPES[0] ? TYPES[type].bits : 0; }
+
 /* Sizes a ShapeProto: dimensions of an array, elements and bytes (a tuple sums its leaves). */
 static int element_bytes(uint64_t type) {
     /* xla.PrimitiveType: PRED S8 S16 S32 S64 U8 U16 U32 U64 F16 F32 F64 TUPLE OPAQUE C64 BF16 TOKEN
@@ -448,7 +465,7 @@ static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_node *node, double
         else if (f.number == SHAPE_DIMS && (rc = read_ints(c, &shape, &f, &own))) return rc;
         else if (f.number == SHAPE_TUPLE && f.wire == JP_PB_LEN) {
             tuple = 1;
-            if (depth < MAX_SHAPE_DEPTH && (rc = read_shape(c, jp_pb_sub(&shape, &f), depth + 1, node, elems, bytes)))
+            if (depth < HLO_MAX_SHAPE_DEPTH && (rc = read_shape(c, jp_pb_sub(&shape, &f), depth + 1, node, elems, bytes)))
                 return rc;
         }
     }
@@ -535,7 +552,10 @@ static int read_dot_dims(hlo_ctx *c, jp_pb dnums, hlo_node *node) {
 static int read_cost_field(hlo_ctx *c, const jp_pb *instr, const jp_pb_field *f, hlo_node *node) {
     int len = f->wire == JP_PB_LEN;
     switch (f->number) {
-    case INSTR_SHAPE: return len ? read_shape(c, jp_pb_sub(instr, f), 0, node, &node->elems, &node->bytes) : 0;
+    case INSTR_SHAPE:
+        if (!len) return JP_OK;
+        node->shape = jp_pb_sub(instr, f);
+        return read_shape(c, node->shape, 0, node, &node->elems, &node->bytes);
     case INSTR_CUSTOM_TARGET: if (len) node->target = (jp_str){(const char *)f->data, f->len}; return JP_OK;
     case INSTR_BACKEND_CONFIG: if (len) node->backend_config = (jp_str){(const char *)f->data, f->len}; return JP_OK;
     case INSTR_ID: node->id = (int64_t)f->u; return JP_OK;
@@ -569,6 +589,7 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node 
     }
     for (uint32_t i = 0; i < node->called.n; i++) note_called(c, (uint64_t)node->called.v[i], &called);
     int fusion = strcmp(in->opcode, "fusion") == 0;
+    node->op_name = in->op_name;
     in->category = fusion ? fusion_category(fusion_kind, called.flags) : jp_hlo_category_of_opcode(in->opcode);
     if (fusion && called.dot_op_name) in->op_name = called.dot_op_name;
     node->opcode = in->opcode;
@@ -595,6 +616,7 @@ static int find_module(hlo_ctx *c, jp_pb *module, size_t *n_comps) {
         int rc = jp_pb_next(&proto, &f, "HloProto", c->err);
         if (rc) return rc;
         if (f.number == HLO_PROTO_MODULE && f.wire == JP_PB_LEN) *module = jp_pb_sub(&proto, &f), found = 1;
+        if (f.number == HLO_PROTO_BUFFERS && f.wire == JP_PB_LEN) c->buffers = jp_pb_sub(&proto, &f), c->has_buffers = 1;
     }
     if (!found) return JP_ERR_NOT_FOUND;
     jp_pb m = *module;
@@ -670,14 +692,12 @@ static void puts_(text_buf *b, const char *p) { put(b, p, strlen(p)); }
 
 /* "f32[64,128]", "pred[]", "(...)" for a tuple, in XLA's spelling without the layout. */
 static void shape_text(text_buf *b, const hlo_node *n) {
-    static const char *const types[] = {"invalid", "pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
-                                        "f16", "f32", "f64", "tuple", "opaque", "c64", "bf16", "token", "c128"};
     char tmp[32];
     if (n->tuple) {
         puts_(b, "(...)");
         return;
     }
-    if (n->type < sizeof types / sizeof types[0]) snprintf(tmp, sizeof tmp, "%s[", types[n->type]);
+    if (jp_hlo_type_name(n->type)) snprintf(tmp, sizeof tmp, "%s[", jp_hlo_type_name(n->type));
     else snprintf(tmp, sizeof tmp, "type%u[", n->type);
     puts_(b, tmp);
     for (uint32_t i = 0; i < n->dims.n; i++) {
@@ -687,23 +707,35 @@ static void shape_text(text_buf *b, const hlo_node *n) {
     puts_(b, "]");
 }
 
-typedef struct id_slot {
-    int64_t id;
-    uint32_t node;
-} id_slot;
-
 static int cmp_id_slot(const void *a, const void *b) {
-    int64_t x = ((const id_slot *)a)->id, y = ((const id_slot *)b)->id;
-    return (x > y) - (x < y);
+    const hlo_id_slot *x = a, *y = b;
+    if (x->id != y->id) return (x->id > y->id) - (x->id < y->id);
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+hlo_id_slot *jp_hlo_id_slots(const hlo_ir *ir, jp_arena *scratch) {
+    hlo_id_slot *ids = jp_arena_alloc(scratch, (ir->n_nodes ? ir->n_nodes : 1) * sizeof *ids);
+    if (!ids) return NULL;
+    for (size_t i = 0; i < ir->n_nodes; i++) ids[i] = (hlo_id_slot){ir->nodes[i].id, (uint32_t)i};
+    qsort(ids, ir->n_nodes, sizeof *ids, cmp_id_slot);
+    return ids;
+}
+
+int64_t jp_hlo_id_lookup(const hlo_id_slot *slots, size_t n, int64_t id) {
+    size_t lo = 0, hi = n; /* one past the last slot whose id is <= id */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (slots[mid].id <= id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && slots[lo - 1].id == id ? (int64_t)slots[lo - 1].node : -1;
 }
 
 /* Writes every instruction's "%name = shape opcode(shape %operand, ...)" into the module's arena
  * (before the instructions are sorted: node->instr still indexes them in file order). */
 static int write_texts(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
-    id_slot *ids = jp_arena_alloc(&c->scratch, (ir->n_nodes ? ir->n_nodes : 1) * sizeof *ids);
+    hlo_id_slot *ids = jp_hlo_id_slots(ir, &c->scratch);
     if (!ids) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < ir->n_nodes; i++) ids[i] = (id_slot){ir->nodes[i].id, (uint32_t)i};
-    qsort(ids, ir->n_nodes, sizeof *ids, cmp_id_slot);
     for (size_t i = 0; i < ir->n_nodes; i++) {
         const hlo_node *n = &ir->nodes[i];
         jp_hlo_instr *in = &out->instrs[n->instr];
@@ -716,10 +748,10 @@ static int write_texts(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
         puts_(&b, n->opcode);
         puts_(&b, "(");
         for (uint32_t k = 0; k < n->operands.n; k++) {
-            id_slot key = {n->operands.v[k], 0}, *hit = bsearch(&key, ids, ir->n_nodes, sizeof *ids, cmp_id_slot);
+            int64_t hit = jp_hlo_id_lookup(ids, ir->n_nodes, n->operands.v[k]);
             if (k) puts_(&b, ", ");
-            if (!hit) continue; /* an id the module does not define */
-            const hlo_node *op = &ir->nodes[hit->node];
+            if (hit < 0) continue; /* an id the module does not define */
+            const hlo_node *op = &ir->nodes[hit];
             shape_text(&b, op);
             puts_(&b, " %");
             puts_(&b, out->instrs[op->instr].name);
@@ -746,6 +778,9 @@ static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     if (!out->instrs || !ir.nodes || !ir.comps) return JP_ERR_NOMEM;
     if ((rc = read_instructions(c, module, out, &ir))) return rc;
     if (c->want_text && (rc = write_texts(c, &ir, out))) return rc;
+    if (c->has_buffers && (rc = jp_hlo_buffers_decode(c->buffers, &ir, out->instrs, c->intern, c->arena, &c->scratch,
+                                                      c->err, &out->memory)))
+        return rc;
     if ((rc = jp_hlo_cost(&ir, out))) return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
     return JP_OK;

@@ -4,7 +4,10 @@
 #ifndef JP_MODEL_HLO_IR_H
 #define JP_MODEL_HLO_IR_H
 
+#include "decode/pb.h"
 #include "model/model.h"
+
+enum { HLO_MAX_SHAPE_DEPTH = 8 }; /* nested tuples followed in a shape */
 
 typedef struct hlo_ints {    /* a repeated int64 field, packed or not */
     int64_t *v;
@@ -38,6 +41,8 @@ typedef struct hlo_node {
     uint32_t n_window;
     hlo_conv_dims conv;
     int64_t feature_groups, batch_groups; /* convolution; 0 when absent (means 1) */
+    jp_pb shape;               /* its ShapeProto (empty when absent), for a buffer's sub-shape */
+    const char *op_name;       /* its own metadata.op_name (jp_hlo_instr's is a fusion's dot's) */
 } hlo_node;
 
 typedef struct hlo_comp {
@@ -56,6 +61,29 @@ typedef struct hlo_ir {
     int64_t *sorted_ids;       /* node ids ascending, paired with id_index, for operand lookup */
     uint32_t *id_index;
 } hlo_ir;
+
+typedef struct hlo_id_slot { /* one node's id, for lookups by id (sorted by id, then node) */
+    int64_t id;
+    uint32_t node;             /* index into hlo_ir.nodes */
+} hlo_id_slot;
+
+/* ir's node ids, sorted by id (for a repeated id the later node last), in scratch; NULL when out
+ * of memory. */
+hlo_id_slot *jp_hlo_id_slots(const hlo_ir *ir, jp_arena *scratch);
+/* The node of id in slots (the last of a repeated id), or -1. */
+int64_t jp_hlo_id_lookup(const hlo_id_slot *slots, size_t n, int64_t id);
+
+/* xla.PrimitiveType: its name in HLO text ("f32", "bf16"; NULL when unknown) and its size in bits
+ * (0 for tuple, token, opaque and unknown types). */
+const char *jp_hlo_type_name(uint64_t type);
+unsigned jp_hlo_type_bits(uint64_t type);
+
+/* Decodes the BufferAssignmentProto `ba` of the module whose instructions are in ir and instrs (in
+ * file order, ir's node.instr indexing them) into *out, allocated in a; strings interned into t,
+ * scratch for the time of the call. Returns JP_OK, JP_ERR_NOMEM, or a corrupt/truncated status
+ * with err's byte offset. */
+int jp_hlo_buffers_decode(jp_pb ba, const hlo_ir *ir, const jp_hlo_instr *instrs, jp_intern *t, jp_arena *a,
+                          jp_arena *scratch, jp_error *err, jp_hlo_memory **out);
 
 /* Fills flops, transcendentals and bytes of every instruction in m from ir (XLA's cost-analysis
  * conventions, see docs/design.md "FLOPs and bytes"). Returns JP_ERR_NOMEM or JP_OK. */

@@ -36,6 +36,11 @@ static int read_hlo_modules(jp_build_ctx *c, const regex_t *library) {
         if (rc) return rc;
         hm->program_id = jp_info_has(&info, K_PROGRAM_ID) ? info.v[K_PROGRAM_ID].i : program_id_in_name(em->name);
         if (!hm->name) hm->name = jp_intern_view(&c->m->intern, em->name);
+        /* XProf keys a module by this name, "jit_f(12190760917235803885)": a program id of 20
+         * digits is no int64, so the name itself is the key */
+        hm->key = jp_intern_view(&c->m->intern, em->name);
+        hm->host = c->host_index;
+        if (!hm->name || !hm->key) return jp_build_nomem(c->err);
     }
     return JP_OK;
 }

@@ -39,11 +39,73 @@ typedef struct jp_hlo_instr {
                            * without layouts, no attributes; NULL unless decoded with want_text */
 } jp_hlo_instr;
 
+/* ---- XLA's buffer assignment (HloProto field 3, decoded by hlo_buffers.c) ---- */
+
+enum { /* jp_hlo_alloc.flags: BufferAllocationProto's booleans */
+    JP_ALLOC_THREAD_LOCAL = 1, JP_ALLOC_TUPLE = 2, JP_ALLOC_PARAMETER = 4, JP_ALLOC_CONSTANT = 8,
+    JP_ALLOC_LIVE_OUT = 16, JP_ALLOC_ALIASED = 32 /* a parameter aliased with an output (donated) */
+};
+
+enum { JP_HEAP_ALLOC = 0, JP_HEAP_FREE = 1, JP_HEAP_SHARE = 2 }; /* HeapSimulatorTrace.Event.kind */
+
+typedef struct jp_hlo_lbuf {   /* one logical buffer (LogicalBufferProto) */
+    int64_t id;                /* XLA's id, unique in jp_hlo_memory.buffers */
+    int64_t bytes;             /* as allocated (padded); a negative size reads as 0 */
+    int64_t unpadded;          /* the dense size of its shape (a tuple: 8 bytes per element) */
+    int64_t color;             /* memory space: 0 is device memory */
+    int64_t offset;            /* where its allocation places it */
+    int32_t alloc;             /* its allocation (index into jp_hlo_memory.allocs), -1 when none lists it */
+    uint8_t known;             /* listed by an allocation and its defining instruction found: the
+                                * only buffers that take part, as in XProf's memory viewer */
+    const char *instruction;   /* the defining instruction, "{i,j}" added for a tuple element; interned */
+    const char *opcode;        /* its opcode, "" when not found */
+    const char *shape;         /* "f32[4096,4096]" at the shape index, without layout; "" when not found */
+    const char *op_name;       /* the instruction's own metadata.op_name (not a fusion's dot's) */
+    const char *source;        /* as jp_hlo_instr.source */
+    const char *function;      /* as jp_hlo_instr.function */
+    const jp_hlo_frame *frame; /* as jp_hlo_instr.frame */
+} jp_hlo_lbuf;
+
+typedef struct jp_hlo_alloc {  /* one BufferAllocationProto */
+    int64_t bytes;             /* its size; a negative size reads as 0 */
+    int64_t color;             /* memory space */
+    unsigned flags;            /* JP_ALLOC_* */
+    uint32_t first, n;         /* its assigned buffers: jp_hlo_memory.assigned[first .. first + n) */
+} jp_hlo_alloc;
+
+typedef struct jp_hlo_heap_event { /* one HeapSimulatorTrace.Event, in program order */
+    uint8_t kind;              /* JP_HEAP_*; other kinds are kept and ignored */
+    int32_t buffer;            /* index into jp_hlo_memory.buffers, -1 for an id not there */
+    int32_t share_with;        /* SHARE_WITH: the canonical buffer's index, else -1 */
+    const char *instruction;   /* the instruction being processed, interned ("" when absent) */
+    const char *computation;   /* its computation, interned ("" when absent) */
+} jp_hlo_heap_event;
+
+typedef struct jp_hlo_trace {  /* one heap simulator trace */
+    jp_hlo_heap_event *events;
+    uint32_t n_events;
+} jp_hlo_trace;
+
+typedef struct jp_hlo_memory { /* the BufferAssignmentProto of one module */
+    jp_hlo_lbuf *buffers;      /* sorted by id; for a repeated id the last one read */
+    size_t n_buffers;
+    jp_hlo_alloc *allocs;      /* in file order */
+    size_t n_allocs;
+    int32_t *assigned;         /* buffer index per Assigned entry of every allocation, -1 unknown */
+    size_t n_assigned;
+    jp_hlo_trace *traces;      /* in file order */
+    size_t n_traces;
+} jp_hlo_memory;
+
 typedef struct jp_hlo_module {
     const char *name;      /* interned module name ("jit_train_step") */
+    const char *key;       /* the metadata entry's name, XProf's key: "jit_train_step(6)"; NULL
+                            * outside the model (set by metadata.c) */
+    uint32_t host;         /* index into jp_model.hosts of the host whose metadata held it */
     int64_t program_id;    /* the metadata entry's program_id, -1 when absent */
     jp_hlo_instr *instrs;  /* sorted by name pointer for bsearch */
     size_t n_instrs;
+    jp_hlo_memory *memory; /* its buffer assignment, NULL when the HloProto has none */
 } jp_hlo_module;
 
 /* The default library-frame rule: files of installed packages, the standard library, and JAX,
