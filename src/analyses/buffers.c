@@ -344,9 +344,12 @@ int jp_buffers_module(const jp_hlo_memory *mem, jp_arena *arena, jp_module_memor
 /* ---- every module ---------------------------------------------------------------------------- */
 
 /* Executions per module and host: the most any one device ran it (every device of an SPMD program
- * runs it once per execution), kept under the device key BEST. Modules compiled under one name more
- * than once on a host (jit_matmul in several shapes) share the count: executions do not record the
- * program id. */
+ * runs it once per execution), kept under the device key BEST. Executions come from run_ids (CPU,
+ * GPU) or XLA Modules lines (TPU); where a module has none (the MI300 captures write no run_id), the
+ * fewest occurrences of any of its ops on a device stand for them (an op runs at least once per
+ * execution; one in a loop or launching several kernels, more). Modules compiled under one name
+ * more than once on a host (jit_matmul in several shapes) share the count: neither executions nor
+ * op events record the program id. */
 enum { BEST = 1 }; /* a device key no device has: jp_exec.device is a uint32 */
 static const uint64_t BEST_KEY = (uint64_t)UINT32_MAX + BEST;
 
@@ -363,6 +366,38 @@ static int count_runs(const jp_model *m, jp_map *runs) {
     return JP_OK;
 }
 
+/* The host whose devices include device d. */
+static uint32_t host_of_device(const jp_model *m, uint32_t d) {
+    uint32_t h = (uint32_t)m->hosts.n;
+    while (h > 1 && JP_VEC_AT(&m->hosts, jp_model_host, h - 1).first_device > d) h--;
+    return h ? h - 1 : 0;
+}
+
+/* The op-based count (see above) into ops_runs under (module, host, BEST_KEY). */
+static int count_op_runs(const jp_model *m, jp_map *ops_runs) {
+    const jp_opdef *defs = m->opdefs.data;
+    uint32_t *n = calloc(m->opdefs.n ? m->opdefs.n : 1, sizeof *n);
+    if (!n) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < m->ops.n; i++) {
+        uint32_t *c = &n[JP_VEC_AT(&m->ops, jp_op_ev, i).op];
+        if (*c < UINT32_MAX - 1) ++*c;
+    }
+    int rc = JP_OK;
+    for (int pass = 0; pass < 2 && rc == JP_OK; pass++) /* the fewest per device, then the most per host */
+        for (size_t i = 0; i < m->opdefs.n && rc == JP_OK; i++) {
+            if (!n[i] || !*defs[i].module) continue;
+            uint32_t *least = jp_map_value(ops_runs, jp_ptr_key(defs[i].module), defs[i].device, 0, n[i], NULL);
+            if (least && pass == 0 && n[i] < *least) *least = n[i];
+            uint32_t here = least ? *least : 0;
+            uint32_t *best = least ? jp_map_value(ops_runs, jp_ptr_key(defs[i].module), host_of_device(m, defs[i].device),
+                                                  BEST_KEY, 0, NULL) : NULL;
+            if (!best) rc = JP_ERR_NOMEM;
+            else if (pass == 1 && here > *best) *best = here;
+        }
+    free(n);
+    return rc;
+}
+
 static int cmp_module(const void *a, const void *b) {
     const jp_module_memory *x = a, *y = b;
     if (x->peak_bytes != y->peak_bytes) return x->peak_bytes < y->peak_bytes ? 1 : -1;
@@ -375,8 +410,9 @@ int jp_buffers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     size_t n = 0;
     for (size_t i = 0; i < m->hlo.n; i++) n += mods[i].memory != NULL;
     if (!n) return JP_OK;
-    jp_map runs = {0};
+    jp_map runs = {0}, ops_runs = {0};
     int rc = count_runs(m, &runs);
+    if (rc == JP_OK) rc = count_op_runs(m, &ops_runs);
     if (rc == JP_OK && !(a->modules = jp_arena_alloc(arena, n * sizeof *a->modules))) rc = JP_ERR_NOMEM;
     for (size_t i = 0; i < m->hlo.n && rc == JP_OK; i++) {
         if (!mods[i].memory) continue;
@@ -385,9 +421,11 @@ int jp_buffers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         mm->name = mods[i].key ? mods[i].key : mods[i].name;
         mm->host = mods[i].host < m->hosts.n ? JP_VEC_AT(&m->hosts, jp_model_host, mods[i].host).name : "";
         uint32_t r = jp_map_get(&runs, jp_ptr_key(mods[i].name), mods[i].host, BEST_KEY);
+        if (r == UINT32_MAX) r = jp_map_get(&ops_runs, jp_ptr_key(mods[i].name), mods[i].host, BEST_KEY);
         mm->runs = r == UINT32_MAX ? 0 : r;
     }
     jp_map_deinit(&runs);
+    jp_map_deinit(&ops_runs);
     if (rc == JP_OK) qsort(a->modules, a->n_modules, sizeof *a->modules, cmp_module);
     return rc;
 }
