@@ -60,9 +60,18 @@ static const cmd_help HELP[] = {
      "Time by user scope: jax.named_scope / Flax module paths on the device, and\n"
      "TraceAnnotation / jaxprof.annotate ranges on the host.\n", 1},
     {"kernels", "kernels [PATH] [options]", "GPU kernels by total time, with their launch shapes and occupancy.\n", 1},
-    {"memory", "memory [PATH] [options]",
-     "Device memory: peak and final allocation per memory space, from the allocator's events\n"
-     "(GPU and TPU captures; XLA:CPU records none).\n", 1},
+    {"memory", "memory [PATH] [--module NAME] [options]",
+     "Memory at the peak, from XLA's buffer assignment (CPU, GPU and TPU captures): the compiled\n"
+     "modules that ran, largest peak first (peak, temporaries at the peak, parameters, outputs,\n"
+     "the instruction at the peak), then the largest module's top buffers live at its peak: size,\n"
+     "kind, the HLO instruction that made it, shape, op_name and the line of your code. Then the\n"
+     "allocator events, per allocator (GPU and TPU captures; XLA:CPU records none).\n"
+     "--top, --sort, --filter and --columns apply to the buffers (--top: per module, default 10).\n"
+     "--csv writes one row per buffer, with its module's columns first.\n"
+     "\n"
+     "  --module NAME      one module in detail: its peak, what lives all along, temporaries,\n"
+     "                     totals, and every buffer at the peak (--json adds its timeline); NAME\n"
+     "                     is the module's key (\"jit_step(6)\") or its name (\"jit_step\")\n", 1},
     {"transfers", "transfers [PATH] [options]", "Host-to-device, device-to-host and device-to-device copies: count, bytes, time, GB/s.\n", 1},
     {"compiles", "compiles [PATH] [options]", "XLA compilations during the capture: module, time, and what triggered them.\n", 1},
     {"findings", "findings [PATH] [options]",

@@ -35,6 +35,9 @@ static void usage(FILE *out) {
           "                     the overview as one self-contained HTML page (charts, no scripts)\n"
           "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
           "                     one table of the analysis\n"
+          "  memory [PATH] [--module NAME]\n"
+          "                     what is live at each compiled module's memory peak, buffer by buffer,\n"
+          "                     with the line of your code that made it; then the allocator events\n"
           "  lines [PATH]       device time by the line of your code that made each op (self time,\n"
           "                     count, % of device time, function, the ops behind it)\n"
           "  flame [PATH] [--folded [-o FILE]] [--pprof FILE]\n"
@@ -183,6 +186,7 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         else if (strcmp(arg, "--sort") == 0 && next) a->view.sort = next, i++;
         else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next, i++;
         else if (strcmp(arg, "--columns") == 0 && next && *next) a->view.columns = next, i++;
+        else if (strcmp(arg, "--module") == 0 && next && *next) a->view.module = next, i++;
         else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
         else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
         else if ((strcmp(arg, "--step") == 0 || strcmp(arg, "--steps") == 0) && next) {
@@ -245,6 +249,10 @@ static int cmd_analysis(int section, int argc, char **argv) {
     if (parse_analysis_args(argc, argv, &args) != 0) return EXIT_USAGE;
     if (args.html && (section != JP_SECTION_REPORT || args.format != JP_FORMAT_TEXT)) {
         fprintf(stderr, "jaxprof: --html goes only with report, without --json or --csv\n");
+        return EXIT_USAGE;
+    }
+    if (args.view.module && section != JP_SECTION_MEMORY) {
+        fprintf(stderr, "jaxprof: --module goes only with memory\n");
         return EXIT_USAGE;
     }
     if ((args.folded || args.pprof || args.out) && section != JP_SECTION_FLAME) {

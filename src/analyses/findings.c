@@ -8,7 +8,7 @@
 
 #include "analyses/analyses.h"
 
-enum { MAX_FINDINGS = 8 };
+enum { MAX_FINDINGS = 10 }; /* more than the rules below can raise at once */
 
 const char *jp_rating_name(int rating) {
     switch (rating) {
@@ -592,6 +592,81 @@ static void straggler(ctx *c) {
     free(at);
 }
 
+/* peak_temporaries: a compiled module's memory peak (XLA's buffer assignment, buffers.c) is mostly
+ * one to three temporaries: > 50% of the peak in <= 3 temporary buffers live there. Those are the
+ * tensors that rematerialisation (jax.checkpoint) or smaller microbatches shrink, so naming them
+ * with their lines tells the user where an out-of-memory comes from. Only peaks of >= 64 MiB
+ * count: below that no accelerator (they have GBs) runs out of memory and a few small
+ * temporaries dominate any tiny module. Warning; bad when they hold >= 80% of a peak of >= 1 GiB,
+ * where memory, not compute, limits the batch size. The module with the largest peak that
+ * qualifies, among the modules that ran. */
+enum { PEAK_MIN_BYTES = 64 << 20, PEAK_TOP_BUFFERS = 3 };
+
+static double mib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+/* The file's last path component: evidence stays short and names the line the user knows. */
+static const char *base_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Up to PEAK_TOP_BUFFERS of the module's largest temporaries at the peak (buffers are largest
+ * first); their bytes into *sum; how many. */
+static size_t top_temporaries(const jp_module_memory *mod, const jp_buffer **top, int64_t *sum) {
+    size_t n = 0;
+    *sum = 0;
+    for (size_t i = 0; i < mod->n_buffers && n < PEAK_TOP_BUFFERS; i++)
+        if (mod->buffers[i].kind == JP_BUFFER_TEMPORARY) top[n++] = &mod->buffers[i], *sum += mod->buffers[i].bytes;
+    return n;
+}
+
+static void peak_temporaries(ctx *c) {
+    const jp_analysis *a = c->a;
+    const jp_module_memory *mod = NULL;
+    const jp_buffer *top[PEAK_TOP_BUFFERS];
+    int64_t held = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_modules && !mod; i++) { /* largest peak first */
+        const jp_module_memory *m = &a->modules[i];
+        if (!m->runs || m->peak_bytes < PEAK_MIN_BYTES) continue;
+        n = top_temporaries(m, top, &held);
+        if (n && held * 2 > m->peak_bytes) mod = m;
+    }
+    if (!mod) return;
+    char what[640] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        const jp_buffer *b = top[i];
+        int w = snprintf(what + len, sizeof what - len, "%s%s %s %.1f MiB%s%s%s%s", i ? "; " : "", b->instruction,
+                         b->shape, mib(b->bytes), *b->source ? " at " : "", *b->source ? base_name(b->source) : "",
+                         *b->op_name ? " " : "", *b->op_name ? b->op_name : "");
+        if (w > 0 && (size_t)w < sizeof what - len) len += (size_t)w;
+    }
+    double share = (double)held / (double)mod->peak_bytes;
+    const char *donate = "";
+    int64_t both = mod->kind_bytes[JP_BUFFER_PARAMETER] < mod->kind_bytes[JP_BUFFER_OUTPUT]
+                       ? mod->kind_bytes[JP_BUFFER_PARAMETER] : mod->kind_bytes[JP_BUFFER_OUTPUT];
+    if (!mod->alias_bytes && both >= 1 << 20) { /* parameters and outputs both large, none donated */
+        donate = jp_analysis_printf(c->arena, " Nothing is donated: if the step returns updated versions of its "
+                                    "inputs (parameters, optimizer state), jax.jit(..., donate_argnums=...) lets "
+                                    "outputs reuse the inputs' memory, up to %.1f MiB here.", mib(both));
+    }
+    const char *fix = jp_analysis_printf(c->arena,
+                                         "Shrink these temporaries: wrap the code that makes them in jax.checkpoint "
+                                         "(jax.remat, e.g. per layer) so they are recomputed in the backward pass "
+                                         "instead of kept, or use smaller microbatches (accumulate gradients over "
+                                         "several) since they grow with the batch.%s jaxprof memory --module %s "
+                                         "lists every buffer at the peak.",
+                                         donate ? donate : "", mod->name);
+    finding(c, "peak_temporaries", share >= 0.8 && mod->peak_bytes >= (int64_t)1 << 30 ? JP_RATING_BAD : JP_RATING_WARNING,
+            "A few temporaries make most of the memory peak", fix ? fix : "Rematerialise them with jax.checkpoint.",
+            "%s peaks at %.1f MiB (%lld bytes) at %s; %zu temporar%s hold %.1f MiB of it (%.0f%%, over 50%%): %s; "
+            "live all along: parameters %.2f MiB, outputs %.2f MiB",
+            mod->name, mib(mod->peak_bytes), (long long)mod->peak_bytes,
+            *mod->peak_instruction ? mod->peak_instruction : "its start", n, n == 1 ? "y" : "ies", mib(held),
+            100 * share, what, mib(mod->kind_bytes[JP_BUFFER_PARAMETER]), mib(mod->kind_bytes[JP_BUFFER_OUTPUT]));
+}
+
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {m, arena, a, 0, {0}};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
@@ -606,6 +681,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     idle_and_host(&c);
     large_transfers(&c);
     dominant_op(&c);
+    peak_temporaries(&c);
     /* most severe first, stable otherwise */
     for (size_t i = 1; i < a->n_findings; i++)
         for (size_t j = i; j > 0 && a->findings[j].severity > a->findings[j - 1].severity; j--) {

@@ -586,6 +586,113 @@ static void write_hosts(const jp_analysis *a, FILE *out) {
     fputs("</tbody></table></section>\n", out);
 }
 
+/* ---- memory at the peak --------------------------------------------------------------------------- */
+
+/* The buffers shown, the chart's height and most columns (a long timeline is drawn as the largest
+ * value per column, so the peak always shows). */
+enum { MEM_ROWS = 5, MEM_H = 140, MEM_COLS = 800 };
+static const char TEMP_COLOUR[] = "#4e79a7", LIVE_COLOUR[] = "#bab0ac";
+
+/* The module the page shows: the largest peak of those that ran (of all when none ran). */
+static const jp_module_memory *largest_module(const jp_analysis *a) {
+    for (size_t i = 0; i < a->n_modules; i++)
+        if (a->modules[i].runs) return &a->modules[i];
+    return a->n_modules ? &a->modules[0] : NULL;
+}
+
+static void put_bytes(FILE *out, int64_t bytes) {
+    char b[32];
+    jp_format_bytes(b, sizeof b, bytes);
+    fputs(b, out);
+}
+
+/* The heap over program order: the always-live part as a grey band, the temporaries above it as
+ * a step area, the peak marked. x: heap events (columns of events when there are many), y: bytes. */
+static void write_memory_chart(const jp_module_memory *m, FILE *out) {
+    size_t n = m->n_timeline, cols = n < MEM_COLS ? n : MEM_COLS;
+    int base = MEM_H - CHART_BOTTOM;
+    double plot_w = CHART_W - CHART_LEFT - 4, scale = m->peak_bytes > 0 ? (base - 8) / (double)m->peak_bytes : 0;
+    double live_h = (double)m->always_live_bytes * scale;
+    fprintf(out, "<svg id=\"memory-chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+                 "aria-label=\"bytes live over program order\">\n", CHART_W, MEM_H, CHART_W, MEM_H);
+    fprintf(out, "<path fill=\"%s\" d=\"M%d %d", TEMP_COLOUR, CHART_LEFT, base);
+    for (size_t c = 0; c < cols; c++) {
+        int64_t top = 0; /* the largest value of the events in this column */
+        for (size_t i = c * n / cols; i < (c + 1) * n / cols; i++) top = m->timeline[i] > top ? m->timeline[i] : top;
+        fprintf(out, "V%.2fH%.2f", base - (double)top * scale, CHART_LEFT + plot_w * (double)(c + 1) / (double)cols);
+    }
+    fprintf(out, "V%dZ\"/>\n<rect x=\"%d\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"><title>live all "
+                 "along: ", base, CHART_LEFT, base - live_h, plot_w, live_h, LIVE_COLOUR);
+    put_bytes(out, m->always_live_bytes);
+    fputs("</title></rect>\n", out);
+    if (m->peak_index >= 0 && (size_t)m->peak_index + 1 < n) { /* the peak is the value after its event */
+        double x = CHART_LEFT + plot_w * ((double)((size_t)(m->peak_index + 1) * cols / n) + 0.5) / (double)cols;
+        fprintf(out, "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%d\" stroke=\"#c0392b\" stroke-dasharray=\"3 2\">"
+                     "<title>peak ", x, x, base);
+        put_bytes(out, m->peak_bytes);
+        fputs(" at ", out);
+        esc(out, m->peak_instruction);
+        fputs("</title></line>\n", out);
+    }
+    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", CHART_LEFT, base, CHART_W, base);
+    fprintf(out, "<text x=\"%d\" y=\"14\" text-anchor=\"end\" font-size=\"11\">", CHART_LEFT - 4);
+    put_bytes(out, m->peak_bytes);
+    fprintf(out, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">0</text>\n", CHART_LEFT - 4, base);
+    fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"11\">program start</text><text x=\"%d\" y=\"%d\" "
+                 "text-anchor=\"end\" font-size=\"11\">%zu heap events</text>\n</svg>\n",
+            CHART_LEFT, MEM_H - 6, CHART_W, MEM_H - 6, n - 1);
+}
+
+static void write_memory_row(const jp_buffer *b, FILE *out) {
+    fputs("<tr><td class=\"n\">", out);
+    put_bytes(out, b->bytes);
+    fputs("</td>", out);
+    td_text(out, jp_buffer_kind_name(b->kind));
+    fputs("<td><code>", out);
+    esc(out, b->kind == JP_BUFFER_SMALL ? "(buffers under 16 KiB)" : b->instruction);
+    fputs("</code></td><td><code>", out);
+    esc(out, b->shape);
+    fputs("</code></td><td><code class=\"line\">", out);
+    esc(out, b->source);
+    fputs("</code></td><td><code>", out);
+    esc(out, b->op_name);
+    fputs("</code></td></tr>\n", out);
+}
+
+/* The largest module's peak: what it is made of, the heap over program order, its top buffers. */
+static void write_memory(const jp_analysis *a, FILE *out) {
+    const jp_module_memory *m = largest_module(a);
+    fputs("<section id=\"memory\"><h2>Memory at the peak</h2>\n<p><code>", out);
+    esc(out, m->name);
+    fputs("</code> (largest peak of the modules that ran): <b id=\"memory-peak\">", out);
+    put_bytes(out, m->peak_bytes);
+    fputs("</b>", out);
+    if (m->peak_index >= 0 && m->n_timeline) {
+        fprintf(out, " at heap event %lld of %zu, <code>", (long long)m->peak_index, m->n_timeline - 1);
+        esc(out, m->peak_instruction);
+        fputs("</code>", out);
+    }
+    fputs("; temporaries ", out);
+    put_bytes(out, m->peak_bytes - m->always_live_bytes);
+    fputs(", parameters ", out);
+    put_bytes(out, m->kind_bytes[JP_BUFFER_PARAMETER]);
+    fputs(", outputs ", out);
+    put_bytes(out, m->kind_bytes[JP_BUFFER_OUTPUT]);
+    fputs(". <code>jaxprof memory --module ", out);
+    esc(out, m->name);
+    fputs("</code> lists every buffer.</p>\n", out);
+    if (m->n_timeline >= 2) {
+        fprintf(out, "<p class=\"legend\"><span class=\"sw\" style=\"background:%s;margin-left:0\"></span>live all "
+                     "along (parameters, outputs, constants)<span class=\"sw\" style=\"background:%s\"></span>"
+                     "temporaries</p>\n", LIVE_COLOUR, TEMP_COLOUR);
+        write_memory_chart(m, out);
+    }
+    static const char *const cols[] = {"size", "kind", "instruction", "shape", "line", "op_name"};
+    thead(out, cols, 6);
+    for (size_t i = 0; i < m->n_buffers && i < MEM_ROWS; i++) write_memory_row(&m->buffers[i], out);
+    fputs("</tbody></table></section>\n", out);
+}
+
 /* ---- findings ----------------------------------------------------------------------------------- */
 
 static void write_findings(const jp_analysis *a, FILE *out) {
@@ -622,6 +729,7 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     if (a->n_ops) write_ops(a, out);
     if (a->n_ops) write_roofline(a, out);
     if (a->n_scopes) write_scopes(a, out);
+    if (a->n_modules) write_memory(a, out);
     write_findings(a, out);
     fprintf(out, "<footer><small>jaxprof %s</small></footer>\n</body></html>\n", JP_VERSION);
     if (fflush(out) != 0 || ferror(out)) return jp_error_set(err, JP_ERR_IO, 0, "html report: write failed");

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "render/memory_render.h"
 #include "render/table.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
@@ -563,6 +564,8 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         table lines = section_table(a, JP_SECTION_LINES);
         if (!rc) rc = json_table(a, &lines, v, out, err);
         json_memory_samples(a, out);
+        jp_view modules = {.top = v ? v->top : 0}; /* each module's top buffers; --sort is for the ops */
+        if (!rc) rc = jp_memory_json(a, &modules, out, err);
         if (!rc) rc = json_hosts(a, v, out, err);
     } else if (section == JP_SECTION_HOSTS) {
         if (!rc) rc = json_hosts(a, v, out, err);
@@ -570,8 +573,10 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         table t = section_table(a, section);
         if (section == JP_SECTION_STEPS) json_step_summary(a, out);
         if (section == JP_SECTION_FINDINGS && !rc) rc = json_table(a, &kpis, NULL, out, err);
-        if (!rc) rc = json_table(a, &t, v, out, err);
-        if (section == JP_SECTION_MEMORY) json_memory_samples(a, out);
+        int memory = section == JP_SECTION_MEMORY; /* the view is for its buffers; all allocators */
+        if (!rc) rc = json_table(a, &t, memory ? NULL : v, out, err);
+        if (memory) json_memory_samples(a, out);
+        if (memory && !rc) rc = jp_memory_json(a, v, out, err);
     }
     fputs("}\n", out);
     return rc;
@@ -584,6 +589,7 @@ static void findings_text(const jp_analysis *a, const jp_view *v, int width, FIL
 static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 static int findings_only_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 static int hosts_summary_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
+static int memory_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 
 static int text_table(const jp_analysis *a, table *t, const jp_view *v, FILE *out, jp_error *err) {
     size_t *order, n;
@@ -600,6 +606,12 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
     if (view && view->columns && (section == JP_SECTION_REPORT || section == JP_SECTION_HOSTS)) /* several tables */
         return jp_error_set(err, JP_ERR_ARG, 0, "--columns picks the columns of one table: use it with ops, steps, ...");
     int rc;
+    if (section == JP_SECTION_MEMORY && view && view->module) { /* an unknown module: an error before any output */
+        const jp_module_memory **mods;
+        size_t n;
+        if ((rc = jp_memory_pick(a, view, &mods, &n, err))) return rc;
+        free(mods);
+    }
     if (format == JP_FORMAT_JSON) {
         rc = render_json(a, section, view, out, err);
     } else if (format == JP_FORMAT_CSV) {
@@ -609,9 +621,9 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
         table t = section_table(a, section);
         if (section == JP_SECTION_HOSTS && host_step_rows(a, &rows, &n)) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
         if (section == JP_SECTION_HOSTS) t = host_step_table(rows, n); /* one row per host and step */
-        rc = jp_table_select(a, &t, view, &order, &n, err);
-        if (!rc) jp_table_csv(a, &t, order, n, out);
-        if (!rc) free(order);
+        rc = section == JP_SECTION_MEMORY ? jp_memory_csv(a, view, out, err) /* one row per buffer */
+                                          : jp_table_select(a, &t, view, &order, &n, err);
+        if (!rc && section != JP_SECTION_MEMORY) jp_table_csv(a, &t, order, n, out), free(order);
         free(rows);
     } else if (section == JP_SECTION_REPORT) {
         rc = report_text(a, view, out, err);
@@ -619,6 +631,8 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
         rc = hosts_text(a, view, out, err);
     } else if (section == JP_SECTION_FINDINGS) {
         rc = findings_only_text(a, view, out, err);
+    } else if (section == JP_SECTION_MEMORY) {
+        rc = memory_text(a, view, out, err);
     } else {
         table t = section_table(a, section);
         rc = text_table(a, &t, view, out, err);
@@ -759,6 +773,23 @@ static int findings_only_text(const jp_analysis *a, const jp_view *v, FILE *out,
     fprintf(out, "Findings (%zu)\n", a->n_findings);
     findings_text(a, v, v && v->width ? v->width : 100, out);
     return JP_OK;
+}
+
+/* `jaxprof memory`: memory at the peak per module (memory_render.c), then the allocators' events
+ * (GPU/TPU), which a view of one module leaves out. */
+static int memory_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    int rc = jp_memory_text(a, v, out, err);
+    if (rc || (v && v->module)) return rc;
+    if (!a->n_memory) {
+        fprintf(out, "\nAllocator events: none%s\n", a->platform == JP_PLATFORM_CPU
+                                                          ? " (XLA:CPU records no allocator events; the buffer assignment above is the memory view)"
+                                                          : " recorded in this capture");
+        return JP_OK;
+    }
+    fputs("\nAllocator events (bytes in use per allocator during the capture)\n", out);
+    table t = section_table(a, JP_SECTION_MEMORY);
+    jp_view all = {.width = v ? v->width : 0}; /* --sort, --filter, --top and --columns are the buffers' */
+    return text_table(a, &t, &all, out, err);
 }
 
 /* ---- hosts, as text -------------------------------------------------------------------------- */

@@ -17,6 +17,14 @@ void jp_format_time(char *buf, size_t len, double ps) {
     else snprintf(buf, len, "0");
 }
 
+void jp_format_bytes(char *buf, size_t len, int64_t bytes) {
+    double b = (double)bytes;
+    if (bytes < 1024 && bytes > -1024) snprintf(buf, len, "%lld B", (long long)bytes);
+    else if (fabs(b) < 1024.0 * 1024) snprintf(buf, len, "%.1f KiB", b / 1024);
+    else if (fabs(b) < 1024.0 * 1024 * 1024) snprintf(buf, len, "%.1f MiB", b / (1024.0 * 1024));
+    else snprintf(buf, len, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+}
+
 /* ---- selection ------------------------------------------------------------------------------ */
 
 typedef struct sort_ctx {
@@ -28,7 +36,7 @@ typedef struct sort_ctx {
 
 static double numeric(const cell *c) {
     switch (c->type) {
-    case CELL_INT: case CELL_TIME: case CELL_BOOL: return (double)c->i;
+    case CELL_INT: case CELL_TIME: case CELL_BOOL: case CELL_BYTES: return (double)c->i;
     case CELL_FRAMES: return c->n_frames;
     default: return c->d;
     }
@@ -149,6 +157,7 @@ static void cell_text(const cell *c, char *buf, size_t len) {
     case CELL_INT: snprintf(buf, len, "%lld", (long long)c->i); break;
     case CELL_BOOL: snprintf(buf, len, "%s", c->i ? "yes" : ""); break;
     case CELL_TIME: jp_format_time(buf, len, (double)c->i); break;
+    case CELL_BYTES: jp_format_bytes(buf, len, c->i); break;
     case CELL_PCT: snprintf(buf, len, "%.1f%%", c->d); break;
     case CELL_FRAMES: snprintf(buf, len, "%u frames", c->n_frames); break;
     default: snprintf(buf, len, c->d == 0 ? "-" : fabs(c->d) >= 100 ? "%.0f" : "%.2f", c->d); break;
@@ -315,7 +324,7 @@ static void cell_raw(FILE *out, const cell *v, int json) {
     switch (v->type) {
     case CELL_FRAMES: frames_raw(out, v, json); break;
     case CELL_STR: json ? jp_json_fput_cstr(out, v->s) : csv_str(out, v->s); break;
-    case CELL_INT: fprintf(out, "%lld", (long long)v->i); break;
+    case CELL_INT: case CELL_BYTES: fprintf(out, "%lld", (long long)v->i); break;
     case CELL_BOOL: fputs(v->i ? "true" : "false", out); break;
     case CELL_TIME: fprintf(out, "%.6f", (double)v->i / 1e9); break; /* milliseconds, ns precision */
     case CELL_NUM: fprintf(out, "%.12g", isfinite(v->d) ? v->d : 0.0); break; /* FLOPs, bytes: exact */

@@ -6,12 +6,12 @@
 
 #include "jaxprof/jaxprof.h"
 
-enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES };
+enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES, CELL_BYTES };
 
 typedef struct cell {
     int type;        /* cell_type */
     const char *s;   /* CELL_STR */
-    int64_t i;       /* CELL_INT, CELL_BOOL; CELL_TIME in picoseconds */
+    int64_t i;       /* CELL_INT, CELL_BOOL; CELL_TIME in picoseconds; CELL_BYTES in bytes (text: "64.0 MiB") */
     double d;        /* CELL_PCT (0-100), CELL_NUM */
     char buf[48];    /* storage for short formatted strings (s may point here) */
     const jp_source_frame *frames; /* CELL_FRAMES: a Python stack, innermost first (JSON: an array) */
@@ -53,5 +53,7 @@ void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *orde
 
 /* "12.3 ms", "450 us", "1.20 s" */
 void jp_format_time(char *buf, size_t len, double ps);
+/* "768 B", "16.0 KiB", "64.0 MiB", "5.00 GiB": powers of 1024, as XLA and XProf count memory. */
+void jp_format_bytes(char *buf, size_t len, int64_t bytes);
 
 #endif

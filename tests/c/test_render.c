@@ -593,7 +593,12 @@ static const char CPU_TRANSFERS_TXT[] =
     "D2H       0      0         0         0     -\n"
     "D2D       0      0         0         0     -\n";
 
+/* Memory at the peak first (this HloProto carries no buffer assignment), then the allocators. */
 static const char CPU_MEMORY_TXT[] =
+    "Memory at the peak: no XLA buffer assignment in this profile (JAX stores one per compiled module\n"
+    "in /host:metadata; this profile has none)\n"
+    "\n"
+    "Allocator events (bytes in use per allocator during the capture)\n"
     "allocator  peak bytes  peak at  events  allocator peak\n"
     "cpu           3145728  2.00 ms       3               0\n";
 
@@ -630,9 +635,10 @@ static const char CPU_TRANSFERS_CSV[] =
     "D2H,0,0,0.000000,0.000000,0\n"
     "D2D,0,0,0.000000,0.000000,0\n";
 
+/* One row per buffer at a module's peak (none here); the allocators are in the JSON. */
 static const char CPU_MEMORY_CSV[] =
-    "allocator,peak_bytes,peak_at_ms,events,allocator_peak_bytes\n"
-    "cpu,3145728,2.000000,3,0\n";
+    "module,host,runs,module_peak_bytes,module_always_live_bytes,id,bytes,unpadded_bytes,kind,instruction,opcode,"
+    "shape,op_name,source,function,stack,n_small,start,end\n";
 
 static const char CPU_COMPILES_CSV[] =
     "module,name,start_ms,duration_ms,step,steady_state\n"
@@ -676,7 +682,7 @@ static const char CPU_TRANSFERS_JSON[] =
 static const char CPU_MEMORY_JSON[] =
     CPU_JSON_HEAD("memory")
     ",\"memory\":[\n"
-    "{\"allocator\":\"cpu\",\"peak_bytes\":3145728,\"peak_at_ms\":2.000000,\"events\":3,\"allocator_peak_bytes\":0}],\"memory_timeline\":{\"cpu\":[[1.000000,1048576],[2.000000,3145728],[8.000000,1048576]]}}\n";
+    "{\"allocator\":\"cpu\",\"peak_bytes\":3145728,\"peak_at_ms\":2.000000,\"events\":3,\"allocator_peak_bytes\":0}],\"memory_timeline\":{\"cpu\":[[1.000000,1048576],[2.000000,3145728],[8.000000,1048576]]},\"modules\":[]}\n";
 
 static const char CPU_COMPILES_JSON[] =
     CPU_JSON_HEAD("compiles")

@@ -21,6 +21,7 @@ import gzip
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -496,6 +497,81 @@ def xprof_numbers(path: str | Path, tools: tuple[str, ...] = TOOLS) -> dict[str,
     result["errors"] = errors
     result["seconds"] = raw["_seconds"]
     return result
+
+
+# --------------------------------------------------------------------------------------
+# Memory viewer (memory at the peak, from the HLO buffer assignment)
+# --------------------------------------------------------------------------------------
+
+_MIB = 1 << 20
+
+
+def _mib_bytes(doc: dict[str, Any], key: str) -> int:
+    """XProf's MiB (a double: bytes / 2^20, exact) back to bytes; proto3 JSON omits zeros."""
+    return round((doc.get(key) or 0) * _MIB)
+
+
+def _no_layout(shape: str | None) -> str | None:
+    """``f32[4096,4096]{1,0}`` -> ``f32[4096,4096]``: XProf prints layouts (tiles, memory spaces), we do not."""
+    if shape is None:
+        return None
+    while True:
+        out = re.sub(r"\{[^{}]*\}", "", shape)
+        if out == shape:
+            return out
+        shape = out
+
+
+def parse_memory_viewer(doc: dict[str, Any]) -> dict[str, Any]:
+    """One module's memory-viewer result (XProf's PreprocessResult) in bytes.
+
+    ``rows`` are XProf's ``maxHeap`` (the buffers live at the peak, program order), each
+    ``{bytes, unpadded_bytes, kind, instruction, shape, op_name, id}``; the small-buffer aggregate
+    row has ``kind`` None and ``instruction`` its label.
+    """
+    rows = [{"bytes": round(r.get("logicalBufferSizeMib", 0) * _MIB),
+             "unpadded_bytes": round(r.get("unpaddedShapeMib", 0) * _MIB),
+             "kind": r.get("groupName"), "instruction": r.get("instructionName") or r.get("label"),
+             "shape": _no_layout(r.get("shapeString")), "op_name": r.get("tfOpName") or "",
+             "id": int(r.get("logicalBufferId", -1))}
+            for r in doc.get("maxHeap", [])]
+    return {
+        "peak_bytes": _mib_bytes(doc, "peakHeapMib"),
+        "peak_unpadded_bytes": _mib_bytes(doc, "peakUnpaddedHeapMib"),
+        "peak_position": int(doc.get("peakHeapSizePosition", 0)),
+        "heap_bytes": [round(v * _MIB) for v in doc.get("heapSizes", [])],
+        "total_bytes": _mib_bytes(doc, "totalBufferAllocationMib"),
+        "indefinite_bytes": _mib_bytes(doc, "indefiniteBufferAllocationMib"),
+        "parameter_bytes": _mib_bytes(doc, "entryComputationParametersMib"),
+        "live_out_bytes": _mib_bytes(doc, "maybeLiveOutMib"),
+        "rows": rows,
+    }
+
+
+def memory_viewer(path: str | Path, module: str | None = None) -> dict[str, dict[str, Any]]:
+    """XProf's memory viewer on one module of ``path`` (its key, ``"jit_step(6)"``), or on every
+    module XProf extracts when ``module`` is None: ``{key: parse_memory_viewer(...)}``.
+
+    XProf reads ``<run dir>/<key>.hlo_proto.pb``, which only its tool listing writes, so the input
+    is staged in a temporary directory and listed first. A module XProf gives nothing for (it
+    refuses traces it cannot replay) is left out.
+    """
+    from xprof.convert import raw_to_tool_data
+
+    out: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="xprof_memory_") as tmp:
+        staged = _stage_input(Path(path), Path(tmp))
+        raw_to_tool_data.xspace_to_tool_names([str(staged)])
+        keys = [module] if module else sorted(p.name[: -len(".hlo_proto.pb")] for p in Path(tmp).glob("*.hlo_proto.pb"))
+        for key in keys:
+            params = {"module_name": key, "use_saved_result": False}
+            data, _content_type = raw_to_tool_data.xspace_to_tool_data([str(staged)], "memory_viewer", params)
+            if isinstance(data, (bytes, bytearray)):
+                data = bytes(data).decode("utf-8")
+            if not data or not str(data).strip().startswith("{"):
+                continue
+            out[key] = parse_memory_viewer(json.loads(data))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

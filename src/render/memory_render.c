@@ -1,0 +1,453 @@
+/* memory_render.c - memory at the peak (XLA's buffer assignment, jp_analysis.modules) as text, JSON
+ * and CSV: the modules that ran, largest peak first, each with its top buffers; or one module
+ * (jp_view.module) with every buffer live at its peak. The buffers go through the table module, so
+ * --sort, --filter, --top and --columns apply to them as to any other table. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/json.h"
+#include "render/memory_render.h"
+#include "render/table.h"
+
+/* Buffers per module without --module (and without --top), and how many modules the text shows
+ * in detail: the largest, and others that come near it (at least half its peak). */
+enum { DEFAULT_TOP = 10, DETAIL_MODULES = 3 };
+/* Modules the text lists at most (a long-running service may compile hundreds). */
+enum { MAX_LISTED = 64 };
+
+/* A buffer with the module it belongs to: a row of the buffer tables. */
+typedef struct buffer_row {
+    const jp_module_memory *m; /* the module, for the CSV's module columns */
+    const jp_buffer *b;        /* the buffer */
+} buffer_row;
+
+static void set_str(cell *c, const char *s) { c->type = CELL_STR, c->s = s ? s : ""; }
+static void set_int(cell *c, int64_t i) { c->type = CELL_INT, c->i = i; }
+static void set_bytes(cell *c, int64_t b) { c->type = CELL_BYTES, c->i = b; }
+
+/* The CSV's columns: the module's first, then the buffer's (the JSON keys of "buffers"). */
+static const column ROW_COLS[] = {
+    {"module", NULL, 0}, {"host", NULL, 0}, {"runs", NULL, 0}, {"module_peak_bytes", NULL, 0},
+    {"module_always_live_bytes", NULL, 0},
+    {"id", NULL, 0}, {"bytes", "size", 10}, {"unpadded_bytes", NULL, 0}, {"kind", "kind", 9},
+    {"instruction", "instruction", 0}, {"opcode", NULL, 0}, {"shape", "shape", 16}, {"op_name", "op_name", 24},
+    {"source", "line", 20}, {"function", NULL, 0}, {"stack", NULL, 0}, {"n_small", NULL, 0}, {"start", NULL, 0},
+    {"end", NULL, 0},
+};
+enum { N_MODULE_COLS = 5, N_ROW_COLS = sizeof ROW_COLS / sizeof ROW_COLS[0] };
+enum { COL_BYTES = 6, COL_KIND = 8, COL_INSTRUCTION = 9, COL_SHAPE = 11, COL_OP_NAME = 12, COL_SOURCE = 13 };
+
+static void row_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const buffer_row *r = row;
+    const jp_buffer *b = r->b;
+    (void)a;
+    switch (col) {
+    case 0: set_str(c, r->m->name); break;
+    case 1: set_str(c, r->m->host); break;
+    case 2: set_int(c, (int64_t)r->m->runs); break;
+    case 3: set_bytes(c, r->m->peak_bytes); break;
+    case 4: set_bytes(c, r->m->always_live_bytes); break;
+    case 5: set_int(c, b->id); break;
+    case 6: set_bytes(c, b->bytes); break;
+    case 7: set_bytes(c, b->unpadded_bytes); break;
+    case 8: set_str(c, jp_buffer_kind_name(b->kind)); break;
+    case 9: set_str(c, b->instruction); break;
+    case 10: set_str(c, b->opcode); break;
+    case 11: set_str(c, b->shape); break;
+    case 12: set_str(c, b->op_name); break;
+    case 13: set_str(c, b->source); break;
+    case 14: set_str(c, b->function); break;
+    case 15: *c = (cell){.type = CELL_FRAMES, .frames = b->stack, .n_frames = b->n_stack}; break;
+    case 16: set_int(c, b->n_small); break;
+    case 17: set_int(c, b->start); break;
+    default: set_int(c, b->end); break;
+    }
+}
+
+/* The buffer's own columns (text and JSON): the CSV's without the module's. */
+static void buffer_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    row_cell(a, row, col + N_MODULE_COLS, c);
+}
+
+/* Text names the small row and shows a source path without the directory every user frame
+ * shares (a->source_prefix), as the lines table does; JSON and CSV keep the API's values. */
+static void buffer_text_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const buffer_row *r = row;
+    size_t n = a->source_prefix ? strlen(a->source_prefix) : 0;
+    if (col + N_MODULE_COLS == COL_INSTRUCTION && r->b->kind == JP_BUFFER_SMALL)
+        set_str(c, "(buffers under 16 KiB)");
+    else if (col + N_MODULE_COLS == COL_SOURCE && n && strncmp(r->b->source, a->source_prefix, n) == 0)
+        set_str(c, r->b->source + n);
+    else
+        buffer_cell(a, row, col, c);
+}
+
+/* A module's buffers as a table (text: size, kind, instruction, shape, line, op_name). */
+static table buffer_table(const buffer_row *rows, size_t n, int text) {
+    static const size_t text_cols[] = {COL_BYTES, COL_KIND, COL_INSTRUCTION, COL_SHAPE, COL_SOURCE, COL_OP_NAME};
+    table t = {.name = "buffers", .cols = ROW_COLS + N_MODULE_COLS, .n_cols = N_ROW_COLS - N_MODULE_COLS, .rows = rows,
+               .row_size = sizeof *rows, .n_rows = n, .cell = text ? buffer_text_cell : buffer_cell};
+    for (size_t i = 0; text && i < sizeof text_cols / sizeof text_cols[0]; i++) /* --columns replaces these */
+        t.pick[t.n_pick++] = text_cols[i] - N_MODULE_COLS;
+    return t;
+}
+
+/* A module's buffers as rows, in their order (largest first); *rows is malloc'd. */
+static int module_rows(const jp_module_memory *m, buffer_row **rows, jp_error *err) {
+    *rows = malloc((m->n_buffers ? m->n_buffers : 1) * sizeof **rows);
+    if (!*rows) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    for (size_t i = 0; i < m->n_buffers; i++) (*rows)[i] = (buffer_row){m, &m->buffers[i]};
+    return JP_OK;
+}
+
+/* The buffer view: the caller's sort, filter and columns; its --top, else DEFAULT_TOP buffers per
+ * module in the list of modules and all of them for one module. */
+static jp_view buffer_view(const jp_view *v) {
+    jp_view bv = {0};
+    if (v) bv = *v;
+    if (!bv.top && !bv.module) bv.top = DEFAULT_TOP;
+    return bv;
+}
+
+/* ---- which modules ------------------------------------------------------------------------------- */
+
+/* 1 when module entry i is the first entry with its key (a multi-host profile repeats a key per host). */
+static int first_of_key(const jp_analysis *a, size_t i) {
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(a->modules[j].name, a->modules[i].name) == 0) return 0;
+    return 1;
+}
+
+/* 1 when name is the module's plain name: its key "jit_step(6)" without the "(6)". */
+static int plain_name_of(const jp_module_memory *m, const char *name) {
+    size_t n = strlen(name);
+    return strncmp(m->name, name, n) == 0 && m->name[n] == '(';
+}
+
+/* "a, b, c" of the distinct keys of the entries that match (plain 0: every entry), cut with ", ..." to fit. */
+static void list_keys(const jp_analysis *a, const char *plain, char *buf, size_t cap) {
+    size_t len = 0, shown = 0, left = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < a->n_modules; i++) {
+        if ((plain && !plain_name_of(&a->modules[i], plain)) || !first_of_key(a, i)) continue;
+        const char *k = a->modules[i].name;
+        if (len + strlen(k) + 8 >= cap) {
+            left++;
+            continue;
+        }
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", shown++ ? ", " : "", k);
+    }
+    if (left) snprintf(buf + len, cap - len, ", ... (%zu more)", left);
+}
+
+/* The key (jp_module_memory.name) that --module NAME picks: NAME itself when a module has it as
+ * its key; else the one key with NAME as its plain name, or of those the one that ran. */
+static int resolve_module(const jp_analysis *a, const char *name, const char **key, jp_error *err) {
+    const char *any = NULL, *ran = NULL;
+    size_t n_any = 0, n_ran = 0;
+    for (size_t i = 0; i < a->n_modules; i++) {
+        const jp_module_memory *m = &a->modules[i];
+        if (strcmp(m->name, name) == 0) {
+            *key = m->name;
+            return JP_OK;
+        }
+        if (!plain_name_of(m, name) || !first_of_key(a, i)) continue;
+        n_any++, any = m->name;
+        for (size_t j = i; j < a->n_modules; j++) /* did it run on any host */
+            if (strcmp(a->modules[j].name, m->name) == 0 && a->modules[j].runs) {
+                n_ran++, ran = m->name;
+                break;
+            }
+    }
+    *key = n_any == 1 ? any : n_ran == 1 ? ran : NULL;
+    if (*key) return JP_OK;
+    char known[400];
+    if (!a->n_modules)
+        return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s: this profile has no XLA buffer assignment (no HloProto "
+                            "in its /host:metadata)", name);
+    list_keys(a, n_any ? name : NULL, known, sizeof known);
+    if (n_any)
+        return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s names %zu modules (%zu of them ran): %s; give one of these",
+                            name, n_any, n_ran, known);
+    return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s: no such module; the profile's modules: %s", name, known);
+}
+
+int jp_memory_pick(const jp_analysis *a, const jp_view *v, const jp_module_memory ***out, size_t *n, jp_error *err) {
+    const char *key = NULL;
+    *out = NULL, *n = 0;
+    if (v && v->module) {
+        int rc = resolve_module(a, v->module, &key, err);
+        if (rc) return rc;
+    }
+    const jp_module_memory **pick = malloc((a->n_modules ? a->n_modules : 1) * sizeof *pick);
+    if (!pick) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    int any_ran = 0;
+    for (size_t i = 0; i < a->n_modules; i++) any_ran |= a->modules[i].runs > 0;
+    for (size_t i = 0; i < a->n_modules; i++) {
+        const jp_module_memory *m = &a->modules[i];
+        if (key ? strcmp(m->name, key) == 0 : !any_ran || m->runs > 0) pick[(*n)++] = m;
+    }
+    *out = pick;
+    return JP_OK;
+}
+
+/* ---- JSON --------------------------------------------------------------------------------------- */
+
+static void json_key_str(FILE *out, const char *key, const char *s) {
+    fprintf(out, ",\"%s\":", key);
+    jp_json_fput_cstr(out, s ? s : "");
+}
+
+static void json_module_head(const jp_module_memory *m, FILE *out) {
+    fputs("{\"name\":", out);
+    jp_json_fput_cstr(out, m->name);
+    json_key_str(out, "host", m->host);
+    fprintf(out, ",\"runs\":%llu,\"peak_bytes\":%lld,\"peak_unpadded_bytes\":%lld,\"peak_index\":%lld",
+            (unsigned long long)m->runs, (long long)m->peak_bytes, (long long)m->peak_unpadded_bytes,
+            (long long)m->peak_index);
+    json_key_str(out, "peak_instruction", m->peak_instruction);
+    json_key_str(out, "peak_computation", m->peak_computation);
+    fprintf(out, ",\"always_live_bytes\":%lld,\"kind_bytes\":{\"parameter\":%lld,\"output\":%lld,\"constant\":%lld}",
+            (long long)m->always_live_bytes, (long long)m->kind_bytes[JP_BUFFER_PARAMETER],
+            (long long)m->kind_bytes[JP_BUFFER_OUTPUT], (long long)m->kind_bytes[JP_BUFFER_CONSTANT]);
+    fprintf(out, ",\"total_bytes\":%lld,\"parameter_bytes\":%lld,\"output_bytes\":%lld,\"alias_bytes\":%lld,"
+                 "\"temp_bytes\":%lld",
+            (long long)m->total_bytes, (long long)m->parameter_bytes, (long long)m->output_bytes,
+            (long long)m->alias_bytes, (long long)m->temp_bytes);
+    json_key_str(out, "note", m->note);
+}
+
+static void json_timeline(const jp_module_memory *m, FILE *out) {
+    fputs(",\"timeline\":[", out);
+    for (size_t i = 0; i < m->n_timeline; i++) {
+        fprintf(out, "%s{\"bytes\":%lld,\"instruction\":", i ? "," : "", (long long)m->timeline[i]);
+        jp_json_fput_cstr(out, m->timeline_instructions && m->timeline_instructions[i] ? m->timeline_instructions[i] : "");
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+static int json_module(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, FILE *out, jp_error *err) {
+    buffer_row *rows;
+    size_t *order, n;
+    int rc = module_rows(m, &rows, err);
+    if (rc) return rc;
+    table t = buffer_table(rows, m->n_buffers, 0);
+    rc = jp_table_select(a, &t, bv, &order, &n, err);
+    if (!rc) {
+        json_module_head(m, out);
+        fputs(",\"buffers\":", out);
+        jp_table_json_rows(a, &t, order, n, out);
+        if (bv->module) json_timeline(m, out);
+        fputc('}', out);
+        free(order);
+    }
+    free(rows);
+    return rc;
+}
+
+int jp_memory_json(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    const jp_module_memory **mods;
+    size_t n;
+    jp_view bv = buffer_view(v);
+    int rc = jp_memory_pick(a, v, &mods, &n, err);
+    if (rc) return rc;
+    fputs(",\"modules\":[", out);
+    for (size_t i = 0; !rc && i < n; i++) {
+        fputs(i ? ",\n" : "\n", out);
+        rc = json_module(a, mods[i], &bv, out, err);
+    }
+    fputc(']', out);
+    free(mods);
+    return rc;
+}
+
+/* ---- CSV ---------------------------------------------------------------------------------------- */
+
+int jp_memory_csv(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    const jp_module_memory **mods;
+    size_t n_mods, total = 0;
+    jp_view bv = buffer_view(v);
+    int rc = jp_memory_pick(a, v, &mods, &n_mods, err);
+    if (rc) return rc;
+    for (size_t i = 0; i < n_mods; i++) total += mods[i]->n_buffers;
+    buffer_row *rows = malloc((total ? total : 1) * sizeof *rows);
+    size_t *order = malloc((total ? total : 1) * sizeof *order), k = 0, n_rows = 0;
+    if (!rows || !order) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    for (size_t i = 0; i < n_mods && !rc; i++) /* each module's rows selected apart: --top is per module */
+        for (size_t b = 0; b < mods[i]->n_buffers; b++) rows[k++] = (buffer_row){mods[i], &mods[i]->buffers[b]};
+    table all = {.name = "buffers", .cols = ROW_COLS, .n_cols = N_ROW_COLS, .rows = rows, .row_size = sizeof *rows,
+                 .n_rows = k, .cell = row_cell};
+    for (size_t i = 0, first = 0; i < n_mods && !rc; first += mods[i++]->n_buffers) {
+        table one = all;
+        size_t *sel, n;
+        one.rows = rows + first, one.n_rows = mods[i]->n_buffers;
+        if ((rc = jp_table_select(a, &one, &bv, &sel, &n, err))) break;
+        for (size_t r = 0; r < n; r++) order[n_rows++] = first + sel[r];
+        all.n_pick = one.n_pick;
+        memcpy(all.pick, one.pick, sizeof all.pick);
+        free(sel);
+    }
+    if (!rc && !n_mods && bv.columns) { /* no rows: still check --columns and give the header it asks for */
+        size_t *sel, n;
+        if (!(rc = jp_table_select(a, &all, &bv, &sel, &n, err))) free(sel);
+    }
+    if (!rc) jp_table_csv(a, &all, order, n_rows, out);
+    free(rows);
+    free(order);
+    free(mods);
+    return rc;
+}
+
+/* ---- text --------------------------------------------------------------------------------------- */
+
+/* The list of modules: one row each, a module being a pointer into jp_analysis.modules. */
+static const column MODULE_COLS[] = {
+    {"module", "module", 0}, {"host", "host", 16}, {"runs", "runs", 5}, {"peak_bytes", "peak", 10},
+    {"temporaries", "temporaries", 11}, {"parameters", "parameters", 10}, {"outputs", "outputs", 10},
+    {"constants", "constants", 10}, {"peak_instruction", "peak at", 16},
+};
+enum { COL_HOST = 1, COL_CONSTANTS = 7 };
+
+static void module_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
+    const jp_module_memory *m = *(const jp_module_memory *const *)row;
+    (void)a;
+    switch (col) {
+    case 0: set_str(c, m->name); break;
+    case 1: set_str(c, m->host); break;
+    case 2: set_int(c, (int64_t)m->runs); break;
+    case 3: set_bytes(c, m->peak_bytes); break;
+    case 4: set_bytes(c, m->peak_bytes - m->always_live_bytes); break; /* the heap at its peak */
+    case 5: set_bytes(c, m->kind_bytes[JP_BUFFER_PARAMETER]); break;
+    case 6: set_bytes(c, m->kind_bytes[JP_BUFFER_OUTPUT]); break;
+    case 7: set_bytes(c, m->kind_bytes[JP_BUFFER_CONSTANT]); break;
+    default: set_str(c, m->peak_index >= 0 && m->peak_instruction && *m->peak_instruction ? m->peak_instruction : "-"); break;
+    }
+}
+
+/* The module table, with the host column only when the modules come from several hosts and the
+ * constants column only when a module has constants. */
+static void module_list_text(const jp_analysis *a, const jp_module_memory **mods, size_t n, int width, FILE *out) {
+    table t = {.name = "modules", .cols = MODULE_COLS, .n_cols = sizeof MODULE_COLS / sizeof MODULE_COLS[0],
+               .rows = mods, .row_size = sizeof *mods, .n_rows = n, .cell = module_cell};
+    int hosts = 0, constants = 0;
+    for (size_t i = 0; i < n; i++) {
+        hosts |= strcmp(mods[i]->host ? mods[i]->host : "", mods[0]->host ? mods[0]->host : "") != 0;
+        constants |= mods[i]->kind_bytes[JP_BUFFER_CONSTANT] != 0;
+    }
+    for (size_t c = 0; c < t.n_cols; c++)
+        if ((c != COL_HOST || hosts) && (c != COL_CONSTANTS || constants)) t.pick[t.n_pick++] = c;
+    size_t order[MAX_LISTED] = {0}, shown = n < MAX_LISTED ? n : MAX_LISTED;
+    for (size_t i = 0; i < shown; i++) order[i] = i;
+    jp_table_text(a, &t, order, shown, width, out);
+    if (n > shown) fprintf(out, "  ... %zu more (jaxprof memory --json lists them all)\n", n - shown);
+}
+
+/* "heap event 3 of 8 (wrapped_slice, in main.4)", or why there is no heap. */
+static void where_text(const jp_module_memory *m, char *buf, size_t cap) {
+    size_t events = m->n_timeline ? m->n_timeline - 1 : 0;
+    if (m->peak_index < 0 || !events) {
+        snprintf(buf, cap, "no heap temporaries: every buffer lives for the whole program");
+        return;
+    }
+    int w = snprintf(buf, cap, "heap event %lld of %zu (counted from 0): %s", (long long)m->peak_index, events,
+                     m->peak_instruction && *m->peak_instruction ? m->peak_instruction : "?");
+    if (w > 0 && (size_t)w < cap && m->peak_computation && *m->peak_computation)
+        snprintf(buf + w, cap - (size_t)w, ", in %s", m->peak_computation);
+}
+
+/* A module's buffer table as text, under the caller's view. */
+static int buffers_text(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, FILE *out, jp_error *err) {
+    buffer_row *rows;
+    size_t *order, n;
+    int rc = module_rows(m, &rows, err);
+    if (rc) return rc;
+    table t = buffer_table(rows, m->n_buffers, 1);
+    rc = jp_table_select(a, &t, bv, &order, &n, err);
+    if (!rc) {
+        jp_table_text(a, &t, order, n, bv->width ? bv->width : 100, out);
+        free(order);
+    }
+    free(rows);
+    return rc;
+}
+
+static void size_line(FILE *out, const char *label, int64_t bytes, const char *after) {
+    char b[32];
+    jp_format_bytes(b, sizeof b, bytes);
+    fprintf(out, "  %-17s %10s (%lld bytes)%s\n", label, b, (long long)bytes, after);
+}
+
+/* --module NAME: the module's headline numbers, then every buffer live at its peak. */
+static int one_module_text(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, FILE *out, jp_error *err) {
+    char where[256], b[3][32], tail[160];
+    where_text(m, where, sizeof where);
+    fprintf(out, "Module %s%s%s: %llu run%s\n", m->name, m->host && *m->host ? " on host " : "", m->host ? m->host : "",
+            (unsigned long long)m->runs, m->runs == 1 ? "" : "s");
+    jp_format_bytes(b[0], 32, m->peak_bytes);
+    fprintf(out, "  peak              %10s (%lld bytes) at %s\n", b[0], (long long)m->peak_bytes, where);
+    size_line(out, "without padding", m->peak_unpadded_bytes, "");
+    jp_format_bytes(b[0], 32, m->kind_bytes[JP_BUFFER_PARAMETER]);
+    jp_format_bytes(b[1], 32, m->kind_bytes[JP_BUFFER_OUTPUT]);
+    jp_format_bytes(b[2], 32, m->kind_bytes[JP_BUFFER_CONSTANT]);
+    snprintf(tail, sizeof tail, ": parameters %s, outputs %s, constants %s", b[0], b[1], b[2]);
+    size_line(out, "live all along", m->always_live_bytes, tail);
+    size_line(out, "temporaries", m->peak_bytes - m->always_live_bytes, " at the peak");
+    size_line(out, "temp allocation", m->temp_bytes, " with fragmentation (memory_analysis' temp size)");
+    size_line(out, "total allocated", m->total_bytes, ": the peak with fragmentation");
+    if (m->alias_bytes) size_line(out, "donated", m->alias_bytes, " (parameters aliased with an output)");
+    if (m->note && *m->note) fprintf(out, "  note: %s\n", m->note);
+    fprintf(out, "\nBuffers live at the peak (%zu rows, largest first)\n", m->n_buffers);
+    return buffers_text(a, m, bv, out, err);
+}
+
+/* The detail under the module list: the largest module's top buffers, and those of up to two more
+ * modules whose peak comes within half of it (not the same module again on another host). */
+static int top_modules_text(const jp_analysis *a, const jp_module_memory **mods, size_t n, const jp_view *bv, FILE *out,
+                            jp_error *err) {
+    int rc = JP_OK;
+    const jp_module_memory *shown[DETAIL_MODULES];
+    size_t n_shown = 0;
+    for (size_t i = 0; i < n && n_shown < DETAIL_MODULES && !rc; i++) {
+        const jp_module_memory *m = mods[i];
+        int again = 0;
+        for (size_t k = 0; k < n_shown; k++) again |= strcmp(shown[k]->name, m->name) == 0;
+        if (again || (n_shown && m->peak_bytes * 2 < mods[0]->peak_bytes)) continue;
+        shown[n_shown++] = m;
+        char where[256], peak[32];
+        where_text(m, where, sizeof where);
+        jp_format_bytes(peak, sizeof peak, m->peak_bytes);
+        fprintf(out, "\n%s: peak %s at %s; its largest buffers there (of %zu rows)\n", m->name, peak, where, m->n_buffers);
+        if (m->note && *m->note) fprintf(out, "  note: %s\n", m->note);
+        rc = buffers_text(a, m, bv, out, err);
+    }
+    return rc;
+}
+
+int jp_memory_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
+    const jp_module_memory **mods;
+    size_t n;
+    jp_view bv = buffer_view(v);
+    if (!bv.width) bv.width = 100;
+    int rc = jp_memory_pick(a, v, &mods, &n, err);
+    if (rc) return rc;
+    if (v && v->module) {
+        for (size_t i = 0; i < n && !rc; i++) {
+            if (i) fputc('\n', out);
+            rc = one_module_text(a, mods[i], &bv, out, err);
+        }
+    } else if (!n) {
+        fputs("Memory at the peak: no XLA buffer assignment in this profile (JAX stores one per compiled module\n"
+              "in /host:metadata; this profile has none)\n", out);
+    } else {
+        fputs("Memory at the peak, per compiled module (XLA's buffer assignment; largest peak first)\n", out);
+        module_list_text(a, mods, n, bv.width, out);
+        if (n < a->n_modules)
+            fprintf(out, "  (%zu more compiled but did not run; jaxprof memory --module NAME shows one)\n",
+                    a->n_modules - n);
+        rc = top_modules_text(a, mods, n, &bv, out, err);
+    }
+    free(mods);
+    return rc;
+}
