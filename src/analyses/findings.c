@@ -604,6 +604,13 @@ enum { PEAK_MIN_BYTES = 64 << 20, PEAK_TOP_BUFFERS = 3 };
 
 static double mib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
+/* "64.0 MiB", or "5.00 GiB" from 1 GiB on (TPU modules hold tens of GiB); buf holds 32 bytes. */
+static const char *size_text(char *buf, int64_t bytes) {
+    if (bytes >= (int64_t)1 << 30) snprintf(buf, 32, "%.2f GiB", mib(bytes) / 1024);
+    else snprintf(buf, 32, "%.1f MiB", mib(bytes));
+    return buf;
+}
+
 /* The file's last path component: evidence stays short and names the line the user knows. */
 static const char *base_name(const char *path) {
     const char *slash = strrchr(path, '/');
@@ -637,12 +644,14 @@ static void peak_temporaries(ctx *c) {
     size_t len = 0;
     for (size_t i = 0; i < n; i++) {
         const jp_buffer *b = top[i];
-        int w = snprintf(what + len, sizeof what - len, "%s%s %s %.1f MiB%s%s%s%s", i ? "; " : "", b->instruction,
-                         b->shape, mib(b->bytes), *b->source ? " at " : "", *b->source ? base_name(b->source) : "",
+        char size[32];
+        int w = snprintf(what + len, sizeof what - len, "%s%s %s %s%s%s%s%s", i ? "; " : "", b->instruction,
+                         b->shape, size_text(size, b->bytes), *b->source ? " at " : "", *b->source ? base_name(b->source) : "",
                          *b->op_name ? " " : "", *b->op_name ? b->op_name : "");
         if (w > 0 && (size_t)w < sizeof what - len) len += (size_t)w;
     }
     double share = (double)held / (double)mod->peak_bytes;
+    char sizes[2][32];
     const char *donate = "";
     int64_t both = mod->kind_bytes[JP_BUFFER_PARAMETER] < mod->kind_bytes[JP_BUFFER_OUTPUT]
                        ? mod->kind_bytes[JP_BUFFER_PARAMETER] : mod->kind_bytes[JP_BUFFER_OUTPUT];
@@ -660,11 +669,12 @@ static void peak_temporaries(ctx *c) {
                                          donate ? donate : "", mod->name);
     finding(c, "peak_temporaries", share >= 0.8 && mod->peak_bytes >= (int64_t)1 << 30 ? JP_RATING_BAD : JP_RATING_WARNING,
             "A few temporaries make most of the memory peak", fix ? fix : "Rematerialise them with jax.checkpoint.",
-            "%s peaks at %.1f MiB (%lld bytes) at %s; %zu temporar%s hold %.1f MiB of it (%.0f%%, over 50%%): %s; "
+            "%s peaks at %s (%lld bytes) at %s; %zu temporar%s %s of it (%.0f%%, over 50%%): %s; "
             "live all along: parameters %.2f MiB, outputs %.2f MiB",
-            mod->name, mib(mod->peak_bytes), (long long)mod->peak_bytes,
-            *mod->peak_instruction ? mod->peak_instruction : "its start", n, n == 1 ? "y" : "ies", mib(held),
-            100 * share, what, mib(mod->kind_bytes[JP_BUFFER_PARAMETER]), mib(mod->kind_bytes[JP_BUFFER_OUTPUT]));
+            mod->name, size_text(sizes[0], mod->peak_bytes), (long long)mod->peak_bytes,
+            *mod->peak_instruction ? mod->peak_instruction : "its start", n, n == 1 ? "y holds" : "ies hold",
+            size_text(sizes[1], held), 100 * share, what, mib(mod->kind_bytes[JP_BUFFER_PARAMETER]),
+            mib(mod->kind_bytes[JP_BUFFER_OUTPUT]));
 }
 
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {

@@ -643,7 +643,8 @@ static void write_memory_chart(const jp_module_memory *m, FILE *out) {
             CHART_LEFT, MEM_H - 6, CHART_W, MEM_H - 6, n - 1);
 }
 
-static void write_memory_row(const jp_buffer *b, FILE *out) {
+static void write_memory_row(const jp_analysis *a, const jp_buffer *b, FILE *out) {
+    size_t prefix = a->source_prefix ? strlen(a->source_prefix) : 0; /* as the lines table: relative */
     fputs("<tr><td class=\"n\">", out);
     put_bytes(out, b->bytes);
     fputs("</td>", out);
@@ -652,8 +653,8 @@ static void write_memory_row(const jp_buffer *b, FILE *out) {
     esc(out, b->kind == JP_BUFFER_SMALL ? "(buffers under 16 KiB)" : b->instruction);
     fputs("</code></td><td><code>", out);
     esc(out, b->shape);
-    fputs("</code></td><td><code class=\"line\">", out);
-    esc(out, b->source);
+    fputs("</code></td><td><code style=\"white-space:nowrap\">", out); /* not class "line": the lines table's */
+    esc(out, prefix && strncmp(b->source, a->source_prefix, prefix) == 0 ? b->source + prefix : b->source);
     fputs("</code></td><td><code>", out);
     esc(out, b->op_name);
     fputs("</code></td></tr>\n", out);
@@ -689,7 +690,7 @@ static void write_memory(const jp_analysis *a, FILE *out) {
     }
     static const char *const cols[] = {"size", "kind", "instruction", "shape", "line", "op_name"};
     thead(out, cols, 6);
-    for (size_t i = 0; i < m->n_buffers && i < MEM_ROWS; i++) write_memory_row(&m->buffers[i], out);
+    for (size_t i = 0; i < m->n_buffers && i < MEM_ROWS; i++) write_memory_row(a, &m->buffers[i], out);
     fputs("</tbody></table></section>\n", out);
 }
 
