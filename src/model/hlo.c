@@ -181,11 +181,6 @@ typedef struct hlo_ctx {
     int has_buffers;
 } hlo_ctx;
 
-static int corrupt(hlo_ctx *c, const jp_pb *at, const char *what) {
-    return jp_error_set(c->err, JP_ERR_CORRUPT, jp_pb_offset(at), "corrupt %s at byte %llu", what,
-                        (unsigned long long)jp_pb_offset(at));
-}
-
 static const char *intern_field(hlo_ctx *c, const jp_pb_field *f) {
     return jp_intern_str(c->intern, (const char *)f->data, f->len);
 }
@@ -204,19 +199,36 @@ static int push_int(hlo_ctx *c, hlo_ints *out, int64_t v) {
     return JP_OK;
 }
 
-/* Appends one repeated int64 field, a packed run or a single varint, to *out. */
-static int read_ints(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, hlo_ints *out) {
-    if (f->wire == JP_PB_VARINT) return push_int(c, out, (int64_t)f->u);
+int jp_hlo_each_int(const jp_pb *parent, const jp_pb_field *f, int (*fn)(void *, int64_t), void *arg, jp_error *err) {
+    if (f->wire == JP_PB_VARINT) {
+        int rc = fn(arg, (int64_t)f->u);
+        return rc < 0 ? rc : JP_OK;
+    }
     if (f->wire != JP_PB_LEN) return JP_OK;
     for (jp_pb packed = jp_pb_sub(parent, f); !jp_pb_done(&packed);) {
         uint64_t v;
         size_t used = jp_pb_varint(packed.p, packed.end, &v);
-        if (!used) return corrupt(c, &packed, "HLO integer list");
+        if (!used)
+            return jp_error_set(err, JP_ERR_CORRUPT, jp_pb_offset(&packed), "corrupt HLO integer list at byte %llu",
+                                (unsigned long long)jp_pb_offset(&packed));
         packed.p += used;
-        int rc = push_int(c, out, (int64_t)v);
-        if (rc) return rc;
+        int rc = fn(arg, (int64_t)v);
+        if (rc) return rc < 0 ? rc : JP_OK;
     }
     return JP_OK;
+}
+
+typedef struct ints_dest {     /* where read_ints appends */
+    hlo_ctx *c;
+    hlo_ints *out;
+} ints_dest;
+
+static int push_to(void *arg, int64_t v) { return push_int(((ints_dest *)arg)->c, ((ints_dest *)arg)->out, v); }
+
+/* Appends one repeated int64 field, a packed run or a single varint, to *out. */
+static int read_ints(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, hlo_ints *out) {
+    ints_dest d = {c, out};
+    return jp_hlo_each_int(parent, f, push_to, &d, c->err);
 }
 
 static jp_str op_name_of(hlo_ctx *c, jp_pb meta) {
@@ -670,13 +682,7 @@ static int read_instructions(hlo_ctx *c, jp_pb module, jp_hlo_module *out, hlo_i
 
 /* ---- instruction text (jp_hlo_decode_text) -------------------------------------------------- */
 
-/* One instruction's text, cut with "..." past its size (a concat of thousands of operands). */
-typedef struct text_buf {
-    char s[1024];
-    size_t n;
-} text_buf;
-
-static void put(text_buf *b, const char *p, size_t len) {
+void jp_hlo_text_put(hlo_text *b, const char *p, size_t len) {
     size_t room = sizeof b->s - 4 - b->n; /* keeps room for "..." and the NUL */
     if (len > room) {
         memcpy(b->s + b->n, p, room);
@@ -688,10 +694,10 @@ static void put(text_buf *b, const char *p, size_t len) {
     b->n += len;
 }
 
-static void puts_(text_buf *b, const char *p) { put(b, p, strlen(p)); }
+static void puts_(hlo_text *b, const char *p) { jp_hlo_text_put(b, p, strlen(p)); }
 
 /* "f32[64,128]", "pred[]", "(...)" for a tuple, in XLA's spelling without the layout. */
-static void shape_text(text_buf *b, const hlo_node *n) {
+static void shape_text(hlo_text *b, const hlo_node *n) {
     char tmp[32];
     if (n->tuple) {
         puts_(b, "(...)");
@@ -739,7 +745,7 @@ static int write_texts(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
     for (size_t i = 0; i < ir->n_nodes; i++) {
         const hlo_node *n = &ir->nodes[i];
         jp_hlo_instr *in = &out->instrs[n->instr];
-        text_buf b = {.n = 0};
+        hlo_text b = {.n = 0};
         puts_(&b, "%");
         puts_(&b, in->name);
         puts_(&b, " = ");
@@ -759,7 +765,7 @@ static int write_texts(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
         puts_(&b, ")");
         if (n->target.len) {
             puts_(&b, ", custom_call_target=\"");
-            put(&b, n->target.ptr, n->target.len);
+            jp_hlo_text_put(&b, n->target.ptr, n->target.len);
             puts_(&b, "\"");
         }
         if (!(in->text = jp_arena_strndup(c->arena, b.s, b.n))) return JP_ERR_NOMEM;

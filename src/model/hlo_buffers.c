@@ -20,7 +20,7 @@ enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     SHAPE_TYPE = 2, SHAPE_DIMS = 3, SHAPE_TUPLE = 4,
 };
 
-enum { TYPE_TUPLE = 13, TUPLE_POINTER_BYTES = 8, SHAPE_TEXT_MAX = 256 };
+enum { TYPE_TUPLE = 13, TUPLE_POINTER_BYTES = 8 };
 
 typedef struct raw_lbuf {      /* a logical buffer as read, before its instruction is looked up */
     int64_t id, bytes, color;
@@ -49,38 +49,16 @@ typedef struct ba_ctx {
     const char *empty;
 } ba_ctx;
 
-static int corrupt(ba_ctx *c, const jp_pb *at, const char *what) {
-    return jp_error_set(c->err, JP_ERR_CORRUPT, jp_pb_offset(at), "corrupt %s at byte %llu", what,
-                        (unsigned long long)jp_pb_offset(at));
-}
-
 /* Sizes are int64 on the wire; a negative one (hostile input) costs nothing. */
 static int64_t size_of(uint64_t u) { return (int64_t)u < 0 ? 0 : (int64_t)u; }
-
-/* Calls fn for every value of a repeated int64 field, packed or not; stops when fn returns 0. */
-static int each_int(ba_ctx *c, const jp_pb *parent, const jp_pb_field *f, int (*fn)(void *, int64_t), void *arg) {
-    if (f->wire == JP_PB_VARINT) {
-        fn(arg, (int64_t)f->u);
-        return JP_OK;
-    }
-    if (f->wire != JP_PB_LEN) return JP_OK;
-    for (jp_pb packed = jp_pb_sub(parent, f); !jp_pb_done(&packed);) {
-        uint64_t v;
-        size_t used = jp_pb_varint(packed.p, packed.end, &v);
-        if (!used) return corrupt(c, &packed, "packed integer list");
-        packed.p += used;
-        if (!fn(arg, (int64_t)v)) break;
-    }
-    return JP_OK;
-}
 
 /* ---- logical buffers ------------------------------------------------------------------------ */
 
 static int push_index(void *arg, int64_t v) {
     raw_lbuf *b = arg;
-    if (b->n_index == HLO_MAX_SHAPE_DEPTH) return 0;
+    if (b->n_index == HLO_MAX_SHAPE_DEPTH) return 1; /* deeper indices are cut */
     b->index[b->n_index++] = v;
-    return 1;
+    return 0;
 }
 
 static int read_location(ba_ctx *c, jp_pb loc, raw_lbuf *b) {
@@ -91,7 +69,7 @@ static int read_location(ba_ctx *c, jp_pb loc, raw_lbuf *b) {
         if (rc) return rc;
         if (f.number == LOC_INSTR_ID && f.wire == JP_PB_VARINT) b->instr_id = (int64_t)f.u, b->has_instr_id = 1;
         else if (f.number == LOC_INSTR_NAME && f.wire == JP_PB_LEN) b->instr_name = (jp_str){(const char *)f.data, f.len};
-        else if (f.number == LOC_SHAPE_INDEX && (rc = each_int(c, &loc, &f, push_index, b))) return rc;
+        else if (f.number == LOC_SHAPE_INDEX && (rc = jp_hlo_each_int(&loc, &f, push_index, b, c->err))) return rc;
     }
     return JP_OK;
 }
@@ -145,25 +123,10 @@ static int64_t node_by_name(ba_ctx *c, jp_str name) {
 
 /* ---- shapes --------------------------------------------------------------------------------- */
 
-typedef struct shape_buf {     /* a shape's text, cut with "..." past its size */
-    char s[SHAPE_TEXT_MAX];
-    size_t n;
-} shape_buf;
-
-static void put(shape_buf *b, const char *p) {
-    size_t len = strlen(p), room = sizeof b->s - 4 - b->n; /* keeps room for "..." and the NUL */
-    if (len > room) {
-        memcpy(b->s + b->n, p, room);
-        b->n += room;
-        if (b->n + 3 < sizeof b->s) memcpy(b->s + b->n, "...", 3), b->n += 3;
-        return;
-    }
-    memcpy(b->s + b->n, p, len);
-    b->n += len;
-}
+static void put(hlo_text *b, const char *p) { jp_hlo_text_put(b, p, strlen(p)); }
 
 typedef struct dims_acc {      /* an array shape's dimensions as they are read */
-    shape_buf *text;
+    hlo_text *text;
     uint64_t elems;            /* their product, saturated */
     uint32_t n;
 } dims_acc;
@@ -175,7 +138,7 @@ static int add_dim(void *arg, int64_t d) {
     put(acc->text, tmp);
     uint64_t v = d > 0 ? (uint64_t)d : 0;
     acc->elems = v && acc->elems > UINT64_MAX / v ? UINT64_MAX : acc->elems * v;
-    return 1;
+    return 0;
 }
 
 /* The dense bytes of n elements of `bits` bits (sub-byte types packed), saturated at INT64_MAX. */
@@ -186,7 +149,7 @@ static int64_t dense_bytes(uint64_t n, unsigned bits) {
 
 /* Appends shape's text ("f32[4,8]", "(f32[4], s32[])") to b; returns its unpadded bytes (a tuple
  * is XLA's table of 8-byte pointers to its elements). */
-static int shape_info(ba_ctx *c, jp_pb shape, int depth, shape_buf *b, int64_t *unpadded) {
+static int shape_info(ba_ctx *c, jp_pb shape, int depth, hlo_text *b, int64_t *unpadded) {
     jp_pb_field f;
     uint64_t type = 0;
     for (jp_pb p = shape; !jp_pb_done(&p);) {
@@ -206,7 +169,7 @@ static int shape_info(ba_ctx *c, jp_pb shape, int depth, shape_buf *b, int64_t *
     for (jp_pb p = shape; !jp_pb_done(&p);) {
         int rc = jp_pb_next(&p, &f, "ShapeProto", c->err);
         if (rc) return rc;
-        if (type != TYPE_TUPLE && f.number == SHAPE_DIMS && (rc = each_int(c, &p, &f, add_dim, &acc))) return rc;
+        if (type != TYPE_TUPLE && f.number == SHAPE_DIMS && (rc = jp_hlo_each_int(&p, &f, add_dim, &acc, c->err))) return rc;
         if (type != TYPE_TUPLE || f.number != SHAPE_TUPLE || f.wire != JP_PB_LEN) continue;
         if (n_tuple++) put(b, ", ");
         int64_t ignored;
@@ -260,7 +223,7 @@ static int resolve(ba_ctx *c, const raw_lbuf *r, jp_hlo_lbuf *b) {
         if (rc < 0) return rc;
         if (!rc) break;
     }
-    shape_buf text = {.n = 0};
+    hlo_text text = {.n = 0};
     int rc = shape_info(c, shape, 0, &text, &b->unpadded);
     if (rc) return rc;
     b->known = 1; /* for now: found; an allocation must list it too */

@@ -73,6 +73,20 @@ hlo_id_slot *jp_hlo_id_slots(const hlo_ir *ir, jp_arena *scratch);
 /* The node of id in slots (the last of a repeated id), or -1. */
 int64_t jp_hlo_id_lookup(const hlo_id_slot *slots, size_t n, int64_t id);
 
+/* Calls fn for every value of a repeated int64 field f of parent, packed or a single varint; fn
+ * returns 0 to go on, 1 to stop, or a negative status to fail with. JP_ERR_CORRUPT (err's offset)
+ * for a packed run cut short. */
+int jp_hlo_each_int(const jp_pb *parent, const jp_pb_field *f, int (*fn)(void *, int64_t), void *arg, jp_error *err);
+
+typedef struct hlo_text {      /* one line of HLO text, cut with "..." past its size (a concat of
+                                * thousands of operands) */
+    char s[1024];
+    size_t n;
+} hlo_text;
+
+/* Appends len bytes of p to b, or as many as fit followed by "...". */
+void jp_hlo_text_put(hlo_text *b, const char *p, size_t len);
+
 /* xla.PrimitiveType: its name in HLO text ("f32", "bf16"; NULL when unknown) and its size in bits
  * (0 for tuple, token, opaque and unknown types). */
 const char *jp_hlo_type_name(uint64_t type);
