@@ -2,7 +2,7 @@
 // the program-order timeline stacked by buffer kind, the buffers live at a point, one buffer's
 // instruction, source and life), then the allocators' use over time when the capture records it.
 // Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses, and after overview.js
-// (niceTicks) and ops.js (sourceCell).
+// (niceTicks) and ops.js (wrapName).
 "use strict";
 
 // ---- sizes -------------------------------------------------------------------------------------
@@ -79,11 +79,16 @@ function memLiveAt(m, j) {
   return m.buffers.filter((b) => b.kind === "small" ? peak : b.start < 0 || (b.start < j && j <= b.end));
 }
 
+// The file's name and line (the whole path on hover): the line must show, so it is never clipped.
+function memSourceCell(src) {
+  return src ? `<td title="${esc(src)}"><code>${esc(src.split("/").pop())}</code></td>` : `<td class="muted">—</td>`;
+}
+
 function memBufferRows(rows) {
   return rows.map((b) => `<tr data-buffer="${b._i}"><td class="num">${b.bytes.toLocaleString()}</td>
     <td class="num">${esc(memBytes(b.bytes))}</td><td>${kindChip(b.kind)}</td>
     <td class="wrap">${b.kind === "small" ? `<span class="muted">${b.n_small} buffer${b.n_small === 1 ? "" : "s"} under 16 KiB</span>` : wrapName(b.instruction)}</td>
-    <td><code>${esc(b.shape)}</code></td>${sourceCell(b.source)}<td class="clip" title="${esc(b.op_name)}">${esc(b.op_name)}</td></tr>`).join("");
+    <td><code>${esc(b.shape)}</code></td>${memSourceCell(b.source)}</tr>`).join("");
 }
 function memListAt(m, j) {
   const rows = memLiveAt(m, j), known = rows.reduce((t, b) => t + b.bytes, 0);
@@ -95,7 +100,7 @@ function memListAt(m, j) {
     (the buffer assignment lists buffers at the peak only).</p>` : "";
   $("#mem-live").innerHTML = `<h3 id="mem-live-title">${esc(memBytes(bytes))} live ${where}: ${rows.length} buffer${rows.length === 1 ? "" : "s"} listed</h3>
     <table id="mem-buffers"><tr><th class="num">bytes</th><th class="num">size</th><th>kind</th><th>instruction</th><th>shape</th>
-      <th>source</th><th>op_name</th></tr>${memBufferRows(rows)}</table>${restNote}`;
+      <th>source</th></tr>${memBufferRows(rows)}</table>${restNote}`;
   document.querySelectorAll("#mem-buffers tr[data-buffer]").forEach((tr) => {
     tr.onclick = () => memShowBuffer(m, m.buffers[+tr.dataset.buffer], tr);
   });
@@ -109,17 +114,18 @@ function memMark(m, sel, svg) {
   if (el && m.timeline.length) el.innerHTML = svg;
 }
 
-// A buffer's life on the chart: points a..b shaded, its name above.
+// A buffer's life on the chart: points a..b outlined, a bar under the axis, its name above the bar.
 function memLife(m, a, b, name) {
-  const g = memGeometry(m), x0 = g.x(a), x1 = g.x(b + 1), right = x0 > MEM_W / 2;
-  memMark(m, "#mem-span", `<rect class="mem-life" x="${x0.toFixed(1)}" y="${MEM_TOP}" width="${(x1 - x0).toFixed(1)}" height="${MEM_H - MEM_TOP - MEM_BOTTOM}"/>
+  const g = memGeometry(m), x0 = g.x(a), x1 = g.x(b + 1), right = x0 > MEM_W / 2, w = (x1 - x0).toFixed(1);
+  memMark(m, "#mem-span", `<rect class="mem-life" x="${x0.toFixed(1)}" y="${MEM_TOP}" width="${w}" height="${MEM_H - MEM_TOP - MEM_BOTTOM}"/>
+    <rect class="mem-life-bar" x="${x0.toFixed(1)}" y="${MEM_H - MEM_BOTTOM + 1}" width="${w}" height="5"/>
     <text class="mem-life-label" x="${(right ? x1 - 4 : x0 + 4).toFixed(1)}" y="${MEM_H - MEM_BOTTOM - 6}" text-anchor="${right ? "end" : "start"}">life of ${esc(name)}</text>`);
 }
 
 function memStackHtml(stack) {
   if (!stack.length) return "";
   return `<ol class="tl-stack" id="mem-b-stack">${stack.map((s) => `<li class="${s.library ? "muted" : ""}">${esc(s.function || "?")}
-    <span class="${s.library ? "" : "mem-src"}">${esc(s.file)}:${s.line}</span></li>`).join("")}</ol>`;
+    <span class="${s.library ? "" : "mem-src"}">${wrapName(s.file)}:${s.line}</span></li>`).join("")}</ol>`;
 }
 
 function memShowBuffer(m, b, tr) {
@@ -138,7 +144,7 @@ function memShowBuffer(m, b, tr) {
     ${row("instruction", b.instruction ? `<code>${esc(b.instruction)}</code> · opcode <b id="mem-b-opcode">${esc(b.opcode)}</b>` : "", "mem-b-instruction")}
     ${row("shape", b.shape ? `<code>${esc(b.shape)}</code>` : "", "mem-b-shape")}
     ${row("op_name", esc(b.op_name), "mem-b-op-name")}
-    ${row("source", b.source ? `<code>${esc(b.source)}</code>${b.function ? ` <span class="muted">in ${esc(b.function)}</span>` : ""}` : "", "mem-b-source")}
+    ${row("source", b.source ? `<code>${wrapName(b.source)}</code>${b.function ? ` <span class="muted">in ${esc(b.function)}</span>` : ""}` : "", "mem-b-source")}
     ${row("life", life, "mem-b-life")}
     ${b.stack.length ? row("stack", memStackHtml(b.stack)) : ""}</table>`;
   if (b.kind === "small") return;
