@@ -228,22 +228,28 @@ static void json_timeline(const jp_module_memory *m, FILE *out) {
     fputc(']', out);
 }
 
-static int json_module(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, FILE *out, jp_error *err) {
+/* A module's buffers under the caller's view: the text table, or the JSON array of rows. */
+static int write_buffers(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, int text, FILE *out,
+                         jp_error *err) {
     buffer_row *rows;
     size_t *order, n;
     int rc = module_rows(m, &rows, err);
     if (rc) return rc;
-    table t = buffer_table(rows, m->n_buffers, 0);
+    table t = buffer_table(rows, m->n_buffers, text);
     rc = jp_table_select(a, &t, bv, &order, &n, err);
-    if (!rc) {
-        json_module_head(m, out);
-        fputs(",\"buffers\":", out);
-        jp_table_json_rows(a, &t, order, n, out);
-        if (bv->module) json_timeline(m, out);
-        fputc('}', out);
-        free(order);
-    }
+    if (!rc && text) jp_table_text(a, &t, order, n, bv->width ? bv->width : 100, out);
+    if (!rc && !text) jp_table_json_rows(a, &t, order, n, out);
+    if (!rc) free(order);
     free(rows);
+    return rc;
+}
+
+static int json_module(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, FILE *out, jp_error *err) {
+    json_module_head(m, out);
+    fputs(",\"buffers\":", out);
+    int rc = write_buffers(a, m, bv, 0, out, err);
+    if (bv->module) json_timeline(m, out);
+    fputc('}', out);
     return rc;
 }
 
@@ -357,22 +363,6 @@ static void where_text(const jp_module_memory *m, char *buf, size_t cap) {
         snprintf(buf + w, cap - (size_t)w, ", in %s", m->peak_computation);
 }
 
-/* A module's buffer table as text, under the caller's view. */
-static int buffers_text(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, FILE *out, jp_error *err) {
-    buffer_row *rows;
-    size_t *order, n;
-    int rc = module_rows(m, &rows, err);
-    if (rc) return rc;
-    table t = buffer_table(rows, m->n_buffers, 1);
-    rc = jp_table_select(a, &t, bv, &order, &n, err);
-    if (!rc) {
-        jp_table_text(a, &t, order, n, bv->width ? bv->width : 100, out);
-        free(order);
-    }
-    free(rows);
-    return rc;
-}
-
 static void size_line(FILE *out, const char *label, int64_t bytes, const char *after) {
     char b[32];
     jp_format_bytes(b, sizeof b, bytes);
@@ -399,7 +389,7 @@ static int one_module_text(const jp_analysis *a, const jp_module_memory *m, cons
     if (m->alias_bytes) size_line(out, "donated", m->alias_bytes, " (parameters aliased with an output)");
     if (m->note && *m->note) fprintf(out, "  note: %s\n", m->note);
     fprintf(out, "\nBuffers live at the peak (%zu rows, largest first)\n", m->n_buffers);
-    return buffers_text(a, m, bv, out, err);
+    return write_buffers(a, m, bv, 1, out, err);
 }
 
 /* The detail under the module list: the largest module's top buffers, and those of up to two more
@@ -420,7 +410,7 @@ static int top_modules_text(const jp_analysis *a, const jp_module_memory **mods,
         jp_format_bytes(peak, sizeof peak, m->peak_bytes);
         fprintf(out, "\n%s: peak %s at %s; its largest buffers there (of %zu rows)\n", m->name, peak, where, m->n_buffers);
         if (m->note && *m->note) fprintf(out, "  note: %s\n", m->note);
-        rc = buffers_text(a, m, bv, out, err);
+        rc = write_buffers(a, m, bv, 1, out, err);
     }
     return rc;
 }
