@@ -140,7 +140,9 @@ class Profile:
         """The buffers live at a module's memory peak, largest first (the small row last): of
         ``module`` (its name "jit_step(6)" or plain "jit_step"), or with None of every module that
         ran, module by module in memory_modules()' order. Raises ValueError for an unknown module."""
-        return [Buffer._from_json(m, b) for m in self._json("memory", module=module)["modules"] for b in m["buffers"]]
+        top = 0 if module else sys.maxsize  # without a module the library shows 10 per module unless told
+        doc = self._json("memory", module=module, top=top)
+        return [Buffer._from_json(m, b) for m in doc["modules"] for b in m["buffers"]]
 
     def kpis(self) -> list[dict[str, Any]]:
         return self._json("findings")["kpis"]

@@ -252,3 +252,16 @@ def test_python_memory_buffers(cpu_dir):
     assert p.memory_buffers("jit_big_step") == mine  # the plain module name works too
     with pytest.raises(ValueError):
         p.memory_buffers("no_such_module")
+
+
+def test_python_memory_buffers_lists_every_buffer_of_every_module():
+    """TransformerEngine's loss: 12 buffers at its peak (more than the CLI's 10 per module)."""
+    p = jaxprof.load(REAL / "te_fused_attn_934987a2fc2f.xplane.pb.gz")
+    every = p.memory_buffers()
+    top = p.memory_modules()[0]
+    # XProf 2.24.2's memory viewer: peak 520,618,120 bytes, the largest row gemm_fusion_dot.3 (201,326,592)
+    assert top.name == "jit_loss_fn(17)" and top.peak_bytes == 520618120
+    mine = p.memory_buffers(top.name)
+    assert len(mine) == 12 and mine[0].instruction == "gemm_fusion_dot.3" and mine[0].bytes == 201326592
+    assert [b for b in every if b.module == top.name] == mine
+    assert {b.module for b in every} == {m.name for m in p.memory_modules()}
