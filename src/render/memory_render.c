@@ -31,7 +31,7 @@ static const column ROW_COLS[] = {
     {"module", NULL, 0}, {"host", NULL, 0}, {"runs", NULL, 0}, {"module_peak_bytes", NULL, 0},
     {"module_always_live_bytes", NULL, 0},
     {"id", NULL, 0}, {"bytes", "size", 10}, {"unpadded_bytes", NULL, 0}, {"kind", "kind", 9},
-    {"instruction", "instruction", 0}, {"opcode", NULL, 0}, {"shape", "shape", 16}, {"op_name", "op_name", 24},
+    {"instruction", "instruction", 24}, {"opcode", NULL, 0}, {"shape", "shape", 16}, {"op_name", "op_name", 0},
     {"source", "line", 20}, {"function", NULL, 0}, {"stack", NULL, 0}, {"n_small", NULL, 0}, {"start", NULL, 0},
     {"end", NULL, 0},
 };
