@@ -9,7 +9,7 @@ asserts in ``jaxprof.testing``) and trace export (``export_trace``) run in the C
 from __future__ import annotations
 
 from ._core import __version__
-from .analysis import Profile, load, report
+from .analysis import Buffer, Frame, ModuleMemory, Profile, load, report
 from .annotate import annotate, profile_scope, scope, trace_function
 from .bench import BenchmarkResult, benchmark, benchmark_function, profile_function
 from .config import ProfilerConfig, add_argparse_arguments
@@ -23,9 +23,12 @@ from .viewers import open_latest_profile
 
 __all__ = [
     "BenchmarkResult",
+    "Buffer",
     "Capture",
     "DiffResult",
     "ExportResult",
+    "Frame",
+    "ModuleMemory",
     "Profile",
     "ProfileContext",
     "Profiler",
