@@ -347,23 +347,52 @@ int jp_buffers_module(const jp_hlo_memory *mem, jp_arena *arena, jp_module_memor
  * runs it once per execution), kept under the device key BEST. Executions come from run_ids (CPU,
  * GPU) or XLA Modules lines (TPU); where a module has none (the MI300 captures write no run_id), the
  * fewest occurrences of any of its ops on a device stand for them (an op runs at least once per
- * execution; one in a loop or launching several kernels, more). Modules compiled under one name
- * more than once on a host (jit_matmul in several shapes) share the count: neither executions nor
- * op events record the program id. */
-enum { BEST = 1 }; /* a device key no device has: jp_exec.device is a uint32 */
-static const uint64_t BEST_KEY = (uint64_t)UINT32_MAX + BEST;
+ * execution; one in a loop or launching several kernels, more).
+ * A process compiles one module name more than once (jit_step for two shapes), and its metadata
+ * lists every module compiled so far, run or not: so executions that name their program (XLA:CPU
+ * and GPU write program_id) are counted per program as well, and a module of a name whose runs
+ * name their programs ran only if its own program did. */
+enum { BEST = 1, PROGRAMS }; /* device keys no device has: jp_exec.device is a uint32 */
+static const uint64_t BEST_KEY = (uint64_t)UINT32_MAX + BEST, PROGRAMS_KEY = (uint64_t)UINT32_MAX + PROGRAMS;
 
-static int count_runs(const jp_model *m, jp_map *runs) {
+typedef struct run_counts {
+    jp_map by_name;    /* (module, host, device | BEST_KEY | PROGRAMS_KEY) */
+    jp_map by_program; /* (program_id, host, device | BEST_KEY) */
+} run_counts;
+
+/* One more run under (what, host) on device, and the most of any device under BEST_KEY. */
+static int count_one(jp_map *map, uint64_t what, uint32_t host, uint32_t device) {
+    uint32_t *n = jp_map_value(map, what, host, device, 0, NULL);
+    if (!n) return JP_ERR_NOMEM;
+    uint32_t here = *n < UINT32_MAX - 1 ? ++*n : *n;
+    uint32_t *best = jp_map_value(map, what, host, BEST_KEY, 0, NULL);
+    if (!best) return JP_ERR_NOMEM;
+    if (here > *best) *best = here;
+    return JP_OK;
+}
+
+static int count_runs(const jp_model *m, run_counts *rc) {
     const jp_exec *x = m->execs.data;
     for (size_t i = 0; i < m->execs.n; i++) {
-        uint32_t *n = jp_map_value(runs, jp_ptr_key(x[i].module), x[i].host, x[i].device, 0, NULL);
-        if (!n) return JP_ERR_NOMEM;
-        uint32_t here = *n < UINT32_MAX - 1 ? ++*n : *n;
-        uint32_t *best = jp_map_value(runs, jp_ptr_key(x[i].module), x[i].host, BEST_KEY, 0, NULL);
-        if (!best) return JP_ERR_NOMEM;
-        if (here > *best) *best = here;
+        if (count_one(&rc->by_name, jp_ptr_key(x[i].module), x[i].host, x[i].device)) return JP_ERR_NOMEM;
+        if (x[i].program_id < 0) continue;
+        if (count_one(&rc->by_program, (uint64_t)x[i].program_id, x[i].host, x[i].device) ||
+            !jp_map_value(&rc->by_name, jp_ptr_key(x[i].module), x[i].host, PROGRAMS_KEY, 0, NULL))
+            return JP_ERR_NOMEM;
     }
     return JP_OK;
+}
+
+/* The runs of module hm: of its own program where the runs of its name say theirs, else of its
+ * name, else the op-based count (0 where none). */
+static uint32_t runs_of(const jp_hlo_module *hm, const run_counts *rc, const jp_map *ops_runs) {
+    uint64_t name = jp_ptr_key(hm->name);
+    uint32_t r;
+    if (hm->program_id >= 0 && jp_map_get(&rc->by_name, name, hm->host, PROGRAMS_KEY) != UINT32_MAX)
+        r = jp_map_get(&rc->by_program, (uint64_t)hm->program_id, hm->host, BEST_KEY);
+    else if ((r = jp_map_get(&rc->by_name, name, hm->host, BEST_KEY)) == UINT32_MAX)
+        r = jp_map_get(ops_runs, name, hm->host, BEST_KEY);
+    return r == UINT32_MAX ? 0 : r;
 }
 
 /* The host whose devices include device d. */
@@ -410,7 +439,8 @@ int jp_buffers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     size_t n = 0;
     for (size_t i = 0; i < m->hlo.n; i++) n += mods[i].memory != NULL;
     if (!n) return JP_OK;
-    jp_map runs = {0}, ops_runs = {0};
+    run_counts runs = {0};
+    jp_map ops_runs = {0};
     int rc = count_runs(m, &runs);
     if (rc == JP_OK) rc = count_op_runs(m, &ops_runs);
     if (rc == JP_OK && !(a->modules = jp_arena_alloc(arena, n * sizeof *a->modules))) rc = JP_ERR_NOMEM;
@@ -420,11 +450,10 @@ int jp_buffers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         if ((rc = jp_buffers_module(mods[i].memory, arena, mm))) break;
         mm->name = mods[i].key ? mods[i].key : mods[i].name;
         mm->host = mods[i].host < m->hosts.n ? JP_VEC_AT(&m->hosts, jp_model_host, mods[i].host).name : "";
-        uint32_t r = jp_map_get(&runs, jp_ptr_key(mods[i].name), mods[i].host, BEST_KEY);
-        if (r == UINT32_MAX) r = jp_map_get(&ops_runs, jp_ptr_key(mods[i].name), mods[i].host, BEST_KEY);
-        mm->runs = r == UINT32_MAX ? 0 : r;
+        mm->runs = runs_of(&mods[i], &runs, &ops_runs);
     }
-    jp_map_deinit(&runs);
+    jp_map_deinit(&runs.by_name);
+    jp_map_deinit(&runs.by_program);
     jp_map_deinit(&ops_runs);
     if (rc == JP_OK) qsort(a->modules, a->n_modules, sizeof *a->modules, cmp_module);
     return rc;

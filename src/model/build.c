@@ -24,6 +24,7 @@ void jp_model_deinit(jp_model *m) {
                       &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) jp_vec_free(vecs[i]);
     jp_map_deinit(&m->op_index);
+    jp_map_deinit(&m->run_program);
     jp_map_deinit(&m->kernel_index);
     jp_intern_deinit(&m->intern);
 }

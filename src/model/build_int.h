@@ -18,6 +18,7 @@ typedef struct jp_build_ctx {
     uint32_t host_index;   /* into m->hosts */
     int has_devices;       /* the XSpace has device planes: the host CPU is no device of its own */
     jp_stat_keys keys;     /* of plane */
+    int64_t noted_run;     /* the run_id last put in m->run_program: a line's ops come run by run */
     /* Per-plane caches, indexed like plane->event_meta and plane->stat_meta, filled on first use:
      * most events share a few metadata entries and name their ops by stat references, so each
      * name is interned once per plane instead of once per event. */
@@ -42,6 +43,10 @@ const char *jp_build_info_interned(jp_build_ctx *c, const jp_ev_info *info, int 
 int jp_build_next_event(jp_build_ctx *c, const jp_line *ln, jp_parsed **pe);
 /* The interned name of an event's metadata ("" without one), or NULL when out of memory. */
 const char *jp_build_event_name(jp_build_ctx *c, const jp_event_meta *em);
+/* The program id in a module's name, "jit_dot(21)", as newer JAX writes it into the metadata
+ * entry's name and TPU XLA Modules events name runs; -1 when the name holds none (or more than 18
+ * digits, no int64). */
+int64_t jp_build_program_id_in_name(jp_str name);
 
 /* ---- records (records.c) ---- */
 
@@ -59,8 +64,13 @@ int jp_build_add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, 
 /* The activity span of an op event: compute or collective on its device. */
 int jp_build_add_op_span(jp_model *m, const jp_op_ev *e);
 /* with_span = 0 defers the activity span (XLA:CPU ops may still be extended to their end event). */
+/* The event's program_id stat, -1 when it has none (0 is a program id). */
+static inline int64_t jp_build_program_id(const jp_ev_info *info) {
+    return jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1;
+}
+/* An op event of run run_id (0: none) of program program_id (-1: not written on this event). */
 int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id,
-                          int with_span);
+                          int64_t program_id, int with_span);
 int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes);
 
 /* ---- the plane readers ---- */

@@ -74,9 +74,10 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
                           : jp_info_str(info, K_ANNOTATION).len ? jp_build_annotation_op(c, info)
                                                                 : interned;
     if (!module || !op_name) return jp_build_nomem(c->err);
-    uint32_t op = jp_build_op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
+    int64_t program = jp_build_program_id(info);
+    uint32_t op = jp_build_op_for(c, dev, module, op_name, program, info);
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
-    return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), 1);
+    return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 1);
 }
 
 /* The interned name of a TPU op: libtpu may name an XLA Ops event's metadata with the whole HLO
@@ -162,7 +163,9 @@ static int read_device_intervals(jp_build_ctx *c, uint32_t dev, int platform, si
                 rc = jp_build_nomem(c->err);
                 break;
             }
-            *x = (jp_exec){interned, (int64_t)(c->m->execs.n + c->m->device_steps.n), start, end, c->host_index, dev};
+            *x = (jp_exec){.module = interned, .run_id = (int64_t)(c->m->execs.n + c->m->device_steps.n),
+                           .program_id = modules ? jp_build_program_id_in_name(em ? em->name : name) : -1,
+                           .start_ps = start, .end_ps = end, .host = c->host_index, .device = dev};
         }
     }
     jp_map_deinit(&by_name);
@@ -238,8 +241,9 @@ int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
                 const char *module = x ? x->module : jp_build_info_interned(c, info, K_HLO_MODULE);
                 const char *op_name = tpu_op_name(c, em);
                 if (!module || !op_name) return jp_build_nomem(c->err);
-                uint32_t op = jp_build_op_for(c, dev, module, op_name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
-                rc = op == UINT32_MAX ? jp_build_nomem(c->err) : jp_build_add_op_event(c, op, line, start, dur, x ? x->run_id : 0, 1);
+                uint32_t op = jp_build_op_for(c, dev, module, op_name, jp_build_program_id(info), info);
+                rc = op == UINT32_MAX ? jp_build_nomem(c->err)
+                                      : jp_build_add_op_event(c, op, line, start, dur, x ? x->run_id : 0, -1, 1);
                 if (rc == JP_OK) use_device_duration(c, info);
             }
             if (rc) return rc;

@@ -88,9 +88,10 @@ static int add_cpu_op(jp_build_ctx *c, uint32_t *cpu, uint32_t line, int64_t sta
     }
     const char *module = jp_build_info_interned(c, info, K_HLO_MODULE), *name = jp_build_info_interned(c, info, K_HLO_OP);
     if (!module || !name) return jp_build_nomem(c->err);
-    uint32_t op = jp_build_op_for(c, *cpu, module, name, jp_info_has(info, K_PROGRAM_ID) ? info->v[K_PROGRAM_ID].i : -1, info);
+    int64_t program = jp_build_program_id(info);
+    uint32_t op = jp_build_op_for(c, *cpu, module, name, program, info);
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
-    int rc = jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), 0);
+    int rc = jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 0);
     if (rc == JP_OK) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)jp_info_int(info, K_FLOW_P);
     return rc;
 }

@@ -7,10 +7,9 @@
 #include "decode/xnames.h"
 #include "model/build_int.h"
 
-/* The program id newer JAX writes only into the metadata entry's name, "jit_dot(21)"; -1 when
- * the name holds none. Without it a recompiled module would be matched by name alone and get the
- * first compilation's instructions. */
-static int64_t program_id_in_name(jp_str name) {
+/* Without the program id a recompiled module would be matched by name alone and get the first
+ * compilation's instructions. */
+int64_t jp_build_program_id_in_name(jp_str name) {
     if (name.len < 3 || name.ptr[name.len - 1] != ')') return -1;
     size_t open = name.len - 1;
     while (open > 0 && name.ptr[open - 1] >= '0' && name.ptr[open - 1] <= '9') open--;
@@ -34,7 +33,7 @@ static int read_hlo_modules(jp_build_ctx *c, const regex_t *library) {
         if (!hm) return jp_build_nomem(c->err);
         rc = jp_hlo_decode(info.v[K_HLO_PROTO].b, input.ptr, library, &c->m->intern, c->m->arena, hm, c->err);
         if (rc) return rc;
-        hm->program_id = jp_info_has(&info, K_PROGRAM_ID) ? info.v[K_PROGRAM_ID].i : program_id_in_name(em->name);
+        hm->program_id = jp_info_has(&info, K_PROGRAM_ID) ? info.v[K_PROGRAM_ID].i : jp_build_program_id_in_name(em->name);
         if (!hm->name) hm->name = jp_intern_view(&c->m->intern, em->name);
         /* XProf keys a module by this name, "jit_f(12190760917235803885)": a program id of 20
          * digits is no int64, so the name itself is the key */

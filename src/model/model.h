@@ -228,6 +228,8 @@ typedef struct jp_mem_ev {
 typedef struct jp_exec {     /* one execution of a module on a device */
     const char *module;
     int64_t run_id;
+    int64_t program_id;      /* the compiled program that ran (XLA's program_id), -1 when unknown:
+                              * a process may compile several programs of one module name */
     int64_t start_ps, end_ps;
     uint32_t host;           /* index into jp_model.hosts */
     uint32_t device;         /* index into jp_model.devices; UINT32_MAX for host dispatches */
@@ -263,6 +265,7 @@ typedef struct jp_model {
     jp_vec hlo;              /* jp_hlo_module */
     jp_vec opdefs;           /* jp_opdef */
     jp_map op_index;         /* (device, module, name) -> opdef */
+    jp_map run_program;      /* run_id -> program_id, from the op events that carry both */
     jp_vec ops;              /* jp_op_ev */
     jp_vec host;             /* jp_host_ev */
     jp_vec xfers;            /* jp_xfer_ev */

@@ -122,8 +122,11 @@ static int group_executions(jp_model *m) {
         if (!found) {
             jp_exec *x = jp_vec_push(&m->execs, sizeof *x);
             if (!x) { rc = JP_ERR_NOMEM; break; }
-            *x = (jp_exec){module, ev[i].run_id, ev[i].start_ps, ev[i].end_ps, host_of_device(m, defs[ev[i].op].device),
-                           defs[ev[i].op].device};
+            uint32_t program = jp_map_get(&m->run_program, (uint64_t)ev[i].run_id, 0, 0);
+            *x = (jp_exec){.module = module, .run_id = ev[i].run_id,
+                           .program_id = program == UINT32_MAX ? -1 : (int64_t)program,
+                           .start_ps = ev[i].start_ps, .end_ps = ev[i].end_ps,
+                           .host = host_of_device(m, defs[ev[i].op].device), .device = defs[ev[i].op].device};
         }
         jp_exec *x = &JP_VEC_AT(&m->execs, jp_exec, k);
         if (ev[i].start_ps < x->start_ps) x->start_ps = ev[i].start_ps;

@@ -115,7 +115,14 @@ int jp_build_add_op_span(jp_model *m, const jp_op_ev *e) {
 
 /* with_span = 0 defers the activity span (XLA:CPU ops may still be extended to their end event). */
 int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id,
-                        int with_span) {
+                          int64_t program_id, int with_span) {
+    /* Which program a run executed, kept per run, not per event (8 more bytes on millions of them):
+     * executions are grouped by run_id, and a module name can have several programs */
+    if (run_id && run_id != c->noted_run && program_id >= 0 && program_id < UINT32_MAX) {
+        if (jp_map_get_or_put(&c->m->run_program, (uint64_t)run_id, 0, 0, (uint32_t)program_id, NULL) == UINT32_MAX)
+            return jp_build_nomem(c->err);
+        c->noted_run = run_id;
+    }
     jp_op_ev *e = jp_vec_push(&c->m->ops, sizeof *e);
     if (!e) return jp_build_nomem(c->err);
     *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id, 0, start + dur};

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import inspect
 import io
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,38 @@ def test_small_modules_raise_no_memory_finding() -> None:
     mem = jaxprof_json("memory", DATA / "cpu_small.xplane.pb.gz")
     assert mem["modules"] and max(m["peak_bytes"] for m in mem["modules"]) < 64 << 20
 
+
+
+def _twin(x: jax.Array) -> jax.Array:
+    return jnp.tanh(x @ x) + 1.0
+
+
+def test_runs_count_the_program_not_the_module_name(tmp_path: Path) -> None:
+    """Two programs of one module name (jit__twin for two shapes), both compiled and run before the
+    capture, only the 128x128 one during it: the capture's metadata lists both, and only the one
+    that ran may say it ran (counted by name, both said 3 runs and a plain --module was ambiguous)."""
+    other, ran = jnp.ones((96, 96), jnp.float32), jnp.ones((128, 128), jnp.float32)
+    fn_other, fn_ran = jax.jit(_twin), jax.jit(_twin)
+    fn_other(other).block_until_ready()
+    fn_ran(ran).block_until_ready()
+    with jaxprof.Profiler(tmp_path, start_step=0, num_steps=3, report=False) as prof:
+        for i in range(3):
+            with prof.step(i):
+                fn_ran(ran).block_until_ready()
+    (path,) = xplanes(tmp_path)
+    listing = run_jaxprof("memory", path, "--module", "jit__twin(none)").stderr  # names every module
+    names = sorted(set(re.findall(r"jit__twin\(\d+\)", listing)))
+    assert len(names) == 2, listing
+    shown = {}
+    for name in names:
+        (mod,) = jaxprof_json("memory", path, "--module", name)["modules"]
+        (param,) = [b["shape"] for b in mod["buffers"] if b["kind"] == "parameter"]
+        shown[param] = mod
+    assert shown["f32[128,128]"]["runs"] == 3 and shown["f32[96,96]"]["runs"] == 0
+    ran_name = shown["f32[128,128]"]["name"]
+    assert [m["name"] for m in jaxprof_json("memory", path)["modules"] if m["name"].startswith("jit__twin(")] == [ran_name]
+    (plain,) = jaxprof_json("memory", path, "--module", "jit__twin")["modules"]  # the one that ran
+    assert plain["name"] == ran_name
 
 # ---- (c) jax's memory_analysis() ---------------------------------------------------------------
 
