@@ -165,6 +165,7 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     double xla_flops;        /* per occurrence, the profile's own flops stat; 0 when it has none */
     double transcendentals;  /* per occurrence, from the HLO */
     uint8_t collective;      /* jp_hlo_is_collective(category), asked once per op */
+    uint8_t shared_name;     /* the metadata holds several programs of its module's name */
 } jp_opdef;
 
 typedef struct jp_op_ev {    /* one occurrence of an op (GPU: one kernel) */

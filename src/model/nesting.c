@@ -122,7 +122,8 @@ static int group_executions(jp_model *m) {
         if (!found) {
             jp_exec *x = jp_vec_push(&m->execs, sizeof *x);
             if (!x) { rc = JP_ERR_NOMEM; break; }
-            uint32_t program = jp_map_get(&m->run_program, (uint64_t)ev[i].run_id, 0, 0);
+            uint32_t program = defs[ev[i].op].shared_name ? jp_map_get(&m->run_program, (uint64_t)ev[i].run_id, 0, 0)
+                                                          : UINT32_MAX;
             *x = (jp_exec){.module = module, .run_id = ev[i].run_id,
                            .program_id = program == UINT32_MAX ? -1 : (int64_t)program,
                            .start_ps = ev[i].start_ps, .end_ps = ev[i].end_ps,

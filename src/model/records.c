@@ -18,13 +18,19 @@ uint32_t jp_build_add_device(jp_build_ctx *c, jp_str name, int platform) {
     return (uint32_t)(c->m->devices.n - 1);
 }
 
-static const jp_hlo_module *hlo_module_for(const jp_model *m, const char *module, int64_t program_id) {
-    const jp_hlo_module *mods = m->hlo.data, *by_name = NULL;
+/* The HLO module of an op's event: by program id, else by name; *programs: how many the
+ * metadata holds of that name. */
+static const jp_hlo_module *hlo_module_for(const jp_model *m, const char *module, int64_t program_id,
+                                           size_t *programs) {
+    const jp_hlo_module *mods = m->hlo.data, *by_id = NULL, *by_name = NULL;
+    *programs = 0;
     for (size_t i = 0; i < m->hlo.n; i++) {
-        if (program_id >= 0 && mods[i].program_id == program_id) return &mods[i];
-        if (!by_name && mods[i].name == module) by_name = &mods[i];
+        if (program_id >= 0 && mods[i].program_id == program_id && !by_id) by_id = &mods[i];
+        if (mods[i].name != module) continue;
+        if (!by_name) by_name = &mods[i];
+        ++*programs;
     }
-    return by_name;
+    return by_id ? by_id : by_name;
 }
 
 /* The tf_op stat, the framework op that an HLO op came from: "jit(f)/jit(main)/add:" as TPU
@@ -69,7 +75,9 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
     const char *empty = jp_intern_str(&m->intern, "", 0);
     *op = (jp_opdef){.module = module, .name = name, .op_name = empty, .scope = empty, .source = empty,
                      .function = empty, .device = device};
-    const jp_hlo_module *hm = hlo_module_for(m, module, program_id);
+    size_t programs;
+    const jp_hlo_module *hm = hlo_module_for(m, module, program_id, &programs);
+    op->shared_name = programs > 1;
     const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
     if (in) {
         op->category = in->category;
@@ -116,9 +124,10 @@ int jp_build_add_op_span(jp_model *m, const jp_op_ev *e) {
 /* with_span = 0 defers the activity span (XLA:CPU ops may still be extended to their end event). */
 int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id,
                           int64_t program_id, int with_span) {
-    /* Which program a run executed, kept per run, not per event (8 more bytes on millions of them):
-     * executions are grouped by run_id, and a module name can have several programs */
-    if (run_id && run_id != c->noted_run && program_id >= 0 && program_id < UINT32_MAX) {
+    /* Which program a run executed, where its module's name has several: kept per run, not per
+     * event (8 more bytes on millions of them), as executions are grouped by run_id */
+    if (run_id && run_id != c->noted_run && program_id >= 0 && program_id < UINT32_MAX &&
+        JP_VEC_AT(&c->m->opdefs, jp_opdef, op).shared_name) {
         if (jp_map_get_or_put(&c->m->run_program, (uint64_t)run_id, 0, 0, (uint32_t)program_id, NULL) == UINT32_MAX)
             return jp_build_nomem(c->err);
         c->noted_run = run_id;
