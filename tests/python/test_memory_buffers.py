@@ -14,7 +14,10 @@ from __future__ import annotations
 import csv
 import inspect
 import io
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -165,26 +168,38 @@ def test_small_modules_raise_no_memory_finding() -> None:
 
 
 
-def _twin(x: jax.Array) -> jax.Array:
+TWINS = """
+import sys, jax, jax.numpy as jnp
+import jaxprof
+
+def _twin(x):
     return jnp.tanh(x @ x) + 1.0
+
+other, ran = jnp.ones((96, 96), jnp.float32), jnp.ones((128, 128), jnp.float32)
+fn_other, fn_ran = jax.jit(_twin), jax.jit(_twin)
+fn_other(other).block_until_ready()
+fn_ran(ran).block_until_ready()
+with jaxprof.Profiler(sys.argv[1], start_step=0, num_steps=3, report=False) as prof:
+    for i in range(3):
+        with prof.step(i):
+            fn_ran(ran).block_until_ready()
+"""
 
 
 def test_runs_count_the_program_not_the_module_name(tmp_path: Path) -> None:
     """Two programs of one module name (jit__twin for two shapes), both compiled and run before the
     capture, only the 128x128 one during it: the capture's metadata lists both, and only the one
-    that ran may say it ran (counted by name, both said 3 runs and a plain --module was ambiguous)."""
-    other, ran = jnp.ones((96, 96), jnp.float32), jnp.ones((128, 128), jnp.float32)
-    fn_other, fn_ran = jax.jit(_twin), jax.jit(_twin)
-    fn_other(other).block_until_ready()
-    fn_ran(ran).block_until_ready()
-    with jaxprof.Profiler(tmp_path, start_step=0, num_steps=3, report=False) as prof:
-        for i in range(3):
-            with prof.step(i):
-                fn_ran(ran).block_until_ready()
-    (path,) = xplanes(tmp_path)
+    that ran may say it ran (counted by name, both said 3 runs and a plain --module was ambiguous).
+    A process of its own, so that the metadata holds few modules and the CLI's list of them names all."""
+    script = tmp_path / "twins.py"
+    script.write_text(TWINS)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "log")], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert proc.returncode == 0, proc.stderr
+    (path,) = xplanes(tmp_path / "log")
     listing = run_jaxprof("memory", path, "--module", "jit__twin(none)").stderr  # names every module
     names = sorted(set(re.findall(r"jit__twin\(\d+\)", listing)))
-    assert len(names) == 2, listing
+    assert len(names) == 2 and "..." not in listing, listing
     shown = {}
     for name in names:
         (mod,) = jaxprof_json("memory", path, "--module", name)["modules"]
