@@ -77,7 +77,7 @@ class Calls:
 
     name: str
     count: int = 0          # dispatches so far: its executions 0..count-1
-    longest_s: float = 0.0  # its longest call (the first, or a recompile: trace + compile)
+    first_s: float = 0.0    # how long its first call took: its trace and compile
 
 
 class Tracker:
@@ -90,6 +90,7 @@ class Tracker:
         self.phase = CHOOSING if settings.steps is not None else DELAYED
         self.watching = settings.steps is not None  # False: wrapped functions skip dispatch()
         self.step_fn: Calls | None = None
+        self._first = settings.steps[0] if settings.steps is not None else -1  # step A
         self.steps_seen: list[int] = []            # step numbers captured so far
         self.status = "imported JAX; no jitted function ran"  # for the launcher, at exit
         self._annotation: Any | None = None
@@ -108,35 +109,36 @@ class Tracker:
         return Counted(fn, calls, self)
 
     def dispatch(self, calls: Calls, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        """Calls ``fn``; first counts the call and moves the capture along."""
+        """Calls ``fn``; first counts the call and, on the calls that matter, moves the capture along."""
         local = self._local
         if getattr(local, "depth", 0):  # called while another wrapped function is traced: no dispatch
             return fn(*args, **kwargs)
-        try:
-            with self._lock:
-                self._before(calls)
-        except Exception as exc:  # our trouble must never become the program's
-            self._give_up(exc)
+        index = calls.count
+        calls.count = index + 1
+        if calls is self.step_fn or self.phase == ARMED or (index == self._first and self.phase == CHOOSING):
+            try:
+                with self._lock:
+                    self._before(calls, index)
+            except Exception as exc:  # our trouble must never become the program's
+                self._give_up(exc)
         local.depth = 1
-        start = time.perf_counter()
+        if index:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                local.depth = 0
+        start = time.perf_counter()  # the first call: its trace and compile
         try:
             return fn(*args, **kwargs)
         finally:
             local.depth = 0
-            took = time.perf_counter() - start
-            if took > calls.longest_s:
-                calls.longest_s = took
+            calls.first_s = time.perf_counter() - start
 
-    def _before(self, calls: Calls) -> None:
-        index = calls.count
-        calls.count = index + 1
+    def _before(self, calls: Calls, index: int) -> None:
         if self.phase == ARMED:
             self._open_window()
             return
-        steps = self.settings.steps
-        if steps is None:
-            return
-        first, end = steps
+        first, end = self.settings.steps or (-1, -1)
         if self.phase == CHOOSING and index == first:
             self._choose(calls)
         if calls is not self.step_fn:
@@ -152,12 +154,13 @@ class Tracker:
 
     def _choose(self, reached: Calls) -> None:
         """The step function: among the functions dispatched at least twice when the first one
-        reaches execution A, the one whose longest call (its trace and compile) took longest."""
+        reaches execution A, the one whose first call (its trace and compile) took longest: compile time
+        grows with the program, so this stands for "most device time", which is unknown here."""
         candidates = [c for c in self.calls if c.count >= 2] or [reached]
-        self.step_fn = max(candidates, key=lambda c: c.longest_s)
+        self.step_fn = max(candidates, key=lambda c: c.first_s)
         self.phase = WAITING
-        log.info("run: steps are calls of %s (longest call %.3f s; %s); capturing steps %d:%d",
-                 self.step_fn.name, self.step_fn.longest_s, _others(candidates, self.step_fn), *self.settings.steps)
+        log.info("run: steps are calls of %s (first call %.3f s; %s); capturing steps %d:%d",
+                 self.step_fn.name, self.step_fn.first_s, _others(candidates, self.step_fn), *self.settings.steps)
 
     def _begin_steps(self, index: int) -> None:
         _jax.sync_devices()  # earlier work stays out of the first step
@@ -353,7 +356,7 @@ def _others(candidates: list[Calls], chosen: Calls) -> str:
     rest = [c for c in candidates if c is not chosen]
     if not rest:
         return "the only function called twice"
-    return "others: " + ", ".join(f"{c.name} {c.longest_s:.3f} s" for c in rest[:3]) + (" ..." if len(rest) > 3 else "")
+    return "others: " + ", ".join(f"{c.name} {c.first_s:.3f} s" for c in rest[:3]) + (" ..." if len(rest) > 3 else "")
 
 
 def _backends_ready() -> bool:

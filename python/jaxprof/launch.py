@@ -38,10 +38,9 @@ def parser() -> argparse.ArgumentParser:
         description="Run PROGRAM unchanged (e.g. python train.py) and profile the JAX work of every Python "
                     "process it starts that imports JAX. Steps are the calls of the step function: the jitted "
                     "function (jax.jit, jax.pmap, Flax's nnx.jit) that, among those called at least twice by "
-                    "the time the first one reaches call A, took longest on one call (its trace and compile), "
+                    "the time the first one reaches call A, whose first call (its trace and compile) took longest, "
                     "counted from 0. PROGRAM's output passes through; the report and the run directory go "
-                    "to stderr; the exit status is PROGRAM's (128+N when killed by signal N).",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "to stderr; the exit status is PROGRAM's (128+N when killed by signal N).")
     ap.add_argument("--out", default="profiles", metavar="DIR",
                     help="log directory; the run goes to DIR/plugins/profile/<run>/ (default: ./profiles)")
     ap.add_argument("--steps", metavar="A:B", type=_steps,
