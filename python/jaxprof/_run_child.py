@@ -32,6 +32,7 @@ ENV_DELAY = "JAXPROF_RUN_DELAY"             # seconds from the import of JAX to 
 ENV_DURATION = "JAXPROF_RUN_DURATION"       # the window's length in seconds
 ENV_PYTHON_TRACE = "JAXPROF_RUN_PYTHON_TRACE"  # "1": JAX's Python tracer on
 STEP_NAME = "train"                         # the StepTraceAnnotation name of the steps (as Profiler's)
+RUN_NAME_KEY = "jaxprof/run/cli-run-name"   # jax.distributed key-value store: process 0's run name
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,7 @@ class Tracker:
         if _jax.start(self.private, self.options):
             self._started = time.perf_counter()
             self.status = "capturing"
+            self._name_run()
             return True
         self.phase, self.watching = DONE, False
         self.status = "could not start the trace (see its warning)"
@@ -236,16 +238,44 @@ class Tracker:
         if interrupt is not None:
             raise interrupt
 
+    def _name_run(self) -> None:
+        """Process 0 of a jax.distributed job tells the others its run directory's name, through the
+        job's key-value store: processes started by separate ``jaxprof run`` commands (one per host)
+        then file into one run, as Profiler's do. Set when capture starts, read when filing, so no
+        process waits for another's stop."""
+        proc = multihost.this_process()
+        client = multihost._kv_client() if proc.multi and proc.index == 0 else None
+        if client is not None:
+            try:
+                client.key_value_set(RUN_NAME_KEY, self.settings.run_dir.name)
+            except Exception as exc:
+                log.warning("run: could not tell the other processes the run's name: %r", exc)
+
+    def _run_dir(self, proc: multihost.Process) -> Path:
+        """This process's run directory: process 0's (by name, beside ours) in a jax.distributed job."""
+        own = self.settings.run_dir
+        client = multihost._kv_client() if proc.multi and proc.index != 0 else None
+        if client is None:
+            return own
+        try:
+            name = str(client.blocking_key_value_get(RUN_NAME_KEY, int(multihost.AGREE_TIMEOUT_S * 1000)))
+        except Exception as exc:
+            log.warning("run: process 0 did not name the run (%r); process %d files into its own", exc, proc.index)
+            return own
+        return own.parent / name if name and "/" not in name and name not in (".", "..") else own
+
     def _file(self) -> Path | None:
         """Moves the xplane JAX wrote into the shared run directory as ``<host>-p<index>``."""
         run = latest_run(self.private)
         if run is None:
             return None
-        self.settings.run_dir.mkdir(parents=True, exist_ok=True)
-        index = multihost.this_process().index
+        proc = multihost.this_process()
+        run_dir = self._run_dir(proc)
+        run_dir.mkdir(parents=True, exist_ok=True)
         dest = None
         for src in run.xplanes:
-            dest = claim(src, self.settings.run_dir, multihost._with_process(src.name, index))
+            dest = claim(src, run_dir, multihost._with_process(src.name, proc.index))
+        _mark(self.settings.state_dir, f"{os.getpid()}.filed", str(run_dir))
         return dest
 
     def _open_annotation(self, index: int) -> None:

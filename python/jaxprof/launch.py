@@ -177,9 +177,22 @@ class _Watcher:
         self.reported: set[str] = set()  # the xplane names the printed report covered
 
     def _files(self) -> set[str]:
+        self._adopt()
         if not self.run_dir.is_dir():
             return set()
         return {f.name for f in self.run_dir.iterdir() if ".xplane.pb" in f.name}
+
+    def _adopt(self) -> None:
+        """Follows PROGRAM's processes into the run process 0 of their jax.distributed job named
+        (another ``jaxprof run``'s, when each process was started by its own)."""
+        for marker in self.state_dir.glob("*.filed"):
+            try:
+                filed = Path(marker.read_text())
+            except OSError:
+                continue
+            if filed != self.run_dir.resolve() and filed.is_dir():
+                self.run_dir = filed
+                return
 
     def _settled(self) -> bool:
         return not any(self.state_dir.glob("*.capturing"))

@@ -237,6 +237,44 @@ def test_a_two_process_jax_distributed_job_writes_one_run(tmp_path):
     assert jaxprof.load(run).hosts()["host_stats"] and len(jaxprof.load(run).hosts()["host_stats"]) == 2
 
 
+def test_a_jax_distributed_job_launched_per_process_writes_one_run(tmp_path):
+    # one `jaxprof run` per process (as on a cluster, one per host): process 0 names the run for all
+    worker = script(tmp_path, "worker.py", WORKER)
+    out, port = tmp_path / "prof", str(free_port())
+    procs = [subprocess.Popen([str(JAXPROF_BIN), "run", "--out", str(out), "--steps", "2:5", "--no-report", "--",
+                               sys.executable, str(worker), str(i), port],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    results = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    run = the_run(out, results[0][1])
+    assert f"jaxprof run: run directory: {run}\n" in results[1][1]  # process 1's launcher follows it there
+    files = sorted(f.name for f in run.glob("*.xplane.pb"))
+    assert [f.rsplit("-", 1)[1] for f in files] == ["p0.xplane.pb", "p1.xplane.pb"], files
+    assert [p.name for p in (out / "plugins" / "profile").iterdir()] == [run.name]  # no empty second run
+
+
+def test_subprocesses_that_import_jax_capture_into_the_same_run(tmp_path):
+    # a parent without JAX starts two JAX children with no jax.distributed: both are process 0, so the
+    # second to file its capture adds its pid to the name
+    train = script(tmp_path, "train.py", TRAIN)
+    parent = script(tmp_path, "parent.py", f"""
+        import subprocess, sys
+        children = [subprocess.Popen([sys.executable, {str(train)!r}, "6", "0"]) for _ in range(2)]
+        print("children", *[c.pid for c in children], flush=True)
+        sys.exit(max(c.wait() for c in children))
+    """)
+    out = tmp_path / "prof"
+    proc = jaxprof_run("--out", out, "--steps", "2:4", "--no-report", "--", sys.executable, parent)
+    assert proc.returncode == 0, proc.stderr
+    pids = proc.stdout.splitlines()[0].split()[1:]
+    run = the_run(out, proc.stderr)
+    names = sorted(f.name for f in run.glob("*.xplane.pb"))
+    host = names[0].split("-p0")[0]
+    assert names in ([f"{host}-p0-{pid}.xplane.pb", f"{host}-p0.xplane.pb"] for pid in pids), (names, pids)
+    for name in names:
+        assert step_numbers(run / name) == [2, 3]
+
+
 def test_ctrl_c_during_the_capture_reaches_the_program_and_the_files_are_written(tmp_path):
     looping = script(tmp_path, "looping.py", """
         import signal, sys
