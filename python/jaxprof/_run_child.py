@@ -319,6 +319,13 @@ class Tracker:
         except Exception as exc:
             log.warning("run: could not finish the capture at exit: %r", exc)
 
+    def forked(self) -> None:
+        """In a child made by fork() (multiprocessing's default on Linux): no capture of its own, and
+        none of the parent's to stop; it never ran the bootstrap, only copied the parent's state."""
+        self.phase, self.watching, self._annotation, self._timer = DONE, False, None, None
+        self._lock = threading.RLock()  # another thread may have held the parent's at the fork
+        self.settings = Settings(run_dir=self.settings.run_dir, steps=self.settings.steps)  # no status files
+
     def _why_no_steps(self) -> str:
         first = self.settings.steps[0] if self.settings.steps else 0
         ran = [c for c in self.calls if c.count]
@@ -429,6 +436,7 @@ def install(env: Mapping[str, str] | None = None) -> Tracker | None:
         _patch(tracker)
         _mark(settings.state_dir, f"{os.getpid()}.status", tracker.status)
         atexit.register(tracker.at_exit)
+        os.register_at_fork(after_in_child=tracker.forked)
         if settings.steps is None:
             tracker.arm_window()
         _tracker = tracker
