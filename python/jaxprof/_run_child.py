@@ -354,6 +354,8 @@ class Counted:
         return self._tracker.dispatch(self._calls, self._fn, args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
+        if name in Counted.__slots__:  # not set yet (copy, unpickling): no endless forwarding
+            raise AttributeError(name)
         return getattr(self._fn, name)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ._run_child import Settings
 from .analysis import load
@@ -106,7 +106,7 @@ def main(argv: Sequence[str]) -> int:
             raise PermissionError(f"{log_dir} is not writable")
     except OSError as exc:
         _say(f"cannot write to --out {log_dir} ({exc}); running {_shown(program)} without capture")
-        return _exit_status(_run(program, os.environ.copy()))
+        return _exit_status(_run(program, os.environ.copy())[0])
 
     run_dir = _new_run_dir(log_dir / "plugins" / "profile")
     state_dir = Path(tempfile.mkdtemp(prefix="jaxprof-run-"))
@@ -124,18 +124,22 @@ def main(argv: Sequence[str]) -> int:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH")) if p)
     try:
         watcher = _Watcher(run_dir, state_dir, args.report)
-        rc = _run(program, env, watcher.poll)
-        watcher.finish(_shown(program))
+        rc, started = _run(program, env, watcher.poll)
+        if started:
+            watcher.finish(_shown(program))
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)
         _remove_stale(log_dir)
-        if not any(run_dir.iterdir()):
-            run_dir.rmdir()  # nothing captured: leave no empty run behind
+        try:
+            run_dir.rmdir()  # only when empty (nothing captured): leave no empty run behind
+        except OSError:
+            pass
     return _exit_status(rc)
 
 
-def _run(program: list[str], env: dict[str, str], poll: object = None) -> int:
-    """Runs PROGRAM to its end; returns its exit code (-N: killed by signal N; 126/127: not run).
+def _run(program: list[str], env: dict[str, str], poll: Callable[[], None] | None = None) -> tuple[int, bool]:
+    """Runs PROGRAM to its end, calling ``poll`` every POLL_S while it runs; returns its exit code
+    (-N: killed by signal N) and whether it started (if not, the code is 127 or 126, as a shell's).
 
     Ctrl-C in a terminal reaches the whole foreground process group, PROGRAM included, so we only
     let it pass by us (a no-op handler, which exec resets to the default in the child); SIGTERM and
@@ -155,12 +159,12 @@ def _run(program: list[str], env: dict[str, str], poll: object = None) -> int:
             child.append(subprocess.Popen(program, env=env))
         except OSError as exc:
             _say(f"cannot run {program[0]}: {exc.strerror or exc}")
-            return 127 if isinstance(exc, FileNotFoundError) else 126
+            return (127 if isinstance(exc, FileNotFoundError) else 126), False
         while True:
             try:
-                return child[0].wait(timeout=POLL_S if poll else None)
+                return child[0].wait(timeout=POLL_S if poll else None), True
             except subprocess.TimeoutExpired:
-                poll()  # type: ignore[operator]
+                poll()  # type: ignore[misc]
     finally:
         for s, handler in saved.items():
             signal.signal(s, handler)
@@ -175,6 +179,7 @@ class _Watcher:
         self.state_dir = state_dir
         self.report = report
         self.reported: set[str] = set()  # the xplane names the printed report covered
+        self.unreadable = False          # warned that the run cannot be read
 
     def _files(self) -> set[str]:
         self._adopt()
@@ -198,9 +203,14 @@ class _Watcher:
         return not any(self.state_dir.glob("*.capturing"))
 
     def poll(self) -> None:
-        files = self._files()
-        if files and files != self.reported and self._settled():
-            self._print(files)
+        try:
+            files = self._files()
+            if files and files != self.reported and self._settled():
+                self._print(files)
+        except OSError as exc:  # PROGRAM removed the run or --out: say so once, keep waiting
+            if not self.unreadable:
+                self.unreadable = True
+                _say(f"cannot read {self.run_dir} ({exc})")
 
     def finish(self, shown: str) -> None:
         files = self._files()

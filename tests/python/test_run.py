@@ -346,3 +346,4 @@ def test_bad_options_are_usage_errors():
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
     missing = jaxprof_run("--no-report", "--", "/nonexistent/program")
     assert missing.returncode == 127 and "cannot run /nonexistent/program" in missing.stderr
+    assert "nothing captured" not in missing.stderr  # it never ran: no note about JAX
