@@ -68,6 +68,15 @@ def step_numbers(path: Path) -> list[int]:
     return [s["step"] for s in profile.steps()]
 
 
+def event_names(run: Path) -> set[str]:
+    """Every event name in the run's xplanes, read by JAX's own ProfileData."""
+    names = set()
+    for xplane in run.glob("*.xplane.pb"):
+        for plane in jax.profiler.ProfileData.from_file(str(xplane)).planes:
+            names.update(event.name for line in plane.lines for event in line.events)
+    return names
+
+
 def test_a_training_loop_runs_unchanged_and_its_steps_are_captured(tmp_path):
     train = script(tmp_path, "train.py", TRAIN)
     out = tmp_path / "prof"
@@ -86,18 +95,20 @@ def test_a_training_loop_runs_unchanged_and_its_steps_are_captured(tmp_path):
     ops = {op["name"] for op in jaxprof.load(run).ops()}
     assert any("dot" in name or "fusion" in name for name in ops), ops
     assert not list(out.glob(".jaxprof-run-*"))  # the private write directory is gone
+    assert not any(name.startswith("$") for name in event_names(run))  # no Python tracer unless asked
 
 
 def test_python_m_jaxprof_run_with_the_default_steps(tmp_path):
     train = script(tmp_path, "train.py", TRAIN)
     out = tmp_path / "prof"
-    proc = subprocess.run([sys.executable, "-m", "jaxprof", "run", "--out", str(out), "--no-report", "--",
-                           sys.executable, str(train), "16", "0"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "jaxprof", "run", "--out", str(out), "--no-report", "--python-trace",
+                           "--", sys.executable, str(train), "16", "0"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "capturing steps 10:14" in proc.stderr
     run = the_run(out, proc.stderr)
     assert "jaxprof report:" not in proc.stderr  # --no-report: only the run directory
     assert step_numbers(run) == [10, 11, 12, 13]
+    assert any(name.startswith("$") for name in event_names(run))  # the Python tracer's "$file:line fn" events
 
 
 def test_a_script_that_never_imports_jax_runs_and_nothing_is_captured(tmp_path):
@@ -147,11 +158,11 @@ def test_a_program_killed_by_a_signal_exits_128_plus_n(tmp_path, sig):
 
 
 def test_a_time_window_instead_of_steps(tmp_path):
-    # `early` runs only in the first 0.3 s after JAX is imported, `late` after it until 4 s: the window
-    # opens 1 s after the import (0.7 s after `early` stopped) and lasts 1.5 s, so it holds `late` only,
-    # and it ends while the program still runs, so the report comes before the program's last line.
+    # `early` runs only in the first 0.3 s after JAX is imported, then `late`: the window opens 1 s after
+    # the import (0.7 s after `early` stopped) and lasts 1.5 s, so it holds `late` only. The program
+    # goes on 3 s past the moment its capture file appears, so the report comes before its last line.
     windowed = script(tmp_path, "windowed.py", """
-        import sys, time
+        import pathlib, sys, time
         import jax
         t0 = time.monotonic()
         import jax.numpy as jnp
@@ -167,13 +178,18 @@ def test_a_time_window_instead_of_steps(tmp_path):
         w = jnp.ones((64, 64))
         while time.monotonic() - t0 < 0.3:
             w = early(w).block_until_ready()
-        while time.monotonic() - t0 < 4.0:
+        filed = None
+        while filed is None or time.monotonic() - filed < 3.0:
             w = late(w).block_until_ready()
             time.sleep(0.002)
+            if filed is None and any(pathlib.Path(sys.argv[1], "plugins", "profile").glob("*/*.xplane.pb")):
+                filed = time.monotonic()
+            if time.monotonic() - t0 > 60:
+                break
         print("program done", file=sys.stderr, flush=True)
     """)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--delay", "1", "--duration", "1.5", "--", sys.executable, windowed)
+    proc = jaxprof_run("--out", out, "--delay", "1", "--duration", "1.5", "--", sys.executable, windowed, out)
     assert proc.returncode == 0, proc.stderr
     assert "capturing 1.5 s from 1 s after JAX is imported" in proc.stderr
     run = the_run(out, proc.stderr)
