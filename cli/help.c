@@ -1,5 +1,5 @@
 /* help.c - `jaxprof CMD --help`, `jaxprof CMD -h` and `jaxprof help CMD`: one command's usage and
- * options. The commands run by Python (demo, capture, calibrate) print argparse's own help. */
+ * options. The commands run by Python (demo, capture, calibrate, run) print argparse's own help. */
 #include <stdio.h>
 #include <string.h>
 

@@ -29,6 +29,10 @@ static void usage(FILE *out) {
           "  calibrate          measure this machine's CPU peaks (f32 matmul FLOP/s, memory GB/s) as\n"
           "                     XLA:CPU reaches them; CPU profiles of this host then get a roofline\n"
           "                     and MFU (cached in ~/.cache/jaxprof/cpu_peaks)\n"
+          "  run [--out DIR] [--steps A:B | --delay S --duration S] [--no-report] -- PROGRAM ...\n"
+          "                     run PROGRAM (e.g. python train.py) unchanged and profile every\n"
+          "                     Python process of it that imports JAX: steps A..B-1 of its step\n"
+          "                     function (default 10:14), or a time window; report to stderr\n"
           "  latest [DIR]       print the newest profile run under DIR (default: .)\n"
           "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
           "  report [PATH] --html FILE\n"
@@ -327,7 +331,8 @@ static int run_python_command(int argc, char **argv) {
 }
 
 static int is_python_command(const char *cmd) {
-    return strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0 || strcmp(cmd, "calibrate") == 0;
+    return strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0 || strcmp(cmd, "calibrate") == 0 ||
+           strcmp(cmd, "run") == 0;
 }
 
 /* `jaxprof help CMD`: the command's own help, as `jaxprof CMD --help` prints it. */
@@ -342,6 +347,7 @@ static int command_help(const char *cmd) {
  * library as JAXPROF_MAX_INFLATE, and taken out of argv. 0, or EXIT_USAGE with the reason said. */
 static int take_max_inflate(int *argc, char **argv) {
     for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break; /* what follows is another program's (jaxprof run) */
         if (strcmp(argv[i], "--max-inflate") != 0) continue;
         uint64_t size;
         if (i + 1 >= *argc || jp_size_parse(argv[i + 1], &size) != 0) {

@@ -9,7 +9,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print("usage: python -m jaxprof demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
               "       python -m jaxprof capture ADDR [--duration-ms N] [--out DIR]\n"
-              "       python -m jaxprof calibrate [--matmul-n N] [--stream-mb MB]")
+              "       python -m jaxprof calibrate [--matmul-n N] [--stream-mb MB]\n"
+              "       python -m jaxprof run [--out DIR] [--steps A:B | --delay S --duration S] [--no-report] -- PROGRAM ...")
         return 0 if args else 2
     if args[0] == "demo":
         from . import demo
@@ -20,7 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] == "calibrate":
         from . import calibrate
         return calibrate.main(args[1:])
-    print(f"jaxprof: unknown command {args[0]!r} (python -m jaxprof runs: demo, capture, calibrate)", file=sys.stderr)
+    if args[0] == "run":
+        from . import launch
+        return launch.main(args[1:])
+    print(f"jaxprof: unknown command {args[0]!r} (python -m jaxprof runs: demo, capture, calibrate, run)", file=sys.stderr)
     return 2
 
 

@@ -15,7 +15,7 @@ from conftest import capture_steps, jaxprof_json, run_jaxprof
 
 C_COMMANDS = ["report", "ops", "steps", "scopes", "kernels", "memory", "transfers", "compiles", "findings",
               "hosts", "lines", "flame", "export", "diff", "list", "latest", "extract", "view", "version", "help"]
-PYTHON_COMMANDS = ["demo", "capture", "calibrate"]
+PYTHON_COMMANDS = ["demo", "capture", "calibrate", "run"]
 
 
 @pytest.fixture(scope="module")

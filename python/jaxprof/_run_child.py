@@ -1,0 +1,473 @@
+"""The capture side of ``jaxprof run``: runs inside PROGRAM's processes, once they import JAX.
+
+The bootstrap (``_bootstrap/sitecustomize.py``) calls :func:`install` right after ``jax`` finishes
+importing. It replaces ``jax.jit`` and ``jax.pmap`` with versions whose functions count their
+calls (JAX's C++ fast path skips Python after a jitted function's first call, so counting has to
+happen in front of the function, not inside JAX), picks the step function among them, and captures
+steps A..B-1 (or a time window) into the run directory the launcher named. Nothing here raises into
+the program: a failure is one warning and capture is off.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import jax
+
+from . import _jax, multihost
+from ._log import log
+from .runs import latest_run
+
+# The launcher's settings, passed to every descendant process in the environment.
+ENV_DIR = "JAXPROF_RUN_DIR"                 # the run directory every process files its xplane into
+ENV_STATE = "JAXPROF_RUN_STATE"             # the launcher's directory of per-process status files
+ENV_STEPS = "JAXPROF_RUN_STEPS"             # "A:B": capture executions A..B-1 of the step function
+ENV_DELAY = "JAXPROF_RUN_DELAY"             # seconds from the import of JAX to the window's start
+ENV_DURATION = "JAXPROF_RUN_DURATION"       # the window's length in seconds
+ENV_PYTHON_TRACE = "JAXPROF_RUN_PYTHON_TRACE"  # "1": JAX's Python tracer on
+STEP_NAME = "train"                         # the StepTraceAnnotation name of the steps (as Profiler's)
+RUN_NAME_KEY = "jaxprof/run/cli-run-name"   # jax.distributed key-value store: process 0's run name
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``jaxprof run`` asked for; the launcher writes it with :meth:`to_env`."""
+
+    run_dir: Path                          # LOGDIR/plugins/profile/<run>
+    state_dir: Path | None = None          # status files for the launcher (None: none kept)
+    steps: tuple[int, int] | None = None   # (A, B), B exclusive; None: a time window
+    delay_s: float = 0.0                   # window start, from the import of JAX
+    duration_s: float = 0.0                # window length
+    python_trace: bool = False             # JAX's Python tracer on
+
+    def to_env(self) -> dict[str, str]:
+        env = {ENV_DIR: str(self.run_dir), ENV_PYTHON_TRACE: "1" if self.python_trace else "0"}
+        if self.state_dir is not None:
+            env[ENV_STATE] = str(self.state_dir)
+        if self.steps is not None:
+            env[ENV_STEPS] = f"{self.steps[0]}:{self.steps[1]}"
+        else:
+            env[ENV_DELAY], env[ENV_DURATION] = repr(self.delay_s), repr(self.duration_s)
+        return env
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "Settings":
+        """Raises ValueError on a malformed value (the launcher never writes one)."""
+        state = env.get(ENV_STATE)
+        common = dict(run_dir=Path(env[ENV_DIR]), state_dir=Path(state) if state else None,
+                      python_trace=env.get(ENV_PYTHON_TRACE) == "1")
+        if ENV_STEPS in env:
+            a, b = (int(v) for v in env[ENV_STEPS].split(":"))
+            return cls(steps=(a, b), **common)
+        return cls(delay_s=float(env[ENV_DELAY]), duration_s=float(env[ENV_DURATION]), **common)
+
+
+# Phases of a process's capture.
+CHOOSING, WAITING, DELAYED, ARMED, CAPTURING, DONE = range(6)
+
+
+@dataclass(eq=False)
+class Calls:
+    """One jitted function's calls in this process."""
+
+    name: str
+    count: int = 0          # dispatches so far: its executions 0..count-1
+    first_s: float = 0.0    # how long its first call took: its trace and compile
+
+
+class Tracker:
+    """Counts dispatches of the wrapped functions and runs this process's one capture."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.options = _jax.make_options(python_trace=settings.python_trace)
+        self.calls: list[Calls] = []
+        self.phase = CHOOSING if settings.steps is not None else DELAYED
+        self.watching = settings.steps is not None  # False: wrapped functions skip dispatch()
+        self.step_fn: Calls | None = None
+        self._first = settings.steps[0] if settings.steps is not None else -1  # step A
+        self.steps_seen: list[int] = []            # step numbers captured so far
+        self.status = "imported JAX; no jitted function ran"  # for the launcher, at exit
+        self._annotation: Any | None = None
+        self._lock = threading.RLock()             # window timers run on their own threads
+        self._local = threading.local()            # depth: inside a wrapped call on this thread
+        self._started = 0.0
+        self._timer: threading.Timer | None = None
+        log_dir = settings.run_dir.parent.parent.parent
+        self.private = log_dir / f".jaxprof-run-{os.getpid()}"  # where JAX writes before the move
+
+    # ---- dispatch ---------------------------------------------------------------------------
+
+    def wrap(self, fn: Any) -> "Counted":
+        calls = Calls(str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)))
+        self.calls.append(calls)
+        return Counted(fn, calls, self)
+
+    def dispatch(self, calls: Calls, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        """Calls ``fn``; first counts the call and, on the calls that matter, moves the capture along."""
+        local = self._local
+        if getattr(local, "depth", 0):  # called while another wrapped function is traced: no dispatch
+            return fn(*args, **kwargs)
+        index = calls.count
+        calls.count = index + 1
+        if calls is self.step_fn or self.phase == ARMED or (index == self._first and self.phase == CHOOSING):
+            try:
+                with self._lock:
+                    self._before(calls, index)
+            except Exception as exc:  # our trouble must never become the program's
+                self._give_up(exc)
+        local.depth = 1
+        if index:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                local.depth = 0
+        start = time.perf_counter()  # the first call: its trace and compile
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            local.depth = 0
+            calls.first_s = time.perf_counter() - start
+
+    def _before(self, calls: Calls, index: int) -> None:
+        if self.phase == ARMED:
+            self._open_window()
+            return
+        first, end = self.settings.steps or (-1, -1)
+        if self.phase == CHOOSING and index == first:
+            self._choose(calls)
+        if calls is not self.step_fn:
+            return
+        if self.phase == WAITING and index == first:
+            self._begin_steps(index)
+        elif self.phase == CAPTURING:
+            self._close_annotation()
+            if index >= end:
+                self._finish(f"captured steps {first}:{end} of {calls.name}")
+            else:
+                self._open_annotation(index)
+
+    def _choose(self, reached: Calls) -> None:
+        """The step function: among the functions dispatched at least twice when the first one
+        reaches execution A, the one whose first call (its trace and compile) took longest: compile time
+        grows with the program, so this stands for "most device time", which is unknown here."""
+        candidates = [c for c in self.calls if c.count >= 2] or [reached]
+        self.step_fn = max(candidates, key=lambda c: c.first_s)
+        self.phase = WAITING
+        log.info("run: steps are calls of %s (first call %.3f s; %s); capturing steps %d:%d",
+                 self.step_fn.name, self.step_fn.first_s, _others(candidates, self.step_fn), *self.settings.steps)
+
+    def _begin_steps(self, index: int) -> None:
+        _jax.sync_devices()  # earlier work stays out of the first step
+        if self._start():
+            self._open_annotation(index)
+
+    # ---- the time window --------------------------------------------------------------------
+
+    def arm_window(self) -> None:
+        """Starts the window's timer (from now: JAX has just been imported)."""
+        self._timer = threading.Timer(self.settings.delay_s, self._window_due)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _window_due(self) -> None:
+        with self._lock:
+            if self.phase != DELAYED:
+                return
+            # start_trace initializes JAX's backends; before the program's first jitted call that
+            # could come before its jax.distributed.initialize: wait for that call then
+            if _backends_ready():
+                self._open_window()
+            else:
+                self.phase, self.watching = ARMED, True
+
+    def _open_window(self) -> None:
+        self.watching = False
+        if not self._start():
+            return
+        self._timer = threading.Timer(self.settings.duration_s, self._window_over)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _window_over(self) -> None:
+        with self._lock:
+            if self.phase == CAPTURING:
+                self._finish(f"captured a {self.settings.duration_s:g} s window", sync=False)
+
+    # ---- start, stop, file --------------------------------------------------------------------
+
+    def _start(self) -> bool:
+        self.phase = CAPTURING  # before start_trace: a Ctrl-C inside it still gets the trace stopped at exit
+        _mark(self.settings.state_dir, f"{os.getpid()}.capturing", "")
+        if _jax.start(self.private, self.options):
+            self._started = time.perf_counter()
+            self.status = "capturing"
+            self._name_run()
+            return True
+        self.phase, self.watching = DONE, False
+        self.status = "could not start the trace (see its warning)"
+        _unmark(self.settings.state_dir, f"{os.getpid()}.capturing")
+        return False
+
+    def _finish(self, what: str, sync: bool = True) -> None:
+        """Stops the trace and files its xplane into the run directory."""
+        self.phase, self.watching = DONE, False
+        self._close_annotation()
+        interrupt: BaseException | None = None
+        try:
+            if sync:
+                _jax.sync_devices()  # the last step's device work belongs to the capture
+            written = _jax.stop()
+        except BaseException as exc:  # Ctrl-C while stopping: stop cleanly, then re-raise
+            interrupt = exc
+            written = _jax.finish_interrupted_stop(lambda: latest_run(self.private) is not None)
+        try:
+            dest = self._file() if written else None
+            self.status = f"{what} -> {dest}" if dest else f"{what}, but no file was written"
+            if dest:
+                log.info("run: %s (%.2f s) -> %s", what, time.perf_counter() - self._started, dest)
+        finally:
+            multihost.remove_private(self.private)
+            _unmark(self.settings.state_dir, f"{os.getpid()}.capturing")
+        if interrupt is not None:
+            raise interrupt
+
+    def _name_run(self) -> None:
+        """Process 0 of a jax.distributed job tells the others its run directory's name, through the
+        job's key-value store: processes started by separate ``jaxprof run`` commands (one per host)
+        then file into one run, as Profiler's do. Set when capture starts, read when filing, so no
+        process waits for another's stop."""
+        proc = multihost.this_process()
+        client = multihost._kv_client() if proc.multi and proc.index == 0 else None
+        if client is not None:
+            try:
+                client.key_value_set(RUN_NAME_KEY, self.settings.run_dir.name)
+            except Exception as exc:
+                log.warning("run: could not tell the other processes the run's name: %r", exc)
+
+    def _run_dir(self, proc: multihost.Process) -> Path:
+        """This process's run directory: process 0's (by name, beside ours) in a jax.distributed job."""
+        own = self.settings.run_dir
+        client = multihost._kv_client() if proc.multi and proc.index != 0 else None
+        if client is None:
+            return own
+        try:
+            name = str(client.blocking_key_value_get(RUN_NAME_KEY, int(multihost.AGREE_TIMEOUT_S * 1000)))
+        except Exception as exc:
+            log.warning("run: process 0 did not name the run (%r); process %d files into its own", exc, proc.index)
+            return own
+        return own.parent / name if name and "/" not in name and name not in (".", "..") else own
+
+    def _file(self) -> Path | None:
+        """Moves the xplane JAX wrote into the shared run directory as ``<host>-p<index>``."""
+        run = latest_run(self.private)
+        if run is None:
+            return None
+        proc = multihost.this_process()
+        run_dir = self._run_dir(proc)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        dest = None
+        for src in run.xplanes:
+            dest = claim(src, run_dir, multihost._with_process(src.name, proc.index))
+        _mark(self.settings.state_dir, f"{os.getpid()}.filed", str(run_dir))
+        return dest
+
+    def _open_annotation(self, index: int) -> None:
+        self._annotation = jax.profiler.StepTraceAnnotation(STEP_NAME, step_num=index)
+        self._annotation.__enter__()
+        self.steps_seen.append(index)
+
+    def _close_annotation(self) -> None:
+        annotation, self._annotation = self._annotation, None
+        if annotation is not None:
+            annotation.__exit__(None, None, None)
+
+    def _give_up(self, exc: Exception) -> None:
+        log.warning("run: capture stopped after an internal error: %r", exc)
+        with self._lock:
+            if self.phase == CAPTURING:
+                self._finish("stopped by an error")
+            self.phase, self.watching = DONE, False
+
+    # ---- exit ---------------------------------------------------------------------------------
+
+    def at_exit(self) -> None:
+        """The program is ending: write a capture still running, and say why there was none."""
+        try:
+            with self._lock:
+                if self._timer is not None:
+                    self._timer.cancel()
+                if self.phase == CAPTURING:
+                    if self.settings.steps is not None:
+                        first, end = self.settings.steps
+                        what = f"ended during the capture: {len(self.steps_seen)} of {end - first} steps seen"
+                    else:
+                        what = f"ended {time.perf_counter() - self._started:.2f} s into the window"
+                    log.warning("run: the program %s; writing what was captured", what)
+                    self._finish(f"the program {what}")
+                elif self.phase in (CHOOSING, WAITING):
+                    self.status = self._why_no_steps()
+                elif self.phase in (DELAYED, ARMED):
+                    self.status = f"ended before the window opened ({self.settings.delay_s:g} s after the import of JAX)"
+            _mark(self.settings.state_dir, f"{os.getpid()}.status", self.status)
+        except Exception as exc:
+            log.warning("run: could not finish the capture at exit: %r", exc)
+
+    def forked(self) -> None:
+        """In a child made by fork() (multiprocessing's default on Linux): no capture of its own, and
+        none of the parent's to stop; it never ran the bootstrap, only copied the parent's state."""
+        self.phase, self.watching, self._annotation, self._timer = DONE, False, None, None
+        self._lock = threading.RLock()  # another thread may have held the parent's at the fork
+        self.settings = Settings(run_dir=self.settings.run_dir, steps=self.settings.steps)  # no status files
+
+    def _why_no_steps(self) -> str:
+        first = self.settings.steps[0] if self.settings.steps else 0
+        ran = [c for c in self.calls if c.count]
+        if not ran:
+            return "imported JAX; no jitted function ran"
+        if self.step_fn is not None:
+            return f"ended before step {first}: the step function {self.step_fn.name} ran {self.step_fn.count} times"
+        top = max(ran, key=lambda c: c.count)
+        return f"ended before step {first}: no jitted function ran {first + 1} times (most: {top.name}, {top.count})"
+
+
+class Counted:
+    """A jitted (or pmapped) function that counts its calls; every other attribute is the original's
+    (``lower``, ``trace``, ``eval_shape``, ``__wrapped__``, ...), and it binds as a method like it."""
+
+    __slots__ = ("_fn", "_calls", "_tracker", "__weakref__")
+
+    def __init__(self, fn: Any, calls: Calls, tracker: Tracker) -> None:
+        self._fn = fn
+        self._calls = calls
+        self._tracker = tracker
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._tracker.watching:  # steps captured (or a window): one attribute read per call
+            return self._fn(*args, **kwargs)
+        return self._tracker.dispatch(self._calls, self._fn, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in Counted.__slots__:  # not set yet (copy, unpickling): no endless forwarding
+            raise AttributeError(name)
+        return getattr(self._fn, name)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self._fn.__doc__
+
+    def __repr__(self) -> str:
+        return repr(self._fn)
+
+
+def claim(src: Path, run_dir: Path, name: str) -> Path:
+    """Moves ``src`` to ``run_dir/name``, or to ``name`` with ``-<pid>`` before its suffix when another
+    process of the run (same process index, no jax.distributed) took that name: ``os.link`` fails on
+    an existing name, so two processes never overwrite each other."""
+    dest = run_dir / name
+    try:
+        os.link(src, dest)
+    except FileExistsError:
+        stem, suffix = _split_suffix(name)
+        dest = run_dir / f"{stem}-{os.getpid()}{suffix}"
+        os.link(src, dest)
+    os.unlink(src)
+    return dest
+
+
+def _split_suffix(name: str) -> tuple[str, str]:
+    for suffix in multihost.TRACE_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)], suffix
+    return name, ""
+
+
+def _others(candidates: list[Calls], chosen: Calls) -> str:
+    rest = [c for c in candidates if c is not chosen]
+    if not rest:
+        return "the only function called twice"
+    return "others: " + ", ".join(f"{c.name} {c.first_s:.3f} s" for c in rest[:3]) + (" ..." if len(rest) > 3 else "")
+
+
+def _backends_ready() -> bool:
+    try:
+        from jax._src import xla_bridge
+        return bool(xla_bridge.backends_are_initialized())
+    except Exception:  # a JAX without it: wait for the first jitted call
+        return False
+
+
+def _mark(state_dir: Path | None, name: str, text: str) -> None:
+    if state_dir is None:
+        return
+    try:
+        (state_dir / name).write_text(text)
+    except OSError:
+        pass  # the launcher is gone, or its directory: only its summary suffers
+
+
+def _unmark(state_dir: Path | None, name: str) -> None:
+    if state_dir is not None:
+        try:
+            (state_dir / name).unlink()
+        except OSError:
+            pass
+
+
+_tracker: Tracker | None = None  # this process's, once install() ran
+
+
+def install(env: Mapping[str, str] | None = None) -> Tracker | None:
+    """Sets up capture in this process (once): patches ``jax.jit``/``jax.pmap``, arms the window or
+    the step count, registers the exit handler. Called by the bootstrap; never raises."""
+    global _tracker
+    if _tracker is not None:
+        return _tracker
+    try:
+        settings = Settings.from_env(os.environ if env is None else env)
+        tracker = Tracker(settings)
+        _patch(tracker)
+        _mark(settings.state_dir, f"{os.getpid()}.status", tracker.status)
+        atexit.register(tracker.at_exit)
+        os.register_at_fork(after_in_child=tracker.forked)
+        if settings.steps is None:
+            tracker.arm_window()
+        _tracker = tracker
+        return tracker
+    except Exception as exc:
+        log.warning("run: capture not set up in this process: %r", exc)
+        return None
+
+
+def _patch(tracker: Tracker) -> None:
+    """Replaces the public ``jax.jit`` and ``jax.pmap``; JAX's own modules keep theirs."""
+    try:  # JAX's traceback filter hides our frames between the program and its jitted function
+        from jax._src import traceback_util
+        traceback_util.register_exclusion(__file__)
+    except Exception:
+        pass  # a JAX without it: tracebacks show one more frame
+    for name in ("jit", "pmap"):
+        setattr(jax, name, _counting(getattr(jax, name), tracker))
+
+
+def _counting(make: Callable[..., Any], tracker: Tracker) -> Callable[..., Any]:
+    """``make`` (jax.jit or jax.pmap) whose functions count their calls."""
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made = make(*args, **kwargs)
+        if args:
+            return tracker.wrap(made)
+        return lambda fun: tracker.wrap(made(fun))  # @jax.jit(static_argnames=...): a decorator
+
+    counted.__doc__, counted.__name__, counted.__qualname__ = make.__doc__, make.__name__, make.__name__
+    counted.__module__, counted.__wrapped__ = "jax", make  # type: ignore[attr-defined]
+    return counted
