@@ -14,6 +14,7 @@ import os
 import threading
 import time
 import types
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -87,7 +88,10 @@ class Tracker:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.options = _jax.make_options(python_trace=settings.python_trace)
-        self.calls: list[Calls] = []
+        # one Calls per Python function jitted, gone with the function; a list for those that
+        # take no weak reference
+        self._calls_of: weakref.WeakKeyDictionary[Any, Calls] = weakref.WeakKeyDictionary()
+        self._unkeyed: list[Calls] = []
         self.phase = CHOOSING if settings.steps is not None else DELAYED
         self.watching = settings.steps is not None  # False: wrapped functions skip dispatch()
         self.step_fn: Calls | None = None
@@ -104,10 +108,25 @@ class Tracker:
 
     # ---- dispatch ---------------------------------------------------------------------------
 
-    def wrap(self, fn: Any) -> "Counted":
-        calls = Calls(str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)))
-        self.calls.append(calls)
+    def wrap(self, fn: Any, fun: Any) -> "Counted":
+        """``fn`` (jitted ``fun``) counting its calls. Calls are counted per ``fun``: ``jax.jit(f)(x)``
+        in a loop makes a new jitted object each time, yet runs one cached program, so it is one
+        function here too (and the list does not grow by one entry a call)."""
+        try:
+            calls = self._calls_of.get(fun)
+        except TypeError:  # no weak reference to it: a function of its own
+            calls = None
+        if calls is None:
+            calls = Calls(str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)))
+            try:
+                self._calls_of[fun] = calls
+            except TypeError:
+                self._unkeyed.append(calls)
         return Counted(fn, calls, self)
+
+    @property
+    def calls(self) -> list[Calls]:
+        return [*self._calls_of.values(), *self._unkeyed]
 
     def dispatch(self, calls: Calls, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         """Calls ``fn``; first counts the call and, on the calls that matter, moves the capture along."""
@@ -464,9 +483,9 @@ def _counting(make: Callable[..., Any], tracker: Tracker) -> Callable[..., Any]:
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         made = make(*args, **kwargs)
-        if args:
-            return tracker.wrap(made)
-        return lambda fun: tracker.wrap(made(fun))  # @jax.jit(static_argnames=...): a decorator
+        if args or "fun" in kwargs:
+            return tracker.wrap(made, args[0] if args else kwargs["fun"])
+        return lambda fun: tracker.wrap(made(fun), fun)  # @jax.jit(static_argnames=...): a decorator
 
     counted.__doc__, counted.__name__, counted.__qualname__ = make.__doc__, make.__name__, make.__name__
     counted.__module__, counted.__wrapped__ = "jax", make  # type: ignore[attr-defined]

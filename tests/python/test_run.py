@@ -363,3 +363,70 @@ def test_bad_options_are_usage_errors():
     missing = jaxprof_run("--no-report", "--", "/nonexistent/program")
     assert missing.returncode == 127 and "cannot run /nonexistent/program" in missing.stderr
     assert "nothing captured" not in missing.stderr  # it never ran: no note about JAX
+
+
+def test_a_function_jitted_anew_each_iteration_is_one_step_function(tmp_path):
+    """`jax.jit(step)(w)` inside the loop: a new jitted object per call, one cached program; its calls
+    are counted per Python function, so it still has steps."""
+    inline = script(tmp_path, "inline.py", """
+        import jax
+        import jax.numpy as jnp
+
+        def step(w):
+            return jnp.tanh(w @ w) * 0.5
+
+        w = jnp.ones((64, 64))
+        for i in range(12):
+            w = jax.jit(step)(w)
+        print(float(w[0, 0]) > -2)
+    """)
+    out = tmp_path / "prof"
+    proc = jaxprof_run("--out", out, "--steps", "4:7", "--no-report", "--", sys.executable, inline)
+    assert proc.returncode == 0 and proc.stdout == "True\n", proc.stderr
+    assert "steps are calls of step" in proc.stderr
+    assert step_numbers(the_run(out, proc.stderr)) == [4, 5, 6]
+
+
+FLAX = """
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.l1 = nnx.Linear(32, 64, rngs=rngs)
+            self.l2 = nnx.Linear(64, 10, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(nnx.relu(self.l1(x)))
+
+    model = MLP(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        def loss_fn(model):
+            return optax.softmax_cross_entropy_with_integer_labels(model(x), y).mean()
+        loss, grads = nnx.value_and_grad(loss_fn)(model)
+        optimizer.update(model, grads)
+        return loss
+
+    x, y = jnp.ones((16, 32)), jnp.arange(16) % 10
+    for i in range(10):
+        loss = train_step(model, optimizer, x, y)
+    print(f"loss {float(loss):.4f}")
+"""
+
+
+def test_a_flax_nnx_and_optax_training_loop(tmp_path):
+    """A real Flax NNX model trained with Optax: nnx.jit goes through jax.jit, so its steps count."""
+    train = script(tmp_path, "flax_train.py", FLAX)
+    out = tmp_path / "prof"
+    proc = jaxprof_run("--out", out, "--steps", "3:6", "--", sys.executable, train)
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(r"loss \d+\.\d{4}\n", proc.stdout), proc.stdout
+    run = the_run(out, proc.stderr)
+    assert step_numbers(run) == [3, 4, 5]
+    ops = {op["name"] for op in jaxprof.load(run).ops()}
+    assert any("dot" in name or "fusion" in name for name in ops), ops
