@@ -32,6 +32,8 @@ ENV_STEPS = "JAXPROF_RUN_STEPS"             # "A:B": capture executions A..B-1 o
 ENV_DELAY = "JAXPROF_RUN_DELAY"             # seconds from the import of JAX to the window's start
 ENV_DURATION = "JAXPROF_RUN_DURATION"       # the window's length in seconds
 ENV_PYTHON_TRACE = "JAXPROF_RUN_PYTHON_TRACE"  # "1": JAX's Python tracer on
+ENV_SETTLE = "JAXPROF_RUN_SETTLE"           # N: start at A or later, after N steps in a row compiled nothing
+SETTLE_WAIT = 20                            # with a settle rule, start by call A + this all the same
 STEP_NAME = "train"                         # the StepTraceAnnotation name of the steps (as Profiler's)
 RUN_NAME_KEY = "jaxprof/run/cli-run-name"   # jax.distributed key-value store: process 0's run name
 
@@ -46,9 +48,12 @@ class Settings:
     delay_s: float = 0.0                   # window start, from the import of JAX
     duration_s: float = 0.0                # window length
     python_trace: bool = False             # JAX's Python tracer on
+    settle: int = 0                        # steps: begin at the first call >= A after this many steps
+                                           # in a row that compiled nothing (0: exactly at A)
 
     def to_env(self) -> dict[str, str]:
-        env = {ENV_DIR: str(self.run_dir), ENV_PYTHON_TRACE: "1" if self.python_trace else "0"}
+        env = {ENV_DIR: str(self.run_dir), ENV_PYTHON_TRACE: "1" if self.python_trace else "0",
+               ENV_SETTLE: str(self.settle)}
         if self.state_dir is not None:
             env[ENV_STATE] = str(self.state_dir)
         if self.steps is not None:
@@ -62,7 +67,7 @@ class Settings:
         """Raises ValueError on a malformed value (the launcher never writes one)."""
         state = env.get(ENV_STATE)
         common = dict(run_dir=Path(env[ENV_DIR]), state_dir=Path(state) if state else None,
-                      python_trace=env.get(ENV_PYTHON_TRACE) == "1")
+                      python_trace=env.get(ENV_PYTHON_TRACE) == "1", settle=int(env.get(ENV_SETTLE, "0")))
         if ENV_STEPS in env:
             a, b = (int(v) for v in env[ENV_STEPS].split(":"))
             return cls(steps=(a, b), **common)
@@ -80,6 +85,8 @@ class Calls:
     name: str
     count: int = 0          # dispatches so far: its executions 0..count-1
     first_s: float = 0.0    # how long its first call took: its trace and compile
+    compiles_seen: int = 0  # the process's compile count at its last dispatch
+    last_compiled: int = -1 # the last of its steps (dispatch to next dispatch) in which JAX compiled
 
 
 class Tracker:
@@ -95,7 +102,8 @@ class Tracker:
         self.phase = CHOOSING if settings.steps is not None else DELAYED
         self.watching = settings.steps is not None  # False: wrapped functions skip dispatch()
         self.step_fn: Calls | None = None
-        self._first = settings.steps[0] if settings.steps is not None else -1  # step A
+        self._first, self._end = settings.steps if settings.steps is not None else (-1, -1)  # A, B
+        self.compiles = 0                          # JAX's compile events in this process (settle rule)
         self.steps_seen: list[int] = []            # step numbers captured so far
         self.status = "imported JAX; no jitted function ran"  # for the launcher, at exit
         self._annotation: Any | None = None
@@ -135,6 +143,8 @@ class Tracker:
             return fn(*args, **kwargs)
         index = calls.count
         calls.count = index + 1
+        if self.compiles != calls.compiles_seen:  # JAX compiled since its last dispatch: in its last step
+            calls.compiles_seen, calls.last_compiled = self.compiles, index - 1
         if calls is self.step_fn or self.phase == ARMED or (index == self._first and self.phase == CHOOSING):
             try:
                 with self._lock:
@@ -158,12 +168,16 @@ class Tracker:
         if self.phase == ARMED:
             self._open_window()
             return
-        first, end = self.settings.steps or (-1, -1)
+        first, end = self._first, self._end
         if self.phase == CHOOSING and index == first:
             self._choose(calls)
         if calls is not self.step_fn:
             return
-        if self.phase == WAITING and index == first:
+        if self.phase == WAITING and index >= first and self._settled(calls, index):
+            if index != first:
+                log.info("run: steps %d:%d instead: JAX compiled in step %d", index, index + end - first,
+                         calls.last_compiled)
+            self._first, self._end = index, index + end - first
             self._begin_steps(index)
         elif self.phase == CAPTURING:
             self._close_annotation()
@@ -179,8 +193,26 @@ class Tracker:
         candidates = [c for c in self.calls if c.count >= 2] or [reached]
         self.step_fn = max(candidates, key=lambda c: c.first_s)
         self.phase = WAITING
-        log.info("run: steps are calls of %s (first call %.3f s; %s); capturing steps %d:%d",
-                 self.step_fn.name, self.step_fn.first_s, _others(candidates, self.step_fn), *self.settings.steps)
+        log.info("run: steps are calls of %s (first call %.3f s; %s); capturing steps %d:%d%s",
+                 self.step_fn.name, self.step_fn.first_s, _others(candidates, self.step_fn), self._first, self._end,
+                 f" or later, after {self.settings.settle} steps in a row without compiling" if self.settings.settle else "")
+
+    def _settled(self, calls: Calls, index: int) -> bool:
+        """Whether steps may begin at this call: the settle rule's steps before it compiled nothing
+        (a recompile, a first eval, a new batch shape would otherwise be what the capture shows)."""
+        settle = self.settings.settle
+        if not settle or index - calls.last_compiled > settle:
+            return True
+        if index < self._first + SETTLE_WAIT:
+            return False
+        log.warning("run: %s still compiles (last in step %d): capturing from step %d all the same",
+                    calls.name, calls.last_compiled, index)
+        return True
+
+    def on_event(self, event: str, *_args: Any, **_kwargs: Any) -> None:
+        """jax.monitoring listener: counts JAX's compile events (tracing, lowering, backend compile)."""
+        if event.startswith("/jax/core/compile/"):
+            self.compiles += 1
 
     def _begin_steps(self, index: int) -> None:
         _jax.sync_devices()  # earlier work stays out of the first step
@@ -324,7 +356,7 @@ class Tracker:
                     self._timer.cancel()
                 if self.phase == CAPTURING:
                     if self.settings.steps is not None:
-                        first, end = self.settings.steps
+                        first, end = self._first, self._end
                         what = f"ended during the capture: {len(self.steps_seen)} of {end - first} steps seen"
                     else:
                         what = f"ended {time.perf_counter() - self._started:.2f} s into the window"
@@ -346,12 +378,16 @@ class Tracker:
         self.settings = Settings(run_dir=self.settings.run_dir, steps=self.settings.steps)  # no status files
 
     def _why_no_steps(self) -> str:
-        first = self.settings.steps[0] if self.settings.steps else 0
+        first = max(self._first, 0)
         ran = [c for c in self.calls if c.count]
         if not ran:
             return "imported JAX; no jitted function ran"
-        if self.step_fn is not None:
-            return f"ended before step {first}: the step function {self.step_fn.name} ran {self.step_fn.count} times"
+        fn = self.step_fn
+        if fn is not None and fn.count > first:
+            return (f"ended before steps began: JAX still compiled in step {fn.last_compiled} of {fn.name} "
+                    f"({fn.count} calls; steps begin after {self.settings.settle} in a row without compiling)")
+        if fn is not None:
+            return f"ended before step {first}: the step function {fn.name} ran {fn.count} times"
         top = max(ran, key=lambda c: c.count)
         return f"ended before step {first}: no jitted function ran {first + 1} times (most: {top.name}, {top.count})"
 
@@ -458,6 +494,8 @@ def install(env: Mapping[str, str] | None = None) -> Tracker | None:
         _mark(settings.state_dir, f"{os.getpid()}.status", tracker.status)
         atexit.register(tracker.at_exit)
         os.register_at_fork(after_in_child=tracker.forked)
+        if settings.settle:
+            jax.monitoring.register_event_duration_secs_listener(tracker.on_event)
         if settings.steps is None:
             tracker.arm_window()
         _tracker = tracker

@@ -27,6 +27,7 @@ from .analysis import load
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "_bootstrap"
 DEFAULT_STEPS = (10, 14)
+DEFAULT_SETTLE = 2  # default steps begin once this many steps in a row compiled nothing
 POLL_S = 0.2  # how often the launcher looks for a finished capture while PROGRAM runs
 
 
@@ -44,7 +45,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default="profiles", metavar="DIR",
                     help="log directory; the run goes to DIR/plugins/profile/<run>/ (default: ./profiles)")
     ap.add_argument("--steps", metavar="A:B", type=_steps,
-                    help=f"capture calls A..B-1 of the step function (default: {DEFAULT_STEPS[0]}:{DEFAULT_STEPS[1]})")
+                    help=f"capture calls A..B-1 of the step function (default: {DEFAULT_STEPS[1] - DEFAULT_STEPS[0]} "
+                         f"steps from call {DEFAULT_STEPS[0]}, or later, once {DEFAULT_SETTLE} steps in a row "
+                         "compiled nothing)")
     ap.add_argument("--delay", type=_seconds, metavar="S",
                     help="capture a time window instead, starting S seconds after JAX is imported (default 0)")
     ap.add_argument("--duration", type=_seconds, metavar="S", help="the window's length in seconds")
@@ -113,12 +116,14 @@ def main(argv: Sequence[str]) -> int:
     window = args.duration is not None
     settings = Settings(run_dir=run_dir.resolve(), state_dir=state_dir,
                         steps=None if window else (args.steps or DEFAULT_STEPS),
+                        settle=DEFAULT_SETTLE if args.steps is None and not window else 0,
                         delay_s=args.delay or 0.0, duration_s=args.duration or 0.0, python_trace=args.python_trace)
     if window:
         _say(f"capturing {settings.duration_s:g} s from {settings.delay_s:g} s after JAX is imported into {run_dir}")
     else:
         a, b = settings.steps  # type: ignore[misc]
-        _say(f"capturing steps {a}:{b} (calls {a}-{b - 1} of the step function) into {run_dir}")
+        later = f", or later once {settings.settle} steps in a row compiled nothing" if settings.settle else ""
+        _say(f"capturing steps {a}:{b} (calls {a}-{b - 1} of the step function{later}) into {run_dir}")
     env = os.environ.copy()
     env.update(settings.to_env())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH")) if p)

@@ -430,3 +430,46 @@ def test_a_flax_nnx_and_optax_training_loop(tmp_path):
     assert step_numbers(run) == [3, 4, 5]
     ops = {op["name"] for op in jaxprof.load(run).ops()}
     assert any("dot" in name or "fusion" in name for name in ops), ops
+
+
+def test_default_steps_wait_until_the_step_function_stops_compiling(tmp_path):
+    """The default steps start at call 10 or later, once 2 steps in a row compiled nothing: here
+    calls 9 and 10 get new batch shapes (each compiles), so steps 9 and 10 compiled and the four
+    steps are 13..16; none of them compiles."""
+    shapes = script(tmp_path, "shapes.py", """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def train_step(w, x):
+            return w - 1e-3 * (x.T @ jnp.tanh(x @ w))
+
+        w = jnp.ones((64, 64)) * 0.01
+        for i in range(24):
+            rows = {9: 16, 10: 24}.get(i, 32)
+            w = train_step(w, jnp.ones((rows, 64)))
+        print("done")
+    """)
+    out = tmp_path / "prof"
+    proc = jaxprof_run("--out", out, "--no-report", "--", sys.executable, shapes)
+    assert proc.returncode == 0 and proc.stdout == "done\n", proc.stderr
+    assert "capturing steps 10:14 (calls 10-13 of the step function, or later once 2 steps" in proc.stderr
+    assert "steps 13:17 instead: JAX compiled in step 10" in proc.stderr
+    run = the_run(out, proc.stderr)
+    assert step_numbers(run) == [13, 14, 15, 16]
+    assert [s["compiles"] for s in jaxprof.load(run).steps()] == [0, 0, 0, 0]
+
+
+def test_given_steps_are_taken_as_given_even_while_compiling(tmp_path):
+    shapes = script(tmp_path, "shapes.py", """
+        import jax
+        import jax.numpy as jnp
+
+        f = jax.jit(lambda x: jnp.tanh(x).sum())
+        for i in range(8):
+            f(jnp.ones((i + 1, 8)))  # a new shape, so a compile, every call
+    """)
+    out = tmp_path / "prof"
+    proc = jaxprof_run("--out", out, "--no-report", "--steps", "2:5", "--", sys.executable, shapes)
+    assert proc.returncode == 0, proc.stderr
+    assert step_numbers(the_run(out, proc.stderr)) == [2, 3, 4]
