@@ -325,7 +325,7 @@ class Tracker:
         run_dir.mkdir(parents=True, exist_ok=True)
         dest = None
         for src in run.xplanes:
-            dest = claim(src, run_dir, multihost._with_process(src.name, proc.index))
+            dest = claim(src, run_dir, proc.index)
         _mark(self.settings.state_dir, f"{os.getpid()}.filed", str(run_dir))
         return dest
 
@@ -424,26 +424,18 @@ class Counted:
         return repr(self._fn)
 
 
-def claim(src: Path, run_dir: Path, name: str) -> Path:
-    """Moves ``src`` to ``run_dir/name``, or to ``name`` with ``-<pid>`` before its suffix when another
+def claim(src: Path, run_dir: Path, index: int) -> Path:
+    """Moves ``src`` to ``run_dir`` as ``<host>-p<index>``, or ``<host>-p<index>-<pid>`` when another
     process of the run (same process index, no jax.distributed) took that name: ``os.link`` fails on
     an existing name, so two processes never overwrite each other."""
-    dest = run_dir / name
+    dest = run_dir / multihost._with_process(src.name, index)
     try:
         os.link(src, dest)
     except FileExistsError:
-        stem, suffix = _split_suffix(name)
-        dest = run_dir / f"{stem}-{os.getpid()}{suffix}"
+        dest = run_dir / multihost._with_process(src.name, index, f"-{os.getpid()}")
         os.link(src, dest)
     os.unlink(src)
     return dest
-
-
-def _split_suffix(name: str) -> tuple[str, str]:
-    for suffix in multihost.TRACE_SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[:-len(suffix)], suffix
-    return name, ""
 
 
 def _others(candidates: list[Calls], chosen: Calls) -> str:

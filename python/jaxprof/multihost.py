@@ -77,12 +77,12 @@ def agree_run_name(log_dir: Path, instance: int, proc: Process, timeout_s: float
         return f"{own}-p{proc.index}"
 
 
-def _with_process(name: str, index: int) -> str:
-    """``host.xplane.pb`` -> ``host-p<index>.xplane.pb`` (hostnames may hold dots: match the suffix)."""
+def _with_process(name: str, index: int, tag: str = "") -> str:
+    """``host.xplane.pb`` -> ``host-p<index><tag>.xplane.pb`` (hostnames may hold dots: match the suffix)."""
     for suffix in TRACE_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
-            return f"{name[:-len(suffix)]}-p{index}{suffix}"
-    return f"p{index}-{name}"
+            return f"{name[:-len(suffix)]}-p{index}{tag}{suffix}"
+    return f"p{index}{tag}-{name}"
 
 
 def file_capture(written_run: Path, run_dir: Path, index: int) -> int:
