@@ -683,7 +683,9 @@ static int read_instructions(hlo_ctx *c, jp_pb module, jp_hlo_module *out, hlo_i
 /* ---- instruction text (jp_hlo_decode_text) -------------------------------------------------- */
 
 void jp_hlo_text_put(hlo_text *b, const char *p, size_t len) {
-    size_t room = sizeof b->s - 4 - b->n; /* keeps room for "..." and the NUL */
+    size_t limit = sizeof b->s - 4; /* keeps room for "..." and the NUL */
+    if (b->n >= limit) return;      /* already cut: its "..." is in place */
+    size_t room = limit - b->n;
     if (len > room) {
         memcpy(b->s + b->n, p, room);
         b->n += room;
