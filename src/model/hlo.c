@@ -28,6 +28,7 @@ enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
 };
 
 enum { HAS_DOT = 1, HAS_CONV = 2, HAS_COLLECTIVE = 4 }; /* what a called computation contains */
+enum { SOURCE_FILE_SHOWN = 400 }; /* bytes of a source file name kept in "file:line" (longer: cut with "...") */
 
 typedef struct comp_info {
     int64_t id;
@@ -142,8 +143,8 @@ static void unwrap(const char **s, size_t *len) {
 }
 
 const char *jp_hlo_scope_of(jp_intern *t, const char *op_name) {
-    char out[1024];
-    size_t n = 0;
+    char out[HLO_TEXT_MAX];
+    jp_text scope = jp_text_make(out, sizeof out); /* a deeper scope than fits ends in "...", never skips a level */
     const char *p = op_name, *last = strrchr(op_name, '/');
     if (!last) return jp_intern_str(t, "", 0);
     while (p < last) {
@@ -153,14 +154,13 @@ const char *jp_hlo_scope_of(jp_intern *t, const char *op_name) {
         size_t len = (size_t)(slash - p);
         unwrap(&comp, &len);
         int artificial = (len == 4 && memcmp(comp, "main", 4) == 0 && p != op_name);
-        if (len > 0 && !artificial && n + len + 1 < sizeof out) {
-            if (n) out[n++] = '/';
-            memcpy(out + n, comp, len);
-            n += len;
+        if (len > 0 && !artificial) {
+            if (scope.len) jp_text_putc(&scope, '/');
+            jp_text_put(&scope, comp, len);
         }
         p = slash + 1;
     }
-    return jp_intern_str(t, out, n);
+    return jp_intern_str(t, scope.buf, scope.len);
 }
 
 /* ---- decoding ----------------------------------------------------------------------------- */
@@ -431,10 +431,11 @@ static int read_metadata(hlo_ctx *c, jp_pb meta, jp_hlo_instr *in) {
         in->function = u->function;
     }
     if (file_len) {
-        char buf[512];
-        int n = snprintf(buf, sizeof buf, "%.*s:%llu", (int)(file_len > 400 ? 400 : file_len),
-                         (const char *)file, (unsigned long long)line);
-        if (!(in->source = jp_intern_str(c->intern, buf, (size_t)n))) return JP_ERR_NOMEM;
+        char buf[HLO_TEXT_MAX];
+        jp_text src = jp_text_make(buf, sizeof buf);
+        jp_text_put_clipped(&src, (const char *)file, file_len, SOURCE_FILE_SHOWN);
+        jp_text_printf(&src, ":%llu", (unsigned long long)line);
+        if (!(in->source = jp_intern_str(c->intern, src.buf, src.len))) return JP_ERR_NOMEM;
     }
     return JP_OK;
 }
@@ -682,37 +683,16 @@ static int read_instructions(hlo_ctx *c, jp_pb module, jp_hlo_module *out, hlo_i
 
 /* ---- instruction text (jp_hlo_decode_text) -------------------------------------------------- */
 
-void jp_hlo_text_put(hlo_text *b, const char *p, size_t len) {
-    size_t limit = sizeof b->s - 4; /* keeps room for "..." and the NUL */
-    if (b->n >= limit) return;      /* already cut: its "..." is in place */
-    size_t room = limit - b->n;
-    if (len > room) {
-        memcpy(b->s + b->n, p, room);
-        b->n += room;
-        if (b->n + 3 < sizeof b->s) memcpy(b->s + b->n, "...", 3), b->n += 3;
-        return;
-    }
-    memcpy(b->s + b->n, p, len);
-    b->n += len;
-}
-
-static void puts_(hlo_text *b, const char *p) { jp_hlo_text_put(b, p, strlen(p)); }
-
 /* "f32[64,128]", "pred[]", "(...)" for a tuple, in XLA's spelling without the layout. */
-static void shape_text(hlo_text *b, const hlo_node *n) {
-    char tmp[32];
+static void shape_text(jp_text *b, const hlo_node *n) {
     if (n->tuple) {
-        puts_(b, "(...)");
+        jp_text_puts(b, "(...)");
         return;
     }
-    if (jp_hlo_type_name(n->type)) snprintf(tmp, sizeof tmp, "%s[", jp_hlo_type_name(n->type));
-    else snprintf(tmp, sizeof tmp, "type%u[", n->type);
-    puts_(b, tmp);
-    for (uint32_t i = 0; i < n->dims.n; i++) {
-        snprintf(tmp, sizeof tmp, "%s%lld", i ? "," : "", (long long)n->dims.v[i]);
-        puts_(b, tmp);
-    }
-    puts_(b, "]");
+    if (jp_hlo_type_name(n->type)) jp_text_printf(b, "%s[", jp_hlo_type_name(n->type));
+    else jp_text_printf(b, "type%u[", n->type);
+    for (uint32_t i = 0; i < n->dims.n; i++) jp_text_printf(b, "%s%lld", i ? "," : "", (long long)n->dims.v[i]);
+    jp_text_puts(b, "]");
 }
 
 static int cmp_id_slot(const void *a, const void *b) {
@@ -747,30 +727,31 @@ static int write_texts(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
     for (size_t i = 0; i < ir->n_nodes; i++) {
         const hlo_node *n = &ir->nodes[i];
         jp_hlo_instr *in = &out->instrs[n->instr];
-        hlo_text b = {.n = 0};
-        puts_(&b, "%");
-        puts_(&b, in->name);
-        puts_(&b, " = ");
+        char line[HLO_TEXT_MAX];
+        jp_text b = jp_text_make(line, sizeof line);
+        jp_text_puts(&b, "%");
+        jp_text_puts(&b, in->name);
+        jp_text_puts(&b, " = ");
         shape_text(&b, n);
-        puts_(&b, " ");
-        puts_(&b, n->opcode);
-        puts_(&b, "(");
+        jp_text_puts(&b, " ");
+        jp_text_puts(&b, n->opcode);
+        jp_text_puts(&b, "(");
         for (uint32_t k = 0; k < n->operands.n; k++) {
             int64_t hit = jp_hlo_id_lookup(ids, ir->n_nodes, n->operands.v[k]);
-            if (k) puts_(&b, ", ");
+            if (k) jp_text_puts(&b, ", ");
             if (hit < 0) continue; /* an id the module does not define */
             const hlo_node *op = &ir->nodes[hit];
             shape_text(&b, op);
-            puts_(&b, " %");
-            puts_(&b, out->instrs[op->instr].name);
+            jp_text_puts(&b, " %");
+            jp_text_puts(&b, out->instrs[op->instr].name);
         }
-        puts_(&b, ")");
+        jp_text_puts(&b, ")");
         if (n->target.len) {
-            puts_(&b, ", custom_call_target=\"");
-            jp_hlo_text_put(&b, n->target.ptr, n->target.len);
-            puts_(&b, "\"");
+            jp_text_puts(&b, ", custom_call_target=\"");
+            jp_text_put(&b, n->target.ptr, n->target.len);
+            jp_text_puts(&b, "\"");
         }
-        if (!(in->text = jp_arena_strndup(c->arena, b.s, b.n))) return JP_ERR_NOMEM;
+        if (!(in->text = jp_arena_strndup(c->arena, b.buf, b.len))) return JP_ERR_NOMEM;
     }
     return JP_OK;
 }

@@ -123,19 +123,15 @@ static int64_t node_by_name(ba_ctx *c, jp_str name) {
 
 /* ---- shapes --------------------------------------------------------------------------------- */
 
-static void put(hlo_text *b, const char *p) { jp_hlo_text_put(b, p, strlen(p)); }
-
 typedef struct dims_acc {      /* an array shape's dimensions as they are read */
-    hlo_text *text;
+    jp_text *text;
     uint64_t elems;            /* their product, saturated */
     uint32_t n;
 } dims_acc;
 
 static int add_dim(void *arg, int64_t d) {
     dims_acc *acc = arg;
-    char tmp[32];
-    snprintf(tmp, sizeof tmp, "%s%lld", acc->n++ ? "," : "", (long long)d);
-    put(acc->text, tmp);
+    jp_text_printf(acc->text, "%s%lld", acc->n++ ? "," : "", (long long)d);
     uint64_t v = d > 0 ? (uint64_t)d : 0;
     acc->elems = v && acc->elems > UINT64_MAX / v ? UINT64_MAX : acc->elems * v;
     return 0;
@@ -149,7 +145,7 @@ static int64_t dense_bytes(uint64_t n, unsigned bits) {
 
 /* Appends shape's text ("f32[4,8]", "(f32[4], s32[])") to b; returns its unpadded bytes (a tuple
  * is XLA's table of 8-byte pointers to its elements). */
-static int shape_info(ba_ctx *c, jp_pb shape, int depth, hlo_text *b, int64_t *unpadded) {
+static int shape_info(ba_ctx *c, jp_pb shape, int depth, jp_text *b, int64_t *unpadded) {
     jp_pb_field f;
     uint64_t type = 0;
     for (jp_pb p = shape; !jp_pb_done(&p);) {
@@ -158,25 +154,21 @@ static int shape_info(ba_ctx *c, jp_pb shape, int depth, hlo_text *b, int64_t *u
         if (f.number == SHAPE_TYPE && f.wire == JP_PB_VARINT) type = f.u;
     }
     uint32_t n_tuple = 0;
-    if (type == TYPE_TUPLE) put(b, "(");
-    else if (jp_hlo_type_name(type)) put(b, jp_hlo_type_name(type)), put(b, "[");
-    else {
-        char tmp[32];
-        snprintf(tmp, sizeof tmp, "type%llu[", (unsigned long long)type);
-        put(b, tmp);
-    }
+    if (type == TYPE_TUPLE) jp_text_puts(b, "(");
+    else if (jp_hlo_type_name(type)) jp_text_printf(b, "%s[", jp_hlo_type_name(type));
+    else jp_text_printf(b, "type%llu[", (unsigned long long)type);
     dims_acc acc = {b, 1, 0};
     for (jp_pb p = shape; !jp_pb_done(&p);) {
         int rc = jp_pb_next(&p, &f, "ShapeProto", c->err);
         if (rc) return rc;
         if (type != TYPE_TUPLE && f.number == SHAPE_DIMS && (rc = jp_hlo_each_int(&p, &f, add_dim, &acc, c->err))) return rc;
         if (type != TYPE_TUPLE || f.number != SHAPE_TUPLE || f.wire != JP_PB_LEN) continue;
-        if (n_tuple++) put(b, ", ");
+        if (n_tuple++) jp_text_puts(b, ", ");
         int64_t ignored;
-        if (depth + 1 >= HLO_MAX_SHAPE_DEPTH) put(b, "...");
+        if (depth + 1 >= HLO_MAX_SHAPE_DEPTH) jp_text_puts(b, "...");
         else if ((rc = shape_info(c, jp_pb_sub(&p, &f), depth + 1, b, &ignored))) return rc;
     }
-    put(b, type == TYPE_TUPLE ? ")" : "]");
+    jp_text_puts(b, type == TYPE_TUPLE ? ")" : "]");
     *unpadded = type == TYPE_TUPLE ? (int64_t)n_tuple * TUPLE_POINTER_BYTES : dense_bytes(acc.elems, jp_hlo_type_bits(type));
     return JP_OK;
 }
@@ -198,15 +190,22 @@ static int tuple_element(ba_ctx *c, jp_pb shape, int64_t k, jp_pb *out) {
 
 /* ---- resolving a buffer's instruction ------------------------------------------------------- */
 
-/* "copy-start{0}", "custom-call.1{1,2}": the instruction's name with the shape index. */
+/* "copy-start{0}", "custom-call.1{1,2}": the instruction's name with the shape index. A name past
+ * INDEXED_NAME_SHOWN bytes is cut (on a whole character, with "...") so that the index, which tells
+ * a tuple's buffers apart, is always there whole. */
+enum { INDEXED_NAME_SHOWN = 800 };
+_Static_assert(INDEXED_NAME_SHOWN + 3 + 2 + HLO_MAX_SHAPE_DEPTH * 21 < HLO_TEXT_MAX, "the index always fits whole");
+
 static const char *indexed_name(ba_ctx *c, const char *name, const raw_lbuf *r) {
     if (!r->n_index) return name;
-    char buf[512];
-    int n = snprintf(buf, sizeof buf, "%.400s{", name);
-    for (uint32_t i = 0; i < r->n_index && n < 480; i++)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? "," : "", (long long)r->index[i]);
-    n += snprintf(buf + n, sizeof buf - (size_t)n, "}");
-    return jp_intern_str(c->t, buf, (size_t)n);
+    char buf[HLO_TEXT_MAX];
+    jp_text t = jp_text_make(buf, sizeof buf);
+    size_t len = strlen(name);
+    if (len <= INDEXED_NAME_SHOWN) jp_text_put(&t, name, len);
+    else jp_text_put(&t, name, jp_text_utf8_floor(name, INDEXED_NAME_SHOWN)), jp_text_puts(&t, JP_TEXT_CUT_MARK);
+    for (uint32_t i = 0; i < r->n_index; i++) jp_text_printf(&t, "%s%lld", i ? "," : "{", (long long)r->index[i]);
+    jp_text_puts(&t, "}");
+    return jp_intern_str(c->t, t.buf, t.len);
 }
 
 static int resolve(ba_ctx *c, const raw_lbuf *r, jp_hlo_lbuf *b) {
@@ -223,13 +222,14 @@ static int resolve(ba_ctx *c, const raw_lbuf *r, jp_hlo_lbuf *b) {
         if (rc < 0) return rc;
         if (!rc) break;
     }
-    hlo_text text = {.n = 0};
+    char shape_buf[HLO_TEXT_MAX];
+    jp_text text = jp_text_make(shape_buf, sizeof shape_buf);
     int rc = shape_info(c, shape, 0, &text, &b->unpadded);
     if (rc) return rc;
     b->known = 1; /* for now: found; an allocation must list it too */
     b->instruction = indexed_name(c, in->name, r);
     b->opcode = in->opcode;
-    b->shape = jp_intern_str(c->t, text.s, text.n);
+    b->shape = jp_intern_str(c->t, text.buf, text.len);
     b->op_name = n->op_name ? n->op_name : c->empty;
     b->source = in->source, b->function = in->function, b->frame = in->frame;
     return b->instruction && b->shape ? JP_OK : JP_ERR_NOMEM;

@@ -4,6 +4,7 @@
 #ifndef JP_MODEL_HLO_IR_H
 #define JP_MODEL_HLO_IR_H
 
+#include "base/text.h"
 #include "decode/pb.h"
 #include "model/model.h"
 
@@ -78,14 +79,10 @@ int64_t jp_hlo_id_lookup(const hlo_id_slot *slots, size_t n, int64_t id);
  * for a packed run cut short. */
 int jp_hlo_each_int(const jp_pb *parent, const jp_pb_field *f, int (*fn)(void *, int64_t), void *arg, jp_error *err);
 
-typedef struct hlo_text {      /* one line of HLO text, cut with "..." past its size (a concat of
-                                * thousands of operands) */
-    char s[1024];
-    size_t n;
-} hlo_text;
-
-/* Appends len bytes of p to b, or as many as fit followed by "...". */
-void jp_hlo_text_put(hlo_text *b, const char *p, size_t len);
+/* The most bytes of one instruction's HLO text or one buffer's shape text, the NUL included: a
+ * longer one (a concat of thousands of operands, a tuple of hundreds of arrays) is cut with "..."
+ * by jp_text. */
+enum { HLO_TEXT_MAX = 1024 };
 
 /* xla.PrimitiveType: its name in HLO text ("f32", "bf16"; NULL when unknown) and its size in bits
  * (0 for tuple, token, opaque and unknown types). */
