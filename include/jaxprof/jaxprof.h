@@ -915,8 +915,8 @@ typedef struct jp_diff_gate {
 } jp_diff_gate;
 
 /* Checks the gate: 0 when it holds, 1 when it trips. why (may be NULL) receives one paragraph
- * that says which limit tripped, by how much, and names the ops that got slower (truncated to
- * cap bytes, always NUL-terminated). */
+ * that says which limit tripped, by how much, and names the ops that got slower (past cap bytes
+ * cut with "..." on a whole UTF-8 character; always NUL-terminated when cap > 0). */
 int jp_diff_check(const jp_diff *d, const jp_diff_gate *gate, char *why, size_t cap);
 /* A buffer for why that holds any explanation whole. */
 #define JP_DIFF_WHY_MAX 4096

@@ -115,14 +115,17 @@ static void kpis(ctx *c) {
     kpi(c, KPI_COMPILE, NULL, compile_s, 0);
 }
 
+enum { EVIDENCE_MAX = 1024 }; /* bytes of a finding's evidence, the NUL included */
+
 static void finding(ctx *c, const char *id, int severity, const char *title, const char *fix, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
 static void finding(ctx *c, const char *id, int severity, const char *title, const char *fix, const char *fmt, ...) {
-    char buf[1024];
+    char buf[EVIDENCE_MAX];
+    jp_text text = jp_text_make(buf, sizeof buf); /* names of any length: cut with "...", whole characters */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    jp_text_vprintf(&text, fmt, ap);
     va_end(ap);
     const char *evidence = jp_analysis_printf(c->arena, "%s", buf);
     if (evidence && c->a->n_findings < MAX_FINDINGS)
@@ -191,19 +194,20 @@ static void many_small_ops(ctx *c) {
     double busy_per = dispatches ? c->part[JP_PART_COMPUTE] / (double)dispatches : 0;
     if (per_step >= 20 && kpi_bad(KPI_DURATION, ms(busy_per))) {
         const name_count *t1 = top_of(t, nt, 0, NULL), *t2 = top_of(t, nt, 0, t1);
-        char top[512] = "";
+        char top_buf[512];
+        jp_text top = jp_text_make(top_buf, sizeof top_buf);
         if (t1 && t2)
-            snprintf(top, sizeof top, ": %s %.0f, %s %.0f%s", t1->name, (double)t1->n / steps, t2->name,
-                     (double)t2->n / steps, nt > 2 ? ", ..." : "");
+            jp_text_printf(&top, ": %s %.0f, %s %.0f%s", t1->name, (double)t1->n / steps, t2->name,
+                           (double)t2->n / steps, nt > 2 ? ", ..." : "");
         else if (t1)
-            snprintf(top, sizeof top, ": %s", t1->name);
+            jp_text_printf(&top, ": %s", t1->name);
         finding(c, "many_small_ops", kpi_bad(KPI_UTIL, 100 * device_share(c)) ? JP_RATING_BAD : JP_RATING_WARNING,
                 "Many small device ops dispatched one by one",
                 "jax.jit the whole step function so XLA fuses these ops into one executable: one "
                 "dispatch per step instead of many, and no Python between ops.",
                 "%.0f jitted dispatches per step%s; %.1f us of device compute per dispatch on average; "
                 "device busy %.0f%% of step time, host-only %.0f%%",
-                per_step, top, busy_per / 1e6, 100 * device_share(c),
+                per_step, top.buf, busy_per / 1e6, 100 * device_share(c),
                 c->step_total > 0 ? 100 * c->part[JP_PART_HOST] / c->step_total : 0);
         return;
     }
@@ -287,14 +291,13 @@ static const name_count *host_while_idle(const ctx *c, int kind, name_count *t, 
 
 /* The Python functions (python tracer events "$file:line function") that spend the most self time
  * while the device is idle inside steps, up to three, written as "f (file:line) 1.20 ms, ..." per
- * step into buf; "" when the tracer was off. The tracer records every function, so names are
+ * step to out; nothing when the tracer was off. The tracer records every function, so names are
  * tallied in a map rather than the bounded table the annotations use. */
-static void python_while_idle(const ctx *c, char *buf, size_t cap) {
+static void python_while_idle(const ctx *c, jp_text *out) {
     size_t nb;
     interval *busy = device_busy(c->m, &nb);
     jp_map idx = {0};
     jp_vec tally = {0}; /* name_count */
-    buf[0] = '\0';
     for (size_t i = 0; i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
         if (h->kind != JP_HOST_PYTHON || h->self_ps <= 0 || jp_step_at(c->a, h->start_ps) < 0) continue;
@@ -311,7 +314,6 @@ static void python_while_idle(const ctx *c, char *buf, size_t cap) {
     }
     free(busy);
     const name_count *prev = NULL;
-    size_t n = 0;
     for (int rank = 0; rank < 3; rank++) { /* the three largest, in order */
         const name_count *best = NULL;
         for (size_t i = 0; i < tally.n; i++) {
@@ -322,9 +324,7 @@ static void python_while_idle(const ctx *c, char *buf, size_t cap) {
         if (!best || (double)best->ps / (double)c->a->n_steps < 1e6) break; /* under 1 us per step */
         const char *name = best->name[0] == '$' ? best->name + 1 : best->name;
         double per_step = ms((double)best->ps / (double)c->a->n_steps);
-        int w = snprintf(buf + n, cap - n, "%s%s %.2f ms", n ? ", " : "", name, per_step);
-        if (w < 0 || (size_t)w >= cap - n) break;
-        n += (size_t)w;
+        jp_text_printf(out, "%s%s %.2f ms", prev ? ", " : "", name, per_step);
         prev = best;
     }
     jp_map_deinit(&idx);
@@ -353,16 +353,14 @@ static void idle_and_host(ctx *c) {
     name_count t[MAX_NAMES];
     size_t nt;
     const name_count *wait = host_while_idle(c, JP_HOST_USER, t, &nt);
-    char hint[640] = "", py[400];
+    char hint_buf[640], py_buf[400];
+    jp_text hint = jp_text_make(hint_buf, sizeof hint_buf), py = jp_text_make(py_buf, sizeof py_buf);
     if (wait)
-        snprintf(hint, sizeof hint, "; the host spends %.2f ms per step in annotation '%s' while the device is idle",
-                 ms((double)wait->ps / steps), wait->name);
-    python_while_idle(c, py, sizeof py);
-    if (*py) {
-        size_t used = strlen(hint);
-        snprintf(hint + used, sizeof hint - used, "; slowest Python functions while the device is idle "
-                 "(self time per step): %s", py);
-    }
+        jp_text_printf(&hint, "; the host spends %.2f ms per step in annotation '%s' while the device is idle",
+                       ms((double)wait->ps / steps), wait->name);
+    python_while_idle(c, &py);
+    if (py.len)
+        jp_text_printf(&hint, "; slowest Python functions while the device is idle (self time per step): %s", py.buf);
     if (kpi_bad(KPI_UTIL, 100 * util)) {
         double gap = host + comp + idle;
         const char *fix;
@@ -390,22 +388,23 @@ static void idle_and_host(ctx *c) {
                 "compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms without "
                 "device work)%s",
                 100 * util, KPI[KPI_UTIL].bad, ms(host / steps), ms(comp / steps), ms(idle / steps),
-                (long long)a->steps[worst].step_num, ms((double)worst_gap), ms((double)a->steps[worst].dur_ps), hint);
+                (long long)a->steps[worst].step_num, ms((double)worst_gap), ms((double)a->steps[worst].dur_ps), hint.buf);
     }
     if (kpi_bad(KPI_HOST, 100 * host / c->step_total)) {
         name_count rt[MAX_NAMES];
         size_t nrt;
         const name_count *r = host_while_idle(c, JP_HOST_RUNTIME, rt, &nrt);
-        char where[320] = "";
+        char where_buf[320];
+        jp_text where = jp_text_make(where_buf, sizeof where_buf);
         if (r)
-            snprintf(where, sizeof where, "; busiest JAX runtime event %s (%.2f ms self time per step)", r->name,
-                     ms((double)r->ps / steps));
+            jp_text_printf(&where, "; busiest JAX runtime event %s (%.2f ms self time per step)", r->name,
+                           ms((double)r->ps / steps));
         finding(c, "host_bound", JP_RATING_BAD, "Steps are host-bound",
                 "Move work off the Python thread: jit more of the step, prepare data asynchronously, "
                 "and keep logging/metrics out of the hot loop (fetch them every N steps).",
                 "host-only time is %.0f%% of step time (bad above %.0f%%; %.2f ms per step)%s%s",
                 100 * host / c->step_total, KPI[KPI_HOST].bad,
-                ms(host / steps), hint, where);
+                ms(host / steps), hint.buf, where.buf);
     }
 }
 
@@ -419,24 +418,23 @@ static void large_transfers(ctx *c) {
     if (a->n_steps < 1 || c->step_total <= 0) return;
     double t = c->part[JP_PART_H2D] + c->part[JP_PART_D2H] + c->part[JP_PART_D2D], steps = (double)a->n_steps;
     if (t / c->step_total < 0.1) return;
-    char kinds[512] = "";
-    size_t len = 0;
-    for (int k = 0; k < JP_XFER_COUNT && len < sizeof kinds; k++) {
+    char kinds_buf[512];
+    jp_text kinds = jp_text_make(kinds_buf, sizeof kinds_buf);
+    for (int k = 0; k < JP_XFER_COUNT; k++) {
         const jp_transfer_stat *x = &a->transfers[k];
         if (!x->count) continue;
-        char size[64] = "no sizes recorded";
-        if (x->bytes) snprintf(size, sizeof size, "%.1f MB per step", (double)x->bytes / 1e6 / steps);
-        int w = snprintf(kinds + len, sizeof kinds - len, "; %s: %llu copies (%.1f per step, %s), %.2f ms in total, "
-                         "longest %.2f ms", x->kind, (unsigned long long)x->count, (double)x->count / steps, size,
-                         ms((double)x->total_ps), ms((double)x->max_ps));
-        if (w > 0) len += (size_t)w;
+        jp_text_printf(&kinds, "; %s: %llu copies (%.1f per step, ", x->kind, (unsigned long long)x->count,
+                       (double)x->count / steps);
+        if (x->bytes) jp_text_printf(&kinds, "%.1f MB per step", (double)x->bytes / 1e6 / steps);
+        else jp_text_puts(&kinds, "no sizes recorded");
+        jp_text_printf(&kinds, "), %.2f ms in total, longest %.2f ms", ms((double)x->total_ps), ms((double)x->max_ps));
     }
     finding(c, "large_transfers", t / c->step_total >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING,
             "Large host<->device transfers",
             "Keep data on the device: jax.device_put datasets or batches once (or prefetch them), "
             "avoid numpy arrays inside the step, and fetch results to the host only every N steps.",
             "copies not hidden by compute take %.0f%% of step time (warning from 10%%; %.2f ms per step)%s",
-            100 * t / c->step_total, ms(t / steps), kinds);
+            100 * t / c->step_total, ms(t / steps), kinds.buf);
 }
 
 static const char *dominant_fix(const char *category) {
@@ -467,33 +465,31 @@ static void dominant_op(ctx *c) {
     for (size_t h = 0; h < a->n_host_stats; h++)
         collective += a->host_stats[h].collective_ps, waiting += a->host_stats[h].wait_ps;
     if (jp_hlo_is_collective(top->category) && waiting * 2 >= collective && collective > 0) return;
-    char where[512] = "";
+    char where_buf[512];
+    jp_text where = jp_text_make(where_buf, sizeof where_buf);
     if (*top->scope || *top->source)
-        snprintf(where, sizeof where, "; %s%s%s%s", *top->scope ? "scope " : "", top->scope,
-                 *top->scope && *top->source ? ", " : "", *top->source ? top->source : "");
+        jp_text_printf(&where, "; %s%s%s%s", *top->scope ? "scope " : "", top->scope,
+                       *top->scope && *top->source ? ", " : "", *top->source ? top->source : "");
     finding(c, "dominant_op", JP_RATING_WARNING, "One op dominates device time", dominant_fix(top->category),
             "%s (%s, module %s) takes %.0f%% of device op time (over 50%%): %llu runs, %.2f ms each; device "
             "computes %.0f%% of step time%s",
             top->name, top->category, top->module, 100 * share, (unsigned long long)top->count,
-            ms((double)top->total_ps / (double)top->count), 100 * compute_share(c), where);
+            ms((double)top->total_ps / (double)top->count), 100 * compute_share(c), where.buf);
 }
 
 /* Sorts step numbers and writes the distinct ones as ranges of consecutive numbers ("1-7, 9",
- * at most 8 ranges, then "..."); returns how many distinct numbers there are. */
-static size_t step_ranges(int64_t *at, size_t n, char *buf, size_t cap) {
+ * at most 8 ranges, then "...") to out; returns how many distinct numbers there are. */
+static size_t step_ranges(int64_t *at, size_t n, jp_text *out) {
     qsort(at, n, sizeof *at, jp_cmp_i64);
-    size_t distinct = 0, len = 0, n_ranges = 0;
+    size_t distinct = 0, n_ranges = 0;
     for (size_t i = 0; i < n; i++)
         if (!distinct || at[i] != at[distinct - 1]) at[distinct++] = at[i];
-    buf[0] = '\0';
     for (size_t i = 0; i < distinct; i++) {
         size_t j = i; /* the range at[i..j] */
         while (j + 1 < distinct && at[j + 1] == at[j] + 1) j++;
-        int w = n_ranges == 8 ? snprintf(buf + len, cap - len, ", ...")
-                : i == j      ? snprintf(buf + len, cap - len, "%s%lld", n_ranges ? ", " : "", (long long)at[i])
-                              : snprintf(buf + len, cap - len, "%s%lld-%lld", n_ranges ? ", " : "",
-                                         (long long)at[i], (long long)at[j]);
-        if (w > 0 && (size_t)w < cap - len) len += (size_t)w;
+        if (n_ranges == 8) jp_text_puts(out, ", ...");
+        else if (i == j) jp_text_printf(out, "%s%lld", n_ranges ? ", " : "", (long long)at[i]);
+        else jp_text_printf(out, "%s%lld-%lld", n_ranges ? ", " : "", (long long)at[i], (long long)at[j]);
         if (n_ranges++ == 8) break;
         i = j;
     }
@@ -521,8 +517,9 @@ static void recompilation(ctx *c) {
         name_count *nc = tally(t, &nt, *k->module ? k->module : "?");
         if (nc) nc->n++, nc->ps += k->dur_ps;
     }
-    char steps[256];
-    size_t distinct = step_ranges(at, n, steps, sizeof steps);
+    char steps_buf[256];
+    jp_text steps = jp_text_make(steps_buf, sizeof steps_buf);
+    size_t distinct = step_ranges(at, n, &steps);
     free(at);
     if (!n) return;
     const name_count *top = top_of(t, nt, 1, NULL); /* the module whose compiles cost the most */
@@ -535,13 +532,13 @@ static void recompilation(ctx *c) {
             "do not create new jitted closures inside the loop.",
             "%llu compilations after the first step, in step%s %s, taking %.1f ms (%.0f%% of step time); "
             "%s compiled %llu time%s there (%.1f ms), the most of any module",
-            (unsigned long long)n, distinct > 1 ? "s" : "", steps, ms(total), 100 * share, top ? top->name : "?",
+            (unsigned long long)n, distinct > 1 ? "s" : "", steps.buf, ms(total), 100 * share, top ? top->name : "?",
             top ? (unsigned long long)top->n : 0ULL, top && top->n == 1 ? "" : "s", top ? ms((double)top->ps) : 0.0);
 }
 
 /* What a host did instead of entering its collectives in the given steps: the largest part of
- * those steps other than collectives, as a phrase. */
-static const char *straggler_activity(const jp_host_stat *hs, const int64_t *steps, size_t n, char *buf, size_t cap) {
+ * those steps other than collectives, as a phrase appended to out. */
+static const char *straggler_activity(const jp_host_stat *hs, const int64_t *steps, size_t n, jp_text *out) {
     int64_t part[JP_PART_COUNT] = {0};
     for (size_t i = 0; i < hs->n_steps; i++)
         for (size_t k = 0; k < n; k++)
@@ -551,10 +548,10 @@ static const char *straggler_activity(const jp_host_stat *hs, const int64_t *ste
     for (int p = 0; p < JP_PART_COUNT; p++)
         if (p != JP_PART_COLLECTIVE && part[p] > part[top]) top = p;
     double t = ms((double)part[top]);
-    if (top == JP_PART_IDLE) snprintf(buf, cap, "idle for %.1f ms (no traced work: sleep, input, untraced Python)", t);
-    else if (top == JP_PART_HOST) snprintf(buf, cap, "busy on the host for %.1f ms", t);
-    else snprintf(buf, cap, "busy in %s for %.1f ms", jp_part_name(top), t);
-    return buf;
+    if (top == JP_PART_IDLE) jp_text_printf(out, "idle for %.1f ms (no traced work: sleep, input, untraced Python)", t);
+    else if (top == JP_PART_HOST) jp_text_printf(out, "busy on the host for %.1f ms", t);
+    else jp_text_printf(out, "busy in %s for %.1f ms", jp_part_name(top), t);
+    return out->buf;
 }
 
 /* straggler (multi-host): the other hosts waited in their collectives for one host, in steps that
@@ -578,8 +575,9 @@ static void straggler(ctx *c) {
     int64_t top_held = 0;
     for (size_t i = 0; i < a->n_stragglers; i++)
         if (a->stragglers[i].host == top) at[n++] = a->stragglers[i].step_num, top_held += a->stragglers[i].behind_ps;
-    char steps[256], doing[160];
-    step_ranges(at, n, steps, sizeof steps);
+    char steps_buf[256], doing_buf[160];
+    jp_text steps = jp_text_make(steps_buf, sizeof steps_buf), doing = jp_text_make(doing_buf, sizeof doing_buf);
+    step_ranges(at, n, &steps);
     const jp_host_stat *hs = &a->host_stats[top];
     finding(c, "straggler", share >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING, "One host holds the others back",
             "See what that host does in those steps (jaxprof report --host NAME; jaxprof view shows the hosts "
@@ -587,8 +585,8 @@ static void straggler(ctx *c) {
             "logging, garbage collection) or a slower device. Balance the work or move it off the step path.",
             "%s was the straggler in %u of %zu steps (%s): the other hosts waited %.1f ms per step for it in "
             "collectives, while it was %s; waiting for stragglers took %.0f%% of step time",
-            hs->name, hs->n_straggling, hs->n_steps, steps, ms((double)top_held) / (double)n,
-            straggler_activity(hs, at, n, doing, sizeof doing), 100 * share);
+            hs->name, hs->n_straggling, hs->n_steps, steps.buf, ms((double)top_held) / (double)n,
+            straggler_activity(hs, at, n, &doing), 100 * share);
     free(at);
 }
 
@@ -604,11 +602,14 @@ enum { PEAK_MIN_BYTES = 64 << 20, PEAK_TOP_BUFFERS = 3 };
 
 static double mib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
-/* "64.0 MiB", or "5.00 GiB" from 1 GiB on (TPU modules hold tens of GiB); buf holds 32 bytes. */
-static const char *size_text(char *buf, int64_t bytes) {
-    if (bytes >= (int64_t)1 << 30) snprintf(buf, 32, "%.2f GiB", mib(bytes) / 1024);
-    else snprintf(buf, 32, "%.1f MiB", mib(bytes));
-    return buf;
+enum { SIZE_TEXT_MAX = 32 }; /* bytes of a size_text, the NUL included */
+
+/* "64.0 MiB", or "5.00 GiB" from 1 GiB on (TPU modules hold tens of GiB), written into buf. */
+static const char *size_text(char (*buf)[SIZE_TEXT_MAX], int64_t bytes) {
+    jp_text t = jp_text_make(*buf, sizeof *buf);
+    if (bytes >= (int64_t)1 << 30) jp_text_printf(&t, "%.2f GiB", mib(bytes) / 1024);
+    else jp_text_printf(&t, "%.1f MiB", mib(bytes));
+    return t.buf;
 }
 
 /* The file's last path component: evidence stays short and names the line the user knows. */
@@ -640,18 +641,17 @@ static void peak_temporaries(ctx *c) {
         if (n && held * 2 > m->peak_bytes) mod = m;
     }
     if (!mod) return;
-    char what[640] = "";
-    size_t len = 0;
+    char what_buf[640];
+    jp_text what = jp_text_make(what_buf, sizeof what_buf);
     for (size_t i = 0; i < n; i++) {
         const jp_buffer *b = top[i];
-        char size[32];
-        int w = snprintf(what + len, sizeof what - len, "%s%s %s %s%s%s%s%s", i ? "; " : "", b->instruction,
-                         b->shape, size_text(size, b->bytes), *b->source ? " at " : "", *b->source ? base_name(b->source) : "",
-                         *b->op_name ? " " : "", *b->op_name ? b->op_name : "");
-        if (w > 0 && (size_t)w < sizeof what - len) len += (size_t)w;
+        char size[SIZE_TEXT_MAX];
+        jp_text_printf(&what, "%s%s %s %s%s%s%s%s", i ? "; " : "", b->instruction, b->shape, size_text(&size, b->bytes),
+                       *b->source ? " at " : "", *b->source ? base_name(b->source) : "", *b->op_name ? " " : "",
+                       *b->op_name ? b->op_name : "");
     }
     double share = (double)held / (double)mod->peak_bytes;
-    char sizes[2][32];
+    char sizes[2][SIZE_TEXT_MAX];
     const char *donate = "";
     int64_t both = mod->kind_bytes[JP_BUFFER_PARAMETER] < mod->kind_bytes[JP_BUFFER_OUTPUT]
                        ? mod->kind_bytes[JP_BUFFER_PARAMETER] : mod->kind_bytes[JP_BUFFER_OUTPUT];
@@ -671,9 +671,9 @@ static void peak_temporaries(ctx *c) {
             "A few temporaries make most of the memory peak", fix ? fix : "Rematerialise them with jax.checkpoint.",
             "%s peaks at %s (%lld bytes) at %s; %zu temporar%s %s of it (%.0f%%, over 50%%): %s; "
             "live all along: parameters %.2f MiB, outputs %.2f MiB",
-            mod->name, size_text(sizes[0], mod->peak_bytes), (long long)mod->peak_bytes,
+            mod->name, size_text(&sizes[0], mod->peak_bytes), (long long)mod->peak_bytes,
             *mod->peak_instruction ? mod->peak_instruction : "its start", n, n == 1 ? "y holds" : "ies hold",
-            size_text(sizes[1], held), 100 * share, what, mib(mod->kind_bytes[JP_BUFFER_PARAMETER]),
+            size_text(&sizes[1], held), 100 * share, what.buf, mib(mod->kind_bytes[JP_BUFFER_PARAMETER]),
             mib(mod->kind_bytes[JP_BUFFER_OUTPUT]));
 }
 

@@ -72,13 +72,13 @@ static int name_ops(jp_arena *arena, const jp_analysis *a, jp_line_stat *lines, 
     int rc = JP_OK;
     for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
         char buf[512];
-        size_t len = 0;
+        jp_text ops = jp_text_make(buf, sizeof buf); /* long op names: cut with "...", never skipped */
         for (j = i; j < n && v[j].line == v[i].line; j++) {
             if (j - i >= TOP_OPS) continue;
-            int w = snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", a->ops[v[j].op].name);
-            if (w > 0 && (size_t)w < sizeof buf - len) len += (size_t)w;
+            if (j > i) jp_text_puts(&ops, ", ");
+            jp_text_puts(&ops, a->ops[v[j].op].name);
         }
-        if (!(lines[v[i].line].ops = jp_arena_strndup(arena, buf, len))) rc = JP_ERR_NOMEM;
+        if (!(lines[v[i].line].ops = jp_arena_strndup(arena, ops.buf, ops.len))) rc = JP_ERR_NOMEM;
     }
     free(v);
     return rc;
@@ -149,8 +149,11 @@ static const char *library_label(jp_intern *t, const char *file) {
         p += strlen(roots[i]);
         size_t n = strcspn(p, "/.");
         char buf[96];
-        int w = snprintf(buf, sizeof buf, "[%.*s]", (int)(n > 80 ? 80 : n), p);
-        return jp_intern_str(t, buf, (size_t)w);
+        jp_text label = jp_text_make(buf, sizeof buf);
+        jp_text_putc(&label, '[');
+        jp_text_put_clipped(&label, p, n, 80);
+        jp_text_putc(&label, ']');
+        return jp_intern_str(t, label.buf, label.len);
     }
     static const char *const known[] = {"jax", "flax", "optax", "orbax", "chex", "haiku", "equinox"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
@@ -165,10 +168,14 @@ static const char *library_label(jp_intern *t, const char *file) {
 }
 
 static uint32_t frame_node(flame_build *b, uint32_t parent, const jp_source_frame *f) {
-    char buf[600];
-    const char *file = relative(b->a, f->file);
-    int w = snprintf(buf, sizeof buf, "%s (%.400s:%u)", *f->function ? f->function : "?", file, f->line);
-    const char *name = jp_intern_str(b->intern, buf, (size_t)(w < (int)sizeof buf ? w : (int)sizeof buf - 1));
+    char buf[600]; /* "function (file:line)": each part clipped so that the line always shows */
+    jp_text text = jp_text_make(buf, sizeof buf);
+    const char *file = relative(b->a, f->file), *function = *f->function ? f->function : "?";
+    jp_text_put_clipped(&text, function, strlen(function), 150);
+    jp_text_puts(&text, " (");
+    jp_text_put_clipped(&text, file, strlen(file), 400);
+    jp_text_printf(&text, ":%u)", f->line);
+    const char *name = jp_intern_str(b->intern, text.buf, text.len);
     const char *rel = jp_intern_str(b->intern, file, strlen(file));
     return name && rel ? child(b, parent, name, rel, f->line, JP_FLAME_FRAME) : UINT32_MAX;
 }

@@ -157,11 +157,11 @@ static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *
         if (!h->is_dispatch) continue;
         int nested = prev && prev->line == h->line && prev->name == h->name && h->start_ps < prev->end_ps;
         if (!nested) prev = h;
-        const char *fn = h->name + strlen("PjitFunction(");
-        char module[512];
-        int len = snprintf(module, sizeof module, "jit_%.*s", (int)(strlen(fn) - 1), fn);
+        char buf[JP_MODULE_NAME_MAX];
+        jp_text module = jp_text_make(buf, sizeof buf);
+        jp_host_dispatch_module(h->name, &module);
         /* a module never executed was never interned: then there is nothing to pair it with */
-        const char *mod = len > 0 && !nested ? jp_intern_lookup(&m->intern, module, (size_t)len) : NULL;
+        const char *mod = !nested && !module.cut ? jp_intern_lookup(&m->intern, module.buf, module.len) : NULL;
         jp_exec *d = mod ? jp_vec_push(&dispatches, sizeof *d) : NULL;
         if (d) *d = (jp_exec){.module = mod, .start_ps = h->start_ps, .end_ps = h->end_ps, .device = UINT32_MAX};
     }

@@ -1,6 +1,8 @@
 /* error.c - status names and the one way errors are reported to callers. */
 #include "base/error.h"
 
+#include "base/text.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,8 +28,9 @@ int jp_error_set(jp_error *err, int code, uint64_t offset, const char *fmt, ...)
         va_list ap;
         err->code = code;
         err->offset = offset;
+        jp_text msg = jp_text_make(err->msg, sizeof err->msg); /* a long path: cut with "...", whole characters */
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        jp_text_vprintf(&msg, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -44,7 +47,8 @@ void jp_error_clear(jp_error *err) {
 int jp_error_prefix(jp_error *err, int rc, const char *prefix) {
     if (err && rc != JP_OK) {
         char msg[JP_ERROR_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", err->msg);
+        memcpy(msg, err->msg, sizeof msg); /* NUL-terminated: jp_error_set writes it through jp_text */
+        msg[sizeof msg - 1] = '\0';
         jp_error_set(err, rc, err->offset, "%s: %s", prefix, msg);
     }
     return rc;
@@ -53,9 +57,10 @@ int jp_error_prefix(jp_error *err, int rc, const char *prefix) {
 int jp_error_create(jp_error *err, const char *out_path, int errno_value) {
     const char *slash = strrchr(out_path, '/');
     char dir[4096];
+    jp_text d = jp_text_make(dir, sizeof dir);
     struct stat st;
-    int n = slash ? snprintf(dir, sizeof dir, "%.*s", slash == out_path ? 1 : (int)(slash - out_path), out_path) : -1;
-    if (errno_value == ENOENT && n > 0 && (size_t)n < sizeof dir && stat(dir, &st) != 0)
+    if (slash) jp_text_put(&d, out_path, slash == out_path ? 1 : (size_t)(slash - out_path));
+    if (errno_value == ENOENT && slash && !d.cut && stat(dir, &st) != 0)
         return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write: the directory %s does not exist", out_path, dir);
     return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write: %s", out_path, strerror(errno_value));
 }

@@ -197,7 +197,10 @@ static int read_device_caps(jp_build_ctx *c, jp_device_caps *caps) {
         else if (jp_str_eq(name, JP_XN_STAT_CC_MINOR)) caps->cc_minor = (int)v;
         else if (jp_str_eq(name, JP_XN_STAT_DEVICE_VENDOR)) caps->amd = text.len >= 3 && memcmp(text.ptr, "AMD", 3) == 0;
         else if (jp_str_eq(name, JP_XN_STAT_DEVICE_TYPE))
-            snprintf(caps->type, sizeof caps->type, "%.*s", (int)(text.len < 63 ? text.len : 63), text.ptr);
+        {
+            jp_text type = jp_text_make(caps->type, sizeof caps->type); /* a longer one: cut with "..." */
+            jp_text_put(&type, text.ptr, text.len);
+        }
     }
     return rc < 0 ? rc : JP_OK;
 }

@@ -61,6 +61,16 @@ static int add_memory_event(jp_build_ctx *c, jp_str name, int64_t t, const jp_ev
     return me->allocator ? 1 : jp_build_nomem(c->err);
 }
 
+void jp_host_dispatch_module(const char *dispatch_name, jp_text *out) {
+    static const char PREFIX[] = "PjitFunction(";
+    size_t n = strlen(dispatch_name), p = sizeof PREFIX - 1;
+    const char *fn = n >= p && memcmp(dispatch_name, PREFIX, p) == 0 ? dispatch_name + p : dispatch_name;
+    size_t len = strlen(fn);
+    if (len && fn[len - 1] == ')') len--;
+    jp_text_puts(out, "jit_");
+    jp_text_put(out, fn, len);
+}
+
 static int add_host_event(jp_build_ctx *c, const jp_event_meta *em, jp_str name, uint32_t line, int64_t start, int64_t dur,
                           const jp_ev_info *info) {
     jp_host_ev *h = jp_vec_push(&c->m->host, sizeof *h);

@@ -8,6 +8,7 @@
 #include "base/intern.h"
 #include "base/map.h"
 #include "base/sort.h"
+#include "base/text.h"
 #include "base/vec.h"
 #include "jaxprof/jaxprof.h"
 
@@ -199,6 +200,14 @@ typedef struct jp_host_ev {
     uint8_t recursive;       /* nested inside an event of the same name on its thread */
     int64_t step_num;        /* step markers only */
 } jp_host_ev;
+
+/* The most bytes of a module name derived from a dispatch, the NUL included; a longer one is cut
+ * (and then matches no module). */
+enum { JP_MODULE_NAME_MAX = 4096 };
+
+/* The module a dispatch runs: "PjitFunction(f)" -> "jit_f", appended to out. Compile events
+ * (nesting.c) and step ends (steps.c) derive it the same way, so they agree. */
+void jp_host_dispatch_module(const char *dispatch_name, jp_text *out);
 
 typedef struct jp_xfer_ev {
     int64_t start_ps, end_ps;

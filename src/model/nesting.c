@@ -85,10 +85,10 @@ static int nest_host(jp_model *m, jp_error *err) {
             for (size_t k = depth; k-- > 0;) {
                 const char *n = ev[stack[k]].name;
                 if (!ev[stack[k]].is_dispatch) continue;
-                char buf[512];
-                size_t len = strlen(n) - strlen("PjitFunction()");
-                int w = snprintf(buf, sizeof buf, "jit_%.*s", (int)(len > 400 ? 400 : len), n + strlen("PjitFunction("));
-                if (!(ev[i].module = jp_intern_str(&m->intern, buf, (size_t)w))) return jp_build_nomem(err);
+                char buf[JP_MODULE_NAME_MAX];
+                jp_text module = jp_text_make(buf, sizeof buf);
+                jp_host_dispatch_module(n, &module);
+                if (!(ev[i].module = jp_intern_str(&m->intern, module.buf, module.len))) return jp_build_nomem(err);
                 break;
             }
         }
