@@ -75,6 +75,10 @@ static inline void jp_pbw_open(jp_pbw *b, uint32_t field) {
 static inline void jp_pbw_close(jp_pbw *b) {
     if (b->failed) return;
     size_t at = b->open[--b->depth], len = b->n - at - 4;
+    if (len >> 28) { /* past what the 4-byte length holds: fail rather than write a wrong length */
+        b->failed = 1;
+        return;
+    }
     for (int i = 0; i < 4; i++) b->p[at + (size_t)i] = (uint8_t)(((len >> (7 * i)) & 0x7f) | (i < 3 ? 0x80 : 0));
 }
 

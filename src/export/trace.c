@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/map.h"
 #include "base/outfile.h"
+#include "base/text.h"
 #include "decode/xnames.h"
 #include "export/layout.h"
 #include "export/trace.h"
@@ -318,10 +319,11 @@ static int write_row(exporter *x, plane_ctx *pc, const row *r) {
     for (uint32_t lane = 0; lane < n_lanes && rc == JP_OK; lane++) {
         char name[300];
         jp_str thread_name = r->name;
-        if (lane > 0) {
-            int len = snprintf(name, sizeof name, "%.*s (overlap %u)", (int)(r->name.len > 200 ? 200 : r->name.len),
-                               r->name.ptr, lane);
-            thread_name = (jp_str){name, (size_t)len};
+        if (lane > 0) { /* the row's name clipped on a whole character, so the lane always shows */
+            jp_text t = jp_text_make(name, sizeof name);
+            jp_text_put_clipped(&t, r->name.ptr, r->name.len, 200);
+            jp_text_printf(&t, " (overlap %u)", lane);
+            thread_name = (jp_str){t.buf, t.len};
         }
         uint32_t tid = x->next_tid++;
         x->w.thread(&x->w, pc->pid, tid, thread_name, tid);

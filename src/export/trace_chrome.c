@@ -30,20 +30,28 @@ static void put_json_str(jp_trace_sink *s, const char *p, size_t len) {
 static void putf(jp_trace_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(jp_trace_sink *s, const char *fmt, ...) {
     char buf[128];
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
+    va_copy(again, ap);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    if (n > 0 && (size_t)n < sizeof buf) {
+        jp_trace_put(s, buf, (size_t)n);
+    } else if (n > 0) { /* never cut JSON: a longer piece is formatted again on the heap */
+        char *big = malloc((size_t)n + 1);
+        if (big && vsnprintf(big, (size_t)n + 1, fmt, again) == n) jp_trace_put(s, big, (size_t)n);
+        else s->failed = 1;
+        free(big);
+    }
+    va_end(again);
     va_end(ap);
-    if (n > 0) jp_trace_put(s, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-/* Microseconds with nanosecond digits, exact (no floating point on the way). */
+/* Microseconds with nanosecond digits, exact (no floating point on the way). The magnitude is
+ * taken unsigned: -INT64_MIN does not exist. */
 static void put_us(jp_trace_sink *s, int64_t ns) {
-    if (ns < 0) {
-        jp_trace_put(s, "-", 1);
-        ns = -ns;
-    }
-    putf(s, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+    uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    if (ns < 0) jp_trace_put(s, "-", 1);
+    putf(s, "%" PRIu64 ".%03" PRIu64, mag / 1000, mag % 1000);
 }
 
 static void element(jp_trace_writer *w) {

@@ -8,6 +8,7 @@
 
 #include "analyses/analyses.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "profile/profile.h"
 
 struct jp_profile {
@@ -210,9 +211,11 @@ static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_er
 
 /* What --host and --device may match, for the error when they match nothing: "a, b, c". */
 typedef struct names_seen {
-    char text[384];
-    size_t len;
+    char text[384]; /* "a, b, c", cut with "..." when there are more than fit */
+    jp_text list;   /* on text (names_init) */
 } names_seen;
+
+static void names_init(names_seen *ns) { ns->list = jp_text_make(ns->text, sizeof ns->text); }
 
 static int listed(const names_seen *ns, const char *name, size_t n) {
     for (const char *p = ns->text; *p;) {
@@ -225,34 +228,36 @@ static int listed(const names_seen *ns, const char *name, size_t n) {
 
 static void name_add(names_seen *ns, const char *name, size_t n) {
     if (listed(ns, name, n)) return;
-    int w = snprintf(ns->text + ns->len, sizeof ns->text - ns->len, "%s%.*s", ns->len ? ", " : "", (int)n, name);
-    ns->len = w < 0 ? ns->len : ns->len + (size_t)w < sizeof ns->text ? ns->len + (size_t)w : sizeof ns->text - 1;
+    if (ns->list.len) jp_text_puts(&ns->list, ", ");
+    jp_text_put(&ns->list, name, n);
 }
 
 /* The devices of one XSpace as --device names them: its device planes, else its CPU. */
 static void devices_of(const jp_xspace *xs, names_seen *ns) {
-    size_t n_planes, before = ns->len;
+    size_t n_planes, before = ns->list.len;
     const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
     for (size_t i = 0; i < n_planes; i++) {
         jp_str name = planes[i].name;
         if (name.len > 8 && memcmp(name.ptr, "/device:", 8) == 0 && !(name.len > 15 && memcmp(name.ptr, "/device:CUSTOM:", 15) == 0))
             name_add(ns, name.ptr, name.len);
     }
-    if (ns->len == before) name_add(ns, "/host:CPU (device 0)", 20);
+    if (ns->list.len == before) name_add(ns, "/host:CPU (device 0)", 20);
 }
 
 /* --device that selected nothing is a mistake, not an idle profile: say what there is. */
 static int check_device(const jp_model *m, const jp_load_options *opt, const names_seen *devices, jp_error *err) {
     if (!opt || !opt->device || !*opt->device || m->devices.n) return JP_OK;
     return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no device matches '%s' (devices: %s)", opt->device,
-                        devices->len ? devices->text : "none");
+                        devices->list.len ? devices->text : "none");
 }
 
 /* Decodes each selected host's file into the model; each XSpace is closed right after, since
  * the model keeps only interned copies of what it needs. */
 static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_load_options *opt, jp_error *err) {
     size_t used = 0;
-    names_seen hosts = {0}, devices = {0};
+    names_seen hosts, devices;
+    names_init(&hosts);
+    names_init(&devices);
     for (size_t i = 0; i < files->n; i++) {
         const jp_profile_file *f = &JP_VEC_AT(files, jp_profile_file, i);
         const char *file = f->path, *host = jp_profile_host_of(&p->arena, file);
@@ -332,7 +337,8 @@ int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *
     jp_model m;
     jp_model_init(&m, &p->arena);
     int rc = JP_OK;
-    names_seen devices = {0};
+    names_seen devices;
+    names_init(&devices);
     for (size_t i = 0; rc == JP_OK && i < n; i++) {
         const char *host = jp_profile_host_of(&p->arena, files[i]);
         rc = host ? jp_model_add_xspace(&m, xs[i], host, opt, err) : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");

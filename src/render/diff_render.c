@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "base/text.h"
 #include "render/diff_render.h"
 #include "render/table.h"
 
@@ -30,9 +31,10 @@ static void set_time(cell *c, double ps) {
 /* Short formatted text in the cell's own buffer. */
 static void set_buf(cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_buf(cell *c, const char *fmt, ...) {
+    jp_text t = jp_text_make(c->buf, sizeof c->buf); /* a cut ends in "..." on a whole character */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->buf, sizeof c->buf, fmt, ap);
+    jp_text_vprintf(&t, fmt, ap);
     va_end(ap);
     set_str(c, c->buf);
 }
@@ -122,12 +124,36 @@ static void set_count(cell *c, const jp_diff_row *r) {
     else set_buf(c, "%.3g->%.3g", r->base_count, r->new_count);
 }
 
+/* Appends s, or when it is longer than max bytes "..." and its tail on a whole character: names
+ * say the most specific thing last, and the table cuts them the same way. */
+static void put_tail(jp_text *t, const char *s, size_t max) {
+    size_t n = strlen(s);
+    if (n <= max || max < 4) {
+        jp_text_puts(t, s);
+        return;
+    }
+    size_t from = n - (max - 3);
+    while (from < n && ((unsigned char)s[from] & 0xC0) == 0x80) from++; /* not inside a character */
+    jp_text_puts(t, "...");
+    jp_text_put(t, s + from, n - from);
+}
+
 /* The row's name, and what the base run called it when renumbered: an op by XLA, a scope by a
- * layer inserted before it (Flax's Dense_2 -> Dense_3). */
+ * layer inserted before it (Flax's Dense_2 -> Dense_3). Both in the cell's buffer: past it, each
+ * keeps its tail, so the "(was ...)" is never lost. */
 static void set_row_name(cell *c, const jp_diff_row *r) {
     const char *base = r->base_name ? r->base_name : "";
-    if (!*base || strcmp(base, r->name) == 0) set_str(c, r->name);
-    else set_buf(c, "%s (was %s)", r->name, base);
+    if (!*base || strcmp(base, r->name) == 0) {
+        set_str(c, r->name);
+        return;
+    }
+    jp_text t = jp_text_make(c->buf, sizeof c->buf);
+    size_t each = (sizeof c->buf - 1 - strlen(" (was )")) / 2;
+    put_tail(&t, r->name, each);
+    jp_text_puts(&t, " (was ");
+    put_tail(&t, base, each);
+    jp_text_puts(&t, ")");
+    set_str(c, c->buf);
 }
 
 /* Columns shared by both text tables: change, delta, delta%, base, new (0-4). */

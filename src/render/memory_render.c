@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "base/text.h"
 #include "render/memory_render.h"
 #include "render/table.h"
 
@@ -125,20 +126,24 @@ static int plain_name_of(const jp_module_memory *m, const char *name) {
     return strncmp(m->name, name, n) == 0 && m->name[n] == '(';
 }
 
-/* "a, b, c" of the distinct keys of the entries that match (plain 0: every entry), cut with ", ..." to fit. */
-static void list_keys(const jp_analysis *a, const char *plain, char *buf, size_t cap) {
-    size_t len = 0, shown = 0, left = 0;
-    buf[0] = '\0';
+/* "a, b, c" of the distinct keys of the entries that match (plain 0: every entry), then
+ * ", ... (N more)" for those that did not fit whole in LIST_KEYS_ROOM bytes. */
+enum { LIST_KEYS_MAX = 400, LIST_KEYS_ROOM = LIST_KEYS_MAX - 40 }; /* 40: room for the "more" */
+
+static void list_keys(const jp_analysis *a, const char *plain, char (*buf)[LIST_KEYS_MAX]) {
+    jp_text t = jp_text_make(*buf, sizeof *buf);
+    size_t left = 0;
     for (size_t i = 0; i < a->n_modules; i++) {
         if ((plain && !plain_name_of(&a->modules[i], plain)) || !first_of_key(a, i)) continue;
         const char *k = a->modules[i].name;
-        if (len + strlen(k) + 8 >= cap) {
+        size_t need = (t.len ? 2 : 0) + strlen(k);
+        if (need > LIST_KEYS_ROOM - t.len) { /* t.len <= LIST_KEYS_ROOM: only what fits is added */
             left++;
             continue;
         }
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", shown++ ? ", " : "", k);
+        jp_text_printf(&t, "%s%s", t.len ? ", " : "", k);
     }
-    if (left) snprintf(buf + len, cap - len, ", ... (%zu more)", left);
+    if (left) jp_text_printf(&t, ", ... (%zu more)", left);
 }
 
 /* The key (jp_module_memory.name) that --module NAME picks: NAME itself when a module has it as
@@ -162,11 +167,11 @@ static int resolve_module(const jp_analysis *a, const char *name, const char **k
     }
     *key = n_any == 1 ? any : n_ran == 1 ? ran : NULL;
     if (*key) return JP_OK;
-    char known[400];
+    char known[LIST_KEYS_MAX];
     if (!a->n_modules)
         return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s: this profile has no XLA buffer assignment (no HloProto "
                             "in its /host:metadata)", name);
-    list_keys(a, n_any ? name : NULL, known, sizeof known);
+    list_keys(a, n_any ? name : NULL, &known);
     if (n_any)
         return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s names %zu modules (%zu of them ran): %s; give one of these",
                             name, n_any, n_ran, known);
@@ -350,17 +355,16 @@ static void module_list_text(const jp_analysis *a, const jp_module_memory **mods
     if (n > shown) fprintf(out, "  ... %zu more (jaxprof memory --json lists them all)\n", n - shown);
 }
 
-/* "heap event 3 of 8 (wrapped_slice, in main.4)", or why there is no heap. */
-static void where_text(const jp_module_memory *m, char *buf, size_t cap) {
+/* "heap event 3 of 8 (wrapped_slice, in main.4)", or why there is no heap, written to out. */
+static void where_text(const jp_module_memory *m, jp_text *out) {
     size_t events = m->n_timeline ? m->n_timeline - 1 : 0;
     if (m->peak_index < 0 || !events) {
-        snprintf(buf, cap, "no heap temporaries: every buffer lives for the whole program");
+        jp_text_puts(out, "no heap temporaries: every buffer lives for the whole program");
         return;
     }
-    int w = snprintf(buf, cap, "heap event %lld of %zu (counted from 0): %s", (long long)m->peak_index, events,
-                     m->peak_instruction && *m->peak_instruction ? m->peak_instruction : "?");
-    if (w > 0 && (size_t)w < cap && m->peak_computation && *m->peak_computation)
-        snprintf(buf + w, cap - (size_t)w, ", in %s", m->peak_computation);
+    jp_text_printf(out, "heap event %lld of %zu (counted from 0): %s", (long long)m->peak_index, events,
+                   m->peak_instruction && *m->peak_instruction ? m->peak_instruction : "?");
+    if (m->peak_computation && *m->peak_computation) jp_text_printf(out, ", in %s", m->peak_computation);
 }
 
 static void size_line(FILE *out, const char *label, int64_t bytes, const char *after) {
@@ -371,12 +375,13 @@ static void size_line(FILE *out, const char *label, int64_t bytes, const char *a
 
 /* --module NAME: the module's headline numbers, then every buffer live at its peak. */
 static int one_module_text(const jp_analysis *a, const jp_module_memory *m, const jp_view *bv, FILE *out, jp_error *err) {
-    char where[256], b[3][32], tail[160];
-    where_text(m, where, sizeof where);
+    char where_buf[256], b[3][32], tail[160];
+    jp_text where = jp_text_make(where_buf, sizeof where_buf);
+    where_text(m, &where);
     fprintf(out, "Module %s%s%s: %llu run%s\n", m->name, m->host && *m->host ? " on host " : "", m->host ? m->host : "",
             (unsigned long long)m->runs, m->runs == 1 ? "" : "s");
     jp_format_bytes(b[0], 32, m->peak_bytes);
-    fprintf(out, "  peak              %10s (%lld bytes) at %s\n", b[0], (long long)m->peak_bytes, where);
+    fprintf(out, "  peak              %10s (%lld bytes) at %s\n", b[0], (long long)m->peak_bytes, where.buf);
     size_line(out, "without padding", m->peak_unpadded_bytes, "");
     jp_format_bytes(b[0], 32, m->kind_bytes[JP_BUFFER_PARAMETER]);
     jp_format_bytes(b[1], 32, m->kind_bytes[JP_BUFFER_OUTPUT]);
@@ -405,10 +410,11 @@ static int top_modules_text(const jp_analysis *a, const jp_module_memory **mods,
         for (size_t k = 0; k < n_shown; k++) again |= strcmp(shown[k]->name, m->name) == 0;
         if (again || (n_shown && m->peak_bytes * 2 < mods[0]->peak_bytes)) continue;
         shown[n_shown++] = m;
-        char where[256], peak[32];
-        where_text(m, where, sizeof where);
+        char where_buf[256], peak[32];
+        jp_text where = jp_text_make(where_buf, sizeof where_buf);
+        where_text(m, &where);
         jp_format_bytes(peak, sizeof peak, m->peak_bytes);
-        fprintf(out, "\n%s: peak %s at %s; its largest buffers there (of %zu rows)\n", m->name, peak, where, m->n_buffers);
+        fprintf(out, "\n%s: peak %s at %s; its largest buffers there (of %zu rows)\n", m->name, peak, where.buf, m->n_buffers);
         if (m->note && *m->note) fprintf(out, "  note: %s\n", m->note);
         rc = write_buffers(a, m, bv, 1, out, err);
     }

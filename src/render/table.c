@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "base/text.h"
 #include "render/table.h"
 
 void jp_format_time(char *buf, size_t len, double ps) {
@@ -153,7 +154,11 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
 
 static void cell_text(const cell *c, char *buf, size_t len) {
     switch (c->type) {
-    case CELL_STR: snprintf(buf, len, "%s", c->s); break;
+    case CELL_STR: { /* a cut ends in "..." on a whole character */
+        jp_text t = jp_text_make(buf, len);
+        jp_text_puts(&t, c->s);
+        break;
+    }
     case CELL_INT: snprintf(buf, len, "%lld", (long long)c->i); break;
     case CELL_BOOL: snprintf(buf, len, "%s", c->i ? "yes" : ""); break;
     case CELL_TIME: jp_format_time(buf, len, (double)c->i); break;
