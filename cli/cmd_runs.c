@@ -9,6 +9,8 @@
 #include <string.h>
 
 enum { TEXT_WIDTH = 100, NAME_MAX_COLS = 32, HOSTS_MAX_COLS = 40 };
+enum { ROW_FIXED_COLS = 2 + 18 + 1 + 10 + 1 + 10 + 2 }; /* a row's columns between the name and the last */
+_Static_assert(TEXT_WIDTH > NAME_MAX_COLS + ROW_FIXED_COLS, "the last column's width never wraps below zero");
 
 /* What `list` shows about one run. */
 typedef struct run_info {
@@ -29,12 +31,17 @@ static void human_ms(char *buf, size_t cap, double ms) {
     else snprintf(buf, cap, "%.1f us", ms * 1000);
 }
 
-/* Writes s, cut with "..." to at most width columns (bytes). */
+/* Writes s, cut with "..." to at most width bytes, never inside a UTF-8 character. */
 static void put_fit(const char *s, size_t width) {
     size_t n = strlen(s);
-    if (n <= width) fputs(s, stdout);
-    else if (width > 3) printf("%.*s...", (int)(width - 3), s);
-    else printf("%.*s", (int)width, s);
+    if (n <= width) {
+        fputs(s, stdout);
+        return;
+    }
+    size_t keep = width > 3 ? width - 3 : width;
+    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--; /* s[keep] starts the cut part */
+    fwrite(s, 1, keep, stdout);
+    if (width > 3) fputs("...", stdout);
 }
 
 /* "hostA, hostB" for the HOSTS column. */
@@ -70,7 +77,7 @@ static void text_row(const run_info *info, size_t name_w) {
     put_fit(info->run->name, name_w);
     size_t used = strlen(info->run->name) < name_w ? strlen(info->run->name) : name_w;
     printf("%*s  %-18.18s %10s %10s  ", (int)(name_w - used), "", steps, dur, size);
-    put_fit(last, TEXT_WIDTH - (name_w + 2 + 18 + 1 + 10 + 1 + 10 + 2));
+    put_fit(last, TEXT_WIDTH - (name_w + ROW_FIXED_COLS));
     fputc('\n', stdout);
 }
 

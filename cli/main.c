@@ -307,7 +307,7 @@ static const char *find_python(char *buf, size_t cap) {
         char *slash = strrchr(buf, '/');
         const char *name = "python3";
         if (slash && (size_t)(slash - buf) + 1 + strlen(name) < cap) {
-            strcpy(slash + 1, name);
+            memcpy(slash + 1, name, strlen(name) + 1); /* fits: checked above */
             if (access(buf, X_OK) == 0) return buf;
         }
     }

@@ -2,6 +2,7 @@
  * CORS; each request head is checked by http_parse.c before a handler sees it. */
 #define _GNU_SOURCE /* accept4 */
 #include "base/error.h"
+#include "base/text.h"
 #include "serve/http_parse.h"
 
 #include <arpa/inet.h>
@@ -287,29 +288,19 @@ static int open_body_file(jp_http_response *r, span *sp) {
     return fd;
 }
 
-/* A bounded text buffer for the response head. */
-typedef struct head_buf {
-    char *p;      /* the caller's storage */
-    size_t len;   /* bytes written */
-    size_t cap;   /* size of p */
-    int overflow; /* 1 once something did not fit */
-} head_buf;
-
-static void put(head_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(head_buf *b, const char *fmt, ...) {
-    if (b->overflow) return;
+/* The response head is a jp_text: one that does not fit whole is cut, and then refused. */
+static void put(jp_text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(jp_text *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    jp_text_vprintf(b, fmt, ap);
     va_end(ap);
-    if (k < 0 || (size_t)k >= b->cap - b->len) b->overflow = 1;
-    else b->len += (size_t)k;
 }
 
 /* Writes the status line and headers for r into head; returns its length, or 0 if too long. */
 static size_t build_head(const jp_http_server *s, const jp_http_response *r, const span *sp, int with_range,
                          char *head, size_t cap) {
-    head_buf b = {head, 0, cap, 0};
+    jp_text b = jp_text_make(head, cap);
     put(&b, "HTTP/1.1 %d %s\r\n", r->status, reason(r->status));
     if (r->status != 204)
         put(&b, "Content-Type: %s\r\nContent-Length: %llu\r\n", r->content_type, (unsigned long long)sp->len);
@@ -328,7 +319,7 @@ static size_t build_head(const jp_http_server *s, const jp_http_response *r, con
             "Content-Range, Accept-Ranges\r\n", s->opt.cors_origin,
             strcmp(s->opt.cors_origin, "*") ? "Vary: Origin\r\n" : "");
     put(&b, "%s\r\n", r->extra);
-    return b.overflow ? 0 : b.len;
+    return b.cut ? 0 : b.len;
 }
 
 /* Makes r the pending response of c, for a request with the given method and Range header:

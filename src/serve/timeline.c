@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "decode/xnames.h"
 #include "export/layout.h"
 #include "serve/timeline_int.h"
@@ -213,15 +214,16 @@ static int index_row(builder *b, const row_src *r, const char *process) {
     size_t n = b->items.n;
     uint32_t n_lanes = jp_layout_lanes(&b->lanes, items, n);
     if (n_lanes == 0) return nomem(b->err);
-    size_t name_len = r->name.len > TL_NAME_MAX_LEN ? TL_NAME_MAX_LEN : r->name.len;
     for (uint32_t lane = 0; lane < n_lanes && rc == JP_OK; lane++) {
         char buf[TL_NAME_MAX_LEN + 32];
-        int len = snprintf(buf, sizeof buf, lane ? "%.*s (overlap %u)" : "%.*s", (int)name_len, r->name.ptr, lane);
+        jp_text name = jp_text_make(buf, sizeof buf); /* clipped on a whole character: the lane always shows */
+        jp_text_put_clipped(&name, r->name.ptr, r->name.len, TL_NAME_MAX_LEN);
+        if (lane) jp_text_printf(&name, " (overlap %u)", lane);
         tl_track *t = jp_vec_push(&b->tl->tracks, sizeof *t);
         if (!t) return nomem(b->err);
         *t = (tl_track){.process = process, .xs = r->xs, .plane = r->plane, .line = r->line, .recs = r->recs,
                         .kind = r->kind, .host = b->host};
-        if (!(t->thread = jp_arena_strndup(&b->tl->arena, buf, (size_t)len))) return nomem(b->err);
+        if (!(t->thread = jp_arena_strndup(&b->tl->arena, name.buf, name.len))) return nomem(b->err);
         rc = fill_track(b, t, items, n, lane);
     }
     b->tl->n_events += n;
@@ -289,12 +291,18 @@ static int gpu_rows(builder *b, jp_xspace *xs, const jp_plane *pl, const char *p
 
 /* ---- planes and hosts ------------------------------------------------------------------------------ */
 
+/* "host: plane" (several hosts) or "plane", each clipped to TL_NAME_MAX_LEN bytes on a whole
+ * character. (snprintf's length used to be copied as is: a host name past 206 bytes read past
+ * the buffer.) */
 static const char *process_name(builder *b, const jp_plane *pl, const char *host) {
     char buf[2 * TL_NAME_MAX_LEN + 8];
-    int n = (int)(pl->name.len > TL_NAME_MAX_LEN ? TL_NAME_MAX_LEN : pl->name.len);
-    int len = b->tl->xs.n > 1 ? snprintf(buf, sizeof buf, "%s: %.*s", host, n, pl->name.ptr)
-                              : snprintf(buf, sizeof buf, "%.*s", n, pl->name.ptr);
-    return jp_arena_strndup(&b->tl->arena, buf, (size_t)len);
+    jp_text name = jp_text_make(buf, sizeof buf);
+    if (b->tl->xs.n > 1) {
+        jp_text_put_clipped(&name, host, strlen(host), TL_NAME_MAX_LEN);
+        jp_text_puts(&name, ": ");
+    }
+    jp_text_put_clipped(&name, pl->name.ptr, pl->name.len, TL_NAME_MAX_LEN);
+    return jp_arena_strndup(&b->tl->arena, name.buf, name.len);
 }
 
 /* A plane's rows in the exporter's order: its Steps row (with_steps), its GPU rows, its lines. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -207,6 +208,53 @@ static void test_bad_input_fails_cleanly(void **state) {
     free(raw);
 }
 
+/* Two hosts whose names are 240 bytes (file names near NAME_MAX): each track's process is
+ * "host: plane", the host clipped to 200 bytes with "..." on a whole character. (The old
+ * process_name kept hosts whole and copied snprintf's would-be length out of its 408-byte stack
+ * buffer: a host of over 206 bytes on a plane named with 200 read past it.) */
+static void test_long_host_names(void **state) {
+    (void)state;
+    size_t len;
+    char *raw = slurp(FIXTURE, &len);
+    char run[1100], host[241], path[1400];
+    snprintf(run, sizeof run, "%s/long_hosts", tmpdir);
+    mkdir(run, 0755);
+    for (int h = 0; h < 2; h++) {
+        memset(host, 'a' + h, 240);
+        memcpy(host + 194, "\xc3\xa9\xc3\xa9", 4); /* the clip (197 bytes and "...") falls inside the second e-acute */
+        host[240] = '\0';
+        snprintf(path, sizeof path, "%s/%s.xplane.pb", run, host);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(raw, 1, len, f), len);
+        fclose(f);
+    }
+    jp_timeline *tl;
+    jp_error err;
+    assert_int_equal(jp_timeline_new(&tl, run, NULL, NULL, &err), JP_OK);
+    jp_timeline_query q = {.start_ns = 0, .end_ns = jp_timeline_end_ns(tl) + 1, .px = 1000};
+    answer a;
+    assert_int_equal(jp_timeline_window(tl, &q, answer_open(&a), &err), JP_OK);
+    answer_close(&a);
+    char want[300];
+    memset(want, 'a', 194);
+    snprintf(want + 194, sizeof want - 194, "\xc3\xa9...: /host:CPU\"");
+    assert_non_null(strstr(a.text, want));
+    memset(want, 'b', 194);
+    assert_non_null(strstr(a.text, want));
+    free(a.text);
+    jp_timeline_free(tl);
+    for (int h = 0; h < 2; h++) {
+        memset(host, 'a' + h, 240);
+        memcpy(host + 194, "\xc3\xa9\xc3\xa9", 4);
+        host[240] = '\0';
+        snprintf(path, sizeof path, "%s/%s.xplane.pb", run, host);
+        unlink(path);
+    }
+    rmdir(run);
+    free(raw);
+}
+
 int main(void) {
     const char *dir = getenv("TEST_TMPDIR");
     snprintf(tmpdir, sizeof tmpdir, "%s", dir && *dir ? dir : "/tmp");
@@ -215,6 +263,7 @@ int main(void) {
         cmocka_unit_test(test_range_totals_add_up),
         cmocka_unit_test(test_every_event_has_details),
         cmocka_unit_test(test_bad_input_fails_cleanly),
+        cmocka_unit_test(test_long_host_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
