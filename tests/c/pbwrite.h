@@ -13,6 +13,7 @@ typedef struct pbw {
 } pbw;
 
 static inline void pbw_raw(pbw *w, const void *p, size_t n) {
+    if (n == 0) return; /* an empty message's buffer is NULL: memcpy must not see it */
     if (w->len + n > w->cap) {
         w->cap = (w->len + n) * 2 + 64;
         w->buf = realloc(w->buf, w->cap);

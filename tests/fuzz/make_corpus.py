@@ -154,6 +154,43 @@ HTTP = {
 }
 
 
+# fuzz_hlotext reads a small program, not a proto (see the comment atop tests/fuzz/fuzz_hlotext.c);
+# these spell out its byte layout. Opcode indices: 1 add, 2 tuple, 5 custom-call, 6 concatenate.
+def _hlotext_instr(name=(5, 0), opcode=1, shape=b"\x01\x02\x10\x20", operands=(0, 0), op_name=(12, 1),
+                   source=(6, 0), line=7, target=(0, 0)) -> bytes:
+    return bytes([*name, opcode]) + shape + bytes([*operands, *op_name, *source, line, *target])
+
+
+def _hlotext_buffers(*entries: tuple[int, list[int]]) -> bytes:
+    """Per instruction: its size byte and shape index (at most 11 entries, each < 256)."""
+    return b"".join(bytes([size, len(index), *index]) for size, index in entries)
+
+
+F32_4096_4096_8 = b"\x01\x03\x80\x80\x08"  # f32[4096,4096,8]: dims 128 -> 4096
+HLOTEXT = {
+    # three small instructions, a heap trace
+    "small": bytes([2, 2]) + _hlotext_instr() + _hlotext_instr(name=(7, 5), operands=(2, 0))
+    + _hlotext_instr(opcode=2, shape=b"\x00\x03" + F32_4096_4096_8, operands=(3, 0))
+    + _hlotext_buffers((1, []), (2, []), (3, [2])),
+    # the issue 30 crash: an output tuple of 500 arrays (tuple_len(250) == 500) with its whole
+    # shape as a buffer's; a tuple of 500 pairs of 500 operands with a buffer at {255}; buffers
+    # located by name, a heap trace
+    "tuple500": bytes([1, 3]) + _hlotext_instr(opcode=2, shape=b"\x00\xfa" + F32_4096_4096_8)
+    + _hlotext_instr(opcode=2, shape=b"\x00\xfa\x00\x02" + F32_4096_4096_8, operands=(230, 0))
+    + _hlotext_buffers((9, []), (9, [255])),
+    # names of 1,024 bytes (text_len(143)) in 2-byte UTF-8, a 1,472-byte scope path, a custom-call target
+    "long_names": bytes([1, 1]) + _hlotext_instr(name=(143, 2), op_name=(150, 1), source=(140, 3))
+    + _hlotext_instr(name=(160, 4), opcode=5, op_name=(143, 6), target=(135, 3))
+    + _hlotext_buffers((1, [1, 2]), (2, [7] * 11)),
+    # tuples nested 12 deep, two elements each, down to a leaf
+    "deep": bytes([0, 2]) + _hlotext_instr(opcode=2, shape=b"\x00\x02" * 12 + b"\x05\x01\x07")
+    + _hlotext_buffers((4, [1] * 11)),
+    # a concatenate of 896 operands (operand_count(255))
+    "operands": bytes([3, 0]) + _hlotext_instr() * 3 + _hlotext_instr(opcode=6, operands=(255, 0))
+    + _hlotext_buffers((1, []), (1, []), (1, []), (1, [])),
+}
+
+
 def main() -> None:
     corpus = HERE / "corpus"
     fixture_gz = (ROOT / "tests" / "data" / "cpu_small.xplane.pb.gz").read_bytes()
@@ -166,6 +203,7 @@ def main() -> None:
         "hlo": {"synthetic": hlo_proto(HLO),
                 **{f"cpu_small_{i}": p for i, p in enumerate(hlo_protos(fixture))}},
         "http": HTTP,
+        "hlotext": HLOTEXT,
     }
     for target, files in seeds.items():
         d = corpus / target
