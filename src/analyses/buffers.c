@@ -13,7 +13,11 @@ const char *jp_buffer_kind_name(int kind) {
     return kind >= 0 && kind < JP_BUFFER_KIND_COUNT ? names[kind] : "?";
 }
 
+/* Sums of sizes (y >= 0), saturated both ways: a heap of absurd sizes (fuzzed: two buffers of
+ * 2^63 - 1 bytes) makes the allocations saturate at INT64_MAX, and the frees, which take the full
+ * sizes off, then go below zero; a plain subtraction there overflowed (UBSan). */
 static int64_t add_sat(int64_t x, int64_t y) { return x > INT64_MAX - y ? INT64_MAX : x + y; }
+static int64_t sub_sat(int64_t x, int64_t y) { return x < INT64_MIN + y ? INT64_MIN : x - y; }
 
 /* Live for the whole program, outside the heap simulation; thread-local ones are left out, as
  * XProf 2.24.2 leaves them (measured). */
@@ -109,8 +113,8 @@ static void free_(walk *w, int32_t b, int64_t i) {
     if (--s->refs < 0) return refuse(w, "a buffer is freed twice", i);
     if (s->refs) return; /* a sharer still holds the memory */
     s->live = 0;
-    w->heap -= w->mem->buffers[r].bytes;
-    w->unpadded -= w->mem->buffers[r].unpadded;
+    w->heap = sub_sat(w->heap, w->mem->buffers[r].bytes);
+    w->unpadded = sub_sat(w->unpadded, w->mem->buffers[r].unpadded);
     if (w->heap < 0) refuse(w, "the heap goes below zero", i);
     if (w->snapshot >= 0 && i > w->snapshot && s->at_peak && s->end < 0) s->end = i;
 }

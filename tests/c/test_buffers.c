@@ -453,6 +453,40 @@ static void test_negative_sizes_read_as_zero(void **state) {
     free(proto.buf);
 }
 
+/* Sizes near 2^63 (found by fuzz_hlotext): a and b are f32[2^40,2^40] (unpadded saturates) of
+ * INT64_MAX bytes each, c 4 bytes. Alloc a, b, c saturates the heap at INT64_MAX; the frees take
+ * the full sizes off, so freeing b leaves -4 and freeing a took INT64_MAX off -4: a signed overflow
+ * before the subtraction saturated too. Now the walk refuses the trace with a note. */
+static void test_absurd_sizes_saturate(void **state) {
+    (void)state;
+    pbw comp = {0}, module = {0}, proto = {0}, ba = {0};
+    pbw_str(&comp, 1, "main.7");
+    instr(&comp, "a", "fusion", 1, INT64_C(1) << 40, INT64_C(1) << 40, "jit(f)/a");
+    instr(&comp, "b", "fusion", 2, INT64_C(1) << 40, INT64_C(1) << 40, "jit(f)/b");
+    instr(&comp, "c", "add", 3, 1, -1, "jit(f)/c");
+    static const int64_t heap[] = {10, 11, 12};
+    lbuf(&ba, 10, INT64_MAX, 1, NULL, -1);
+    lbuf(&ba, 11, INT64_MAX, 2, NULL, -1);
+    lbuf(&ba, 12, 4, 3, NULL, -1);
+    alloc(&ba, 0, INT64_MAX, 0, heap, 3);
+    static const ev e[] = {{ALLOC, 10, 0, "a"}, {ALLOC, 11, 0, "b"}, {ALLOC, 12, 0, "c"},
+                           {FREE, 12, 0, "c"},  {FREE, 11, 0, "b"},  {FREE, 10, 0, "a"}};
+    trace(&ba, e, 6);
+    pbw_str(&module, 1, "jit_f");
+    pbw_msg(&module, 3, &comp);
+    pbw_msg(&proto, 1, &module);
+    pbw_msg(&proto, 3, &ba);
+    result r;
+    jp_error err;
+    assert_int_equal(decode(&r, &proto, &err), JP_OK);
+    assert_int_equal(r.m.memory->buffers[0].unpadded, INT64_MAX);
+    assert_int_equal(jp_buffers_module(r.m.memory, &r.arena, &r.mm), JP_OK);
+    assert_non_null(strstr(r.mm.note, "the heap goes below zero (event 4)"));
+    assert_int_equal(r.mm.peak_index, -1);
+    release(&r);
+    free(proto.buf);
+}
+
 /* ---- real captures, against XProf 2.24.2's memory viewer (research/xprof_expected.json) ------- */
 
 static const jp_module_memory *module_named(const jp_analysis *a, const char *name) {
@@ -515,6 +549,7 @@ int main(void) {
         cmocka_unit_test(test_events_over_two_allocations),
         cmocka_unit_test(test_truncated_buffer_assignment),
         cmocka_unit_test(test_negative_sizes_read_as_zero),
+        cmocka_unit_test(test_absurd_sizes_saturate),
         cmocka_unit_test(test_real_captures_agree_with_xprof),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
