@@ -41,9 +41,9 @@ enum { /* xla field numbers, as hlo.c and hlo_buffers.c read them */
 
 enum {
     MAX_DEPTH = 12,           /* shape nesting generated (hlo_buffers.c follows 8) */
-    SHAPE_BUDGET = 20000,     /* shape nodes per input, so one run stays fast */
-    TEXT_BUDGET = 1 << 20,    /* bytes of names per input */
-    OPERAND_BUDGET = 20000,   /* operands per input */
+    SHAPE_BUDGET = 8000,      /* shape nodes per input, so one run stays fast */
+    TEXT_BUDGET = 1 << 18,    /* bytes of names per input */
+    OPERAND_BUDGET = 8000,    /* operands per input */
     TUPLE = 13,
 };
 
