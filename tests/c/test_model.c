@@ -184,10 +184,43 @@ static void xla_ops_rows_count_what_the_ops_table_counts(void **state) {
     check_rows_match_table("te_fused_attn_934987a2fc2f.xplane.pb.gz", 150, 20);
 }
 
+/* The module a dispatch runs, as compile events and step ends both derive it: whole for a 2,000-
+ * character function (steps.c used to look such a name up with snprintf's would-be length, past
+ * its 512-byte stack buffer), cut with "..." past JP_MODULE_NAME_MAX, and odd names handled. */
+static void dispatch_module_names(void **state) {
+    (void)state;
+    static char name[6000], want[6000], buf[JP_MODULE_NAME_MAX];
+    memcpy(name, "PjitFunction(", 13);
+    memset(name + 13, 'f', 2000);
+    memcpy(name + 2013, ")", 2);
+    jp_text t = jp_text_make(buf, sizeof buf);
+    jp_host_dispatch_module(name, &t);
+    memcpy(want, "jit_", 4);
+    memset(want + 4, 'f', 2000);
+    want[2004] = '\0';
+    assert_string_equal(t.buf, want);
+    assert_int_equal(t.cut, 0);
+    memset(name + 13, 'g', 5000); /* 5,004 bytes of module name: cut */
+    memcpy(name + 5013, ")", 2);
+    t = jp_text_make(buf, sizeof buf);
+    jp_host_dispatch_module(name, &t);
+    assert_int_equal(t.cut, 1);
+    assert_int_equal(t.len, sizeof buf - 1);
+    assert_string_equal(t.buf + t.len - 4, "g...");
+    static const char *const odd[][2] = {{"PjitFunction()", "jit_"}, {"PjitFunction(", "jit_"},
+                                         {"PjitFunction(f", "jit_f"}, {"other(f)", "jit_other(f"}};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        t = jp_text_make(buf, sizeof buf);
+        jp_host_dispatch_module(odd[i][0], &t);
+        assert_string_equal(t.buf, odd[i][1]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nesting_past_the_limit_is_an_error),
         cmocka_unit_test(xla_ops_rows_count_what_the_ops_table_counts),
+        cmocka_unit_test(dispatch_module_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
