@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* accept4 */
 #include "base/error.h"
 #include "serve/http_parse.h"
+#include "serve/http_response.h"
 #include "serve/http_worker.h"
 
 #include <arpa/inet.h>
@@ -282,6 +283,29 @@ int jp_http_response_header(jp_http_response *resp, const char *name, const char
     }
     resp->extra_len += (size_t)n;
     return JP_OK;
+}
+
+jp_http_response *jp_http_response_new(void) {
+    jp_http_response *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->body_fd = -1;
+    resp_reset(r);
+    return r;
+}
+
+void jp_http_response_free(jp_http_response *resp) {
+    if (!resp) return;
+    resp_clear_body(resp);
+    free(resp);
+}
+
+int jp_http_response_status(const jp_http_response *resp) { return resp->status; }
+
+const char *jp_http_response_type(const jp_http_response *resp) { return resp->content_type; }
+
+size_t jp_http_response_body(const jp_http_response *resp, const char **data) {
+    *data = resp->body ? resp->body : resp->static_body;
+    return *data ? resp->body_len : 0;
 }
 
 /* ---- sending ---------------------------------------------------------------------------------- */
