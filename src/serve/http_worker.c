@@ -38,6 +38,7 @@ int jp_http_proc_start(jp_http_proc *p, jp_http_proc_main child, void *arg, jp_e
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* the parent may die without closing the socket */
         if (getppid() != parent) _exit(0); /* it died before prctl took effect */
         signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_DFL); /* not the parent's stop flag: a worker told to stop stops */
         signal(SIGPIPE, SIG_IGN);
         child(arg, sv[1]);
         _exit(0);

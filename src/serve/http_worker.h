@@ -20,8 +20,9 @@ typedef struct jp_http_proc {
 typedef void (*jp_http_proc_main)(void *arg, int sock);
 
 /* Forks a worker running child(arg, sock) into *p. The child dies with the parent (it gets SIGKILL
- * when the parent is gone) and ignores SIGINT (Ctrl-C reaches the whole process group: the parent
- * decides). JP_ERR_IO names what failed. */
+ * when the parent is gone), ignores SIGINT (Ctrl-C reaches the whole process group: the parent
+ * decides) and SIGPIPE, and dies of SIGTERM whatever handler the parent has. JP_ERR_IO names what
+ * failed. */
 int jp_http_proc_start(jp_http_proc *p, jp_http_proc_main child, void *arg, jp_error *err);
 
 /* Sends len bytes of msg with fd (-1: none) as one message (SOCK_SEQPACKET keeps the boundary);
