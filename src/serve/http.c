@@ -646,12 +646,23 @@ static void worker_stop(worker *w, const char *why) {
     w->busy = 0;
 }
 
+/* 1 when extra (NUL-terminated) is header lines as jp_http_response_header writes them: each
+ * "Name: value" ending in CRLF, no bare CR or LF, no empty line (it would end the head early). */
+static int is_header_block(const char *extra) {
+    for (const char *p = extra; *p;) {
+        const char *eol = strstr(p, "\r\n");
+        if (!eol || eol == p || memchr(p, '\n', (size_t)(eol - p)) || memchr(p, '\r', (size_t)(eol - p))) return 0;
+        p = eol + 2;
+    }
+    return 1;
+}
+
 /* The reply of a worker as a response in r (taking fd): 0, or -1 when it is malformed (the worker
  * is broken: it is stopped). */
 static int reply_to_response(const worker_reply *rep, int fd, jp_http_response *r) {
     if (rep->status < 100 || rep->status > 599 || rep->ranges < 0 || rep->ranges > 1 ||
         rep->extra_len >= EXTRA_HEADERS_MAX || memchr(rep->content_type, 0, TYPE_MAX) == NULL ||
-        strlen(rep->extra) != rep->extra_len)
+        strlen(rep->extra) != rep->extra_len || !is_header_block(rep->extra))
         return -1;
     if (fd < 0) return jp_http_respond_bytes(r, rep->status, rep->content_type, "", 0, NULL) == JP_OK ? 0 : -1;
     resp_clear_body(r);

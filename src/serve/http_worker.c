@@ -131,6 +131,7 @@ void jp_http_proc_kill(jp_http_proc *p) {
 }
 
 int jp_http_proc_reap(jp_http_proc *p, int block, char *why, size_t cap) {
+    if (cap) why[0] = '\0';
     if (p->pid <= 0) return 1;
     int status = 0;
     pid_t r;

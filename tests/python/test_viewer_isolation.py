@@ -254,3 +254,18 @@ def test_perfetto_file_server_answers_carry_a_deny_all_csp(log_dir, launch_view)
     reply = security.raw_request(port, f"GET /{name}.pftrace HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
     assert reply.status == 200 and len(reply.body) > 1000
     check_security_headers(reply, "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+
+
+def test_one_worker_slot_is_handed_to_the_next_run_when_idle(log_dir, start):
+    """--workers 1: each run asked for stops the idle worker of the run before (least recently used)
+    and loads afresh in its own: every answer right, every first one a cache miss."""
+    server = start(log_dir, "--workers", "1")
+    for rel in [GOOD, OTHER, GOOD]:
+        first = server.get(f"/api/run/{run_id(rel)}/overview")
+        again = server.get(f"/api/run/{run_id(rel)}/ops")
+        assert (first.status, first.headers["x-jaxprof-cache"]) == (200, "miss"), rel
+        assert (again.status, again.headers["x-jaxprof-cache"]) == (200, "hit"), rel
+        assert json.loads(first.body)["path"].endswith(rel)
+    status, doc = server.overview(rel_of("segv"))
+    assert (status, doc) == (500, {"error": f"analysis of {rel_of('segv')} failed: {SIGNALS['segv']}"})
+    assert server.overview(OTHER)[0] == 200
