@@ -72,8 +72,8 @@ typedef struct conn {
     int64_t deadline_ms; /* monotonic; HEAD: the whole head by then; SEND: the next progress; DRAIN: closed */
     int64_t since_ms;    /* HEAD: accepted then; SEND: its last progress; DRAIN: 0 (first to give way) */
     size_t len;          /* bytes of the request head received into buf */
-    char *buf;           /* max_header_bytes + 1 bytes inside the server's one allocation */
-    char *head;          /* the response head, OUT_HEAD_MAX bytes inside the server's one allocation */
+    char *buf;           /* max_header_bytes + 1 bytes, then head's: allocated at accept, freed at close */
+    char *head;          /* the response head, OUT_HEAD_MAX bytes inside buf's allocation */
     size_t head_len;     /* bytes in head */
     size_t head_sent;    /* of them, bytes sent */
     char *owned;         /* a bytes body taken over from the handler's response (freed here), or NULL */
