@@ -73,11 +73,12 @@ bench: install $(VENV)/.test-deps $(XPROF_VENV)/.installed
 # never into tests/fuzz/corpus, and a crash leaves FUZZ_WORK/<t>-crash-<sha1> (replay it with
 # FUZZ_BUILD/tests/fuzz/fuzz_<t> <file>). `make test` replays the committed corpora with gcc.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= xspace gzip hlo hlotext profile http
+FUZZ_TARGETS ?= xspace gzip hlo hlotext profile http viewer
 FUZZ_BUILD   ?= build/fuzz
 FUZZ_WORK    ?= build/fuzz-work
 FUZZ_MAXLEN_gzip := 16384
 FUZZ_MAXLEN_http := 20000
+FUZZ_MAXLEN_viewer := 20000
 
 .PHONY: fuzz
 fuzz: venv
@@ -89,7 +90,7 @@ fuzz: venv
 	$(VENV)/bin/meson compile -C $(FUZZ_BUILD) $(addprefix tests/fuzz/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_WORK)/$$t; echo "== fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	  case $$t in gzip) len=-max_len=$(FUZZ_MAXLEN_gzip);; http) len=-max_len=$(FUZZ_MAXLEN_http);; *) len=;; esac; \
+	  case $$t in gzip) len=-max_len=$(FUZZ_MAXLEN_gzip);; http) len=-max_len=$(FUZZ_MAXLEN_http);; viewer) len=-max_len=$(FUZZ_MAXLEN_viewer);; *) len=;; esac; \
 	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t $$len -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1 \
 	    -artifact_prefix=$(CURDIR)/$(FUZZ_WORK)/$$t- $(FUZZ_WORK)/$$t tests/fuzz/corpus/$$t; \
 	done

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,9 @@ typedef struct view_args {
     const char *host; /* --host: the address to bind (builtin UI only), or NULL for 127.0.0.1 */
     int no_browser;  /* 1: only print the link */
     int with_parent; /* 1: stop when the process that started us is gone (--exit-with-parent) */
+    size_t workers;   /* --workers: analysis processes at once (builtin UI), 0 for the default */
+    size_t time_limit_s; /* --time-limit: seconds one analysis request may take, 0 for the default */
+    size_t connections; /* --connections: connections at once, 0 for the default */
 } view_args;
 
 /* What the Perfetto server serves (one file under one path) and when it stops. */
@@ -56,7 +60,7 @@ static int should_stop(void *ctx) {
 }
 
 static int parse_view_args(int argc, char **argv, view_args *a) {
-    *a = (view_args){".", UI_BUILTIN, -1, NULL, 0, 0};
+    *a = (view_args){".", UI_BUILTIN, -1, NULL, 0, 0, 0, 0, 0};
     int have_dir = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -81,6 +85,17 @@ static int parse_view_args(int argc, char **argv, view_args *a) {
             }
             a->port = (long)n;
             i++;
+        } else if (strcmp(arg, "--workers") == 0 || strcmp(arg, "--time-limit") == 0 ||
+                   strcmp(arg, "--connections") == 0) {
+            size_t *to = arg[2] == 'w' ? &a->workers : arg[2] == 't' ? &a->time_limit_s : &a->connections;
+            size_t most = arg[2] == 'w' ? 256 : arg[2] == 't' ? 86400 : 65536;
+            if (cli_parse_count(arg, next, &n) != 0) return -1;
+            if (n < 1 || n > most) {
+                fprintf(stderr, "jaxprof: %s needs a number from 1 to %zu\n", arg, most);
+                return -1;
+            }
+            *to = n;
+            i++;
         } else if (strcmp(arg, "--host") == 0) {
             if (!next || !*next) {
                 fprintf(stderr, "jaxprof: --host needs an address (e.g. 0.0.0.0)\n");
@@ -91,12 +106,16 @@ static int parse_view_args(int argc, char **argv, view_args *a) {
         } else if (arg[0] != '-' && !have_dir) a->dir = arg, have_dir = 1;
         else {
             fprintf(stderr, "jaxprof: bad option '%s' (view [DIR] [--ui perfetto|tensorboard|builtin] [--port N] "
-                            "[--host ADDR] [--no-browser])\n", arg);
+                            "[--host ADDR] [--no-browser] [--workers N] [--time-limit S] [--connections N])\n", arg);
             return -1;
         }
     }
     /* Perfetto UI's Content-Security-Policy only reaches http://127.0.0.1:9001 (see above), and
      * TensorBoard has no token to guard it with: only the built-in viewer may be exposed. */
+    if ((a->workers || a->time_limit_s) && a->ui != UI_BUILTIN) {
+        fprintf(stderr, "jaxprof: --workers and --time-limit are for --ui builtin only\n");
+        return -1;
+    }
     if (a->host && a->ui != UI_BUILTIN) {
         fprintf(stderr, "jaxprof: --host is for --ui builtin only: ui.perfetto.dev can only load traces from "
                         "127.0.0.1, and TensorBoard has no access token (run tensorboard --host yourself to "
@@ -222,6 +241,16 @@ static void log_request(void *ctx, const char *line) {
     fprintf(stderr, "jaxprof: %s\n", line);
 }
 
+/* Raises the soft open-file limit to the hard one: each connection may hold two descriptors, and
+ * a 1024 soft limit would cap the server at about 500 connections. */
+static void raise_fd_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 static void install_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -232,11 +261,12 @@ static void install_signals(void) {
 }
 
 /* Binds 127.0.0.1 on port (or the next free one) for Perfetto UI, allowing its origin. */
-static int open_server(jp_http_server **srv, served_file *f, long port) {
+static int open_server(jp_http_server **srv, served_file *f, long port, size_t connections) {
     jp_http_options o = jp_http_options_default();
     o.port = (uint16_t)(port < 0 ? PERFETTO_PORT : port);
     o.port_tries = PORT_TRIES;
     o.cors_origin = PERFETTO_ORIGIN;
+    o.max_conns = (unsigned)connections;
     o.handler = serve_one_file;
     o.ctx = f;
     o.should_stop = should_stop;
@@ -269,7 +299,8 @@ static int view_perfetto(const view_args *a) {
         f.parent = a->with_parent ? getppid() : 0;
         url_path_for(run->name, f.url_path, sizeof f.url_path);
         install_signals();
-        rc = open_server(&srv, &f, a->port);
+        raise_fd_limit();
+        rc = open_server(&srv, &f, a->port, a->connections);
     }
     if (rc == 0) {
         char url[sizeof f.url_path + 32];
@@ -357,6 +388,16 @@ typedef struct builtin_ctx {
 
 static int builtin_handle(void *ctx, const jp_http_request *req, jp_http_response *resp) {
     return jp_viewer_handle(((builtin_ctx *)ctx)->viewer, req, resp);
+}
+
+/* Every request that needs a run's analysis is answered in that run's worker process: a crash,
+ * a hang or running out of memory there fails only that run's requests. */
+static int builtin_isolate(void *ctx, const jp_http_request *req, char *key, size_t cap) {
+    return jp_viewer_route(((builtin_ctx *)ctx)->viewer, req, key, cap);
+}
+
+static void builtin_failed(void *ctx, const char *key, int status, const char *why, jp_http_response *resp) {
+    jp_viewer_respond_failed(((builtin_ctx *)ctx)->viewer, key, status, why, resp);
 }
 
 static int builtin_should_stop(void *ctx) {
@@ -456,6 +497,13 @@ static int view_builtin(const view_args *a) {
     o.ctx = &b;
     o.should_stop = builtin_should_stop;
     o.log = log_request;
+    o.content_security_policy = JP_VIEWER_CSP;
+    o.isolate = builtin_isolate;
+    o.isolated_failed = builtin_failed;
+    o.max_workers = (unsigned)a->workers;
+    o.work_timeout_ms = (uint32_t)(a->time_limit_s * 1000);
+    o.max_conns = (unsigned)a->connections;
+    raise_fd_limit();
     install_signals();
     jp_http_server *srv = NULL;
     int rc = jp_http_server_open(&srv, &o, &err) == JP_OK ? 0 : EXIT_USAGE;

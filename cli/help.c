@@ -137,7 +137,12 @@ static const cmd_help HELP[] = {
      "  --ui builtin|perfetto|tensorboard\n"
      "  --port N           port (default: a free one; Perfetto needs 9001)\n"
      "  --host ADDR        address to listen on (built-in viewer only)\n"
-     "  --no-browser       print the link, open nothing\n", 0},
+     "  --no-browser       print the link, open nothing\n"
+     "  --workers N        analysis processes at once (built-in viewer; default 4): each run is\n"
+     "                     analysed in a process of its own, so a crash fails only that run\n"
+     "  --time-limit S     seconds one analysis request may take before its process is stopped\n"
+     "                     (default 120)\n"
+     "  --connections N    connections at once (default 1024)\n", 0},
     {"version", "version", "Prints the version.\n", 0},
     {"help", "help [CMD]", "The list of commands, or one command's usage and options.\n", 0},
 };

@@ -14,9 +14,11 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 
 /* A small HTTP/1.1 server for local viewers, reusable by any output that serves files or JSON.
- * GET, HEAD and OPTIONS only (anything else: 405). One response is written at a time while up to
- * 16 connections wait for their request head (a 17th replaces the oldest), so idle browser
- * pre-connects never stall the others. Every response closes its connection. Requests are
+ * GET, HEAD and OPTIONS only (anything else: 405). One thread polls every connection (up to
+ * max_conns, 1024 by default) with deadlines of its own: the request head must come within
+ * timeout_ms, each write must make progress within timeout_ms; when every slot is taken, a
+ * newcomer takes the slot of one idle for a second (no head yet, or a reader that stopped), so
+ * idle or slow clients never stall the others. Every response closes its connection. Requests are
  * checked before the handler sees them: head size (431), syntax and percent-encoding (400), dot
  * segments (403), and a Host header naming a loopback address or an allowed name with the bound
  * port (403: defeats DNS rebinding). OPTIONS is answered by the server (CORS and Private Network
@@ -28,6 +30,18 @@ extern "C" {
  * SameSite=Strict, Path=/) so a page's relative fetches need no token, and every answer says
  * "Referrer-Policy: no-referrer". The Host check then accepts any name, still with the bound port:
  * a DNS-rebinding page does not know the token.
+ * Every answer carries "X-Content-Type-Options: nosniff", "X-Frame-Options: DENY" and a
+ * Content-Security-Policy (content_security_policy, by default one that allows nothing).
+ * Isolation (isolate set): a request for which isolate() names a key is answered by handler in a
+ * worker process for that key, forked from the server's process (which must then be single-
+ * threaded) and kept for the key's later requests, one request at a time, first come first
+ * served; the poll loop never waits for a worker, so a slow or failing answer holds only the
+ * requests of its own key. At most max_workers live at once (a key without one takes the slot of
+ * the least recently used idle worker, else waits). A worker that crashes, exits or is killed (by
+ * the system for memory, or by the server past work_timeout_ms on one request) fails the request
+ * it was answering and those queued behind it: isolated_failed words the answer (500); the next
+ * request of that key starts a new worker. A request that waits work_timeout_ms for a worker to
+ * take it gets 503 the same way. The body comes back through a memfd and is sent like a file.
  * A server is not thread-safe: one thread opens, runs and closes it; distinct servers are
  * independent. No global state. */
 
@@ -91,6 +105,20 @@ typedef struct jp_http_options {
     int (*should_stop)(void *ctx);    /* nonzero ends jp_http_server_run; polled between connections
                                        * and at least every 200 ms; may be NULL */
     void (*log)(void *ctx, const char *line); /* one line per response ("GET /a 200 1234"); may be NULL */
+    unsigned max_conns;               /* connections at once; 0 means 1024; fewer when the open-file
+                                       * limit (RLIMIT_NOFILE) leaves no room for two descriptors each */
+    const char *content_security_policy; /* sent with every answer; NULL: "default-src 'none'; ..." */
+    /* Isolation (NULL: every request is answered in this process). 1 when req is to be answered in
+     * the worker for the key written into key (cap bytes, NUL-terminated), else 0; called for each
+     * accepted GET and HEAD in the server's process, so it must be quick. */
+    int (*isolate)(void *ctx, const jp_http_request *req, char *key, size_t cap);
+    /* Words the answer to an isolated request whose worker failed: status (500, or 503 when no
+     * worker took it in time) and why ("killed by signal 11 (Segmentation fault)", "it took longer
+     * than 120 s (the time limit) and was stopped"). NULL: text "<key> failed: <why>". */
+    void (*isolated_failed)(void *ctx, const char *key, int status, const char *why, jp_http_response *resp);
+    unsigned max_workers;             /* worker processes at once; 0 means 4 (at most 256) */
+    uint32_t work_timeout_ms;         /* longest a worker may take over one request (it is killed
+                                       * then), and longest a request waits for a worker; 0: 120000 */
 } jp_http_options;
 
 /* Options with every default (127.0.0.1, port 0, no CORS, no token, no handler: every GET gets 404). */
@@ -106,7 +134,7 @@ int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_err
 /* The port actually bound. */
 uint16_t jp_http_server_port(const jp_http_server *srv);
 /* Serves until should_stop says so (JP_OK), or fails with JP_ERR_IO when the listening socket
- * does. Malformed requests get a 4xx and never end the loop. A signal handler that sets the flag
+ * does; every worker is stopped before it returns. Malformed requests get a 4xx and never end the loop. A signal handler that sets the flag
  * should_stop reads is enough: it interrupts the wait at once when installed without SA_RESTART. */
 int jp_http_server_run(jp_http_server *srv, jp_error *err);
 /* Closes the listening socket and every connection; frees srv. NULL is fine. */
@@ -119,6 +147,13 @@ void jp_http_server_close(jp_http_server *srv);
 
 /* The API's state: the log directory, the runs found there and a small LRU cache of decoded runs.
  * Not thread-safe: one jp_http server thread calls jp_viewer_handle. */
+
+/* The Content-Security-Policy the viewer's pages satisfy (jp_http_options.content_security_policy):
+ * scripts and styles from the server only (style attributes allowed: the pages set sizes and
+ * colours inline), fetches to the server only, no frames, forms, plugins or other origins. */
+#define JP_VIEWER_CSP                                                                                   \
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; "        \
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 typedef struct jp_viewer jp_viewer;
 
 /* Lists the runs under log_dir (copied); JP_ERR_IO when it cannot be read. */
@@ -145,6 +180,17 @@ int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path);
  * with 400, 404 or 500. Responses about a run carry "X-Jaxprof-Cache: hit" or "miss" (the diff: hit
  * when it is the kept answer). */
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp);
+
+/* Crash isolation (jp_http_options.isolate and isolated_failed, ctx the viewer): a request that
+ * needs a run's analysis (a run endpoint of a listed run, a diff of two) names the worker that
+ * holds it: "run <id>" or "diff <base id> <new id>" into key (cap bytes); returns 1, or 0 for what
+ * this process answers itself at once (pages, /api, /api/runs, unknown runs, malformed ids). Lists
+ * the runs again when the id is not known yet. A key longer than cap is cut (two runs may then
+ * share a worker; each request still names its own run). */
+int jp_viewer_route(jp_viewer *v, const jp_http_request *req, char *key, size_t cap);
+/* The answer for a request of key whose worker failed: {"error": "analysis of RUN failed: WHY"}
+ * (for a diff: "diff of BASE and NEW failed: WHY") with status. */
+void jp_viewer_respond_failed(jp_viewer *v, const char *key, int status, const char *why, jp_http_response *resp);
 
 #ifdef __cplusplus
 }

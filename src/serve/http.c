@@ -1,9 +1,12 @@
 /* http.c - a small HTTP/1.1 server for local viewers: connections, responses, files with ranges,
- * CORS; each request head is checked by http_parse.c before a handler sees it. */
+ * CORS, and requests answered in worker processes (isolation); each request head is checked by
+ * http_parse.c before a handler sees it. */
 #define _GNU_SOURCE /* accept4 */
 #include "base/error.h"
 #include "base/text.h"
 #include "serve/http_parse.h"
+#include "serve/http_response.h"
+#include "serve/http_worker.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -23,7 +27,17 @@
 #include <unistd.h>
 
 enum {
-    MAX_CONNS = 16,            /* connections at once, whether receiving their head or sending */
+    DEFAULT_MAX_CONNS = 1024,  /* jp_http_options.max_conns when 0 */
+    MIN_CONNS = 4,             /* fewest connection slots, whatever the open-file limit */
+    FDS_PER_CONN = 2,          /* a connection's socket and its body file */
+    FDS_RESERVED = 32,         /* descriptors left for everything else (logs, workers' sockets) */
+    LISTEN_BACKLOG = 1024,     /* connections the kernel queues before we accept them */
+    DEFAULT_WORKERS = 4,       /* jp_http_options.max_workers when 0 */
+    MAX_WORKERS = 256,         /* most worker processes */
+    DEFAULT_WORK_MS = 120000,  /* jp_http_options.work_timeout_ms when 0 */
+    REAP_MS = 5,               /* poll period while a worker that ended is still to be reaped */
+    KEY_MAX = 16448,           /* bytes of an isolation key, NUL included (two hex-encoded 4 kB paths) */
+    WHY_MAX = 192,             /* bytes of the reason a worker's requests failed */
     TICK_MS = 200,             /* longest wait before should_stop is asked again */
     LINGER_MS = 200,           /* after an error reply, how long unread input is drained */
     DEFAULT_TIMEOUT_MS = 10000, /* jp_http_options.timeout_ms when 0 */
@@ -40,9 +54,14 @@ enum {
     STALL_MS = 1000            /* a connection this long without progress may lose its slot to a newcomer */
 };
 
+/* Every answer says this unless jp_http_options.content_security_policy does otherwise: nothing
+ * may be loaded, run or framed (a file download or a JSON answer needs none of it). */
+#define DEFAULT_CSP "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
 /* What a connection waits for. */
 typedef enum conn_state {
     CONN_HEAD,  /* its request head (POLLIN) */
+    CONN_WAIT,  /* its answer from a worker process; not polled but for errors */
     CONN_SEND,  /* room to send its response (POLLOUT); nothing is read meanwhile */
     CONN_DRAIN  /* its error reply is out: what the client still sends is read and dropped */
 } conn_state;
@@ -54,8 +73,8 @@ typedef struct conn {
     int64_t deadline_ms; /* monotonic; HEAD: the whole head by then; SEND: the next progress; DRAIN: closed */
     int64_t since_ms;    /* HEAD: accepted then; SEND: its last progress; DRAIN: 0 (first to give way) */
     size_t len;          /* bytes of the request head received into buf */
-    char *buf;           /* max_header_bytes + 1 bytes inside the server's one allocation */
-    char *head;          /* the response head, OUT_HEAD_MAX bytes inside the server's one allocation */
+    char *buf;           /* max_header_bytes + 1 bytes, then head's: allocated at accept, freed at close */
+    char *head;          /* the response head, OUT_HEAD_MAX bytes inside buf's allocation */
     size_t head_len;     /* bytes in head */
     size_t head_sent;    /* of them, bytes sent */
     char *owned;         /* a bytes body taken over from the handler's response (freed here), or NULL */
@@ -66,7 +85,37 @@ typedef struct conn {
     uint64_t sent;       /* body bytes sent, for the log */
     int status;          /* the status being sent */
     char log[LOG_MAX];   /* "METHOD target status", logged with the bytes sent when the response ends */
+    /* While it waits for a worker (CONN_WAIT): */
+    char *key;           /* the isolation key naming the worker that answers it (heap), or NULL */
+    char *raw;           /* the request head as received, for the worker to parse again (heap) */
+    size_t raw_len;      /* bytes in raw */
+    int worker;          /* index of the worker it is queued on, or -1 while no worker is free */
+    int sent_to_worker;  /* 1 once the worker has its request */
+    uint64_t seq;        /* arrival order: each worker answers its queue first come first served */
+    int method;          /* jp_http_method of the request */
+    const char *range;   /* its Range header (inside buf, which nothing overwrites while it waits) */
+    int set_cookie;      /* 1: the answer sets the token cookie */
 } conn;
+
+/* A worker process answering the isolated requests of one key (see jp_http_options.isolate). */
+typedef struct worker {
+    jp_http_proc proc;   /* pid 0: a free slot; sock -1 while it ends (it is still to be reaped) */
+    char *key;           /* the key it answers for (heap) */
+    int busy;            /* 1 while it works on a request (whose connection may have gone since) */
+    conn *job;           /* that request's connection, or NULL once it went */
+    int64_t deadline_ms; /* when busy: it is killed then (work_timeout_ms) */
+    int64_t used_ms;     /* when it last took a request: the least recently used idle one goes first */
+    char why[WHY_MAX];   /* once it is ending, what its waiting connections are told; "" until known */
+} worker;
+
+/* What a worker sends back for each request, with the body's descriptor. */
+typedef struct worker_reply {
+    int32_t status;                   /* HTTP status code */
+    int32_t ranges;                   /* 1: the body is a file that may be sent in byte ranges */
+    uint32_t extra_len;               /* bytes used in extra */
+    char content_type[TYPE_MAX];      /* NUL-terminated */
+    char extra[EXTRA_HEADERS_MAX];    /* the handler's header lines, CRLF-terminated, NUL-terminated */
+} worker_reply;
 
 struct jp_http_response {
     int status;                          /* HTTP status code */
@@ -75,6 +124,8 @@ struct jp_http_response {
     char *body;                          /* owned copy of a bytes body, or NULL */
     size_t body_len;                     /* bytes in body or static_body */
     char *file;                          /* owned copy of the path of a file body, or NULL */
+    int body_fd;                         /* an open body file (a worker's answer), owned, or -1 */
+    int fd_ranges;                       /* 1: body_fd may be sent in byte ranges (it is a file) */
     size_t extra_len;                    /* bytes used in extra */
     char extra[EXTRA_HEADERS_MAX];       /* header lines added by the handler, CRLF-terminated */
 };
@@ -86,11 +137,16 @@ struct jp_http_server {
     jp_http_rules rules;                 /* port bound, token and allowed hosts, for the parser */
     int listen_fd;                       /* the listening socket (non-blocking) */
     int64_t accept_resume_ms;            /* accepting pauses until then after EMFILE and the like */
-    conn conns[MAX_CONNS];               /* connection slots */
+    conn *conns;                         /* max_conns connection slots (heap) */
+    size_t max_conns;                    /* slots, after the open-file limit */
+    worker *workers;                     /* max_workers worker slots (heap), or NULL without isolation */
+    struct pollfd *fds;                  /* one poll set: every slot, the listener, every worker (heap) */
+    int *owner;                          /* for each fds entry: conn index, -1 listener, -2 - worker index */
+    uint64_t seq;                        /* counts requests sent to isolation, for conn.seq */
     jp_http_header headers[JP_HTTP_MAX_HEADERS]; /* the fields of the request being answered */
     jp_http_response resp;               /* the response being built */
-    char *io;                            /* IO_CHUNK bytes: file reads, drained input */
-    char *bufs;                          /* the one allocation behind io, every conn.buf and conn.head */
+    char *io;                            /* IO_CHUNK bytes: file reads, drained input (heap) */
+    char key[KEY_MAX];                   /* the isolation key of the request being routed */
 };
 
 static int64_t now_ms(void) {
@@ -145,6 +201,9 @@ static const char *status_page(int status) {
 static void resp_clear_body(jp_http_response *r) {
     free(r->body);
     free(r->file);
+    if (r->body_fd >= 0) close(r->body_fd);
+    r->body_fd = -1;
+    r->fd_ranges = 0;
     r->body = r->file = NULL;
     r->static_body = NULL;
     r->body_len = 0;
@@ -227,6 +286,29 @@ int jp_http_response_header(jp_http_response *resp, const char *name, const char
     return JP_OK;
 }
 
+jp_http_response *jp_http_response_new(void) {
+    jp_http_response *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->body_fd = -1;
+    resp_reset(r);
+    return r;
+}
+
+void jp_http_response_free(jp_http_response *resp) {
+    if (!resp) return;
+    resp_clear_body(resp);
+    free(resp);
+}
+
+int jp_http_response_status(const jp_http_response *resp) { return resp->status; }
+
+const char *jp_http_response_type(const jp_http_response *resp) { return resp->content_type; }
+
+size_t jp_http_response_body(const jp_http_response *resp, const char **data) {
+    *data = resp->body ? resp->body : resp->static_body;
+    return *data ? resp->body_len : 0;
+}
+
 /* ---- sending ---------------------------------------------------------------------------------- */
 
 /* The byte range a file response sends. */
@@ -273,9 +355,12 @@ static int parse_range(const char *v, span *sp) {
     return 1;
 }
 
-/* Opens the response's file for reading; sets the status for what cannot be sent. */
+/* Opens the response's file for reading (or takes its open body file); sets the status for what
+ * cannot be sent. */
 static int open_body_file(jp_http_response *r, span *sp) {
-    int fd = open(r->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = r->body_fd;
+    r->body_fd = -1;
+    if (fd < 0) fd = open(r->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         int status = fd < 0 && errno != ELOOP ? 404 : 403;
@@ -299,18 +384,19 @@ static void put(jp_text *b, const char *fmt, ...) {
 
 /* Writes the status line and headers for r into head; returns its length, or 0 if too long. */
 static size_t build_head(const jp_http_server *s, const jp_http_response *r, const span *sp, int with_range,
-                         char *head, size_t cap) {
+                         int accept_ranges, char *head, size_t cap) {
     jp_text b = jp_text_make(head, cap);
     put(&b, "HTTP/1.1 %d %s\r\n", r->status, reason(r->status));
     if (r->status != 204)
         put(&b, "Content-Type: %s\r\nContent-Length: %llu\r\n", r->content_type, (unsigned long long)sp->len);
     put(&b, "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n");
+    put(&b, "Content-Security-Policy: %s\r\nX-Frame-Options: DENY\r\n", s->opt.content_security_policy);
     if (r->status == 206)
         put(&b, "Accept-Ranges: bytes\r\nContent-Range: bytes %llu-%llu/%llu\r\n", (unsigned long long)sp->start,
             (unsigned long long)(sp->start + sp->len - 1), (unsigned long long)sp->total);
     else if (r->status == 416 && with_range)
         put(&b, "Content-Range: bytes */%llu\r\n", (unsigned long long)sp->total);
-    else if (r->file)
+    else if (accept_ranges)
         put(&b, "Accept-Ranges: bytes\r\n");
     if (r->status == 405) put(&b, "Allow: GET, HEAD, OPTIONS\r\n");
     if (s->opt.token) put(&b, "Referrer-Policy: no-referrer\r\n"); /* the page's URL holds the token */
@@ -327,23 +413,25 @@ static size_t build_head(const jp_http_server *s, const jp_http_response *r, con
 static void conn_take_response(const jp_http_server *s, conn *c, jp_http_response *r, int method,
                                const char *range) {
     span sp = {0, r->body_len, r->body_len};
-    int fd = -1, ranged = 0;
-    if (r->file && (fd = open_body_file(r, &sp)) >= 0 && r->status == 200) {
+    int fd = -1, ranged = 0, ranges = r->file != NULL || r->fd_ranges;
+    if ((r->file || r->body_fd >= 0) && (fd = open_body_file(r, &sp)) >= 0 && r->status == 200 && ranges) {
         ranged = parse_range(range, &sp);
         if (ranged == 1) r->status = 206;
         if (ranged < 0) { /* 416 keeps the file's size for Content-Range */
             uint64_t total = sp.total;
             jp_http_respond_status(r, 416);
             sp = (span){0, r->body_len, total};
+            close(fd);
+            fd = -1;
         }
     }
-    if (!r->file) sp.len = r->body_len;
+    if (fd < 0) sp.len = r->body_len;
     c->status = r->status;
-    c->head_len = build_head(s, r, &sp, ranged < 0, c->head, OUT_HEAD_MAX);
+    c->head_len = build_head(s, r, &sp, ranged < 0, fd >= 0 && ranges, c->head, OUT_HEAD_MAX);
     c->head_sent = 0;
     c->sent = 0;
     c->left = c->head_len && method != JP_HTTP_HEAD ? sp.len : 0;
-    if (c->left && fd >= 0 && r->file) {
+    if (c->left && fd >= 0) {
         c->file_fd = fd;
         c->file_off = sp.start;
         fd = -1;
@@ -420,21 +508,20 @@ static void mask_tokens(char *target) {
         for (p += 6; *p && *p != '&'; p++) *p = '*';
 }
 
-/* Writes "METHOD target status" into c->log; the byte count is added when the response ends. */
+/* Writes "METHOD target" into c->log; the status and byte count are added when the response ends. */
 static void conn_log_start(const jp_http_server *s, conn *c, const exchange *ex) {
     char target[sizeof ex->target];
     memcpy(target, ex->target, sizeof target);
     if (s->opt.token) mask_tokens(target);
-    snprintf(c->log, sizeof c->log, "%s %s %d", ex->method[0] ? ex->method : "-", target[0] ? target : "-",
-             c->status);
+    snprintf(c->log, sizeof c->log, "%s %s", ex->method[0] ? ex->method : "-", target[0] ? target : "-");
 }
 
 /* Ends c's response, whole or cut short: logs it with the body bytes that went out and lets go of
  * its body. */
 static void conn_end_response(jp_http_server *s, conn *c) {
     if (s->opt.log) {
-        char line[LOG_MAX + 24];
-        snprintf(line, sizeof line, "%s %llu", c->log, (unsigned long long)c->sent);
+        char line[LOG_MAX + 40];
+        snprintf(line, sizeof line, "%s %d %llu", c->log, c->status, (unsigned long long)c->sent);
         s->opt.log(s->opt.ctx, line);
     }
     free(c->owned);
@@ -445,11 +532,26 @@ static void conn_end_response(jp_http_server *s, conn *c) {
     c->left = 0;
 }
 
-/* Closes c at once, ending a response it was sending. */
+/* Lets go of what c held while it waited for a worker (its key, its copy of the head, its place
+ * in a worker's queue). */
+static void conn_leave_wait(jp_http_server *s, conn *c) {
+    if (c->worker >= 0 && s->workers[c->worker].job == c) s->workers[c->worker].job = NULL;
+    free(c->key);
+    free(c->raw);
+    c->key = c->raw = NULL;
+    c->raw_len = 0;
+    c->worker = -1;
+    c->sent_to_worker = 0;
+}
+
+/* Closes c at once, ending a response it was sending or its wait for a worker. */
 static void conn_close(jp_http_server *s, conn *c) {
     if (c->fd < 0) return;
     if (c->state == CONN_SEND) conn_end_response(s, c);
+    if (c->state == CONN_WAIT) conn_leave_wait(s, c);
     close(c->fd);
+    free(c->buf);
+    c->buf = c->head = NULL;
     c->fd = -1;
     c->len = 0;
     c->state = CONN_HEAD;
@@ -495,30 +597,348 @@ static void set_token_cookie(const jp_http_server *s, jp_http_response *r) {
     jp_http_response_header(r, "Set-Cookie", cookie, NULL);
 }
 
-/* Answers the request whose head is c->buf[0, len) (status: a reply decided before parsing, or 0):
- * the handler runs now, the response becomes c's and goes out as far as the socket takes it; the
- * rest is sent by later ticks. */
+/* Makes r, the answer to c's request, c's pending response and sends it as far as the socket
+ * takes it; later ticks send the rest. */
+static void respond(jp_http_server *s, conn *c, jp_http_response *r) {
+    if (c->set_cookie) set_token_cookie(s, r);
+    conn_take_response(s, c, r, c->method, c->range);
+    resp_clear_body(r);
+    c->state = CONN_SEND;
+    c->since_ms = now_ms();
+    c->deadline_ms = c->since_ms + s->opt.timeout_ms;
+    conn_send(s, c);
+}
+
+/* ---- workers: isolated requests ---------------------------------------------------------------- */
+
+/* Answers c, which waited for a worker, with status and why (the isolation's failure callback
+ * words it; "<key> failed: <why>" as text without one). */
+static void fail_wait(jp_http_server *s, conn *c, int status, const char *why) {
+    jp_http_response *r = &s->resp;
+    resp_reset(r);
+    if (s->opt.isolated_failed) {
+        s->opt.isolated_failed(s->opt.ctx, c->key, status, why, r);
+    } else {
+        char text[KEY_MAX + WHY_MAX + 16];
+        int n = snprintf(text, sizeof text, "%s failed: %s\n", c->key, why);
+        jp_http_respond_bytes(r, status, "text/plain; charset=utf-8", text, n > 0 ? strlen(text) : 0, NULL);
+    }
+    conn_leave_wait(s, c);
+    respond(s, c, r);
+}
+
+static int worker_alive(const worker *w) { return w->proc.pid > 0 && w->proc.sock >= 0; }
+
+/* Stops w (SIGKILL) with why for its waiting connections, unless a reason is known already; they
+ * are answered once it is reaped. */
+static void worker_stop(worker *w, const char *why) {
+    if (why && !w->why[0]) snprintf(w->why, sizeof w->why, "%s", why);
+    jp_http_proc_kill(&w->proc);
+    w->busy = 0;
+}
+
+/* 1 when extra (NUL-terminated) is header lines as jp_http_response_header writes them: each
+ * "Name: value" ending in CRLF, no bare CR or LF, no empty line (it would end the head early). */
+static int is_header_block(const char *extra) {
+    for (const char *p = extra; *p;) {
+        const char *eol = strstr(p, "\r\n");
+        if (!eol || eol == p || memchr(p, '\n', (size_t)(eol - p)) || memchr(p, '\r', (size_t)(eol - p))) return 0;
+        p = eol + 2;
+    }
+    return 1;
+}
+
+/* The reply of a worker as a response in r (taking fd): 0, or -1 when it is malformed (the worker
+ * is broken: it is stopped). */
+static int reply_to_response(const worker_reply *rep, int fd, jp_http_response *r) {
+    if (rep->status < 100 || rep->status > 599 || rep->ranges < 0 || rep->ranges > 1 ||
+        rep->extra_len >= EXTRA_HEADERS_MAX || memchr(rep->content_type, 0, TYPE_MAX) == NULL ||
+        strlen(rep->extra) != rep->extra_len || !is_header_block(rep->extra))
+        return -1;
+    if (fd < 0) return jp_http_respond_bytes(r, rep->status, rep->content_type, "", 0, NULL) == JP_OK ? 0 : -1;
+    resp_clear_body(r);
+    if (set_type(r, rep->content_type) != 0) return -1;
+    r->status = rep->status;
+    r->body_fd = fd;
+    r->fd_ranges = rep->ranges;
+    memcpy(r->extra, rep->extra, rep->extra_len + 1);
+    r->extra_len = rep->extra_len;
+    return 0;
+}
+
+static void schedule(jp_http_server *s);
+
+/* Reads what worker w sent: an answer goes to the connection it was for (if it is still there); the
+ * end of its stream or a malformed message stops it. */
+static void worker_read(jp_http_server *s, worker *w) {
+    worker_reply rep;
+    int fd = -1;
+    ssize_t n = jp_http_proc_recv(w->proc.sock, &rep, sizeof rep, &fd);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) return worker_stop(w, NULL); /* it ended: why comes from its exit status */
+    jp_http_response *r = &s->resp;
+    resp_reset(r);
+    if ((size_t)n != sizeof rep || !w->busy) {
+        if (fd >= 0) close(fd);
+        return worker_stop(w, "its process sent a malformed answer");
+    }
+    if (memchr(rep.extra, 0, sizeof rep.extra) == NULL || reply_to_response(&rep, fd, r) != 0) {
+        if (r->body_fd != fd && fd >= 0) close(fd);
+        resp_reset(r);
+        return worker_stop(w, "its process sent a malformed answer");
+    }
+    conn *c = w->job;
+    w->busy = 0;
+    w->job = NULL;
+    if (c) {
+        conn_leave_wait(s, c);
+        respond(s, c, r);
+    } else {
+        resp_reset(r); /* its client went away meanwhile */
+    }
+    schedule(s); /* it is free for the next request in its queue */
+}
+
+/* The child's side of a worker: closes what belongs to the parent, then answers one request at a
+ * time: the head (in a memfd) is parsed again with the same rules, the handler answers it, and
+ * the answer goes back as a worker_reply with its body in a memfd (or the file it names). Ends
+ * when the parent closes its end or goes. */
+static void worker_answer(jp_http_server *s, char *head, size_t len, worker_reply *rep, int *body_fd);
+
+static void worker_main(void *arg, int sock) {
+    jp_http_server *s = arg; /* the child's own copy */
+    if (s->listen_fd >= 0) close(s->listen_fd);
+    for (size_t i = 0; i < s->max_conns; i++) {
+        if (s->conns[i].fd >= 0) close(s->conns[i].fd);
+        if (s->conns[i].file_fd >= 0) close(s->conns[i].file_fd);
+    }
+    for (size_t i = 0; s->workers && i < s->opt.max_workers; i++)
+        if (s->workers[i].proc.sock >= 0) close(s->workers[i].proc.sock);
+    size_t cap = s->opt.max_header_bytes;
+    char *head = malloc(cap + 1);
+    worker_reply *rep = malloc(sizeof *rep);
+    if (!head || !rep) _exit(1);
+    for (;;) {
+        char tag;
+        int fd = -1, body = -1;
+        if (jp_http_proc_recv(sock, &tag, 1, &fd) <= 0) _exit(0);
+        ssize_t len = fd >= 0 ? pread(fd, head, cap, 0) : 0;
+        if (fd >= 0) close(fd);
+        worker_answer(s, head, len > 0 ? (size_t)len : 0, rep, &body);
+        int sent = jp_http_proc_send(sock, rep, sizeof *rep, body);
+        if (body >= 0) close(body);
+        if (sent != 0) _exit(0);
+    }
+}
+
+static void worker_answer(jp_http_server *s, char *head, size_t len, worker_reply *rep, int *body_fd) {
+    exchange ex;
+    memset(&ex, 0, sizeof ex);
+    jp_http_response *r = &s->resp;
+    resp_reset(r);
+    jp_http_parse_head(&s->rules, s->headers, head, len, &ex);
+    if (ex.status != 0) jp_http_respond_status(r, ex.status);
+    else if (!s->opt.handler || s->opt.handler(s->opt.ctx, &ex.req, r) < 0) jp_http_respond_status(r, 500);
+    span sp;
+    int ranges = r->file != NULL, fd = r->file ? open_body_file(r, &sp) : -1;
+    if (fd < 0) {
+        ranges = 0;
+        fd = jp_http_proc_memfd(r->body ? r->body : r->static_body ? r->static_body : "", r->body_len);
+        if (fd < 0) jp_http_respond_status(r, 500); /* sent without a body */
+    }
+    memset(rep, 0, sizeof *rep);
+    rep->status = r->status;
+    rep->ranges = ranges;
+    memcpy(rep->content_type, r->content_type, sizeof rep->content_type);
+    memcpy(rep->extra, r->extra, r->extra_len + 1);
+    rep->extra_len = (uint32_t)r->extra_len;
+    *body_fd = fd;
+    resp_reset(r);
+}
+
+/* Starts a worker for key in the free slot w; 0, or -1 with why filled. */
+static int worker_start(jp_http_server *s, worker *w, const char *key, char *why, size_t cap) {
+    jp_error err = {0};
+    memset(w, 0, sizeof *w);
+    w->proc.sock = -1;
+    if (!(w->key = strdup(key))) return snprintf(why, cap, "out of memory"), -1;
+    if (jp_http_proc_start(&w->proc, worker_main, s, &err) != JP_OK) {
+        snprintf(why, cap, "%.160s", err.msg);
+        free(w->key);
+        w->key = NULL;
+        return -1;
+    }
+    w->used_ms = now_ms();
+    return 0;
+}
+
+/* Sends c's request to the idle worker w. A request that cannot be passed on is answered 503; a
+ * worker that cannot take it is stopped (c is answered with the others once it is reaped). */
+static void worker_give(jp_http_server *s, worker *w, conn *c) {
+    int fd = jp_http_proc_memfd(c->raw, c->raw_len);
+    if (fd < 0) {
+        char why[WHY_MAX];
+        snprintf(why, sizeof why, "the request could not be passed on: %s", strerror(errno));
+        return fail_wait(s, c, 503, why);
+    }
+    int sent = jp_http_proc_send(w->proc.sock, "R", 1, fd);
+    close(fd);
+    w->busy = 1; /* set either way: a stopped worker's job is answered when it is reaped */
+    w->job = c;
+    c->sent_to_worker = 1;
+    free(c->raw);
+    c->raw = NULL;
+    w->used_ms = now_ms();
+    w->deadline_ms = w->used_ms + s->opt.work_timeout_ms;
+    c->deadline_ms = INT64_MAX; /* the worker's deadline bounds it now */
+    if (sent != 0) worker_stop(w, "its process stopped taking requests");
+}
+
+/* The alive worker answering key, or NULL. */
+static worker *worker_for(jp_http_server *s, const char *key) {
+    for (size_t i = 0; i < s->opt.max_workers; i++)
+        if (worker_alive(&s->workers[i]) && strcmp(s->workers[i].key, key) == 0) return &s->workers[i];
+    return NULL;
+}
+
+/* 1 when a connection waits in worker index i's queue. */
+static int worker_has_queue(const jp_http_server *s, size_t i) {
+    for (size_t k = 0; k < s->max_conns; k++)
+        if (s->conns[k].fd >= 0 && s->conns[k].state == CONN_WAIT && s->conns[k].worker == (int)i) return 1;
+    return 0;
+}
+
+/* A worker slot for a new key: a free slot (NULL when none), after stopping the least recently
+ * used idle worker when every slot is taken (its slot frees once it is reaped: NULL until then). */
+static worker *worker_slot(jp_http_server *s) {
+    worker *lru = NULL;
+    for (size_t i = 0; i < s->opt.max_workers; i++) {
+        worker *w = &s->workers[i];
+        if (w->proc.pid == 0) return w;
+        if (worker_alive(w) && !w->busy && !worker_has_queue(s, i) && (!lru || w->used_ms < lru->used_ms)) lru = w;
+    }
+    if (lru) worker_stop(lru, "replaced by another run's worker");
+    return NULL;
+}
+
+/* Finds each waiting connection its worker (starting one when a slot is free), then gives every
+ * idle worker the oldest request in its queue. */
+static void schedule(jp_http_server *s) {
+    for (size_t i = 0; i < s->max_conns; i++) {
+        conn *c = &s->conns[i];
+        if (c->fd < 0 || c->state != CONN_WAIT || c->worker >= 0) continue;
+        worker *w = worker_for(s, c->key);
+        char why[WHY_MAX];
+        if (!w && (w = worker_slot(s)) && worker_start(s, w, c->key, why, sizeof why) != 0) {
+            fail_wait(s, c, 503, why);
+            continue;
+        }
+        if (w) c->worker = (int)(w - s->workers);
+    }
+    for (size_t i = 0; i < s->opt.max_workers; i++) {
+        worker *w = &s->workers[i];
+        if (!worker_alive(w) || w->busy) continue;
+        conn *next = NULL;
+        for (size_t k = 0; k < s->max_conns; k++) {
+            conn *c = &s->conns[k];
+            if (c->fd >= 0 && c->state == CONN_WAIT && c->worker == (int)i && !c->sent_to_worker &&
+                (!next || c->seq < next->seq))
+                next = c;
+        }
+        if (next) worker_give(s, w, next);
+    }
+}
+
+/* Reaps workers that ended; each one's waiting connections (the request it was answering and
+ * those queued behind it, which would most likely meet the same fate) are answered 500 with why.
+ * Kills a busy worker past its deadline. */
+static void tend_workers(jp_http_server *s, int64_t now) {
+    int changed = 0;
+    for (size_t i = 0; i < s->opt.max_workers; i++) {
+        worker *w = &s->workers[i];
+        if (worker_alive(w) && w->busy && now >= w->deadline_ms) {
+            char why[WHY_MAX];
+            snprintf(why, sizeof why, "it took longer than %u s (the time limit) and was stopped",
+                     (unsigned)(s->opt.work_timeout_ms / 1000));
+            worker_stop(w, why);
+        }
+        char ended[WHY_MAX];
+        if (w->proc.pid == 0 || worker_alive(w) || !jp_http_proc_reap(&w->proc, 0, ended, sizeof ended)) continue;
+        if (!w->why[0]) snprintf(w->why, sizeof w->why, "%s", ended);
+        for (size_t k = 0; k < s->max_conns; k++) {
+            conn *c = &s->conns[k];
+            if (c->fd >= 0 && c->state == CONN_WAIT && c->worker == (int)i) fail_wait(s, c, 500, w->why);
+        }
+        free(w->key);
+        memset(w, 0, sizeof *w);
+        w->proc.sock = -1;
+        changed = 1;
+    }
+    if (changed) schedule(s);
+}
+
+/* Stops every worker and waits for each (at the end of serving). */
+static void stop_workers(jp_http_server *s) {
+    for (size_t i = 0; s->workers && i < s->opt.max_workers; i++) {
+        worker *w = &s->workers[i];
+        if (w->proc.pid == 0) continue;
+        char why[WHY_MAX];
+        jp_http_proc_kill(&w->proc);
+        jp_http_proc_reap(&w->proc, 1, why, sizeof why);
+        free(w->key);
+        memset(w, 0, sizeof *w);
+        w->proc.sock = -1;
+    }
+}
+
+/* Puts c (its request head copied into raw, len bytes; its key in s->key) in line for the worker
+ * that answers its key. 0, or -1 when memory runs out (raw is freed). */
+static int conn_wait(jp_http_server *s, conn *c, char *raw, size_t len) {
+    if (!(c->key = strdup(s->key))) {
+        free(raw);
+        return -1;
+    }
+    c->raw = raw;
+    c->raw_len = len;
+    c->worker = -1;
+    c->sent_to_worker = 0;
+    c->seq = ++s->seq;
+    c->state = CONN_WAIT;
+    c->since_ms = now_ms();
+    c->deadline_ms = c->since_ms + s->opt.work_timeout_ms; /* to be sent to a worker */
+    schedule(s);
+    return 0;
+}
+
+/* Answers the request whose head is c->buf[0, len) (status: a reply decided before parsing, or 0).
+ * A request the isolation claims waits for its worker; anything else is answered by the handler
+ * now, and the response goes out as far as the socket takes it; the rest is sent by later ticks. */
 static void answer(jp_http_server *s, conn *c, size_t len, int status) {
     exchange ex;
     memset(&ex, 0, sizeof ex);
     jp_http_response *r = &s->resp;
     resp_reset(r);
+    char *raw = status == 0 && s->workers ? malloc(len) : NULL; /* the head as sent: parsing cuts it */
+    if (raw) memcpy(raw, c->buf, len);
     if (status == 0) jp_http_parse_head(&s->rules, s->headers, c->buf, len, &ex);
     else ex.status = status;
+    c->method = ex.req.method;
+    c->range = ex.range;
+    c->set_cookie = ex.set_cookie;
+    conn_log_start(s, c, &ex);
     if (ex.status != 0) jp_http_respond_status(r, ex.status);
     else if (ex.req.method == JP_HTTP_OPTIONS) respond_preflight(s, r);
-    else if (s->opt.handler && s->opt.handler(s->opt.ctx, &ex.req, r) < 0) {
+    else if (s->workers && s->opt.isolate(s->opt.ctx, &ex.req, s->key, sizeof s->key) == 1) {
+        s->key[sizeof s->key - 1] = '\0';
+        if (raw && conn_wait(s, c, raw, len) == 0) return;
+        raw = NULL;
+        jp_http_respond_status(r, 503);
+    } else if (s->opt.handler && s->opt.handler(s->opt.ctx, &ex.req, r) < 0) {
         resp_reset(r);
         jp_http_respond_status(r, 500);
     }
-    if (ex.set_cookie) set_token_cookie(s, r);
-    conn_take_response(s, c, r, ex.req.method, ex.range);
-    resp_clear_body(r);
-    conn_log_start(s, c, &ex);
-    c->state = CONN_SEND;
-    c->since_ms = now_ms();
-    c->deadline_ms = c->since_ms + s->opt.timeout_ms;
-    conn_send(s, c);
+    free(raw);
+    respond(s, c, r);
 }
 
 /* Reads what c's client sent; answers once the head is complete (or too large). */
@@ -535,10 +955,11 @@ static void conn_read(jp_http_server *s, conn *c) {
 
 /* 1 when c may give its slot to a newcomer: it is draining, or has waited STALL_MS for its head (a
  * browser pre-connect, a slow or silent sender) or since its response last made progress (a reader
- * that stopped). A connection just accepted, whose head is on its way, or a response that is
- * flowing keeps its slot: under a burst of clients newcomers wait in the backlog instead. */
+ * that stopped). A connection just accepted, whose head is on its way, a response that is flowing
+ * or a request waiting for its worker keeps its slot: under a burst of clients newcomers wait in
+ * the backlog instead. */
 static int can_give_way(const conn *c, int64_t now) {
-    return c->state == CONN_DRAIN || now - c->since_ms >= STALL_MS;
+    return c->state == CONN_DRAIN || (c->state != CONN_WAIT && now - c->since_ms >= STALL_MS);
 }
 
 /* The slot for a new connection: a free one, else that of the connection that has waited longest
@@ -547,7 +968,7 @@ static int can_give_way(const conn *c, int64_t now) {
  * out for longer than STALL_MS; connections being served are never cut for a newcomer. */
 static conn *slot_for_new(jp_http_server *s, int64_t now) {
     conn *oldest = NULL;
-    for (size_t i = 0; i < MAX_CONNS; i++) {
+    for (size_t i = 0; i < s->max_conns; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0) return c;
         if (can_give_way(c, now) && (!oldest || c->since_ms < oldest->since_ms)) oldest = c;
@@ -555,9 +976,10 @@ static conn *slot_for_new(jp_http_server *s, int64_t now) {
     return oldest;
 }
 
-/* Accepts what is waiting while there are slots for it, at most MAX_CONNS per call. */
+/* Accepts what is waiting while there are slots for it, at most max_conns per call. Each
+ * connection gets its own buffers (the request head and the response head) while it is open. */
 static void accept_clients(jp_http_server *s) {
-    for (size_t i = 0; i < MAX_CONNS; i++) {
+    for (size_t i = 0; i < s->max_conns; i++) {
         int64_t now = now_ms();
         conn *c = slot_for_new(s, now);
         if (!c) return;
@@ -568,6 +990,12 @@ static void accept_clients(jp_http_server *s) {
             return;
         }
         conn_close(s, c); /* when the slot was taken from another connection */
+        if (!(c->buf = malloc(s->opt.max_header_bytes + 1 + OUT_HEAD_MAX))) {
+            close(fd);
+            s->accept_resume_ms = now + TICK_MS;
+            return;
+        }
+        c->head = c->buf + s->opt.max_header_bytes + 1;
         c->fd = fd;
         c->state = CONN_HEAD;
         c->len = 0;
@@ -583,55 +1011,90 @@ static int has_room(jp_http_server *s, int64_t now) {
 }
 
 /* Connections past their deadline. Waiting for a head: a silent close when nothing came (an unused
- * browser pre-connect), 408 otherwise. Sending: the client stopped reading, closed (only its own
- * response is lost). Draining: closed. */
+ * browser pre-connect), 408 otherwise. Waiting for a worker that never became free: 503. Sending:
+ * the client stopped reading, closed (only its own response is lost). Draining: closed. */
 static void expire_conns(jp_http_server *s, int64_t now) {
-    for (size_t i = 0; i < MAX_CONNS; i++) {
+    for (size_t i = 0; i < s->max_conns; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0 || now < c->deadline_ms) continue;
         if (c->state == CONN_HEAD && c->len > 0) answer(s, c, 0, 408);
-        else conn_close(s, c);
+        else if (c->state == CONN_WAIT) {
+            char why[WHY_MAX];
+            snprintf(why, sizeof why, "no worker process became free within %u s (all busy); try again",
+                     (unsigned)(s->opt.work_timeout_ms / 1000));
+            fail_wait(s, c, 503, why);
+        } else conn_close(s, c);
     }
+}
+
+/* Adds the workers' sockets to the poll set; lowers *timeout to the nearest worker deadline, or to
+ * REAP_MS while a worker that ended is still to be reaped. */
+static size_t poll_workers(jp_http_server *s, size_t n, int64_t now, int64_t *timeout) {
+    for (size_t i = 0; s->workers && i < s->opt.max_workers; i++) {
+        worker *w = &s->workers[i];
+        if (w->proc.pid == 0) continue;
+        if (!worker_alive(w)) {
+            if (*timeout > REAP_MS) *timeout = REAP_MS;
+            continue;
+        }
+        s->fds[n] = (struct pollfd){.fd = w->proc.sock, .events = POLLIN};
+        s->owner[n++] = -2 - (int)i;
+        if (w->busy && w->deadline_ms - now < *timeout) *timeout = w->deadline_ms > now ? w->deadline_ms - now : 0;
+    }
+    return n;
 }
 
 /* One wait for activity and the work it brings. Every connection is in poll at once: for its
  * request head (POLLIN), for room to send its response (POLLOUT) or draining after an error
- * (POLLIN); so is the listening socket while a newcomer would find a slot (else newcomers wait in
- * the backlog); the wait is at most TICK_MS, less when a deadline is nearer. A complete head is
- * answered at once: the handler runs (handlers run one at a time) and the response goes out as
- * far as the socket takes it; the rest is sent as the client reads, at most TURN_CHUNKS sends per
- * wake-up. A client that stops reading holds only its own connection, until its write deadline
- * (timeout_ms without progress) or, STALL_MS without progress, a newcomer needs its slot. Then
- * newcomers are accepted and connections past their deadline expire. Memory stays bounded: one
- * response per connection, and nothing more is read from a connection while its response is
- * pending. */
+ * (POLLIN); one waiting for a worker only for errors; so is every worker's socket, and the
+ * listening socket while a newcomer would find a slot (else newcomers wait in the backlog); the
+ * wait is at most TICK_MS, less when a deadline is nearer. A complete head is answered at once:
+ * a request the isolation claims goes to its worker process (the loop never waits for one), any
+ * other is answered by the handler now; the response goes out as far as the socket takes it, the
+ * rest as the client reads, at most TURN_CHUNKS sends per wake-up. A client that stops reading
+ * holds only its own connection, until its write deadline (timeout_ms without progress) or,
+ * STALL_MS without progress, a newcomer needs its slot. Then newcomers are accepted, workers that
+ * ended are reaped, and workers and connections past their deadline expire. Memory stays
+ * bounded: one response per connection, and nothing more is read from a connection while its
+ * response is pending. */
 static int serve_tick(jp_http_server *s, jp_error *err) {
-    struct pollfd fds[MAX_CONNS + 1];
-    conn *owner[MAX_CONNS + 1];
     size_t n = 0;
     int64_t now = now_ms(), timeout = TICK_MS;
-    for (size_t i = 0; i < MAX_CONNS; i++) {
+    for (size_t i = 0; i < s->max_conns; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0) continue;
-        fds[n] = (struct pollfd){.fd = c->fd, .events = c->state == CONN_SEND ? POLLOUT : POLLIN};
-        owner[n++] = c;
+        short events = c->state == CONN_SEND ? POLLOUT : c->state == CONN_WAIT ? 0 : POLLIN;
+        s->fds[n] = (struct pollfd){.fd = c->fd, .events = events};
+        s->owner[n++] = (int)i;
         if (c->deadline_ms - now < timeout) timeout = c->deadline_ms - now > 0 ? c->deadline_ms - now : 0;
     }
     if (now >= s->accept_resume_ms && has_room(s, now)) {
-        fds[n] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
-        owner[n++] = NULL;
+        s->fds[n] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+        s->owner[n++] = -1;
     }
-    int r = poll(fds, (nfds_t)n, (int)timeout);
+    n = poll_workers(s, n, now, &timeout);
+    int r = poll(s->fds, (nfds_t)n, (int)timeout);
     if (r < 0 && errno != EINTR) return jp_error_set(err, JP_ERR_IO, 0, "http: poll: %s", strerror(errno));
     for (size_t i = 0; r > 0 && i < n; i++) {
-        conn *c = owner[i];
-        if (!fds[i].revents) continue;
-        if (!c) accept_clients(s);
-        else if (c->state == CONN_HEAD) conn_read(s, c);
-        else if (c->state == CONN_SEND) conn_send(s, c);
-        else conn_drain(s, c);
+        int who = s->owner[i];
+        if (!s->fds[i].revents) continue;
+        if (who == -1) {
+            accept_clients(s);
+        } else if (who <= -2) {
+            worker *w = &s->workers[-2 - who];
+            if (w->proc.sock == s->fds[i].fd) worker_read(s, w);
+        } else {
+            conn *c = &s->conns[who];
+            if (c->fd != s->fds[i].fd) continue; /* closed (or replaced) earlier in this tick */
+            if (c->state == CONN_HEAD) conn_read(s, c);
+            else if (c->state == CONN_SEND) conn_send(s, c);
+            else if (c->state == CONN_WAIT) conn_close(s, c); /* an error: the client is gone */
+            else conn_drain(s, c);
+        }
     }
-    expire_conns(s, now_ms());
+    now = now_ms();
+    if (s->workers) tend_workers(s, now);
+    expire_conns(s, now);
     return JP_OK;
 }
 
@@ -680,7 +1143,7 @@ static int listen_on(const char *host, uint16_t port, jp_error *err) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* restart while old sockets linger */
     if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0) {
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
         int e = errno;
         close(fd);
         errno = e;
@@ -713,18 +1176,44 @@ static int bind_first_free(jp_http_server *s, jp_error *err) {
                         (unsigned)o->port, tries > 1 ? " and the next ones are" : " is");
 }
 
-/* One allocation for the I/O buffer and every connection's request and response head buffers. */
+/* How many connections the open-file limit leaves room for besides the workers' sockets: each
+ * connection may hold its socket and a body file. */
+static size_t conns_for_fd_limit(size_t wanted, unsigned workers) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return wanted;
+    rlim_t reserved = FDS_RESERVED + 2 * (rlim_t)workers;
+    size_t room = rl.rlim_cur > reserved ? (size_t)((rl.rlim_cur - reserved) / FDS_PER_CONN) : 0;
+    if (room < MIN_CONNS) room = MIN_CONNS;
+    return wanted < room ? wanted : room;
+}
+
+/* The connection slots, the poll set, the I/O buffer and, with isolation, the worker slots. A
+ * connection's own buffers are allocated when it is accepted. */
 static int alloc_buffers(jp_http_server *s, jp_error *err) {
-    size_t per = s->opt.max_header_bytes + 1 + OUT_HEAD_MAX;
-    s->bufs = malloc(IO_CHUNK + MAX_CONNS * per);
-    if (!s->bufs) return jp_error_set(err, JP_ERR_NOMEM, 0, "http: out of memory");
-    s->io = s->bufs;
-    for (size_t i = 0; i < MAX_CONNS; i++) {
+    unsigned workers = s->opt.isolate ? s->opt.max_workers : 0;
+    size_t polled = s->max_conns + 1 + workers;
+    s->io = malloc(IO_CHUNK);
+    s->conns = calloc(s->max_conns, sizeof *s->conns);
+    s->fds = calloc(polled, sizeof *s->fds);
+    s->owner = calloc(polled, sizeof *s->owner);
+    if (workers) s->workers = calloc(workers, sizeof *s->workers);
+    if (!s->io || !s->conns || !s->fds || !s->owner || (workers && !s->workers))
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "http: out of memory");
+    for (size_t i = 0; i < s->max_conns; i++) {
         s->conns[i].fd = s->conns[i].file_fd = -1;
-        s->conns[i].buf = s->bufs + IO_CHUNK + i * per;
-        s->conns[i].head = s->conns[i].buf + s->opt.max_header_bytes + 1;
+        s->conns[i].worker = -1;
     }
+    for (size_t i = 0; i < workers; i++) s->workers[i].proc.sock = -1;
     return JP_OK;
+}
+
+/* A Content-Security-Policy goes into every answer's head: printable ASCII, and short enough to
+ * leave room for the rest. */
+static int check_csp_option(const char *csp, jp_error *err) {
+    size_t n = strlen(csp);
+    int ok = n > 0 && n <= 1024;
+    for (size_t i = 0; ok && i < n; i++) ok = csp[i] >= 0x20 && csp[i] < 0x7f;
+    return ok ? JP_OK : jp_error_set(err, JP_ERR_ARG, 0, "http: the Content-Security-Policy needs 1 to 1024 printable bytes");
 }
 
 /* A token goes into Set-Cookie lines and is compared raw with query text: only bytes that need no
@@ -763,6 +1252,18 @@ int jp_http_server_open(jp_http_server **out, const jp_http_options *opt, jp_err
         free(s);
         return JP_ERR_ARG;
     }
+    if (!s->opt.content_security_policy) s->opt.content_security_policy = DEFAULT_CSP;
+    if (check_csp_option(s->opt.content_security_policy, err) != JP_OK) {
+        free(s);
+        return JP_ERR_ARG;
+    }
+    if (!s->opt.max_workers) s->opt.max_workers = DEFAULT_WORKERS;
+    if (s->opt.max_workers > MAX_WORKERS) s->opt.max_workers = MAX_WORKERS;
+    if (!s->opt.work_timeout_ms) s->opt.work_timeout_ms = DEFAULT_WORK_MS;
+    if (s->opt.work_timeout_ms > 86400000u) s->opt.work_timeout_ms = 86400000u;
+    s->max_conns = conns_for_fd_limit(s->opt.max_conns ? s->opt.max_conns : DEFAULT_MAX_CONNS,
+                                      s->opt.isolate ? s->opt.max_workers : 0);
+    s->resp.body_fd = -1;
     s->rules.token = s->opt.token;
     s->rules.allowed_hosts = s->opt.allowed_hosts;
     s->listen_fd = -1;
@@ -784,16 +1285,21 @@ int jp_http_server_run(jp_http_server *srv, jp_error *err) {
     if (!srv) return jp_error_set(err, JP_ERR_ARG, 0, "http: no server");
     int rc = JP_OK;
     while (rc == JP_OK && !stop_requested(srv)) rc = serve_tick(srv, err);
-    for (size_t i = 0; i < MAX_CONNS; i++) conn_close(srv, &srv->conns[i]);
+    for (size_t i = 0; i < srv->max_conns; i++) conn_close(srv, &srv->conns[i]);
+    stop_workers(srv);
     return rc;
 }
 
 void jp_http_server_close(jp_http_server *srv) {
     if (!srv) return;
-    if (srv->bufs)
-        for (size_t i = 0; i < MAX_CONNS; i++) conn_close(srv, &srv->conns[i]);
+    for (size_t i = 0; srv->conns && i < srv->max_conns; i++) conn_close(srv, &srv->conns[i]);
+    stop_workers(srv);
     if (srv->listen_fd >= 0) close(srv->listen_fd);
     resp_clear_body(&srv->resp);
-    free(srv->bufs);
+    free(srv->conns);
+    free(srv->workers);
+    free(srv->fds);
+    free(srv->owner);
+    free(srv->io);
     free(srv);
 }

@@ -3,9 +3,11 @@
  * two of them with the diff engine. */
 #include <assert.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/json.h"
@@ -251,6 +253,27 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const
     return pick;
 }
 
+/* Test-only fault injection, for the crash isolation tests (tests/python/test_viewer_isolation.py):
+ * with JAXPROF_TEST_VIEWER_FAULTS=1 in the environment, loading a run whose directory holds a file
+ * "jaxprof-test-fault" does what the file says: segv, abort, hang, kill (SIGKILL, as the kernel's
+ * OOM killer does) or slow (3 s, then the load goes on). Without both, nothing. */
+static void test_fault(const char *run_path) {
+    const char *on = getenv("JAXPROF_TEST_VIEWER_FAULTS");
+    char path[8192], what[16] = "";
+    if (!on || strcmp(on, "1") != 0 || (size_t)snprintf(path, sizeof path, "%s/jaxprof-test-fault", run_path) >= sizeof path)
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    if (!fgets(what, sizeof what, f)) what[0] = '\0';
+    fclose(f);
+    what[strcspn(what, "\r\n")] = '\0';
+    if (strcmp(what, "segv") == 0) raise(SIGSEGV);
+    if (strcmp(what, "abort") == 0) abort();
+    if (strcmp(what, "kill") == 0) raise(SIGKILL);
+    while (strcmp(what, "hang") == 0) pause();
+    if (strcmp(what, "slow") == 0) sleep(3);
+}
+
 /* The slot holding the run's analysis (loaded on first use; steps: "" or a jp_steps_parse range)
  * into *out; *hit tells whether it was cached. The slot stays valid until the next cache_slot
  * call unless it is pinned. */
@@ -272,6 +295,7 @@ static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, cons
     }
     *hit = c->profile != NULL;
     if (!c->profile) {
+        test_fault(run->path);
         if ((rc = jp_profile_load(&c->profile, run->path, &opt, err)) != JP_OK) return rc;
         c->stamp = stamp; /* taken before the load: a change during it shows next time */
     }
@@ -596,6 +620,72 @@ int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response 
     const jp_asset *page = strncmp(req->path, "/api/", 5) != 0 ? jp_asset_find(req->path) : NULL;
     if (page) return jp_http_respond_bytes(resp, 200, page->content_type, page->data, page->len, NULL);
     return respond_error(resp, 404, "not found");
+}
+
+/* ---- crash isolation: which worker answers a request ------------------------------------------------ */
+
+/* Appends the id of rel (its hex) to key (cap bytes, already holding *len), cutting what does not fit. */
+static void key_put_id(char *key, size_t cap, size_t *len, const char *rel) {
+    for (const unsigned char *p = (const unsigned char *)rel; *p && *len + 3 <= cap; p++)
+        *len += (size_t)snprintf(key + *len, cap - *len, "%02x", *p);
+}
+
+/* The listed run whose relative path is rel, listing the runs again once when it is not known. */
+static const jp_run *known_run(jp_viewer *v, const char *rel) {
+    jp_error err;
+    const jp_run *run = run_by_rel(v, rel);
+    if (!run && refresh_runs(v, &err) == JP_OK) run = run_by_rel(v, rel);
+    return run;
+}
+
+/* "run <id>" or "diff <id> <id>" into key; always NUL-terminated (cap > 0). */
+static void write_key(char *key, size_t cap, const char *what, const char *rel, const char *rel2) {
+    size_t len = (size_t)snprintf(key, cap, "%s", what);
+    if (len >= cap) len = cap - 1;
+    key_put_id(key, cap, &len, rel);
+    if (rel2 && len + 2 <= cap) {
+        key[len++] = ' ';
+        key[len] = '\0';
+        key_put_id(key, cap, &len, rel2);
+    }
+}
+
+int jp_viewer_route(jp_viewer *v, const jp_http_request *req, char *key, size_t cap) {
+    if (!v || !req || !key || cap == 0) return 0;
+    char rel[REL_MAX], rel2[REL_MAX];
+    if (strncmp(req->path, "/api/run/", 9) == 0) {
+        const char *rest = req->path + 9, *slash = strchr(rest, '/');
+        const jp_run *run = NULL;
+        if (!slash || decode_id(rest, (size_t)(slash - rest), rel, sizeof rel) != 0 || !(run = known_run(v, rel))) return 0;
+        write_key(key, cap, "run ", relative_path(v, run), NULL);
+        return 1;
+    }
+    if (strcmp(req->path, "/api/diff") != 0 || rel_param(req->query, "base", rel) != 1 || rel_param(req->query, "new", rel2) != 1)
+        return 0;
+    const jp_run *base = known_run(v, rel), *new_run = base ? known_run(v, rel2) : NULL;
+    if (!base || !new_run) return 0;
+    base = run_by_rel(v, rel); /* again: the second look may have listed the runs anew */
+    if (!base) return 0;
+    write_key(key, cap, "diff ", relative_path(v, base), relative_path(v, new_run));
+    return 1;
+}
+
+/* The run path whose id starts key_id (up to a space or the end) into rel (REL_MAX bytes); 0 or -1. */
+static int key_rel(const char *key_id, char *rel) {
+    return decode_id(key_id, strcspn(key_id, " "), rel, REL_MAX);
+}
+
+void jp_viewer_respond_failed(jp_viewer *v, const char *key, int status, const char *why, jp_http_response *resp) {
+    (void)v;
+    char rel[REL_MAX], rel2[REL_MAX], msg[2 * REL_MAX + 512];
+    const char *second = strncmp(key, "diff ", 5) == 0 ? strchr(key + 5, ' ') : NULL;
+    if (strncmp(key, "run ", 4) == 0 && key_rel(key + 4, rel) == 0)
+        snprintf(msg, sizeof msg, "analysis of %s failed: %s", rel, why);
+    else if (second && key_rel(key + 5, rel) == 0 && key_rel(second + 1, rel2) == 0)
+        snprintf(msg, sizeof msg, "diff of %s and %s failed: %s", rel, rel2, why);
+    else
+        snprintf(msg, sizeof msg, "%.200s failed: %s", key, why);
+    respond_error(resp, status, msg);
 }
 
 /* ---- life cycle ----------------------------------------------------------------------------------------- */

@@ -191,6 +191,35 @@ HLOTEXT = {
 }
 
 
+# fuzz_viewer's log directory holds runs a/r1 and b/r2 (ids: the hex of those paths).
+R1, R2 = b"a/r1".hex().encode(), b"b/r2".hex().encode()
+
+
+def viewer_get(target: bytes) -> bytes:
+    return b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1:8791\r\n\r\n"
+
+
+VIEWER = {
+    "index": viewer_get(b"/"),
+    "api": viewer_get(b"/api"),
+    "runs": viewer_get(b"/api/runs"),
+    "asset": viewer_get(b"/timeline.js"),
+    **{f"section_{s.decode()}": viewer_get(b"/api/run/" + R1 + b"/" + s)
+       for s in [b"overview", b"ops", b"steps", b"scopes", b"transfers", b"kernels", b"memory", b"compiles",
+                 b"findings", b"lines", b"flame", b"hosts", b"roofline"]},
+    "steps": viewer_get(b"/api/run/" + R1 + b"/overview?steps=1:2&host=h"),
+    "memory_module": viewer_get(b"/api/run/" + R2 + b"/memory?module=jit_f"),
+    "timeline": viewer_get(b"/api/run/" + R1 + b"/timeline?start_ms=0&end_ms=1&px=300&host=h"),
+    "aggregate": viewer_get(b"/api/run/" + R1 + b"/timeline/aggregate?start_us=0&end_us=500&tracks=0,2-5"),
+    "event": viewer_get(b"/api/run/" + R2 + b"/event?track=1&index=0"),
+    "diff": viewer_get(b"/api/diff?base=" + R1 + b"&new=" + R2 + b"&host=h"),
+    "diff_same": viewer_get(b"/api/diff?base=" + R2 + b"&new=" + R2),
+    "unknown_run": viewer_get(b"/api/run/2e2e2f6574632f706173737764/overview"),
+    "bad_id": viewer_get(b"/api/run/zz/overview"),
+    "head": b"HEAD /api/run/" + R1 + b"/ops HTTP/1.1\r\nHost: localhost:8791\r\n\r\n",
+}
+
+
 def main() -> None:
     corpus = HERE / "corpus"
     fixture_gz = (ROOT / "tests" / "data" / "cpu_small.xplane.pb.gz").read_bytes()
@@ -204,6 +233,7 @@ def main() -> None:
                 **{f"cpu_small_{i}": p for i, p in enumerate(hlo_protos(fixture))}},
         "http": HTTP,
         "hlotext": HLOTEXT,
+        "viewer": VIEWER,
     }
     for target, files in seeds.items():
         d = corpus / target
