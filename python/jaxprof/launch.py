@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Callable, Sequence
 
 from ._run_child import Settings
-from .analysis import load
+from . import _isolated
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "_bootstrap"
 DEFAULT_STEPS = (10, 14)
@@ -185,6 +185,7 @@ class _Watcher:
         self.report = report
         self.reported: set[str] = set()  # the xplane names the printed report covered
         self.unreadable = False          # warned that the run cannot be read
+        self.running = True              # PROGRAM still runs (poll) or has ended (finish)
 
     def _files(self) -> set[str]:
         self._adopt()
@@ -218,6 +219,7 @@ class _Watcher:
                 _say(f"cannot read {self.run_dir} ({exc})")
 
     def finish(self, shown: str) -> None:
+        self.running = False
         files = self._files()
         if files and files != self.reported:
             self._print(files)
@@ -226,13 +228,14 @@ class _Watcher:
 
     def _print(self, files: set[str]) -> None:
         self.reported = files
-        if self.report:
-            try:
-                text = load(self.run_dir).render("report")
-            except Exception as exc:
-                _say(f"could not analyse {self.run_dir}: {exc}")
-            else:
+        if self.report:  # in a child process: a crash in the analysis is a message, not our end
+            outcome = _isolated.run(["report", self.run_dir])
+            if outcome.ok:
+                text = outcome.stdout
                 sys.stderr.write(text if text.endswith("\n") else text + "\n")
+            else:
+                _say(_isolated.failure(self.run_dir, outcome, "the program continues" if self.running else
+                                       "see it with jaxprof report"))
         _say(f"run directory: {self.run_dir}")
         sys.stderr.flush()
 
