@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import socket
 import threading
 import time
 import types
@@ -112,7 +113,9 @@ class Tracker:
         self._started = 0.0
         self._timer: threading.Timer | None = None
         log_dir = settings.run_dir.parent.parent.parent
-        self.private = log_dir / f".jaxprof-run-{os.getpid()}"  # where JAX writes before the move
+        # where JAX writes before the move; named by host and pid: the launcher removes those of its
+        # host's dead processes only (a log directory may be shared by hosts)
+        self.private = log_dir / f".jaxprof-run-{socket.gethostname()}-{os.getpid()}"
 
     # ---- dispatch ---------------------------------------------------------------------------
 
@@ -325,7 +328,7 @@ class Tracker:
         run_dir.mkdir(parents=True, exist_ok=True)
         dest = None
         for src in run.xplanes:
-            dest = claim(src, run_dir, proc.index)
+            dest = multihost.claim(src, run_dir, proc.index)
         _mark(self.settings.state_dir, f"{os.getpid()}.filed", str(run_dir))
         return dest
 
@@ -422,20 +425,6 @@ class Counted:
 
     def __repr__(self) -> str:
         return repr(self._fn)
-
-
-def claim(src: Path, run_dir: Path, index: int) -> Path:
-    """Moves ``src`` to ``run_dir`` as ``<host>-p<index>``, or ``<host>-p<index>-<pid>`` when another
-    process of the run (same process index, no jax.distributed) took that name: ``os.link`` fails on
-    an existing name, so two processes never overwrite each other."""
-    dest = run_dir / multihost._with_process(src.name, index)
-    try:
-        os.link(src, dest)
-    except FileExistsError:
-        dest = run_dir / multihost._with_process(src.name, index, f"-{os.getpid()}")
-        os.link(src, dest)
-    os.unlink(src)
-    return dest
 
 
 def _others(candidates: list[Calls], chosen: Calls) -> str:

@@ -296,17 +296,25 @@ class Profiler:
 
     def _start(self, step: int, num_steps: int) -> bool:
         proc = self._process()
-        if proc.multi:  # the processes share the step directory; JAX writes into a private one in it
-            step_dir = self.log_dir / f"step_{step:08d}"
-            jax_dir = step_dir / f".jaxprof-p{proc.index}"
-            multihost.remove_private(jax_dir)  # left by a crashed run
-        else:
-            step_dir = jax_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
+        if _jax.trace_active():  # say so (one warning) before making any directory
+            return _jax.start(self.log_dir, self.options)
+        # The directory JAX writes into is this capture's own (mkdir is the claim: step_X-2 when
+        # another process took step_X), so a failed capture removes only what it wrote.
+        try:
+            if proc.multi:  # the processes share the step directory; JAX writes into a private one in it
+                step_dir = self.log_dir / f"step_{step:08d}"
+                jax_dir = multihost.new_dir(step_dir / f".jaxprof-p{proc.index}-{os.getpid()}")
+            else:
+                step_dir = jax_dir = multihost.new_dir(self.log_dir / f"step_{step:08d}")
+        except OSError as exc:
+            log.warning("could not start profiler trace in %s: %s", self.log_dir, exc)
+            return False
         if self.block_on_edges:
             _jax.sync_devices()  # earlier steps' work stays out of the capture
         outside = _jax.trace_active()
         try:
             if not _jax.start(jax_dir, self.options):
+                _remove_empty(jax_dir)
                 return False
             now = time.perf_counter()
             deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
@@ -360,8 +368,8 @@ class Profiler:
             written = _jax.finish_interrupted_stop(lambda: latest_run(active.jax_dir) is not None)
         if not written:
             # A failed write (disk full, EFBIG, directory gone) can leave a truncated xplane under
-            # its final name; the directory is this capture's own (_unique_dir, or this process's
-            # private one), so remove it.
+            # its final name; the directory is this capture's own (made by multihost.new_dir: the
+            # step directory, or this process's private one in it), so remove it.
             _remove_partial(active.jax_dir)
         run = latest_run(active.jax_dir) if written else None
         run_dir, size = (run.path, _dir_bytes(active.step_dir)) if run else (None, 0)
@@ -495,10 +503,9 @@ def _dir_bytes(path: Path) -> int:
     return total
 
 
-def _unique_dir(path: Path) -> Path:
-    """``path``, or ``path-2``, ``path-3``... when an earlier capture (another process) used it."""
-    candidate, n = path, 1
-    while candidate.exists() and any(candidate.iterdir()):
-        n += 1
-        candidate = path.with_name(f"{path.name}-{n}")
-    return candidate
+def _remove_empty(path: Path) -> None:
+    """Removes a directory this capture made, when nothing was written into it."""
+    try:
+        path.rmdir()
+    except OSError:
+        pass
