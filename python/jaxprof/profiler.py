@@ -393,8 +393,10 @@ class Profiler:
         if report != "off" or (self.perfetto and (not proc.multi or proc.index == reporter)):
             # Export and analysis of a big capture take seconds: never on the training thread.
             limits = _isolated.Limits.from_env(self.report_timeout_s)
+            # one capture's analysis after the other: lines in capture order, one child at a time
+            previous = next((t for t in reversed(self._reports) if t.is_alive()), None)
             thread = threading.Thread(target=_after_capture, args=(capture.run_dir, line, self.perfetto, report,
-                                                                   expected if proc.multi else 1, limits),
+                                                                   expected if proc.multi else 1, limits, previous),
                                       daemon=True, name="jaxprof-report")
             thread.start()
             self._reports.append(thread)
@@ -435,7 +437,9 @@ class _StepScope:
 
 
 def _after_capture(run_dir: Path, line: str, perfetto: bool, report: str, expected_files: int = 1,
-                   limits: _isolated.Limits | None = None) -> None:
+                   limits: _isolated.Limits | None = None, previous: threading.Thread | None = None) -> None:
+    if previous is not None:
+        previous.join()
     if expected_files > 1:  # the other processes of the job may still be writing theirs
         have = multihost.wait_for_files(run_dir, expected_files, multihost.AGREE_TIMEOUT_S)
         if have < expected_files:
