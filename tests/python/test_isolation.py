@@ -151,7 +151,7 @@ def test_the_same_script_without_a_fault_logs_the_reports(tmp_path):
     assert (runs_under(out / "trace")[0] / "perfetto_trace.json.gz").exists()
 
 
-@pytest.mark.parametrize("fault", ["segv", "hang"])
+@pytest.mark.parametrize("fault", [None, "segv", "hang"])
 def test_without_the_jaxprof_executable_python_runs_the_analysis(tmp_path, fault):
     """No `jaxprof` binary to be found: the child is `python -m jaxprof._isolated`, as isolated."""
     train = tmp_path / "train.py"
@@ -159,13 +159,18 @@ def test_without_the_jaxprof_executable_python_runs_the_analysis(tmp_path, fault
     out = tmp_path / "out"
     env = fault_env(fault)
     env["JAXPROF_BIN"] = str(tmp_path / "no-such-jaxprof")
-    env["JAXPROF_ANALYSIS_TIMEOUT"] = "20" if fault == "segv" else "2"  # python + jax import: seconds
+    env["JAXPROF_ANALYSIS_TIMEOUT"] = "2" if fault == "hang" else "60"  # python + jax import: seconds
     env["JAXPROF_ANALYSIS_MEMORY"] = "16G"  # JAX's import alone maps more than 256 MiB
     proc = subprocess.run([sys.executable, str(train), str(out)], capture_output=True, text=True, timeout=300,
                           env=env)
     assert proc.returncode == 0 and "STEPS 14 SAME True" in proc.stdout, proc.stderr
-    assert re.search(SAID[fault], proc.stderr), proc.stderr
-    assert_readable(runs_under(out / "profiler")[0])
+    run = runs_under(out / "profiler")[0]
+    if fault is None:  # the same line and report as the executable gives
+        assert re.search(rf"\), (top finding \[\w+\] .+|no finding) -> {re.escape(str(run))}\n", proc.stderr), proc.stderr
+        assert f"jaxprof report: {run}" in proc.stderr and (run / "perfetto_trace.json.gz").exists()
+    else:
+        assert re.search(SAID[fault], proc.stderr), proc.stderr
+    assert_readable(run)
 
 
 JAXPROF_RUN_TRAIN = """
