@@ -38,6 +38,11 @@ void cli_show_progress(void *ctx, const char *file, uint64_t bytes);
  * by that signal. Pass the hook to the library's writer. */
 jp_temp_hook cli_cleanup_on_signal(void);
 
+/* Runs work(argc, argv) in a forked child (isolate.c) and returns its exit code; a child killed by a
+ * crash signal (SEGV, ABRT, ...) is exit 2 with "internal error" on stderr, one killed by HUP, INT,
+ * QUIT, TERM or PIPE ends this process by the same signal (forwarded to the child meanwhile). */
+int cli_isolated(int (*work)(int, char **), int argc, char **argv);
+
 /* Prints CMD's usage and options (help.c); -1 when CMD is not one of the C commands. */
 int cli_help(const char *cmd, FILE *out);
 /* 1 when an argument is --help or -h. */

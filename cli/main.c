@@ -296,6 +296,11 @@ static int cmd_analysis(int section, int argc, char **argv) {
     return rc == JP_OK ? 0 : EXIT_USAGE;
 }
 
+/* report and the tables, named by argv[0] (the signature cli_isolated runs). */
+static int cmd_section(int argc, char **argv) {
+    return cmd_analysis(jp_section_from_name(argv[0]), argc, argv);
+}
+
 /* Finds the Python to hand a command to: $JAXPROF_PYTHON, else python3 beside this executable
  * (the virtual environment pip installed us into), else the build's interpreter, else PATH. */
 static const char *find_python(char *buf, size_t cap) {
@@ -378,14 +383,14 @@ int main(int argc, char **argv) {
     }
     if (is_python_command(cmd)) return run_python_command(argc - 1, argv + 1);
     if (cli_wants_help(argc - 1, argv + 1) && cli_help(cmd, stdout) == 0) return 0;
-    if (strcmp(cmd, "latest") == 0) return cmd_latest(argc - 1, argv + 1);
-    if (strcmp(cmd, "export") == 0) return cmd_export(argc - 1, argv + 1);
-    if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
-    if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 1, argv + 1);
-    if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1);
-    if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 1, argv + 1);
-    int section = jp_section_from_name(cmd);
-    if (section >= 0) return cmd_analysis(section, argc - 1, argv + 1);
+    if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1); /* a server: guards its own requests */
+    /* Every other command works in a child: a crash is exit 2 with a message, never a signal. */
+    if (strcmp(cmd, "latest") == 0) return cli_isolated(cmd_latest, argc - 1, argv + 1);
+    if (strcmp(cmd, "export") == 0) return cli_isolated(cmd_export, argc - 1, argv + 1);
+    if (strcmp(cmd, "list") == 0) return cli_isolated(cmd_list, argc - 1, argv + 1);
+    if (strcmp(cmd, "extract") == 0) return cli_isolated(cmd_extract, argc - 1, argv + 1);
+    if (strcmp(cmd, "diff") == 0) return cli_isolated(cmd_diff, argc - 1, argv + 1);
+    if (jp_section_from_name(cmd) >= 0) return cli_isolated(cmd_section, argc - 1, argv + 1);
     fprintf(stderr, "jaxprof: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import socket
 import threading
 import time
 import types
@@ -106,13 +107,16 @@ class Tracker:
         self.compiles = 0                          # JAX's compile events in this process (settle rule)
         self.steps_seen: list[int] = []            # step numbers captured so far
         self.status = "imported JAX; no jitted function ran"  # for the launcher, at exit
+        self._ran_any = False                      # a jitted function ran (its status was noted)
         self._annotation: Any | None = None
         self._lock = threading.RLock()             # window timers run on their own threads
         self._local = threading.local()            # depth: inside a wrapped call on this thread
         self._started = 0.0
         self._timer: threading.Timer | None = None
         log_dir = settings.run_dir.parent.parent.parent
-        self.private = log_dir / f".jaxprof-run-{os.getpid()}"  # where JAX writes before the move
+        # where JAX writes before the move; named by host and pid: the launcher removes those of its
+        # host's dead processes only (a log directory may be shared by hosts)
+        self.private = log_dir / f".jaxprof-run-{socket.gethostname()}-{os.getpid()}"
 
     # ---- dispatch ---------------------------------------------------------------------------
 
@@ -157,6 +161,9 @@ class Tracker:
                 return fn(*args, **kwargs)
             finally:
                 local.depth = 0
+        if not self._ran_any and self.settings.steps is not None:  # the first call of any: what to say should the process vanish from now on
+            self._ran_any = True
+            self._note_vanished(f"ran jitted functions; none had reached call {self._first} (the first step to capture)")
         start = time.perf_counter()  # the first call: its trace and compile
         try:
             return fn(*args, **kwargs)
@@ -184,6 +191,8 @@ class Tracker:
             if index >= end:
                 self._finish(f"captured steps {first}:{end} of {calls.name}")
             else:
+                self._note_vanished(f"was capturing steps {first}:{end} of {calls.name}, after {index + 1} calls "
+                                    f"of it (step {index} had begun)")  # between steps: in neither
                 self._open_annotation(index)
 
     def _choose(self, reached: Calls) -> None:
@@ -193,6 +202,8 @@ class Tracker:
         candidates = [c for c in self.calls if c.count >= 2] or [reached]
         self.step_fn = max(candidates, key=lambda c: c.first_s)
         self.phase = WAITING
+        self._note_vanished(f"had run the step function {self.step_fn.name} {self.step_fn.count} times or more; "
+                            "the capture had not begun")
         log.info("run: steps are calls of %s (first call %.3f s; %s); capturing steps %d:%d%s",
                  self.step_fn.name, self.step_fn.first_s, _others(candidates, self.step_fn), self._first, self._end,
                  f" or later, after {self.settings.settle} steps in a row without compiling" if self.settings.settle else "")
@@ -217,7 +228,17 @@ class Tracker:
     def _begin_steps(self, index: int) -> None:
         _jax.sync_devices()  # earlier work stays out of the first step
         if self._start():
+            self._note_vanished(f"was capturing steps {index}:{self._end} of {self.step_fn.name if self.step_fn else '?'}"
+                                f", after {index + 1} calls of it (step {index} had begun)")
             self._open_annotation(index)
+
+    def _note_vanished(self, what: str) -> None:
+        """The status the launcher shows should this process end without its exit handlers (os._exit,
+        a signal, a crash), overwritten by :meth:`at_exit` when they run. Written when the phase
+        changes and between captured steps (never inside one: its time stays the program's)."""
+        _mark(self.settings.state_dir, f"{os.getpid()}.status",
+              f"ended without running its exit handlers (os._exit, a signal or a crash); it {what}; "
+              "nothing was written")
 
     # ---- the time window --------------------------------------------------------------------
 
@@ -242,6 +263,7 @@ class Tracker:
         self.watching = False
         if not self._start():
             return
+        self._note_vanished(f"was capturing a {self.settings.duration_s:g} s window")
         self._timer = threading.Timer(self.settings.duration_s, self._window_over)
         self._timer.daemon = True
         self._timer.start()
@@ -325,7 +347,7 @@ class Tracker:
         run_dir.mkdir(parents=True, exist_ok=True)
         dest = None
         for src in run.xplanes:
-            dest = claim(src, run_dir, proc.index)
+            dest = multihost.claim(src, run_dir, proc.index)
         _mark(self.settings.state_dir, f"{os.getpid()}.filed", str(run_dir))
         return dest
 
@@ -422,20 +444,6 @@ class Counted:
 
     def __repr__(self) -> str:
         return repr(self._fn)
-
-
-def claim(src: Path, run_dir: Path, index: int) -> Path:
-    """Moves ``src`` to ``run_dir`` as ``<host>-p<index>``, or ``<host>-p<index>-<pid>`` when another
-    process of the run (same process index, no jax.distributed) took that name: ``os.link`` fails on
-    an existing name, so two processes never overwrite each other."""
-    dest = run_dir / multihost._with_process(src.name, index)
-    try:
-        os.link(src, dest)
-    except FileExistsError:
-        dest = run_dir / multihost._with_process(src.name, index, f"-{os.getpid()}")
-        os.link(src, dest)
-    os.unlink(src)
-    return dest
 
 
 def _others(candidates: list[Calls], chosen: Calls) -> str:

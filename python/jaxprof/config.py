@@ -30,6 +30,7 @@ PROFILER_KWARGS: dict[str, str] = {
     "profile_report": "report",
     "profile_max_total_bytes": "max_total_bytes",
     "profile_processes": "processes",
+    "profile_report_timeout_s": "report_timeout_s",
 }
 _FIELD_OF = {kwarg: name for name, kwarg in PROFILER_KWARGS.items()}  # errors name the config's field
 
@@ -55,6 +56,7 @@ class ProfilerConfig:
     profile_report: bool | str = True   #: after each capture log one line (True), the report ("full"), or nothing (False)
     profile_max_total_bytes: int | None = None  #: stop capturing before captures pass this many bytes
     profile_processes: list[int] | None = None  #: jax.distributed process indices that capture; None = all
+    profile_report_timeout_s: float | None = None  #: time limit of each capture's analysis (a child process); None: $JAXPROF_ANALYSIS_TIMEOUT or 300
 
     def validate(self) -> "ProfilerConfig":
         """Raises ValueError naming the first invalid field; returns self.
@@ -79,7 +81,7 @@ class ProfilerConfig:
         ``PROFILE_INTERVAL`` (steps between captures; 0 = once), ``PROFILE_DURATION`` (steps per
         capture), ``PROFILE_MODE`` (full | host | device | python), ``PROFILE_MAX_TOTAL_BYTES``
         (disk budget of all captures), ``PROFILE_PROCESSES`` (``0,3``: the jax.distributed processes
-        that capture).
+        that capture), ``PROFILE_REPORT_TIMEOUT`` (seconds the analysis of a capture may take).
         """
         env = os.environ if environ is None else environ
         cfg = cls(**defaults)
@@ -95,6 +97,8 @@ class ProfilerConfig:
                 setattr(cfg, attr, _parse_int(var, env[var]))
         if "PROFILE_PROCESSES" in env:
             cfg.profile_processes = _parse_int_list("PROFILE_PROCESSES", env["PROFILE_PROCESSES"])
+        if "PROFILE_REPORT_TIMEOUT" in env:
+            cfg.profile_report_timeout_s = _parse_float("PROFILE_REPORT_TIMEOUT", env["PROFILE_REPORT_TIMEOUT"])
         if "PROFILE_MODE" in env:
             mode = env["PROFILE_MODE"].strip().lower()
             if mode not in MODES:
@@ -133,6 +137,8 @@ def add_argparse_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
                        help="stop capturing before all captures together pass this many bytes")
     group.add_argument("--profile_processes", type=lambda v: _parse_int_list("--profile_processes", v), default=None,
                        help="comma-separated jax.distributed process indices that capture (default: all)")
+    group.add_argument("--profile_report_timeout_s", type=float, default=None,
+                       help="seconds the analysis of a capture may take (default: 300)")
     return parser
 
 
@@ -165,6 +171,9 @@ def check_profiler_args(args: Mapping[str, Any], names: Mapping[str, str] | None
         raise ValueError(f"{name('duration_ms')} must be a number >= 0, got {duration!r}")
     if "report" in args:
         report_mode(args["report"], name("report"))
+    timeout = args.get("report_timeout_s")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
+        raise ValueError(f"{name('report_timeout_s')} must be a number > 0 or None, got {timeout!r}")
     for index in args.get("processes") or ():
         require_int(f"{name('processes')}[]", index, minimum=0)
     steps, every = args.get("num_steps", 1), args.get("every_n_steps", 0)
@@ -196,6 +205,13 @@ def _parse_int(var: str, text: str) -> int:
         return int(text.strip())
     except ValueError:
         raise ValueError(f"{var} must be an integer, got {text!r}") from None
+
+
+def _parse_float(var: str, text: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError(f"{var} must be a number, got {text!r}") from None
 
 
 def _parse_bool(var: str, text: str) -> bool:

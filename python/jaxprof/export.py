@@ -6,12 +6,16 @@ only converts arguments. Nothing is capped: ``events_out + events_cut == events_
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from . import _core
 from ._log import log
+
+if TYPE_CHECKING:
+    from . import _isolated
 
 __all__ = ["ExportResult", "export_trace", "export_perfetto"]
 
@@ -66,13 +70,18 @@ def export_trace(
     return ExportResult(path=Path(out), **stats)
 
 
-def export_perfetto(run_dir: str | os.PathLike[str]) -> Path | None:
+def export_perfetto(run_dir: str | os.PathLike[str], limits: "_isolated.Limits | None" = None) -> Path | None:
     """Writes ``perfetto_trace.json.gz`` into a capture's run directory (``perfetto=True`` of
-    ``Profiler`` and ``trace``). Failures are a logged warning, never an exception."""
-    try:
-        result = export_trace(run_dir)
-    except Exception as exc:  # a bad capture or a full disk must not take training down
-        log.warning("could not export %s as a trace: %s", run_dir, exc)
+    ``Profiler`` and ``trace``), from inside a training process: the export runs as ``jaxprof export``
+    in a child process (``_isolated``), so its failure, crash or hang is a logged warning, never an
+    exception or the end of training."""
+    from . import _isolated
+
+    out = Path(run_dir) / "perfetto_trace.json.gz"
+    outcome = _isolated.run(["export", run_dir, "-o", out], limits)
+    if not outcome.ok:
+        _isolated.warn(run_dir, outcome)
         return None
-    log.info("trace for Perfetto UI / chrome://tracing: %s (%d events)", result.path, result.events_out)
-    return result.path
+    counted = re.search(r"exported (\d+) of", outcome.stderr + outcome.stdout)
+    log.info("trace for Perfetto UI / chrome://tracing: %s (%s events)", out, counted.group(1) if counted else "?")
+    return out

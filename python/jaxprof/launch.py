@@ -10,10 +10,10 @@ becomes ours (128+N when a signal N killed it, as a shell says).
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Callable, Sequence
 
 from ._run_child import Settings
-from .analysis import load
+from . import _isolated, multihost
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "_bootstrap"
 DEFAULT_STEPS = (10, 14)
@@ -185,6 +185,7 @@ class _Watcher:
         self.report = report
         self.reported: set[str] = set()  # the xplane names the printed report covered
         self.unreadable = False          # warned that the run cannot be read
+        self.running = True              # PROGRAM still runs (poll) or has ended (finish)
 
     def _files(self) -> set[str]:
         self._adopt()
@@ -218,6 +219,7 @@ class _Watcher:
                 _say(f"cannot read {self.run_dir} ({exc})")
 
     def finish(self, shown: str) -> None:
+        self.running = False
         files = self._files()
         if files and files != self.reported:
             self._print(files)
@@ -226,13 +228,14 @@ class _Watcher:
 
     def _print(self, files: set[str]) -> None:
         self.reported = files
-        if self.report:
-            try:
-                text = load(self.run_dir).render("report")
-            except Exception as exc:
-                _say(f"could not analyse {self.run_dir}: {exc}")
-            else:
+        if self.report:  # in a child process: a crash in the analysis is a message, not our end
+            outcome = _isolated.run(["report", self.run_dir])
+            if outcome.ok:
+                text = outcome.stdout
                 sys.stderr.write(text if text.endswith("\n") else text + "\n")
+            else:
+                _say(_isolated.failure(self.run_dir, outcome, "the program continues" if self.running else
+                                       "see it with jaxprof report"))
         _say(f"run directory: {self.run_dir}")
         sys.stderr.flush()
 
@@ -253,21 +256,15 @@ class _Watcher:
 def _new_run_dir(parent: Path) -> Path:
     """Creates the run directory, named as JAX names runs (the time, to the second); ``-2``, ``-3``
     when another capture took that second (mkdir is the claim, so two launchers never share one)."""
-    name = time.strftime("%Y_%m_%d_%H_%M_%S")
-    for n in itertools.count(1):
-        path = parent / (name if n == 1 else f"{name}-{n}")
-        try:
-            path.mkdir(parents=True)
-            return path
-        except FileExistsError:
-            continue
-    raise AssertionError("unreachable")
+    return multihost.new_dir(parent / time.strftime("%Y_%m_%d_%H_%M_%S"))
 
 
 def _remove_stale(log_dir: Path) -> None:
-    """Removes the private directories of PROGRAM's processes that died mid-capture (SIGKILL)."""
+    """Removes the private directories of PROGRAM's processes that died mid-capture (SIGKILL): those
+    of this host whose process is gone (another host's pid means nothing here)."""
+    prefix = f".jaxprof-run-{socket.gethostname()}-"
     for path in log_dir.glob(".jaxprof-run-*"):
-        pid = path.name.rsplit("-", 1)[-1]
+        pid = path.name[len(prefix):] if path.name.startswith(prefix) else ""
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
 

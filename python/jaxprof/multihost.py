@@ -10,6 +10,7 @@ names the run once, through the job's key-value store (the coordination service 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import shutil
 import time
@@ -87,16 +88,56 @@ def _with_process(name: str, index: int, tag: str = "") -> str:
 
 def file_capture(written_run: Path, run_dir: Path, index: int) -> int:
     """Moves the files JAX wrote into ``written_run`` (this process's private run directory) into the
-    shared ``run_dir``, each named for its process; returns the bytes moved."""
+    shared ``run_dir``, each named for its process (:func:`claim`); returns the bytes moved."""
     run_dir.mkdir(parents=True, exist_ok=True)
     moved = 0
     for f in sorted(written_run.iterdir()):
         if not f.is_file() or f.is_symlink():
             continue
-        dest = run_dir / _with_process(f.name, index)
-        moved += f.stat().st_size
-        os.replace(f, dest)  # same file system: atomic, so a reader never sees half a file
+        size = f.stat().st_size
+        claim(f, run_dir, index)
+        moved += size
     return moved
+
+
+def claim(src: Path, run_dir: Path, index: int) -> Path:
+    """Moves ``src`` to ``run_dir`` as ``<host>-p<index>``, or ``<host>-p<index>-<pid>`` when another
+    process took that name (the same process index without jax.distributed, another job filing
+    into a run of the same name): ``os.link`` fails on an existing name, so a capture never
+    replaces another's file. Same file system: a reader never sees half a file."""
+    dest = run_dir / _with_process(src.name, index)
+    try:
+        os.link(src, dest)
+    except FileExistsError:
+        dest = run_dir / _with_process(src.name, index, f"-{os.getpid()}")
+        os.link(src, dest)
+    os.unlink(src)
+    return dest
+
+
+def new_dir(path: Path) -> Path:
+    """Creates ``path``, or ``path-2``, ``path-3``, ... when that name is taken: ``mkdir`` is the
+    claim, so two captures (threads, processes, hosts on a shared file system) never share a
+    directory, and a capture that fails removes only the one it made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        candidate = path if n == 1 else path.with_name(f"{path.name}-{n}")
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def move_run(written_run: Path, parent: Path) -> Path:
+    """Moves a run JAX wrote into a private directory to ``parent/<its name>`` (``-2``, ... when a
+    run of that name is there: two captures in one second); returns where it went."""
+    dest = new_dir(parent / written_run.name)
+    for f in sorted(written_run.iterdir()):
+        os.rename(f, dest / f.name)  # dest is new and ours: nothing of anyone's is replaced
+    written_run.rmdir()
+    return dest
 
 
 def remove_private(path: Path) -> None:

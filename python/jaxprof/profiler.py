@@ -7,6 +7,7 @@ agrees on it; the state machine around it (idle -> capturing -> idle) lives in `
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import threading
@@ -18,10 +19,9 @@ from typing import Any, Sequence
 
 import jax
 
-from . import _jax, multihost
+from . import _isolated, _jax, multihost
 from ._log import log
 from .config import ProfilerConfig, check_profiler_args, report_mode
-from .analysis import load
 from .export import export_perfetto
 from .runs import latest_run
 
@@ -94,13 +94,14 @@ class Profiler:
         report: bool | str = True,
         max_total_bytes: int | None = None,
         processes: Sequence[int] | None = None,
+        report_timeout_s: float | None = None,
     ) -> None:
         if num_steps is None:
             num_steps = 0 if duration_ms > 0 else 1
         check_profiler_args(dict(
             start_step=start_step, num_steps=num_steps, every_n_steps=every_n_steps, skip_first=skip_first,
             host_trace_level=host_trace_level, max_profiles=max_profiles, max_total_bytes=max_total_bytes,
-            duration_ms=duration_ms, report=report, processes=processes))
+            duration_ms=duration_ms, report=report, processes=processes, report_timeout_s=report_timeout_s))
 
         self.log_dir = Path(log_dir)
         self.start_step = start_step
@@ -114,6 +115,7 @@ class Profiler:
         self.enabled = enabled
         self.step_name = step_name
         self.report = report_mode(report)
+        self.report_timeout_s = report_timeout_s  # None: $JAXPROF_ANALYSIS_TIMEOUT, else 300 s
         self.max_total_bytes = max_total_bytes
         self.processes = tuple(sorted(set(processes))) if processes is not None else None
         self._proc: multihost.Process | None = None  # asked at the first step: jax.distributed may start late
@@ -294,17 +296,25 @@ class Profiler:
 
     def _start(self, step: int, num_steps: int) -> bool:
         proc = self._process()
-        if proc.multi:  # the processes share the step directory; JAX writes into a private one in it
-            step_dir = self.log_dir / f"step_{step:08d}"
-            jax_dir = step_dir / f".jaxprof-p{proc.index}"
-            multihost.remove_private(jax_dir)  # left by a crashed run
-        else:
-            step_dir = jax_dir = _unique_dir(self.log_dir / f"step_{step:08d}")
+        if _jax.trace_active():  # say so (one warning) before making any directory
+            return _jax.start(self.log_dir, self.options)
+        # The directory JAX writes into is this capture's own (mkdir is the claim: step_X-2 when
+        # another process took step_X), so a failed capture removes only what it wrote.
+        try:
+            if proc.multi:  # the processes share the step directory; JAX writes into a private one in it
+                step_dir = self.log_dir / f"step_{step:08d}"
+                jax_dir = multihost.new_dir(step_dir / f".jaxprof-p{proc.index}-{os.getpid()}")
+            else:
+                step_dir = jax_dir = multihost.new_dir(self.log_dir / f"step_{step:08d}")
+        except OSError as exc:
+            log.warning("could not start profiler trace in %s: %s", self.log_dir, exc)
+            return False
         if self.block_on_edges:
             _jax.sync_devices()  # earlier steps' work stays out of the capture
         outside = _jax.trace_active()
         try:
             if not _jax.start(jax_dir, self.options):
+                _remove_empty(jax_dir)
                 return False
             now = time.perf_counter()
             deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
@@ -358,8 +368,8 @@ class Profiler:
             written = _jax.finish_interrupted_stop(lambda: latest_run(active.jax_dir) is not None)
         if not written:
             # A failed write (disk full, EFBIG, directory gone) can leave a truncated xplane under
-            # its final name; the directory is this capture's own (_unique_dir, or this process's
-            # private one), so remove it.
+            # its final name; the directory is this capture's own (made by multihost.new_dir: the
+            # step directory, or this process's private one in it), so remove it.
             _remove_partial(active.jax_dir)
         run = latest_run(active.jax_dir) if written else None
         run_dir, size = (run.path, _dir_bytes(active.step_dir)) if run else (None, 0)
@@ -382,8 +392,11 @@ class Profiler:
             log.info("%s -> %s", line, capture.run_dir)
         if report != "off" or (self.perfetto and (not proc.multi or proc.index == reporter)):
             # Export and analysis of a big capture take seconds: never on the training thread.
+            limits = _isolated.Limits.from_env(self.report_timeout_s)
+            # one capture's analysis after the other: lines in capture order, one child at a time
+            previous = next((t for t in reversed(self._reports) if t.is_alive()), None)
             thread = threading.Thread(target=_after_capture, args=(capture.run_dir, line, self.perfetto, report,
-                                                                   expected if proc.multi else 1),
+                                                                   expected if proc.multi else 1, limits, previous),
                                       daemon=True, name="jaxprof-report")
             thread.start()
             self._reports.append(thread)
@@ -423,28 +436,40 @@ class _StepScope:
         self._profiler._end_step(failed=exc_type is not None)
 
 
-def _after_capture(run_dir: Path, line: str, perfetto: bool, report: str, expected_files: int = 1) -> None:
+def _after_capture(run_dir: Path, line: str, perfetto: bool, report: str, expected_files: int = 1,
+                   limits: _isolated.Limits | None = None, previous: threading.Thread | None = None) -> None:
+    if previous is not None:
+        previous.join()
     if expected_files > 1:  # the other processes of the job may still be writing theirs
         have = multihost.wait_for_files(run_dir, expected_files, multihost.AGREE_TIMEOUT_S)
         if have < expected_files:
             log.warning("%s holds %d of the %d processes' files; analysing what is there", run_dir, have, expected_files)
     if perfetto:
-        export_perfetto(run_dir)
+        export_perfetto(run_dir, limits)
     if report != "off":
-        _log_report(run_dir, line, full=report == "full")
+        _log_report(run_dir, line, full=report == "full", limits=limits)
 
 
-def _log_report(run_dir: Path, line: str, full: bool) -> None:
-    """Logs the capture's line with its top finding (and the report when ``full``); analysis
-    trouble is a warning, never an exception."""
-    try:
-        profile = load(run_dir)
-        findings = profile.findings()
-        text = profile.render("report", top=5) if full else ""
-    except Exception as exc:  # a bad profile must not take the training process down
+def _log_report(run_dir: Path, line: str, full: bool, limits: _isolated.Limits | None = None) -> None:
+    """Logs the capture's line with its top finding (and the report when ``full``). The analysis
+    runs in a child process (``_isolated``): its crash, abort, memory exhaustion or hang is one
+    warning here, and training goes on."""
+    limits = limits or _isolated.Limits.from_env()
+    outcome = _isolated.run(["findings", run_dir, "--json"], limits)
+    findings: list = []
+    if outcome.ok:
+        try:
+            findings = json.loads(outcome.stdout)["findings"]
+        except (ValueError, KeyError, TypeError) as exc:
+            outcome = _isolated.Outcome(outcome.stdout, outcome.stderr, outcome.returncode,
+                                        f"gave unreadable findings ({exc})")
+    if outcome.ok and full:
+        outcome = _isolated.run(["report", run_dir, "--top", "5"], limits)
+    if not outcome.ok:
         log.info("%s -> %s", line, run_dir)
-        log.warning("could not analyse %s: %s", run_dir, exc)
+        _isolated.warn(run_dir, outcome)
         return
+    text = outcome.stdout if full else ""
     top = f"top finding [{findings[0]['severity']}] {findings[0]['title']}" if findings else "no finding"
     log.info("%s, %s -> %s%s", line, top, run_dir, "\n" + text.rstrip() if full else "")
 
@@ -482,10 +507,9 @@ def _dir_bytes(path: Path) -> int:
     return total
 
 
-def _unique_dir(path: Path) -> Path:
-    """``path``, or ``path-2``, ``path-3``... when an earlier capture (another process) used it."""
-    candidate, n = path, 1
-    while candidate.exists() and any(candidate.iterdir()):
-        n += 1
-        candidate = path.with_name(f"{path.name}-{n}")
-    return candidate
+def _remove_empty(path: Path) -> None:
+    """Removes a directory this capture made, when nothing was written into it."""
+    try:
+        path.rmdir()
+    except OSError:
+        pass

@@ -9,10 +9,9 @@ from typing import Any
 
 import jax
 
-from . import _jax
+from . import _jax, multihost
 from ._log import log
 from .export import export_perfetto
-from .runs import latest_run
 
 
 class trace(contextlib.ContextDecorator):
@@ -49,14 +48,21 @@ class trace(contextlib.ContextDecorator):
         self._active = False
         self._annotation: Any | None = None
         self._runs_before: set[str] = set()
+        self._private = self.log_dir  # where JAX writes: set by __enter__
 
     def __enter__(self) -> "trace":
         self.run_dir = None
         _jax.sync_devices()
-        self._runs_before = _run_names(self.log_dir)
+        # JAX names a run by the second it stopped and writes straight to that name: in log_dir, a
+        # second capture in the same second would overwrite the first's file. It writes into this
+        # process's own directory instead, and the run is moved into log_dir under a free name.
+        self._private = self.log_dir / f".jaxprof-trace-{os.getpid()}"
+        self._runs_before = _run_names(self._private)
         outside = _jax.trace_active()
         try:
-            self._active = _jax.start(self.log_dir, self.options)
+            self._active = _jax.start(self._private, self.options)
+            if not self._active:
+                self._remove_private()
             if self._active and self.name:
                 self._annotation = jax.profiler.TraceAnnotation(self.name)
                 self._annotation.__enter__()
@@ -87,17 +93,29 @@ class trace(contextlib.ContextDecorator):
             written = _jax.finish_interrupted_stop(lambda: bool(self._new_runs()))
         if not written:
             self._remove_new_runs()  # a failed write can leave a truncated xplane under its final name
-        elif interrupt is None:
-            run = latest_run(self.log_dir)
-            self.run_dir = run.path if run else None
-            if self.run_dir is not None and self.perfetto:
+        else:
+            self.run_dir = self._file()
+            if self.run_dir is not None and self.perfetto and interrupt is None:
                 export_perfetto(self.run_dir)
+        self._remove_private()
         if interrupt is not None:
             raise interrupt
 
     def _new_runs(self) -> list[Path]:
-        root = self.log_dir / "plugins" / "profile"
-        return [root / name for name in sorted(_run_names(self.log_dir) - self._runs_before)]
+        """The runs JAX wrote during this capture (only this process writes in its directory)."""
+        root = self._private / "plugins" / "profile"
+        return [root / name for name in sorted(_run_names(self._private) - self._runs_before)]
+
+    def _file(self) -> Path | None:
+        """Moves the new run into ``log_dir/plugins/profile/`` under a name no other run has."""
+        new = self._new_runs()
+        if not new:
+            return None
+        try:
+            return multihost.move_run(new[-1], self.log_dir / "plugins" / "profile")
+        except OSError as exc:
+            log.warning("could not move the capture into %s: %s; it stays in %s", self.log_dir, exc, new[-1])
+            return new[-1]
 
     def _remove_new_runs(self) -> None:
         for run in self._new_runs():
@@ -105,9 +123,17 @@ class trace(contextlib.ContextDecorator):
                 shutil.rmtree(run, ignore_errors=True)
                 log.info("removed the incomplete capture in %s", run)
 
+    def _remove_private(self) -> None:
+        """Removes this process's write directory once empty (never anything in it but ours)."""
+        for path in (self._private / "plugins" / "profile", self._private / "plugins", self._private):
+            try:
+                path.rmdir()
+            except OSError:
+                return
+
 
 def _run_names(log_dir: Path) -> set[str]:
-    """Names of the run directories JAX has made under ``log_dir/plugins/profile``."""
+    """Names of the run directories under ``log_dir/plugins/profile``."""
     try:
         return set(os.listdir(log_dir / "plugins" / "profile"))
     except OSError:

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "find/runs.h"
 #include "profile/profile.h"
+#include "profile/testfault.h"
 
 static int cmp_path(const void *a, const void *b) {
     return strcmp(((const jp_profile_file *)a)->path, ((const jp_profile_file *)b)->path);
@@ -62,6 +63,8 @@ static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
 /* PATH is a file, a run directory, or a log directory whose newest run is meant. */
 int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     struct stat st;
+    int fault = jp_test_fault(path, err); /* test-only: JAXPROF_TEST_FAULT (testfault.h) */
+    if (fault) return fault;
     if (stat(path, &st) != 0) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path);
     if (!S_ISDIR(st.st_mode)) return add_file(files, NULL, path, NULL, err);
     int rc = list_run_files(path, files, err);

@@ -177,11 +177,12 @@ def test_disk_full_file_size_limit(tmp_path):
 
 
 def test_disk_full_dev_full(tmp_path, step_fn, w0, caplog):
-    """ENOSPC for real: the file JAX will write (<log_dir>/plugins/profile/<second>/<host>.xplane.pb,
-    names predictable to the second) is made a symlink to /dev/full for the next minute's names."""
+    """ENOSPC for real: the file JAX will write (<log_dir>/.jaxprof-trace-<pid>/plugins/profile/
+    <second>/<host>.xplane.pb, trace()'s own directory, names predictable to the second) is made a
+    symlink to /dev/full for the next minute's names."""
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
-    root = tmp_path / "plugins" / "profile"
+    root = tmp_path / f".jaxprof-trace-{os.getpid()}" / "plugins" / "profile"
     now = datetime.now()
     for s in range(-2, 60):
         run = root / (now + timedelta(seconds=s)).strftime("%Y_%m_%d_%H_%M_%S")
@@ -623,3 +624,125 @@ def test_disk_budget_from_env_flag_and_config(tmp_path):
     args = parser.parse_args(["--profile_max_total_bytes", "123456"])
     assert jaxprof.ProfilerConfig.from_args(args).profile_max_total_bytes == 123456
     assert jaxprof.ProfilerConfig.from_args(parser.parse_args([])).profile_max_total_bytes is None
+
+
+# ---- 6. captures lost: a capture only ever removes or replaces what it wrote (issue 30) ----------
+
+def test_a_failed_capture_in_the_same_second_leaves_the_first_intact(tmp_path):
+    """JAX names a run by the second it stops and writes straight to that name. Two trace()s in one
+    second: the second, failing (EFBIG, as a full disk), once wrote a truncated file over the first's;
+    a third, succeeding, replaced it whole. Now each writes in its own directory and files its run
+    under a free name (`<second>-2`), and a failure removes only its own."""
+    result, proc = run_child(f"""
+        import time
+        def xp(run):
+            return os.path.join(run, [f for f in os.listdir(run) if f.endswith(".xplane.pb")][0])
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+        w = jnp.ones((64, 64))
+        for attempt in range(5):   # all three captures inside one second (JAX's run name)
+            while time.time() % 1 > 0.05:
+                time.sleep(0.005)
+            log_dir = {str(tmp_path)!r} + f"/prof{{attempt}}"
+            started = time.time()
+            with jaxprof.trace(log_dir) as first:
+                w = train_step(w, X)
+            before = open(xp(first.run_dir), "rb").read()
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1000, limits[1]))
+            with jaxprof.trace(log_dir) as failed:
+                w = train_step(w, X)
+            resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+            with jaxprof.trace(log_dir) as third:
+                w = train_step(w, X)
+            if int(time.time()) == int(started):
+                break
+        report(same_second=int(time.time()) == int(started), first=str(first.run_dir),
+               failed=failed.run_dir and str(failed.run_dir), third=third.run_dir and str(third.run_dir),
+               intact=open(xp(first.run_dir), "rb").read() == before, size=len(before),
+               files=readable(log_dir), runs=sorted(os.listdir(log_dir + "/plugins/profile")),
+               hidden=sorted(n for n in os.listdir(log_dir) if n.startswith(".")),
+               steps_ok=True, trace_after=True)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert result["same_second"], "could not fit three captures in one second"
+    first, third = Path(result["first"]), Path(result["third"])
+    assert result["intact"] and result["size"] > 1000, "the first capture's file changed"
+    assert result["failed"] is None and len(result["warnings"]) == 1 and "File too large" in result["warnings"][0]
+    assert result["runs"] == [first.name, f"{first.name}-2"] and third.name == f"{first.name}-2"
+    assert len(result["files"]) == 2 and all(ok for _, ok in result["files"]), result["files"]
+    assert result["hidden"] == []  # trace()'s own write directory is gone
+
+
+A_SIDE = """
+    import time, pathlib
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    log_dir, sync = sys.argv[1], pathlib.Path(sys.argv[2])
+    def wait_for_b():
+        (sync / "a_capturing").touch()
+        while not (sync / "b_done").exists():
+            time.sleep(0.01)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, limits[1]))   # then A's own write fails
+    w = jnp.ones((64, 64))
+    if sys.argv[3] == "Profiler":
+        prof = jaxprof.Profiler(log_dir, start_step=2, num_steps=2, report=False)
+        w = train(prof, 5, lambda i: i == 3 and wait_for_b())  # steps 2-3 captured, their end after B
+        prof.close()
+        mine = [c.run_dir for c in prof.captures]
+    else:
+        with jaxprof.trace(log_dir) as t:
+            w = train_step(w, X)
+            wait_for_b()
+        mine = [t.run_dir]
+    report(mine=[m and str(m) for m in mine], steps_ok=True, trace_after=True)
+"""
+
+B_SIDE = """
+    import sys
+    import jax, jax.numpy as jnp
+    import jaxprof
+    f = jax.jit(lambda w: w * 2 + 1)
+    w = jnp.ones((8, 8))
+    if sys.argv[2] == "Profiler":
+        with jaxprof.Profiler(sys.argv[1], start_step=2, num_steps=1, report=False) as prof:
+            for i in range(4):
+                with prof.step(i):
+                    w = f(w)
+        print("RUN", prof.captures[0].run_dir)
+    else:
+        with jaxprof.trace(sys.argv[1]) as t:
+            w = f(w).block_until_ready()
+        print("RUN", t.run_dir)
+"""
+
+
+@pytest.mark.parametrize("api", ["Profiler", "trace"])
+def test_a_failed_capture_never_removes_another_processes_run(tmp_path, api):
+    """Process A captures into a log directory; meanwhile process B captures the same step into the
+    same directory and finishes; then A's write fails (EFBIG). A's cleanup once removed B's finished
+    run with its own partial one (Profiler: the step directory they shared; trace: every run new
+    since A began). Now A removes only the directory it made, and B's run stays, whole."""
+    log_dir, sync = tmp_path / "prof", tmp_path / "sync"
+    sync.mkdir()
+    a_code = CHILD_PRELUDE + textwrap.dedent(A_SIDE)
+    a = subprocess.Popen([sys.executable, "-c", a_code, str(log_dir), str(sync), api], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    deadline = time.monotonic() + 120
+    while not (sync / "a_capturing").exists():
+        assert a.poll() is None and time.monotonic() < deadline, a.communicate()
+        time.sleep(0.02)
+    b = subprocess.run([sys.executable, "-c", textwrap.dedent(B_SIDE), str(log_dir), api], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert b.returncode == 0, b.stderr
+    b_run = Path(b.stdout.split("RUN ", 1)[1].strip())
+    (sync / "b_done").touch()
+    out, err = a.communicate(timeout=120)
+    assert a.returncode == 0, err
+    result = json.loads([l for l in out.splitlines() if l.startswith("RESULT ")][-1][len("RESULT "):])
+    assert result["mine"] == [None], result  # A's capture failed ...
+    assert any("File too large" in w for w in result["warnings"]), result["warnings"]
+    assert b_run.is_dir(), f"A's cleanup removed B's run {b_run}"  # ... and B's run is still there
+    (b_xplane,) = xplanes(b_run)
+    assert read_xplane(b_xplane).step_nums == ([2] if api == "Profiler" else [])
+    assert [p.parent for p in xplanes(log_dir)] == [b_run]  # and nothing of A's is left
+    assert not [p for p in log_dir.rglob(".jaxprof-*")]

@@ -154,7 +154,42 @@ def test_a_program_killed_by_a_signal_exits_128_plus_n(tmp_path, sig):
     assert proc.stdout == "killing myself\n"
     # killed mid-capture: no exit handler ran, so JAX never wrote; nothing is left half-made
     assert "nothing captured" in proc.stderr
+    assert re.search(r"ended without running its exit handlers \(os._exit, a signal or a crash\); it was capturing "
+                     r"steps 2:50 of \S+, after 6 calls of it \(step 5 had begun\); nothing was written", proc.stderr), \
+        proc.stderr
     assert not list(out.rglob("*.xplane.pb")) and not list(out.glob(".jaxprof-run-*"))
+
+
+@pytest.mark.parametrize("calls, said", [
+    (12, "it was capturing steps 10:14 of train_step, after 12 calls of it (step 11 had begun)"),
+    (10, "it ran jitted functions; none had reached call 10 (the first step to capture)"),
+])
+def test_a_program_that_vanishes_is_said_to_have_vanished(tmp_path, calls, said):
+    """The step function ran 12 times, the program left by os._exit during the capture of steps
+    10:14: no exit handler ran and nothing could be written. jaxprof run once said "no jitted
+    function ran"; now it says what happened, from the status noted when the phase last changed."""
+    vanishing = script(tmp_path, "vanishing.py", f"""
+        import os
+        import jax, jax.numpy as jnp
+
+        @jax.jit
+        def train_step(w):
+            return w * 0.5 + 1.0
+
+        w = jnp.ones(8)
+        for i in range({calls}):
+            w = train_step(w)
+        w.block_until_ready()
+        print("leaving", flush=True)
+        os._exit(0)
+    """)
+    out = tmp_path / "prof"
+    proc = jaxprof_run("--out", out, "--steps", "10:14", "--", sys.executable, vanishing)
+    assert proc.returncode == 0 and proc.stdout == "leaving\n", proc.stderr
+    assert "no jitted function ran" not in proc.stderr
+    assert f"ended without running its exit handlers (os._exit, a signal or a crash); {said}; nothing was written" \
+        in proc.stderr, proc.stderr
+    assert not list(out.rglob("*.xplane.pb"))
 
 
 def test_a_time_window_instead_of_steps(tmp_path):

@@ -1,0 +1,15 @@
+/* testfault.h - a deliberate fault in the loading of a profile, for the crash-isolation tests only
+ * (internal). Nothing happens unless the environment variable JAXPROF_TEST_FAULT names a fault. */
+#ifndef JP_PROFILE_TESTFAULT_H
+#define JP_PROFILE_TESTFAULT_H
+
+#include "jaxprof/jaxprof.h"
+
+/* JAXPROF_TEST_FAULT=KIND or KIND:PART (test-only; KIND is segv, abort, hang or oom; with PART, only
+ * paths containing PART fault): segv and abort end the process by that signal (default disposition,
+ * so no sanitizer or handler turns them into an exit code), hang waits forever, oom allocates and
+ * touches memory until malloc fails (at most 1 GiB) and returns JP_ERR_NOMEM naming how far it got.
+ * Any other value, or none, returns JP_OK at once. */
+int jp_test_fault(const char *path, jp_error *err);
+
+#endif
