@@ -1,6 +1,7 @@
 /* testfault.c - the test-only fault of testfault.h: lets the tests prove that a crash, an abort, a
  * hang or running out of memory while analysing a capture never stops a training process (the
  * analysis runs in a child) and makes the CLI exit 2, never die by a signal. */
+#define _GNU_SOURCE /* memmem */
 #include "profile/testfault.h"
 #include "base/error.h"
 
@@ -27,16 +28,36 @@ static int exhaust_memory(const char *path, jp_error *err) {
                         n * (CHUNK >> 20));
 }
 
+/* Whether entry [p, end) ("kind" or "kind:PATH_PART") names kind and applies to path. */
+static int entry_is(const char *p, const char *end, const char *kind, const char *path) {
+    size_t k = strlen(kind);
+    if ((size_t)(end - p) < k || memcmp(p, kind, k) != 0) return 0;
+    if (p + k == end) return 1;
+    if (p[k] != ':') return 0;
+    size_t part_len = (size_t)(end - p) - k - 1;
+    return memmem(path, strlen(path), p + k + 1, part_len) != NULL;
+}
+
+/* Does what entry [p, end) says when it applies to path. */
+static int fire(const char *p, const char *end, const char *path, jp_error *err) {
+    if (entry_is(p, end, "segv", path)) die_by(SIGSEGV);
+    if (entry_is(p, end, "abort", path)) die_by(SIGABRT);
+    if (entry_is(p, end, "kill", path)) die_by(SIGKILL);
+    if (entry_is(p, end, "hang", path))
+        for (;;) pause();
+    if (entry_is(p, end, "oom", path)) return exhaust_memory(path, err);
+    if (entry_is(p, end, "slow", path)) sleep(3);
+    return JP_OK;
+}
+
 int jp_test_fault(const char *path, jp_error *err) {
     const char *spec = getenv("JAXPROF_TEST_FAULT");
-    if (!spec || !*spec) return JP_OK;
-    const char *colon = strchr(spec, ':');
-    size_t kind_len = colon ? (size_t)(colon - spec) : strlen(spec);
-    if (colon && !strstr(path, colon + 1)) return JP_OK;
-    if (kind_len == 4 && memcmp(spec, "segv", 4) == 0) die_by(SIGSEGV);
-    if (kind_len == 5 && memcmp(spec, "abort", 5) == 0) die_by(SIGABRT);
-    if (kind_len == 4 && memcmp(spec, "hang", 4) == 0)
-        for (;;) pause();
-    if (kind_len == 3 && memcmp(spec, "oom", 3) == 0) return exhaust_memory(path, err);
+    for (const char *p = spec; p && *p;) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        int rc = fire(p, end, path, err);
+        if (rc) return rc;
+        p = *end ? end + 1 : end;
+    }
     return JP_OK;
 }

@@ -5,11 +5,12 @@
 
 #include "jaxprof/jaxprof.h"
 
-/* JAXPROF_TEST_FAULT=KIND or KIND:PART (test-only; KIND is segv, abort, hang or oom; with PART, only
- * paths containing PART fault): segv and abort end the process by that signal (default disposition,
- * so no sanitizer or handler turns them into an exit code), hang waits forever, oom allocates and
- * touches memory until malloc fails (at most 1 GiB) and returns JP_ERR_NOMEM naming how far it got.
- * Any other value, or none, returns JP_OK at once. */
+/* JAXPROF_TEST_FAULT=ENTRY[,ENTRY...] (test-only), each ENTRY KIND or KIND:PART (with PART, only
+ * paths containing PART); the entries that apply to path act in turn. KIND: segv, abort and kill end
+ * the process by that signal (default disposition, so no sanitizer or handler turns them into an
+ * exit code; kill is what the kernel's OOM killer does), hang waits forever, slow sleeps 3 s and
+ * goes on, oom allocates and touches memory until malloc fails (at most 1 GiB) and returns
+ * JP_ERR_NOMEM naming how far it got. Any other value, or none, returns JP_OK at once. */
 int jp_test_fault(const char *path, jp_error *err);
 
 #endif

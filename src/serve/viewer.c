@@ -3,11 +3,9 @@
  * two of them with the diff engine. */
 #include <assert.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/error.h"
 #include "base/json.h"
@@ -253,27 +251,6 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const
     return pick;
 }
 
-/* Test-only fault injection, for the crash isolation tests (tests/python/test_viewer_isolation.py):
- * with JAXPROF_TEST_VIEWER_FAULTS=1 in the environment, loading a run whose directory holds a file
- * "jaxprof-test-fault" does what the file says: segv, abort, hang, kill (SIGKILL, as the kernel's
- * OOM killer does) or slow (3 s, then the load goes on). Without both, nothing. */
-static void test_fault(const char *run_path) {
-    const char *on = getenv("JAXPROF_TEST_VIEWER_FAULTS");
-    char path[8192], what[16] = "";
-    if (!on || strcmp(on, "1") != 0 || (size_t)snprintf(path, sizeof path, "%s/jaxprof-test-fault", run_path) >= sizeof path)
-        return;
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    if (!fgets(what, sizeof what, f)) what[0] = '\0';
-    fclose(f);
-    what[strcspn(what, "\r\n")] = '\0';
-    if (strcmp(what, "segv") == 0) raise(SIGSEGV);
-    if (strcmp(what, "abort") == 0) abort();
-    if (strcmp(what, "kill") == 0) raise(SIGKILL);
-    while (strcmp(what, "hang") == 0) pause();
-    if (strcmp(what, "slow") == 0) sleep(3);
-}
-
 /* The slot holding the run's analysis (loaded on first use; steps: "" or a jp_steps_parse range)
  * into *out; *hit tells whether it was cached. The slot stays valid until the next cache_slot
  * call unless it is pinned. */
@@ -295,7 +272,6 @@ static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, cons
     }
     *hit = c->profile != NULL;
     if (!c->profile) {
-        test_fault(run->path);
         if ((rc = jp_profile_load(&c->profile, run->path, &opt, err)) != JP_OK) return rc;
         c->stamp = stamp; /* taken before the load: a change during it shows next time */
     }

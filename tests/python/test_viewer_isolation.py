@@ -4,9 +4,9 @@ and the viewer items of section 3).
 Each run's analysis runs in a worker process of its own: a run whose load crashes (SIGSEGV),
 aborts, is killed (as the OOM killer does) or hangs past --time-limit gets a JSON error naming the
 run and the cause, while every other run, the run list and the pages are answered during and after.
-Faults come from the viewer's test-only hook (src/serve/viewer.c, test_fault): with
-JAXPROF_TEST_VIEWER_FAULTS=1, loading a run whose directory holds a file `jaxprof-test-fault`
-does what the file says (segv, abort, kill, hang, slow: 3 s then a normal load).
+Faults come from the library's test-only JAXPROF_TEST_FAULT (src/profile/testfault.h), one entry
+per faulty run ("segv:run_segv,..."): loading that run segfaults, aborts, is killed (as the OOM
+killer does), hangs, or is slow (3 s, then a normal load).
 
 Order, not stopwatches: the server logs a line when each response ends, so "answered while the
 slow one was still loading" is read from the log's order. Every socket has a timeout, so nothing
@@ -91,8 +91,6 @@ def log_dir(tmp_path: Path) -> Path:
     for rel in [GOOD, OTHER] + [rel_of(f) for f in FAULTS]:
         (logs / rel).mkdir(parents=True)
         shutil.copy(FIXTURE, logs / rel / "h.xplane.pb.gz")
-    for fault in FAULTS:
-        (logs / rel_of(fault) / "jaxprof-test-fault").write_text(fault + "\n")
     return logs
 
 
@@ -100,7 +98,7 @@ def log_dir(tmp_path: Path) -> Path:
 def start(launch_view, monkeypatch) -> Callable[..., Server]:
     """Starts `jaxprof view LOGS --port 0 ARGS` with the fault hook on (and ASan, if this is an ASan
     build, leaving SIGSEGV to kill the worker as it would without it)."""
-    monkeypatch.setenv("JAXPROF_TEST_VIEWER_FAULTS", "1")
+    monkeypatch.setenv("JAXPROF_TEST_FAULT", ",".join(f"{f}:run_{f}" for f in FAULTS))
     monkeypatch.setenv("ASAN_OPTIONS", "handle_segv=0:handle_abort=0")
 
     def run(logs: Path, *args: str) -> Server:
