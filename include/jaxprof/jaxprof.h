@@ -807,7 +807,8 @@ typedef struct jp_view {
 void jp_json_fput_str(FILE *out, const char *s, size_t len);
 
 /* Writes len bytes of s to out for a terminal: every control character (C0 but, with keep_layout,
- * newline and tab; DEL; C1, U+0080-U+009F) and every byte that is not valid UTF-8 becomes '?', so
+ * newline and tab; DEL; C1, U+0080-U+009F, also as a stray 8-bit byte) and every byte that cannot
+ * start or continue a UTF-8 sequence becomes '?', so
  * no name can move the cursor, clear the screen or set the title. Every text output of jaxprof
  * (jp_render and jp_diff_render in JP_FORMAT_TEXT, the CLI's messages) goes through it; JSON is
  * escaped instead (jp_json_fput_str), HTML entity-escaped. */

@@ -1,6 +1,6 @@
 /* safe_text.c - neutralising control characters in text output: C0 (but newline and tab), DEL,
- * C1 (U+0080..U+009F as UTF-8, or as stray bytes), and any other byte that is not part of valid
- * UTF-8, each written as '?' (as ls(1) shows such names on a terminal). */
+ * C1 (U+0080..U+009F as UTF-8, or as stray bytes), and any other byte that cannot start or
+ * continue a UTF-8 sequence, each written as '?' (as ls(1) shows such names on a terminal). */
 #define _GNU_SOURCE
 #include "render/safe_text.h"
 
@@ -58,15 +58,34 @@ static void finish(safe_state *st) {
     st->need = 0;
 }
 
+/* Printable ASCII and newline pass in runs (one fwrite each: most of any table); the rest byte by
+ * byte through put_byte. */
+static void put_bytes(safe_state *st, const char *s, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        size_t run = i;
+        if (!st->pending && !st->need)
+            while (run < len && ((s[run] >= 0x20 && s[run] < 0x7F) || s[run] == '\n')) run++;
+        if (run > i) {
+            fwrite(s + i, 1, run - i, st->out);
+            i = run;
+        } else {
+            put_byte(st, (unsigned char)s[i++]);
+        }
+    }
+}
+
 void jp_text_fput_safe(FILE *out, const char *s, size_t len, int keep_layout) {
     safe_state st = {.out = out, .keep_layout = keep_layout};
-    for (size_t i = 0; i < len; i++) put_byte(&st, (unsigned char)s[i]);
+    if (keep_layout) put_bytes(&st, s, len);
+    else
+        for (size_t i = 0; i < len; i++) put_byte(&st, (unsigned char)s[i]);
     finish(&st);
 }
 
 static ssize_t cookie_write(void *ctx, const char *buf, size_t size) {
     safe_state *st = ctx;
-    for (size_t i = 0; i < size; i++) put_byte(st, (unsigned char)buf[i]);
+    put_bytes(st, buf, size);
     return ferror(st->out) ? -1 : (ssize_t)size;
 }
 
