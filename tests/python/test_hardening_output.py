@@ -327,12 +327,17 @@ def test_a_fifo_output_is_streamed_to_its_reader_and_stays_a_fifo(tmp_path: Path
 
 
 def test_dev_stdout_is_written_as_a_stream(tmp_path: Path) -> None:
-    """-o /dev/stdout (a link to this process's pipe): the trace is stdout, without the path line."""
-    proc = jaxprof("export", DATA, "-o", "/dev/stdout")
+    """-o /dev/stdout, a link to /proc/self/fd/1 (the process's pipe): the trace is stdout, without
+    the path line. The test names a link of its own made like /dev/stdout, never /dev/stdout
+    itself: as root, a build that renames over links would replace the machine's /dev/stdout."""
+    stdout = tmp_path / "stdout"
+    stdout.symlink_to("/proc/self/fd/1")
+    proc = jaxprof("export", DATA, "-o", stdout)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["traceEvents"]
-    proc = jaxprof("flame", DATA, "--folded", "-o", "/dev/stdout")
+    proc = jaxprof("flame", DATA, "--folded", "-o", stdout)
     assert proc.returncode == 0 and re.match(rb".+ \d+\n", proc.stdout), proc.stderr
+    assert stdout.is_symlink() and os.listdir(tmp_path) == ["stdout"]
 
 
 def test_a_character_device_is_written_never_replaced(tmp_path: Path) -> None:
