@@ -96,7 +96,7 @@ static jp_profile *load_side(const char *path, const jp_load_options *load) {
     jp_profile *p;
     jp_error err;
     if (jp_profile_load(&p, path, load, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return NULL;
     }
     if (load->on_file) fputs("\033[K", stderr); /* clear the progress line */
@@ -110,13 +110,13 @@ static int report_diff(const jp_diff *d, const diff_args *a) {
     int tripped = gate_given(&a->gate) ? jp_diff_check(d, &a->gate, why, sizeof why) : 0;
     jp_temp_hook temp = a->html ? cli_cleanup_on_signal() : (jp_temp_hook){0};
     if (a->html && jp_html_diff_write(d, a->html, &temp, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     int rc = jp_diff_render_gated(d, gate_given(&a->gate) ? &a->gate : NULL, a->format, &a->view, stdout, &err);
     if (rc == JP_OK && fflush(stdout) != 0) rc = fail(&err, JP_ERR_IO, "write failed");
     if (rc != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     if (gate_given(&a->gate) && a->format != JP_FORMAT_JSON)
@@ -139,7 +139,9 @@ int cmd_diff(int argc, char **argv) {
     jp_error err;
     int code;
     if (jp_diff_new(&d, jp_profile_analysis(base), jp_profile_analysis(new_run), &a.opt, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: diff %s %s: %s\n", a.paths[0], a.paths[1], err.msg);
+        fprintf(stderr, "jaxprof: diff %s %s: ", a.paths[0], a.paths[1]);
+        jp_text_fput_safe(stderr, err.msg, strlen(err.msg), 1);
+        fputc('\n', stderr);
         code = EXIT_USAGE;
     } else {
         code = report_diff(d, &a);

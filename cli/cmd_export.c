@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "jaxprof/jaxprof.h"
@@ -88,7 +89,7 @@ int cmd_export(int argc, char **argv) {
     char out[PATH_MAX];
     if (!args.out) {
         if (jp_trace_default_path(args.path, args.opt.format, out, sizeof out, &err) != JP_OK) {
-            fprintf(stderr, "jaxprof: %s\n", err.msg);
+            cli_error(err.msg);
             return EXIT_USAGE;
         }
         args.out = out;
@@ -97,10 +98,12 @@ int cmd_export(int argc, char **argv) {
     args.opt.temp = cli_cleanup_on_signal();
     if (jp_profile_output_check(args.path, args.out, &err) != JP_OK ||
         jp_trace_export(args.path, args.out, &args.opt, &st, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
-    printf("%s\n", args.out);
+    struct stat written;
+    if (stat(args.out, &written) == 0 && S_ISREG(written.st_mode)) /* not when streamed (-o /dev/stdout) */
+        printf("%s\n", args.out);
     char size[32];
     cli_human_size(size, sizeof size, st.bytes);
     fprintf(stderr,

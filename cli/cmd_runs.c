@@ -34,14 +34,10 @@ static void human_ms(char *buf, size_t cap, double ms) {
 /* Writes s, cut with "..." to at most width bytes, never inside a UTF-8 character. */
 static void put_fit(const char *s, size_t width) {
     size_t n = strlen(s);
-    if (n <= width) {
-        fputs(s, stdout);
-        return;
-    }
-    size_t keep = width > 3 ? width - 3 : width;
-    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--; /* s[keep] starts the cut part */
-    fwrite(s, 1, keep, stdout);
-    if (width > 3) fputs("...", stdout);
+    size_t keep = n <= width ? n : width > 3 ? width - 3 : width;
+    while (keep < n && keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--; /* s[keep] starts the cut part */
+    jp_text_fput_safe(stdout, s, keep, 0); /* names from disk */
+    if (n > width && width > 3) fputs("...", stdout);
 }
 
 /* "hostA, hostB" for the HOSTS column. */
@@ -134,7 +130,7 @@ static void print_json(const char *dir, const run_info *infos, size_t n) {
 static int find_runs(jp_runs *runs, const char *dir) {
     jp_error err;
     if (jp_runs_find(runs, dir, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     if (runs->count == 0) {
@@ -202,21 +198,26 @@ static const jp_run *pick_run(const jp_runs *runs, const char *want, const char 
     }
     fprintf(stderr, "jaxprof: %zu runs under %s match '%s'; name one of them:\n", n_exact ? n_exact : n_partial, dir, want);
     for (size_t i = 0; i < runs->count; i++)
-        if (n_exact ? run_matches(&runs->runs[i], want) : strstr(runs->runs[i].name, want) != NULL)
-            fprintf(stderr, "  %s\n", runs->runs[i].path);
+        if (n_exact ? run_matches(&runs->runs[i], want) : strstr(runs->runs[i].name, want) != NULL) {
+            fputs("  ", stderr);
+            jp_text_fput_safe(stderr, runs->runs[i].path, strlen(runs->runs[i].path), 0);
+            fputc('\n', stderr);
+        }
     return NULL;
 }
 
 static void print_path(void *ctx, const char *path) {
     (void)ctx;
-    printf("%s\n", path);
+    cli_put_name(path);
 }
 
 int cmd_extract(int argc, char **argv) {
     const char *dir = NULL, *out = NULL, *want = NULL;
+    jp_extract_options opt = {0};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && next) out = next, i++;
+        else if (strcmp(argv[i], "--force") == 0) opt.force = 1;
         else if (strcmp(argv[i], "--run") == 0 && next) want = next, i++;
         else if (argv[i][0] != '-' && !dir) dir = argv[i];
         else return fprintf(stderr, "jaxprof: extract: bad option '%s' (see jaxprof extract --help)\n", argv[i]), EXIT_USAGE;
@@ -229,8 +230,8 @@ int cmd_extract(int argc, char **argv) {
     jp_error err;
     if (!run) {
         rc = EXIT_USAGE;
-    } else if (jp_runs_extract(run->path, out, print_path, NULL, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+    } else if (opt.temp = cli_cleanup_on_signal(), jp_runs_extract(run->path, out, &opt, print_path, NULL, &err) != JP_OK) {
+        cli_error(err.msg);
         rc = EXIT_USAGE;
     }
     jp_runs_deinit(&runs);

@@ -129,7 +129,7 @@ static int parse_view_args(int argc, char **argv, view_args *a) {
 static int find_latest(const char *dir, jp_runs *runs, const jp_run **run) {
     jp_error err;
     if (jp_runs_find(runs, dir, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     *run = jp_runs_latest_view(runs);
@@ -211,7 +211,7 @@ static int ensure_trace(const jp_run *run, char *buf, size_t cap) {
     opt.temp = cli_cleanup_on_signal(); /* until install_signals gives SIGINT/SIGTERM to the server */
     jp_error err;
     if (jp_trace_export(run->path, buf, &opt, NULL, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     return 0;
@@ -273,7 +273,7 @@ static int open_server(jp_http_server **srv, served_file *f, long port, size_t c
     o.log = log_request;
     jp_error err;
     if (jp_http_server_open(srv, &o, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     unsigned bound = jp_http_server_port(*srv);
@@ -312,7 +312,7 @@ static int view_perfetto(const view_args *a) {
         if (!a->no_browser) open_browser(link);
         jp_error err;
         if (jp_http_server_run(srv, &err) != JP_OK) {
-            fprintf(stderr, "jaxprof: %s\n", err.msg);
+            cli_error(err.msg);
             rc = EXIT_USAGE;
         }
     }
@@ -330,7 +330,7 @@ static int free_port(long port, unsigned *out) {
     jp_http_server *probe;
     jp_error err;
     if (jp_http_server_open(&probe, &o, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     *out = jp_http_server_port(probe);
@@ -476,7 +476,7 @@ static int view_builtin(const view_args *a) {
     jp_error err;
     builtin_ctx b = {NULL, a->with_parent ? getppid() : 0};
     if (jp_viewer_new(&b.viewer, a->dir, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     char peaks[PATH_MAX];
@@ -522,7 +522,7 @@ static int view_builtin(const view_args *a) {
         if (!a->no_browser) open_browser(local);
         if (jp_http_server_run(srv, &err) != JP_OK) rc = EXIT_USAGE;
     }
-    if (rc != 0) fprintf(stderr, "jaxprof: %s\n", err.msg);
+    if (rc != 0) cli_error(err.msg);
     jp_http_server_close(srv);
     jp_viewer_free(b.viewer);
     return rc;

@@ -28,6 +28,12 @@ int cli_env_threads(void);
 const char *cli_cpu_peaks_file(char *buf, size_t cap);
 /* "812 B", "89.4 kB", "1.2 MB", ... (powers of 1000). */
 void cli_human_size(char *buf, size_t cap, uint64_t bytes);
+/* "jaxprof: MSG" and a newline on stderr, MSG's control characters neutralised (jp_text_fput_safe):
+ * messages name files and ops, whose names are anyone's bytes. */
+void cli_error(const char *msg);
+/* A name from disk (a run, a file) on stdout and a newline: as is for a script, neutralised when
+ * stdout is a terminal (as ls does). */
+void cli_put_name(const char *name);
 /* The text width when --width is not given: the terminal's, else 100. */
 int cli_text_width(void);
 /* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */

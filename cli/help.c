@@ -124,12 +124,14 @@ static const cmd_help HELP[] = {
     {"list", "list [DIR] [--json]",
      "Every run under DIR (default .), newest last: hosts, files, steps, duration.\n", 0},
     {"latest", "latest [DIR]", "Prints the newest run directory under DIR (default .); exit 1 when there is none.\n", 0},
-    {"extract", "extract [DIR] [-o OUT] [--run NAME]",
+    {"extract", "extract [DIR] [-o OUT] [--run NAME] [--force]",
      "Decompresses the trace files of the newest run, or of the run NAME names (a name that\n"
-     "matches several runs is refused and they are listed).\n"
+     "matches several runs is refused and they are listed). An output that exists with the same\n"
+     "bytes is kept; one with other bytes is refused (exit 2) unless --force.\n"
      "\n"
      "  -o, --out OUT      where to write them (default: beside the originals)\n"
-     "  --run NAME         the run whose directory name contains NAME\n", 0},
+     "  --run NAME         the run whose directory name contains NAME\n"
+     "  --force            replace outputs that exist with other contents\n", 0},
     {"view", "view [DIR] [--ui builtin|perfetto|tensorboard] [--port N] [--host ADDR] [--no-browser]",
      "Serves the runs under DIR (default ./profiles) in a viewer until Ctrl-C: the built-in one\n"
      "(default, offline) on 127.0.0.1; --host 0.0.0.0 shares it, guarded by a token.\n"

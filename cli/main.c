@@ -60,7 +60,7 @@ static void usage(FILE *out) {
           "                     added/removed/slower/faster per step, findings; a --fail-if limit exits 1\n"
           "                     when the step time (beyond noise) or an op got slower by more than PCT\n"
           "  list [DIR] [--json]  every run under DIR, newest last: hosts, files, steps, duration\n"
-          "  extract [DIR] [-o OUT] [--run NAME]\n"
+          "  extract [DIR] [-o OUT] [--run NAME] [--force]\n"
           "                     decompress the trace files of the newest (or named) run\n"
           "  view [DIR] [--ui builtin|perfetto|tensorboard] [--port N] [--host ADDR] [--no-browser]\n"
           "                     serve the runs in a viewer until Ctrl-C: the built-in one (default,\n"
@@ -82,13 +82,13 @@ static int cmd_latest(int argc, char **argv) {
     jp_runs runs;
     jp_error err;
     if (jp_runs_find(&runs, dir, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     const jp_run *run = jp_runs_latest_view(&runs);
     int rc = 0;
     if (run) {
-        printf("%s\n", run->path);
+        cli_put_name(run->path);
     } else {
         fprintf(stderr, "jaxprof: no profile (*.xplane.pb) under %s\n", dir);
         rc = 1;
@@ -169,7 +169,9 @@ static int parse_step_range(const char *flag, const char *v, jp_load_options *lo
         return -1;
     }
     if (jp_steps_parse(v, &load->first_step, &load->last_step, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s: %s\n", flag, err.msg);
+        char msg[JP_ERROR_MSG_MAX + 64];
+        snprintf(msg, sizeof msg, "%s: %s", flag, err.msg);
+        cli_error(msg);
         return -1;
     }
     load->has_steps = 1;
@@ -213,6 +215,18 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
         }
     }
     return 0;
+}
+
+void cli_error(const char *msg) {
+    fputs("jaxprof: ", stderr);
+    jp_text_fput_safe(stderr, msg, strlen(msg), 1);
+    fputc('\n', stderr);
+}
+
+void cli_put_name(const char *name) {
+    if (isatty(STDOUT_FILENO)) jp_text_fput_safe(stdout, name, strlen(name), 0);
+    else fputs(name, stdout);
+    fputc('\n', stdout);
 }
 
 void cli_human_size(char *buf, size_t cap, uint64_t bytes) {
@@ -274,7 +288,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
     for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
         jp_error clash;
         if (outputs[i] && jp_profile_output_check(args.path, outputs[i], &clash) != JP_OK) {
-            fprintf(stderr, "jaxprof: %s\n", clash.msg);
+            cli_error(clash.msg);
             return EXIT_USAGE;
         }
     }
@@ -283,7 +297,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
     jp_profile *p;
     jp_error err;
     if (jp_profile_load(&p, args.path, &args.load, &err) != JP_OK) {
-        fprintf(stderr, "jaxprof: %s\n", err.msg);
+        cli_error(err.msg);
         return EXIT_USAGE;
     }
     if (args.load.on_file) fputs("\033[K", stderr); /* clear the progress line */
@@ -291,7 +305,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
     int rc = args.html ? jp_html_write(jp_profile_analysis(p), args.html, &temp, &err)
              : args.pprof || args.folded ? flame_export(jp_profile_analysis(p), &args, &temp, &err)
                                          : jp_render(jp_profile_analysis(p), section, args.format, &args.view, stdout, &err);
-    if (rc != JP_OK) fprintf(stderr, "jaxprof: %s\n", err.msg);
+    if (rc != JP_OK) cli_error(err.msg);
     jp_profile_free(p);
     return rc == JP_OK ? 0 : EXIT_USAGE;
 }

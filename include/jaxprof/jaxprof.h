@@ -128,13 +128,38 @@ void jp_run_summary_deinit(jp_run_summary *s);
  * the caller writes the braces and may add members of its own before. */
 void jp_run_write_json(FILE *out, const jp_run *run, const char *path, const jp_run_summary *summary);
 
+/* Outputs. Every writer that takes an out_path (jp_runs_extract, jp_trace_export, jp_html_write,
+ * jp_html_diff_write, jp_flame_pprof_write, jp_flame_folded_write) writes
+ * "<dir>/.<name>.<16 random hex digits>.tmp" beside it, created new (O_EXCL|O_NOFOLLOW: never an
+ * existing file, never through a planted link, mode 0644 less the umask), fsyncs it and renames it
+ * over out_path; a failure removes it, so out_path is either the old file or the whole new one.
+ * Only a regular file at out_path is ever replaced: a FIFO or character device there (/dev/stdout,
+ * /dev/null, a pipe a reader reads; also at the end of symbolic links) is written in place as a
+ * stream; any other symbolic link, a directory, a block device or a socket is refused (JP_ERR_ARG).
+ * A caller that must also remove the temporary file when a signal ends the process (the CLI)
+ * passes a jp_temp_hook; NULL for none. */
+typedef struct jp_temp_hook {
+    void (*on_temp)(void *ctx, const char *tmp_path); /* the name just before the file is created
+                                                       * (again per retried name), NULL once it is
+                                                       * renamed or removed; on the writing thread */
+    void *ctx;                                        /* passed back */
+} jp_temp_hook;
+
+typedef struct jp_extract_options {
+    int force;         /* 1: replace an output that exists and differs from its .gz's contents */
+    jp_temp_hook temp; /* told of each temporary output file; zero: nobody */
+} jp_extract_options;
+
 /* Unpacks one run for tools that cannot read gzip: every regular *.gz file directly inside run_dir
  * (xplane.pb.gz, *.trace.json.gz, perfetto_trace.json.gz) is decompressed into out_dir (created when
- * missing; NULL means run_dir itself) under its name without ".gz"; files that are not compressed
- * are left where they are. on_file (may be NULL) receives the path of every usable file: each one
- * written, then each uncompressed trace file already in run_dir. Symbolic links are refused. */
-int jp_runs_extract(const char *run_dir, const char *out_dir, void (*on_file)(void *ctx, const char *path),
-                    void *ctx, jp_error *err);
+ * missing; NULL means run_dir itself) under its name without ".gz", written like every output (see
+ * jp_temp_hook); files that are not compressed are left where they are. An output that already
+ * exists with the same bytes is left as it is; with different bytes it is replaced only with
+ * opt->force, else the extract stops with JP_ERR_ARG naming both files (opt may be NULL: no force,
+ * no hook). on_file (may be NULL) receives the path of every usable file: each one written, then
+ * each uncompressed trace file already in run_dir. Symbolic links are refused. */
+int jp_runs_extract(const char *run_dir, const char *out_dir, const jp_extract_options *opt,
+                    void (*on_file)(void *ctx, const char *path), void *ctx, jp_error *err);
 
 
 /* ---------------------------------------------------------------------------------------------
@@ -724,8 +749,11 @@ typedef struct jp_profile jp_profile;
 const jp_straggler *jp_analysis_straggler(const jp_analysis *a, int64_t step_num);
 
 /* JP_ERR_ARG when out_path is one of the files jp_profile_load(path) would read (the same device
- * and inode, whatever the names), so that writing it would destroy the input; JP_OK otherwise
- * (also when out_path does not exist yet). */
+ * and inode, whatever the names or links), so that writing it would destroy the input, or when it
+ * is named like a host file (*.xplane.pb[.gz]) in the run directory path names (or resolves to),
+ * so that the next load would read it as one more host; JP_OK otherwise. Every writer below that knows its input
+ * (jp_trace_export, jp_html_write, jp_html_diff_write, jp_flame_*_write: the analysis's path) runs
+ * it first. */
 int jp_profile_output_check(const char *path, const char *out_path, jp_error *err);
 /* A number that changes when the files a profile path names change (one added, removed, replaced,
  * resized or written to), for a cache of loaded profiles to notice (the viewer's). Reads only
@@ -745,18 +773,6 @@ const jp_analysis *jp_profile_analysis(const jp_profile *p);
  * Outputs. One renderer per format over the same analysis; sections are the CLI commands.
  * ------------------------------------------------------------------------------------------- */
 
-/* Every writer here that takes an out_path (jp_trace_export, jp_html_write, jp_html_diff_write,
- * jp_flame_pprof_write, jp_flame_folded_write) writes "<dir>/.<name>.<16 random hex digits>.tmp"
- * beside it, created new (O_EXCL|O_NOFOLLOW: never an existing file, never through a planted
- * link, mode 0666 less the umask), fsyncs it and renames it over out_path; a failure removes it,
- * so out_path is either the old file or the whole new one. A caller that must also remove it when
- * a signal ends the process (the CLI) passes a jp_temp_hook; NULL for none. */
-typedef struct jp_temp_hook {
-    void (*on_temp)(void *ctx, const char *tmp_path); /* the name just before the file is created
-                                                       * (again per retried name), NULL once it is
-                                                       * renamed or removed; on the writing thread */
-    void *ctx;                                        /* passed back */
-} jp_temp_hook;
 
 typedef enum jp_section {
     JP_SECTION_REPORT = 0, JP_SECTION_OPS, JP_SECTION_STEPS, JP_SECTION_SCOPES, JP_SECTION_KERNELS,
@@ -789,6 +805,14 @@ typedef struct jp_view {
  * past U+10FFFF, cut short) written as \ufffd. The result is always valid JSON and UTF-8. s may be
  * NULL when len is 0. Thread-safe for distinct outputs. */
 void jp_json_fput_str(FILE *out, const char *s, size_t len);
+
+/* Writes len bytes of s to out for a terminal: every control character (C0 but, with keep_layout,
+ * newline and tab; DEL; C1, U+0080-U+009F, also as a stray 8-bit byte) and every byte that cannot
+ * start or continue a UTF-8 sequence becomes '?', so
+ * no name can move the cursor, clear the screen or set the title. Every text output of jaxprof
+ * (jp_render and jp_diff_render in JP_FORMAT_TEXT, the CLI's messages) goes through it; JSON is
+ * escaped instead (jp_json_fput_str), HTML entity-escaped. */
+void jp_text_fput_safe(FILE *out, const char *s, size_t len, int keep_layout);
 
 /* Writes one section in one format to out. Fails with JP_ERR_ARG for an unknown sort key or a bad
  * regex, JP_ERR_IO when writing fails. */
@@ -956,7 +980,7 @@ typedef struct jp_trace_options {
     int64_t last_step;       /* last < first disables the step cut */
     int64_t min_duration_ps; /* drop slices shorter than this; 0 keeps all (instants are kept) */
     const char *host;        /* as jp_load_options.host */
-    jp_temp_hook temp;       /* told of the temporary output file (see Outputs); zero: nobody */
+    jp_temp_hook temp;       /* told of the temporary output file (see Outputs, at jp_temp_hook); zero: nobody */
 } jp_trace_options;
 
 /* Options that keep everything: Chrome JSON, compression by the output name. */
@@ -973,7 +997,7 @@ typedef struct jp_trace_stats {
 } jp_trace_stats;
 
 /* Exports the profile at path (file, run directory or log directory, as jp_profile_load) into
- * out_path. stats may be NULL. Writes a temporary file and renames it (see Outputs), so a failed
+ * out_path. stats may be NULL. Writes a temporary file and renames it (see Outputs, at jp_temp_hook), so a failed
  * export never leaves a half file under the final name. Thread-safe for distinct outputs. */
 int jp_trace_export(const char *path, const char *out_path, const jp_trace_options *opt, jp_trace_stats *stats,
                     jp_error *err);

@@ -166,7 +166,9 @@ static int write_gzip(const jp_pbw *b, const char *out_path, const jp_temp_hook 
 int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
     jp_error_clear(err);
     jp_pbw b = {0};
-    int rc = encode_profile(a, &b);
+    int rc = a->path ? jp_profile_output_check(a->path, out_path, err) : JP_OK;
+    if (rc != JP_OK) return rc;
+    rc = encode_profile(a, &b);
     if (rc == JP_OK) rc = write_gzip(&b, out_path, temp, err);
     else jp_error_set(err, rc, 0, "out of memory encoding the pprof profile");
     free(b.p);
@@ -177,5 +179,6 @@ static int write_folded(const void *a, FILE *out, jp_error *err) { return jp_fla
 
 int jp_flame_folded_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
     jp_error_clear(err);
-    return jp_outfile_write(out_path, temp, write_folded, a, err);
+    int rc = a->path ? jp_profile_output_check(a->path, out_path, err) : JP_OK;
+    return rc == JP_OK ? jp_outfile_write(out_path, temp, write_folded, a, err) : rc;
 }

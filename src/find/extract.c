@@ -1,5 +1,6 @@
 /* extract.c - unpacking a run's gzip-compressed trace files for tools that cannot read gzip. */
 #include "base/error.h"
+#include "base/outfile.h"
 #include "base/vec.h"
 
 #include <dirent.h>
@@ -25,12 +26,16 @@ typedef struct unpack {
     const char *src;    /* the source path, for messages */
     const char *dst;    /* the final output path, for messages */
     int in_fd;          /* the .gz file, opened without following links */
-    int out_fd;         /* the "<name>.tmp" file being written */
+    int out_fd;         /* a copy of the jp_outfile's descriptor (its temporary file), written here */
+    int old_fd;         /* the regular file already at dst, compared as we go; -1: none */
+    int differs;        /* 1 once the output is known to differ from old_fd's contents */
+    int force;          /* 1: a differing old file is replaced; 0: refused */
     z_stream z;         /* inflate state, reset at each gzip member */
     uint64_t pos;       /* compressed bytes consumed so far: the offset reported in errors */
     uint64_t written;   /* decompressed bytes written so far */
     uint8_t in[CHUNK];  /* compressed bytes read from in_fd */
     uint8_t out[CHUNK]; /* decompressed bytes waiting to be written */
+    uint8_t old[CHUNK]; /* old_fd's bytes, compared with out */
 } unpack;
 
 /* Where the outputs go and where the inputs come from. */
@@ -158,7 +163,41 @@ static int open_dirs(dirs *d, const char *run_dir, const char *out_dir, jp_error
     return JP_OK;
 }
 
+/* Reads up to len bytes of the old file into u->old; returns how many (short only at its end). */
+static size_t read_old(unpack *u, size_t len) {
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(u->old_fd, u->old + got, len - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    return got;
+}
+
+static int refuse_different(const unpack *u, jp_error *err) {
+    return jp_error_set(err, JP_ERR_ARG, 0,
+                        "%s: exists and differs from what %s decompresses to; not replaced (remove it, or extract "
+                        "with --force)", u->dst, u->src);
+}
+
+/* Compares the next len output bytes with the old file's; a difference is refused unless forced. */
+static int compare_old(unpack *u, size_t len, jp_error *err) {
+    if (u->old_fd < 0 || u->differs || len == 0) return JP_OK;
+    u->differs = read_old(u, len) != len || memcmp(u->old, u->out, len) != 0;
+    return u->differs && !u->force ? refuse_different(u, err) : JP_OK;
+}
+
+/* At the end of the output: an old file with more bytes differs too. */
+static int compare_old_end(unpack *u, jp_error *err) {
+    if (u->old_fd < 0 || u->differs) return JP_OK;
+    u->differs = read_old(u, 1) != 0;
+    return u->differs && !u->force ? refuse_different(u, err) : JP_OK;
+}
+
 static int write_all(unpack *u, size_t len, jp_error *err) {
+    int rc = compare_old(u, len, err);
+    if (rc != JP_OK) return rc;
     if (u->written + len > MAX_OUTPUT)
         return jp_error_set(err, JP_ERR_LIMIT, u->pos, "%s: gzip data at byte %llu inflates beyond %llu bytes",
                             u->src, (unsigned long long)u->pos, (unsigned long long)MAX_OUTPUT);
@@ -235,7 +274,7 @@ static int inflate_file(unpack *u, jp_error *err) {
     if (!member_end)
         return jp_error_set(err, JP_ERR_TRUNCATED, u->pos, "%s: truncated gzip data at byte %llu%s", u->src,
                             (unsigned long long)u->pos, u->pos == 0 ? " (empty file)" : "");
-    return JP_OK;
+    return compare_old_end(u, err);
 }
 
 /* Opens the source without following links and checks it is still a regular file. */
@@ -252,42 +291,51 @@ static int open_source(const dirs *d, const char *name, const char *src, int *fd
     return JP_OK;
 }
 
-/* Decompresses name into out_name via "<out_name>.tmp" and a rename; on failure removes the
- * temporary file so no partial output is ever left. */
+/* The regular file already at out_name, to compare the output with (a FIFO or device there is
+ * never read: O_NONBLOCK keeps a FIFO from waiting for a writer); -1 when there is none. */
+static int open_old(const dirs *d, const char *out_name) {
+    int fd = openat(d->out_fd, out_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1;
+    return fd;
+}
+
+/* Decompresses name into dst through a jp_outfile (a random temporary name beside it, renamed
+ * into place; opt->temp hears it, so a signal handler can remove it). A file already at dst is
+ * compared as the output is made: identical, it is left as it is; different, it is replaced only
+ * with opt->force, else refused (JP_ERR_ARG) before anything changes. */
 static int unpack_one(const dirs *d, const char *name, const char *out_name, const char *src, const char *dst,
-                      jp_error *err) {
-    char tmp[PATH_CAP];
-    if (strlen(out_name) + 5 > sizeof tmp) return jp_error_set(err, JP_ERR_LIMIT, 0, "%s: name too long", src);
-    memcpy(tmp, out_name, strlen(out_name));
-    memcpy(tmp + strlen(out_name), ".tmp", 5);
+                      const jp_extract_options *opt, jp_error *err) {
     unpack *u = calloc(1, sizeof *u);
     if (!u) return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", src);
-    u->src = src;
-    u->dst = dst;
-    u->out_fd = -1;
+    u->src = src, u->dst = dst, u->force = opt && opt->force;
+    u->in_fd = u->out_fd = u->old_fd = -1;
+    jp_outfile of = {.fd = -1};
     int rc = open_source(d, name, src, &u->in_fd, err);
     if (rc == JP_OK && inflateInit2(&u->z, 16 + MAX_WBITS) != Z_OK)
         rc = jp_error_set(err, JP_ERR_NOMEM, 0, "%s: zlib init failed", src);
     else if (rc == JP_OK) {
-        unlinkat(d->out_fd, tmp, 0); /* a stale one from an interrupted run */
-        u->out_fd = openat(d->out_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (u->out_fd < 0) rc = jp_error_set(err, JP_ERR_IO, 0, "%s.tmp: cannot create: %s", dst, strerror(errno));
+        u->old_fd = open_old(d, out_name);
+        rc = jp_outfile_open(&of, dst, opt ? &opt->temp : NULL, err);
+        if (rc == JP_OK && (u->out_fd = jp_outfile_dup(&of)) < 0)
+            rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write: %s", dst, strerror(errno));
         if (rc == JP_OK) rc = inflate_file(u, err);
         inflateEnd(&u->z);
     }
     if (u->out_fd >= 0 && close(u->out_fd) != 0 && rc == JP_OK)
         rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot write: %s", dst, strerror(errno));
-    if (rc == JP_OK && renameat(d->out_fd, tmp, d->out_fd, out_name) != 0)
-        rc = jp_error_set(err, JP_ERR_IO, 0, "%s: cannot rename into place: %s", dst, strerror(errno));
-    if (rc != JP_OK && u->out_fd >= 0) unlinkat(d->out_fd, tmp, 0);
+    if (rc == JP_OK && u->old_fd >= 0 && !u->differs) jp_outfile_abort(&of); /* the same bytes: kept as they are */
+    else if (rc == JP_OK) rc = jp_outfile_commit(&of, err);
+    else jp_outfile_abort(&of);
     if (u->in_fd >= 0) close(u->in_fd);
+    if (u->old_fd >= 0) close(u->old_fd);
     free(u);
     return rc;
 }
 
 /* Decompresses every listed .gz, reporting each output path. */
-static int unpack_all(const dirs *d, const listing *l, void (*on_file)(void *, const char *), void *ctx,
-                      jp_error *err) {
+static int unpack_all(const dirs *d, const listing *l, const jp_extract_options *opt,
+                      void (*on_file)(void *, const char *), void *ctx, jp_error *err) {
     char src[PATH_CAP], dst[PATH_CAP], out_name[PATH_CAP];
     for (size_t i = 0; i < l->gz.n; i++) {
         const char *name = JP_VEC_AT(&l->gz, char *, i);
@@ -298,7 +346,7 @@ static int unpack_all(const dirs *d, const listing *l, void (*on_file)(void *, c
         if (rc == JP_OK) rc = join(dst, sizeof dst, d->out, out_name, err);
         if (rc == JP_OK && d->same && listed(&l->gz, out_name))
             rc = jp_error_set(err, JP_ERR_ARG, 0, "%s: would overwrite the compressed file %s", src, dst);
-        if (rc == JP_OK) rc = unpack_one(d, name, out_name, src, dst, err);
+        if (rc == JP_OK) rc = unpack_one(d, name, out_name, src, dst, opt, err);
         if (rc != JP_OK) return rc;
         if (on_file) on_file(ctx, dst);
     }
@@ -323,8 +371,8 @@ static int report_plain(const dirs *d, const listing *l, void (*on_file)(void *,
     return JP_OK;
 }
 
-int jp_runs_extract(const char *run_dir, const char *out_dir, void (*on_file)(void *ctx, const char *path),
-                    void *ctx, jp_error *err) {
+int jp_runs_extract(const char *run_dir, const char *out_dir, const jp_extract_options *opt,
+                    void (*on_file)(void *ctx, const char *path), void *ctx, jp_error *err) {
     jp_error_clear(err);
     if (!run_dir || !*run_dir) return jp_error_set(err, JP_ERR_ARG, 0, "empty run directory");
     if (out_dir && !*out_dir) return jp_error_set(err, JP_ERR_ARG, 0, "empty output directory");
@@ -334,7 +382,7 @@ int jp_runs_extract(const char *run_dir, const char *out_dir, void (*on_file)(vo
     listing l;
     memset(&l, 0, sizeof l);
     rc = list_run(&d, &l, err);
-    if (rc == JP_OK) rc = unpack_all(&d, &l, on_file, ctx, err);
+    if (rc == JP_OK) rc = unpack_all(&d, &l, opt, on_file, ctx, err);
     if (rc == JP_OK) rc = report_plain(&d, &l, on_file, ctx, err);
     listing_free(&l);
     close(d.run_fd);

@@ -112,17 +112,42 @@ int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err) {
     return rc;
 }
 
+/* The directory part of path ("." when none) and stat(2) of it; 0 on success. */
+static int stat_dir_of(const char *path, struct stat *st) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    int n = !slash ? snprintf(dir, sizeof dir, ".") : snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return n > 0 && (size_t)n < sizeof dir ? stat(dir, st) : -1;
+}
+
+/* 1 when out_path is named like a host file (*.xplane.pb[.gz]) and sits in the directory of the
+ * input file `file`: the next load of the run would read it as one more host. */
+static int joins_the_run(const char *out_path, const char *file) {
+    const char *base = strrchr(out_path, '/');
+    struct stat od, id;
+    if (!jp_xplane_host_len(base ? base + 1 : out_path)) return 0;
+    return stat_dir_of(out_path, &od) == 0 && stat_dir_of(file, &id) == 0 && od.st_dev == id.st_dev &&
+           od.st_ino == id.st_ino;
+}
+
 int jp_profile_output_check(const char *path, const char *out_path, jp_error *err) {
     jp_error_clear(err);
     struct stat out, in;
-    if (stat(out_path, &out) != 0) return JP_OK; /* nothing there yet: nothing to destroy */
+    int exists = stat(out_path, &out) == 0;
     jp_vec files = {0};
     int rc = jp_profile_files(path, &files, err);
-    for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
+    for (size_t i = 0; rc == JP_OK && exists && i < files.n; i++) {
         const char *file = JP_VEC_AT(&files, jp_profile_file, i).path;
         if (stat(file, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
             rc = jp_error_set(err, JP_ERR_ARG, 0, "%s: the output would overwrite the input %s; write elsewhere",
                               out_path, file);
+    }
+    for (size_t i = 0; rc == JP_OK && i < files.n; i++) { /* only a run directory is read whole again */
+        const jp_profile_file *f = &JP_VEC_AT(&files, jp_profile_file, i);
+        if (f->listed && joins_the_run(out_path, f->path))
+            rc = jp_error_set(err, JP_ERR_ARG, 0,
+                              "%s: the output would become part of the profile it is made from (a host file in the "
+                              "run directory of %s); write elsewhere", out_path, f->path);
     }
     if (rc == JP_ERR_NOT_FOUND) rc = JP_OK, jp_error_clear(err); /* no input: the load will say so */
     jp_profile_files_free(&files);

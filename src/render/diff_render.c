@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "render/diff_render.h"
+#include "render/safe_text.h"
 #include "render/table.h"
 
 enum { TEXT_TOP = 15, TEXT_WIDTH = 150, BREAKDOWN_WIDTH = 60 };
@@ -470,8 +471,10 @@ int jp_diff_render_gated(const jp_diff *d, const jp_diff_gate *gate, int format,
         rc = select_rows(d->ops, d->n_ops, pk.re, pk.top, &order, &n, err);
         table t = TABLE("ops", ROW_COLS, d->ops, jp_diff_row, d->n_ops, row_cell);
         if (!rc) jp_table_csv(NO_ANALYSIS, &t, order, n, out), free(order);
-    } else {
-        rc = render_text(d, &pk, out, err);
+    } else { /* every byte through the control-character filter (names are anyone's bytes) */
+        FILE *safe = jp_safe_text_open(out);
+        rc = render_text(d, &pk, safe ? safe : out, err);
+        if (safe && fclose(safe) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "write failed");
     }
     if (filtering) regfree(&re);
     if (rc == JP_OK && (fflush(out) != 0 || ferror(out))) rc = jp_error_set(err, JP_ERR_IO, 0, "write failed");

@@ -742,7 +742,8 @@ static int write_report_page(const void *a, FILE *out, jp_error *err) { return j
 int jp_html_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
     jp_error_clear(err);
     if (!a || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "html report: no output path");
-    return jp_outfile_write(out_path, temp, write_report_page, a, err);
+    int rc = a->path ? jp_profile_output_check(a->path, out_path, err) : JP_OK;
+    return rc == JP_OK ? jp_outfile_write(out_path, temp, write_report_page, a, err) : rc;
 }
 
 /* ---- the diff page ---------------------------------------------------------------------------------- */
@@ -963,5 +964,7 @@ static int write_diff_page(const void *obj, FILE *out, jp_error *err) {
 int jp_html_diff_write(const jp_diff *d, const char *out_path, const jp_temp_hook *temp, jp_error *err) {
     jp_error_clear(err);
     if (!d || !out_path || !*out_path) return jp_error_set(err, JP_ERR_ARG, 0, "html diff: no diff or no output path");
-    return jp_outfile_write(out_path, temp, write_diff_page, d, err);
+    int rc = d->base_path && *d->base_path ? jp_profile_output_check(d->base_path, out_path, err) : JP_OK;
+    if (rc == JP_OK && d->new_path && *d->new_path) rc = jp_profile_output_check(d->new_path, out_path, err);
+    return rc == JP_OK ? jp_outfile_write(out_path, temp, write_diff_page, d, err) : rc;
 }

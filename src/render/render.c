@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "render/memory_render.h"
+#include "render/safe_text.h"
 #include "render/table.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
@@ -600,6 +601,16 @@ static int text_table(const jp_analysis *a, table *t, const jp_view *v, FILE *ou
     return JP_OK;
 }
 
+/* One section as text. */
+static int section_text(const jp_analysis *a, int section, const jp_view *view, FILE *out, jp_error *err) {
+    if (section == JP_SECTION_REPORT) return report_text(a, view, out, err);
+    if (section == JP_SECTION_HOSTS) return hosts_text(a, view, out, err);
+    if (section == JP_SECTION_FINDINGS) return findings_only_text(a, view, out, err);
+    if (section == JP_SECTION_MEMORY) return memory_text(a, view, out, err);
+    table t = section_table(a, section);
+    return text_table(a, &t, view, out, err);
+}
+
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out, jp_error *err) {
     jp_error_clear(err);
     if (section < 0 || section >= JP_SECTION_COUNT) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
@@ -625,17 +636,10 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
                                           : jp_table_select(a, &t, view, &order, &n, err);
         if (!rc && section != JP_SECTION_MEMORY) jp_table_csv(a, &t, order, n, out), free(order);
         free(rows);
-    } else if (section == JP_SECTION_REPORT) {
-        rc = report_text(a, view, out, err);
-    } else if (section == JP_SECTION_HOSTS) {
-        rc = hosts_text(a, view, out, err);
-    } else if (section == JP_SECTION_FINDINGS) {
-        rc = findings_only_text(a, view, out, err);
-    } else if (section == JP_SECTION_MEMORY) {
-        rc = memory_text(a, view, out, err);
-    } else {
-        table t = section_table(a, section);
-        rc = text_table(a, &t, view, out, err);
+    } else { /* text: every byte through the control-character filter (names are anyone's bytes) */
+        FILE *safe = jp_safe_text_open(out);
+        rc = section_text(a, section, view, safe ? safe : out, err);
+        if (safe && fclose(safe) != 0 && rc == JP_OK) rc = jp_error_set(err, JP_ERR_IO, 0, "write failed");
     }
     if (rc == JP_OK && (fflush(out) != 0 || ferror(out))) rc = jp_error_set(err, JP_ERR_IO, 0, "write failed");
     return rc;

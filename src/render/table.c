@@ -152,13 +152,19 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
 
 /* ---- text ------------------------------------------------------------------------------------- */
 
+/* A newline or tab inside a name would break the table's rows and columns: '?' as any other
+ * control character (the stream jp_render writes through neutralises the rest). */
+/* A text cell: cut with "..." on a whole character, control bytes shown as '?' (terminal text). */
+static void cell_str(char *buf, size_t len, const char *s) {
+    jp_text t = jp_text_make(buf, len);
+    jp_text_puts(&t, s);
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = '?';
+}
+
 static void cell_text(const cell *c, char *buf, size_t len) {
     switch (c->type) {
-    case CELL_STR: { /* a cut ends in "..." on a whole character */
-        jp_text t = jp_text_make(buf, len);
-        jp_text_puts(&t, c->s);
-        break;
-    }
+    case CELL_STR: cell_str(buf, len, c->s); break;
     case CELL_INT: snprintf(buf, len, "%lld", (long long)c->i); break;
     case CELL_BOOL: snprintf(buf, len, "%s", c->i ? "yes" : ""); break;
     case CELL_TIME: jp_format_time(buf, len, (double)c->i); break;
@@ -291,12 +297,42 @@ void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, si
 
 /* ---- CSV and JSON ------------------------------------------------------------------------------ */
 
+/* 1 when s is a plain decimal number as a spreadsheet reads one: [+-]digits[.digits][e[+-]digits]
+ * (at least one digit before the exponent). Such a cell is data, never a formula. */
+static int is_plain_number(const char *s) {
+    const char *p = s + (*s == '+' || *s == '-');
+    size_t digits = strspn(p, "0123456789");
+    p += digits;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (!digits) return 0;
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '+' || p[1] == '-');
+        size_t exp = strspn(p, "0123456789");
+        if (!exp) return 0;
+        p += exp;
+    }
+    return *p == '\0';
+}
+
+/* CSV (formula) injection, as OWASP advises: a text cell that starts with = + - @, a tab or a
+ * carriage return is one a spreadsheet may run as a formula, so it gets a leading single quote;
+ * except a plain number (-1.5 stays a number). Numeric cells are written by printf and never
+ * reach here. */
+static int csv_needs_quote_mark(const char *s) { return strchr("=+-@\t\r", s[0]) && s[0] && !is_plain_number(s); }
+
 static void csv_str(FILE *out, const char *s) {
+    const char *mark = csv_needs_quote_mark(s) ? "'" : "";
     if (!strpbrk(s, ",\"\n\r")) {
+        fputs(mark, out);
         fputs(s, out);
         return;
     }
     fputc('"', out);
+    fputs(mark, out);
     for (; *s; s++) {
         if (*s == '"') fputc('"', out);
         fputc(*s, out);
@@ -306,7 +342,7 @@ static void csv_str(FILE *out, const char *s) {
 
 /* JSON: [{"file","line","function","library"}, ...]; CSV: "file:line function;..." */
 static void frames_raw(FILE *out, const cell *v, int json) {
-    if (!json) fputc('"', out);
+    if (!json) fputs(v->n_frames && csv_needs_quote_mark(v->frames[0].file) ? "\"'" : "\"", out);
     for (uint32_t i = 0; i < v->n_frames; i++) {
         const jp_source_frame *f = &v->frames[i];
         if (!json) {

@@ -8,10 +8,12 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -171,13 +173,14 @@ static void a_name_planted_before_the_create_is_skipped(void **state) {
     unlink(h.paths[0]), unlink(victim), unlink(out);
 }
 
-static void the_mode_is_0666_less_the_umask(void **state) {
+/* Issue 30: 0644 less the umask, so a umask of 000 (or 002) still gives no one else write access. */
+static void the_mode_is_0644_less_the_umask(void **state) {
     (void)state;
     char out[2048];
     path_in_dir(out, sizeof out, "mode.txt");
-    const mode_t masks[] = {022, 077, 002};
-    const mode_t modes[] = {0644, 0600, 0664};
-    for (size_t i = 0; i < 3; i++) {
+    const mode_t masks[] = {022, 077, 002, 000};
+    const mode_t modes[] = {0644, 0600, 0644, 0644};
+    for (size_t i = 0; i < 4; i++) {
         mode_t old = umask(masks[i]);
         jp_outfile of;
         jp_error err;
@@ -261,15 +264,112 @@ static void a_long_name_is_cut_in_the_temporary_one(void **state) {
     unlink(out);
 }
 
+/* Issue 30: a FIFO at the output (also through a symbolic link) is written as a stream, to the
+ * reader that has it open; it stays a FIFO and nothing else appears in the directory. */
+static void a_fifo_is_written_in_place(void **state) {
+    (void)state;
+    char fifo[2048], link_path[2048], names[4096], got[64];
+    path_in_dir(fifo, sizeof fifo, "pipe");
+    path_in_dir(link_path, sizeof link_path, "to-pipe");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(symlink(fifo, link_path), 0);
+    const char *names_given[] = {fifo, link_path};
+    for (size_t i = 0; i < 2; i++) {
+        int reader = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader first: the writer's open does not wait */
+        assert_true(reader >= 0);
+        jp_outfile of;
+        jp_error err;
+        heard h = {0};
+        jp_temp_hook hook = {on_temp, &h};
+        assert_int_equal(jp_outfile_open(&of, names_given[i], &hook, &err), JP_OK);
+        assert_int_equal(of.stream, 1);
+        assert_null(of.tmp_path);
+        assert_int_equal(h.n, 0); /* no temporary file */
+        write_text(&of, "streamed");
+        assert_int_equal(jp_outfile_commit(&of, &err), JP_OK);
+        ssize_t n = read(reader, got, sizeof got - 1);
+        assert_int_equal(n, 8);
+        got[n] = '\0';
+        assert_string_equal(got, "streamed");
+        close(reader);
+        struct stat st;
+        assert_int_equal(lstat(fifo, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+        assert_int_equal(lstat(link_path, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+    }
+    listing(names, sizeof names);
+    assert_string_equal(names, "pipe to-pipe");
+    unlink(fifo), unlink(link_path);
+}
+
+/* A character device (1:3, the null device): written, never replaced (as root a rename would
+ * have). Root makes its own node in the test directory, so a regression never replaces the
+ * machine's /dev/null; without root, /dev/null itself (then the rename could not succeed). */
+static void a_character_device_is_written_in_place(void **state) {
+    (void)state;
+    char node[2048] = "/dev/null";
+    if (geteuid() == 0) {
+        path_in_dir(node, sizeof node, "null");
+        assert_int_equal(mknod(node, S_IFCHR | 0666, makedev(1, 3)), 0);
+    }
+    jp_outfile of;
+    jp_error err;
+    assert_int_equal(jp_outfile_write(node, NULL, good_writer, "gone", &err), JP_OK);
+    assert_int_equal(jp_outfile_open(&of, node, NULL, &err), JP_OK);
+    assert_int_equal(of.stream, 1);
+    jp_outfile_abort(&of);
+    struct stat st;
+    assert_int_equal(lstat(node, &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    if (geteuid() == 0) unlink(node);
+}
+
+/* A symbolic link to a regular file (or to nothing), a directory: refused, left as they were. */
+static void links_and_directories_are_refused(void **state) {
+    (void)state;
+    char target[2048], link_path[2048], dangling[2048], sub[2048], text[64], want[4200];
+    path_in_dir(target, sizeof target, "target.txt");
+    path_in_dir(link_path, sizeof link_path, "link.txt");
+    path_in_dir(dangling, sizeof dangling, "dangling.txt");
+    path_in_dir(sub, sizeof sub, "subdir");
+    jp_error err;
+    assert_int_equal(jp_outfile_write(target, NULL, good_writer, "old", &err), JP_OK);
+    assert_int_equal(symlink(target, link_path), 0);
+    assert_int_equal(symlink("/nonexistent/x", dangling), 0);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    heard h = {0};
+    jp_temp_hook hook = {on_temp, &h};
+    assert_int_equal(jp_outfile_write(link_path, &hook, good_writer, "new", &err), JP_ERR_ARG);
+    snprintf(want, sizeof want, "%s: is a symbolic link; refusing to replace it or write through it", link_path);
+    assert_memory_equal(err.msg, want, strlen(want));
+    assert_int_equal(jp_outfile_write(dangling, &hook, good_writer, "new", &err), JP_ERR_ARG);
+    assert_int_equal(jp_outfile_write(sub, &hook, good_writer, "new", &err), JP_ERR_ARG);
+    snprintf(want, sizeof want, "%s: is a directory; refusing to write over it", sub);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(h.n, 0); /* no temporary file was ever made */
+    read_all(target, text, sizeof text);
+    assert_string_equal(text, "old");
+    struct stat st;
+    assert_int_equal(lstat(link_path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(sub, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    unlink(target), unlink(link_path), unlink(dangling), rmdir(sub);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(commit_renames_a_hidden_random_file_into_place),
         cmocka_unit_test(two_writers_get_different_names),
         cmocka_unit_test(a_name_planted_before_the_create_is_skipped),
-        cmocka_unit_test(the_mode_is_0666_less_the_umask),
+        cmocka_unit_test(the_mode_is_0644_less_the_umask),
         cmocka_unit_test(a_failed_write_leaves_the_old_output),
         cmocka_unit_test(a_missing_directory_is_named),
         cmocka_unit_test(a_long_name_is_cut_in_the_temporary_one),
+        cmocka_unit_test(a_fifo_is_written_in_place),
+        cmocka_unit_test(a_character_device_is_written_in_place),
+        cmocka_unit_test(links_and_directories_are_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

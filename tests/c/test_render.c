@@ -40,6 +40,7 @@
 #include "decode/xnames.h"
 #include "jaxprof/jaxprof.h"
 #include "pbwrite.h"
+#include "render/safe_text.h"
 #include "yyjson.h"
 
 #ifndef JP_TEST_GOLDEN
@@ -1121,11 +1122,65 @@ static void golden_files_were_not_updated(void **state) {
                  updated_goldens, JP_TEST_GOLDEN, JP_TEST_GOLDEN);
 }
 
+/* Issue 30: control characters never reach a terminal. Exact mapping: each neutralised character
+ * is one '?'; valid UTF-8 (also U+00A0, the first after C1) is kept; a C1 sequence cut between two
+ * writes of the stream is still caught. */
+static char *filtered(const char *s, size_t len, int keep_layout) {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    assert_non_null(m);
+    jp_text_fput_safe(m, s, len, keep_layout);
+    fclose(m);
+    return buf;
+}
+
+static void control_characters_become_question_marks(void **state) {
+    (void)state;
+    static const struct { const char *in, *out; int keep; } cases[] = {
+        {"\x1b]0;title\x07op", "?]0;title?op", 1},
+        {"\x1b[2J\x1b[H", "?[2J?[H", 1},
+        {"a\tb\nc\rd", "a\tb\nc?d", 1},
+        {"a\tb\nc", "a?b?c", 0},
+        {"del\x7f", "del?", 1},
+        {"c1\xc2\x9b" "31m", "c1?31m", 1},   /* U+009B, CSI, as UTF-8 */
+        {"nbsp\xc2\xa0.", "nbsp\xc2\xa0.", 1},
+        {"raw\x9b", "raw?", 1},           /* an 8-bit CSI: a stray continuation byte */
+        {"\xc3\xa9t\xc3\xa9 \xe6\x95\xb0 \xf0\x9f\x98\x80", "\xc3\xa9t\xc3\xa9 \xe6\x95\xb0 \xf0\x9f\x98\x80", 1},
+        {"cut\xe6\x95", "cut\xe6\x95", 1}, /* a cut sequence: its bytes are not controls */
+        {"lead\xc2", "lead?", 1},
+        {"bad\xff\xc0", "bad??", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = filtered(cases[i].in, strlen(cases[i].in), cases[i].keep);
+        assert_string_equal(got, cases[i].out);
+        free(got);
+    }
+    char *got = filtered("a\0b", 3, 1); /* NUL is a control too */
+    assert_string_equal(got, "a?b");
+    free(got);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    assert_non_null(m);
+    FILE *safe = jp_safe_text_open(m);
+    assert_non_null(safe);
+    setvbuf(safe, NULL, _IONBF, 0); /* each fputs reaches the filter as its own write */
+    fputs("x\xc2", safe);
+    fputs("\x9by\xc2", safe);
+    fputs("\xa9\x1b", safe);
+    assert_int_equal(fclose(safe), 0);
+    fclose(m);
+    assert_string_equal(buf, "x?y\xc2\xa9?");
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_sections), cmocka_unit_test(cpu_report),   cmocka_unit_test(cpu_views),
         cmocka_unit_test(gpu_outputs),  cmocka_unit_test(html_reports),
         cmocka_unit_test(diff_outputs), cmocka_unit_test(golden_files_were_not_updated),
+        cmocka_unit_test(control_characters_become_question_marks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -198,6 +198,11 @@ static void collect(void *ctx, const char *path) {
     snprintf(s->paths[s->n++], sizeof s->paths[0], "%s", path);
 }
 
+/* jp_temp_hook: collects the temporary names, not the NULL that says "gone". */
+static void hear(void *ctx, const char *path) {
+    if (path) collect(ctx, path);
+}
+
 static int setup_extract(void **state) {
     (void)state;
     const char *base = getenv("TEST_TMPDIR");
@@ -227,7 +232,7 @@ static void gz_files_decompress_byte_exact_into_out_dir(void **state) {
     xpath(out, sizeof out, "out1/deeper"); /* neither exists yet */
     seen s = {0};
     jp_error err;
-    assert_int_equal(jp_runs_extract(run, out, collect, &s, &err), JP_OK);
+    assert_int_equal(jp_runs_extract(run, out, NULL, collect, &s, &err), JP_OK);
     assert_int_equal(err.code, JP_OK);
     assert_int_equal(s.n, 2); /* written first, then the plain trace file left in place */
     xpath(expect, sizeof expect, "out1/deeper/host.trace.json");
@@ -264,9 +269,15 @@ static void in_place_reports_each_file_once(void **state) {
     char run[2048], expect[2048];
     xpath(run, sizeof run, "run2/"); /* a trailing slash does not double in the paths */
     seen s = {0};
-    assert_int_equal(jp_runs_extract(run, NULL, collect, &s, NULL), JP_OK);
-    assert_int_equal(s.n, 2);
+    jp_error err;
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, collect, &s, &err), JP_ERR_ARG); /* "stale" differs */
+    assert_non_null(strstr(err.msg, "perfetto_trace.json: exists and differs from what"));
+    assert_non_null(strstr(err.msg, "--force"));
     xpath(expect, sizeof expect, "run2/perfetto_trace.json");
+    assert_file_equals(expect, "stale", 5); /* not replaced */
+    const jp_extract_options force = {.force = 1};
+    assert_int_equal(jp_runs_extract(run, NULL, &force, collect, &s, NULL), JP_OK);
+    assert_int_equal(s.n, 2);
     assert_string_equal(s.paths[0], expect);
     unsigned char *ab = malloc(5100);
     assert_non_null(ab);
@@ -278,6 +289,44 @@ static void in_place_reports_each_file_once(void **state) {
     free(a), free(b), free(ga), free(gb), free(two), free(ab);
 }
 
+/* Issue 30: an output that already holds the .gz's bytes is kept (the same inode: not rewritten),
+ * and the hook hears the random temporary name the output was made under. */
+static void an_identical_output_is_kept_and_the_hook_hears_the_temporary_name(void **state) {
+    (void)state;
+    fresh_dir("run7");
+    unsigned char *data = make_payload(BIG, 9);
+    size_t gz_n;
+    unsigned char *gz = pbw_gzip(data, BIG, &gz_n);
+    write_bytes("run7/h.xplane.pb.gz", gz, gz_n);
+    write_bytes("run7/h.xplane.pb", data, BIG);
+    char run[2048], path[2048];
+    xpath(run, sizeof run, "run7");
+    xpath(path, sizeof path, "run7/h.xplane.pb");
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    seen heard = {0};
+    jp_extract_options opt = {.temp = {hear, &heard}};
+    seen s = {0};
+    assert_int_equal(jp_runs_extract(run, NULL, &opt, collect, &s, NULL), JP_OK);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(before.st_ino, after.st_ino);
+    assert_file_equals(path, data, BIG);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.paths[0], path);
+    assert_int_equal(heard.n, 1); /* the name it was made under, then removed */
+    assert_non_null(strstr(heard.paths[0], "/.h.xplane.pb."));
+    assert_false(exists(heard.paths[0]));
+    data[BIG / 2] ^= 1; /* one byte in the middle differs: refused, left alone */
+    write_bytes("run7/h.xplane.pb", data, BIG);
+    jp_error err;
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, NULL, &err), JP_ERR_ARG);
+    assert_file_equals(path, data, BIG);
+    write_bytes("run7/h.xplane.pb", data, 10); /* a prefix of it differs too */
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, NULL, &err), JP_ERR_ARG);
+    free(data);
+    free(gz);
+}
+
 /* Extracts run3 holding only t.trace.json.gz = bytes; checks the error and that nothing is left. */
 static void assert_bad_gz(const void *bytes, size_t n, int code, uint64_t offset, const char *what) {
     char run[2048], path[2048];
@@ -286,7 +335,7 @@ static void assert_bad_gz(const void *bytes, size_t n, int code, uint64_t offset
     write_bytes("run3/t.trace.json.gz", bytes, n);
     jp_error err;
     seen s = {0};
-    assert_int_equal(jp_runs_extract(run, NULL, collect, &s, &err), code);
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, collect, &s, &err), code);
     assert_int_equal(err.code, code);
     assert_int_equal(err.offset, offset);
     assert_non_null(strstr(err.msg, path));
@@ -331,7 +380,7 @@ static void symlinks_are_not_followed(void **state) {
     assert_int_equal(symlink(target, link_path), 0);
     xpath(run, sizeof run, "run4");
     seen s = {0};
-    assert_int_equal(jp_runs_extract(run, NULL, collect, &s, NULL), JP_OK);
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, collect, &s, NULL), JP_OK);
     assert_int_equal(s.n, 0);
     xpath(link_path, sizeof link_path, "run4/linked.trace.json");
     assert_false(exists(link_path));
@@ -344,18 +393,18 @@ static void missing_dirs_and_bad_arguments(void **state) {
     char run[2048], file[2048];
     jp_error err;
     xpath(run, sizeof run, "no-such-run");
-    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, &err), JP_ERR_NOT_FOUND);
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, NULL, &err), JP_ERR_NOT_FOUND);
     assert_non_null(strstr(err.msg, "no-such-run"));
-    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, NULL), JP_ERR_NOT_FOUND);
-    assert_int_equal(jp_runs_extract("", NULL, NULL, NULL, &err), JP_ERR_ARG);
-    assert_int_equal(jp_runs_extract(NULL, NULL, NULL, NULL, &err), JP_ERR_ARG);
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, NULL, NULL), JP_ERR_NOT_FOUND);
+    assert_int_equal(jp_runs_extract("", NULL, NULL, NULL, NULL, &err), JP_ERR_ARG);
+    assert_int_equal(jp_runs_extract(NULL, NULL, NULL, NULL, NULL, &err), JP_ERR_ARG);
     fresh_dir("run5");
     write_bytes("run5/a_file", "x", 1);
     xpath(run, sizeof run, "run5");
     xpath(file, sizeof file, "run5/a_file");
-    assert_int_equal(jp_runs_extract(run, file, NULL, NULL, &err), JP_ERR_IO); /* out is not a directory */
+    assert_int_equal(jp_runs_extract(run, file, NULL, NULL, NULL, &err), JP_ERR_IO); /* out is not a directory */
     assert_non_null(strstr(err.msg, "a_file"));
-    assert_int_equal(jp_runs_extract(file, NULL, NULL, NULL, &err), JP_ERR_IO); /* run is not a directory */
+    assert_int_equal(jp_runs_extract(file, NULL, NULL, NULL, NULL, &err), JP_ERR_IO); /* run is not a directory */
 }
 
 static void never_overwrites_a_compressed_source(void **state) {
@@ -368,7 +417,7 @@ static void never_overwrites_a_compressed_source(void **state) {
     char run[2048], path[2048];
     xpath(run, sizeof run, "run6");
     jp_error err;
-    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, &err), JP_ERR_ARG);
+    assert_int_equal(jp_runs_extract(run, NULL, NULL, NULL, NULL, &err), JP_ERR_ARG);
     assert_non_null(strstr(err.msg, "x.json.gz.gz"));
     xpath(path, sizeof path, "run6/x.json.gz");
     assert_file_equals(path, gz, gz_n);
@@ -385,6 +434,7 @@ int main(void) {
     const struct CMUnitTest extract_tests[] = {
         cmocka_unit_test(gz_files_decompress_byte_exact_into_out_dir),
         cmocka_unit_test(in_place_reports_each_file_once),
+        cmocka_unit_test(an_identical_output_is_kept_and_the_hook_hears_the_temporary_name),
         cmocka_unit_test(corrupt_or_truncated_gz_names_file_and_offset_and_leaves_nothing),
         cmocka_unit_test(symlinks_are_not_followed),
         cmocka_unit_test(missing_dirs_and_bad_arguments),
