@@ -152,9 +152,9 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
 
 /* ---- text ------------------------------------------------------------------------------------- */
 
-/* A newline or tab inside a name would break the table's rows and columns: '?' as any other
- * control character (the stream jp_render writes through neutralises the rest). */
-/* A text cell: cut with "..." on a whole character, control bytes shown as '?' (terminal text). */
+/* A text cell, cut with "..." on a whole character. A newline or tab inside a name would break the
+ * table's rows and columns: '?' as any other control character (the stream jp_render writes
+ * through neutralises the rest). */
 static void cell_str(char *buf, size_t len, const char *s) {
     jp_text t = jp_text_make(buf, len);
     jp_text_puts(&t, s);
