@@ -716,6 +716,10 @@ typedef struct jp_analysis {
     const char *clock_method;   /* how the hosts' clocks were aligned, one sentence; "" for one host */
     jp_straggler *stragglers;   /* by step */
     size_t n_stragglers;
+    const char **warnings;      /* what loading met that the analysis stands without, one sentence
+                                 * each naming the file (events whose metadata id names no metadata,
+                                 * a file that looks cut after a plane, an ignored CPU peaks file) */
+    size_t n_warnings;
 } jp_analysis;
 
 typedef struct jp_profile jp_profile;
