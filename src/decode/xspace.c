@@ -264,10 +264,8 @@ static uint64_t stat_inflate_limit(const jp_xspace *xs, const char **why) {
  * total inflated is bounded (stat_inflate_limit), and a viewer asking for one event's details
  * again and again must neither spend that allowance nor grow the arena each time. */
 static int inflate_stat(jp_xspace *xs, jp_str in, jp_str *out, jp_error *err) {
-    int found;
-    uint32_t k = jp_map_get_or_put(&xs->stat_cache, jp_ptr_key(in.ptr), in.len, 0, (uint32_t)xs->stat_strs.n, &found);
-    if (k == UINT32_MAX) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
-    if (found) {
+    uint32_t k = jp_map_get(&xs->stat_cache, jp_ptr_key(in.ptr), in.len, 0);
+    if (k != UINT32_MAX) {
         *out = JP_VEC_AT(&xs->stat_strs, jp_str, k);
         return JP_OK;
     }
@@ -291,14 +289,14 @@ static int inflate_stat(jp_xspace *xs, jp_str in, jp_str *out, jp_error *err) {
     char *copy = jp_arena_strndup(&xs->arena, (const char *)buf, len);
     free(buf);
     jp_str *slot = copy ? jp_vec_push(&xs->stat_strs, sizeof *slot) : NULL;
-    if (!slot) {
-        jp_map_deinit(&xs->stat_cache); /* its new entry names no slot: start the cache afresh */
-        xs->stat_strs.n = 0;
-        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
-    }
+    if (!slot) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
     xs->stat_inflated += len;
     *slot = (jp_str){copy, len};
     *out = *slot;
+    /* cached only once it exists: a stat that failed fails again, the same way, when asked again */
+    if (jp_map_get_or_put(&xs->stat_cache, jp_ptr_key(in.ptr), in.len, 0, (uint32_t)(xs->stat_strs.n - 1), NULL) ==
+        UINT32_MAX)
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
     return JP_OK;
 }
 

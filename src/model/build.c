@@ -114,7 +114,7 @@ static int warn_unknown_metadata(jp_build_ctx *c, const jp_line *ln) {
 int jp_build_next_event(jp_build_ctx *c, const jp_line *ln, jp_parsed **pe) {
     int rc = jp_stream_next(c->stream, ln, pe, c->err);
     if (rc == 1) {
-        c->ln = ln;
+        if (ln != c->ln) c->ln = ln, c->n_unknown = 0; /* a line left early leaves no count behind */
         c->ev_offset = (uint64_t)((*pe)->ev.raw.ptr - jp_xspace_input(c->xs).ptr);
         if (!(*pe)->em && !c->n_unknown++) c->unknown_at = c->ev_offset;
     } else if (rc == 0 && c->n_unknown) {

@@ -623,6 +623,8 @@ static void compressed_stats_are_bounded_in_total(void **state) {
              "JAXPROF_MAX_INFLATE", (unsigned long long)at);
     assert_string_equal(err.msg, want);
     assert_int_equal(err.offset, at);
+    assert_int_equal(jp_stat_str(xs, p, &s, &again, &err), JP_ERR_LIMIT); /* asked again: the same error */
+    assert_string_equal(err.msg, want);
     jp_xspace_close(xs);
     setenv("JAXPROF_MAX_INFLATE", "1G", 1); /* raised: all eight fit, 320 MiB */
     xs = NULL;
