@@ -634,7 +634,8 @@ static int cut_after_planes(jp_xspace *xs, jp_error *err) {
     char text[256];
     int n = snprintf(text, sizeof text, form, xs->size, xs->n_planes,
                      xs->inflated ? " (offset in the decompressed data)" : "");
-    xs->warning = n > 0 ? jp_arena_strndup(&xs->arena, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1) : NULL;
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    xs->warning = jp_arena_strndup(&xs->arena, text, len); /* NULL when out of memory: no warning */
     return JP_OK;
 }
 

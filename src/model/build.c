@@ -220,7 +220,8 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     const jp_str *names = jp_xspace_hostnames(xs, &n_names);
     double cal_tflops = 0, cal_gbps = 0;
     char why[JP_ERROR_MSG_MAX] = "";
-    int calibrated = opt && n_names && jp_cpu_peaks_read(opt->cpu_peaks_file, names[0], &cal_tflops, &cal_gbps, why, sizeof why);
+    int calibrated = opt && n_names &&
+                     jp_cpu_peaks_read(opt->cpu_peaks_file, names[0], &cal_tflops, &cal_gbps, why, sizeof why);
     if (opt && n_names && why[0] && rc == JP_OK && jp_model_warn(m, "CPU peaks: %s", why)) rc = jp_build_nomem(err);
     const char *doubt = jp_xspace_warning(xs);
     if (doubt && rc == JP_OK && jp_model_warn(m, "%s: %s", jp_xspace_name(xs), doubt)) rc = jp_build_nomem(err);
