@@ -328,7 +328,10 @@ jp_stats_iter jp_stats_of_plane(const jp_xspace *xs, const jp_plane *plane);
 int jp_stats_next(jp_stats_iter *it, jp_stat *out, jp_error *err);
 
 /* The stat's value as text where it is one: STR, REF (resolved), COMPRESSED (inflated into the
- * profile's arena on first use). Returns 0 and an empty string for other kinds. */
+ * profile's arena on first use, the same view after). Returns 0 and an empty string for other
+ * kinds. All compressed stats of one XSpace together may inflate to 16 times its size, at least 64
+ * MiB, at most 1 GiB (JAXPROF_MAX_INFLATE sets it instead): past that, JP_ERR_LIMIT naming the
+ * stat's byte. Not thread-safe: one thread per XSpace. */
 int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str *out, jp_error *err);
 /* The stat's value as an integer (UINT, INT, DOUBLE truncated); 0 for others. */
 int64_t jp_stat_int(const jp_stat *st);
@@ -741,6 +744,10 @@ typedef struct jp_analysis {
     const char *clock_method;   /* how the hosts' clocks were aligned, one sentence; "" for one host */
     jp_straggler *stragglers;   /* by step */
     size_t n_stragglers;
+    const char **warnings;      /* what loading met that the analysis stands without, one sentence
+                                 * each naming the file (events whose metadata id names no metadata,
+                                 * a file that looks cut after a plane, an ignored CPU peaks file) */
+    size_t n_warnings;
 } jp_analysis;
 
 typedef struct jp_profile jp_profile;

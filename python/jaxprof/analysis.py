@@ -157,6 +157,12 @@ class Profile:
         doc = self._json("hosts")
         return {k: doc[k] for k in ("clock_method", "host_stats", "host_steps", "stragglers", "host_ops")}
 
+    def warnings(self) -> list[str]:
+        """What loading met that the analysis stands without, one sentence each naming the file:
+        events whose metadata id names no metadata, a file that looks cut after a plane, an
+        ignored CPU peaks cache file. Empty for a sound profile."""
+        return self._json("report")["warnings"]
+
     def __repr__(self) -> str:
         return f"Profile({self.path!r})"
 

@@ -12,6 +12,8 @@
 #include <zlib.h>
 
 #include "base/error.h"
+#include "base/map.h"
+#include "base/vec.h"
 #include "decode/pb.h"
 #include "decode/xspace.h"
 
@@ -28,6 +30,11 @@ struct jp_xspace {
     size_t file_cap;       /* bytes mapped at file */
     uint8_t *inflated;     /* heap copy when the file was gzip, or NULL */
     int lazy;              /* events left undecoded (jp_xspace_open_lazy) */
+    const char *name;      /* the path or name errors give (arena) */
+    uint64_t stat_inflated; /* bytes the compressed stats inflated to, together (bounded) */
+    jp_map stat_cache;     /* (value address, length) -> index into stat_strs: each inflates once */
+    jp_vec stat_strs;      /* jp_str, the inflated values (arena) */
+    const char *warning;   /* what decoding doubts though the input decoded (arena), or NULL */
 };
 
 enum {
@@ -48,6 +55,15 @@ enum {
  * limit instead, for a genuine file that compresses better. */
 enum { INFLATE_RATIO = 64 };
 static const uint64_t INFLATE_FLOOR = (uint64_t)256 << 20;
+
+/* Compressed stats (compressed_str_value) are bounded together, not one by one: each got the file's
+ * allowance before, so a 2 MB file of stats that inflate to 200 MB each took 2.46 GB and 15 s (12
+ * MB: out of memory). What they inflate to stays in the arena while the profile is open, so the
+ * bound is on the total: 16 times the XSpace's size (a stat is a part of the file, and text
+ * compresses 3 to 10 times), at least 64 MiB (a small profile may still carry one big compressed
+ * HLO text), at most 1 GiB whatever the file's size. JAXPROF_MAX_INFLATE sets it instead. */
+enum { STAT_INFLATE_RATIO = 16 };
+static const uint64_t STAT_INFLATE_FLOOR = (uint64_t)64 << 20, STAT_INFLATE_CEILING = (uint64_t)1 << 30;
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 
@@ -227,7 +243,62 @@ int64_t jp_stat_int(const jp_stat *st) {
     }
 }
 
-static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len, jp_error *err);
+static int inflate_all(const uint8_t *in, size_t in_len, uint64_t limit, const char *why, uint8_t **out,
+                       size_t *out_len, jp_error *err);
+
+/* What all compressed stats of xs may inflate to together; *why names the rule. */
+static uint64_t stat_inflate_limit(const jp_xspace *xs, const char **why) {
+    uint64_t limit;
+    const char *env = getenv("JAXPROF_MAX_INFLATE");
+    if (env && jp_size_parse(env, &limit) == 0) {
+        *why = "JAXPROF_MAX_INFLATE";
+        return limit;
+    }
+    *why = "16 times the XSpace's size, at least 64 MiB, at most 1 GiB, for all compressed stats together";
+    limit = (uint64_t)xs->size > STAT_INFLATE_CEILING / STAT_INFLATE_RATIO ? STAT_INFLATE_CEILING
+                                                                           : (uint64_t)xs->size * STAT_INFLATE_RATIO;
+    return limit < STAT_INFLATE_FLOOR ? STAT_INFLATE_FLOOR : limit;
+}
+
+/* A compressed stat's value, inflated into the arena on first use and the same view after: the
+ * total inflated is bounded (stat_inflate_limit), and a viewer asking for one event's details
+ * again and again must neither spend that allowance nor grow the arena each time. */
+static int inflate_stat(jp_xspace *xs, jp_str in, jp_str *out, jp_error *err) {
+    uint32_t k = jp_map_get(&xs->stat_cache, jp_ptr_key(in.ptr), in.len, 0);
+    if (k != UINT32_MAX) {
+        *out = JP_VEC_AT(&xs->stat_strs, jp_str, k);
+        return JP_OK;
+    }
+    const uint8_t *at = (const uint8_t *)in.ptr;
+    uint64_t offset = at >= xs->data && at <= xs->data + xs->size ? (uint64_t)(at - xs->data) : 0;
+    const char *why;
+    uint64_t limit = stat_inflate_limit(xs, &why), left = limit > xs->stat_inflated ? limit - xs->stat_inflated : 0;
+    uint8_t *buf;
+    size_t len;
+    int rc = inflate_all(at, in.len, left, why, &buf, &len, err);
+    if (rc == JP_ERR_LIMIT)
+        return jp_error_set(err, rc, offset,
+                            "compressed stat at byte %llu: the profile's compressed stats inflate to more than %llu "
+                            "bytes (the limit: %s); if the file is genuine, raise it with --max-inflate SIZE or "
+                            "JAXPROF_MAX_INFLATE", (unsigned long long)offset, (unsigned long long)limit, why);
+    if (rc) { /* say which stat: the offset inflate_all gives is inside the stat's bytes */
+        char inner[JP_ERROR_MSG_MAX];
+        snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
+        return jp_error_set(err, rc, offset, "compressed stat at byte %llu: %s", (unsigned long long)offset, inner);
+    }
+    char *copy = jp_arena_strndup(&xs->arena, (const char *)buf, len);
+    free(buf);
+    jp_str *slot = copy ? jp_vec_push(&xs->stat_strs, sizeof *slot) : NULL;
+    if (!slot) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
+    xs->stat_inflated += len;
+    *slot = (jp_str){copy, len};
+    *out = *slot;
+    /* cached only once it exists: a stat that failed fails again, the same way, when asked again */
+    if (jp_map_get_or_put(&xs->stat_cache, jp_ptr_key(in.ptr), in.len, 0, (uint32_t)(xs->stat_strs.n - 1), NULL) ==
+        UINT32_MAX)
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
+    return JP_OK;
+}
 
 int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str *out, jp_error *err) {
     out->ptr = "";
@@ -241,18 +312,7 @@ int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str 
         if (sm) *out = sm->name;
         return JP_OK;
     }
-    case JP_STAT_COMPRESSED: {
-        uint8_t *buf;
-        size_t len;
-        int rc = inflate_all((const uint8_t *)st->v.s.ptr, st->v.s.len, &buf, &len, err);
-        if (rc) return rc;
-        char *copy = jp_arena_strndup(&xs->arena, (const char *)buf, len);
-        free(buf);
-        if (!copy) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory inflating a stat");
-        out->ptr = copy;
-        out->len = len;
-        return JP_OK;
-    }
+    case JP_STAT_COMPRESSED: return inflate_stat(xs, st->v.s, out, err);
     default: return JP_OK;
     }
 }
@@ -560,6 +620,25 @@ static int decode_plane(jp_xspace *xs, jp_pb c, jp_plane *plane, jp_error *err) 
     return check_stats(xs, plane->raw, PLANE_STATS, err);
 }
 
+/* A file cut exactly between two planes is a valid, shorter XSpace: nothing in the bytes says that
+ * planes are missing. But the profilers write every plane and then the hostnames (XSpace field 4,
+ * serialized after the planes, field 1): every capture in tests/data/real that holds hostnames ends
+ * with them, as do the ones jax.profiler writes here. One of them (XProf's TPU test file) holds no
+ * hostnames at all, so their absence alone cannot be an error: with events it is a warning
+ * (jp_xspace_warning), without any event, where the profile would read as valid and empty, an
+ * error. */
+static int cut_after_planes(jp_xspace *xs, jp_error *err) {
+    const char *form = "file ends at byte %zu, right after plane %zu: the file looks truncated (no hostnames field "
+                       "follows the planes)%s";
+    if (!xs->n_events) return jp_error_set(err, JP_ERR_TRUNCATED, xs->size, form, xs->size, xs->n_planes, "");
+    char text[256];
+    int n = snprintf(text, sizeof text, form, xs->size, xs->n_planes,
+                     xs->inflated ? " (offset in the decompressed data)" : "");
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    xs->warning = jp_arena_strndup(&xs->arena, text, len); /* NULL when out of memory: no warning */
+    return JP_OK;
+}
+
 static int decode_space(jp_xspace *xs, jp_error *err) {
     jp_pb c = jp_pb_make(xs->data, xs->size, xs->data);
     jp_pb_field f;
@@ -576,16 +655,18 @@ static int decode_space(jp_xspace *xs, jp_error *err) {
     xs->planes = alloc_array(xs, n_planes, sizeof(jp_plane), err);
     xs->hostnames = alloc_array(xs, n_hosts, sizeof(jp_str), err);
     if ((n_planes && !xs->planes) || (n_hosts && !xs->hostnames)) return err ? err->code : JP_ERR_NOMEM;
+    int last_is_plane = 0;
     while (!jp_pb_done(&c)) {
         int rc = jp_pb_next(&c, &f, "XSpace", err);
         if (rc) return rc;
+        last_is_plane = f.number == XSPACE_PLANES;
         if (f.number == XSPACE_PLANES) {
             if ((rc = decode_plane(xs, jp_pb_sub(&c, &f), &xs->planes[xs->n_planes++], err))) return rc;
         } else if (f.number == XSPACE_HOSTNAMES) {
             xs->hostnames[xs->n_hostnames++] = str_of(&f);
         }
     }
-    return JP_OK;
+    return last_is_plane && !n_hosts ? cut_after_planes(xs, err) : JP_OK;
 }
 
 static int is_gzip(const uint8_t *p, size_t len) { return len >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
@@ -630,12 +711,11 @@ static int only_padding(const uint8_t *p, size_t n) {
 
 /* Inflates a whole gzip stream into a malloc'd buffer: every member of a concatenated file (what
  * `cat a.gz b.gz` makes, which gzip reads as one), refusing anything but padding after the last. */
-static int inflate_all(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len, jp_error *err) {
+static int inflate_all(const uint8_t *in, size_t in_len, uint64_t limit, const char *why, uint8_t **out,
+                       size_t *out_len, jp_error *err) {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return jp_error_set(err, JP_ERR_NOMEM, 0, "zlib init failed");
-    const char *why;
-    uint64_t limit = inflate_limit(in_len, &why);
     size_t cap = in_len < ((size_t)1 << 20) ? ((size_t)1 << 20) : in_len * 4, len = 0;
     if (cap > limit) cap = (size_t)limit;
     uint8_t *buf = malloc(cap ? cap : 1);
@@ -710,10 +790,14 @@ static jp_xspace *xspace_new(void) {
 
 static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *err) {
     int rc;
-    if (xs->size == 0) {
+    if (!(xs->name = jp_arena_strndup(&xs->arena, name, strlen(name)))) {
+        rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    } else if (xs->size == 0) {
         rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty input at byte 0: expected an XSpace");
     } else if (is_gzip(xs->data, xs->size)) {
-        rc = inflate_all(xs->data, xs->size, &xs->inflated, &xs->size, err);
+        const char *why;
+        uint64_t limit = inflate_limit(xs->size, &why);
+        rc = inflate_all(xs->data, xs->size, limit, why, &xs->inflated, &xs->size, err);
         if (rc == JP_OK) xs->data = xs->inflated;
         file_free(xs); /* the compressed bytes are done with */
         if (rc == JP_OK && xs->size == 0) rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty XSpace at byte 0 after gunzip");
@@ -810,7 +894,9 @@ static int open_file(jp_xspace **out, const char *path, const jp_file_id *expect
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (expect ? O_NOFOLLOW : 0));
     if (fd < 0) {
         return jp_error_set(err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, 0, "%s: cannot open: %s", path,
-                            errno == ELOOP && expect ? "a symbolic link" : strerror(errno));
+                            errno != ELOOP ? strerror(errno)
+                            : expect       ? "a symbolic link" /* O_NOFOLLOW met one */
+                                           : "too many levels of symbolic links");
     }
     struct stat st;
     int rc = JP_OK;
@@ -832,6 +918,8 @@ static int open_file(jp_xspace **out, const char *path, const jp_file_id *expect
 
 void jp_xspace_close(jp_xspace *xs) {
     if (!xs) return;
+    jp_map_deinit(&xs->stat_cache);
+    jp_vec_free(&xs->stat_strs);
     jp_arena_deinit(&xs->arena);
     file_free(xs);
     free(xs->inflated);
@@ -849,6 +937,12 @@ const jp_str *jp_xspace_hostnames(const jp_xspace *xs, size_t *n) {
 }
 
 uint64_t jp_xspace_event_count(const jp_xspace *xs) { return xs->n_events; }
+
+const char *jp_xspace_name(const jp_xspace *xs) { return xs->name ? xs->name : "<memory>"; }
+
+int jp_xspace_inflated(const jp_xspace *xs) { return xs->inflated != NULL; }
+
+const char *jp_xspace_warning(const jp_xspace *xs) { return xs->warning; }
 
 size_t jp_xspace_input_size(const jp_xspace *xs) { return xs->size; }
 

@@ -18,4 +18,14 @@ typedef struct jp_file_id {
  * of the log directory or a FIFO. */
 int jp_xspace_open_listed(jp_xspace **out, const char *path, const jp_file_id *id, int lazy, jp_error *err);
 
+/* The name errors give the input: the path it was opened from, or parse's `name`. */
+const char *jp_xspace_name(const jp_xspace *xs);
+
+/* Whether the input was gzip: byte offsets are then offsets in the decompressed data. */
+int jp_xspace_inflated(const jp_xspace *xs);
+
+/* What decoding doubts though the input decoded, one sentence (e.g. that the file looks cut short
+ * after its last plane), or NULL. */
+const char *jp_xspace_warning(const jp_xspace *xs);
+
 #endif

@@ -56,7 +56,7 @@ static inline void jp_pbw_bytes(jp_pbw *b, uint32_t field, const void *p, size_t
     jp_pbw_tag(b, field, 2);
     jp_pbw_varint(b, len);
     jp_pbw_grow(b, len);
-    if (b->failed) return;
+    if (b->failed || !len) return; /* an empty name may be {NULL, 0}: memcpy must not see NULL */
     memcpy(b->p + b->n, p, len);
     b->n += len;
 }

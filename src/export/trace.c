@@ -67,6 +67,8 @@ typedef struct exporter {
     jp_vec recs;            /* derived, for the current derived row */
     jp_map flows;           /* (source, host, id in the profile) -> flow number << 2 | ends seen */
     uint32_t n_flows;       /* flow numbers given out */
+    jp_map unknown;         /* metadata id -> index into unknown_names */
+    jp_vec unknown_names;   /* jp_str "<unknown metadata ID>", in arena, one per id met */
 } exporter;
 
 static int nomem(exporter *x) { return jp_error_set(x->err, JP_ERR_NOMEM, 0, "out of memory exporting the trace"); }
@@ -244,11 +246,30 @@ static int add_stats(exporter *x, const plane_ctx *pc, jp_stats_iter it, jp_trac
     return rc;
 }
 
+/* "<unknown metadata ID>", the name of an event whose metadata id names no metadata of its plane
+ * (`report` warns of them): one arena copy per id, as the Perfetto writer interns names by address. */
+static int unknown_meta_name(exporter *x, uint64_t id, jp_str *out) {
+    int found;
+    uint32_t k = jp_map_get_or_put(&x->unknown, id, 0, 0, (uint32_t)x->unknown_names.n, &found);
+    if (k == UINT32_MAX) return nomem(x);
+    if (!found) {
+        char text[48];
+        int n = snprintf(text, sizeof text, "<unknown metadata %llu>", (unsigned long long)id);
+        jp_str *slot = jp_vec_push(&x->unknown_names, sizeof *slot);
+        char *copy = slot ? jp_arena_strndup(&x->arena, text, (size_t)n) : NULL;
+        if (!copy) return nomem(x);
+        *slot = (jp_str){copy, (size_t)n};
+    }
+    *out = JP_VEC_AT(&x->unknown_names, jp_str, k);
+    return JP_OK;
+}
+
 static int write_source_event(exporter *x, const plane_ctx *pc, const jp_line *ln, const jp_layout_item *it) {
     const jp_event *e = &ln->events[it->index];
     const jp_event_meta *em = jp_plane_event_meta_view(pc->plane, e->metadata_id);
     jp_trace_event ev = {.ts_ns = it->start_ns, .dur_ns = it->end_ns - it->start_ns, .instant = it->instant};
     ev.name = em ? (em->name.len ? em->name : em->display_name) : (jp_str){"", 0};
+    if (!em && unknown_meta_name(x, e->metadata_id, &ev.name) != JP_OK) return JP_ERR_NOMEM;
     x->args.n = 0;
     int rc = em ? add_stats(x, pc, jp_stats_of_event_meta(pc->xs, em), &ev) : JP_OK;
     if (rc >= 0) rc = add_stats(x, pc, jp_stats_of_event(pc->xs, e), &ev);
@@ -565,6 +586,7 @@ int jp_trace_export(const char *path, const char *out_path, const jp_trace_optio
     jp_vec_free(&xs), jp_vec_free(&names), jp_vec_free(&hosts);
     jp_vec_free(&x.items), jp_vec_free(&x.args), jp_vec_free(&x.recs);
     jp_map_deinit(&x.flows);
+    jp_map_deinit(&x.unknown), jp_vec_free(&x.unknown_names);
     jp_layout_lanes_free(&x.lanes);
     jp_arena_deinit(&x.arena);
     return rc;

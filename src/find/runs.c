@@ -39,7 +39,7 @@ size_t jp_xplane_host_len(const char *name) {
 
 int jp_run_dir_each(const char *dir, jp_run_dir_fn each, void *ctx, jp_error *err) {
     DIR *d = opendir(dir);
-    if (!d) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open directory", dir);
+    if (!d) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open directory: %s", dir, strerror(errno));
     struct dirent *e;
     int rc = JP_OK;
     while (rc == JP_OK && (e = readdir(d))) {
@@ -127,7 +127,8 @@ static int visit(walk *w, size_t path_len, int depth) {
     if (!dir) {
         if (depth > 0) return JP_OK;
         return jp_error_set(w->err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, 0,
-                            "%s: cannot open directory: %s", w->path, strerror(errno));
+                            "%s: cannot open directory: %s", w->path,
+                            errno == ELOOP ? "too many levels of symbolic links" : strerror(errno));
     }
     jp_run here = {0};
     name_list files = {0};

@@ -1,6 +1,7 @@
 /* build.c - turns decoded XSpaces into the jp_model: reads the planes in order (HLO metadata
  * first), hands each to its reader (metadata.c, host.c, devices.c), and keeps the per-plane caches
  * and stat helpers they share (build_int.h). */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "base/error.h"
 #include "decode/xnames.h"
+#include "decode/xspace.h"
 #include "model/build_int.h"
 
 void jp_model_init(jp_model *m, jp_arena *arena) {
@@ -21,12 +23,32 @@ void jp_model_init(jp_model *m, jp_arena *arena) {
 
 void jp_model_deinit(jp_model *m) {
     jp_vec *vecs[] = {&m->hosts, &m->devices, &m->hlo, &m->opdefs, &m->ops, &m->host, &m->xfers,
-                      &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans};
+                      &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans, &m->warnings};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) jp_vec_free(vecs[i]);
     jp_map_deinit(&m->op_index);
     jp_map_deinit(&m->run_program);
     jp_map_deinit(&m->kernel_index);
     jp_intern_deinit(&m->intern);
+}
+
+int jp_model_warn(jp_model *m, const char *fmt, ...) {
+    char text[JP_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    for (size_t i = 0; i < len; i++) /* names come from the file: no terminal escapes */
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f) text[i] = '?';
+    for (size_t i = 0; i < m->warnings.n; i++)
+        if (strcmp(JP_VEC_AT(&m->warnings, const char *, i), text) == 0) return JP_OK;
+    const char **slot = jp_vec_push(&m->warnings, sizeof *slot);
+    if (!slot) return JP_ERR_NOMEM;
+    if (!(*slot = jp_arena_strndup(m->arena, text, len))) {
+        m->warnings.n--;
+        return JP_ERR_NOMEM;
+    }
+    return JP_OK;
 }
 
 int jp_build_nomem(jp_error *err) { return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory building the model"); }
@@ -73,10 +95,31 @@ const char *jp_build_info_interned(jp_build_ctx *c, const jp_ev_info *info, int 
     return *slot;
 }
 
+/* Events whose metadata id names no metadata of the plane read as ops with an empty name: at the
+ * end of their line, one warning says how many there were and where the first one is. */
+static int warn_unknown_metadata(jp_build_ctx *c, const jp_line *ln) {
+    jp_str line = ln->name.len ? ln->name : ln->display_name;
+    int rc = jp_model_warn(c->m, "%s: %llu event%s on %.*s/%.*s name%s metadata ids the plane does not define "
+                           "(first at byte %llu%s)", jp_xspace_name(c->xs), (unsigned long long)c->n_unknown,
+                           c->n_unknown == 1 ? "" : "s", (int)(c->plane->name.len > 200 ? 200 : c->plane->name.len),
+                           c->plane->name.ptr, (int)(line.len > 200 ? 200 : line.len), line.ptr,
+                           c->n_unknown == 1 ? "s" : "", (unsigned long long)c->unknown_at,
+                           jp_xspace_inflated(c->xs) ? " of the decompressed data" : "");
+    c->n_unknown = 0;
+    return rc ? jp_build_nomem(c->err) : 0;
+}
+
 /* The next event of line ln from the stream, its compressed values inflated: 1, 0 after the
  * line's last, or a negative status. */
 int jp_build_next_event(jp_build_ctx *c, const jp_line *ln, jp_parsed **pe) {
     int rc = jp_stream_next(c->stream, ln, pe, c->err);
+    if (rc == 1) {
+        if (ln != c->ln) c->ln = ln, c->n_unknown = 0; /* a line left early leaves no count behind */
+        c->ev_offset = (uint64_t)((*pe)->ev.raw.ptr - jp_xspace_input(c->xs).ptr);
+        if (!(*pe)->em && !c->n_unknown++) c->unknown_at = c->ev_offset;
+    } else if (rc == 0 && c->n_unknown) {
+        rc = warn_unknown_metadata(c, ln);
+    }
     if (rc == 1 && (*pe)->info.compressed && (rc = inflate_values(c, &(*pe)->info)) == JP_OK) rc = 1;
     return rc;
 }
@@ -167,7 +210,8 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     int64_t first = m->first_ps, last = m->last_ps; /* the events read below set this host's span */
     m->first_ps = INT64_MAX;
     m->last_ps = INT64_MIN;
-    jp_build_ctx c = {.m = m, .xs = xs, .host = h->name, .host_index = (uint32_t)(m->hosts.n - 1), .err = err};
+    jp_build_ctx c = {.m = m, .xs = xs, .host = h->name, .host_index = (uint32_t)(m->hosts.n - 1), .err = err,
+                      .op_nest.line = UINT32_MAX, .host_nest.line = UINT32_MAX};
     for (size_t i = 0; i < n_planes; i++) c.has_devices |= jp_plane_role_of(&planes[i], NULL) == JP_ROLE_DEVICE;
     int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
@@ -175,7 +219,12 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     size_t n_names;
     const jp_str *names = jp_xspace_hostnames(xs, &n_names);
     double cal_tflops = 0, cal_gbps = 0;
-    int calibrated = opt && n_names && jp_cpu_peaks_read(opt->cpu_peaks_file, names[0], &cal_tflops, &cal_gbps);
+    char why[JP_ERROR_MSG_MAX] = "";
+    int calibrated = opt && n_names &&
+                     jp_cpu_peaks_read(opt->cpu_peaks_file, names[0], &cal_tflops, &cal_gbps, why, sizeof why);
+    if (opt && n_names && why[0] && rc == JP_OK && jp_model_warn(m, "CPU peaks: %s", why)) rc = jp_build_nomem(err);
+    const char *doubt = jp_xspace_warning(xs);
+    if (doubt && rc == JP_OK && jp_model_warn(m, "%s: %s", jp_xspace_name(xs), doubt)) rc = jp_build_nomem(err);
     for (size_t d = h->first_device; opt && d < m->devices.n; d++) {
         jp_device *dev = &JP_VEC_AT(&m->devices, jp_device, d);
         if (calibrated && dev->platform == JP_PLATFORM_CPU && dev->peak_flops <= 0) {

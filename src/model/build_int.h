@@ -9,6 +9,21 @@
 #include "model/stream.h"
 
 /* The plane being read, with its per-plane caches. */
+/* Events nest at most this deep on one line (nesting.c keeps a stack of this size). */
+enum { JP_NEST_MAX_DEPTH = 256 };
+
+/* The nesting of one line's records (ops, or host events) as they are read, so that an event
+ * nested too deep is reported with its byte offset while the XSpace is still open. It holds while
+ * the line comes in the order nesting.c sorts it (by start, the longer of two first), as writers
+ * save it; a line that does not is left to jp_model_finish, whose error then names no byte. */
+typedef struct jp_nest_track {
+    uint32_t line;                    /* the line tracked, UINT32_MAX before the first */
+    int in_order;                     /* its records so far came in nesting order */
+    int64_t last_start, last_end;     /* the previous record's span */
+    size_t depth;                     /* open records */
+    int64_t ends[JP_NEST_MAX_DEPTH];  /* their ends, outermost first */
+} jp_nest_track;
+
 typedef struct jp_build_ctx {
     jp_model *m;
     jp_xspace *xs;
@@ -25,8 +40,17 @@ typedef struct jp_build_ctx {
     const char **em_names;   /* interned event metadata names */
     uint8_t *em_xfer;        /* event_transfer_kind + 1, 0: not known */
     const char **ref_names;  /* interned stat metadata names (the values of reference stats) */
+    const jp_line *ln;       /* the line of the event being read */
+    uint64_t ev_offset;      /* the byte offset of that event in the input, for errors */
+    uint64_t n_unknown;      /* events of the line so far whose metadata id names no metadata */
+    uint64_t unknown_at;     /* the byte offset of the first of them */
+    jp_nest_track op_nest, host_nest; /* nesting of the line's ops and host events */
     jp_error *err;
 } jp_build_ctx;
+
+/* Feeds one record of global line `line` spanning [start, end) to t: JP_ERR_LIMIT, naming the
+ * event being read (c->ev_offset) and where it is, when it nests deeper than JP_NEST_MAX_DEPTH. */
+int jp_build_nest_track(jp_build_ctx *c, jp_nest_track *t, uint32_t line, int64_t start, int64_t end);
 
 /* JP_ERR_NOMEM with the builder's message. */
 int jp_build_nomem(jp_error *err);

@@ -85,7 +85,8 @@ static int add_host_event(jp_build_ctx *c, const jp_event_meta *em, jp_str name,
     h->name = jp_build_event_name(c, em);
     h->module = jp_intern_str(&c->m->intern, "", 0);
     if (!h->name || !h->module) return jp_build_nomem(c->err);
-    if (h->kind == JP_HOST_STEP || dur == 0) return JP_OK;
+    int rc = jp_build_nest_track(c, &c->host_nest, line, start, start + dur);
+    if (rc || h->kind == JP_HOST_STEP || dur == 0) return rc;
     return jp_build_add_span(c->m, start, start + dur, UINT32_MAX, h->kind == JP_HOST_COMPILE ? JP_PART_COMPILE : JP_PART_HOST)
                ? jp_build_nomem(c->err) : JP_OK;
 }

@@ -149,8 +149,11 @@ typedef struct jp_device_caps {  /* what a device plane says about its hardware 
 /* Sets d's peaks and peak_source from its capabilities (see docs/design.md "Device peaks"). */
 void jp_device_set_peaks(jp_device *d, const jp_device_caps *caps);
 /* Reads a `jaxprof calibrate` file: 1 and its peaks when it names `hostname`, else 0 (a missing,
- * unreadable or foreign file is no error: the peaks stay unknown). */
-int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double *gbps);
+ * unreadable or foreign file is no error: the peaks stay unknown). Only a regular file of at most
+ * JP_CPU_PEAKS_MAX bytes is read: anything else (a FIFO, a link to /dev/zero, a huge file) would
+ * stall or swamp every load, and is ignored with why[] saying so; why[0] is 0 otherwise. */
+enum { JP_CPU_PEAKS_MAX = 64 << 10 };
+int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double *gbps, char *why, size_t why_cap);
 /* The user's --peak-tflops / --peak-gbps (0 leaves that peak as it is). */
 void jp_device_override_peaks(jp_device *d, double peak_tflops, double peak_gbps);
 
@@ -289,10 +292,15 @@ typedef struct jp_model {
     int64_t first_ps, last_ps;
     uint64_t n_events;
     int64_t total_dur_ps;    /* summed event durations, bounded to keep sums in range (build.c) */
+    jp_vec warnings;         /* const char * (arena), one sentence each: what reading met that the
+                              * profile is still usable without (events naming no metadata, an
+                              * ignored calibration file, a file that looks cut short) */
 } jp_model;
 
 void jp_model_init(jp_model *m, jp_arena *arena);
 void jp_model_deinit(jp_model *m);
+/* Adds a warning (printf-style) unless the same text is there already. JP_ERR_NOMEM or 0. */
+int jp_model_warn(jp_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds every plane of one host's XSpace; `host` names it. Applies opt's device filter. */
 int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt,
                         jp_error *err);

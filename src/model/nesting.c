@@ -30,7 +30,34 @@ static int cmp_host_ev(const void *a, const void *b) {
 
 /* Self time by nesting: on one line, an event fully inside an open one is its child; a parent's
  * self time is its duration minus its direct children's durations. One stack walk per line. */
-#define MAX_DEPTH 256
+#define MAX_DEPTH JP_NEST_MAX_DEPTH
+
+/* The walk below, one record at a time as the line is read (same pops, same depth), so that the
+ * error can name the event's byte while its XSpace is open; finish's walk then finds no error on
+ * the lines checked here. */
+int jp_build_nest_track(jp_build_ctx *c, jp_nest_track *t, uint32_t line, int64_t start, int64_t end) {
+    if (t->line != line) {
+        t->line = line;
+        t->in_order = 1;
+        t->depth = 0;
+    } else if (start < t->last_start || (start == t->last_start && end > t->last_end)) {
+        t->in_order = 0; /* out of nesting order: jp_model_finish sorts it and checks it */
+    }
+    t->last_start = start, t->last_end = end;
+    if (!t->in_order) return JP_OK;
+    while (t->depth && (start >= t->ends[t->depth - 1] || end > t->ends[t->depth - 1])) t->depth--;
+    if (t->depth < MAX_DEPTH) {
+        t->ends[t->depth++] = end;
+        return JP_OK;
+    }
+    jp_str name = c->ln ? (c->ln->name.len ? c->ln->name : c->ln->display_name) : (jp_str){"", 0};
+    return jp_error_set(c->err, JP_ERR_LIMIT, c->ev_offset,
+                        "XEvent at byte %llu: events nested more than %d deep on line '%.*s' of plane '%.*s' (host "
+                        "%s, the event at %lld ps): jaxprof reads at most %d levels",
+                        (unsigned long long)c->ev_offset, MAX_DEPTH, (int)(name.len > 200 ? 200 : name.len), name.ptr,
+                        (int)(c->plane->name.len > 200 ? 200 : c->plane->name.len), c->plane->name.ptr, c->host,
+                        (long long)start, MAX_DEPTH);
+}
 
 /* JP_ERR_LIMIT for an event nested deeper than MAX_DEPTH: naming where (the host's file, the line
  * counted within that host, the event's time) rather than dropping the event from nesting, which

@@ -1,9 +1,13 @@
 /* peaks.c - a device's peak FLOP/s and memory bandwidth, the roofs of the roofline: from the
  * peaks libtpu writes on its planes, from the capabilities CUPTI and ROCm write on GPU planes
  * (clock x cores x per-core rate), from a table of TPU chips, or from the user's flags. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/model.h"
 
@@ -72,14 +76,55 @@ void jp_device_override_peaks(jp_device *d, double peak_tflops, double peak_gbps
     if (peak_tflops > 0 || peak_gbps > 0) d->peak_source = "flag";
 }
 
-int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double *gbps) {
-    FILE *f = path && hostname.len ? fopen(path, "r") : NULL;
-    if (!f) return 0;
-    char line[512];
-    int host_ok = 0;
+/* The calibration file's text, NUL-terminated in buf (cap bytes, cap > JP_CPU_PEAKS_MAX): 1, or 0
+ * with why[] filled unless the file is simply absent. The file is stat'ed before it is opened, so
+ * a FIFO or a device is never opened at all, and opened with O_NONBLOCK, so one swapped in between
+ * cannot block; what was opened must be a regular file too. Links are followed: a calibration kept
+ * elsewhere and linked here is the user's choice, and the checks make a link to /dev/zero harmless. */
+static int peaks_text(const char *path, char *buf, size_t cap, char *why, size_t why_cap) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR) snprintf(why, why_cap, "%s: ignored: %s", path, strerror(errno));
+        return 0;
+    }
+    int fd = S_ISREG(st.st_mode) ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1;
+    if (fd < 0) {
+        snprintf(why, why_cap, "%s: ignored: not a regular file (jaxprof calibrate writes one)", path);
+        return 0;
+    }
+    if (st.st_size > JP_CPU_PEAKS_MAX) {
+        close(fd);
+        snprintf(why, why_cap, "%s: ignored: %lld bytes, more than a calibration's %d", path, (long long)st.st_size,
+                 JP_CPU_PEAKS_MAX);
+        return 0;
+    }
+    size_t got = 0;
+    while (got < cap - 1) {
+        ssize_t n = read(fd, buf + got, cap - 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    return 1;
+}
+
+int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double *gbps, char *why, size_t why_cap) {
+    if (why_cap) why[0] = '\0';
     *tflops = *gbps = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
+    char *text = path && hostname.len ? malloc(JP_CPU_PEAKS_MAX + 2) : NULL;
+    if (!text || !peaks_text(path, text, JP_CPU_PEAKS_MAX + 2, why, why_cap)) {
+        free(text);
+        return 0;
+    }
+    int host_ok = 0;
+    for (char *line = text, *next; *line; line = next) {
+        size_t len = strcspn(line, "\n");
+        next = line + len + (line[len] ? 1 : 0);
+        line[len] = '\0';
+        line[strcspn(line, "\r")] = '\0';
         char *eq = strchr(line, '=');
         if (line[0] == '#' || !eq) continue;
         *eq = '\0';
@@ -89,6 +134,6 @@ int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double 
         else if (strcmp(key, "peak_tflops") == 0) *tflops = strtod(value, NULL);
         else if (strcmp(key, "peak_gbps") == 0) *gbps = strtod(value, NULL);
     }
-    fclose(f);
+    free(text);
     return host_ok && *tflops > 0 && *tflops < 1e6 && *gbps > 0 && *gbps < 1e7;
 }

@@ -135,7 +135,8 @@ int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t s
     jp_op_ev *e = jp_vec_push(&c->m->ops, sizeof *e);
     if (!e) return jp_build_nomem(c->err);
     *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id, 0, start + dur};
-    return with_span && jp_build_add_op_span(c->m, e) ? jp_build_nomem(c->err) : JP_OK;
+    if (with_span && jp_build_add_op_span(c->m, e)) return jp_build_nomem(c->err);
+    return jp_build_nest_track(c, &c->op_nest, line, start, start + dur);
 }
 
 int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes) {

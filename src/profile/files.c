@@ -1,5 +1,6 @@
 /* files.c - which host files a profile path names (a file, a run directory, a log directory's
  * newest run), opening them, and the stamp and output checks built on that list. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,11 @@ int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     struct stat st;
     int fault = jp_test_fault(path, err); /* test-only: JAXPROF_TEST_FAULT (testfault.h) */
     if (fault) return fault;
-    if (stat(path, &st) != 0) return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path);
+    if (stat(path, &st) != 0) /* say why: a loop of links, a denied directory, ... are not "no such file" */
+        return errno == ENOENT || errno == ENOTDIR
+                   ? jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no such file or directory", path)
+                   : jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open: %s", path,
+                                  errno == ELOOP ? "too many levels of symbolic links" : strerror(errno));
     if (!S_ISDIR(st.st_mode)) return add_file(files, NULL, path, NULL, err);
     int rc = list_run_files(path, files, err);
     if (rc || files->n) return rc;

@@ -180,7 +180,7 @@ static int keep_steps(const jp_model *m, jp_arena *arena, jp_analysis *a) {
 static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_options *opt, jp_error *err) {
     const jp_analysis *full = &p->analysis;
     jp_analysis w = {.hosts = full->hosts, .n_hosts = full->n_hosts, .n_events = full->n_events,
-                     .clock_method = full->clock_method};
+                     .clock_method = full->clock_method, .warnings = full->warnings, .n_warnings = full->n_warnings};
     int64_t lo = 0, hi = 0;
     w.steps = select_steps(full, opt, &p->arena, &w.n_steps, &lo, &hi);
     if (!w.n_steps) return no_step(full, opt, err);
@@ -203,6 +203,10 @@ static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_er
     for (size_t h = 0; h < m->hosts.n; h++) a->hosts[h] = JP_VEC_AT(&m->hosts, jp_model_host, h).name;
     a->n_hosts = m->hosts.n;
     a->n_events = m->n_events;
+    if (m->warnings.n && !(a->warnings = jp_arena_alloc(&p->arena, m->warnings.n * sizeof *a->warnings)))
+        return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    for (size_t i = 0; i < m->warnings.n; i++) a->warnings[i] = JP_VEC_AT(&m->warnings, const char *, i);
+    a->n_warnings = m->warnings.n;
     int rc = jp_hosts_analyze(m, &p->arena, a); /* aligns the hosts' clocks: before the rest */
     if (rc != JP_OK) return analysis_failed("hosts", rc, err);
     rc = run_analyses(m, &p->arena, a, jp_steps_analyze, err);

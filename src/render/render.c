@@ -568,6 +568,12 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         jp_view modules = {.top = v ? v->top : 0}; /* each module's top buffers; --sort is for the ops */
         if (!rc) rc = jp_memory_json(a, &modules, out, err);
         if (!rc) rc = json_hosts(a, v, out, err);
+        fputs(",\"warnings\":[", out);
+        for (size_t i = 0; i < a->n_warnings; i++) {
+            if (i) fputc(',', out);
+            jp_json_fput_cstr(out, a->warnings[i]);
+        }
+        fputc(']', out);
     } else if (section == JP_SECTION_HOSTS) {
         if (!rc) rc = json_hosts(a, v, out, err);
     } else {
@@ -661,6 +667,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     fprintf(out, "%s captured, device busy %s\n", b[0], b[1]);
     if (a->op_busy_ps > 0) /* XProf's window for idle time; the KPIs below are over the steps */
         fprintf(out, "device idle %.1f%% of each device's first-to-last activity\n", a->device_idle_pct);
+    for (size_t i = 0; i < a->n_warnings; i++) fprintf(out, "warning: %s\n", a->warnings[i]);
     if (a->n_steps) {
         jp_format_time(b[0], 32, s->mean_ps);
         jp_format_time(b[1], 32, s->median_ps);

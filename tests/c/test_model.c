@@ -16,10 +16,12 @@
 #include "pbwrite.h"
 
 /* An XSpace of one /host:CPU plane: on a "python" line (or an XLA:CPU "tf_worker" line, as op
- * thunks tagged hlo_op/hlo_module) `depth` events each nested inside the one before. */
-static pbw nested_space(size_t depth, int thunks) {
+ * thunks tagged hlo_op/hlo_module) `depth` events each nested inside the one before, written
+ * outermost first (as writers sort them) or, `reversed`, innermost first. */
+static pbw nested_space(size_t depth, int thunks, int reversed) {
     pbw space = {0}, plane = {0}, line = {0};
-    for (size_t k = 0; k < depth; k++) {
+    for (size_t i = 0; i < depth; i++) {
+        size_t k = reversed ? depth - 1 - i : i;
         pbw ev = {0};
         pbw_uint(&ev, 1, 1);
         pbw_uint(&ev, 2, 1000 * k);                   /* offset_ps */
@@ -57,14 +59,15 @@ static pbw nested_space(size_t depth, int thunks) {
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, JP_XN_PLANE_HOST_CPU);
     pbw_msg(&space, 1, &plane);
+    pbw_str(&space, 4, "deep");
     return space;
 }
 
 /* Builds a model of the nest; returns the status, err filled. */
-static int build_nest(size_t depth, int thunks, jp_error *err, size_t *n_events) {
-    pbw space = nested_space(depth, thunks);
+static int build_nest(size_t depth, int thunks, int reversed, jp_error *err, size_t *n_events) {
+    pbw space = nested_space(depth, thunks, reversed);
     jp_xspace *xs = NULL;
-    int rc = jp_xspace_parse(&xs, space.buf, space.len, "deep.xplane.pb", err);
+    int rc = jp_xspace_parse_lazy(&xs, space.buf, space.len, "deep.xplane.pb", err);
     assert_int_equal(rc, JP_OK);
     jp_arena arena;
     jp_arena_init(&arena, 0);
@@ -82,15 +85,37 @@ static int build_nest(size_t depth, int thunks, jp_error *err, size_t *n_events)
     return rc;
 }
 
+/* The byte offset (as jp_event.raw gives it) of event k of the nest's one line. */
+static uint64_t nest_event_offset(size_t depth, int thunks, size_t k) {
+    pbw space = nested_space(depth, thunks, 0);
+    jp_xspace *xs = NULL;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "deep.xplane.pb", NULL), JP_OK);
+    size_t n;
+    const jp_plane *planes = jp_xspace_planes(xs, &n);
+    uint64_t at = (uint64_t)(planes[0].lines[0].events[k].raw.ptr - space.buf);
+    jp_xspace_close(xs);
+    free(space.buf);
+    return at;
+}
+
 static void nesting_past_the_limit_is_an_error(void **state) {
     (void)state;
     for (int thunks = 0; thunks < 2; thunks++) {
         jp_error err;
         size_t n = 0;
-        assert_int_equal(build_nest(256, thunks, &err, &n), JP_OK); /* the limit itself reads */
+        assert_int_equal(build_nest(256, thunks, 0, &err, &n), JP_OK); /* the limit itself reads */
         assert_int_equal(n, 256);
-        assert_int_equal(build_nest(300, thunks, &err, &n), JP_ERR_LIMIT);
-        /* the 257th event, at 256 ns from the line's start at 1000 ns */
+        assert_int_equal(build_nest(300, thunks, 0, &err, &n), JP_ERR_LIMIT);
+        /* the 257th event, at 256 ns from the line's start at 1000 ns, named by its byte */
+        uint64_t at = nest_event_offset(300, thunks, 256);
+        char want[JP_ERROR_MSG_MAX];
+        snprintf(want, sizeof want, "XEvent at byte %llu: events nested more than 256 deep on line '%s' of plane "
+                 "'/host:CPU' (host deep, the event at 1256000 ps): jaxprof reads at most 256 levels",
+                 (unsigned long long)at, thunks ? "tf_worker" : "python");
+        assert_string_equal(err.msg, want);
+        assert_int_equal(err.offset, at);
+        /* innermost first (out of nesting order): found once sorted, by host, line and time */
+        assert_int_equal(build_nest(300, thunks, 1, &err, &n), JP_ERR_LIMIT);
         assert_string_equal(err.msg, "deep: events nested more than 256 deep on line 0 (the event at 1256000 ps): "
                                      "jaxprof reads at most 256 levels");
     }

@@ -248,15 +248,16 @@ static void every_prefix_of_the_xspace(void **state) {
         free(cut);
     }
     print_message("xspace prefixes: %zu bytes, %zu errors, %zu valid\n", raw.len, o.errors, o.ok);
-    /* Only a cut at the end of a top-level field is a whole XSpace: after the planes without events
-     * (a profile with no events), and after the last plane or the one field behind it (all 69
-     * events). Every other prefix is refused. */
+    /* Only a cut at the end of a top-level field is a whole XSpace: after the second plane (the
+     * first with events) and after the third, before the hostnames (all 69 events): both load, the
+     * profile warning that the file looks cut. The cut after the first plane (/host:metadata, no
+     * event) used to read as a valid empty profile: it is refused as truncated, as is every other
+     * prefix. */
     assert_int_equal(raw.len, 8281);
-    assert_int_equal(o.ok, 3);
-    assert_int_equal(o.valid_at[0], 4835);
-    assert_int_equal(o.valid_at[1], 8132);
-    assert_int_equal(o.valid_at[2], 8277);
-    assert_int_equal(o.errors, raw.len - 3);
+    assert_int_equal(o.ok, 2);
+    assert_int_equal(o.valid_at[0], 8132);
+    assert_int_equal(o.valid_at[1], 8277);
+    assert_int_equal(o.errors, raw.len - 2);
     free(raw.ptr);
     free(gz.ptr);
 }
@@ -716,6 +717,7 @@ static void degenerate_inputs(void **state) {
     pbw_msg(&plane, 5, &entry);
     pbw_str(&plane, 2, "/host:metadata");
     pbw_msg(&space, 1, &plane);
+    pbw_str(&space, 4, "host");
     assert_int_equal(jp_profile_parse(&p, space.buf, space.len, "hlo.xplane.pb", NULL, &err), JP_ERR_TRUNCATED);
     assert_null(p);
     if (!strstr(err.msg, "hlo.xplane.pb: truncated HloProto at byte ")) fail_msg("%s", err.msg);
@@ -786,6 +788,162 @@ static void load_errors_name_the_file(void **state) {
     free(gz.ptr);
 }
 
+/* ---- decoding probes (issue 30): what used to pass silently, hang, or say the wrong thing ------- */
+
+/* One /host:CPU plane named by `host`: a "python" line whose events 1 and 3 name event metadata
+ * 1, which exists, and events 2 and 4 name ids 77 and 78, which do not. */
+static pbw unknown_meta_space(const char *host) {
+    pbw space = {0}, plane = {0}, line = {0};
+    const uint64_t ids[] = {1, 77, 1, 78};
+    for (uint64_t k = 0; k < 4; k++) {
+        pbw ev = {0};
+        pbw_uint(&ev, 1, ids[k]);
+        pbw_uint(&ev, 2, 1000000 * k);
+        pbw_uint(&ev, 3, 500000);
+        pbw_msg(&line, 4, &ev);
+    }
+    pbw_uint(&line, 1, 1);
+    pbw_str(&line, 2, "python");
+    pbw_msg(&plane, 3, &line);
+    add_event_meta(&plane, 1, "known", NULL);
+    pbw_uint(&plane, 1, 1);
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_msg(&space, 1, &plane);
+    pbw_str(&space, 4, host);
+    return space;
+}
+
+/* Events whose metadata id the plane does not define read as unnamed events, as before, and the
+ * analysis now says how many, on which plane and line, and where the first one is. */
+static void unknown_metadata_is_reported(void **state) {
+    (void)state;
+    pbw space = unknown_meta_space("h");
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "x", &err), JP_OK);
+    size_t n;
+    const jp_plane *pl = jp_xspace_planes(xs, &n);
+    uint64_t first = (uint64_t)(pl[0].lines[0].events[1].raw.ptr - space.buf);
+    jp_xspace_close(xs);
+    jp_profile *p;
+    assert_int_equal(jp_profile_parse(&p, space.buf, space.len, "u.xplane.pb", NULL, &err), JP_OK);
+    const jp_analysis *a = jp_profile_analysis(p);
+    assert_int_equal(a->n_events, 4);
+    assert_int_equal(a->n_warnings, 1);
+    char want[256];
+    snprintf(want, sizeof want, "u.xplane.pb: 2 events on /host:CPU/python name metadata ids the plane does not define "
+             "(first at byte %llu)", (unsigned long long)first);
+    assert_string_equal(a->warnings[0], want);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(jp_render(a, JP_SECTION_REPORT, JP_FORMAT_TEXT, NULL, out, &err), JP_OK);
+    fclose(out);
+    char line[300];
+    snprintf(line, sizeof line, "\nwarning: %s\n", want);
+    assert_non_null(strstr(text, line));
+    free(text);
+    jp_profile_free(p);
+    free(space.buf);
+}
+
+/* The CPU peaks file (jaxprof calibrate's cache) as a FIFO, a link to /dev/zero or a huge file
+ * hung (or swamped) every load: each is ignored with a warning and the load finishes; a real
+ * calibration still applies. */
+static void cpu_peaks_file_must_be_a_small_regular_file(void **state) {
+    (void)state;
+    const char *tmp = getenv("TEST_TMPDIR");
+    char peaks[1024];
+    snprintf(peaks, sizeof peaks, "%s/cpu_peaks_%d", tmp ? tmp : "/tmp", (int)getpid());
+    blob gz = fixture_gz(CPU_SMALL);
+    jp_load_options opt = {.cpu_peaks_file = peaks};
+    for (int kind = 0; kind < 4; kind++) {
+        unlink(peaks);
+        if (kind == 0) assert_int_equal(mkfifo(peaks, 0600), 0);
+        if (kind == 1) assert_int_equal(symlink("/dev/zero", peaks), 0);
+        if (kind == 2) { /* 96,000 bytes of comments */
+            FILE *f = fopen(peaks, "w");
+            for (int i = 0; i < 2000; i++) fputs("# 48 bytes of a comment line that nobody reads.\n", f);
+            fclose(f);
+        }
+        if (kind == 3) { /* a genuine calibration for the fixture's host */
+            FILE *f = fopen(peaks, "w");
+            fputs("# CPU peaks\nhostname=vm\npeak_tflops=0.5\npeak_gbps=20\n", f);
+            fclose(f);
+        }
+        jp_profile *p;
+        jp_error err;
+        assert_int_equal(jp_profile_parse(&p, gz.ptr, gz.len, CPU_SMALL, &opt, &err), JP_OK);
+        const jp_analysis *a = jp_profile_analysis(p);
+        char want[1200];
+        if (kind < 2) snprintf(want, sizeof want, "CPU peaks: %s: ignored: not a regular file (jaxprof calibrate writes one)", peaks);
+        if (kind == 2) snprintf(want, sizeof want, "CPU peaks: %s: ignored: 96000 bytes, more than a calibration's 65536", peaks);
+        if (kind < 3) {
+            assert_int_equal(a->n_warnings, 1);
+            assert_string_equal(a->warnings[0], want);
+        } else {
+            assert_int_equal(a->n_warnings, 0);
+            assert_true(a->n_devices == 1 && a->devices[0].peak_flops == 0.5e12);
+        }
+        jp_profile_free(p);
+    }
+    unlink(peaks);
+    free(gz.ptr);
+}
+
+/* Through jp_profile_load: a loop of links is said as such (it said "no such file or directory"),
+ * and an event nested past the limit is named by its file and byte (it named a host and a time). */
+static void load_names_links_and_deep_nesting(void **state) {
+    (void)state;
+    const char *tmp = getenv("TEST_TMPDIR");
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/loop_%d_a.xplane.pb", tmp ? tmp : "/tmp", (int)getpid());
+    snprintf(b, sizeof b, "%s/loop_%d_b.xplane.pb", tmp ? tmp : "/tmp", (int)getpid());
+    assert_int_equal(symlink(b, a), 0);
+    assert_int_equal(symlink(a, b), 0);
+    jp_profile *p;
+    jp_error err;
+    assert_int_equal(jp_profile_load(&p, a, NULL, &err), JP_ERR_IO);
+    char want[1300];
+    snprintf(want, sizeof want, "%s: cannot open: too many levels of symbolic links", a);
+    assert_string_equal(err.msg, want);
+    unlink(a), unlink(b);
+
+    pbw space = {0}, plane = {0}, line = {0};
+    for (uint64_t k = 0; k < 300; k++) { /* each inside the one before */
+        pbw ev = {0};
+        pbw_uint(&ev, 1, 1);
+        pbw_uint(&ev, 2, 1000 * k);
+        pbw_uint(&ev, 3, 1000 * (600 - 2 * k));
+        pbw_msg(&line, 4, &ev);
+    }
+    pbw_uint(&line, 1, 1);
+    pbw_str(&line, 2, "python");
+    pbw_msg(&plane, 3, &line);
+    add_event_meta(&plane, 1, "scope", NULL);
+    pbw_uint(&plane, 1, 1);
+    pbw_str(&plane, 2, "/host:CPU");
+    pbw_msg(&space, 1, &plane);
+    pbw_str(&space, 4, "deep");
+    jp_xspace *xs;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "x", &err), JP_OK);
+    size_t n;
+    uint64_t at = (uint64_t)(jp_xspace_planes(xs, &n)[0].lines[0].events[256].raw.ptr - space.buf);
+    jp_xspace_close(xs);
+    snprintf(a, sizeof a, "%s/deep_%d.xplane.pb", tmp ? tmp : "/tmp", (int)getpid());
+    FILE *f = fopen(a, "wb");
+    assert_int_equal(fwrite(space.buf, 1, space.len, f), space.len);
+    fclose(f);
+    assert_int_equal(jp_profile_load(&p, a, NULL, &err), JP_ERR_LIMIT);
+    snprintf(want, sizeof want, "%s: XEvent at byte %llu: events nested more than 256 deep on line 'python' of plane "
+             "'/host:CPU' (host deep_%d, the event at 256000 ps): jaxprof reads at most 256 levels", a,
+             (unsigned long long)at, (int)getpid());
+    assert_string_equal(err.msg, want);
+    assert_int_equal(err.offset, at);
+    unlink(a);
+    free(space.buf);
+}
+
 static int open_devnull(void **state) {
     (void)state;
     devnull = fopen("/dev/null", "w");
@@ -809,6 +967,9 @@ int main(void) {
         cmocka_unit_test(async_ops_end_at_their_linked_end_event),
         cmocka_unit_test(degenerate_inputs),
         cmocka_unit_test(load_errors_name_the_file),
+        cmocka_unit_test(unknown_metadata_is_reported),
+        cmocka_unit_test(cpu_peaks_file_must_be_a_small_regular_file),
+        cmocka_unit_test(load_names_links_and_deep_nesting),
     };
     return cmocka_run_group_tests(tests, open_devnull, close_devnull);
 }

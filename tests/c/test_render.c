@@ -283,6 +283,7 @@ static pbw cpu_space(int slow_add, int extra_op) {
     put_line(&plane, 2, "tf_worker", worker, n_worker);
     put_line(&plane, 3, "tf_pjrt", pjrt, 1);
     finish_plane(&space, &plane, 1, JP_XN_PLANE_HOST_CPU, CPU_NAMES, E_CPU_COUNT, NULL, 0);
+    pbw_str(&space, 4, "cpu"); /* the hostnames, after the planes, as profilers write them */
     return space;
 }
 
@@ -304,6 +305,7 @@ static pbw gpu_space(void) {
     pbw space = {0}, plane = {0};
     put_line(&plane, 7, "Stream #7", stream, sizeof stream / sizeof stream[0]);
     finish_plane(&space, &plane, 2, "/device:GPU:0", GPU_NAMES, G_GPU_COUNT, NULL, 0);
+    pbw_str(&space, 4, "gpu");
     return space;
 }
 

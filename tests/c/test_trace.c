@@ -1,6 +1,7 @@
 /* test_trace.c - jp_trace_export under ASan/UBSan: counts on the real CPU fixture in both formats,
  * cuts that add up, and bad input (every 61st prefix, 300 byte flips) ending in a clean error that
  * names the file with no output or .tmp left, or in a complete export. */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,6 +169,48 @@ static void test_bad_input_fails_cleanly(void **state) {
     free(raw);
 }
 
+/* Events whose metadata has no name, or whose metadata id names no metadata: the Perfetto writer
+ * copied their empty name from a NULL pointer (UBSan, under make test-c), and both writers named
+ * the second kind "". Now both formats export every event, the second kind as
+ * "<unknown metadata ID>". The XSpace is hand-encoded: plane /host:CPU, line "python" (id 1) with
+ * events naming metadata 5 (defined, no name), 123 and 124 (undefined), hostname "h". */
+static void test_unnamed_and_unknown_metadata(void **state) {
+    (void)state;
+    static const uint8_t space[] = {
+        0x0a, 0x3c,                                     /* planes: 60 bytes */
+        0x08, 0x01, 0x12, 0x09, '/', 'h', 'o', 's', 't', ':', 'C', 'P', 'U', /* id 1, name */
+        0x1a, 0x25,                                     /* lines: 37 bytes */
+        0x08, 0x01, 0x12, 0x06, 'p', 'y', 't', 'h', 'o', 'n', /* id 1, name "python" */
+        0x22, 0x07, 0x08, 0x05, 0x10, 0xe8, 0x07, 0x18, 0x64,       /* event: meta 5, offset 1000, dur 100 */
+        0x22, 0x07, 0x08, 0x7b, 0x10, 0xd0, 0x0f, 0x18, 0x64,       /* event: meta 123, offset 2000 */
+        0x22, 0x07, 0x08, 0x7c, 0x10, 0xb8, 0x17, 0x18, 0x64,       /* event: meta 124, offset 3000 */
+        0x22, 0x06, 0x08, 0x05, 0x12, 0x02, 0x08, 0x05, /* event_metadata {5: {id 5}}: no name */
+        0x22, 0x01, 'h',                                /* hostnames */
+    };
+    char in[1100], out[1100];
+    path_in_tmp(in, sizeof in, "unknown_meta.xplane.pb");
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(space, 1, sizeof space, f), sizeof space);
+    fclose(f);
+    for (int perfetto = 0; perfetto < 2; perfetto++) {
+        path_in_tmp(out, sizeof out, perfetto ? "unknown.pftrace" : "unknown.json");
+        jp_trace_options opt = jp_trace_options_default();
+        opt.format = perfetto ? JP_TRACE_PERFETTO : JP_TRACE_CHROME;
+        jp_trace_stats st;
+        jp_error err;
+        if (jp_trace_export(in, out, &opt, &st, &err) != JP_OK) fail_msg("%s", err.msg);
+        assert_int_equal(st.events_out, 3);
+        size_t len;
+        char *text = slurp(out, &len);
+        assert_non_null(memmem(text, len, "<unknown metadata 123>", 22));
+        assert_non_null(memmem(text, len, "<unknown metadata 124>", 22));
+        free(text);
+        unlink(out);
+    }
+    unlink(in);
+}
+
 int main(void) {
     const char *dir = getenv("TEST_TMPDIR");
     snprintf(tmpdir, sizeof tmpdir, "%s", dir && *dir ? dir : "/tmp");
@@ -177,6 +220,7 @@ int main(void) {
         cmocka_unit_test(test_cuts_add_up),
         cmocka_unit_test(test_unwritable_output_is_an_io_error),
         cmocka_unit_test(test_bad_input_fails_cleanly),
+        cmocka_unit_test(test_unnamed_and_unknown_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "decode/xspace.h"
 #include "jaxprof/jaxprof.h"
 #include "pbwrite.h"
 
@@ -240,6 +241,7 @@ static void metadata_lookup_by_id(void **state) {
         pbw_msg(&plane, 5, &entry);
     }
     pbw_msg(&space, 1, &plane);
+    pbw_str(&space, 4, "host"); /* no event: without hostnames it would read as cut after the plane */
     jp_xspace *xs;
     jp_error err;
     assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
@@ -586,6 +588,149 @@ static void lazy_open_reports_corrupt_events_when_read(void **state) {
     }
 }
 
+/* Compressed stats are bounded together (16 times the XSpace, at least 64 MiB): eight stats that
+ * each inflate to 40 MiB stop at the second, naming the stat's byte, where each used to get an
+ * allowance of its own. A stat asked for again is the same view, inflated once. */
+static void compressed_stats_are_bounded_in_total(void **state) {
+    (void)state;
+    size_t n = (size_t)40 << 20, gz_len;
+    uint8_t *zeros = calloc(n, 1), *gz = pbw_gzip(zeros, n, &gz_len);
+    free(zeros);
+    pbw space, ev = {0}, st = {0};
+    for (int i = 0; i < 8; i++) {
+        pbw_uint(&st, 1, 5); pbw_bytes(&st, 8, gz, gz_len);
+        pbw_msg(&ev, 4, &st);
+    }
+    unsetenv("JAXPROF_MAX_INFLATE");
+    jp_xspace *xs = parse_one_event(&ev, &space);
+    const jp_plane *p = only_plane(xs);
+    jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);
+    jp_stat s;
+    jp_str first, again;
+    jp_error err;
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(jp_stat_str(xs, p, &s, &first, &err), JP_OK);
+    assert_int_equal(first.len, n);
+    assert_int_equal(jp_stat_str(xs, p, &s, &again, &err), JP_OK); /* cached: no second 40 MiB */
+    assert_ptr_equal(again.ptr, first.ptr);
+    assert_int_equal(jp_stats_next(&it, &s, &err), 1);
+    assert_int_equal(jp_stat_str(xs, p, &s, &again, &err), JP_ERR_LIMIT);
+    uint64_t at = (uint64_t)((const uint8_t *)s.v.s.ptr - space.buf);
+    char want[JP_ERROR_MSG_MAX];
+    snprintf(want, sizeof want, "compressed stat at byte %llu: the profile's compressed stats inflate to more than "
+             "67108864 bytes (the limit: 16 times the XSpace's size, at least 64 MiB, at most 1 GiB, for all "
+             "compressed stats together); if the file is genuine, raise it with --max-inflate SIZE or "
+             "JAXPROF_MAX_INFLATE", (unsigned long long)at);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(err.offset, at);
+    assert_int_equal(jp_stat_str(xs, p, &s, &again, &err), JP_ERR_LIMIT); /* asked again: the same error */
+    assert_string_equal(err.msg, want);
+    jp_xspace_close(xs);
+    setenv("JAXPROF_MAX_INFLATE", "1G", 1); /* raised: all eight fit, 320 MiB */
+    xs = NULL;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
+    p = only_plane(xs);
+    it = jp_stats_of_event(xs, &p->lines[0].events[0]);
+    int k = 0;
+    while (jp_stats_next(&it, &s, &err) == 1) {
+        assert_int_equal(jp_stat_str(xs, p, &s, &again, &err), JP_OK);
+        k++;
+    }
+    assert_int_equal(k, 8);
+    unsetenv("JAXPROF_MAX_INFLATE");
+    jp_xspace_close(xs);
+    free(gz);
+    free(space.buf);
+}
+
+/* A varint of more than 10 bytes, or whose 10th byte carries bits past the 64th, is malformed
+ * (JP_ERR_CORRUPT, its own message), not "truncated"; one cut by the end still is truncated. */
+static void malformed_varints_are_corrupt_not_truncated(void **state) {
+    (void)state;
+    jp_xspace *xs;
+    jp_error err;
+    const uint8_t long_tag[] = {0x8a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
+    assert_int_equal(jp_xspace_parse(&xs, long_tag, sizeof long_tag, "t", &err), JP_ERR_CORRUPT);
+    assert_string_equal(err.msg, "t: malformed varint at byte 0 in XSpace: more than 10 bytes (a varint holds at "
+                                 "most 10 bytes, 64 bits)");
+    assert_int_equal(err.offset, 0);
+    /* plane { id = varint of 10 bytes whose last is 0x02: 65 bits } */
+    const uint8_t wide[] = {0x0a, 0x0b, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+    assert_int_equal(jp_xspace_parse(&xs, wide, sizeof wide, "w", &err), JP_ERR_CORRUPT);
+    assert_string_equal(err.msg, "w: malformed varint at byte 3 in XPlane: its 10th byte sets bits past 64 (a "
+                                 "varint holds at most 10 bytes, 64 bits)");
+    assert_int_equal(err.offset, 3);
+    /* a length of 11 bytes */
+    const uint8_t long_len[] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
+    assert_int_equal(jp_xspace_parse(&xs, long_len, sizeof long_len, "l", &err), JP_ERR_CORRUPT);
+    assert_string_equal(err.msg, "l: malformed varint at byte 1 in XSpace: more than 10 bytes (a varint holds at "
+                                 "most 10 bytes, 64 bits)");
+    /* cut inside a varint: truncated, as before */
+    const uint8_t cut[] = {0x0a, 0x04, 0x08, 0xff, 0xff, 0xff};
+    assert_int_equal(jp_xspace_parse(&xs, cut, sizeof cut, "c", &err), JP_ERR_TRUNCATED);
+    assert_string_equal(err.msg, "c: truncated XPlane at byte 3: expected a varint value");
+}
+
+/* A file cut exactly after a plane: no hostnames follow (profilers write them after the planes).
+ * Without any event it would read as a valid empty profile: an error at the end of the file. With
+ * events it is a warning (one real capture holds no hostnames). Hostnames: neither. */
+static void cut_after_a_plane_is_noticed(void **state) {
+    (void)state;
+    pbw meta_plane = {0}, space = {0};
+    pbw_uint(&meta_plane, 1, 9); pbw_str(&meta_plane, 2, "/host:metadata");
+    pbw_msg(&space, 1, &meta_plane);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "cut.xplane.pb", &err), JP_ERR_TRUNCATED);
+    char want[JP_ERROR_MSG_MAX];
+    snprintf(want, sizeof want, "cut.xplane.pb: file ends at byte %zu, right after plane 1: the file looks truncated "
+             "(no hostnames field follows the planes)", space.len);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(err.offset, space.len);
+    size_t gz_len;
+    uint8_t *gz = pbw_gzip(space.buf, space.len, &gz_len);
+    assert_int_equal(jp_xspace_parse(&xs, gz, gz_len, "cut.xplane.pb.gz", &err), JP_ERR_TRUNCATED);
+    assert_non_null(strstr(err.msg, "right after plane 1: the file looks truncated (no hostnames field follows the "
+                                    "planes) (offset in the decompressed data)"));
+    free(gz);
+    pbw_str(&space, 4, "host"); /* the same plane and its hostname: a valid empty profile */
+    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "whole", &err), JP_OK);
+    assert_null(jp_xspace_warning(xs));
+    jp_xspace_close(xs);
+    free(space.buf);
+
+    pbw w = build_space(), ev = {0}; /* events, hostnames: no doubt */
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "w", &err), JP_OK);
+    assert_null(jp_xspace_warning(xs));
+    jp_xspace_close(xs);
+    free(w.buf);
+    xs = parse_one_event(&ev, &space); /* an event, no hostnames: a warning */
+    snprintf(want, sizeof want, "file ends at byte %zu, right after plane 1: the file looks truncated (no hostnames "
+             "field follows the planes)", space.len);
+    assert_string_equal(jp_xspace_warning(xs), want);
+    jp_xspace_close(xs);
+    free(space.buf);
+}
+
+/* A loop of symbolic links is said as such, not as a missing file. */
+static void symlink_loop_is_named(void **state) {
+    (void)state;
+    const char *dir = getenv("TEST_TMPDIR");
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/loop-a.xplane.pb", dir ? dir : "/tmp");
+    snprintf(b, sizeof b, "%s/loop-b.xplane.pb", dir ? dir : "/tmp");
+    remove(a), remove(b);
+    assert_int_equal(symlink(b, a), 0);
+    assert_int_equal(symlink(a, b), 0);
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_open(&xs, a, &err), JP_ERR_IO);
+    char want[1200];
+    snprintf(want, sizeof want, "%s: cannot open: too many levels of symbolic links", a);
+    assert_string_equal(err.msg, want);
+    remove(a), remove(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decodes_model),
@@ -601,6 +746,10 @@ int main(void) {
         cmocka_unit_test(truncation_reports_file_and_offset),
         cmocka_unit_test(corrupt_and_wrong_type_inputs),
         cmocka_unit_test(random_byte_flips_never_crash),
+        cmocka_unit_test(compressed_stats_are_bounded_in_total),
+        cmocka_unit_test(malformed_varints_are_corrupt_not_truncated),
+        cmocka_unit_test(cut_after_a_plane_is_noticed),
+        cmocka_unit_test(symlink_loop_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

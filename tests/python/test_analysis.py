@@ -195,6 +195,10 @@ def test_load_errors(tmp_path):
         jaxprof.load(bad)
     empty = tmp_path / "run" / "host.xplane.pb"
     empty.parent.mkdir()
-    empty.write_bytes(b"\x0a\x00")  # an XSpace with one empty plane: valid, nothing to analyse
+    empty.write_bytes(b"\x0a\x00")  # one empty plane and no hostnames after it: a file cut short (issue 30)
+    with pytest.raises(ValueError, match=r"host\.xplane\.pb: file ends at byte 2, right after plane 1: the file "
+                                         r"looks truncated \(no hostnames field follows the planes\)"):
+        jaxprof.load(empty)
+    empty.write_bytes(b"\x0a\x00\x22\x04host")  # with its hostname: valid, nothing to analyse
     doc = json.loads(jaxprof.load(empty.parent).render("steps", "json"))
     assert doc["steps"] == [] and doc["step_summary"]["method"] == "none" and doc["hosts"] == ["host"]
