@@ -141,11 +141,17 @@ static void unwrap(const char **s, size_t *len) {
     }
 }
 
+/* The scope is made of pieces of op_name before its last '/', each followed by at most one '/',
+ * so it never needs more than that many bytes: a long op_name (a 1,000+ character function name or
+ * named_scope) gets a heap buffer rather than losing the pieces that did not fit. */
 const char *jp_hlo_scope_of(jp_intern *t, const char *op_name) {
-    char out[1024];
+    char small[1024];
     size_t n = 0;
     const char *p = op_name, *last = strrchr(op_name, '/');
     if (!last) return jp_intern_str(t, "", 0);
+    size_t cap = (size_t)(last - op_name) + 1;
+    char *out = cap <= sizeof small ? small : malloc(cap);
+    if (!out) return NULL;
     while (p < last) {
         const char *slash = memchr(p, '/', (size_t)(last - p));
         if (!slash) slash = last;
@@ -153,14 +159,16 @@ const char *jp_hlo_scope_of(jp_intern *t, const char *op_name) {
         size_t len = (size_t)(slash - p);
         unwrap(&comp, &len);
         int artificial = (len == 4 && memcmp(comp, "main", 4) == 0 && p != op_name);
-        if (len > 0 && !artificial && n + len + 1 < sizeof out) {
+        if (len > 0 && !artificial && len < cap - n) {
             if (n) out[n++] = '/';
             memcpy(out + n, comp, len);
             n += len;
         }
         p = slash + 1;
     }
-    return jp_intern_str(t, out, n);
+    const char *scope = jp_intern_str(t, out, n);
+    if (out != small) free(out);
+    return scope;
 }
 
 /* ---- decoding ----------------------------------------------------------------------------- */

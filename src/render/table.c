@@ -151,9 +151,23 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
 
 /* ---- text ------------------------------------------------------------------------------------- */
 
+/* A string longer than buf keeps its tail behind "...", as fit() cuts it, and never starts inside a
+ * UTF-8 character: a 1,000-character name shows its end, not a piece from its middle. */
+static void str_tail(char *buf, size_t len, const char *s) {
+    size_t n = strlen(s);
+    if (n < len || len < 4) {
+        snprintf(buf, len, "%s", s);
+        return;
+    }
+    const char *from = s + n - (len - 4);
+    while (*from && ((unsigned char)*from & 0xC0) == 0x80) from++;
+    memcpy(buf, "...", 3);
+    memcpy(buf + 3, from, (size_t)(s + n - from) + 1);
+}
+
 static void cell_text(const cell *c, char *buf, size_t len) {
     switch (c->type) {
-    case CELL_STR: snprintf(buf, len, "%s", c->s); break;
+    case CELL_STR: str_tail(buf, len, c->s); break;
     case CELL_INT: snprintf(buf, len, "%lld", (long long)c->i); break;
     case CELL_BOOL: snprintf(buf, len, "%s", c->i ? "yes" : ""); break;
     case CELL_TIME: jp_format_time(buf, len, (double)c->i); break;
