@@ -166,7 +166,7 @@ const char *jp_hlo_scope_of(jp_intern *t, const char *op_name) {
         }
         p = slash + 1;
     }
-    const char *scope = jp_intern_str(t, out, n);
+    const char *scope = jp_intern_str(t, n ? out : "", n);
     if (out != small) free(out);
     return scope;
 }
