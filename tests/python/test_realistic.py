@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,7 +62,6 @@ class Capture:
 class Realistic:
     log_dir: Path                 # every capture, each under log_dir/<name>/
     captures: dict[str, Capture]
-    seconds: float                # how long capturing took (reported in the failure messages)
 
 
 @pytest.fixture(scope="session")
@@ -81,11 +79,9 @@ def realistic(tmp_path_factory: pytest.TempPathFactory, asan_bin: Path) -> Reali
     """Every capture of realistic_models.py, made once per session in a subprocess (only when the
     ASan CLI is there to read them)."""
     log_dir = tmp_path_factory.mktemp("realistic")
-    t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, str(HERE / "realistic_models.py"), str(log_dir)],
                           capture_output=True, text=True, timeout=900,
                           env={**os.environ, "JAX_PLATFORMS": "cpu"})
-    seconds = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr[-4000:]
     captures = {}
     for line in proc.stdout.splitlines():
@@ -93,7 +89,7 @@ def realistic(tmp_path_factory: pytest.TempPathFactory, asan_bin: Path) -> Reali
         (xplane,) = Path(run_dir).glob("*.xplane.pb")
         captures[name] = Capture(name, Path(run_dir), xplane)
     assert sorted(captures) == sorted(NAMES), proc.stdout
-    return Realistic(log_dir, captures, seconds)
+    return Realistic(log_dir, captures)
 
 
 # ---- running the ASan CLI --------------------------------------------------------------------------
@@ -237,12 +233,6 @@ def test_every_command_under_asan_ubsan(name: str, realistic: Realistic, cli: Sa
     assert "<html" in (tmp_path / "report.html").read_text()
     for section in SECTIONS:
         assert docs[section]["section"] == section
-
-
-def test_capture_time(realistic: Realistic) -> None:
-    """Capturing all four stays modest, so `make test` stays well under its 15 minutes (measured
-    here: about 30 s on 2 cores). A budget, not a timing assertion: 10x that."""
-    assert realistic.seconds < 300, realistic.seconds
 
 
 # ---- diff, list, extract ----------------------------------------------------------------------------
