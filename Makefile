@@ -16,14 +16,16 @@ demo: install
 
 test: test-c test-py
 
-# C library tests under AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors.
+# C library tests under AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors. Everything
+# is built, the CLI too: test-py runs $(ASAN)/jaxprof on realistic captures (test_realistic.py).
 test-c: sysdeps venv
 	@[ -f $(ASAN)/build.ninja ] || $(VENV)/bin/meson setup $(ASAN) --werror -Dbuildtype=debug \
 	    -Db_sanitize=address,undefined -Dc_args=-fno-sanitize-recover=all -Dpython=disabled -Dtests=enabled
+	$(VENV)/bin/meson compile -C $(ASAN)
 	$(VENV)/bin/meson test -C $(ASAN) --print-errorlogs
 
 test-py: install $(VENV)/.test-deps
-	$(VPY) -m pytest -q tests/python
+	JAXPROF_ASAN_BIN=$(CURDIR)/$(ASAN)/jaxprof $(VPY) -m pytest -q tests/python
 
 install: $(VENV)/.installed
 

@@ -142,11 +142,17 @@ static void unwrap(const char **s, size_t *len) {
     }
 }
 
+/* The scope is made of pieces of op_name before its last '/', each followed by at most one '/',
+ * so it never needs more than that many bytes: a long op_name (a 1,000+ character function name or
+ * named_scope) gets a heap buffer rather than losing the pieces that did not fit. */
 const char *jp_hlo_scope_of(jp_intern *t, const char *op_name) {
-    char out[HLO_TEXT_MAX];
-    jp_text scope = jp_text_make(out, sizeof out); /* a deeper scope than fits ends in "...", never skips a level */
+    char small[1024];
     const char *p = op_name, *last = strrchr(op_name, '/');
     if (!last) return jp_intern_str(t, "", 0);
+    size_t cap = (size_t)(last - op_name) + 1;
+    char *out = cap <= sizeof small ? small : malloc(cap);
+    if (!out) return NULL;
+    jp_text scope = jp_text_make(out, cap); /* cap is enough: never cut */
     while (p < last) {
         const char *slash = memchr(p, '/', (size_t)(last - p));
         if (!slash) slash = last;
@@ -160,7 +166,9 @@ const char *jp_hlo_scope_of(jp_intern *t, const char *op_name) {
         }
         p = slash + 1;
     }
-    return jp_intern_str(t, scope.buf, scope.len);
+    const char *interned = jp_intern_str(t, scope.buf, scope.len);
+    if (out != small) free(out);
+    return interned;
 }
 
 /* ---- decoding ----------------------------------------------------------------------------- */

@@ -132,7 +132,7 @@ const char *jp_hlo_category_of_name(const char *name);
 /* 1 for collective categories. */
 int jp_hlo_is_collective(const char *category);
 /* User scope path of an op_name: "jit(f)/transpose(jvp(loss))/dense/dot_general" -> "f/loss/dense".
- * Writes into a, returns interned text ("" when op_name has no scope). */
+ * Returns interned text ("" when op_name has no scope; any length), NULL when out of memory. */
 const char *jp_hlo_scope_of(jp_intern *t, const char *op_name);
 
 /* ---- device peaks (peaks.c) ------------------------------------------------------------------ */

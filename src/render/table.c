@@ -152,11 +152,19 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
 
 /* ---- text ------------------------------------------------------------------------------------- */
 
-/* A text cell, cut with "..." on a whole character. A newline or tab inside a name would break the
- * table's rows and columns: '?' as any other control character (the stream jp_render writes
- * through neutralises the rest). */
+/* A text cell. A string longer than buf keeps its tail behind "...", as fit() cuts it, and never
+ * starts inside a UTF-8 character: a 1,000-character name shows its end, not a piece from its
+ * middle. A newline or tab inside a name would break the table's rows and columns: '?' as any
+ * other control character (the stream jp_render writes through neutralises the rest). */
 static void cell_str(char *buf, size_t len, const char *s) {
+    size_t n = strlen(s);
     jp_text t = jp_text_make(buf, len);
+    if (n >= len && len >= 4) {
+        const char *from = s + n - (len - 4);
+        while (*from && ((unsigned char)*from & 0xC0) == 0x80) from++;
+        jp_text_puts(&t, "...");
+        s = from;
+    }
     jp_text_puts(&t, s);
     for (char *p = buf; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = '?';

@@ -17,6 +17,7 @@ enum {
     CACHE_SLOTS = 4,       /* decoded runs kept */
     REL_MAX = 4096,        /* bytes of a run path relative to the log directory */
     PARAM_MAX = 256,       /* bytes of one decoded query value */
+    MODULE_MAX = 16384,    /* a ?module= name: jit_<function __name__>(id) has no length limit of its own */
     DEFAULT_PX = 1000,     /* timeline width when ?px= is absent */
     MAX_PX = 1000000,      /* widest timeline asked for */
     TRACKS_MAX_BYTES = 16384, /* a ?tracks= list: the server takes no longer request head anyway */
@@ -357,7 +358,7 @@ static int serve_section(jp_viewer *v, const run_request *r, int section, jp_htt
     jp_error err;
     if (r->steps[0] && (section == JP_SECTION_KERNELS || section == JP_SECTION_HOSTS))
         return respond_error(resp, 400, "kernels and hosts cover the whole run: they take no ?steps=");
-    char module[PARAM_MAX];  /* ?module=: memory's one module in detail (jp_view.module) */
+    char module[MODULE_MAX];  /* ?module=: memory's one module in detail (jp_view.module) */
     int got = query_param(r->query, "module", module, sizeof module);
     if (got < 0 || (got && section != JP_SECTION_MEMORY)) return respond_error(resp, 400, "bad module parameter (memory only)");
     jp_view view = {.module = module};

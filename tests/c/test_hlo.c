@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -203,6 +205,28 @@ static void test_hostile_frame_references(void **state) {
     free(proto.buf);
 }
 
+/* A scope path longer than 1 KiB (a 1,000+ character function name and named_scope) is kept whole:
+ * before issue 30 each piece that did not fit a 1 KiB buffer was dropped, so ops lost their scope. */
+static void test_long_scope_is_kept_whole(void **state) {
+    (void)state;
+    enum { FN = 1100, SCOPE = 1300 };
+    static char op_name[FN + SCOPE + 64], want[FN + SCOPE + 2];
+    memset(want, 'f', FN);
+    want[FN] = '/';
+    memset(want + FN + 1, 's', SCOPE);
+    want[FN + 1 + SCOPE] = '\0';
+    snprintf(op_name, sizeof op_name, "jit(%.*s)/jvp(%s)/dot_general", FN, want, want + FN + 1);
+    jp_arena arena;
+    jp_intern intern;
+    jp_arena_init(&arena, 0);
+    jp_intern_init(&intern, &arena);
+    assert_string_equal(jp_hlo_scope_of(&intern, op_name), want);
+    assert_string_equal(jp_hlo_scope_of(&intern, "jit(f)/transpose(jvp(loss))/dense/dot_general"), "f/loss/dense");
+    assert_string_equal(jp_hlo_scope_of(&intern, "no_slash"), "");
+    jp_intern_deinit(&intern);
+    jp_arena_deinit(&arena);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_line_skips_library_frames),
@@ -210,6 +234,7 @@ int main(void) {
         cmocka_unit_test(test_instruction_text),
         cmocka_unit_test(test_no_rule_names_the_innermost_frame),
         cmocka_unit_test(test_hostile_frame_references),
+        cmocka_unit_test(test_long_scope_is_kept_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

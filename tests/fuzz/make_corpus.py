@@ -6,11 +6,23 @@ it, then `libFuzzer -merge=1` kept the inputs that add coverage):
 Seeds: the committed fixture tests/data/cpu_small.xplane.pb.gz (gunzipped for xspace and profile,
 as-is for gzip, its HloProtos for hlo), small synthetic GPU and TPU profiles from
 tests/python/xplane_gen.py, and HTTP request heads (good, traversal, huge, garbage).
+
+    .venv/bin/python tests/fuzz/make_corpus.py --realistic [LOG_DIR]
+
+adds (or refreshes) the seeds of realistic captures (issue 30): tests/python/realistic_models.py's
+transformer LM, CNN, 500-array tuple and deeply nested / long-named module, captured into LOG_DIR
+(a fresh temporary directory unless given), then minimised to at most SEED_MAX bytes each: for hlo,
+each capture's largest HloProto (its entry computation kept, other computations dropped from the
+end until it fits); for xspace and profile, the capture with /host:metadata holding only that
+minimised HloProto and every line's events cut to the first N (N halved until it fits).
 """
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -127,6 +139,190 @@ def hlo_protos(space: bytes) -> list[bytes]:
     return out
 
 
+# ---- realistic captures, minimised (issue 30) -------------------------------------------------------
+
+SEED_MAX = 200_000
+XSPACE_PLANES, PLANE_NAME, PLANE_LINES, PLANE_EVENT_META = 1, 2, 3, 4
+LINE_EVENTS, EMETA_NAME, EMETA_STATS, STAT_BYTES = 4, 2, 5, 6
+HLO_MODULE, MODULE_COMPUTATIONS, MODULE_ENTRY_ID, COMP_INSTRUCTIONS, COMP_ID, COMP_ROOT_ID = 1, 3, 6, 2, 5, 6
+INSTR_ID, EVENT_META_ID = 35, 1
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def field(number: int, wire: int, value: int | bytes) -> bytes:
+    """One protobuf field, as fields() yields it."""
+    key = varint(number << 3 | wire)
+    if wire == 0:
+        return key + varint(value)  # type: ignore[arg-type]
+    if wire == 2:
+        return key + varint(len(value)) + value  # type: ignore[arg-type]
+    return key + value  # type: ignore[operator]
+
+
+def rewrite(buf: bytes, edit) -> bytes:
+    """buf with each field replaced by edit(number, wire, value): bytes to keep (re-encoded), None
+    to drop it; edit returning the value unchanged keeps the field as it was."""
+    out = bytearray()
+    for number, wire, value in fields(buf):
+        new = edit(number, wire, value)
+        if new is not None:
+            out += field(number, wire, new)
+    return bytes(out)
+
+
+def hlo_modules(space: bytes) -> dict[str, bytes]:
+    """Module name ("jit_step(6)") -> HloProto bytes, from /host:metadata's event metadata."""
+    out = {}
+    for number, _, plane in fields(space):
+        if number != XSPACE_PLANES:
+            continue
+        for pn, _, entry in fields(plane):
+            if pn != PLANE_EVENT_META:
+                continue
+            for en, _, meta in fields(entry):
+                if en != 2:
+                    continue
+                name = next((v for mn, _, v in fields(meta) if mn == EMETA_NAME), b"").decode()
+                protos = [v for mn, _, stat in fields(meta) if mn == EMETA_STATS
+                          for sn, _, v in fields(stat) if sn == STAT_BYTES and len(v) > 16]
+                if protos:
+                    out[name] = protos[0]
+    return out
+
+
+def cut_instructions(comp: bytes, n_keep: int) -> bytes:
+    """The computation with its root instruction and its first n_keep others."""
+    root = next((v for n, _, v in fields(comp) if n == COMP_ROOT_ID), None)
+    seen = [0]
+
+    def edit(n: int, w: int, v: bytes) -> bytes | None:
+        if n != COMP_INSTRUCTIONS:
+            return v
+        if next((x for k, _, x in fields(v) if k == INSTR_ID), None) == root:
+            return v
+        seen[0] += 1
+        return v if seen[0] <= n_keep else None
+    return rewrite(comp, edit)
+
+
+def shrink_hlo(proto: bytes, limit: int = SEED_MAX) -> bytes:
+    """The HloProto with its entry computation, buffer assignment and everything else, and as many
+    of its other computations (in order) as fit in limit bytes; when the entry alone is too big, its
+    root (the output tuple) and as many of its first instructions as fit."""
+    module = next(v for n, _, v in fields(proto) if n == HLO_MODULE)
+    entry_id = next((v for n, _, v in fields(module) if n == MODULE_ENTRY_ID), None)
+    comps = [v for n, _, v in fields(module) if n == MODULE_COMPUTATIONS]
+    is_entry = [next((v for n, _, v in fields(c) if n == COMP_ID), None) == entry_id for c in comps]
+    budget = limit - (len(proto) - sum(len(c) + 8 for c in comps))
+    keep: dict[int, bytes] = {}
+    for i in sorted(range(len(comps)), key=lambda i: not is_entry[i]):  # the entry first
+        comp, n_keep = comps[i], 1 << 16
+        while is_entry[i] and len(comp) + 8 > budget and n_keep > 0:
+            n_keep //= 2
+            comp = cut_instructions(comps[i], n_keep)
+        if is_entry[i] or len(comp) + 8 <= budget:
+            keep[i] = comp
+            budget -= len(comp) + 8
+    index = [-1]
+
+    def comp_edit(n: int, w: int, v: bytes) -> bytes | None:
+        if n != MODULE_COMPUTATIONS:
+            return v
+        index[0] += 1
+        return keep.get(index[0])
+    new_module = rewrite(module, comp_edit)
+    return rewrite(proto, lambda n, w, v: new_module if n == HLO_MODULE else v)
+
+
+def shrink_space(space: bytes, module: str, proto: bytes, limit: int = SEED_MAX) -> bytes:
+    """The XSpace with /host:metadata holding only `module` (as proto) and each line's events cut
+    to the first n, n halved until the whole fits in limit bytes."""
+    def metadata_plane(plane: bytes) -> bytes:
+        def entry(n: int, w: int, v: bytes) -> bytes | None:
+            if n != PLANE_EVENT_META:
+                return v
+            meta = next(m for en, _, m in fields(v) if en == 2)
+            name = next((x for mn, _, x in fields(meta) if mn == EMETA_NAME), b"").decode()
+            if name != module:
+                return None
+            stats = lambda sn, sw, sv: rewrite(sv, lambda k, kw, kv: proto if k == STAT_BYTES else kv) \
+                if sn == EMETA_STATS else sv  # noqa: E731
+            return rewrite(v, lambda en, ew, ev: rewrite(ev, stats) if en == 2 else ev)
+        return rewrite(plane, entry)
+
+    def cut(n_events: int) -> bytes:
+        def plane_edit(pn: int, pw: int, plane: bytes) -> bytes:
+            if pn != XSPACE_PLANES:
+                return plane
+            name = next((v for n, _, v in fields(plane) if n == PLANE_NAME), b"")
+            if name == b"/host:metadata":
+                return metadata_plane(plane)
+
+            used: set[int] = set()
+
+            def line_edit(n: int, w: int, line: bytes) -> bytes:
+                if n != PLANE_LINES:
+                    return line
+                seen = [0]
+
+                def event_edit(en: int, ew: int, ev: bytes) -> bytes | None:
+                    if en != LINE_EVENTS:
+                        return ev
+                    seen[0] += 1
+                    if seen[0] > n_events:
+                        return None
+                    used.update(v for k, _, v in fields(ev) if k == EVENT_META_ID)
+                    return ev
+                return rewrite(line, event_edit)
+            plane = rewrite(plane, line_edit)
+            # the event metadata the kept events name (a capture's host plane has thousands)
+            return rewrite(plane, lambda n, w, v: v if n != PLANE_EVENT_META or
+                           next((k for kn, _, k in fields(v) if kn == 1), None) in used else None)
+        return rewrite(space, plane_edit)
+
+    n = 1 << 16
+    out = cut(n)
+    while len(out) > limit and n > 1:
+        n //= 2
+        out = cut(n)
+    return out
+
+
+def realistic_seeds(log_dir: Path) -> dict[str, dict[str, bytes]]:
+    """Captures tests/python/realistic_models.py's programs into log_dir (unless already there) and
+    returns their minimised seeds per target."""
+    script = ROOT / "tests" / "python" / "realistic_models.py"
+    if not any(log_dir.rglob("*.xplane.pb")):
+        subprocess.run([sys.executable, str(script), str(log_dir)], check=True, stdout=subprocess.DEVNULL)
+    seeds: dict[str, dict[str, bytes]] = {"xspace": {}, "profile": {}, "hlo": {}}
+    jaxprof_cli = Path(sys.executable).parent / "jaxprof"
+    for capture in sorted(p for p in log_dir.iterdir() if p.is_dir()):
+        (path,) = capture.rglob("*.xplane.pb")
+        space = path.read_bytes()
+        modules = hlo_modules(space)
+        # the module that ran (the process's earlier modules are in every later capture too)
+        memory = subprocess.run([str(jaxprof_cli), "memory", str(path), "--json"], check=True,
+                                capture_output=True, text=True).stdout
+        module = json.loads(memory)["modules"][0]["name"]
+        proto = shrink_hlo(modules[module])
+        small = shrink_space(space, module, proto)
+        seeds["hlo"][f"real_{capture.name}"] = proto
+        seeds["xspace"][f"real_{capture.name}"] = small
+        seeds["profile"][f"real_{capture.name}"] = small
+    return seeds
+
+
 HTTP = {
     "get": b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
     "get_query": b"GET /data/trace.json?token=abc&x=1 HTTP/1.1\r\nHost: localhost:8080\r\n"
@@ -220,8 +416,24 @@ VIEWER = {
 }
 
 
+def write(corpus: Path, seeds: dict[str, dict[str, bytes]]) -> None:
+    for target, files in seeds.items():
+        d = corpus / target
+        d.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (d / f"seed_{name}").write_bytes(data)
+        print(f"{target}: {len(files)} seeds ({max(map(len, files.values()))} bytes at most)")
+
+
 def main() -> None:
     corpus = HERE / "corpus"
+    if sys.argv[1:2] == ["--realistic"]:
+        if len(sys.argv) > 2:
+            write(corpus, realistic_seeds(Path(sys.argv[2])))
+        else:
+            with tempfile.TemporaryDirectory(prefix="jaxprof-realistic-") as tmp:
+                write(corpus, realistic_seeds(Path(tmp)))
+        return
     fixture_gz = (ROOT / "tests" / "data" / "cpu_small.xplane.pb.gz").read_bytes()
     fixture = gzip.decompress(fixture_gz)
     spaces = {"cpu_small": fixture, "gpu": gpu_space().encode(), "tpu": tpu_space().encode()}
@@ -235,12 +447,7 @@ def main() -> None:
         "hlotext": HLOTEXT,
         "viewer": VIEWER,
     }
-    for target, files in seeds.items():
-        d = corpus / target
-        d.mkdir(parents=True, exist_ok=True)
-        for name, data in files.items():
-            (d / f"seed_{name}").write_bytes(data)
-        print(f"{target}: {len(files)} seeds")
+    write(corpus, seeds)
 
 
 if __name__ == "__main__":
