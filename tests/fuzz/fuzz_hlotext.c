@@ -235,7 +235,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (!in->text || in->text[0] != '%') __builtin_trap(); /* every instruction has its line */
             check_text(in->text);
             check_text(in->source);
-            check_text(jp_hlo_scope_of(&intern, in->op_name));
+            const char *scope = jp_hlo_scope_of(&intern, in->op_name); /* kept whole: never longer than op_name */
+            if (scope && in->op_name && strlen(scope) > strlen(in->op_name)) __builtin_trap();
         }
         for (size_t i = 0; m.memory && i < m.memory->n_buffers; i++) {
             const jp_hlo_lbuf *b = &m.memory->buffers[i];

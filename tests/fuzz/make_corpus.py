@@ -305,7 +305,7 @@ def realistic_seeds(log_dir: Path) -> dict[str, dict[str, bytes]]:
     script = ROOT / "tests" / "python" / "realistic_models.py"
     if not any(log_dir.rglob("*.xplane.pb")):
         subprocess.run([sys.executable, str(script), str(log_dir)], check=True, stdout=subprocess.DEVNULL)
-    seeds: dict[str, dict[str, bytes]] = {"xspace": {}, "profile": {}, "hlo": {}}
+    seeds: dict[str, dict[str, bytes]] = {"xspace": {}, "profile": {}, "hlo": {}, "writers": {}, "gzip": {}}
     jaxprof_cli = Path(sys.executable).parent / "jaxprof"
     for capture in sorted(p for p in log_dir.iterdir() if p.is_dir()):
         (path,) = capture.rglob("*.xplane.pb")
@@ -320,6 +320,8 @@ def realistic_seeds(log_dir: Path) -> dict[str, dict[str, bytes]]:
         seeds["hlo"][f"real_{capture.name}"] = proto
         seeds["xspace"][f"real_{capture.name}"] = small
         seeds["profile"][f"real_{capture.name}"] = small
+        seeds["writers"][f"real_{capture.name}"] = small
+        seeds["gzip"][f"real_{capture.name}"] = gzip.compress(small, mtime=0)
     return seeds
 
 

@@ -292,7 +292,7 @@ def jaxprof(*args: object, env: dict[str, str] | None = None, umask: int | None 
             timeout: int = 120) -> subprocess.CompletedProcess:
     """Runs the CLI with bytes output (names may be anything)."""
     return subprocess.run([str(JAXPROF_BIN), *(str(a) for a in args)], capture_output=True, timeout=timeout,
-                          env=env, preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+                          env=env, umask=-1 if umask is None else umask)
 
 
 # ---- item 1: a FIFO, a device, /dev/stdout are written in place; a link is refused -----------------
