@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -410,3 +411,25 @@ def test_realistic_values(realistic: Realistic, cli: Sanitized) -> None:
     row = next(line for line in deep_text.splitlines() if "512.0 MiB" in line and "abcdefghij" in line)
     shown = row.split()[0]
     assert shown.startswith("...") and len(shown) > 20 and dmod["name"].endswith(shown[3:]), shown
+
+
+def test_memory_page_fits_a_thousand_character_module_name(realistic: Realistic) -> None:
+    """The memory page of the `deep` capture in a real Chromium: its module picker holds the
+    1,025-character module name and must stay inside the window (it widened the page past it)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from conftest import headless_chromium
+    from test_viewer_browser import serve_dir
+
+    for url in serve_dir(realistic.log_dir):
+        with urllib.request.urlopen(url + "api/runs", timeout=60) as r:
+            runs = json.load(r)
+        (deep,) = [run["id"] for run in runs if run["path"].startswith("deep/")]
+        for driver in headless_chromium("1400,1000"):
+            driver.get(f"{url}#/memory?run={deep}")
+            picker = WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#mem-module"))[0]
+            name = picker.get_attribute("value")
+            assert name.startswith("jit_deep_") and len(name) > 1000, name[:80]
+            right = driver.execute_script("return arguments[0].getBoundingClientRect().right", picker)
+            assert right <= driver.execute_script("return window.innerWidth"), right
