@@ -386,6 +386,7 @@ static size_t roof_ops(const jp_analysis *a, size_t *pick, size_t *counted) {
     for (size_t i = 0; i < a->n_ops; i++) {
         const jp_op_stat *o = &a->ops[i];
         if (!(o->flops > 0 && o->bytes > 0 && o->total_ps > 0)) continue;
+        if (!isfinite(op_intensity(o)) || !isfinite(op_flops_s(o))) continue; /* no point on a finite axis */
         ++*counted;
         size_t at = n;
         while (at > 0 && a->ops[pick[at - 1]].self_ps < o->self_ps) at--;
@@ -404,11 +405,16 @@ static void decades(double *lo, double *hi) {
     if (*hi - *lo < 2) *lo -= 1, *hi = *lo + 3;
 }
 
+/* Whether dev's roofs can be drawn: both peaks known, and its ridge and peak on a finite axis. */
+static int has_roofs(const jp_device *dev) {
+    return dev->peak_flops > 0 && dev->peak_bw > 0 && isfinite(dev->peak_flops) && isfinite(dev->peak_flops / dev->peak_bw);
+}
+
 /* The axes' ranges: every dot, and the ridge and the compute peak when there are roofs. */
 static void roof_ranges(const jp_analysis *a, const size_t *pick, size_t n, roof_plot *p) {
     p->dev = NULL;
     for (size_t d = 0; d < a->n_devices && !p->dev; d++)
-        if (a->devices[d].peak_flops > 0 && a->devices[d].peak_bw > 0) p->dev = &a->devices[d];
+        if (has_roofs(&a->devices[d])) p->dev = &a->devices[d];
     p->x_lo = p->y_lo = INFINITY;
     p->x_hi = p->y_hi = -INFINITY;
     for (size_t k = 0; k < n; k++) {

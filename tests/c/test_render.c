@@ -1053,6 +1053,31 @@ static output html_of(const jp_analysis *a, const char *file) {
     return o;
 }
 
+/* A roofline whose numbers leave a finite axis (a denormal bandwidth peak: an infinite ridge; an
+ * op of 1e308 FLOP over 1e-300 bytes: an infinite intensity) skips them: fuzz_writers found the
+ * axes' int conversion of infinity (UBSan float-cast-overflow under clang). */
+static void html_roofline_skips_infinite_points(void **state) {
+    jp_analysis a = *cpu_of(state);
+    jp_device devices[8];
+    jp_op_stat ops[16];
+    assert_true(a.n_devices >= 1 && a.n_devices <= 8 && a.n_ops >= 2 && a.n_ops <= 16);
+    memcpy(devices, a.devices, a.n_devices * sizeof *devices);
+    memcpy(ops, a.ops, a.n_ops * sizeof *ops);
+    for (size_t d = 0; d < a.n_devices; d++) devices[d].peak_flops = 1e12, devices[d].peak_bw = 1e-320;
+    ops[0].flops = 1e308, ops[0].bytes = 1e-300;
+    a.devices = devices, a.ops = ops;
+    output o = html_of(&a, "render_inf.html");
+    char *roof = strstr(o.text, "<section id=\"roofline\">"), *end = roof ? strstr(roof, "</section>") : NULL;
+    assert_non_null(end);
+    *end = '\0';                                   /* the roofline section alone */
+    assert_null(strstr(roof, "inf"));
+    assert_null(strstr(roof, "nan"));
+    assert_null(strstr(roof, "Roofs of"));                            /* no device with finite roofs */
+    assert_null(strstr(roof, ops[0].name));                          /* its point left out */
+    assert_non_null(strstr(roof, "dot.1: 100 FLOP/byte, 500 GFLOP/s")); /* the others placed */
+    free(o.text);
+}
+
 static void html_reports(void **state) {
     output cpu = html_of(cpu_of(state), "render_cpu.html"), gpu = html_of(gpu_of(state), "render_gpu.html");
     expect_golden("cpu_report.html", &cpu);
@@ -1180,7 +1205,7 @@ static void control_characters_become_question_marks(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_sections), cmocka_unit_test(cpu_report),   cmocka_unit_test(cpu_views),
-        cmocka_unit_test(gpu_outputs),  cmocka_unit_test(html_reports),
+        cmocka_unit_test(gpu_outputs),  cmocka_unit_test(html_reports), cmocka_unit_test(html_roofline_skips_infinite_points),
         cmocka_unit_test(diff_outputs), cmocka_unit_test(golden_files_were_not_updated),
         cmocka_unit_test(control_characters_become_question_marks),
     };
