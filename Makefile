@@ -25,7 +25,7 @@ test-c: sysdeps venv
 	$(VENV)/bin/meson test -C $(ASAN) --print-errorlogs
 
 test-py: install $(VENV)/.test-deps
-	JAXPROF_ASAN_BIN=$(CURDIR)/$(ASAN)/jaxprof $(VPY) -m pytest -q tests/python
+	JAXPROF_REAL_CAPTURES=$${JAXPROF_REAL_CAPTURES:-$(CURDIR)/../shared/captures} JAXPROF_ASAN_BIN=$(CURDIR)/$(ASAN)/jaxprof $(VPY) -m pytest -q tests/python
 
 install: $(VENV)/.installed
 

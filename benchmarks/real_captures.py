@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import shutil
 import statistics
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report_speed import XPROF_CHILD, fmt_s, measured  # noqa: E402
 
-REAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "real"
+REAL = Path(os.environ.get("JAXPROF_REAL_CAPTURES") or Path(__file__).resolve().parents[2] / "shared" / "captures")  # beside the project, never in it
 
 
 def main() -> int:

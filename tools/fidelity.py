@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-REAL = ROOT / "tests" / "data" / "real"
+REAL = Path(os.environ.get("JAXPROF_REAL_CAPTURES") or ROOT.parent / "shared" / "captures")  # beside the project, never in it
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 import xprof_oracle  # noqa: E402
 

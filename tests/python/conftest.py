@@ -28,6 +28,11 @@ os.environ["JAXPROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxprof-cache-")
 JAXPROF_BIN = Path(os.environ.get("JAXPROF_BIN") or Path(sys.executable).parent / "jaxprof")
 
 
+# Real captures written by others live beside the project, never in it (../shared/captures, its
+# README says where each comes from); JAXPROF_REAL_CAPTURES points elsewhere.
+REAL_CAPTURES = Path(os.environ.get("JAXPROF_REAL_CAPTURES") or Path(__file__).resolve().parents[3] / "shared" / "captures")
+
+
 def run_jaxprof(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run([str(JAXPROF_BIN), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 

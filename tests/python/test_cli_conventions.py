@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import capture_steps, jaxprof_json, run_jaxprof
+from conftest import REAL_CAPTURES, capture_steps, jaxprof_json, run_jaxprof
 
 C_COMMANDS = ["report", "ops", "steps", "scopes", "kernels", "memory", "transfers", "compiles", "findings",
               "hosts", "lines", "flame", "export", "diff", "list", "latest", "extract", "view", "version", "help"]
@@ -65,7 +65,7 @@ def test_a_filter_that_matches_nothing_names_what_exists(run):
 
 
 # A real JAX GPU (MI300) capture with two findings; a CPU capture's findings depend on its timing.
-MI300_CONV = Path(__file__).resolve().parents[1] / "data" / "real" / "mi300_jax08_conv.xplane.pb.gz"
+MI300_CONV = REAL_CAPTURES / "mi300_jax08_conv.xplane.pb.gz"
 
 
 def test_findings_show_evidence_and_fix_wrapped():

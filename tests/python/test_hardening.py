@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_jaxprof
+from conftest import REAL_CAPTURES, run_jaxprof
 from test_hardening_truncate import get
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "cpu_small.xplane.pb.gz"
@@ -58,7 +58,7 @@ def test_an_output_that_is_the_input_is_refused(tmp_path: Path, argv: list[str])
 
 # ---- the viewer: run files swapped under it (item 3) ----------------------------------------------
 
-TPU = Path(__file__).resolve().parents[1] / "data" / "real" / "jax_tpu_v6e_4core_inference.xplane.pb.gz"
+TPU = REAL_CAPTURES / "jax_tpu_v6e_4core_inference.xplane.pb.gz"
 
 
 def test_viewer_never_follows_a_run_file_swapped_for_a_link_or_a_fifo(tmp_path: Path, launch_view) -> None:

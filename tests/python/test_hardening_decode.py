@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import JAXPROF_BIN, run_jaxprof
+from conftest import REAL_CAPTURES, JAXPROF_BIN, run_jaxprof
 from xplane_gen import XSpace, _Event, f_bytes, f_varint
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "data" / "cpu_small.xplane.pb.gz"
-REAL = ROOT / "tests" / "data" / "real"
+REAL = REAL_CAPTURES
 
 
 def one_line_error(proc: subprocess.CompletedProcess, path: Path) -> str:

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 import xprof_oracle
-from conftest import jaxprof_json, run_jaxprof
+from conftest import REAL_CAPTURES, jaxprof_json, run_jaxprof
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+REAL = REAL_CAPTURES
 GEN = Path(__file__).resolve().parents[2] / "benchmarks" / "gen_xplane.py"
 
 # Every fixture that is a profile (the mangled one is bad input, tested below).

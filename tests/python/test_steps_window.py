@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import capture_steps, jaxprof_json, run_jaxprof
+from conftest import REAL_CAPTURES, capture_steps, jaxprof_json, run_jaxprof
 
 N_STEPS = 6
 
@@ -150,7 +150,7 @@ def test_bad_ranges_exit_2_and_say_why(log_dir, args, message):
     assert proc.stdout == ""
 
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real"  # captures by others (README there)
+REAL = REAL_CAPTURES  # captures by others (README there)
 
 
 @pytest.mark.parametrize("capture", ["jax_tpu_v6e_4core_inference.xplane.pb.gz", "mi300_jax08_conv.xplane.pb.gz"])

@@ -18,14 +18,14 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import JAXPROF_BIN, capture_steps, headless_chromium, run_jaxprof
+from conftest import REAL_CAPTURES, JAXPROF_BIN, capture_steps, headless_chromium, run_jaxprof
 from test_export import gpu_profile
 from test_hosts import write_run
 from test_view import free_port
 from test_viewer_api import is_extra, two_run_logdir
 
 ARTIFACTS = Path(os.environ.get("JAXPROF_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts")
-REAL = Path(__file__).resolve().parents[1] / "data" / "real"  # real captures by others
+REAL = REAL_CAPTURES  # real captures by others
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import capture_steps, headless_chromium, run_jaxprof
+from conftest import REAL_CAPTURES, capture_steps, headless_chromium, run_jaxprof
 from test_export import gpu_profile
 from test_hosts import write_run
 from test_viewer_api import CAP, Viewer, all_events, run_path, serve  # noqa: F401  (serve: a fixture)
@@ -26,7 +26,7 @@ from test_viewer_browser import canvas_ink, js, serve_dir, shot, wait_for, windo
 from xplane_gen import XSpace, big_xplane
 
 UNITS_MS = {"s": 1e3, "ms": 1.0, "µs": 1e-3, "ns": 1e-6}
-REAL = Path(__file__).resolve().parents[1] / "data" / "real"  # real captures by others
+REAL = REAL_CAPTURES  # real captures by others
 
 
 # ---- the exported trace: what the timeline must show ------------------------------------------------
