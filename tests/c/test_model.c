@@ -130,7 +130,7 @@ typedef struct op_sum {
  * that device, and per op the runs hold as many kernels, lasting as long, as the model counts. */
 static void check_rows_match_table(const char *file, int64_t want_kernels, int64_t want_ops) {
     char path[512];
-    snprintf(path, sizeof path, "%s/real/%s", JP_TEST_DATA, file);
+    snprintf(path, sizeof path, "%s/%s", JP_REAL_CAPTURES, file);
     jp_xspace *xs = NULL;
     jp_error err;
     assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
