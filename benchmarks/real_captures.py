@@ -1,4 +1,4 @@
-"""Report speed on the real captures of tests/data/real: `jaxprof report` against XProf's converters.
+"""Report speed on the real captures of ../shared/captures: `jaxprof report` against XProf's converters.
 
     python benchmarks/real_captures.py [--xprof-python PATH] [--repeats N]
 
@@ -50,7 +50,7 @@ def main() -> int:
             j, x = statistics.median(ours), statistics.median(theirs)
             rows.append((gz.name, path.stat().st_size / 1e6, j, x))
     print("## Real captures (`benchmarks/real_captures.py`)\n")
-    print("The captures of `tests/data/real` (written by others; provenance in its README), each read by a "
+    print("The captures of `../shared/captures` (written by others; provenance in its README), each read by a "
           "fresh `jaxprof report FILE --json` and by XProf converting it to overview_page, op_profile and "
           f"hlo_stats in one fresh Python process; medians of {a.repeats} interleaved runs. Small files: "
           "process start-up and XProf's import dominate, so this measures what a user waits for, not "

@@ -28,10 +28,10 @@ import pytest
 
 import jaxprof
 import xprof_oracle
-from conftest import jaxprof_json, run_jaxprof, xplanes
+from conftest import REAL_CAPTURES, jaxprof_json, run_jaxprof, xplanes
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-REAL = DATA / "real"
+REAL = REAL_CAPTURES
 BIG = 64 << 20  # the intermediate's bytes: f32[4096,4096]
 
 
@@ -300,6 +300,11 @@ def _agree(path: Path) -> int:
 
 
 needs_xprof = pytest.mark.skipif(not xprof_oracle.available(), reason="XProf (pip install xprof) is the oracle here")
+
+
+def test_every_real_capture_with_buffers_is_compared() -> None:
+    """The list above is read from a folder: an empty or moved folder must fail, not shrink it."""
+    assert len(FIXTURES) >= 8, f"{REAL} holds {len(FIXTURES) - 1} real captures"
 
 
 @needs_xprof

@@ -1,4 +1,4 @@
-"""jaxprof against XProf on real captures written by others (tests/data/real) and on every layout of
+"""jaxprof against XProf on real captures written by others (../shared/captures, JAXPROF_REAL_CAPTURES) and on every layout of
 the benchmark generator: both tools read the same file, and every number XProf has must agree.
 
 Where the two differ on purpose the test says so and docs/design.md says why; docs/fidelity.md
