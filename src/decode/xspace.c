@@ -639,7 +639,24 @@ static int cut_after_planes(jp_xspace *xs, jp_error *err) {
     return JP_OK;
 }
 
+/* A JSON text can never be an XSpace ('{' and '[' are wire type 3, which XSpace never uses), and
+ * the JSON most often given to us is the Chrome trace jax.profiler writes beside the .xplane.pb:
+ * say what the file is and what to read instead, not "wire type 3". *at: where the text starts. */
+static int is_json_text(const uint8_t *p, size_t n, size_t *at) {
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')) i++;
+    *at = i;
+    return i < n && (p[i] == '{' || p[i] == '[');
+}
+
 static int decode_space(jp_xspace *xs, jp_error *err) {
+    size_t json_at;
+    if (is_json_text(xs->data, xs->size, &json_at))
+        return jp_error_set(err, JP_ERR_CORRUPT, json_at,
+                            "not an XSpace at byte %zu: this is JSON text, such as the Chrome trace "
+                            "(*.trace.json.gz) jax.profiler writes; jaxprof reads the *.xplane.pb of the "
+                            "same capture (give its run directory, or capture with jaxprof.trace)",
+                            json_at);
     jp_pb c = jp_pb_make(xs->data, xs->size, xs->data);
     jp_pb_field f;
     size_t n_planes = 0, n_hosts = 0;

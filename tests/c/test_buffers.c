@@ -10,6 +10,7 @@
 
 #include "analyses/analyses.h"
 #include "pbwrite.h"
+#include "real_captures.h"
 
 enum { F32 = 11, S32 = 4, TUPLE = 13 };
 enum { ALLOC = 0, FREE = 1, SHARE = 2 };
@@ -498,11 +499,13 @@ static const jp_module_memory *module_named(const jp_analysis *a, const char *na
 
 static void test_real_captures_agree_with_xprof(void **state) {
     (void)state;
+    REQUIRE_REAL_CAPTURES();
+    char path[4096];
     jp_profile *p;
     jp_error err;
     /* XProf 2.24.2: peak 1,158,144,000 B at event 2, top row input_transpose_fusion (output,
      * 572,026,880 B, bf16[55862,5120], line 23) */
-    assert_int_equal(jp_profile_load(&p, JP_REAL_CAPTURES "/mi300_jax08_conv.xplane.pb.gz", NULL, &err), JP_OK);
+    assert_int_equal(jp_profile_load(&p, real_capture(path, sizeof path, "mi300_jax08_conv.xplane.pb.gz"), NULL, &err), JP_OK);
     const jp_analysis *a = jp_profile_analysis(p);
     const jp_module_memory *m = module_named(a, "jit_forward_3d_conv(15)");
     assert_ptr_equal(m, &a->modules[0]); /* the largest peak */
@@ -519,7 +522,7 @@ static void test_real_captures_agree_with_xprof(void **state) {
     jp_profile_free(p);
     /* XProf 2.24.2: jit_loss_fn(17) peak 520,618,120 B at event 9 of 44, 12 rows, top row
      * gemm_fusion_dot.3 (temporary, 201,326,592 B, f32[2,4096,6144], line 92) */
-    assert_int_equal(jp_profile_load(&p, JP_REAL_CAPTURES "/te_fused_attn_934987a2fc2f.xplane.pb.gz", NULL, &err), JP_OK);
+    assert_int_equal(jp_profile_load(&p, real_capture(path, sizeof path, "te_fused_attn_934987a2fc2f.xplane.pb.gz"), NULL, &err), JP_OK);
     a = jp_profile_analysis(p);
     m = module_named(a, "jit_loss_fn(17)");
     assert_int_equal(m->peak_bytes, 520618120);

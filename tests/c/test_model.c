@@ -14,6 +14,7 @@
 #include "export/layout.h"
 #include "model/model.h"
 #include "pbwrite.h"
+#include "real_captures.h"
 
 /* An XSpace of one /host:CPU plane: on a "python" line (or an XLA:CPU "tf_worker" line, as op
  * thunks tagged hlo_op/hlo_module) `depth` events each nested inside the one before, written
@@ -129,8 +130,8 @@ typedef struct op_sum {
 /* On every GPU plane that gets XLA rows: each run of the XLA Ops row names an op the model has on
  * that device, and per op the runs hold as many kernels, lasting as long, as the model counts. */
 static void check_rows_match_table(const char *file, int64_t want_kernels, int64_t want_ops) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", JP_REAL_CAPTURES, file);
+    char path[4096];
+    real_capture(path, sizeof path, file);
     jp_xspace *xs = NULL;
     jp_error err;
     assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
@@ -201,6 +202,7 @@ static void check_rows_match_table(const char *file, int64_t want_kernels, int64
 
 static void xla_ops_rows_count_what_the_ops_table_counts(void **state) {
     (void)state;
+    REQUIRE_REAL_CAPTURES();
     check_rows_match_table("mi300_jax08_attention.xplane.pb.gz", 87, 16);
     check_rows_match_table("mi300_jax08_conv.xplane.pb.gz", 198, 32);
     check_rows_match_table("mi300_jax08_elementwise.xplane.pb.gz", 65, 12);

@@ -371,7 +371,12 @@ static void corrupt_and_wrong_type_inputs(void **state) {
     jp_error err;
     const char *json = "{\"traceEvents\": []}";
     assert_int_equal(jp_xspace_parse(&xs, json, strlen(json), "t.json", &err), JP_ERR_CORRUPT);
-    assert_string_equal(err.msg, "t.json: corrupt XSpace at byte 0: unsupported wire type 3");
+    assert_string_equal(err.msg, "t.json: not an XSpace at byte 0: this is JSON text, such as the Chrome trace "
+                                 "(*.trace.json.gz) jax.profiler writes; jaxprof reads the *.xplane.pb of the "
+                                 "same capture (give its run directory, or capture with jaxprof.trace)");
+    assert_int_equal(jp_xspace_parse(&xs, "\r\n [1]", 6, "a.json", &err), JP_ERR_CORRUPT);
+    assert_int_equal(err.offset, 3); /* where the text starts */
+    assert_non_null(strstr(err.msg, "a.json: not an XSpace at byte 3: this is JSON text"));
     const uint8_t bad_wire[] = {0x0a, 0x02, 0x08, 0x01, 0x12, 0x01}; /* plane.id ok, then name truncated */
     assert_int_equal(jp_xspace_parse(&xs, bad_wire, sizeof bad_wire, "b", &err), JP_ERR_TRUNCATED);
     assert_int_equal(err.offset, 4);

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import read_until_link, stop
+from conftest import read_until_link, stop, under_ci
 from test_view import free_port
 from trace_check import check_chrome_nesting, check_perfetto, decode_perfetto, load_chrome_trace
 
@@ -70,7 +70,7 @@ def asan_bin() -> Path:
     """The ASan+UBSan CLI; under CI its absence is a failure, locally a skip that says what to run."""
     if ASAN_BIN.is_file() and os.access(ASAN_BIN, os.X_OK):
         return ASAN_BIN
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+    if under_ci():
         pytest.fail(f"no ASan+UBSan jaxprof at {ASAN_BIN}: `make test` builds it (make test-c) before test-py")
     pytest.skip(f"no ASan+UBSan jaxprof at {ASAN_BIN}: run `make test-c` first (make test does)")
 

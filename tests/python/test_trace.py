@@ -102,3 +102,35 @@ def test_options_dict_is_validated_and_applied(tmp_path, step_fn, w0):
     # Level 0 turns host tracing off, so the option really reached the profiler.
     assert "user_annotation" not in read_xplane(only_xplane(tmp_path / "0")).names
     assert "user_annotation" in read_xplane(only_xplane(tmp_path / "2")).names
+
+
+def _second_of(run: str) -> str:
+    """JAX names a run by the second it stopped; a later run of that second gets a '-N' suffix."""
+    return run.split("-")[0]
+
+
+def test_captures_in_the_same_second_each_keep_their_own_run(tmp_path, step_fn, w0):
+    """Issue 31 item 16: named traces and profile_function calls started in one second each leave a
+    run of their own holding their own block. Captures go on until two did share a second."""
+    def profiled_step(w):
+        return step_fn(w)
+
+    profiled = jaxprof.profile_function(tmp_path / "pf", warmup_steps=0)(profiled_step)
+    runs: list[tuple[str, object]] = []
+    for i in range(40):
+        if i % 2:
+            with jaxprof.trace(tmp_path / "pf", name=f"block_{i}") as t:
+                step_fn(w0).block_until_ready()
+            runs.append((f"block_{i}", t.run_dir))
+        else:
+            profiled(w0)
+            runs.append(("profiled_step", profiled.last_run_dir))
+        seconds = [_second_of(r.name) for _, r in runs]
+        if len(runs) >= 4 and len(set(seconds)) < len(seconds):
+            break
+    dirs = [r for _, r in runs]
+    assert len(set(seconds)) < len(seconds), "no two captures shared a second in 40 tries"
+    assert len(set(dirs)) == len(dirs)
+    assert sorted(p.name for p in (tmp_path / "pf" / "plugins" / "profile").iterdir()) == sorted(d.name for d in dirs)
+    for name, run in runs:  # each run holds its own block (profile_function names it by qualname)
+        assert any(n.endswith(name) for n in read_xplane(only_xplane(run)).names), (name, run)
