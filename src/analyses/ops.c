@@ -87,9 +87,21 @@ static inline void add_stats(jp_op_stat *r, const jp_op_stat *o) {
     r->transcendentals += o->transcendentals;
 }
 
-/* The op's Python stack as an array, innermost frame first (copied into the analysis). */
-static int copy_stack(jp_arena *arena, const jp_hlo_frame *f, jp_op_stat *o) {
-    return jp_analysis_stack(arena, f, &o->stack, &o->n_stack);
+/* The op's Python stack as an array, innermost frame first, and a fusion's line shares, each
+ * with its stack (copied into the analysis). */
+static int copy_stacks(jp_arena *arena, const jp_opdef *d, jp_op_stat *o) {
+    if (jp_analysis_stack(arena, d->frame, &o->stack, &o->n_stack)) return JP_ERR_NOMEM;
+    if (!d->n_shares) return JP_OK;
+    jp_line_share *shares = jp_arena_alloc(arena, d->n_shares * sizeof *shares);
+    if (!shares) return JP_ERR_NOMEM;
+    for (uint32_t k = 0; k < d->n_shares; k++) {
+        const jp_hlo_share *h = &d->shares[k];
+        shares[k] = (jp_line_share){h->source, h->function, NULL, 0, h->weight};
+        if (jp_analysis_stack(arena, h->frame, &shares[k].stack, &shares[k].n_stack)) return JP_ERR_NOMEM;
+    }
+    o->shares = shares;
+    o->n_shares = d->n_shares;
+    return JP_OK;
 }
 
 /* Sums the rows of one (module, name) on several devices into the first one's row and drops ops
@@ -143,10 +155,10 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     }
     size_t n = merge_devices(a->ops, m->opdefs.n);
     if (n == SIZE_MAX) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) { /* the stack of the op's first device's definition */
+    for (size_t i = 0; i < n; i++) { /* the stacks of the op's first device's definition */
         const jp_op_stat *o = &a->ops[i];
         uint32_t def = jp_map_get(&m->op_index, o->device, jp_ptr_key(o->module), jp_ptr_key(o->name));
-        if (def != UINT32_MAX && copy_stack(arena, JP_VEC_AT(&m->opdefs, jp_opdef, def).frame, &a->ops[i]))
+        if (def != UINT32_MAX && copy_stacks(arena, &JP_VEC_AT(&m->opdefs, jp_opdef, def), &a->ops[i]))
             return JP_ERR_NOMEM;
     }
     a->n_ops = n;
