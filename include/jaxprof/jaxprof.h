@@ -465,6 +465,10 @@ typedef struct jp_op_stat {
     double hlo_flops;     /* summed, counted by jaxprof from the HLO (docs/design.md); 0 without HLO */
     double xla_flops;     /* summed, the profile's own flops stat (libtpu, XLA:GPU); 0 without one */
     double transcendentals; /* summed exp/log/tanh/... elements, from the HLO (XLA counts them apart) */
+    double self_sumsq;    /* summed squares of each occurrence's self time (ps^2): their spread */
+    double step_sd_ps;    /* sample standard deviation of its self time per step across the steps (a
+                           * step it did not run in counts 0); 0 with fewer than 2 steps. The diff's
+                           * noise estimate for the op (docs/design.md "Diff") */
     int bound;            /* jp_bound: the roof it sits under, UNKNOWN without peaks or counts */
     double roof_pct;      /* its FLOP/s (compute bound) or bytes/s (memory bound), % of that roof */
     uint32_t n_devices;   /* devices it ran on: an op of an SPMD program runs on every chip, and
@@ -906,7 +910,17 @@ typedef struct jp_diff_row {
     double base_total_ps, new_total_ps; /* total time per step (scopes: including nested) */
     double delta_ps;              /* new_ps - base_ps */
     double delta_pct;             /* 100 * delta / base; 0 when added or removed */
+    double noise_ps;              /* ops: two standard errors of delta_ps from each run's own spread of
+                                   * the op (jp_noise_basis); a paired op within it is unchanged.
+                                   * 0: unknown (and always for scopes) */
+    int noise_basis;              /* jp_noise_basis: the least informed of the two runs' estimates */
 } jp_diff_row;
+
+/* Where an op's noise in a diff comes from, per run: its self time per step across at least
+ * JP_NOISE_MIN_STEPS steps; else per execution (at least two); else nothing. */
+enum jp_noise_basis { JP_NOISE_NONE = 0, JP_NOISE_EXECUTIONS, JP_NOISE_STEPS, JP_NOISE_BASIS_COUNT };
+enum { JP_NOISE_MIN_STEPS = 3 };
+const char *jp_noise_basis_name(int basis); /* "none", "executions", "steps" */
 
 typedef struct jp_diff_steps {
     size_t base_n, new_n;                  /* steps found (1 when a run has none: its whole span) */
