@@ -917,7 +917,8 @@ typedef struct jp_diff_row {
 } jp_diff_row;
 
 /* Where an op's noise in a diff comes from, per run: its self time per step across at least
- * JP_NOISE_MIN_STEPS steps; else per execution (at least two); else nothing. */
+ * JP_NOISE_MIN_STEPS steps (where the analysis measured it: step_sd_ps > 0); else per execution
+ * (at least two); else nothing. */
 enum jp_noise_basis { JP_NOISE_NONE = 0, JP_NOISE_EXECUTIONS, JP_NOISE_STEPS, JP_NOISE_BASIS_COUNT };
 enum { JP_NOISE_MIN_STEPS = 3 };
 const char *jp_noise_basis_name(int basis); /* "none", "executions", "steps" */

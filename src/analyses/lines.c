@@ -140,7 +140,7 @@ static int line_table(jp_arena *arena, jp_analysis *a) {
         int64_t rest = o->self_ps;
         for (uint32_t k = n_parts(o); k-- > 0 && rc == JP_OK;) {
             op_part p = part_of(o, k, &rest);
-            if (!*p.source) continue;
+            if (!*p.source || (p.split && p.ps == 0)) continue; /* a share too small to round to 1 ps */
             rc = add_part(&v, &idx, &pairs, o, (uint32_t)i, &p);
             a->line_self_ps += p.ps;
         }

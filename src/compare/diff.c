@@ -209,11 +209,12 @@ static int same_op_key(const void *x, const void *y) {
 }
 
 /* The variance of an op's summed self time from the run's own spread, and where it comes from:
- * with JP_NOISE_MIN_STEPS steps or more, its time per step across them (n_steps x sd^2); else its
- * executions taken as independent (count x their sample variance); else unknown. */
+ * with JP_NOISE_MIN_STEPS steps or more, its time per step across them (n_steps x sd^2; when the
+ * analysis measured it: step_sd_ps > 0); else its executions taken as independent (count x their
+ * sample variance); else unknown. */
 static double op_variance(const jp_op_stat *op, size_t n_steps, int *basis) {
     *basis = JP_NOISE_NONE;
-    if (n_steps >= JP_NOISE_MIN_STEPS) {
+    if (n_steps >= JP_NOISE_MIN_STEPS && op->step_sd_ps > 0) {
         *basis = JP_NOISE_STEPS;
         return (double)n_steps * op->step_sd_ps * op->step_sd_ps;
     }

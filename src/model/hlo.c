@@ -782,25 +782,25 @@ static const hlo_node *fusion_dot(const fusion_ctx *f, const hlo_node *fusion) {
 }
 
 typedef struct share_build {   /* the lines of one fusion while they are weighed */
-    jp_hlo_share lines[FUSION_LINES_MAX];
+    jp_hlo_share lines[FUSION_LINES_MAX]; /* weight: FLOPs + transcendentals so far */
+    double bytes[FUSION_LINES_MAX]; /* each line's bytes, the weight of a fusion without FLOPs */
     uint32_t n;
     const jp_hlo_instr *own;   /* the fusion: its line takes unnamed and overflowing weight */
-    int by_bytes;              /* weigh by bytes (the fusion does no FLOPs) */
 } share_build;
 
-static void add_weight(share_build *b, const char *source, const char *function, const jp_hlo_frame *frame, double w) {
-    if (!(w > 0)) return;
+static void add_cost(share_build *b, const char *source, const char *function, const jp_hlo_frame *frame, double flops,
+                     double bytes) {
+    if (!(flops > 0) && !(bytes > 0)) return;
     if (!source || !*source) source = b->own->source, function = b->own->function, frame = b->own->frame;
-    for (uint32_t i = 0; i < b->n; i++)
-        if (b->lines[i].source == source) { /* interned: one pointer per line */
-            b->lines[i].weight += w;
-            return;
-        }
-    if (b->n < FUSION_LINES_MAX) {
-        b->lines[b->n++] = (jp_hlo_share){source, function, frame, w};
+    uint32_t i = 0;
+    while (i < b->n && b->lines[i].source != source) i++; /* interned: one pointer per line */
+    if (i == b->n && b->n == FUSION_LINES_MAX) {
+        if (source != b->own->source) add_cost(b, b->own->source, b->own->function, b->own->frame, flops, bytes);
         return;
     }
-    if (source != b->own->source) add_weight(b, b->own->source, b->own->function, b->own->frame, w);
+    if (i == b->n) b->lines[b->n] = (jp_hlo_share){source, function, frame, 0}, b->bytes[b->n++] = 0;
+    if (flops > 0) b->lines[i].weight += flops;
+    if (bytes > 0) b->bytes[i] += bytes;
 }
 
 /* Adds the modelled cost of every instruction of the fused computation `id` to the line that made
@@ -820,7 +820,7 @@ static int weigh_computation(fusion_ctx *f, int64_t id, int depth, share_build *
                 if (weigh_computation(f, n->called.v[k], depth + 1, b)) return -1;
             continue;
         }
-        add_weight(b, n->source, n->function, n->frame, b->by_bytes ? in->bytes : in->flops + in->transcendentals);
+        add_cost(b, n->source, n->function, n->frame, in->flops + in->transcendentals, in->bytes);
     }
     return 0;
 }
@@ -835,18 +835,22 @@ static int cmp_share_weight(const void *x, const void *y) {
  * their bytes when none does FLOPs. Kept only when two or more lines share the cost. */
 static int fusion_shares(hlo_ctx *c, fusion_ctx *f, const hlo_node *fusion, jp_hlo_instr *in) {
     share_build b = {.own = in};
-    for (b.by_bytes = 0; b.by_bytes < 2 && b.n == 0; b.by_bytes++)
-        for (uint32_t k = 0; k < fusion->called.n; k++)
-            if (weigh_computation(f, fusion->called.v[k], 0, &b)) return JP_OK;
-    if (b.n < 2) return JP_OK;
-    double total = 0;
-    for (uint32_t i = 0; i < b.n; i++) total += b.lines[i].weight;
-    jp_hlo_share *shares = jp_arena_alloc(c->arena, b.n * sizeof *shares);
+    for (uint32_t k = 0; k < fusion->called.n; k++)
+        if (weigh_computation(f, fusion->called.v[k], 0, &b)) return JP_OK;
+    double flops = 0, total = 0;
+    for (uint32_t i = 0; i < b.n; i++) flops += b.lines[i].weight;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < b.n; i++) { /* the lines with weight, in place */
+        b.lines[i].weight = flops > 0 ? b.lines[i].weight : b.bytes[i];
+        if (b.lines[i].weight > 0) total += b.lines[i].weight, b.lines[n++] = b.lines[i];
+    }
+    if (n < 2) return JP_OK;
+    jp_hlo_share *shares = jp_arena_alloc(c->arena, n * sizeof *shares);
     if (!shares) return JP_ERR_NOMEM;
-    for (uint32_t i = 0; i < b.n; i++) shares[i] = b.lines[i], shares[i].weight /= total;
-    qsort(shares, b.n, sizeof *shares, cmp_share_weight);
+    for (uint32_t i = 0; i < n; i++) shares[i] = b.lines[i], shares[i].weight /= total;
+    qsort(shares, n, sizeof *shares, cmp_share_weight);
     in->shares = shares;
-    in->n_shares = b.n;
+    in->n_shares = n;
     return JP_OK;
 }
 
@@ -857,7 +861,7 @@ static int fusion_shares(hlo_ctx *c, fusion_ctx *f, const hlo_node *fusion, jp_h
 static int attribute_fusions(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
     hlo_id_slot *comps = jp_arena_alloc(&c->scratch, (ir->n_comps ? ir->n_comps : 1) * sizeof *comps);
     if (!comps) return JP_ERR_NOMEM;
-    fusion_ctx f = {ir, out->instrs, comps, 2 * ir->n_nodes + 1024};
+    fusion_ctx f = {ir, out->instrs, comps, 4 * ir->n_nodes + 4096};
     for (size_t i = 0; i < ir->n_comps; i++) f.comps[i] = (hlo_id_slot){ir->comps[i].id, (uint32_t)i};
     qsort(f.comps, ir->n_comps, sizeof *f.comps, cmp_id_slot);
     for (size_t i = 0; i < ir->n_nodes; i++) {
