@@ -642,8 +642,7 @@ static int section_text(const jp_analysis *a, int section, const jp_view *view, 
     if (rc || (section != JP_SECTION_LINES && section != JP_SECTION_FLAME) || !split_total(a, section)) return rc;
     char b[32];
     jp_format_time(b, sizeof b, (double)split_total(a, section));
-    fprintf(out, "estimated: %s of it is fusion time split over the fusion's source lines by modelled cost "
-                 "(FLOPs, else bytes; docs/design.md)\n", b);
+    fprintf(out, "estimated: %s of it, fusions split over their lines by modelled cost (FLOPs, else bytes)\n", b);
     return JP_OK;
 }
 
@@ -743,6 +742,9 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     if (!rc && a->n_lines) {
         fprintf(out, "\nTop source lines (device self time by the user's line that made the op; %.1f%% of it has one)\n",
                 a->op_self_ps ? 100.0 * (double)a->line_self_ps / (double)a->op_self_ps : 0);
+        if (split_total(a, JP_SECTION_LINES)) /* an estimate: say how much, within 100 columns */
+            fprintf(out, "(%.1f%% of it estimated: fusions split over their source lines by modelled cost)\n",
+                    a->op_self_ps ? 100.0 * (double)split_total(a, JP_SECTION_LINES) / (double)a->op_self_ps : 0);
         table t = section_table(a, JP_SECTION_LINES);
         jp_view lv = top;
         lv.top = top.top < 5 ? top.top : 5;

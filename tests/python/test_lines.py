@@ -180,6 +180,7 @@ def test_fusion_reports_its_dot_line_and_splits_its_time_by_modelled_cost(tmp_pa
     assert dot_row["split_ms"] == dot_row["self_ms"] and reduce_row["split_ms"] == reduce_row["self_ms"]
     assert doc["split_ms"] == pytest.approx(fusion["self_ms"], abs=2e-6) and "estimate" in doc["split_note"]
     assert "estimated:" in run_jaxprof("lines", run).stdout
+    assert "of it estimated: fusions split over their source lines by modelled cost" in run_jaxprof("report", run).stdout
 
     flame = jaxprof_json("flame", run)
     leaves = [n for n in flame["flame"] if n["kind"] == "op" and n["name"] == fusion_name]
