@@ -1,6 +1,8 @@
 """jaxprof.diff, jaxprof.testing and `jaxprof diff` on real JAX CPU captures of one small model
 before and after deliberate changes: an extra matmul in a named scope, a jit removed from one
-function, and a much heavier step. Timing assertions only where the change is large by construction."""
+function, and a much heavier step; and two captures of identical code (each op's noise keeps the op
+gate quiet) against one whose encoder matmul is 32x wider (it still trips). Timing assertions only
+where the change is large by construction."""
 from __future__ import annotations
 
 import json
