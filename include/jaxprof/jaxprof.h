@@ -423,6 +423,17 @@ typedef struct jp_source_frame {
     int library;          /* matches the library-frame rule (jp_load_options.library_frames) */
 } jp_source_frame;
 
+/* One source line's share of a fusion whose fused instructions come from several lines: the
+ * fusion's time is split over them by the modelled cost of those instructions (FLOPs, or bytes
+ * when it does no FLOPs). An estimate, not a measurement (docs/design.md "Source lines"). */
+typedef struct jp_line_share {
+    const char *source;   /* "file:line", as jp_op_stat.source */
+    const char *function; /* "" when unknown */
+    const jp_source_frame *stack; /* the Python stack of the line's first fused instruction */
+    uint32_t n_stack;
+    double weight;        /* its fraction of the fusion's modelled cost; an op's shares sum to 1 */
+} jp_line_share;
+
 /* Roofline: an op of arithmetic intensity I = flops / bytes on a device with peaks P (FLOP/s) and
  * B (bytes/s) can reach at most min(P, I * B) FLOP/s; it is memory bound when I < P / B. */
 typedef enum jp_bound { JP_BOUND_UNKNOWN = 0, JP_BOUND_COMPUTE, JP_BOUND_MEMORY } jp_bound;
@@ -438,6 +449,10 @@ typedef struct jp_op_stat {
     const char *function; /* the function of that line, "" when unknown */
     const jp_source_frame *stack; /* the whole recorded Python stack, innermost frame first */
     uint32_t n_stack;     /* frames in stack; 0 when the HLO holds no stack */
+    const jp_line_share *shares; /* a fusion of instructions from several lines: each line's share,
+                                  * the largest first (jaxprof lines and flame split its time by
+                                  * them); NULL otherwise */
+    uint32_t n_shares;
     uint32_t device;      /* index into jp_analysis.devices */
     uint64_t count;       /* occurrences */
     int64_t total_ps;     /* sum of durations */
@@ -450,6 +465,10 @@ typedef struct jp_op_stat {
     double hlo_flops;     /* summed, counted by jaxprof from the HLO (docs/design.md); 0 without HLO */
     double xla_flops;     /* summed, the profile's own flops stat (libtpu, XLA:GPU); 0 without one */
     double transcendentals; /* summed exp/log/tanh/... elements, from the HLO (XLA counts them apart) */
+    double self_sumsq;    /* summed squares of each occurrence's self time (ps^2): their spread */
+    double step_sd_ps;    /* sample standard deviation of its self time per step across the steps (a
+                           * step it did not run in counts 0); 0 with fewer than 2 steps. The diff's
+                           * noise estimate for the op (docs/design.md "Diff") */
     int bound;            /* jp_bound: the roof it sits under, UNKNOWN without peaks or counts */
     double roof_pct;      /* its FLOP/s (compute bound) or bytes/s (memory bound), % of that roof */
     uint32_t n_devices;   /* devices it ran on: an op of an SPMD program runs on every chip, and
@@ -472,6 +491,8 @@ typedef struct jp_line_stat {
     const char *function; /* "" when unknown */
     uint64_t count;       /* op occurrences */
     int64_t self_ps;      /* the self time of its ops */
+    int64_t split_ps;     /* the part of self_ps that is a fusion's time split over its lines by
+                           * modelled cost (jp_line_share): an estimate */
     double flops;         /* of its ops */
     uint32_t n_ops;       /* distinct ops */
     const char *ops;      /* its ops by self time, at most five: "dot.3, fusion.2, ..." */
@@ -492,6 +513,8 @@ typedef struct jp_flame_node {
     uint32_t depth;       /* 0 for the root */
     int kind;             /* jp_flame_kind */
     int64_t total_ps, self_ps;
+    int64_t split_ps;     /* the part of total_ps that is a fusion's time split over its lines by
+                           * modelled cost (jp_line_share): an estimate */
 } jp_flame_node;
 
 typedef struct jp_step {
@@ -887,7 +910,18 @@ typedef struct jp_diff_row {
     double base_total_ps, new_total_ps; /* total time per step (scopes: including nested) */
     double delta_ps;              /* new_ps - base_ps */
     double delta_pct;             /* 100 * delta / base; 0 when added or removed */
+    double noise_ps;              /* ops: two standard errors of delta_ps from each run's own spread of
+                                   * the op (jp_noise_basis); a paired op within it is unchanged.
+                                   * 0: unknown (and always for scopes) */
+    int noise_basis;              /* jp_noise_basis: the least informed of the two runs' estimates */
 } jp_diff_row;
+
+/* Where an op's noise in a diff comes from, per run: its self time per step across at least
+ * JP_NOISE_MIN_STEPS steps (where the analysis measured it: step_sd_ps > 0); else per execution
+ * (at least two); else nothing. */
+enum jp_noise_basis { JP_NOISE_NONE = 0, JP_NOISE_EXECUTIONS, JP_NOISE_STEPS, JP_NOISE_BASIS_COUNT };
+enum { JP_NOISE_MIN_STEPS = 3 };
+const char *jp_noise_basis_name(int basis); /* "none", "executions", "steps" */
 
 typedef struct jp_diff_steps {
     size_t base_n, new_n;                  /* steps found (1 when a run has none: its whole span) */

@@ -159,7 +159,10 @@ class DiffResult:
 
         ``max_slowdown``: the mean step time may grow by at most this fraction (0.05 = 5 %) when
         the change is beyond the noise. ``max_op_slowdown``: no op may get slower by more than this
-        fraction, and no added op may take a noticeable share of the step. Returns ``(ok,
+        fraction and by more than its own noise (each row's ``noise_ms``: two standard errors of its
+        change from its time per step across the steps of both runs, per execution with fewer than
+        3 steps; the document's ``op_rule`` states it), and no added op may take a noticeable share
+        of the step. Returns ``(ok,
         explanation)``; the explanation names the limit that tripped and the ops that got slower.
         Unless :func:`diff` was given the same limits, this re-reads both profiles.
         """

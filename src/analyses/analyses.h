@@ -21,6 +21,8 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /*
 /* The step summary (mean, median, p90, std, min, max, parts, total) and the outlier marks of
  * a->steps, added onto a->step_summary (zero it first; its method is left as it is). */
 void jp_steps_summarize(jp_analysis *a);
+/* Each op's spread of self time per step (jp_op_stat.step_sd_ps), for the diff's noise: after steps. */
+int jp_ops_spread_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_roofline_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* after steps */
 int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);

@@ -10,20 +10,28 @@ enum { TOP_OPS = 5 }; /* ops named per line */
 
 /* ---- the common directory of the user's files ---------------------------------------------- */
 
+/* Shortens *len so that first[0..*len) is a prefix of every user file of the stack. */
+static void common_prefix(const jp_source_frame *stack, uint32_t n_stack, const char **first, size_t *len) {
+    for (uint32_t k = 0; k < n_stack; k++) {
+        const char *f = stack[k].file;
+        if (stack[k].library || !*f) continue;
+        if (!*first) *first = f, *len = strlen(f);
+        size_t j = 0;
+        while (j < *len && f[j] == (*first)[j]) j++;
+        *len = j;
+    }
+}
+
 /* The longest directory prefix ("/a/b/") shared by every file of a user frame, so text output
  * can show "model.py:12" instead of a long absolute path. */
 static const char *source_prefix(jp_intern *t, const jp_analysis *a) {
     const char *first = NULL;
     size_t len = 0;
-    for (size_t i = 0; i < a->n_ops; i++)
-        for (uint32_t k = 0; k < a->ops[i].n_stack; k++) {
-            const char *f = a->ops[i].stack[k].file;
-            if (a->ops[i].stack[k].library || !*f) continue;
-            if (!first) first = f, len = strlen(f);
-            size_t j = 0;
-            while (j < len && f[j] == first[j]) j++;
-            len = j;
-        }
+    for (size_t i = 0; i < a->n_ops; i++) {
+        common_prefix(a->ops[i].stack, a->ops[i].n_stack, &first, &len);
+        for (uint32_t k = 0; k < a->ops[i].n_shares; k++)
+            common_prefix(a->ops[i].shares[k].stack, a->ops[i].shares[k].n_stack, &first, &len);
+    }
     while (len > 0 && first[len - 1] != '/') len--;
     return jp_intern_str(t, first ? first : "", len);
 }
@@ -41,17 +49,44 @@ static int cmp_line(const void *x, const void *y) {
     return strcmp(a->source, b->source);
 }
 
-/* The first frame of the op's stack that is the user's (its source line). */
-static const jp_source_frame *line_frame(const jp_op_stat *o) {
-    for (uint32_t k = 0; k < o->n_stack; k++)
-        if (!o->stack[k].library) return &o->stack[k];
-    return o->n_stack ? &o->stack[0] : NULL;
+/* The first frame of a stack that is the user's (its source line). */
+static const jp_source_frame *line_frame(const jp_source_frame *stack, uint32_t n_stack) {
+    for (uint32_t k = 0; k < n_stack; k++)
+        if (!stack[k].library) return &stack[k];
+    return n_stack ? &stack[0] : NULL;
+}
+
+/* One line's part of an op: the whole op, or one share of a fusion split over its lines. */
+typedef struct op_part {
+    const char *source, *function;
+    const jp_source_frame *stack;
+    uint32_t n_stack;
+    int64_t ps;      /* self time */
+    double weight;   /* of the op's flops */
+    int split;       /* a share of a fusion split by modelled cost: an estimate */
+} op_part;
+
+/* Walks the parts of op o, the last share first: *k counts down from n_parts(o). Each share gets
+ * its weight's part of the self time, rounded, and the first (largest) share what is left, so the
+ * parts sum exactly to the op's self time. */
+static uint32_t n_parts(const jp_op_stat *o) { return o->n_shares && o->self_ps > 0 ? o->n_shares : 1; }
+
+static op_part part_of(const jp_op_stat *o, uint32_t k, int64_t *rest) {
+    if (!o->n_shares || o->self_ps <= 0) return (op_part){o->source, o->function, o->stack, o->n_stack, o->self_ps, 1, 0};
+    const jp_line_share *sh = &o->shares[k];
+    int64_t ps = *rest;
+    if (k > 0) {
+        double want = (double)o->self_ps * sh->weight;
+        ps = want <= 0 ? 0 : want >= (double)*rest ? *rest : (int64_t)(want + 0.5);
+        *rest -= ps;
+    }
+    return (op_part){sh->source, sh->function, sh->stack, sh->n_stack, ps, sh->weight, 1};
 }
 
 typedef struct op_of_line {
     uint32_t line;   /* index into the line table */
     uint32_t op;     /* index into a->ops */
-    int64_t self_ps;
+    int64_t self_ps; /* the op's self time on that line */
 } op_of_line;
 
 static int cmp_op_of_line(const void *x, const void *y) {
@@ -61,16 +96,10 @@ static int cmp_op_of_line(const void *x, const void *y) {
     return (a->op > b->op) - (a->op < b->op);
 }
 
-/* Names the ops of each line, the largest self time first: one sort of (line, op) pairs. */
-static int name_ops(jp_arena *arena, const jp_analysis *a, jp_line_stat *lines, const uint32_t *op_line) {
-    op_of_line *v = malloc((a->n_ops ? a->n_ops : 1) * sizeof *v);
-    if (!v) return JP_ERR_NOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < a->n_ops; i++)
-        if (op_line[i] != UINT32_MAX) v[n++] = (op_of_line){op_line[i], (uint32_t)i, a->ops[i].self_ps};
-    qsort(v, n, sizeof *v, cmp_op_of_line);
-    int rc = JP_OK;
-    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
+/* Names the ops of each line, the largest self time on it first: one sort of (line, op) pairs. */
+static int name_ops(jp_arena *arena, const jp_analysis *a, jp_line_stat *lines, op_of_line *v, size_t n) {
+    if (n) qsort(v, n, sizeof *v, cmp_op_of_line);
+    for (size_t i = 0, j; i < n; i = j) {
         char buf[512];
         jp_text ops = jp_text_make(buf, sizeof buf); /* long op names: cut with "...", never skipped */
         for (j = i; j < n && v[j].line == v[i].line; j++) {
@@ -78,43 +107,52 @@ static int name_ops(jp_arena *arena, const jp_analysis *a, jp_line_stat *lines, 
             if (j > i) jp_text_puts(&ops, ", ");
             jp_text_puts(&ops, a->ops[v[j].op].name);
         }
-        if (!(lines[v[i].line].ops = jp_arena_strndup(arena, ops.buf, ops.len))) rc = JP_ERR_NOMEM;
+        if (!(lines[v[i].line].ops = jp_arena_strndup(arena, ops.buf, ops.len))) return JP_ERR_NOMEM;
     }
-    free(v);
-    return rc;
+    return JP_OK;
 }
 
-static int line_table(jp_arena *arena, jp_analysis *a, uint32_t *op_line) {
-    jp_vec v = {0};
+/* Adds one part of op i to its line (made on first sight) and notes the pair for name_ops. */
+static int add_part(jp_vec *v, jp_map *idx, jp_vec *pairs, const jp_op_stat *o, uint32_t i, const op_part *p) {
+    uint32_t k = jp_map_get_or_put(idx, jp_ptr_key(p->source), 0, 0, (uint32_t)v->n, NULL);
+    jp_line_stat *s = k == UINT32_MAX ? NULL : k == v->n ? jp_vec_push(v, sizeof *s) : &JP_VEC_AT(v, jp_line_stat, k);
+    op_of_line *pair = s ? jp_vec_push(pairs, sizeof *pair) : NULL;
+    if (!pair) return JP_ERR_NOMEM;
+    if (!s->source) {
+        const jp_source_frame *f = line_frame(p->stack, p->n_stack);
+        *s = (jp_line_stat){p->source, f ? f->file : "", f ? f->line : 0, p->function, 0, 0, 0, 0, 0, NULL};
+    }
+    *pair = (op_of_line){k, i, p->ps};
+    s->count += o->count;
+    s->self_ps += p->ps;
+    if (p->split) s->split_ps += p->ps;
+    s->flops += o->flops * p->weight;
+    s->n_ops++;
+    return JP_OK;
+}
+
+static int line_table(jp_arena *arena, jp_analysis *a) {
+    jp_vec v = {0}, pairs = {0};
     jp_map idx = {0};
     int rc = JP_OK;
     for (size_t i = 0; i < a->n_ops && rc == JP_OK; i++) {
         const jp_op_stat *o = &a->ops[i];
-        op_line[i] = UINT32_MAX;
-        if (!*o->source) continue;
-        uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(o->source), 0, 0, (uint32_t)v.n, NULL);
-        jp_line_stat *s = k == UINT32_MAX ? NULL : k == v.n ? jp_vec_push(&v, sizeof *s) : &JP_VEC_AT(&v, jp_line_stat, k);
-        if (!s) {
-            rc = JP_ERR_NOMEM;
-            break;
+        int64_t rest = o->self_ps;
+        for (uint32_t k = n_parts(o); k-- > 0 && rc == JP_OK;) {
+            op_part p = part_of(o, k, &rest);
+            if (!*p.source || (p.split && p.ps == 0)) continue; /* a share too small to round to 1 ps */
+            rc = add_part(&v, &idx, &pairs, o, (uint32_t)i, &p);
+            a->line_self_ps += p.ps;
         }
-        if (!s->source) {
-            const jp_source_frame *f = line_frame(o);
-            *s = (jp_line_stat){o->source, f ? f->file : "", f ? f->line : 0, o->function, 0, 0, 0, 0, NULL};
-        }
-        op_line[i] = k;
-        s->count += o->count;
-        s->self_ps += o->self_ps;
-        s->flops += o->flops;
-        s->n_ops++;
-        a->line_self_ps += o->self_ps;
     }
     a->lines = rc ? NULL : jp_analysis_copy(arena, &v, sizeof(jp_line_stat));
     a->n_lines = v.n;
     jp_vec_free(&v);
     jp_map_deinit(&idx);
-    if (rc || !a->lines) return JP_ERR_NOMEM;
-    if ((rc = name_ops(arena, a, a->lines, op_line))) return rc;
+    if (!rc && !a->lines) rc = JP_ERR_NOMEM;
+    if (!rc) rc = name_ops(arena, a, a->lines, pairs.data, pairs.n);
+    jp_vec_free(&pairs);
+    if (rc) return rc;
     qsort(a->lines, a->n_lines, sizeof *a->lines, cmp_line);
     return JP_OK;
 }
@@ -135,7 +173,7 @@ static uint32_t child(flame_build *b, uint32_t parent, const char *name, const c
     jp_flame_node *n = jp_vec_push(&b->nodes, sizeof *n);
     if (!n) return UINT32_MAX;
     uint32_t depth = parent == UINT32_MAX ? 0 : JP_VEC_AT(&b->nodes, jp_flame_node, parent).depth + 1;
-    *n = (jp_flame_node){name, file, line, parent, depth, kind, 0, 0};
+    *n = (jp_flame_node){name, file, line, parent, depth, kind, 0, 0, 0};
     return k;
 }
 
@@ -180,27 +218,42 @@ static uint32_t frame_node(flame_build *b, uint32_t parent, const jp_source_fram
     return name && rel ? child(b, parent, name, rel, f->line, JP_FLAME_FRAME) : UINT32_MAX;
 }
 
-/* The path of one op from the root: its frames outermost first, each run of consecutive library
- * frames folded into one node named after the package of its innermost frame (the library the
- * user's code called, or that called the user's code). */
-static uint32_t op_parent(flame_build *b, const jp_op_stat *o) {
+/* The path of one op (or one line's share of a fusion) from the root: its frames outermost first,
+ * each run of consecutive library frames folded into one node named after the package of its
+ * innermost frame (the library the user's code called, or that called the user's code). */
+static uint32_t op_parent(flame_build *b, const op_part *p) {
     uint32_t node = 0;
     const char *empty = jp_intern_str(b->intern, "", 0);
-    if (!o->n_stack) {
-        const char *label = *o->source ? o->source : jp_intern_str(b->intern, "[no source]", 11);
-        return label ? child(b, node, label, empty, 0, *o->source ? JP_FLAME_FRAME : JP_FLAME_NO_SOURCE) : UINT32_MAX;
+    if (!p->n_stack) {
+        const char *label = *p->source ? p->source : jp_intern_str(b->intern, "[no source]", 11);
+        return label ? child(b, node, label, empty, 0, *p->source ? JP_FLAME_FRAME : JP_FLAME_NO_SOURCE) : UINT32_MAX;
     }
-    for (uint32_t k = o->n_stack; k-- > 0 && node != UINT32_MAX;) {
-        const jp_source_frame *f = &o->stack[k];
+    for (uint32_t k = p->n_stack; k-- > 0 && node != UINT32_MAX;) {
+        const jp_source_frame *f = &p->stack[k];
         if (!f->library) {
             node = frame_node(b, node, f);
             continue;
         }
-        while (k > 0 && o->stack[k - 1].library) k--; /* the run's innermost frame names it */
-        const char *label = library_label(b->intern, o->stack[k].file);
+        while (k > 0 && p->stack[k - 1].library) k--; /* the run's innermost frame names it */
+        const char *label = library_label(b->intern, p->stack[k].file);
         node = label ? child(b, node, label, empty, 0, JP_FLAME_LIBRARY) : UINT32_MAX;
     }
     return node;
+}
+
+/* Hangs one part of op o under its path, adding its time up to the root. */
+static int add_leaf(flame_build *b, const jp_op_stat *o, const op_part *p) {
+    const char *empty = jp_intern_str(b->intern, "", 0);
+    uint32_t parent = op_parent(b, p), leaf = parent == UINT32_MAX || !empty ? UINT32_MAX
+                                              : child(b, parent, o->name, empty, 0, JP_FLAME_OP);
+    if (leaf == UINT32_MAX) return JP_ERR_NOMEM;
+    JP_VEC_AT(&b->nodes, jp_flame_node, leaf).self_ps += p->ps;
+    for (uint32_t k = leaf; k != UINT32_MAX; k = JP_VEC_AT(&b->nodes, jp_flame_node, k).parent) {
+        jp_flame_node *n = &JP_VEC_AT(&b->nodes, jp_flame_node, k);
+        n->total_ps += p->ps;
+        if (p->split) n->split_ps += p->ps;
+    }
+    return JP_OK;
 }
 
 static int cmp_total_desc(const void *x, const void *y) {
@@ -251,15 +304,11 @@ static int flame_tree(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     for (size_t i = 0; i < a->n_ops && rc == JP_OK; i++) {
         const jp_op_stat *o = &a->ops[i];
         if (o->self_ps <= 0) continue;
-        uint32_t parent = op_parent(&b, o), leaf = parent == UINT32_MAX ? UINT32_MAX
-                                                  : child(&b, parent, o->name, empty, 0, JP_FLAME_OP);
-        if (leaf == UINT32_MAX) {
-            rc = JP_ERR_NOMEM;
-            break;
+        int64_t rest = o->self_ps;
+        for (uint32_t k = n_parts(o); k-- > 0 && rc == JP_OK;) {
+            op_part p = part_of(o, k, &rest);
+            if (p.ps > 0) rc = add_leaf(&b, o, &p);
         }
-        JP_VEC_AT(&b.nodes, jp_flame_node, leaf).self_ps += o->self_ps;
-        for (uint32_t k = leaf; k != UINT32_MAX; k = JP_VEC_AT(&b.nodes, jp_flame_node, k).parent)
-            JP_VEC_AT(&b.nodes, jp_flame_node, k).total_ps += o->self_ps;
     }
     if (rc == JP_OK) {
         a->flame = jp_arena_alloc(arena, (b.nodes.n ? b.nodes.n : 1) * sizeof *a->flame);
@@ -273,12 +322,7 @@ static int flame_tree(const jp_model *m, jp_arena *arena, jp_analysis *a) {
 
 int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     a->source_prefix = source_prefix((jp_intern *)&m->intern, a);
-    uint32_t *op_line = malloc((a->n_ops ? a->n_ops : 1) * sizeof *op_line);
-    if (!a->source_prefix || !op_line) {
-        free(op_line);
-        return JP_ERR_NOMEM;
-    }
-    int rc = line_table(arena, a, op_line);
-    free(op_line);
+    if (!a->source_prefix) return JP_ERR_NOMEM;
+    int rc = line_table(arena, a);
     return rc ? rc : flame_tree(m, arena, a);
 }

@@ -1,4 +1,5 @@
 /* ops.c - per-op statistics (count, total, self, min/max, FLOPs, bytes) and per-device busy time. */
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +86,24 @@ static inline void add_stats(jp_op_stat *r, const jp_op_stat *o) {
     r->hlo_flops += o->hlo_flops;
     r->xla_flops += o->xla_flops;
     r->transcendentals += o->transcendentals;
+    r->self_sumsq += o->self_sumsq;
 }
 
-/* The op's Python stack as an array, innermost frame first (copied into the analysis). */
-static int copy_stack(jp_arena *arena, const jp_hlo_frame *f, jp_op_stat *o) {
-    return jp_analysis_stack(arena, f, &o->stack, &o->n_stack);
+/* The op's Python stack as an array, innermost frame first, and a fusion's line shares, each
+ * with its stack (copied into the analysis). */
+static int copy_stacks(jp_arena *arena, const jp_opdef *d, jp_op_stat *o) {
+    if (jp_analysis_stack(arena, d->frame, &o->stack, &o->n_stack)) return JP_ERR_NOMEM;
+    if (!d->n_shares) return JP_OK;
+    jp_line_share *shares = jp_arena_alloc(arena, d->n_shares * sizeof *shares);
+    if (!shares) return JP_ERR_NOMEM;
+    for (uint32_t k = 0; k < d->n_shares; k++) {
+        const jp_hlo_share *h = &d->shares[k];
+        shares[k] = (jp_line_share){h->source, h->function, NULL, 0, h->weight};
+        if (jp_analysis_stack(arena, h->frame, &shares[k].stack, &shares[k].n_stack)) return JP_ERR_NOMEM;
+    }
+    o->shares = shares;
+    o->n_shares = d->n_shares;
+    return JP_OK;
 }
 
 /* Sums the rows of one (module, name) on several devices into the first one's row and drops ops
@@ -135,7 +149,8 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
         jp_op_stat one = {.count = 1, .total_ps = e->dur_ps, .self_ps = e->self_ps, .min_ps = e->dur_ps,
                           .max_ps = e->dur_ps, .flops = d->flops, .bytes = d->bytes, .hlo_flops = d->hlo_flops,
-                          .xla_flops = d->xla_flops, .transcendentals = d->transcendentals};
+                          .xla_flops = d->xla_flops, .transcendentals = d->transcendentals,
+                          .self_sumsq = (double)e->self_ps * (double)e->self_ps};
         add_stats(&a->ops[e->op], &one);
         a->op_self_ps += e->self_ps;
         a->devices[d->device].n_ops++;
@@ -143,13 +158,64 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     }
     size_t n = merge_devices(a->ops, m->opdefs.n);
     if (n == SIZE_MAX) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) { /* the stack of the op's first device's definition */
+    for (size_t i = 0; i < n; i++) { /* the stacks of the op's first device's definition */
         const jp_op_stat *o = &a->ops[i];
         uint32_t def = jp_map_get(&m->op_index, o->device, jp_ptr_key(o->module), jp_ptr_key(o->name));
-        if (def != UINT32_MAX && copy_stack(arena, JP_VEC_AT(&m->opdefs, jp_opdef, def).frame, &a->ops[i]))
+        if (def != UINT32_MAX && copy_stacks(arena, &JP_VEC_AT(&m->opdefs, jp_opdef, def), &a->ops[i]))
             return JP_ERR_NOMEM;
     }
     a->n_ops = n;
     qsort(a->ops, n, sizeof *a->ops, cmp_op_total);
     return device_busy(m, a);
+}
+
+/* ---- spread across steps ------------------------------------------------------------------------ */
+
+enum { SPREAD_CELLS_MAX = 1 << 21 }; /* ops x steps sums kept at once (16 MiB); more: no step spread */
+
+/* The row of a->ops for every opdef (ops on several devices share one), UINT32_MAX for none. */
+static uint32_t *rows_of_opdefs(const jp_model *m, const jp_analysis *a) {
+    uint32_t *row = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *row);
+    jp_map rows = {0};
+    int ok = row != NULL;
+    for (size_t i = 0; ok && i < a->n_ops; i++)
+        ok = jp_map_get_or_put(&rows, jp_ptr_key(a->ops[i].module), jp_ptr_key(a->ops[i].name), 0, (uint32_t)i, NULL) !=
+             UINT32_MAX;
+    for (size_t d = 0; ok && d < m->opdefs.n; d++) {
+        const jp_opdef *def = &JP_VEC_AT(&m->opdefs, jp_opdef, d);
+        row[d] = jp_map_get(&rows, jp_ptr_key(def->module), jp_ptr_key(def->name), 0);
+    }
+    jp_map_deinit(&rows);
+    if (!ok) free(row);
+    return ok ? row : NULL;
+}
+
+/* Each op's self time summed per step (a table of ops x steps), then its sample standard deviation
+ * across the steps: how much the op's time per step moves by itself, which the diff compares a
+ * change against. Events outside every step are left out. */
+int jp_ops_spread_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    (void)arena;
+    size_t n_steps = a->steps ? a->n_steps : 0;
+    if (n_steps < 2 || a->n_ops == 0 || a->n_ops > SPREAD_CELLS_MAX / n_steps) return JP_OK;
+    uint32_t *row = rows_of_opdefs(m, a);
+    double *sum = calloc(a->n_ops * n_steps, sizeof *sum);
+    if (!row || !sum) {
+        free(row), free(sum);
+        return JP_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < m->ops.n; i++) {
+        const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
+        long s = jp_step_at(a, e->start_ps);
+        if (s >= 0 && e->op < m->opdefs.n && row[e->op] != UINT32_MAX)
+            sum[(size_t)row[e->op] * n_steps + (size_t)s] += (double)e->self_ps;
+    }
+    for (size_t r = 0; r < a->n_ops; r++) {
+        const double *v = &sum[r * n_steps];
+        double mean = 0, var = 0;
+        for (size_t s = 0; s < n_steps; s++) mean += v[s] / (double)n_steps;
+        for (size_t s = 0; s < n_steps; s++) var += (v[s] - mean) * (v[s] - mean);
+        a->ops[r].step_sd_ps = sqrt(var / (double)(n_steps - 1));
+    }
+    free(row), free(sum);
+    return JP_OK;
 }

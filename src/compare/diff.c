@@ -24,6 +24,7 @@ enum {
 #define DEFAULT_MIN_SHARE_PCT 0.5
 #define SHAPE_COUNT_TOLERANCE 0.10 /* the scope pass: occurrences per step may differ by this fraction */
 #define PS_PER_MS 1e9
+#define NOISE_SE 2.0 /* an op's noise: this many standard errors of its change (as the step time's) */
 
 /* The diff and the arena that holds every array it points to; jp_diff_free recovers the box. */
 typedef struct diff_box {
@@ -54,6 +55,9 @@ typedef struct agg {
     double total_ps;       /* total time, summed then per step */
     double occurrences;    /* ops: occurrences as recorded, over which flops and bytes are summed */
     double flops, bytes;   /* ops: summed over occurrences and devices; 0 unknown */
+    double var;            /* ops: variance of self_ps from the run's own spread (summed, then per
+                            * step: divided by the steps squared); 0 unknown */
+    int basis;             /* ops: jp_noise_basis of var */
     uint32_t lone;         /* 1 + depth of the scope component naming a layer found in one run only
                             * (its ops are added or removed, never paired); 0 otherwise */
     size_t scan;           /* layer alignment: offset in scope_key of the next component, or SIZE_MAX */
@@ -68,6 +72,11 @@ typedef int (*group_cmp)(const agg *, const agg *);
 const char *jp_change_name(int change) {
     static const char *const names[JP_CHANGE_COUNT] = {"unchanged", "slower", "faster", "added", "removed"};
     return change >= 0 && change < JP_CHANGE_COUNT ? names[change] : "unknown";
+}
+
+const char *jp_noise_basis_name(int basis) {
+    static const char *const names[JP_NOISE_BASIS_COUNT] = {"none", "executions", "steps"};
+    return basis >= 0 && basis < JP_NOISE_BASIS_COUNT ? names[basis] : "unknown";
 }
 
 const char *jp_match_name(int match) {
@@ -178,6 +187,8 @@ static size_t merge_and_scale(agg *v, size_t n, int (*cmp)(const void *, const v
             v[w - 1].occurrences += v[i].occurrences;
             v[w - 1].flops += v[i].flops;
             v[w - 1].bytes += v[i].bytes;
+            v[w - 1].var += v[i].var; /* independent parts: variances add */
+            if (v[i].basis < v[w - 1].basis) v[w - 1].basis = v[i].basis;
         } else {
             v[w++] = v[i];
         }
@@ -186,6 +197,7 @@ static size_t merge_and_scale(agg *v, size_t n, int (*cmp)(const void *, const v
         v[i].count /= per_step;
         v[i].self_ps /= per_step;
         v[i].total_ps /= per_step;
+        v[i].var /= per_step * per_step;
     }
     return w;
 }
@@ -194,6 +206,23 @@ static int same_op_key(const void *x, const void *y) {
     const agg *a = x, *b = y;
     int c = strcmp(a->key, b->key);
     return c ? c : strcmp(a->name, b->name);
+}
+
+/* The variance of an op's summed self time from the run's own spread, and where it comes from:
+ * with JP_NOISE_MIN_STEPS steps or more, its time per step across them (n_steps x sd^2; when the
+ * analysis measured it: step_sd_ps > 0); else its executions taken as independent (count x their
+ * sample variance); else unknown. */
+static double op_variance(const jp_op_stat *op, size_t n_steps, int *basis) {
+    *basis = JP_NOISE_NONE;
+    if (n_steps >= JP_NOISE_MIN_STEPS && op->step_sd_ps > 0) {
+        *basis = JP_NOISE_STEPS;
+        return (double)n_steps * op->step_sd_ps * op->step_sd_ps;
+    }
+    if (op->count < 2) return 0;
+    double n = (double)op->count, mean = (double)op->self_ps / n;
+    double var = (op->self_sumsq - n * mean * mean) / (n - 1);
+    *basis = JP_NOISE_EXECUTIONS;
+    return var > 0 ? n * var : 0; /* rounding can leave a tiny negative */
 }
 
 /* A multi-device profile lists the same op once per device: one entry per (module, name), sorted. */
@@ -209,6 +238,7 @@ static agg *aggregate_ops(jp_arena *ar, const jp_analysis *a, double per_step, s
                      .count = (double)op->count, .self_ps = (double)op->self_ps, .total_ps = (double)op->total_ps,
                      .occurrences = (double)op->count, .flops = op->flops > 0 ? op->flops : 0,
                      .bytes = op->bytes > 0 ? op->bytes : 0};
+        v[i].var = op_variance(op, a->steps ? a->n_steps : 0, &v[i].basis);
     }
     if (n > 1) qsort(v, n, sizeof *v, cmp_agg_op);
     *n_out = merge_and_scale(v, n, same_op_key, per_step);
@@ -1015,12 +1045,17 @@ static void fill_row(jp_diff_row *r, const agg *b, const agg *n) {
         r->new_ps = n->self_ps;
         r->new_total_ps = n->total_ps;
     }
+    if (b && n) {
+        r->noise_ps = NOISE_SE * sqrt(b->var + n->var);
+        r->noise_basis = b->basis < n->basis ? b->basis : n->basis;
+    }
 }
 
 /* Added and removed by presence; a paired row is slower or faster when its self time per step
- * moved by more than min_change_pct of itself and by at least min_share_pct of the base mean step
- * (so a tiny op doubling does not count). A row with no base time that gained some counts as
- * beyond any percentage. */
+ * moved by more than min_change_pct of itself, by at least min_share_pct of the base mean step
+ * (so a tiny op doubling does not count), and by more than its noise (an op's own spread in the
+ * two runs: two runs of the same code differ by that much). A row with no base time that gained
+ * some counts as beyond any percentage. */
 static void classify(jp_diff_row *r, int in_base, int in_new, const jp_diff_options *o, double base_step_ps) {
     r->delta_ps = r->new_ps - r->base_ps;
     r->delta_pct = 0;
@@ -1031,7 +1066,8 @@ static void classify(jp_diff_row *r, int in_base, int in_new, const jp_diff_opti
     if (r->base_ps > 0) r->delta_pct = 100.0 * r->delta_ps / r->base_ps;
     int big_pct = r->base_ps > 0 ? fabs(r->delta_pct) > o->min_change_pct : r->delta_ps != 0;
     int big_share = fabs(r->delta_ps) >= o->min_share_pct / 100.0 * base_step_ps;
-    r->change = !(big_pct && big_share) ? JP_CHANGE_UNCHANGED : r->delta_ps > 0 ? JP_CHANGE_SLOWER : JP_CHANGE_FASTER;
+    int beyond_noise = fabs(r->delta_ps) > r->noise_ps;
+    r->change = !(big_pct && big_share && beyond_noise) ? JP_CHANGE_UNCHANGED : r->delta_ps > 0 ? JP_CHANGE_SLOWER : JP_CHANGE_FASTER;
 }
 
 /* Changed rows first, each part by |delta| descending, then by the larger time, then by names:
@@ -1285,6 +1321,7 @@ static void add_slow_ops(jp_text *t, const jp_diff *d, double limit) {
             if (want == JP_CHANGE_SLOWER && r->base_ps > 0) {
                 jp_text_printf(t, " (");
                 add_pct(t, r->delta_pct);
+                if (r->noise_ps > 0) jp_text_printf(t, ", noise \xC2\xB1%.1f%%", 100.0 * r->noise_ps / r->base_ps);
                 jp_text_printf(t, ")");
             }
             in_pass++;
@@ -1313,7 +1350,7 @@ static void explain_trip(jp_text *t, const jp_diff *d, int step_trip, int op_tri
         return;
     }
     if (slow_ops_total(d, -1) == 0) {
-        jp_text_printf(t, " No single op got slower beyond the thresholds (%g%% and %g%% of the step).",
+        jp_text_printf(t, " No single op got slower beyond the thresholds (%g%% and %g%% of the step) and its noise.",
                        d->options.min_change_pct, d->options.min_share_pct);
         return;
     }
@@ -1330,7 +1367,7 @@ static void explain_hold(jp_text *t, const jp_diff *d, double step_limit, double
     add_step_numbers(t, s);
     if (step_limit >= 0)
         jp_text_printf(t, s->change_pct > step_limit ? ", within noise of the %g%% limit" : ", limit %g%%", step_limit);
-    if (op_limit >= 0) jp_text_printf(t, "; no op slower than the %g%% limit", op_limit);
+    if (op_limit >= 0) jp_text_printf(t, "; no op slower than the %g%% limit beyond its noise", op_limit);
     jp_text_printf(t, ".");
 }
 

@@ -33,7 +33,6 @@ enum { SOURCE_FILE_SHOWN = 400 }; /* bytes of a source file name kept in "file:l
 typedef struct comp_info {
     int64_t id;
     unsigned flags;
-    const char *dot_op_name; /* op_name of its first dot/convolution, or NULL */
 } comp_info;
 
 /* ---- categories --------------------------------------------------------------------------- */
@@ -239,14 +238,6 @@ static int read_ints(hlo_ctx *c, const jp_pb *parent, const jp_pb_field *f, hlo_
     return jp_hlo_each_int(parent, f, push_to, &d, c->err);
 }
 
-static jp_str op_name_of(hlo_ctx *c, jp_pb meta) {
-    jp_pb_field f;
-    jp_str name = {"", 0};
-    while (!jp_pb_done(&meta) && jp_pb_next(&meta, &f, "OpMetadata", c->err) == JP_OK)
-        if (f.number == META_OP_NAME && f.wire == JP_PB_LEN) name = (jp_str){(const char *)f.data, f.len};
-    return name; /* errors surface in pass 2, which reads the same bytes */
-}
-
 /* ---- stack frames ------------------------------------------------------------------------- */
 
 /* The module's StackFrameIndexProto: four flat arrays whose entries refer to each other by
@@ -357,21 +348,15 @@ static const jp_hlo_frame *user_frame(const jp_hlo_frame *f) {
 
 /* ---- pass 1: what each computation contains ------------------------------------------------ */
 
-/* Pass 1 over one instruction: what its opcode says about the computation, and for a dot or
- * convolution its op_name, which a fusion calling this computation reports as its scope (a
- * fusion's own metadata names only its root op, often a trailing elementwise or reduce). */
+/* Pass 1 over one instruction: what its opcode says about the computation (a fusion's category). */
 static int read_opcode_flags(hlo_ctx *c, jp_pb instr, comp_info *info) {
     jp_pb_field f;
-    int heavy = 0;
-    jp_str op_name = {"", 0};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
-        if (f.number == INSTR_METADATA && f.wire == JP_PB_LEN) op_name = op_name_of(c, jp_pb_sub(&instr, &f));
         if (f.number != INSTR_OPCODE || f.wire != JP_PB_LEN) continue;
         jp_str op = {(const char *)f.data, f.len};
         unsigned *flags = &info->flags;
-        heavy = jp_str_eq(op, "dot") || jp_str_eq(op, "convolution");
         if (jp_str_eq(op, "dot")) *flags |= HAS_DOT;
         if (jp_str_eq(op, "convolution")) *flags |= HAS_CONV;
         char buf[64];
@@ -381,9 +366,6 @@ static int read_opcode_flags(hlo_ctx *c, jp_pb instr, comp_info *info) {
             if (jp_hlo_is_collective(jp_hlo_category_of_opcode(buf))) *flags |= HAS_COLLECTIVE;
         }
     }
-    if (heavy && op_name.len && !info->dot_op_name &&
-        !(info->dot_op_name = jp_intern_str(c->intern, op_name.ptr, op_name.len)))
-        return JP_ERR_NOMEM;
     return JP_OK;
 }
 
@@ -409,12 +391,10 @@ static const comp_info *comp_by_id(const hlo_ctx *c, uint64_t id) {
     return NULL;
 }
 
-/* Merges what the called computation contains into *called (flags and the dot's op_name). */
+/* Merges what the called computation contains into *called. */
 static void note_called(const hlo_ctx *c, uint64_t id, comp_info *called) {
     const comp_info *info = comp_by_id(c, id);
-    if (!info) return;
-    called->flags |= info->flags;
-    if (!called->dot_op_name) called->dot_op_name = info->dot_op_name;
+    if (info) called->flags |= info->flags;
 }
 
 /* ---- pass 2: each instruction ------------------------------------------------------------- */
@@ -594,9 +574,9 @@ static int read_cost_field(hlo_ctx *c, const jp_pb *instr, const jp_pb_field *f,
 static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node *node) {
     jp_pb_field f;
     const char *fusion_kind = "kLoop";
-    comp_info called = {0, 0, NULL};
+    comp_info called = {0, 0};
     const char *empty = jp_intern_str(c->intern, "", 0);
-    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL};
+    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL, NULL, 0};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
@@ -610,9 +590,8 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node 
     }
     for (uint32_t i = 0; i < node->called.n; i++) note_called(c, (uint64_t)node->called.v[i], &called);
     int fusion = strcmp(in->opcode, "fusion") == 0;
-    node->op_name = in->op_name;
+    node->op_name = in->op_name, node->source = in->source, node->function = in->function, node->frame = in->frame;
     in->category = fusion ? fusion_category(fusion_kind, called.flags) : jp_hlo_category_of_opcode(in->opcode);
-    if (fusion && called.dot_op_name) in->op_name = called.dot_op_name;
     node->opcode = in->opcode;
     return JP_OK;
 }
@@ -764,6 +743,144 @@ static int write_texts(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
     return JP_OK;
 }
 
+/* ---- what a fusion reports: its dot's metadata, and the lines of its fused instructions ------- */
+
+enum {
+    FUSION_DEPTH_MAX = 8,  /* nested fusions followed when weighing a fusion's lines */
+    FUSION_LINES_MAX = 64  /* distinct lines kept per fusion; the weight of further ones goes to the
+                            * fusion's own line */
+};
+
+typedef struct fusion_ctx {    /* what weighing the fusions of one module reads */
+    const hlo_ir *ir;
+    const jp_hlo_instr *instrs;  /* in file order (node.instr indexes them) */
+    hlo_id_slot *comps;          /* computation ids, each with its index in ir->comps, by id */
+    size_t visits_left;          /* fused instructions still to visit in this module: linear in its
+                                  * size, so fusions calling one computation many times stay cheap */
+} fusion_ctx;
+
+/* The index in ir->comps of the computation with this id, or SIZE_MAX. */
+static size_t comp_index(const fusion_ctx *f, int64_t id) {
+    int64_t k = jp_hlo_id_lookup(f->comps, f->ir->n_comps, id);
+    return k < 0 ? SIZE_MAX : (size_t)k;
+}
+
+/* The first dot or convolution with an op_name in the computations the fusion calls, or NULL. */
+static const hlo_node *fusion_dot(const fusion_ctx *f, const hlo_node *fusion) {
+    const hlo_ir *ir = f->ir;
+    for (uint32_t k = 0; k < fusion->called.n; k++) {
+        size_t ci = comp_index(f, fusion->called.v[k]);
+        if (ci == SIZE_MAX) continue;
+        const hlo_comp *comp = &ir->comps[ci];
+        for (uint32_t i = comp->first; i < comp->first + comp->n && i < ir->n_nodes; i++) {
+            const hlo_node *n = &ir->nodes[i];
+            if ((strcmp(n->opcode, "dot") == 0 || strcmp(n->opcode, "convolution") == 0) && n->op_name && *n->op_name)
+                return n;
+        }
+    }
+    return NULL;
+}
+
+typedef struct share_build {   /* the lines of one fusion while they are weighed */
+    jp_hlo_share lines[FUSION_LINES_MAX]; /* weight: FLOPs + transcendentals so far */
+    double bytes[FUSION_LINES_MAX]; /* each line's bytes, the weight of a fusion without FLOPs */
+    uint32_t n;
+    const jp_hlo_instr *own;   /* the fusion: its line takes unnamed and overflowing weight */
+} share_build;
+
+static void add_cost(share_build *b, const char *source, const char *function, const jp_hlo_frame *frame, double flops,
+                     double bytes) {
+    if (!(flops > 0) && !(bytes > 0)) return;
+    if (!source || !*source) source = b->own->source, function = b->own->function, frame = b->own->frame;
+    uint32_t i = 0;
+    while (i < b->n && b->lines[i].source != source) i++; /* interned: one pointer per line */
+    if (i == b->n && b->n == FUSION_LINES_MAX) {
+        if (source != b->own->source) add_cost(b, b->own->source, b->own->function, b->own->frame, flops, bytes);
+        return;
+    }
+    if (i == b->n) b->lines[b->n] = (jp_hlo_share){source, function, frame, 0}, b->bytes[b->n++] = 0;
+    if (flops > 0) b->lines[i].weight += flops;
+    if (bytes > 0) b->bytes[i] += bytes;
+}
+
+/* Adds the modelled cost of every instruction of the fused computation `id` to the line that made
+ * it; a nested fusion's instructions count one by one, a reducer's through its reduce. 0, or -1
+ * when the module's visits ran out (the fusion then keeps its own line). */
+static int weigh_computation(fusion_ctx *f, int64_t id, int depth, share_build *b) {
+    size_t ci = comp_index(f, id);
+    if (ci == SIZE_MAX || depth > FUSION_DEPTH_MAX) return 0;
+    const hlo_comp *comp = &f->ir->comps[ci];
+    for (uint32_t i = comp->first; i < comp->first + comp->n && i < f->ir->n_nodes; i++) {
+        const hlo_node *n = &f->ir->nodes[i];
+        const jp_hlo_instr *in = &f->instrs[n->instr];
+        if (f->visits_left == 0) return -1;
+        f->visits_left--;
+        if (strcmp(n->opcode, "fusion") == 0) {
+            for (uint32_t k = 0; k < n->called.n; k++)
+                if (weigh_computation(f, n->called.v[k], depth + 1, b)) return -1;
+            continue;
+        }
+        add_cost(b, n->source, n->function, n->frame, in->flops + in->transcendentals, in->bytes);
+    }
+    return 0;
+}
+
+static int cmp_share_weight(const void *x, const void *y) {
+    const jp_hlo_share *a = x, *b = y;
+    if (a->weight != b->weight) return a->weight < b->weight ? 1 : -1;
+    return strcmp(a->source, b->source);
+}
+
+/* The fusion's lines by modelled cost: FLOPs and transcendentals of its fused instructions, or
+ * their bytes when none does FLOPs. Kept only when two or more lines share the cost. */
+static int fusion_shares(hlo_ctx *c, fusion_ctx *f, const hlo_node *fusion, jp_hlo_instr *in) {
+    share_build b = {.own = in};
+    for (uint32_t k = 0; k < fusion->called.n; k++)
+        if (weigh_computation(f, fusion->called.v[k], 0, &b)) return JP_OK;
+    double flops = 0, total = 0;
+    for (uint32_t i = 0; i < b.n; i++) flops += b.lines[i].weight;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < b.n; i++) { /* the lines with weight, in place */
+        b.lines[i].weight = flops > 0 ? b.lines[i].weight : b.bytes[i];
+        if (b.lines[i].weight > 0) total += b.lines[i].weight, b.lines[n++] = b.lines[i];
+    }
+    if (n < 2) return JP_OK;
+    jp_hlo_share *shares = jp_arena_alloc(c->arena, n * sizeof *shares);
+    if (!shares) return JP_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++) shares[i] = b.lines[i], shares[i].weight /= total;
+    qsort(shares, n, sizeof *shares, cmp_share_weight);
+    in->shares = shares;
+    in->n_shares = n;
+    return JP_OK;
+}
+
+/* A fusion's own metadata names its root (often a trailing reduce or convert); one containing a
+ * dot or convolution reports that instead, op_name and source line alike, so the two always come
+ * from one instruction. Its time is then split over the lines of its fused instructions
+ * (fusion_shares). Runs after jp_hlo_cost (the weights) and before the instructions are sorted. */
+static int attribute_fusions(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
+    hlo_id_slot *comps = jp_arena_alloc(&c->scratch, (ir->n_comps ? ir->n_comps : 1) * sizeof *comps);
+    if (!comps) return JP_ERR_NOMEM;
+    fusion_ctx f = {ir, out->instrs, comps, 4 * ir->n_nodes + 4096};
+    for (size_t i = 0; i < ir->n_comps; i++) f.comps[i] = (hlo_id_slot){ir->comps[i].id, (uint32_t)i};
+    qsort(f.comps, ir->n_comps, sizeof *f.comps, cmp_id_slot);
+    for (size_t i = 0; i < ir->n_nodes; i++) {
+        const hlo_node *n = &ir->nodes[i];
+        if (strcmp(n->opcode, "fusion") != 0) continue;
+        jp_hlo_instr *in = &out->instrs[n->instr];
+        const hlo_node *dot = fusion_dot(&f, n);
+        if (dot) {
+            in->op_name = dot->op_name;
+            in->source = dot->source;
+            in->function = dot->function;
+            in->frame = dot->frame;
+        }
+        int rc = fusion_shares(c, &f, n, in);
+        if (rc) return rc;
+    }
+    return JP_OK;
+}
+
 static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     size_t n_instrs = 0;
     int rc = scan_module(c, module, out, &n_instrs);
@@ -778,7 +895,7 @@ static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     if (c->has_buffers && (rc = jp_hlo_buffers_decode(c->buffers, &ir, out->instrs, c->intern, c->arena, &c->scratch,
                                                       c->err, &out->memory)))
         return rc;
-    if ((rc = jp_hlo_cost(&ir, out))) return rc;
+    if ((rc = jp_hlo_cost(&ir, out)) || (rc = attribute_fusions(c, &ir, out))) return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
     return JP_OK;
 }

@@ -231,7 +231,8 @@ static int resolve(ba_ctx *c, const raw_lbuf *r, jp_hlo_lbuf *b) {
     b->opcode = in->opcode;
     b->shape = jp_intern_str(c->t, text.buf, text.len);
     b->op_name = n->op_name ? n->op_name : c->empty;
-    b->source = in->source, b->function = in->function, b->frame = in->frame;
+    b->source = n->source ? n->source : c->empty, b->function = n->function ? n->function : c->empty;
+    b->frame = n->frame;
     return b->instruction && b->shape ? JP_OK : JP_ERR_NOMEM;
 }
 

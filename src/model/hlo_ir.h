@@ -44,6 +44,8 @@ typedef struct hlo_node {
     int64_t feature_groups, batch_groups; /* convolution; 0 when absent (means 1) */
     jp_pb shape;               /* its ShapeProto (empty when absent), for a buffer's sub-shape */
     const char *op_name;       /* its own metadata.op_name (jp_hlo_instr's is a fusion's dot's) */
+    const char *source, *function; /* its own source line and function (likewise) */
+    const jp_hlo_frame *frame; /* its own innermost frame (likewise) */
 } hlo_node;
 
 typedef struct hlo_comp {

@@ -25,6 +25,16 @@ typedef struct jp_hlo_frame {
 
 enum { JP_HLO_MAX_STACK = 64 }; /* frames walked per stack: the index is input, its chains may loop */
 
+/* One source line's part of a fusion: the fused instructions made by that line, weighed by their
+ * modelled cost (hlo_cost.c: FLOPs and transcendentals, or bytes when the fusion does no FLOPs).
+ * An estimate of where the fusion's time goes, for jaxprof lines and flame (docs/design.md). */
+typedef struct jp_hlo_share {
+    const char *source;        /* "file:line", as jp_hlo_instr.source */
+    const char *function;      /* of that line, "" when unknown */
+    const jp_hlo_frame *frame; /* innermost frame of the first fused instruction of that line */
+    double weight;             /* its fraction of the fusion's modelled cost; a fusion's shares sum to 1 */
+} jp_hlo_share;
+
 typedef struct jp_hlo_instr {
     const char *name;     /* interned instruction name, the key executed events carry */
     const char *opcode;   /* "fusion", "dot", ... */
@@ -38,6 +48,9 @@ typedef struct jp_hlo_instr {
     double bytes;         /* operands + output at its boundary (a fusion's parameters and root) */
     const char *text;     /* "%dot.3 = f32[64,128] dot(f32[64,64] %p0, f32[64,128] %p1)": shapes
                            * without layouts, no attributes; NULL unless decoded with want_text */
+    const jp_hlo_share *shares; /* a fusion whose fused instructions come from two or more source
+                                 * lines: each line's share, the largest first; else NULL */
+    uint32_t n_shares;
 } jp_hlo_instr;
 
 /* ---- XLA's buffer assignment (HloProto field 3, decoded by hlo_buffers.c) ---- */
@@ -163,6 +176,8 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     const char *module, *name, *category, *op_name, *scope, *source;
     const char *function;    /* of the source line, "" when unknown */
     const jp_hlo_frame *frame; /* innermost frame of its Python stack, NULL when not recorded */
+    const jp_hlo_share *shares; /* a fusion's source lines by modelled cost (jp_hlo_instr), or NULL */
+    uint32_t n_shares;
     uint32_t device;
     double flops, bytes;     /* per occurrence: the profile's own stats (TPU, GPU), else hlo_flops */
     double hlo_flops;        /* per occurrence, counted from the HLO (hlo_cost.c); 0 without HLO */

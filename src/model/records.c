@@ -85,6 +85,8 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
         op->source = in->source;
         op->function = in->function;
         op->frame = in->frame;
+        op->shares = in->shares;
+        op->n_shares = in->n_shares;
         op->hlo_flops = op->flops = in->flops;
         op->transcendentals = in->transcendentals;
         op->bytes = in->bytes;

@@ -29,7 +29,8 @@ static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, anal
         analysis_fn fn;
         const char *name; /* for its error */
     } steps[] = {
-        {jp_ops_analyze, "ops"}, {jp_lines_analyze, "lines"}, {steps_fn, "steps"}, {jp_roofline_analyze, "roofline"},
+        {jp_ops_analyze, "ops"}, {jp_lines_analyze, "lines"}, {steps_fn, "steps"}, {jp_ops_spread_analyze, "op spread"},
+        {jp_roofline_analyze, "roofline"},
         {jp_scopes_analyze, "scopes"}, {jp_compiles_analyze, "compiles"}, {jp_transfers_analyze, "transfers"},
         {jp_kernels_analyze, "kernels"}, {jp_memory_analyze, "memory"}, {jp_buffers_analyze, "buffers"},
         {jp_findings_analyze, "findings"},

@@ -58,7 +58,7 @@ static const column ROW_COLS[] = {
     {"name", NULL, 0}, {"base_name", NULL, 0}, {"module", NULL, 0}, {"category", NULL, 0}, {"scope", NULL, 0},
     {"change", NULL, 0}, {"match", NULL, 0}, {"base_count", NULL, 0}, {"new_count", NULL, 0},
     {"base_ms", NULL, 0}, {"new_ms", NULL, 0}, {"base_total_ms", NULL, 0}, {"new_total_ms", NULL, 0},
-    {"delta_ms", NULL, 0}, {"delta_pct", NULL, 0},
+    {"delta_ms", NULL, 0}, {"delta_pct", NULL, 0}, {"noise_ms", NULL, 0}, {"noise_basis", NULL, 0},
 };
 
 static void row_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -79,8 +79,19 @@ static void row_cell(const jp_analysis *a, const void *row, size_t col, cell *c)
     case 11: set_time(c, r->base_total_ps); break;
     case 12: set_time(c, r->new_total_ps); break;
     case 13: set_time(c, r->delta_ps); break;
-    default: set_num(c, r->delta_pct); break;
+    case 14: set_num(c, r->delta_pct); break;
+    case 15: set_time(c, r->noise_ps); break;
+    default: set_str(c, jp_noise_basis_name(r->noise_basis)); break;
     }
+}
+
+/* The rule a paired op is judged by, said in the text output (after its table) and the JSON's
+ * options. Keep in step with classify() in compare/diff.c and docs/design.md "Diff". */
+static void put_op_rule(const jp_diff *d, FILE *out) {
+    fprintf(out, "an op is slower or faster when its self time per step moved by more than %g%% of itself, by at least "
+                 "%g%% of the base step, and by more than its noise: 2 standard errors of the change, from the op's "
+                 "time per step across the steps of each run (per execution with fewer than %d steps)",
+            d->options.min_change_pct, d->options.min_share_pct, JP_NOISE_MIN_STEPS);
 }
 
 /* ---- op and scope rows: text ------------------------------------------------------------------------ */
@@ -91,7 +102,7 @@ static void row_cell(const jp_analysis *a, const void *row, size_t col, cell *c)
 static const column OP_TEXT_COLS[] = {
     {"change", "change   ", 9}, {"delta", "delta/step", 10}, {"delta_pct", "delta%", 8}, {"base", "base", 9},
     {"new", "new", 9}, {"count", "count/step", 11}, {"name", "op", 0}, {"category", "category     ", 13},
-    {"scope", "scope             ", 18}, {"match", "match  ", 7},
+    {"scope", "scope             ", 18}, {"match", "match  ", 7}, {"noise", "noise", 9},
 };
 
 static const column SCOPE_TEXT_COLS[] = {
@@ -176,7 +187,13 @@ static void op_text_cell(const jp_analysis *a, const void *row, size_t col, cell
     else if (col == 6) set_row_name(c, r);
     else if (col == 7) set_left(c, r->category, OP_TEXT_COLS[7].width);
     else if (col == 8) set_left(c, r->scope, OP_TEXT_COLS[8].width);
-    else set_left(c, jp_match_name(r->match), OP_TEXT_COLS[9].width);
+    else if (col == 9) set_left(c, jp_match_name(r->match), OP_TEXT_COLS[9].width);
+    else if (r->noise_basis == JP_NOISE_NONE || is_one_sided(r)) set_str(c, "-");
+    else {
+        char t[32];
+        jp_format_time(t, sizeof t, r->noise_ps);
+        set_buf(c, "\xC2\xB1%s", t);
+    }
 }
 
 static void scope_text_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -354,6 +371,9 @@ static int render_json(const jp_diff *d, const jp_diff_gate *gate, const picker 
     if ((rc = json_all(&ft, out, err))) return rc;
     fprintf(out, ",\n\"options\":{\"min_change_pct\":%.6g,\"min_share_pct\":%.6g}", d->options.min_change_pct,
             d->options.min_share_pct);
+    fputs(",\n\"op_rule\":\"", out);
+    put_op_rule(d, out); /* plain ASCII: no escaping needed */
+    fputc('"', out);
     if (gate) json_gate(d, gate, out);
     fputs("}\n", out);
     return JP_OK;
@@ -438,6 +458,11 @@ static int render_text(const jp_diff *d, const picker *pk, FILE *out, jp_error *
     table ot = TABLE("ops", OP_TEXT_COLS, d->ops, jp_diff_row, d->n_ops, op_text_cell);
     table st = TABLE("scopes", SCOPE_TEXT_COLS, d->scopes, jp_diff_row, d->n_scopes, scope_text_cell);
     int rc = text_rows(&ot, "Ops by change in self time per step", pk, out, err);
+    if (!rc) {
+        fputs("Rule: ", out);
+        put_op_rule(d, out);
+        fputs(".\n", out);
+    }
     if (!rc) rc = text_rows(&st, "Scopes by change in self time per step", pk, out, err);
     if (rc) return rc;
     text_findings(d, out);

@@ -352,6 +352,11 @@ static void write_lines(const jp_analysis *a, FILE *out) {
         fputs("</code></td></tr>\n", out);
     }
     fputs("</tbody></table>\n", out);
+    int64_t split = 0;
+    for (size_t i = 0; i < a->n_lines; i++) split += a->lines[i].split_ps;
+    if (split) /* a fusion of several lines: its split is modelled, not measured */
+        fprintf(out, "<p>%.1f%% of this time is estimated: fusions split over their source lines by modelled cost "
+                     "(FLOPs, else bytes).</p>\n", pct(split, a->op_self_ps));
     if (a->n_lines > LINE_ROWS)
         fprintf(out, "<p>%zu more lines (jaxprof report --json has them all).</p>\n", a->n_lines - LINE_ROWS);
     fputs("</section>\n", out);

@@ -92,7 +92,7 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
 static const column LINE_COLS[] = {
     {"source", "line", 0}, {"function", "function", 16}, {"self_ms", "self", 9}, {"pct_device", "%dev", 6},
     {"count", "count", 6}, {"n_ops", "ops", 4}, {"ops", "top ops", 20}, {"file", NULL, 0}, {"line", NULL, 0},
-    {"flops", NULL, 0},
+    {"flops", NULL, 0}, {"split_ms", NULL, 0},
 };
 
 /* Text shows a path relative to the files' common directory; JSON and CSV the whole path. */
@@ -113,13 +113,15 @@ static void line_cell(const jp_analysis *a, const void *row, size_t col, cell *c
     case 6: set_str(c, l->ops); break;
     case 7: set_str(c, l->file); break;
     case 8: set_int(c, l->line); break;
-    default: set_num(c, l->flops); break;
+    case 9: set_num(c, l->flops); break;
+    default: set_time(c, l->split_ps); break;
     }
 }
 
 static const column FLAME_COLS[] = {
     {"name", "stack", 0}, {"kind", "kind", 8}, {"total_ms", "total", 9}, {"self_ms", "self", 9},
     {"pct", "%", 6}, {"depth", "depth", 5}, {"parent", NULL, 0}, {"file", NULL, 0}, {"line", NULL, 0},
+    {"split_ms", NULL, 0},
 };
 static const char *const FLAME_KIND[] = {"root", "frame", "library", "op", "none"};
 
@@ -134,8 +136,21 @@ static void flame_cell(const jp_analysis *a, const void *row, size_t col, cell *
     case 5: set_int(c, f->depth); break;
     case 6: set_int(c, f->parent == UINT32_MAX ? -1 : (int64_t)f->parent); break;
     case 7: set_str(c, f->file); break;
-    default: set_int(c, f->line); break;
+    case 8: set_int(c, f->line); break;
+    default: set_time(c, f->split_ps); break;
     }
+}
+
+/* What split_ms means, said where it is shown: JSON's "split_note", text's closing line. */
+static const char SPLIT_NOTE[] = "a fusion made by several source lines has its time split over them by the "
+                                 "modelled cost (FLOPs, else bytes) of their fused instructions: an estimate";
+
+/* The time split that way: on the lines, or under the flame tree's root. */
+static int64_t split_total(const jp_analysis *a, int section) {
+    int64_t ps = 0;
+    if (section == JP_SECTION_FLAME) return a->n_flame ? a->flame[0].split_ps : 0;
+    for (size_t i = 0; i < a->n_lines; i++) ps += a->lines[i].split_ps;
+    return ps;
 }
 
 /* ---- steps -------------------------------------------------------------------------------------- */
@@ -485,6 +500,13 @@ static void json_step_summary(const jp_analysis *a, FILE *out) {
     fputs("}}", out);
 }
 
+/* ,"split_ms":..,"split_note":"..": how much of the lines' (or the flame tree's) time is an
+ * estimate, and why. */
+static void json_split_note(const jp_analysis *a, int section, FILE *out) {
+    fprintf(out, ",\"split_ms\":%.6f,\"split_note\":", (double)split_total(a, section) / 1e9);
+    jp_json_fput_cstr(out, SPLIT_NOTE);
+}
+
 static void json_header(const jp_analysis *a, int section, FILE *out) {
     fprintf(out, "{\"schema_version\":%d,\"jaxprof_version\":\"%s\",\"section\":\"%s\",\"path\":",
             JP_JSON_SCHEMA_VERSION, JP_VERSION, jp_section_name(section));
@@ -564,6 +586,7 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         }
         table lines = section_table(a, JP_SECTION_LINES);
         if (!rc) rc = json_table(a, &lines, v, out, err);
+        json_split_note(a, JP_SECTION_LINES, out);
         json_memory_samples(a, out);
         jp_view modules = {.top = v ? v->top : 0}; /* each module's top buffers; --sort is for the ops */
         if (!rc) rc = jp_memory_json(a, &modules, out, err);
@@ -584,6 +607,7 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         if (!rc) rc = json_table(a, &t, memory ? NULL : v, out, err);
         if (memory) json_memory_samples(a, out);
         if (memory && !rc) rc = jp_memory_json(a, v, out, err);
+        if (section == JP_SECTION_LINES || section == JP_SECTION_FLAME) json_split_note(a, section, out);
     }
     fputs("}\n", out);
     return rc;
@@ -614,7 +638,12 @@ static int section_text(const jp_analysis *a, int section, const jp_view *view, 
     if (section == JP_SECTION_FINDINGS) return findings_only_text(a, view, out, err);
     if (section == JP_SECTION_MEMORY) return memory_text(a, view, out, err);
     table t = section_table(a, section);
-    return text_table(a, &t, view, out, err);
+    int rc = text_table(a, &t, view, out, err);
+    if (rc || (section != JP_SECTION_LINES && section != JP_SECTION_FLAME) || !split_total(a, section)) return rc;
+    char b[32];
+    jp_format_time(b, sizeof b, (double)split_total(a, section));
+    fprintf(out, "estimated: %s of it, fusions split over their lines by modelled cost (FLOPs, else bytes)\n", b);
+    return JP_OK;
 }
 
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out, jp_error *err) {
@@ -713,6 +742,9 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     if (!rc && a->n_lines) {
         fprintf(out, "\nTop source lines (device self time by the user's line that made the op; %.1f%% of it has one)\n",
                 a->op_self_ps ? 100.0 * (double)a->line_self_ps / (double)a->op_self_ps : 0);
+        if (split_total(a, JP_SECTION_LINES)) /* an estimate: say how much, within 100 columns */
+            fprintf(out, "(%.1f%% of it estimated: fusions split over their source lines by modelled cost)\n",
+                    a->op_self_ps ? 100.0 * (double)split_total(a, JP_SECTION_LINES) / (double)a->op_self_ps : 0);
         table t = section_table(a, JP_SECTION_LINES);
         jp_view lv = top;
         lv.top = top.top < 5 ? top.top : 5;

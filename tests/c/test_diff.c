@@ -238,7 +238,7 @@ static void identical_runs_are_unchanged(void **state) {
     assert_int_equal(jp_diff_check(d, &STRICT, why, sizeof why), 0);
     assert_string_equal(why, "Within limits: step time changed +0.0% (10.00 \xE2\x86\x92 10.00 ms per step, "
                              "noise \xC2\xB1"
-                             "0.0%), limit 5%; no op slower than the 10% limit.");
+                             "0.0%), limit 5%; no op slower than the 10% limit beyond its noise.");
     jp_diff_free(d);
 }
 
@@ -293,6 +293,70 @@ static void op_fifty_percent_slower(void **state) {
     assert_near(d->ops[0].delta_pct, -100.0 / 3);
     assert_int_equal(jp_diff_check(d, &STRICT, why, sizeof why), 0);
     assert_non_null(strstr(why, "step time changed -17%"));
+    jp_diff_free(d);
+}
+
+/* An op's noise: two standard errors of its change from each run's own spread. With 4 steps a
+ * side it is their spread per step; dot.3's +25 % (4 -> 5 ms per step) inside a noise of
+ * 2 * sqrt(2^2 / 4 + 2^2 / 4) = 2.83 ms is unchanged and the op gate holds, while the same change
+ * with a tenth of that spread (0.28 ms) is slower and trips it. */
+static void op_within_its_noise_is_unchanged(void **state) {
+    (void)state;
+    run b, n;
+    model(&b, "base");
+    model(&n, "new");
+    n.ops[0].self_ps = 20 * MS;
+    b.ops[0].step_sd_ps = n.ops[0].step_sd_ps = 2.0 * MS;
+    jp_diff *d = diff_of(&b, &n, NULL);
+    const jp_diff_row *r = find_op(d, "dot.3");
+    assert_near(r->delta_pct, 25);
+    assert_near(r->noise_ps, 2 * sqrt(2.0) * MS);
+    assert_int_equal(r->noise_basis, JP_NOISE_STEPS);
+    assert_int_equal(r->change, JP_CHANGE_UNCHANGED);
+    char why[512];
+    jp_diff_gate ops_only = {-1, 20};
+    assert_int_equal(jp_diff_check(d, &ops_only, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no op slower than the 20% limit beyond its noise"));
+    jp_diff_free(d);
+
+    b.ops[0].step_sd_ps = n.ops[0].step_sd_ps = 0.2 * MS;
+    d = diff_of(&b, &n, NULL);
+    r = find_op(d, "dot.3");
+    assert_near(r->noise_ps, 0.2 * sqrt(2.0) * MS);
+    assert_int_equal(r->change, JP_CHANGE_SLOWER);
+    assert_int_equal(jp_diff_check(d, &ops_only, why, sizeof why), 1);
+    assert_string_equal(why, "Ops over the 20% limit: jit_f/dot.3 +1.00 ms/step (+25%, noise \xC2\xB1" "7.1%).");
+    jp_diff_free(d);
+}
+
+/* Under JP_NOISE_MIN_STEPS steps the noise comes from the op's executions, taken as independent:
+ * 4 executions of 3, 5, 3, 5 ms (sample variance 4/3 ms^2) in one step are a sum of variance
+ * 16/3 ms^2 a side, so the noise is 2 * sqrt(32/3) = 6.53 ms; one execution a side: unknown (0). */
+static void op_noise_from_executions_with_few_steps(void **state) {
+    (void)state;
+    run b, n;
+    run_init(&b, "base");
+    run_init(&n, "new");
+    run_flat_steps(&b, 20 * MS, 1);
+    run_flat_steps(&n, 20 * MS, 1);
+    jp_op_stat *ob = run_op(&b, "jit_f", "dot.3", "matmul", "jit(f)/dot_general", "m", 0, 4, 16 * MS);
+    jp_op_stat *on = run_op(&n, "jit_f", "dot.3", "matmul", "jit(f)/dot_general", "m", 0, 4, 16 * MS + 4 * MS);
+    ob->self_sumsq = (9.0 + 25 + 9 + 25) * MS * MS;
+    on->self_sumsq = (4.0 * 25 + 3 * 4.0 / 3) * MS * MS; /* 4 executions of mean 5 ms, variance 4/3 ms^2 */
+    run_op(&b, "jit_f", "once", "loop fusion", "jit(f)/add", "m", 0, 1, 2 * MS);
+    run_op(&n, "jit_f", "once", "loop fusion", "jit(f)/add", "m", 0, 1, 4 * MS);
+    jp_diff *d = diff_of(&b, &n, NULL);
+    const jp_diff_row *r = find_op(d, "dot.3");
+    assert_int_equal(r->noise_basis, JP_NOISE_EXECUTIONS);
+    assert_near(r->noise_ps, 2 * sqrt(32.0 / 3) * MS);
+    assert_int_equal(r->change, JP_CHANGE_UNCHANGED); /* +25 %, 4 ms inside 6.53 ms */
+    r = find_op(d, "once");
+    assert_int_equal(r->noise_basis, JP_NOISE_NONE);
+    assert_near(r->noise_ps, 0);
+    assert_int_equal(r->change, JP_CHANGE_SLOWER); /* no spread known: the thresholds alone */
+    assert_string_equal(jp_noise_basis_name(JP_NOISE_STEPS), "steps");
+    assert_string_equal(jp_noise_basis_name(JP_NOISE_EXECUTIONS), "executions");
+    assert_string_equal(jp_noise_basis_name(JP_NOISE_NONE), "none");
     jp_diff_free(d);
 }
 
@@ -1067,6 +1131,8 @@ int main(void) {
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(identical_runs_are_unchanged),
         cmocka_unit_test(op_fifty_percent_slower),
+        cmocka_unit_test(op_within_its_noise_is_unchanged),
+        cmocka_unit_test(op_noise_from_executions_with_few_steps),
         cmocka_unit_test(added_and_removed),
         cmocka_unit_test(thresholds),
         cmocka_unit_test(renumbered_fusions_match_by_op_name),

@@ -205,6 +205,88 @@ static void test_hostile_frame_references(void **state) {
     free(proto.buf);
 }
 
+/* One instruction of fusion_proto: like instr(), with its own op_name and a called computation
+ * (0: none). */
+static void fused_instr(pbw *comp, const char *name, const char *opcode, const int64_t *dims, const int64_t *operands,
+                        size_t n_ops, int64_t id, uint64_t frame, int contract_dim, const char *op_name, uint64_t called) {
+    pbw in = {0}, meta = {0}, ops = {0};
+    pbw_str(&in, 1, name);
+    pbw_str(&in, 2, opcode);
+    shape(&in, 3, dims, 2);
+    pbw_str(&meta, 2, op_name);
+    pbw_uint(&meta, 15, frame);
+    pbw_msg(&in, 7, &meta);
+    pbw_uint(&in, 35, (uint64_t)id);
+    for (size_t i = 0; i < n_ops; i++) pbw_varint(&ops, (uint64_t)operands[i]);
+    if (n_ops) pbw_msg(&in, 36, &ops);
+    if (called) pbw_uint(&in, 38, called);
+    if (contract_dim >= 0) {
+        pbw dn = {0}, lhs = {0};
+        pbw_varint(&lhs, (uint64_t)contract_dim);
+        pbw_msg(&dn, 1, &lhs);
+        pbw_msg(&in, 30, &dn);
+    }
+    pbw_msg(comp, 2, &in);
+}
+
+/* XLA's fusion of a dot (train.py:10) and the negation of its result (train.py:11): the fusion's
+ * own metadata is its root's, the negate's line and op_name. */
+static pbw fusion_proto(void) {
+    static const int64_t x_dims[] = {4, 8}, w_dims[] = {8, 16}, y_dims[] = {4, 16}, xw[] = {1, 2}, p01[] = {11, 12},
+                         dot[] = {13};
+    pbw index = {0}, fused = {0}, main_comp = {0}, module = {0}, proto = {0};
+    pbw_str(&index, 1, "/home/u/train.py");
+    pbw_str(&index, 2, "step");
+    location(&index, 1, 1, 10);
+    location(&index, 1, 1, 11);
+    frame(&index, 1, 0);
+    frame(&index, 2, 0);
+    pbw_str(&fused, 1, "fused_computation");
+    fused_instr(&fused, "p0", "parameter", x_dims, NULL, 0, 11, 0, -1, "", 0);
+    fused_instr(&fused, "p1", "parameter", w_dims, NULL, 0, 12, 0, -1, "", 0);
+    fused_instr(&fused, "dot.2", "dot", y_dims, p01, 2, 13, 1, 1, "jit(step)/dot_general", 0);
+    fused_instr(&fused, "neg.3", "negate", y_dims, dot, 1, 14, 2, -1, "jit(step)/neg", 0);
+    pbw_uint(&fused, 5, 7);
+    pbw_str(&main_comp, 1, "main");
+    fused_instr(&main_comp, "x", "parameter", x_dims, NULL, 0, 1, 0, -1, "", 0);
+    fused_instr(&main_comp, "w", "parameter", w_dims, NULL, 0, 2, 0, -1, "", 0);
+    fused_instr(&main_comp, "fusion.1", "fusion", y_dims, xw, 2, 3, 2, -1, "jit(step)/neg", 7);
+    pbw_uint(&main_comp, 5, 1);
+    pbw_str(&module, 1, "jit_step");
+    pbw_msg(&module, 3, &fused);
+    pbw_msg(&module, 3, &main_comp);
+    pbw_msg(&module, 17, &index);
+    pbw_msg(&proto, 1, &module);
+    return proto;
+}
+
+/* The fusion reports its dot's op_name and line alike (not the negate's line with the dot's
+ * op_name), and shares its time between the two lines by their FLOPs: 2*4*16*8 = 1024 for the
+ * dot, 64 for the negate. A buffer keeps the fusion's own op_name and line. */
+static void test_fusion_takes_its_dot_line_and_shares_its_lines(void **state) {
+    (void)state;
+    pbw proto = fusion_proto();
+    decoded d;
+    decode(&d, &proto, JP_HLO_LIBRARY_FRAMES);
+    const jp_hlo_instr *f = find(&d, "fusion.1");
+    assert_string_equal(f->category, "matmul fusion");
+    assert_string_equal(f->op_name, "jit(step)/dot_general");
+    assert_string_equal(f->source, "/home/u/train.py:10");
+    assert_int_equal(f->frame->line, 10);
+    assert_true(f->flops == 1024 + 64);
+    assert_int_equal(f->n_shares, 2);
+    assert_string_equal(f->shares[0].source, "/home/u/train.py:10");
+    assert_string_equal(f->shares[0].function, "step");
+    assert_int_equal(f->shares[0].frame->line, 10);
+    assert_true(f->shares[0].weight == 1024.0 / 1088);
+    assert_string_equal(f->shares[1].source, "/home/u/train.py:11");
+    assert_true(f->shares[1].weight == 64.0 / 1088);
+    assert_int_equal(find(&d, "dot.2")->n_shares, 0); /* only fusions are shared out */
+    assert_string_equal(find(&d, "neg.3")->source, "/home/u/train.py:11");
+    release(&d);
+    free(proto.buf);
+}
+
 /* A scope path longer than 1 KiB (a 1,000+ character function name and named_scope) is kept whole:
  * before issue 30 each piece that did not fit a 1 KiB buffer was dropped, so ops lost their scope. */
 static void test_long_scope_is_kept_whole(void **state) {
@@ -235,6 +317,7 @@ int main(void) {
         cmocka_unit_test(test_no_rule_names_the_innermost_frame),
         cmocka_unit_test(test_hostile_frame_references),
         cmocka_unit_test(test_long_scope_is_kept_whole),
+        cmocka_unit_test(test_fusion_takes_its_dot_line_and_shares_its_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

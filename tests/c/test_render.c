@@ -847,11 +847,12 @@ static const char DIFF_TXT[] =
     "idle     750.0 us  500.0 us  -250.0 us\n"
     "\n"
     "Ops by change in self time per step (4 of 4)\n"
-    "change     delta/step  delta%     base       new  count/step  op        category       scope                   match\n"
-    "slower     +500.0 us   +50.0%  1.00 ms   1.50 ms  1           add.3     elementwise    train_step              name\n"
-    "added      +250.0 us   new           -  250.0 us  0->1        copy.4    copy           train_step              none\n"
-    "unchanged  0           +0.0%   4.00 ms   4.00 ms  1           fusion.2  loop fusion    train_step/model        name\n"
-    "unchanged  0           +0.0%   2.00 ms   2.00 ms  1           dot.1     matmul         train_step/model/dense  name\n"
+    "change     delta/step  delta%     base       new  count/step  op        category       scope                   match    noise\n"
+    "slower     +500.0 us   +50.0%  1.00 ms   1.50 ms  1           add.3     elementwise    train_step              name     \xC2\xB1" "0\n"
+    "added      +250.0 us   new           -  250.0 us  0->1        copy.4    copy           train_step              none     -\n"
+    "unchanged  0           +0.0%   4.00 ms   4.00 ms  1           fusion.2  loop fusion    train_step/model        name     \xC2\xB1" "0\n"
+    "unchanged  0           +0.0%   2.00 ms   2.00 ms  1           dot.1     matmul         train_step/model/dense  name     \xC2\xB1" "0\n"
+    "Rule: an op is slower or faster when its self time per step moved by more than 5% of itself, by at least 0.5% of the base step, and by more than its noise: 2 standard errors of the change, from the op's time per step across the steps of each run (per execution with fewer than 3 steps).\n"
     "\n"
     "Scopes by change in self time per step (7 of 7)\n"
     "change     delta/step  delta%  self base  self new  total base  total new  count/step  scope                     kind    match\n"
@@ -869,11 +870,11 @@ static const char DIFF_TXT[] =
     "Summary: ops 2 unchanged, 1 slower, 0 faster, 1 added, 0 removed; scopes 6 unchanged, 1 slower, 0 faster, 0 added, 0 removed; ops matched by none 1, name 3, op_name 0, shape 0\n";
 
 static const char DIFF_CSV[] =
-    "name,base_name,module,category,scope,change,match,base_count,new_count,base_ms,new_ms,base_total_ms,new_total_ms,delta_ms,delta_pct\n"
-    "add.3,add.3,jit_train_step,elementwise,train_step,slower,name,1,1,1.000000,1.500000,1.000000,1.500000,0.500000,50\n"
-    "copy.4,,jit_train_step,copy,train_step,added,none,0,1,0.000000,0.250000,0.000000,0.250000,0.250000,0\n"
-    "fusion.2,fusion.2,jit_train_step,loop fusion,train_step/model,unchanged,name,1,1,4.000000,4.000000,6.000000,6.000000,0.000000,0\n"
-    "dot.1,dot.1,jit_train_step,matmul,train_step/model/dense,unchanged,name,1,1,2.000000,2.000000,2.000000,2.000000,0.000000,0\n";
+    "name,base_name,module,category,scope,change,match,base_count,new_count,base_ms,new_ms,base_total_ms,new_total_ms,delta_ms,delta_pct,noise_ms,noise_basis\n"
+    "add.3,add.3,jit_train_step,elementwise,train_step,slower,name,1,1,1.000000,1.500000,1.000000,1.500000,0.500000,50,0.000000,executions\n"
+    "copy.4,,jit_train_step,copy,train_step,added,none,0,1,0.000000,0.250000,0.000000,0.250000,0.250000,0,0.000000,none\n"
+    "fusion.2,fusion.2,jit_train_step,loop fusion,train_step/model,unchanged,name,1,1,4.000000,4.000000,6.000000,6.000000,0.000000,0,0.000000,executions\n"
+    "dot.1,dot.1,jit_train_step,matmul,train_step/model/dense,unchanged,name,1,1,2.000000,2.000000,2.000000,2.000000,0.000000,0,0.000000,executions\n";
 
 /* ---- the tests -------------------------------------------------------------------------------- */
 

@@ -26,11 +26,11 @@ from test_html_report import EVIL, EVIL_OP, assert_self_contained, evil_space, p
 from xplane_gen import HloComputation, HloInstruction, HloModule, Uint, XSpace
 
 TOP_KEYS = {"schema_version", "kind", "base", "new", "steps", "breakdown", "ops", "scopes", "summary", "findings",
-            "options"}
+            "options", "op_rule"}
 STEP_KEYS = {"base_n", "new_n", "base_mean_ms", "new_mean_ms", "base_median_ms", "new_median_ms", "base_p90_ms",
              "new_p90_ms", "change_pct", "noise_pct", "significant", "verdict"}
 ROW_KEYS = ["name", "base_name", "module", "category", "scope", "change", "match", "base_count", "new_count",
-            "base_ms", "new_ms", "base_total_ms", "new_total_ms", "delta_ms", "delta_pct"]
+            "base_ms", "new_ms", "base_total_ms", "new_total_ms", "delta_ms", "delta_pct", "noise_ms", "noise_basis"]
 CHANGES = {"slower", "faster", "added", "removed", "unchanged"}
 PARTS = ["compute", "collective", "h2d", "d2h", "d2d", "compile", "host", "idle"]
 ARTIFACTS = Path(os.environ.get("JAXPROF_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts")
@@ -310,7 +310,8 @@ def test_renumbered_op_is_paired_and_shown_with_its_old_name(tmp_path: Path) -> 
     assert (row["name"], row["base_name"], row["match"], row["change"]) == ("fusion.14", "fusion.12", "op_name", "slower")
     assert row["delta_pct"] == pytest.approx(100)
     text = run_jaxprof("diff", base, new).stdout
-    assert re.search(r"^slower .* fusion\.14 \(was fusion\.12\) .* op_name$", text, re.M), text
+    # two identical executions a side: a noise of exactly 0, shown in the noise column
+    assert re.search(r"^slower .* fusion\.14 \(was fusion\.12\) .* op_name +\u00b10$", text, re.M), text
 
 
 # ---- bad input and usage -------------------------------------------------------------------------------

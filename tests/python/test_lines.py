@@ -7,6 +7,7 @@ import gzip
 import inspect
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -131,6 +132,64 @@ def test_library_frames_are_skipped_for_the_source_line(tmp_path):
     assert f"user_model ({Path(__file__).name}:{line});[mylib];" in folded  # the package folded to one node
     bad = run_jaxprof("lines", run, "--library-frames", "(")
     assert bad.returncode == 2 and "library-frames" in bad.stderr
+
+
+# ---- a fusion of several lines ---------------------------------------------------------------------
+
+FM = 512  # the fused dot's size: its 2*FM^3 FLOPs dwarf the reduce's FM*(FM-1) adds
+
+
+def dot_then_reduce(x: jax.Array, w: jax.Array) -> jax.Array:
+    y = jnp.dot(x, w)  # FUSED DOT
+    return y.sum(axis=1)  # FUSED REDUCE
+
+
+def fused_computations(hlo: str) -> dict[str, str]:
+    """Each fusion instruction of the compiled HLO text -> the body of the computation it calls."""
+    bodies = dict(re.findall(r"^%([\w.\-]+) \(.*?\{\n(.*?)\n\}", hlo, re.M | re.S))
+    calls = re.findall(r"%([\w.\-]+) = \S+ fusion\(.*?calls=%([\w.\-]+)", hlo)
+    return {name: bodies.get(comp, "") for name, comp in calls}
+
+
+def test_fusion_reports_its_dot_line_and_splits_its_time_by_modelled_cost(tmp_path):
+    """XLA:CPU fuses a dot and the reduce of its result into one fusion whose own metadata names the
+    reduce: the op takes op_name and source line from the dot alike, and `jaxprof lines`/`flame`
+    split its time over both lines by their modelled FLOPs, the dot's line first."""
+    x, w = jnp.ones((FM, FM)), jnp.ones((FM, FM))
+    fused = fused_computations(jax.jit(dot_then_reduce).lower(x, w).compile().as_text())
+    (fusion_name,) = [n for n, body in fused.items() if " dot(" in body and " reduce(" in body]
+    run = capture(tmp_path, dot_then_reduce, x, w)
+    dot_line, reduce_line = marked_line(dot_then_reduce, "# FUSED DOT"), marked_line(dot_then_reduce, "# FUSED REDUCE")
+
+    (fusion,) = [o for o in jaxprof_json("ops", run)["ops"] if o["name"] == fusion_name]
+    assert fusion["op_name"].endswith("/dot_general")  # the dot's op_name and the dot's line, not the reduce's
+    assert fusion["source"] == f"{__file__}:{dot_line}"
+    assert fusion["stack"][0]["line"] == dot_line
+
+    doc = jaxprof_json("lines", run)
+    rows = {row["line"]: row for row in doc["lines"] if row["file"] == __file__}
+    assert doc["lines"][0]["line"] == dot_line  # the line doing the work ranks first
+    dot_row, reduce_row = rows[dot_line], rows[reduce_line]
+    assert fusion_name in dot_row["ops"] and fusion_name in reduce_row["ops"]
+    assert dot_row["self_ms"] + reduce_row["self_ms"] == pytest.approx(fusion["self_ms"], abs=2e-6)
+    # the split is by modelled cost: the dot's 2*M^3 FLOPs against the reduce's M*(M-1) adds
+    dot_flops, reduce_flops = 2 * FM**3, FM * (FM - 1)
+    assert reduce_row["self_ms"] == pytest.approx(fusion["self_ms"] * reduce_flops / (dot_flops + reduce_flops), abs=2e-6)
+    assert dot_row["flops"] == pytest.approx(3 * dot_flops) and reduce_row["flops"] == pytest.approx(3 * reduce_flops)
+    # marked as an estimate, in JSON and text
+    assert dot_row["split_ms"] == dot_row["self_ms"] and reduce_row["split_ms"] == reduce_row["self_ms"]
+    assert doc["split_ms"] == pytest.approx(fusion["self_ms"], abs=2e-6) and "estimate" in doc["split_note"]
+    assert "estimated:" in run_jaxprof("lines", run).stdout
+    assert "of it estimated: fusions split over their source lines by modelled cost" in run_jaxprof("report", run).stdout
+
+    flame = jaxprof_json("flame", run)
+    leaves = [n for n in flame["flame"] if n["kind"] == "op" and n["name"] == fusion_name]
+    assert sum(n["self_ms"] for n in leaves) == pytest.approx(fusion["self_ms"], abs=2e-6)
+    parents = {flame["flame"][n["parent"]]["line"]: n["self_ms"] for n in leaves}
+    assert parents[dot_line] == pytest.approx(dot_row["self_ms"], abs=1e-6)
+    assert parents[reduce_line] == pytest.approx(reduce_row["self_ms"], abs=1e-6)
+    folded = run_jaxprof("flame", run, "--folded").stdout
+    assert f"dot_then_reduce ({Path(__file__).name}:{reduce_line});{fusion_name} " in folded
 
 
 # ---- known-answer FLOPs ---------------------------------------------------------------------------

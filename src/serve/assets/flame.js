@@ -43,7 +43,8 @@ function flameHits() {
 
 function flameBox(i, left, width, px, cls, hits) {
   const n = FL.nodes[i];
-  const tip = `${n.name}\ntotal ${ms(n.total_ms)} ms (${n.pct.toFixed(1)}% of all)\nself ${ms(n.self_ms)} ms`;
+  const tip = `${n.name}\ntotal ${ms(n.total_ms)} ms (${n.pct.toFixed(1)}% of all)\nself ${ms(n.self_ms)} ms` +
+    (n.split_ms > 0 ? `\n${ms(n.split_ms)} ms estimated: a fusion's time split over its lines by modelled cost` : "");
   const mark = hits.hit[i] ? " fl-hit" : FL.search ? " fl-dim" : "";
   const label = px >= 24 ? `${esc(n.name)} <span class="fl-ms">${ms(n.total_ms)} ms</span>` : "";
   return `<div class="fl-node fl-${esc(n.kind)}${cls}${mark}" data-i="${i}" title="${esc(tip)}" ` +
