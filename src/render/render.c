@@ -145,6 +145,8 @@ static const column STEP_COLS[] = {
     {"collective_ms", "collect", 9}, {"h2d_ms", "h2d", 9}, {"d2h_ms", "d2h", 9}, {"d2d_ms", NULL, 0},
     {"compile_ms", "compile", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9}, {"ops", "ops", 6},
     {"compiles", NULL, 0}, {"outlier", "outlier", 0}, {"flops", NULL, 0}, {"gflops_per_s", NULL, 0},
+    {"no_device_work", "no device work", 0}, {"gap_ms", "gap", 9}, {"host_start_ms", NULL, 0},
+    {"host_issue_ms", NULL, 0},
 };
 
 static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -162,7 +164,11 @@ static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c
     case 4 + JP_PART_COUNT: set_int(c, s->n_compiles); break;
     case 5 + JP_PART_COUNT: set_bool(c, s->outlier); break;
     case 6 + JP_PART_COUNT: set_num(c, s->flops); break;
-    default: set_num(c, s->dur_ps > 0 ? s->flops / ((double)s->dur_ps / 1e12) / 1e9 : 0); break; /* achieved */
+    case 7 + JP_PART_COUNT: set_num(c, s->dur_ps > 0 ? s->flops / ((double)s->dur_ps / 1e12) / 1e9 : 0); break; /* achieved */
+    case 8 + JP_PART_COUNT: set_bool(c, s->no_device_work); break;
+    case 9 + JP_PART_COUNT: set_time(c, s->gap_ps); break;
+    case 10 + JP_PART_COUNT: set_time(c, s->host_start_ps); break;
+    default: set_time(c, s->host_dur_ps); break;
     }
 }
 
@@ -170,7 +176,7 @@ static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c
 
 static const column SCOPE_COLS[] = {
     {"scope", "scope", 0}, {"kind", "kind", 7}, {"user", NULL, 0}, {"depth", NULL, 0}, {"count", "count", 6},
-    {"total_ms", "total", 9}, {"self_ms", "self", 9}, {"pct", "%", 6},
+    {"total_ms", "total", 9}, {"self_ms", "self", 9}, {"pct", "%", 6}, {"wall_ms", NULL, 0},
 };
 
 static int64_t kind_total(const jp_analysis *a, int kind) {
@@ -188,7 +194,8 @@ static void scope_cell(const jp_analysis *a, const void *row, size_t col, cell *
     case 4: set_int(c, (int64_t)s->count); break;
     case 5: set_time(c, s->total_ps); break;
     case 6: set_time(c, s->self_ps); break;
-    default: set_pct(c, base ? 100.0 * (double)s->total_ps / (double)base : 0); break;
+    case 7: set_pct(c, base ? 100.0 * (double)s->wall_ps / (double)base : 0); break; /* host: wall, never > 100 */
+    default: set_time(c, s->wall_ps); break;
     }
 }
 
