@@ -689,6 +689,17 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
             if (s->part_ps[p] || p == JP_PART_COMPUTE || p == JP_PART_IDLE)
                 fprintf(out, " %s %.1f%%", jp_part_name(p), s->total_ps ? 100.0 * (double)s->part_ps[p] / (double)s->total_ps : 0);
         fputc('\n', out);
+        if (s->n_no_device) {
+            fprintf(out, "  no device work in %zu step(s), left out of the numbers above:", s->n_no_device);
+            for (size_t i = 0, k = 0; i < a->n_steps && k < 12; i++)
+                if (a->steps[i].no_device_work) fprintf(out, "%s %lld", k++ ? "," : "", (long long)a->steps[i].step_num);
+            fputc('\n', out);
+        }
+        if (s->gap_ps > 0) {
+            jp_format_time(b[0], 32, (double)s->gap_ps);
+            fprintf(out, "  gaps      %s between dispatches in all (the program's Python between calls, "
+                         "in no step)\n", b[0]);
+        }
         size_t n_out = 0;
         for (size_t i = 0; i < a->n_steps; i++) n_out += a->steps[i].outlier != 0;
         if (n_out) {
@@ -727,7 +738,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         rc = text_table(a, &t, &lv, out, err);
     }
     if (!rc && a->n_scopes) {
-        fputs("\nTop scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events)\n", out);
+        fputs("\nTop scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events, total summed over threads, % of wall time covered)\n", out);
         table t = section_table(a, JP_SECTION_SCOPES);
         jp_view sv = top;
         sv.sort = "total";
