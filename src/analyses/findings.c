@@ -331,10 +331,10 @@ static void python_while_idle(const ctx *c, jp_text *out) {
     jp_vec tally = {0}; /* name_count */
     for (size_t i = 0; i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        long k = h->kind != JP_HOST_PYTHON || h->self_ps <= 0 ? -1 : summarized_step_at(c->a, h->start_ps);
-        if (k < 0) continue;
+        long in = h->kind != JP_HOST_PYTHON || h->self_ps <= 0 ? -1 : summarized_step_at(c->a, h->start_ps);
+        if (in < 0) continue;
         /* only the part inside its step: a call blocking past the step's end is not step time */
-        const jp_step *st = &c->a->steps[k];
+        const jp_step *st = &c->a->steps[in];
         int64_t stop = h->end_ps < st->start_ps + st->dur_ps ? h->end_ps : st->start_ps + st->dur_ps;
         int64_t full = h->end_ps - h->start_ps, d = stop - h->start_ps, idle = d - covered(busy, nb, h->start_ps, stop);
         idle = full > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)full) : 0;
