@@ -489,7 +489,8 @@ static void json_step_summary(const jp_analysis *a, FILE *out) {
             s->max_ps / 1e9, (double)s->total_ps / 1e9);
     for (int p = 0; p < JP_PART_COUNT; p++)
         fprintf(out, "%s\"%s\":%.6f", p ? "," : "", jp_part_name(p), (double)s->part_ps[p] / 1e9);
-    fputs("}}", out);
+    /* steps with no device work are counted in "count" and left out of the numbers above */
+    fprintf(out, "},\"no_device_work_steps\":%zu,\"gap_ms\":%.6f}", s->n_no_device, (double)s->gap_ps / 1e9);
 }
 
 static void json_header(const jp_analysis *a, int section, FILE *out) {
