@@ -5,6 +5,7 @@ ProfileData (never by jaxprof)."""
 from __future__ import annotations
 
 import gzip
+import re
 import subprocess
 import sys
 import textwrap
@@ -166,9 +167,7 @@ THREADS = """
 
     def work():
         with jax.profiler.TraceAnnotation("host_work"):
-            t = time.perf_counter()
-            while time.perf_counter() - t < 0.01:
-                pass
+            time.sleep(0.02)  # releases the GIL: the six threads' annotations overlap
 
     w = jnp.eye(64)
     with jaxprof.Profiler(sys.argv[1] + "/prof", start_step=2, num_steps=4, report=False) as prof:
@@ -195,8 +194,10 @@ def test_host_time_of_parallel_threads_is_wall_time(tmp_path):
     for s in steps:
         assert s["host_ms"] <= s["duration_ms"] + 1e-9
     assert scope["wall_ms"] <= step_ms + 1e-6
+    longest = max(s["duration_ms"] for s in steps)
     for f in jaxprof_json("findings", xplane)["findings"]:  # no per-step time beyond the step
-        assert "host_work" not in f.get("evidence", "") or "per step" not in f.get("evidence", "")
+        for ms in re.findall(r"spends (\d+\.\d+) ms per step in annotation 'host_work'", f.get("evidence", "")):
+            assert float(ms) <= longest, f  # was six threads' sum, ~120 ms in ~25 ms steps
 
 
 DECOY = """
@@ -232,7 +233,7 @@ def test_run_chooses_the_step_function_by_compiled_work_on_a_loaded_machine(tmp_
         busy.wait()
     assert "steps are calls of train_step" in proc.stderr, proc.stderr
     # the decoy's first call was the slower one: first-call time alone would have chosen it
-    first = {name: float(s) for name, s in __import__("re").findall(r"(\w+) [^,;()]*?first call (\d+\.\d+) s", proc.stderr)}
+    first = {name: float(s) for name, s in re.findall(r"(\w+) [-+.e\d]+ FLOPs, first call (\d+\.\d+) s", proc.stderr)}
     assert first["metrics"] > first["train_step"], proc.stderr
 
 
@@ -300,7 +301,7 @@ def test_real_mi300_legacy_steps_without_kernels_are_said_to_have_none():
     for plane in raw_planes(path):
         if plane.name.startswith("/device:"):
             kernels += [ev.start_ns for line in plane.lines for ev in line.events
-                        if "copyBuffer" not in ev.name and line.name != "Steps"]
+                        if "Kernel" in line.name]  # the kernel stream; the others hold copies
     with_kernels = [any(a <= t < (raw[i + 1][0] if i + 1 < len(raw) else float("inf")) for t in kernels)
                     for i, (a, _, _) in enumerate(raw)]
     doc = jaxprof_json("steps", path)
