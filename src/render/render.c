@@ -145,8 +145,8 @@ static const column STEP_COLS[] = {
     {"collective_ms", "collect", 9}, {"h2d_ms", "h2d", 9}, {"d2h_ms", "d2h", 9}, {"d2d_ms", NULL, 0},
     {"compile_ms", "compile", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9}, {"ops", "ops", 6},
     {"compiles", NULL, 0}, {"outlier", "outlier", 0}, {"flops", NULL, 0}, {"gflops_per_s", NULL, 0},
-    {"no_device_work", "no device work", 0}, {"gap_ms", "gap", 9}, {"host_start_ms", NULL, 0},
-    {"host_issue_ms", NULL, 0},
+    {"no_device_work", "no device work", 0}, {"gap_ms", "gap", 9}, {"issued_start_ms", NULL, 0},
+    {"issued_ms", NULL, 0},
 };
 
 static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {

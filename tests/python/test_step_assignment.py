@@ -121,6 +121,40 @@ def test_compiles_count_in_the_marked_step_under_profiler(tmp_path):
     check_compiles(tmp_path / "prof")
 
 
+def test_viewer_step_page_and_steps_row_agree_with_the_markers(tmp_path, launch_view):
+    from test_view import free_port
+    from test_viewer_api import Viewer, all_events
+
+    run_program(tmp_path, PROFILER)
+    port = free_port()
+    proc, out, _ = launch_view(tmp_path / "prof", "--ui", "builtin", "--port", str(port))
+    v = Viewer(proc, port)
+    rid = v.run_id()
+    for n in (10, 15, 20):  # the step's own page: its window's overview row
+        (row,) = v.json(f"/api/run/{rid}/overview?steps={n}:{n}")["steps"]
+        assert row["step"] == n and row["compiles"] == 1
+    assert v.json(f"/api/run/{rid}/overview?steps=11:11")["steps"][0]["compiles"] == 0
+    doc = v.json(f"/api/run/{rid}/timeline?px=1000000")
+    details = lambda track, e: v.json(f"/api/run/{rid}/event?track={track['id']}&index={e[4]}")
+    markers, boxes = {}, {}
+    for track in doc["tracks"]:
+        for e in track["events"]:
+            name = doc["names"][e[2]] if e[2] >= 0 else ""
+            if name == "train":
+                d = details(track, e)
+                markers[int(d["args"]["step_num"])] = (d["start_us"], d["dur_us"])
+            elif track["thread"] == "Steps" and name.startswith("step "):
+                boxes[int(name[5:])] = details(track, e)
+    assert sorted(markers) == sorted(boxes) == list(range(8, 24))
+    for n, box in boxes.items():  # each box names its own marker, and runs no earlier than it
+        assert box["args"]["step_num"] == n
+        assert box["args"]["issued_start_us"] == pytest.approx(markers[n][0], abs=0.01)
+        assert box["args"]["issued_us"] == pytest.approx(markers[n][1], abs=0.01)
+        assert box["start_us"] >= markers[n][0] - 0.01
+    starts = [boxes[n]["start_us"] for n in sorted(boxes)]
+    assert starts == sorted(starts)
+
+
 def test_compiles_count_in_the_marked_step_under_the_mixin(tmp_path):
     run_program(tmp_path, MIXIN)
     check_compiles(tmp_path / "prof")
