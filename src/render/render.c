@@ -739,7 +739,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         rc = text_table(a, &t, &lv, out, err);
     }
     if (!rc && a->n_scopes) {
-        fputs("\nTop scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events, total summed over threads, % of wall time covered)\n", out);
+        fputs("\nTop scopes (device: op_name scope; host: annotations, JAX events; total sums threads, % of wall)\n", out);
         table t = section_table(a, JP_SECTION_SCOPES);
         jp_view sv = top;
         sv.sort = "total";
