@@ -482,8 +482,13 @@ class Counted:
 def _abstract(tree: Any) -> Any:
     """``tree`` with every array replaced by its shape and dtype (no reference to its data kept)."""
     def leaf(x: Any) -> Any:
-        if isinstance(x, (jax.Array, np.ndarray)):
-            return jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=getattr(x, "weak_type", False))
+        if isinstance(x, jax.Array):
+            try:  # its sharding too: a sharded step lowers as it ran
+                return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=x.weak_type)
+            except Exception:
+                return jax.ShapeDtypeStruct(x.shape, x.dtype)
+        if isinstance(x, np.ndarray):
+            return jax.ShapeDtypeStruct(x.shape, x.dtype)
         return x
     try:
         return jax.tree_util.tree_map(leaf, tree)
