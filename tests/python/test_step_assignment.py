@@ -343,7 +343,15 @@ def test_real_mi300_conv_gaps_between_dispatches_are_not_step_time():
         gap = (raw[i + 1][0] - max(b, dev)) / 1e6 if i + 1 < len(raw) else 0
         assert s["gap_ms"] == pytest.approx(gap, abs=2e-3)
     assert sum(s["gap_ms"] for s in steps) > 70  # 78 ms of Python between calls, in no step
-    assert doc["step_summary"]["gap_ms"] == pytest.approx(sum(s["gap_ms"] for s in steps), abs=1e-3)
+    summary = doc["step_summary"]
+    assert summary["gap_ms"] == pytest.approx(sum(s["gap_ms"] for s in steps), abs=1e-3)
+    # steps and gaps tile the dispatches' span: the gaps are in no step, so not in the host share
+    span_ms = (max(raw[-1][1], raw[-1][2]) - raw[0][0]) / 1e6
+    assert summary["total_ms"] + summary["gap_ms"] == pytest.approx(span_ms, abs=1e-2)
+    host_pct = 100 * summary["breakdown_ms"]["host"] / summary["total_ms"]
+    (host_bound,) = [f for f in jaxprof_json("findings", path)["findings"] if f["id"] == "host_bound"]
+    assert f"host-only time is {host_pct:.0f}% of step time" in host_bound["evidence"]
+    assert host_pct < 85  # 91 % when the gaps counted as host time
 
 
 def test_real_mi300_legacy_steps_without_kernels_are_said_to_have_none():
