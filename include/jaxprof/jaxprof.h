@@ -525,6 +525,17 @@ typedef struct jp_step {
     uint32_t n_compiles;           /* compile events starting in the step */
     double flops;                  /* of the op occurrences starting in the step */
     int outlier;                   /* 1 when dur_ps > 1.5 x the median */
+    int64_t host_start_ps, host_dur_ps; /* when the host issued the step: its marker (every host's
+                                    * StepTraceAnnotation of that number), or the dispatch it was
+                                    * inferred from; 0, 0 when unknown (device steps, executions).
+                                    * Host events in it (compiles) belong to the step even when the
+                                    * step's device-ended span [start, start + dur) began later */
+    int no_device_work;            /* 1 when no device op ran in the step (a transfer alone does
+                                    * not count): it is left out of the summary */
+    int64_t gap_ps;                /* steps inferred from host dispatches: the time after the step
+                                    * until the next dispatch, when neither host dispatch nor device
+                                    * work of the step ran (the program's Python between calls); in
+                                    * no step. 0 otherwise */
 } jp_step;
 
 typedef struct jp_step_summary {
@@ -532,6 +543,9 @@ typedef struct jp_step_summary {
     double mean_ps, median_ps, p90_ps, std_ps, min_ps, max_ps;
     int64_t part_ps[JP_PART_COUNT]; /* summed over steps */
     int64_t total_ps;               /* summed step time */
+    size_t n_no_device;             /* steps with no device work, left out of the numbers above
+                                     * (unless every step is such a step) */
+    int64_t gap_ps;                 /* summed dispatch gaps (jp_step.gap_ps): not step time */
 } jp_step_summary;
 
 typedef enum jp_scope_kind { JP_SCOPE_DEVICE = 0, JP_SCOPE_HOST } jp_scope_kind;
@@ -544,6 +558,8 @@ typedef struct jp_scope_stat {
     uint64_t count;    /* op occurrences (device) or events (host) */
     int64_t total_ps;  /* device: ops under the path; host: sum of durations */
     int64_t self_ps;   /* device: ops exactly at the path; host: minus nested host events */
+    int64_t wall_ps;   /* host: the wall time its events cover, the union over threads (total_ps
+                        * sums the threads, so it can exceed the wall time); device: total_ps */
 } jp_scope_stat;
 
 typedef struct jp_compile {

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import jax
+import numpy as np
 
 from . import _jax, multihost
 from ._log import log
@@ -88,6 +89,9 @@ class Calls:
     first_s: float = 0.0    # how long its first call took: its trace and compile
     compiles_seen: int = 0  # the process's compile count at its last dispatch
     last_compiled: int = -1 # the last of its steps (dispatch to next dispatch) in which JAX compiled
+    signature: Any = None   # its first call's (args, kwargs), arrays as jax.ShapeDtypeStruct: for its cost
+    cost: tuple[float, float] | None = None  # (FLOPs, bytes accessed) of one call, from XLA's cost analysis
+    fn_ref: Any = None      # a weak reference to the jitted function, to lower it again (never keeps it alive)
 
 
 class Tracker:
@@ -170,6 +174,11 @@ class Tracker:
         finally:
             local.depth = 0
             calls.first_s = time.perf_counter() - start
+            calls.signature = _abstract((args, kwargs))
+            try:
+                calls.fn_ref = weakref.ref(fn)
+            except TypeError:
+                calls.fn_ref = None
 
     def _before(self, calls: Calls, index: int) -> None:
         if self.phase == ARMED:
@@ -197,16 +206,40 @@ class Tracker:
 
     def _choose(self, reached: Calls) -> None:
         """The step function: among the functions dispatched at least twice when the first one
-        reaches execution A, the one whose first call (its trace and compile) took longest: compile time
-        grows with the program, so this stands for "most device time", which is unknown here."""
+        reaches execution A, the one with the most compiled work per call, XLA's cost analysis of its
+        program (FLOPs, then bytes accessed), which does not depend on how busy the machine is;
+        the first call's time (trace and compile) only breaks ties, e.g. when no cost is known."""
         candidates = [c for c in self.calls if c.count >= 2] or [reached]
-        self.step_fn = max(candidates, key=lambda c: c.first_s)
+        for c in candidates:
+            if c.cost is None:
+                c.cost = self._cost(c)
+        self.step_fn = max(candidates, key=lambda c: (*(c.cost or (-1.0, -1.0)), c.first_s))
         self.phase = WAITING
         self._note_vanished(f"had run the step function {self.step_fn.name} {self.step_fn.count} times or more; "
                             "the capture had not begun")
-        log.info("run: steps are calls of %s (first call %.3f s; %s); capturing steps %d:%d%s",
-                 self.step_fn.name, self.step_fn.first_s, _others(candidates, self.step_fn), self._first, self._end,
+        log.info("run: steps are calls of %s (%s; %s); capturing steps %d:%d%s",
+                 self.step_fn.name, _describe(self.step_fn), _others(candidates, self.step_fn), self._first, self._end,
                  f" or later, after {self.settings.settle} steps in a row without compiling" if self.settings.settle else "")
+
+    def _cost(self, calls: Calls) -> tuple[float, float]:
+        """(FLOPs, bytes accessed) of one call of ``calls``' function, lowered again from its first
+        call's shapes (JAX's caches make that cheap); (-1, -1) when that fails."""
+        fn = calls.fn_ref() if calls.fn_ref is not None else None
+        if fn is None or calls.signature is None:
+            return (-1.0, -1.0)
+        local = self._local
+        depth, local.depth = getattr(local, "depth", 0), 1  # its tracing dispatches nothing
+        try:
+            args, kwargs = calls.signature
+            cost = fn.lower(*args, **kwargs).cost_analysis()
+            if isinstance(cost, (list, tuple)):
+                cost = cost[0] if cost else {}
+            return (float(cost.get("flops", 0.0)), float(cost.get("bytes accessed", 0.0)))
+        except Exception as exc:  # a function that cannot be lowered again: ranked by first call
+            log.debug("run: no cost analysis of %s: %r", calls.name, exc)
+            return (-1.0, -1.0)
+        finally:
+            local.depth = depth
 
     def _settled(self, calls: Calls, index: int) -> bool:
         """Whether steps may begin at this call: the settle rule's steps before it compiled nothing
@@ -446,11 +479,33 @@ class Counted:
         return repr(self._fn)
 
 
+def _abstract(tree: Any) -> Any:
+    """``tree`` with every array replaced by its shape and dtype (no reference to its data kept)."""
+    def leaf(x: Any) -> Any:
+        if isinstance(x, jax.Array):
+            try:  # its sharding too: a sharded step lowers as it ran
+                return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding, weak_type=x.weak_type)
+            except Exception:
+                return jax.ShapeDtypeStruct(x.shape, x.dtype)
+        if isinstance(x, np.ndarray):
+            return jax.ShapeDtypeStruct(x.shape, x.dtype)
+        return x
+    try:
+        return jax.tree_util.tree_map(leaf, tree)
+    except Exception:
+        return None
+
+
+def _describe(c: Calls) -> str:
+    flops = f"{c.cost[0]:.3g} FLOPs" if c.cost and c.cost[0] >= 0 else "cost unknown"
+    return f"{c.name} {flops}, first call {c.first_s:.3f} s"
+
+
 def _others(candidates: list[Calls], chosen: Calls) -> str:
     rest = [c for c in candidates if c is not chosen]
     if not rest:
         return "the only function called twice"
-    return "others: " + ", ".join(f"{c.name} {c.first_s:.3f} s" for c in rest[:3]) + (" ..." if len(rest) > 3 else "")
+    return "others: " + ", ".join(_describe(c) for c in rest[:3]) + (" ..." if len(rest) > 3 else "")
 
 
 def _backends_ready() -> bool:

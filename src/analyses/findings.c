@@ -145,13 +145,14 @@ typedef struct name_count {
     const char *name;
     uint64_t n;
     int64_t ps;
+    int64_t covered_to; /* host_while_idle: the latest end of its events so far, in time order */
 } name_count;
 
 static name_count *tally(name_count *t, size_t *n, const char *name) {
     for (size_t i = 0; i < *n; i++)
         if (t[i].name == name) return &t[i];
     if (*n == MAX_NAMES) return NULL;
-    t[*n] = (name_count){name, 0, 0};
+    t[*n] = (name_count){name, 0, 0, INT64_MIN};
     return &t[(*n)++];
 }
 
@@ -268,22 +269,52 @@ static int64_t covered(const interval *v, size_t n, int64_t start, int64_t end) 
     return sum;
 }
 
+/* The step holding t when it counts in the summary (it has device work), else -1. */
+static long summarized_step_at(const jp_analysis *a, int64_t t) {
+    long k = jp_step_at(a, t);
+    return k >= 0 && a->steps[k].no_device_work && a->step_summary.n_no_device ? -1 : k;
+}
+
+typedef struct ev_at {
+    int64_t start;
+    size_t i; /* index into the model's host events */
+} ev_at;
+
+static int cmp_ev_at(const void *x, const void *y) {
+    int64_t p = ((const ev_at *)x)->start, q = ((const ev_at *)y)->start;
+    return (p > q) - (p < q);
+}
+
 /* Per name, the time host events of `kind` that start inside a step spend while the device is
  * idle: user annotations (where the device's waiting comes from: an input pipeline, a sleep,
- * logging) or JAX runtime events (self time, where host overhead goes). Returns the largest. */
+ * logging) or JAX runtime events (self time, where host overhead goes). Wall time: events are
+ * taken in time order and each counts only past the end of the name's earlier ones, so one name
+ * open on several threads at once counts that time once (a per-step time never exceeds the step).
+ * Returns the largest. */
 static const name_count *host_while_idle(const ctx *c, int kind, name_count *t, size_t *nt) {
-    size_t nb;
+    size_t nb, ne = 0;
     interval *busy = device_busy(c->m, &nb);
+    ev_at *order = malloc((c->m->host.n ? c->m->host.n : 1) * sizeof *order);
     *nt = 0;
-    for (size_t i = 0; i < c->m->host.n; i++) {
+    for (size_t i = 0; order && i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        if (h->kind != kind || jp_step_at(c->a, h->start_ps) < 0) continue;
-        int64_t d = h->end_ps - h->start_ps, idle = d - covered(busy, nb, h->start_ps, h->end_ps);
-        if (kind != JP_HOST_USER) /* runtime events nest: their self time, scaled to the idle part */
-            idle = d > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)d) : 0;
-        name_count *nc = tally(t, nt, h->name);
-        if (nc) nc->n++, nc->ps += idle;
+        if (h->kind == kind && summarized_step_at(c->a, h->start_ps) >= 0) order[ne++] = (ev_at){h->start_ps, i};
     }
+    jp_sort_by_key64(order, ne, sizeof *order, offsetof(ev_at, start), 1, cmp_ev_at);
+    for (size_t e = 0; e < ne; e++) {
+        const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, order[e].i);
+        name_count *nc = tally(t, nt, h->name);
+        if (!nc) continue;
+        nc->n++;
+        int64_t from = h->start_ps > nc->covered_to ? h->start_ps : nc->covered_to;
+        if (h->end_ps > nc->covered_to) nc->covered_to = h->end_ps;
+        if (from >= h->end_ps) continue;
+        int64_t d = h->end_ps - from, idle = d - covered(busy, nb, from, h->end_ps);
+        if (kind != JP_HOST_USER) /* runtime events nest: their self time, scaled to the idle part */
+            idle = d > 0 ? (int64_t)((double)idle * (double)(h->self_ps < d ? h->self_ps : d) / (double)d) : 0;
+        nc->ps += idle;
+    }
+    free(order);
     free(busy);
     const name_count *top = top_of(t, *nt, 1, NULL);
     return top && top->ps > 0 ? top : NULL;
@@ -300,16 +331,20 @@ static void python_while_idle(const ctx *c, jp_text *out) {
     jp_vec tally = {0}; /* name_count */
     for (size_t i = 0; i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        if (h->kind != JP_HOST_PYTHON || h->self_ps <= 0 || jp_step_at(c->a, h->start_ps) < 0) continue;
-        int64_t d = h->end_ps - h->start_ps, idle = d - covered(busy, nb, h->start_ps, h->end_ps);
-        idle = d > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)d) : 0;
+        long in = h->kind != JP_HOST_PYTHON || h->self_ps <= 0 ? -1 : summarized_step_at(c->a, h->start_ps);
+        if (in < 0) continue;
+        /* only the part inside its step: a call blocking past the step's end is not step time */
+        const jp_step *st = &c->a->steps[in];
+        int64_t stop = h->end_ps < st->start_ps + st->dur_ps ? h->end_ps : st->start_ps + st->dur_ps;
+        int64_t full = h->end_ps - h->start_ps, d = stop - h->start_ps, idle = d - covered(busy, nb, h->start_ps, stop);
+        idle = full > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)full) : 0;
         int found;
         uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(h->name), 0, 0, (uint32_t)tally.n, &found);
         name_count *nc = k == UINT32_MAX ? NULL
                          : found        ? &JP_VEC_AT(&tally, name_count, k)
                                         : jp_vec_push(&tally, sizeof *nc);
         if (!nc) break;
-        if (!found) *nc = (name_count){h->name, 0, 0};
+        if (!found) *nc = (name_count){h->name, 0, 0, INT64_MIN};
         nc->n++, nc->ps += idle;
     }
     free(busy);
@@ -321,9 +356,10 @@ static void python_while_idle(const ctx *c, jp_text *out) {
             int below = !prev || t->ps < prev->ps || (t->ps == prev->ps && t > prev);
             if (below && t->ps > 0 && (!best || t->ps > best->ps)) best = t;
         }
-        if (!best || (double)best->ps / (double)c->a->n_steps < 1e6) break; /* under 1 us per step */
+        double n_steps = (double)(c->a->n_steps - c->a->step_summary.n_no_device);
+        if (!best || (double)best->ps / n_steps < 1e6) break; /* under 1 us per step */
         const char *name = best->name[0] == '$' ? best->name + 1 : best->name;
-        double per_step = ms((double)best->ps / (double)c->a->n_steps);
+        double per_step = ms((double)best->ps / n_steps);
         jp_text_printf(out, "%s%s %.2f ms", prev ? ", " : "", name, per_step);
         prev = best;
     }
@@ -341,13 +377,15 @@ static void python_while_idle(const ctx *c, jp_text *out) {
 static void idle_and_host(ctx *c) {
     const jp_analysis *a = c->a;
     if (a->n_steps < 2 || c->step_total <= 0) return;
-    double steps = (double)a->n_steps, util = device_share(c);
+    /* steps with no device work are out of step_total and the parts: out of the count too */
+    double steps = (double)(a->n_steps - a->step_summary.n_no_device), util = device_share(c);
     double host = c->part[JP_PART_HOST], comp = c->part[JP_PART_COMPILE], idle = c->part[JP_PART_IDLE];
     size_t worst = 0;
     int64_t worst_gap = -1;
     for (size_t i = 0; i < a->n_steps; i++) {
         const int64_t *p = a->steps[i].part_ps;
         int64_t gap = p[JP_PART_HOST] + p[JP_PART_COMPILE] + p[JP_PART_IDLE];
+        if (a->steps[i].no_device_work && a->step_summary.n_no_device) continue;
         if (gap > worst_gap) worst_gap = gap, worst = i;
     }
     name_count t[MAX_NAMES];

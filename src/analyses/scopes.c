@@ -50,20 +50,61 @@ static int device_scopes(const jp_model *m, const jp_analysis *a, jp_vec *v, jp_
     return JP_OK;
 }
 
+typedef struct scope_iv { /* one host event of a scope, for its wall time */
+    uint64_t scope;          /* index into the scopes */
+    int64_t start, end;
+} scope_iv;
+
+static int cmp_scope_iv(const void *a, const void *b) {
+    const scope_iv *x = a, *y = b;
+    if (x->scope != y->scope) return x->scope < y->scope ? -1 : 1;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Each host scope's wall_ps: the union of its events' intervals over every thread, so that a
+ * scope open on 8 threads at once counts the wall time once. */
+static int host_wall_times(jp_vec *v, scope_iv *iv, size_t n) {
+    if (n > 1) qsort(iv, n, sizeof *iv, cmp_scope_iv);
+    for (size_t i = 0; i < n;) {
+        jp_scope_stat *s = &JP_VEC_AT(v, jp_scope_stat, iv[i].scope);
+        int64_t lo = iv[i].start, hi = iv[i].end, wall = 0;
+        size_t j = i + 1;
+        for (; j < n && iv[j].scope == iv[i].scope; j++) {
+            if (iv[j].start > hi) {
+                wall += hi - lo;
+                lo = iv[j].start;
+            }
+            if (iv[j].end > hi) hi = iv[j].end;
+        }
+        s->wall_ps = wall + (hi - lo);
+        i = j;
+    }
+    return JP_OK;
+}
+
 static int host_scopes(const jp_model *m, jp_vec *v, jp_map *idx) {
+    scope_iv *iv = malloc((m->host.n ? m->host.n : 1) * sizeof *iv);
+    size_t n_iv = 0;
+    if (!iv) return JP_ERR_NOMEM;
     for (size_t i = 0; i < m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
         if (h->kind != JP_HOST_USER && h->kind != JP_HOST_RUNTIME && h->kind != JP_HOST_COMPILE) continue;
         jp_scope_stat *s = scope_for(v, idx, h->name, JP_SCOPE_HOST);
-        if (!s) return JP_ERR_NOMEM;
+        if (!s) {
+            free(iv);
+            return JP_ERR_NOMEM;
+        }
         s->user = h->kind == JP_HOST_USER;
         if (h->depth < s->depth) s->depth = h->depth;
         s->self_ps += h->self_ps;
         if (h->recursive) continue; /* its time is already inside the outer event's total */
         s->count++;
         s->total_ps += h->end_ps - h->start_ps;
+        iv[n_iv++] = (scope_iv){(uint64_t)(s - (jp_scope_stat *)v->data), h->start_ps, h->end_ps};
     }
-    return JP_OK;
+    int rc = host_wall_times(v, iv, n_iv);
+    free(iv);
+    return rc;
 }
 
 int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
@@ -71,6 +112,10 @@ int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     jp_map idx = {0};
     int rc = device_scopes(m, a, &v, &idx);
     if (rc == JP_OK) rc = host_scopes(m, &v, &idx);
+    for (size_t i = 0; rc == JP_OK && i < v.n; i++) {
+        jp_scope_stat *s = &JP_VEC_AT(&v, jp_scope_stat, i);
+        if (s->kind == JP_SCOPE_DEVICE) s->wall_ps = s->total_ps;
+    }
     if (rc == JP_OK) {
         if (v.n > 1) qsort(v.data, v.n, sizeof(jp_scope_stat), cmp_scope);
         a->scopes = jp_analysis_copy(arena, &v, sizeof(jp_scope_stat));

@@ -45,15 +45,16 @@ static size_t steps_from_markers(const jp_model *m, jp_vec *out) {
             jp_step *s = jp_vec_push(out, sizeof *s);
             if (!s) break;
             s->step_num = h->step_num;
-            s->start_ps = h->start_ps;
-            s->dur_ps = h->end_ps - h->start_ps;
+            s->start_ps = s->host_start_ps = h->start_ps;
+            s->dur_ps = s->host_dur_ps = h->end_ps - h->start_ps;
             continue;
         }
         jp_step *s = &JP_VEC_AT(out, jp_step, k);
         int64_t end = s->start_ps + s->dur_ps;
         if (h->start_ps < s->start_ps) s->start_ps = h->start_ps;
         if (h->end_ps > end) end = h->end_ps;
-        s->dur_ps = end - s->start_ps;
+        s->dur_ps = s->host_dur_ps = end - s->start_ps;
+        s->host_start_ps = s->start_ps;
     }
     jp_map_deinit(&by_num);
     return out->n;
@@ -127,6 +128,55 @@ static int host_dispatches(const jp_model *m, jp_vec *out) {
         *x = (jp_exec){.module = h->name, .start_ps = h->start_ps, .end_ps = h->end_ps, .device = UINT32_MAX};
     }
     if (out->n > 1) qsort(out->data, out->n, sizeof(jp_exec), jp_exec_cmp_start);
+    return JP_OK;
+}
+
+/* The last step whose host_start_ps is <= t, or -1 (steps sorted by it). */
+static long step_issued_before(const jp_step *s, size_t n, int64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].host_start_ps <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return (long)lo - 1;
+}
+
+/* Host dispatches of one function, a step each. A step lasts from its dispatch to the later of the
+ * dispatch's end and the end of the device work it launched: the device activity that starts
+ * before the next dispatch (for the last step, any after its dispatch: the capture ends after a
+ * device sync). The time from there to the next dispatch, when the program ran other Python and
+ * the device nothing of this function, is the step's gap, in no step. A step starts no earlier
+ * than the previous one's device work ended, so steps never overlap. */
+static int steps_from_dispatches(const jp_model *m, const jp_exec *runs, size_t n, const char *module, jp_vec *out) {
+    for (size_t i = 0; i < n; i++) {
+        if (runs[i].module != module) continue;
+        jp_step *s = jp_vec_push(out, sizeof *s);
+        if (!s) return JP_ERR_NOMEM;
+        s->step_num = (int64_t)(out->n - 1);
+        s->start_ps = s->host_start_ps = runs[i].start_ps;
+        s->dur_ps = s->host_dur_ps = runs[i].end_ps - runs[i].start_ps;
+    }
+    jp_step *s = out->data;
+    size_t ns = out->n;
+    int64_t *end = malloc((ns ? ns : 1) * sizeof *end);
+    if (!end) return JP_ERR_NOMEM;
+    for (size_t k = 0; k < ns; k++) end[k] = s[k].host_start_ps + s[k].host_dur_ps;
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
+        long k = sp->device == UINT32_MAX ? -1 : step_issued_before(s, ns, sp->start_ps);
+        if (k >= 0 && sp->end_ps > end[k]) end[k] = sp->end_ps;
+    }
+    int64_t prev_end = INT64_MIN;
+    for (size_t k = 0; k < ns; k++) {
+        int64_t start = s[k].host_start_ps > prev_end ? s[k].host_start_ps : prev_end;
+        int64_t stop = end[k] > start ? end[k] : start;
+        s[k].start_ps = start;
+        s[k].dur_ps = stop - start;
+        s[k].gap_ps = k + 1 < ns && s[k + 1].host_start_ps > stop ? s[k + 1].host_start_ps - stop : 0;
+        prev_end = stop;
+    }
+    free(end);
     return JP_OK;
 }
 
@@ -264,7 +314,7 @@ static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps)
     }
     jp_vec dispatches = {0};
     if (host_dispatches(m, &dispatches) == JP_OK && (mod = dominant(dispatches.data, dispatches.n))) {
-        int rc = steps_from_runs(dispatches.data, dispatches.n, mod, steps);
+        int rc = steps_from_dispatches(m, dispatches.data, dispatches.n, mod, steps);
         jp_vec_free(&dispatches);
         if (rc) return NULL;
         return jp_analysis_printf(arena, "host dispatches of %s", mod);
@@ -434,30 +484,52 @@ static int64_t add_sat(int64_t x, int64_t y) {
     return __builtin_add_overflow(x, y, &r) ? (y > 0 ? INT64_MAX : INT64_MIN) : r;
 }
 
+/* Whether step s counts in the summary: steps with no device work are left out, unless every step
+ * is one (a host-only profile), so that they do not pull the step time and utilization down. */
+static int summarized(const jp_step *s, size_t n_no_device, size_t n) {
+    return !s->no_device_work || n_no_device == n;
+}
+
 void jp_steps_summarize(jp_analysis *a) {
     jp_step_summary *sum = &a->step_summary;
-    size_t n = a->n_steps;
-    if (!n) return;
-    int64_t *d = malloc(n * sizeof *d);
+    size_t n_all = a->n_steps, n = 0, n_no_device = 0;
+    if (!n_all) return;
+    for (size_t i = 0; i < n_all; i++) n_no_device += a->steps[i].no_device_work != 0;
+    sum->n_no_device = n_no_device == n_all ? 0 : n_no_device;
+    int64_t *d = malloc(n_all * sizeof *d);
     double mean = 0, var = 0;
-    for (size_t i = 0; i < n; i++) {
-        mean += (double)a->steps[i].dur_ps / (double)n;
+    for (size_t i = 0; i < n_all; i++) {
+        sum->gap_ps = add_sat(sum->gap_ps, a->steps[i].gap_ps);
+        if (!summarized(&a->steps[i], n_no_device, n_all)) continue;
+        if (d) d[n] = a->steps[i].dur_ps;
+        n++;
         sum->total_ps = add_sat(sum->total_ps, a->steps[i].dur_ps);
         for (int p = 0; p < JP_PART_COUNT; p++) sum->part_ps[p] = add_sat(sum->part_ps[p], a->steps[i].part_ps[p]);
     }
-    for (size_t i = 0; i < n; i++) var += pow((double)a->steps[i].dur_ps - mean, 2) / (double)n;
+    for (size_t i = 0; i < n_all; i++)
+        if (summarized(&a->steps[i], n_no_device, n_all)) mean += (double)a->steps[i].dur_ps / (double)n;
+    for (size_t i = 0; i < n_all; i++)
+        if (summarized(&a->steps[i], n_no_device, n_all)) var += pow((double)a->steps[i].dur_ps - mean, 2) / (double)n;
     sum->mean_ps = mean;
     sum->std_ps = sqrt(var);
     if (!d) return;
-    for (size_t i = 0; i < n; i++) d[i] = a->steps[i].dur_ps;
     qsort(d, n, sizeof *d, jp_cmp_i64);
     sum->min_ps = (double)d[0];
     sum->max_ps = (double)d[n - 1];
     sum->median_ps = n % 2 ? (double)d[n / 2] : ((double)d[n / 2 - 1] + (double)d[n / 2]) / 2;
     size_t rank = (size_t)ceil(0.9 * (double)n); /* nearest-rank percentile */
     sum->p90_ps = (double)d[rank ? rank - 1 : 0];
-    for (size_t i = 0; n >= 3 && i < n; i++) a->steps[i].outlier = (double)a->steps[i].dur_ps > 1.5 * sum->median_ps;
+    for (size_t i = 0; n >= 3 && i < n_all; i++)
+        a->steps[i].outlier = summarized(&a->steps[i], n_no_device, n_all) && (double)a->steps[i].dur_ps > 1.5 * sum->median_ps;
     free(d);
+}
+
+/* A step in which no device op ran (no op event, no compute or collective time): the device
+ * recorded none of its work (a copy alone is not the step's work: the legacy MI300 capture records
+ * a buffer copy, and no kernel, for half of its dispatches). */
+static void mark_no_device_work(jp_step *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        s[i].no_device_work = s[i].n_ops == 0 && s[i].part_ps[JP_PART_COMPUTE] == 0 && s[i].part_ps[JP_PART_COLLECTIVE] == 0;
 }
 
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
@@ -467,6 +539,7 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     if (rc == JP_OK && steps.n > 1) qsort(steps.data, steps.n, sizeof(jp_step), cmp_step);
     if (rc == JP_OK) rc = sweep(m, steps.data, steps.n);
     if (rc == JP_OK) rc = count_ops(m, steps.data, steps.n);
+    if (rc == JP_OK) mark_no_device_work(steps.data, steps.n);
     if (rc == JP_OK) {
         a->steps = jp_analysis_copy(arena, &steps, sizeof(jp_step));
         a->n_steps = steps.n;

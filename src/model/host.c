@@ -147,30 +147,87 @@ static size_t flow_lower_bound(const op_end *e, size_t n, uint64_t flow, size_t 
     return lo;
 }
 
+typedef struct run_start { /* one execution (module, run_id) of this plane and when it began */
+    const char *module;
+    int64_t start_ps;
+    uint32_t idx;           /* its index in first-seen order */
+} run_start;
+
+static int cmp_run_start(const void *a, const void *b) {
+    const run_start *x = a, *y = b;
+    if (x->module != y->module) return (uintptr_t)x->module < (uintptr_t)y->module ? -1 : 1;
+    return (x->start_ps > y->start_ps) - (x->start_ps < y->start_ps);
+}
+
+/* For each execution (module, run_id) among ops[first_op..], the start of the next execution of
+ * the same module (INT64_MAX for the last): `runs` maps the key to an index into *next. */
+static int next_run_starts(const jp_model *m, size_t first_op, jp_map *runs, int64_t **next) {
+    jp_vec v = {0};
+    const jp_opdef *defs = m->opdefs.data;
+    int rc = JP_OK;
+    for (size_t i = first_op; i < m->ops.n && rc == JP_OK; i++) {
+        const jp_op_ev *op = &JP_VEC_AT(&m->ops, jp_op_ev, i);
+        if (!op->run_id) continue;
+        int found;
+        uint32_t k = jp_map_get_or_put(runs, jp_ptr_key(defs[op->op].module), (uint64_t)op->run_id, 0, (uint32_t)v.n, &found);
+        run_start *r = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&v, run_start, k) : jp_vec_push(&v, sizeof *r);
+        if (!r) rc = JP_ERR_NOMEM;
+        else if (!found) *r = (run_start){defs[op->op].module, op->start_ps, k};
+        else if (op->start_ps < r->start_ps) r->start_ps = op->start_ps;
+    }
+    *next = rc == JP_OK ? malloc((v.n ? v.n : 1) * sizeof **next) : NULL;
+    if (rc == JP_OK && !*next) rc = JP_ERR_NOMEM;
+    if (rc == JP_OK) {
+        run_start *r = v.data;
+        if (v.n > 1) qsort(r, v.n, sizeof *r, cmp_run_start);
+        for (size_t i = 0; i < v.n; i++)
+            (*next)[r[i].idx] = i + 1 < v.n && r[i + 1].module == r[i].module ? r[i + 1].start_ps : INT64_MAX;
+    }
+    jp_vec_free(&v);
+    return rc;
+}
+
 /* XLA:CPU runs some ops asynchronously: the op's TraceMe covers the launch, and a later
  * "end: <op>" event linked to it by a flow id marks completion. An op lasts until then. Flow ids
  * are per process, so the linking is done per host plane; then the ops get their spans. The end
  * events are sorted by flow and searched: a hash map of them would be larger and, one cache miss
- * per op, slower. */
+ * per op, slower. An "end:" recorded after the next execution of the op's module began is not its
+ * completion: XLA:CPU records the last async op's end of a run only when its thread pool next
+ * wakes (seen in `jaxprof demo`: a run's final dot "ends" 5 ms into the next run, merging the two
+ * runs into one execution); such an op keeps its own TraceMe's end. */
 static int link_op_ends(jp_build_ctx *c, size_t first_op, jp_vec *ends) {
     op_end *e = ends->data;
     size_t at = 0; /* where the previous op's end was found */
+    jp_map runs = {0};
+    int64_t *next = NULL;
+    const jp_opdef *defs = c->m->opdefs.data;
+    if (ends->n && next_run_starts(c->m, first_op, &runs, &next)) {
+        jp_map_deinit(&runs);
+        return jp_build_nomem(c->err);
+    }
     /* ends are pushed in seq order: a stable sort by flow orders them by (flow, seq) */
     jp_sort_by_key64(e, ends->n, sizeof *e, offsetof(op_end, flow), 0, cmp_op_end);
-    for (size_t i = first_op; i < c->m->ops.n; i++) {
+    int rc = JP_OK;
+    for (size_t i = first_op; i < c->m->ops.n && rc == JP_OK; i++) {
         jp_op_ev *op = &JP_VEC_AT(&c->m->ops, jp_op_ev, i);
         const op_end *end = NULL;
         if (op->flow && ends->n) {
             at = flow_lower_bound(e, ends->n, op->flow, at);
             end = at < ends->n && e[at].flow == op->flow ? &e[at] : NULL;
         }
+        if (end && op->run_id) {
+            uint32_t k = jp_map_get(&runs, jp_ptr_key(defs[op->op].module), (uint64_t)op->run_id, 0);
+            if (k != UINT32_MAX && end->end_ps > next[k]) end = NULL;
+        }
         if (end && end->end_ps > op->end_ps) {
             op->end_ps = end->end_ps;
             op->dur_ps = op->self_ps = op->end_ps - op->start_ps;
         }
-        if (jp_build_add_op_span(c->m, op)) return jp_build_nomem(c->err);
+        if (jp_build_add_op_span(c->m, op)) rc = jp_build_nomem(c->err);
     }
-    return JP_OK;
+    free(next);
+    jp_map_deinit(&runs);
+    return rc;
 }
 
 static int read_host_lines(jp_build_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends);

@@ -103,7 +103,7 @@ static int no_step(const jp_analysis *a, const jp_load_options *opt, jp_error *e
 /* The full analysis' steps in the range, copied into the arena with what the window's own
  * analyses add up again (FLOPs, compiles) cleared, and the time they cover: [*from, *to). */
 static jp_step *select_steps(const jp_analysis *a, const jp_load_options *opt, jp_arena *arena, size_t *n,
-                             int64_t *from, int64_t *to) {
+                             int64_t *from, int64_t *to, int64_t *host_from, int64_t *host_to) {
     *n = 0;
     for (size_t i = 0; i < a->n_steps; i++) *n += a->steps[i].step_num >= opt->first_step && a->steps[i].step_num <= opt->last_step;
     jp_step *out = *n ? jp_arena_alloc(arena, *n * sizeof *out) : NULL;
@@ -113,6 +113,11 @@ static jp_step *select_steps(const jp_analysis *a, const jp_load_options *opt, j
         if (s->step_num < opt->first_step || s->step_num > opt->last_step) continue;
         if (!k || s->start_ps < *from) *from = s->start_ps;
         if (!k || s->start_ps + s->dur_ps > *to) *to = s->start_ps + s->dur_ps;
+        if (!k) *host_from = *from, *host_to = *to;
+        if (s->start_ps < *host_from) *host_from = s->start_ps;
+        if (s->start_ps + s->dur_ps > *host_to) *host_to = s->start_ps + s->dur_ps;
+        if (s->host_dur_ps > 0 && s->host_start_ps < *host_from) *host_from = s->host_start_ps;
+        if (s->host_dur_ps > 0 && s->host_start_ps + s->host_dur_ps > *host_to) *host_to = s->host_start_ps + s->host_dur_ps;
         out[k] = *s;
         out[k].flops = 0, out[k].n_compiles = 0, out[k].outlier = 0;
         k++;
@@ -149,17 +154,22 @@ static int keep_in_window(const jp_vec *from, size_t size, size_t t_off, int64_t
     return JP_OK;
 }
 
-/* A view of m holding only the events that start in [lo, hi): like jp_model_host_view, it shares
+/* A view of m holding only the events that start in [lo, hi), host events those in [host_lo,
+ * host_hi) (the steps' spans and their markers: the host issues a step before its device work
+ * runs, and what it did then, a compile, is the step's): like jp_model_host_view, it shares
  * m's tables (devices, op definitions, strings), and its narrowed vectors are heap copies in
  * owned[] for the caller to free. Kernels are summed while reading, so none can be narrowed. */
-static int window_view(const jp_model *m, int64_t lo, int64_t hi, jp_model *view, jp_vec owned[N_WINDOWED]) {
+static int window_view(const jp_model *m, int64_t lo, int64_t hi, int64_t host_lo, int64_t host_hi, jp_model *view,
+                       jp_vec owned[N_WINDOWED]) {
     *view = *m;
     view->kernels = (jp_vec){0};
     view->first_ps = lo, view->last_ps = hi;
     int rc = JP_OK;
     for (size_t i = 0; i < N_WINDOWED; i++) {
         const jp_vec *from = (const jp_vec *)((const char *)m + WINDOWED[i].member);
-        if (rc == JP_OK) rc = keep_in_window(from, WINDOWED[i].size, WINDOWED[i].t_off, lo, hi, &owned[i]);
+        int host = WINDOWED[i].member == offsetof(jp_model, host);
+        if (rc == JP_OK)
+            rc = keep_in_window(from, WINDOWED[i].size, WINDOWED[i].t_off, host ? host_lo : lo, host ? host_hi : hi, &owned[i]);
         else owned[i] = (jp_vec){0};
         *(jp_vec *)((char *)view + WINDOWED[i].member) = owned[i];
     }
@@ -182,14 +192,14 @@ static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_option
     const jp_analysis *full = &p->analysis;
     jp_analysis w = {.hosts = full->hosts, .n_hosts = full->n_hosts, .n_events = full->n_events,
                      .clock_method = full->clock_method, .warnings = full->warnings, .n_warnings = full->n_warnings};
-    int64_t lo = 0, hi = 0;
-    w.steps = select_steps(full, opt, &p->arena, &w.n_steps, &lo, &hi);
+    int64_t lo = 0, hi = 0, host_lo = 0, host_hi = 0;
+    w.steps = select_steps(full, opt, &p->arena, &w.n_steps, &lo, &hi, &host_lo, &host_hi);
     if (!w.n_steps) return no_step(full, opt, err);
     if (!w.steps) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     w.step_summary.method = full->step_summary.method;
     jp_model view;
     jp_vec owned[N_WINDOWED];
-    int rc = window_view(m, lo, hi, &view, owned);
+    int rc = window_view(m, lo, hi, host_lo, host_hi, &view, owned);
     if (rc != JP_OK) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     if (rc == JP_OK) rc = run_analyses(&view, &p->arena, &w, keep_steps, err);
     for (size_t i = 0; i < N_WINDOWED; i++) jp_vec_free(&owned[i]);

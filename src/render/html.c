@@ -311,12 +311,12 @@ static void write_scope_row(const jp_analysis *a, const jp_scope_stat *s, FILE *
     fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)s->count);
     td_time(out, (double)s->total_ps);
     td_time(out, (double)s->self_ps);
-    fprintf(out, "<td class=\"n\">%.1f</td></tr>\n", pct(s->total_ps, base));
+    fprintf(out, "<td class=\"n\">%.1f</td></tr>\n", pct(s->wall_ps, base)); /* host: wall time, never > 100 */
 }
 
 static void write_scopes(const jp_analysis *a, FILE *out) {
     fputs("<section id=\"scopes\"><h2>Top scopes by total time</h2>\n", out);
-    static const char *const cols[] = {"scope", "kind", "count", "total", "self", "%"};
+    static const char *const cols[] = {"scope", "kind", "count", "total (host: sum over threads)", "self", "% (host: of wall time)"};
     thead(out, cols, 6);
     size_t i = SIZE_MAX;
     for (int k = 0; k < TOP_ROWS; k++) {

@@ -160,6 +160,8 @@ static const column STEP_COLS[] = {
     {"collective_ms", "collect", 9}, {"h2d_ms", "h2d", 9}, {"d2h_ms", "d2h", 9}, {"d2d_ms", NULL, 0},
     {"compile_ms", "compile", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9}, {"ops", "ops", 6},
     {"compiles", NULL, 0}, {"outlier", "outlier", 0}, {"flops", NULL, 0}, {"gflops_per_s", NULL, 0},
+    {"no_device_work", "no device work", 0}, {"gap_ms", "gap", 9}, {"issued_start_ms", NULL, 0},
+    {"issued_ms", NULL, 0},
 };
 
 static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -177,7 +179,11 @@ static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c
     case 4 + JP_PART_COUNT: set_int(c, s->n_compiles); break;
     case 5 + JP_PART_COUNT: set_bool(c, s->outlier); break;
     case 6 + JP_PART_COUNT: set_num(c, s->flops); break;
-    default: set_num(c, s->dur_ps > 0 ? s->flops / ((double)s->dur_ps / 1e12) / 1e9 : 0); break; /* achieved */
+    case 7 + JP_PART_COUNT: set_num(c, s->dur_ps > 0 ? s->flops / ((double)s->dur_ps / 1e12) / 1e9 : 0); break; /* achieved */
+    case 8 + JP_PART_COUNT: set_bool(c, s->no_device_work); break;
+    case 9 + JP_PART_COUNT: set_time(c, s->gap_ps); break;
+    case 10 + JP_PART_COUNT: set_time(c, s->host_start_ps); break;
+    default: set_time(c, s->host_dur_ps); break;
     }
 }
 
@@ -185,7 +191,7 @@ static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c
 
 static const column SCOPE_COLS[] = {
     {"scope", "scope", 0}, {"kind", "kind", 7}, {"user", NULL, 0}, {"depth", NULL, 0}, {"count", "count", 6},
-    {"total_ms", "total", 9}, {"self_ms", "self", 9}, {"pct", "%", 6},
+    {"total_ms", "total", 9}, {"self_ms", "self", 9}, {"pct", "%", 6}, {"wall_ms", NULL, 0},
 };
 
 static int64_t kind_total(const jp_analysis *a, int kind) {
@@ -203,7 +209,8 @@ static void scope_cell(const jp_analysis *a, const void *row, size_t col, cell *
     case 4: set_int(c, (int64_t)s->count); break;
     case 5: set_time(c, s->total_ps); break;
     case 6: set_time(c, s->self_ps); break;
-    default: set_pct(c, base ? 100.0 * (double)s->total_ps / (double)base : 0); break;
+    case 7: set_pct(c, base ? 100.0 * (double)s->wall_ps / (double)base : 0); break; /* host: wall, never > 100 */
+    default: set_time(c, s->wall_ps); break;
     }
 }
 
@@ -497,7 +504,8 @@ static void json_step_summary(const jp_analysis *a, FILE *out) {
             s->max_ps / 1e9, (double)s->total_ps / 1e9);
     for (int p = 0; p < JP_PART_COUNT; p++)
         fprintf(out, "%s\"%s\":%.6f", p ? "," : "", jp_part_name(p), (double)s->part_ps[p] / 1e9);
-    fputs("}}", out);
+    /* steps with no device work are counted in "count" and left out of the numbers above */
+    fprintf(out, "},\"no_device_work_steps\":%zu,\"gap_ms\":%.6f}", s->n_no_device, (double)s->gap_ps / 1e9);
 }
 
 /* ,"split_ms":..,"split_note":"..": how much of the lines' (or the flame tree's) time is an
@@ -711,6 +719,17 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
             if (s->part_ps[p] || p == JP_PART_COMPUTE || p == JP_PART_IDLE)
                 fprintf(out, " %s %.1f%%", jp_part_name(p), s->total_ps ? 100.0 * (double)s->part_ps[p] / (double)s->total_ps : 0);
         fputc('\n', out);
+        if (s->n_no_device) {
+            fprintf(out, "  no device work in %zu step(s), left out of the numbers above:", s->n_no_device);
+            for (size_t i = 0, k = 0; i < a->n_steps && k < 12; i++)
+                if (a->steps[i].no_device_work) fprintf(out, "%s %lld", k++ ? "," : "", (long long)a->steps[i].step_num);
+            fputc('\n', out);
+        }
+        if (s->gap_ps > 0) {
+            jp_format_time(b[0], 32, (double)s->gap_ps);
+            fprintf(out, "  gaps      %s between dispatches in all (the program's Python between calls, "
+                         "in no step)\n", b[0]);
+        }
         size_t n_out = 0;
         for (size_t i = 0; i < a->n_steps; i++) n_out += a->steps[i].outlier != 0;
         if (n_out) {
@@ -752,7 +771,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         rc = text_table(a, &t, &lv, out, err);
     }
     if (!rc && a->n_scopes) {
-        fputs("\nTop scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events)\n", out);
+        fputs("\nTop scopes (device: op_name scope; host: annotations, JAX events; total sums threads, % of wall)\n", out);
         table t = section_table(a, JP_SECTION_SCOPES);
         jp_view sv = top;
         sv.sort = "total";

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "export/layout.h"
 #include "serve/timeline_int.h"
 
 /* A program id: libtpu's are unsigned 64-bit hashes, so ids compare as their bits. */
@@ -83,12 +84,18 @@ static int write_source_args(const tl_track *t, uint32_t src, hlo_ref *ref, FILE
     return rc < 0 ? rc : JP_OK;
 }
 
-/* A derived event's args: what the exporter writes for it, and a step's breakdown. */
-static void write_derived_args(const tl_record *r, int kind, hlo_ref *ref, FILE *out) {
+/* A derived event's args: what the exporter writes for it, and a step's breakdown. A step also
+ * names when the host issued it (its marker or dispatch), on the timeline's axis: the box itself
+ * runs to the end of the step's device work, so in an asynchronous loop it lies after its marker. */
+static void write_derived_args(const tl_record *r, int kind, int64_t base_ps, hlo_ref *ref, FILE *out) {
     if (kind == TL_STEPS) {
         const jp_step *s = r->step;
         fprintf(out, "\"step_num\":%lld,\"ops\":%llu,\"compiles\":%u,\"flops\":%.17g", (long long)s->step_num,
                 (unsigned long long)s->n_ops, s->n_compiles, s->flops);
+        if (s->host_dur_ps > 0)
+            fprintf(out, ",\"issued_start_us\":%.3f,\"issued_us\":%.3f",
+                    (double)jp_layout_ns(base_ps, s->host_start_ps) / 1e3, (double)s->host_dur_ps / 1e6);
+        fprintf(out, ",\"no_device_work\":%s", s->no_device_work ? "true" : "false");
         for (int p = 0; p < JP_PART_COUNT; p++) fprintf(out, ",\"%s_us\":%.3f", jp_part_name(p), (double)s->part_ps[p] / 1e6);
     } else if (kind == TL_XLA_OPS) {
         fputs("\"hlo_module\":", out);
@@ -308,7 +315,7 @@ int jp_timeline_event(jp_timeline *tl, size_t track_id, size_t index, FILE *out,
         int rc = write_source_args(t, lv->src[i], &ref, out, err);
         if (rc < 0) return rc;
     } else {
-        write_derived_args(&t->recs[lv->src[i]], t->kind, &ref, out);
+        write_derived_args(&t->recs[lv->src[i]], t->kind, tl->base_ps, &ref, out);
     }
     fputc('}', out);
     write_event_flows(tl, (uint32_t)track_id, (uint32_t)index, lv->start_ns[i], lv->start_ns[i] + lv->dur_ns[i], out);

@@ -92,7 +92,7 @@ static jp_op_stat *run_op(run *r, const char *module, const char *name, const ch
 static void run_scope(run *r, const char *path, int kind, uint64_t count, int64_t self_ps, int64_t total_ps) {
     assert_true(r->a.n_scopes < 16);
     jp_scope_stat *s = &r->scopes[r->a.n_scopes++];
-    *s = (jp_scope_stat){path, kind, 1, 0, count, total_ps, self_ps};
+    *s = (jp_scope_stat){path, kind, 1, 0, count, total_ps, self_ps, total_ps};
 }
 
 static void run_finding(run *r, const char *id, int severity) {

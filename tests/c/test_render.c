@@ -576,7 +576,7 @@ static const char CPU_REPORT_TXT[] =
     "model.py:12  dense       4.00 ms  28.6%      2    1  dot.1\n"
     "train.py:30  train_step  2.00 ms  14.3%      2    1  add.3\n"
     "\n"
-    "Top scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events)\n"
+    "Top scopes (device: op_name scope; host: annotations, JAX events; total sums threads, % of wall)\n"
     CPU_SCOPES_TABLE
     "\n"
     CPU_FINDINGS_LIST;
@@ -584,9 +584,9 @@ static const char CPU_REPORT_TXT[] =
 static const char CPU_OPS_TXT[] = CPU_OPS_TABLE;
 
 static const char CPU_STEPS_TXT[] =
-    "step      time  compute  collect       h2d  d2h   compile     host      idle  ops  outlier\n"
-    "   0  10.00 ms  7.00 ms        0         0    0  500.0 us  1.75 ms  750.0 us    3\n"
-    "   1  10.00 ms  7.00 ms        0  500.0 us    0         0  1.75 ms  750.0 us    3\n";
+    "step      time  compute  collect       h2d  d2h   compile     host      idle  ops  outlier  no device work  gap\n"
+    "   0  10.00 ms  7.00 ms        0         0    0  500.0 us  1.75 ms  750.0 us    3                             0\n"
+    "   1  10.00 ms  7.00 ms        0  500.0 us    0         0  1.75 ms  750.0 us    3                             0\n";
 
 static const char CPU_SCOPES_TXT[] = CPU_SCOPES_TABLE;
 
@@ -618,19 +618,19 @@ static const char CPU_OPS_CSV[] =
     "add.3,elementwise,2,2.000000,2.000000,1.000000,1.000000,1.000000,14.2857,0,0,0,0,jit_train_step,/host:CPU,train_step,jit(train_step)/add,/work/proj/train.py:30,1,train_step,\"/work/proj/train.py:30 train_step\",0,0,0,,0,0\n";
 
 static const char CPU_STEPS_CSV[] =
-    "step,start_ms,duration_ms,compute_ms,collective_ms,h2d_ms,d2h_ms,d2d_ms,compile_ms,host_ms,idle_ms,ops,compiles,outlier,flops,gflops_per_s\n"
-    "0,0.000000,10.000000,7.000000,0.000000,0.000000,0.000000,0.000000,0.500000,1.750000,0.750000,3,1,false,1300000000,130\n"
-    "1,10.000000,10.000000,7.000000,0.000000,0.500000,0.000000,0.000000,0.000000,1.750000,0.750000,3,0,false,1300000000,130\n";
+    "step,start_ms,duration_ms,compute_ms,collective_ms,h2d_ms,d2h_ms,d2d_ms,compile_ms,host_ms,idle_ms,ops,compiles,outlier,flops,gflops_per_s,no_device_work,gap_ms,issued_start_ms,issued_ms\n"
+    "0,0.000000,10.000000,7.000000,0.000000,0.000000,0.000000,0.000000,0.500000,1.750000,0.750000,3,1,false,1300000000,130,false,0.000000,0.000000,10.000000\n"
+    "1,10.000000,10.000000,7.000000,0.000000,0.500000,0.000000,0.000000,0.000000,1.750000,0.750000,3,0,false,1300000000,130,false,0.000000,10.000000,10.000000\n";
 
 static const char CPU_SCOPES_CSV[] =
-    "scope,kind,user,depth,count,total_ms,self_ms,pct\n"
-    "train_step,device,false,0,6,14.000000,2.000000,100\n"
-    "train_step/model,device,false,1,4,12.000000,8.000000,85.7143\n"
-    "train_step/model/dense,device,false,2,2,4.000000,4.000000,28.5714\n"
-    "\xE8\xAE\xAD\xE7\xBB\x83\xE6\x95\xB0\xE6\x8D\xAE\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1,host,true,1,2,2.500000,1.500000,12.5\n"
-    "PjitFunction(train_step),runtime,false,1,2,1.500000,1.000000,7.5\n"
-    "\"load \"\"batch\"\", <1>\",host,true,2,2,1.000000,1.000000,5\n"
-    "backend_compile,runtime,false,2,1,0.500000,0.500000,2.5\n";
+    "scope,kind,user,depth,count,total_ms,self_ms,pct,wall_ms\n"
+    "train_step,device,false,0,6,14.000000,2.000000,100,14.000000\n"
+    "train_step/model,device,false,1,4,12.000000,8.000000,85.7143,12.000000\n"
+    "train_step/model/dense,device,false,2,2,4.000000,4.000000,28.5714,4.000000\n"
+    "\xE8\xAE\xAD\xE7\xBB\x83\xE6\x95\xB0\xE6\x8D\xAE\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1,host,true,1,2,2.500000,1.500000,12.5,2.500000\n"
+    "PjitFunction(train_step),runtime,false,1,2,1.500000,1.000000,7.5,1.500000\n"
+    "\"load \"\"batch\"\", <1>\",host,true,2,2,1.000000,1.000000,5,1.000000\n"
+    "backend_compile,runtime,false,2,1,0.500000,0.500000,2.5,0.500000\n";
 
 static const char CPU_TRANSFERS_CSV[] =
     "kind,count,bytes,total_ms,max_ms,gbytes_per_s\n"
@@ -660,20 +660,20 @@ static const char CPU_OPS_JSON[] =
 
 static const char CPU_STEPS_JSON[] =
     CPU_JSON_HEAD("steps")
-    ",\"step_summary\":{\"method\":\"StepTraceAnnotation\",\"flops_per_step\":1300000000,\"mfu_pct\":13,\"count\":2,\"mean_ms\":10.000000,\"median_ms\":10.000000,\"p90_ms\":10.000000,\"std_ms\":0.000000,\"min_ms\":10.000000,\"max_ms\":10.000000,\"total_ms\":20.000000,\"breakdown_ms\":{\"compute\":14.000000,\"collective\":0.000000,\"h2d\":0.500000,\"d2h\":0.000000,\"d2d\":0.000000,\"compile\":0.500000,\"host\":3.500000,\"idle\":1.500000}},\"steps\":[\n"
-    "{\"step\":0,\"start_ms\":0.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.000000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.500000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":1,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130},\n"
-    "{\"step\":1,\"start_ms\":10.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.500000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.000000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":0,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130}]}\n";
+    ",\"step_summary\":{\"method\":\"StepTraceAnnotation\",\"flops_per_step\":1300000000,\"mfu_pct\":13,\"count\":2,\"mean_ms\":10.000000,\"median_ms\":10.000000,\"p90_ms\":10.000000,\"std_ms\":0.000000,\"min_ms\":10.000000,\"max_ms\":10.000000,\"total_ms\":20.000000,\"breakdown_ms\":{\"compute\":14.000000,\"collective\":0.000000,\"h2d\":0.500000,\"d2h\":0.000000,\"d2d\":0.000000,\"compile\":0.500000,\"host\":3.500000,\"idle\":1.500000},\"no_device_work_steps\":0,\"gap_ms\":0.000000},\"steps\":[\n"
+    "{\"step\":0,\"start_ms\":0.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.000000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.500000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":1,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130,\"no_device_work\":false,\"gap_ms\":0.000000,\"issued_start_ms\":0.000000,\"issued_ms\":10.000000},\n"
+    "{\"step\":1,\"start_ms\":10.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.500000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.000000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":0,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130,\"no_device_work\":false,\"gap_ms\":0.000000,\"issued_start_ms\":10.000000,\"issued_ms\":10.000000}]}\n";
 
 static const char CPU_SCOPES_JSON[] =
     CPU_JSON_HEAD("scopes")
     ",\"scopes\":[\n"
-    "{\"scope\":\"train_step\",\"kind\":\"device\",\"user\":false,\"depth\":0,\"count\":6,\"total_ms\":14.000000,\"self_ms\":2.000000,\"pct\":100},\n"
-    "{\"scope\":\"train_step/model\",\"kind\":\"device\",\"user\":false,\"depth\":1,\"count\":4,\"total_ms\":12.000000,\"self_ms\":8.000000,\"pct\":85.7143},\n"
-    "{\"scope\":\"train_step/model/dense\",\"kind\":\"device\",\"user\":false,\"depth\":2,\"count\":2,\"total_ms\":4.000000,\"self_ms\":4.000000,\"pct\":28.5714},\n"
-    "{\"scope\":\"\xE8\xAE\xAD\xE7\xBB\x83\xE6\x95\xB0\xE6\x8D\xAE\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1\",\"kind\":\"host\",\"user\":true,\"depth\":1,\"count\":2,\"total_ms\":2.500000,\"self_ms\":1.500000,\"pct\":12.5},\n"
-    "{\"scope\":\"PjitFunction(train_step)\",\"kind\":\"runtime\",\"user\":false,\"depth\":1,\"count\":2,\"total_ms\":1.500000,\"self_ms\":1.000000,\"pct\":7.5},\n"
-    "{\"scope\":\"load \\\"batch\\\", <1>\",\"kind\":\"host\",\"user\":true,\"depth\":2,\"count\":2,\"total_ms\":1.000000,\"self_ms\":1.000000,\"pct\":5},\n"
-    "{\"scope\":\"backend_compile\",\"kind\":\"runtime\",\"user\":false,\"depth\":2,\"count\":1,\"total_ms\":0.500000,\"self_ms\":0.500000,\"pct\":2.5}]}\n";
+    "{\"scope\":\"train_step\",\"kind\":\"device\",\"user\":false,\"depth\":0,\"count\":6,\"total_ms\":14.000000,\"self_ms\":2.000000,\"pct\":100,\"wall_ms\":14.000000},\n"
+    "{\"scope\":\"train_step/model\",\"kind\":\"device\",\"user\":false,\"depth\":1,\"count\":4,\"total_ms\":12.000000,\"self_ms\":8.000000,\"pct\":85.7143,\"wall_ms\":12.000000},\n"
+    "{\"scope\":\"train_step/model/dense\",\"kind\":\"device\",\"user\":false,\"depth\":2,\"count\":2,\"total_ms\":4.000000,\"self_ms\":4.000000,\"pct\":28.5714,\"wall_ms\":4.000000},\n"
+    "{\"scope\":\"\xE8\xAE\xAD\xE7\xBB\x83\xE6\x95\xB0\xE6\x8D\xAE\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1\",\"kind\":\"host\",\"user\":true,\"depth\":1,\"count\":2,\"total_ms\":2.500000,\"self_ms\":1.500000,\"pct\":12.5,\"wall_ms\":2.500000},\n"
+    "{\"scope\":\"PjitFunction(train_step)\",\"kind\":\"runtime\",\"user\":false,\"depth\":1,\"count\":2,\"total_ms\":1.500000,\"self_ms\":1.000000,\"pct\":7.5,\"wall_ms\":1.500000},\n"
+    "{\"scope\":\"load \\\"batch\\\", <1>\",\"kind\":\"host\",\"user\":true,\"depth\":2,\"count\":2,\"total_ms\":1.000000,\"self_ms\":1.000000,\"pct\":5,\"wall_ms\":1.000000},\n"
+    "{\"scope\":\"backend_compile\",\"kind\":\"runtime\",\"user\":false,\"depth\":2,\"count\":1,\"total_ms\":0.500000,\"self_ms\":0.500000,\"pct\":2.5,\"wall_ms\":0.500000}]}\n";
 
 static const char CPU_TRANSFERS_JSON[] =
     CPU_JSON_HEAD("transfers")
@@ -730,19 +730,19 @@ static const char CPU_SCOPES_W30_TXT[] =
     "...d_compile  runtime      1  500.0 us  500.0 us    2.5%\n";
 
 static const char CPU_SCOPES_VIEW_CSV[] =
-    "scope,kind,user,depth,count,total_ms,self_ms,pct\n"
-    "PjitFunction(train_step),runtime,false,1,2,1.500000,1.000000,7.5\n"
-    "train_step,device,false,0,6,14.000000,2.000000,100\n"
-    "train_step/model/dense,device,false,2,2,4.000000,4.000000,28.5714\n"
-    "train_step/model,device,false,1,4,12.000000,8.000000,85.7143\n";
+    "scope,kind,user,depth,count,total_ms,self_ms,pct,wall_ms\n"
+    "PjitFunction(train_step),runtime,false,1,2,1.500000,1.000000,7.5,1.500000\n"
+    "train_step,device,false,0,6,14.000000,2.000000,100,14.000000\n"
+    "train_step/model/dense,device,false,2,2,4.000000,4.000000,28.5714,4.000000\n"
+    "train_step/model,device,false,1,4,12.000000,8.000000,85.7143,12.000000\n";
 
 static const char CPU_SCOPES_VIEW_JSON[] =
     CPU_JSON_HEAD("scopes")
     ",\"scopes\":[\n"
-    "{\"scope\":\"PjitFunction(train_step)\",\"kind\":\"runtime\",\"user\":false,\"depth\":1,\"count\":2,\"total_ms\":1.500000,\"self_ms\":1.000000,\"pct\":7.5},\n"
-    "{\"scope\":\"train_step\",\"kind\":\"device\",\"user\":false,\"depth\":0,\"count\":6,\"total_ms\":14.000000,\"self_ms\":2.000000,\"pct\":100},\n"
-    "{\"scope\":\"train_step/model/dense\",\"kind\":\"device\",\"user\":false,\"depth\":2,\"count\":2,\"total_ms\":4.000000,\"self_ms\":4.000000,\"pct\":28.5714},\n"
-    "{\"scope\":\"train_step/model\",\"kind\":\"device\",\"user\":false,\"depth\":1,\"count\":4,\"total_ms\":12.000000,\"self_ms\":8.000000,\"pct\":85.7143}]}\n";
+    "{\"scope\":\"PjitFunction(train_step)\",\"kind\":\"runtime\",\"user\":false,\"depth\":1,\"count\":2,\"total_ms\":1.500000,\"self_ms\":1.000000,\"pct\":7.5,\"wall_ms\":1.500000},\n"
+    "{\"scope\":\"train_step\",\"kind\":\"device\",\"user\":false,\"depth\":0,\"count\":6,\"total_ms\":14.000000,\"self_ms\":2.000000,\"pct\":100,\"wall_ms\":14.000000},\n"
+    "{\"scope\":\"train_step/model/dense\",\"kind\":\"device\",\"user\":false,\"depth\":2,\"count\":2,\"total_ms\":4.000000,\"self_ms\":4.000000,\"pct\":28.5714,\"wall_ms\":4.000000},\n"
+    "{\"scope\":\"train_step/model\",\"kind\":\"device\",\"user\":false,\"depth\":1,\"count\":4,\"total_ms\":12.000000,\"self_ms\":8.000000,\"pct\":85.7143,\"wall_ms\":12.000000}]}\n";
 
 static const char CPU_FINDINGS_W60_TXT[] =
     "Findings (1)\n"
@@ -777,7 +777,7 @@ static const char GPU_REPORT_TXT[] =
     "fusion.1  fusion        2  4.00 ms  4.00 ms  2.00 ms  80.0%     1\n"
     "dot.2     matmul        1  1.00 ms  1.00 ms  1.00 ms  20.0%     1\n"
     "\n"
-    "Top scopes (device: by op_name scope; host/runtime: TraceAnnotation and JAX events)\n"
+    "Top scopes (device: op_name scope; host: annotations, JAX events; total sums threads, % of wall)\n"
     "scope       kind    count    total     self       %\n"
     "(no scope)  device      3  5.00 ms  5.00 ms  100.0%\n"
     "\n"
@@ -794,7 +794,7 @@ static const char GPU_REPORT_TXT[] =
     "           transpose or copy from layout changes, or a reduction over a large axis).\n";
 
 static const char GPU_STEPS_TXT[] =
-    "step  time  compute  collect  h2d  d2h  compile  host  idle  ops  outlier\n"
+    "step  time  compute  collect  h2d  d2h  compile  host  idle  ops  outlier  no device work  gap\n"
     "  (none)\n";
 
 static const char GPU_KERNELS_TXT[] =

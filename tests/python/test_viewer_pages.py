@@ -135,6 +135,9 @@ def test_step_chart_is_labelled_and_a_click_opens_the_step_view(server, browser,
     facts = browser.find_element(By.ID, "step-facts").text
     assert facts.startswith(f"{fmt_ms(full[3]['duration_ms'])} ms, from {fmt_ms(full[3]['start_ms'])}")
     assert f"{full[3]['ops']} op occurrences" in facts
+    issued = full[3]["issued_start_ms"]  # when its marker issued it, beside the device-ended span
+    assert f"issued by the host from {fmt_ms(issued)} to {fmt_ms(issued + full[3]['issued_ms'])} ms" in facts
+    assert "no device work" not in facts
     parts = {p: full[3][f"{p}_ms"] for p in ("compute", "collective", "h2d", "d2h", "d2d", "compile", "host", "idle")}
     cells = table_rows(browser, "step-breakdown")[0]
     assert [c.split()[0] for c in cells] == [fmt_ms(v) for v in parts.values() if v > 0]

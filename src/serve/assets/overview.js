@@ -130,6 +130,8 @@ async function stepView(step) {
     <h2 id="step-title">Step ${esc(s.step)}</h2>
     <p id="step-facts">${ms(s.duration_ms)} ms, from ${ms(s.start_ms)} to ${ms(s.start_ms + s.duration_ms)} ms · ${s.ops} op occurrences ·
       ${s.compiles} compile${s.compiles === 1 ? "" : "s"}${s.outlier ? " · <b class='rating-bad'>outlier</b> (over 1.5× the median step)" : ""}
+      ${s.no_device_work ? " · <b class='rating-bad'>no device work</b> (no device op ran in it: left out of the run's step numbers)" : ""}
+      ${s.issued_ms > 0 ? ` · issued by the host from ${ms(s.issued_start_ms)} to ${ms(s.issued_start_ms + s.issued_ms)} ms (its marker or dispatch)` : ""}
       · run median ${ms(all.step_summary.median_ms)} ms</p>
     <div class="stack-bar" id="step-bar">${bar}</div>
     <table id="step-breakdown"><tr>${parts.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr>
