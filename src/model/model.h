@@ -141,6 +141,7 @@ typedef struct jp_device_caps {  /* what a device plane says about its hardware 
     double peak_tflops, peak_gbps; /* libtpu: peak_teraflops_per_second, peak_hbm_bw_gigabytes_per_second */
     double clock_khz, cores;       /* GPU: clock_rate, core_count (SMs or compute units) */
     double mem_bw;                 /* GPU: memory_bandwidth, bytes/s */
+    double mem_size;               /* GPU: memory_size, bytes */
     int cc_major, cc_minor;        /* GPU: compute capability (AMD: gfx major.minor) */
     int amd;                       /* device_vendor is AMD */
     char type[64];                 /* device_type_string ("TPU v6 Lite"), "" when absent */
@@ -170,7 +171,20 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     double transcendentals;  /* per occurrence, from the HLO */
     uint8_t collective;      /* jp_hlo_is_collective(category), asked once per op */
     uint8_t shared_name;     /* the metadata holds several programs of its module's name */
+    int64_t program_id;      /* with shared_name, the program its events named (its costs are that
+                              * program's); -1 when the name has one program or the event named none */
+    const char *first_kernel; /* GPU: the first kernel seen running the op (interned), else NULL */
+    uint64_t n_kernels;      /* GPU: kernel events of the op */
+    uint64_t n_runs;         /* GPU: those of first_kernel, one per execution of the op */
 } jp_opdef;
+
+/* The share of an op's FLOPs and bytes each of its events carries. A GPU op that runs as several
+ * kernels (a library convolution: an Im2Col kernel and a GEMM) is one occurrence per kernel, as
+ * XProf counts them, but does its HLO cost once per execution; executions are counted as the
+ * launches of its first kernel. 1 for everything else. */
+static inline double jp_opdef_event_share(const jp_opdef *d) {
+    return d->n_runs && d->n_kernels > d->n_runs ? (double)d->n_runs / (double)d->n_kernels : 1;
+}
 
 typedef struct jp_op_ev {    /* one occurrence of an op (GPU: one kernel) */
     int64_t start_ps, end_ps;
@@ -277,7 +291,7 @@ typedef struct jp_model {
     jp_vec devices;          /* jp_device */
     jp_vec hlo;              /* jp_hlo_module */
     jp_vec opdefs;           /* jp_opdef */
-    jp_map op_index;         /* (device, module, name) -> opdef */
+    jp_map op_index;         /* (device | program slot << 32, module, name) -> opdef (records.c) */
     jp_map run_program;      /* run_id -> program_id, from the op events that carry both */
     jp_vec ops;              /* jp_op_ev */
     jp_vec host;             /* jp_host_ev */

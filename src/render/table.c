@@ -39,6 +39,7 @@ static double numeric(const cell *c) {
     switch (c->type) {
     case CELL_INT: case CELL_TIME: case CELL_BOOL: case CELL_BYTES: return (double)c->i;
     case CELL_FRAMES: return c->n_frames;
+    case CELL_NONE: return -HUGE_VAL;
     default: return c->d;
     }
 }
@@ -179,6 +180,7 @@ static void cell_text(const cell *c, char *buf, size_t len) {
     case CELL_BYTES: jp_format_bytes(buf, len, c->i); break;
     case CELL_PCT: snprintf(buf, len, "%.1f%%", c->d); break;
     case CELL_FRAMES: snprintf(buf, len, "%u frames", c->n_frames); break;
+    case CELL_NONE: snprintf(buf, len, "-"); break;
     default: snprintf(buf, len, c->d == 0 ? "-" : fabs(c->d) >= 100 ? "%.0f" : "%.2f", c->d); break;
     }
 }
@@ -375,6 +377,7 @@ static void cell_raw(FILE *out, const cell *v, int json) {
     case CELL_STR: json ? jp_json_fput_cstr(out, v->s) : csv_str(out, v->s); break;
     case CELL_INT: case CELL_BYTES: fprintf(out, "%lld", (long long)v->i); break;
     case CELL_BOOL: fputs(v->i ? "true" : "false", out); break;
+    case CELL_NONE: if (json) fputs("null", out); break;
     case CELL_TIME: fprintf(out, "%.6f", (double)v->i / 1e9); break; /* milliseconds, ns precision */
     case CELL_NUM: fprintf(out, "%.12g", isfinite(v->d) ? v->d : 0.0); break; /* FLOPs, bytes: exact */
     default: fprintf(out, "%.6g", isfinite(v->d) ? v->d : 0.0); break;

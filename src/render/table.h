@@ -6,7 +6,8 @@
 
 #include "jaxprof/jaxprof.h"
 
-enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES, CELL_BYTES };
+/* CELL_NONE: a number not computed (JSON null, CSV empty, text "-"; sorts below every number). */
+enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES, CELL_BYTES, CELL_NONE };
 
 typedef struct cell {
     int type;        /* cell_type */

@@ -1,0 +1,271 @@
+"""The truth for per-program costs, independent of jaxprof: each compiled program's HLO as XLA's own
+parser prints it (``XlaComputation(hlo_module).as_hlo_text()`` on the HloProtos an xplane's
+``/host:metadata`` plane holds), the FLOPs and bytes of its ops counted here from those shapes, and
+each (program, op)'s executions timed from the raw events with ``jax.profiler.ProfileData``.
+
+The counting follows the textbook rules (XLA's HloCostAnalysis): a dot or GEMM does 2 x output
+elements x contracted size FLOPs, a convolution 2 x output elements x input features per group x
+kernel window (padding counted, an upper bound the tests allow for), a fusion the sum of what it
+fuses; bytes are the operands and the output at the op's boundary. Only what the tests compare is
+counted: dots, GEMMs, convolutions (plain or library custom-calls), elementwise arithmetic.
+"""
+from __future__ import annotations
+
+import collections
+import gzip
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from jax._src.lib import xla_client
+
+DTYPE_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4,
+               "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16, "f8e4m3fn": 1, "f8e5m2": 1, "f8e4m3fnuz": 1,
+               "f8e5m2fnuz": 1, "s4": 1, "u4": 1, "token": 0}
+ELEMENTWISE = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "abs", "negate", "compare", "select",
+               "clamp", "convert", "and", "or", "xor", "not", "floor", "ceil", "sign", "remainder"}
+
+
+# ---- protobuf wire format (just enough for XSpace -> XPlane -> XEventMetadata -> XStat) --------------
+
+def _varint(b: bytes, i: int) -> tuple[int, int]:
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+
+
+def _fields(b: bytes) -> Iterator[tuple[int, int, Any]]:
+    i = 0
+    while i < len(b):
+        key, i = _varint(b, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _varint(b, i)
+        elif wt == 1:
+            v, i = b[i:i + 8], i + 8
+        elif wt == 2:
+            n, i = _varint(b, i)
+            v, i = b[i:i + n], i + n
+        elif wt == 5:
+            v, i = b[i:i + 4], i + 4
+        else:
+            raise ValueError(f"wire type {wt}")
+        yield num, wt, v
+
+
+@dataclass
+class Program:
+    module: str            # "jit_dot"
+    program_id: int | None
+    text: str              # XLA's own HLO text
+    instrs: dict[str, "Instr"] = field(default_factory=dict)   # every computation's instructions by name
+    entry: list[str] = field(default_factory=list)              # the entry computation's instructions
+
+
+def programs(path: str | Path) -> list[Program]:
+    """Every HloProto in the xplane's /host:metadata plane, printed by XLA's parser."""
+    raw = Path(path).read_bytes()
+    if str(path).endswith(".gz"):
+        raw = gzip.decompress(raw)
+    out = []
+    for num, _, plane in _fields(raw):
+        if num != 1:
+            continue
+        fs = list(_fields(plane))
+        if not any(n == 2 and v == b"/host:metadata" for n, _, v in fs):
+            continue
+        stat_names = {}
+        for n, _, entry in fs:  # stat_metadata map<int64, XStatMetadata>
+            if n == 5:
+                for k, _, v in _fields(entry):
+                    if k == 2:
+                        md = {kk: vv for kk, _, vv in _fields(v)}
+                        stat_names[md.get(1, 0)] = md.get(2, b"").decode()
+        for n, _, entry in fs:  # event_metadata map<int64, XEventMetadata>
+            if n != 4:
+                continue
+            for k, _, em in _fields(entry):
+                if k != 2:
+                    continue
+                name, proto, pid = "", None, None
+                for kk, _, vv in _fields(em):
+                    if kk == 2:
+                        name = vv.decode()
+                    elif kk == 5:
+                        st = {a: b for a, _, b in _fields(vv)}
+                        sname = stat_names.get(st.get(1, 0), "")
+                        if sname == "Hlo Proto":
+                            proto = st.get(6)
+                        elif sname == "program_id":
+                            pid = st.get(4, st.get(3))
+                if proto is None:
+                    continue
+                module_proto = next(v for a, _, v in _fields(proto) if a == 1)
+                text = xla_client.XlaComputation(module_proto).as_hlo_text()
+                m = re.match(r"(.*)\((\d+)\)$", name)
+                if pid is None and m:
+                    pid = int(m.group(2))
+                out.append(_parse(Program(name.split("(")[0], pid, text)))
+    return out
+
+
+# ---- HLO text -----------------------------------------------------------------------------------
+
+@dataclass
+class Instr:
+    name: str
+    shapes: list[tuple[str, list[int]]]   # the result's arrays (a tuple: several)
+    opcode: str
+    operands: list[str]
+    attrs: str
+    calls: str | None
+
+
+SHAPE = re.compile(r"([a-z]+[0-9a-z]*)\[([0-9,]*)\]")
+LINE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*?)\s+([a-z][a-z0-9\-]*)\((.*)$")
+
+
+def _shapes(s: str) -> list[tuple[str, list[int]]]:
+    return [(d, [int(x) for x in dims.split(",") if x]) for d, dims in SHAPE.findall(s) if d in DTYPE_BYTES]
+
+
+def _top_level_split(s: str) -> list[str]:
+    """Splits an operand list at the commas outside brackets ("f32[2,3]{1,0} %x, %y")."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def _parse(p: Program) -> Program:
+    comp, in_entry = None, False
+    for line in p.text.splitlines():
+        if line.rstrip().endswith("{") and "=" not in line.split("(")[0]:
+            in_entry = line.startswith("ENTRY")
+            comp = line
+            continue
+        m = LINE.match(line)
+        if not m or comp is None:
+            continue
+        name, shape, opcode, rest = m.groups()
+        depth, i = 1, 0
+        while i < len(rest) and depth:
+            depth += {"(": 1, ")": -1}.get(rest[i], 0)
+            i += 1
+        ops, attrs = rest[: i - 1], rest[i:]
+        operands = [o.split()[-1].lstrip("%") for o in _top_level_split(ops) if o.strip()]
+        calls = re.search(r"calls=%?([\w.\-]+)", attrs)
+        p.instrs[name] = Instr(name, _shapes(shape), opcode, operands, attrs, calls.group(1) if calls else None)
+        if in_entry:
+            p.entry.append(name)
+    # computations by name -> their instructions, for fusions
+    p.computations = {}  # type: ignore[attr-defined]
+    comp_name = None
+    for line in p.text.splitlines():
+        head = re.match(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$", line)
+        if head and "=" not in line.split("(")[0]:
+            comp_name = head.group(1)
+            p.computations[comp_name] = []  # type: ignore[attr-defined]
+            continue
+        m = LINE.match(line)
+        if m and comp_name:
+            p.computations[comp_name].append(m.group(1))  # type: ignore[attr-defined]
+    return p
+
+
+def _elems(dims: list[int]) -> int:
+    return math.prod(dims) if dims else 1
+
+
+def _nbytes(shapes: list[tuple[str, list[int]]]) -> int:
+    return sum(DTYPE_BYTES[d] * _elems(dims) for d, dims in shapes)
+
+
+def _dims_list(attrs: str, key: str) -> list[int]:
+    m = re.search(key + r"=\{([0-9,]*)\}", attrs)
+    return [int(x) for x in m.group(1).split(",") if x] if m else []
+
+
+def _conv_flops(p: Program, ins: Instr) -> float:
+    """2 x output elements x input features per group x kernel spatial size (padding included)."""
+    labels = re.search(r"dim_labels=([0-9a-z]+)_([0-9a-z]+)->([0-9a-z]+)", ins.attrs)
+    if not labels or len(ins.operands) < 2:
+        return 0.0
+    lhs, rhs, out = labels.groups()
+    kernel = p.instrs[ins.operands[1]].shapes[0][1]
+    spatial = 1
+    for pos, ch in enumerate(rhs):
+        if ch.isdigit():
+            spatial *= kernel[pos]
+    in_feat = kernel[rhs.index("i")]
+    groups = re.search(r"feature_group_count=(\d+)", ins.attrs)
+    out_dims = ins.shapes[0][1]
+    del lhs, out, groups  # the kernel's input-feature dimension is already per group
+    return 2.0 * _elems(out_dims) * in_feat * spatial
+
+
+def flops(p: Program, name: str) -> float:
+    """One execution's FLOPs of instruction `name` (a fusion: what it fuses)."""
+    ins = p.instrs[name]
+    op = ins.opcode
+    if op == "dot":
+        lhs = p.instrs[ins.operands[0]].shapes[0][1]
+        k = math.prod(lhs[d] for d in _dims_list(ins.attrs, "lhs_contracting_dims"))
+        return 2.0 * _elems(ins.shapes[0][1]) * k
+    if op == "convolution":
+        return _conv_flops(p, ins)
+    if op == "custom-call":
+        target = re.search(r'custom_call_target="([^"]+)"', ins.attrs)
+        t = target.group(1) if target else ""
+        if "conv" in t.lower():
+            return _conv_flops(p, ins)
+        if "gemm" in t.lower() or "matmul" in t.lower():
+            lhs = p.instrs[ins.operands[0]].shapes[0][1]
+            m = re.search(r'"lhs_contracting_dimensions":\[([^\]]*)\]', ins.attrs)
+            dims = [int(x.strip('"')) for x in m.group(1).split(",") if x] if m else []
+            return 2.0 * _elems(ins.shapes[0][1]) * math.prod(lhs[d] for d in dims)
+        return 0.0
+    if op == "fusion" and ins.calls:
+        return sum(flops(p, n) for n in p.computations.get(ins.calls, []))  # type: ignore[attr-defined]
+    if op in ELEMENTWISE:
+        return float(_elems(ins.shapes[0][1]))
+    return 0.0
+
+
+def nbytes(p: Program, name: str) -> float:
+    """Operands read plus the output written (a library call's output tuple: its first array)."""
+    ins = p.instrs[name]
+    out = ins.shapes[:1] if ins.opcode == "custom-call" else ins.shapes
+    return float(_nbytes(out) + sum(_nbytes(p.instrs[o].shapes) for o in ins.operands if o in p.instrs))
+
+
+def op_times(path: str | Path) -> dict[tuple[str, int | None, str], list[float]]:
+    """(module, program_id, hlo_op) -> durations in us of the device's op events (GPU kernels of one
+    op summed per launch as XProf counts them), from jax.profiler.ProfileData."""
+    import jax
+
+    raw = Path(path).read_bytes()
+    if str(path).endswith(".gz"):
+        raw = gzip.decompress(raw)
+    out: dict[tuple[str, int | None, str], list[float]] = collections.defaultdict(list)
+    for plane in jax.profiler.ProfileData.from_serialized_xspace(raw).planes:
+        if not plane.name.startswith("/device:"):
+            continue
+        for line in plane.lines:
+            for ev in line.events:
+                st = dict(ev.stats)
+                if "hlo_op" in st and "hlo_module" in st:
+                    out[(st["hlo_module"], st.get("program_id"), st["hlo_op"])].append(ev.duration_ns / 1e3)
+    return out
