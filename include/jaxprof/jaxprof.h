@@ -429,6 +429,8 @@ typedef struct jp_source_frame {
  * B (bytes/s) can reach at most min(P, I * B) FLOP/s; it is memory bound when I < P / B. */
 typedef enum jp_bound { JP_BOUND_UNKNOWN = 0, JP_BOUND_COMPUTE, JP_BOUND_MEMORY } jp_bound;
 
+#define JP_CATEGORY_NO_XLA_OP "kernel, no XLA op" /* jp_op_stat.category of a no_xla_op row */
+
 typedef struct jp_op_stat {
     const char *module;   /* HLO module ("jit_train_step") */
     const char *name;     /* HLO instruction ("dot.3", "loop_fusion.1") */
@@ -460,6 +462,10 @@ typedef struct jp_op_stat {
     int64_t program_id;   /* the compiled program (XLA's program_id) when its module's name has
                            * several in the profile: each program's op is a row of its own with
                            * that program's FLOPs and bytes; -1 when the name has one program */
+    int no_xla_op;        /* 1: a GPU kernel no XLA op launched (ROCm's __amd_rocclr_copyBuffer, a
+                           * library's helper kernel), listed under its kernel name with category
+                           * JP_CATEGORY_NO_XLA_OP; XProf leaves these out of its op tables, the text
+                           * report lists them apart from the HLO ops */
     int no_rate;          /* 1: an asynchronous start or done half ("copy-start.4", "all-gather-done"):
                            * its time is the launch or the wait, not the work, so no FLOP/s, GB/s or
                            * roof is computed for it (its FLOPs and bytes are still listed) */

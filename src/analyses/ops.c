@@ -146,7 +146,8 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         a->ops[i] = (jp_op_stat){.module = d->module, .name = d->name, .category = d->category,
                                  .op_name = d->op_name, .scope = d->scope, .source = d->source,
                                  .function = d->function, .device = d->device, .min_ps = INT64_MAX,
-                                 .program_id = d->program_id, .no_rate = is_async_half(d->name)};
+                                 .program_id = d->program_id, .no_rate = is_async_half(d->name),
+                                 .no_xla_op = d->no_xla_op};
     }
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);

@@ -173,6 +173,7 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     uint8_t shared_name;     /* the metadata holds several programs of its module's name */
     int64_t program_id;      /* with shared_name, the program its events named (its costs are that
                               * program's); -1 when the name has one program or the event named none */
+    uint8_t no_xla_op;       /* GPU: a kernel that no XLA (or framework) op launched, named after itself */
     const char *first_kernel; /* GPU: the first kernel seen running the op (interned), else NULL */
     uint64_t n_kernels;      /* GPU: kernel events of the op */
     uint64_t n_runs;         /* GPU: those of first_kernel, one per execution of the op */

@@ -40,6 +40,10 @@ static void set_num(cell *c, double d) { c->type = CELL_NUM, c->d = d; }
 static void set_bool(cell *c, int b) { c->type = CELL_BOOL, c->i = b; }
 static void set_none(cell *c) { c->type = CELL_NONE; }
 
+/* The report's ops table keeps kernels that no XLA op launched apart from the HLO ops. */
+static int is_xla_op(const void *row) { return !((const jp_op_stat *)row)->no_xla_op; }
+static int is_no_xla_op(const void *row) { return ((const jp_op_stat *)row)->no_xla_op; }
+
 /* ---- ops ---------------------------------------------------------------------------------------- */
 
 static const column OP_COLS[] = {
@@ -50,6 +54,7 @@ static const column OP_COLS[] = {
     {"op_name", NULL, 0}, {"source", NULL, 0}, {"devices", "devs", 4}, {"function", NULL, 0},
     {"stack", NULL, 0}, {"hlo_flops", NULL, 0}, {"transcendentals", NULL, 0}, {"intensity", NULL, 0},
     {"bound_by", NULL, 0}, {"roof_pct", NULL, 0}, {"xla_flops", NULL, 0}, {"program_id", NULL, 0},
+    {"xla_op", NULL, 0}, {"above_peak", NULL, 0},
 };
 
 static const char *const BOUND[] = {"", "compute", "memory"};
@@ -85,7 +90,9 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     case 24: set_str(c, BOUND[o->bound]); break;
     case 25: set_num(c, o->roof_pct); break;
     case 26: set_num(c, o->xla_flops); break;
-    default: o->program_id >= 0 ? set_int(c, o->program_id) : set_none(c); break;
+    case 27: o->program_id >= 0 ? set_int(c, o->program_id) : set_none(c); break;
+    case 28: set_bool(c, !o->no_xla_op); break;
+    default: set_bool(c, o->bound != JP_BOUND_UNKNOWN && o->roof_pct > 100); break;
     }
 }
 
@@ -717,6 +724,15 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     if (!rc && a->n_ops) {
         fputs("\nTop ops by self time\n", out);
         table t = section_table(a, JP_SECTION_OPS);
+        t.keep = is_xla_op;
+        rc = text_table(a, &t, &top, out, err);
+    }
+    size_t n_apart = 0;
+    for (size_t i = 0; i < a->n_ops; i++) n_apart += (size_t)a->ops[i].no_xla_op;
+    if (!rc && n_apart) {
+        fprintf(out, "\nKernels without an XLA op (%zu; not HLO ops, and not in XProf's op tables)\n", n_apart);
+        table t = section_table(a, JP_SECTION_OPS);
+        t.keep = is_no_xla_op;
         rc = text_table(a, &t, &top, out, err);
     }
     if (!rc && a->n_lines) {

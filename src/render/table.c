@@ -139,7 +139,9 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
     }
     size_t k = 0;
     for (size_t i = 0; i < t->n_rows; i++)
-        if (!filtering || row_matches(a, t, (const char *)t->rows + i * t->row_size, &re)) idx[k++] = i;
+        if ((!t->keep || t->keep((const char *)t->rows + i * t->row_size)) &&
+            (!filtering || row_matches(a, t, (const char *)t->rows + i * t->row_size, &re)))
+            idx[k++] = i;
     if (filtering) regfree(&re);
     if (col >= 0) {
         sort_ctx s = {a, t, (size_t)col, dir};

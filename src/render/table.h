@@ -36,6 +36,7 @@ typedef struct table {
     size_t n_rows;
     const char *default_sort;  /* a column key, or NULL to keep the analysis order */
     void (*cell)(const jp_analysis *a, const void *row, size_t col, cell *out);
+    int (*keep)(const void *row); /* rows shown: those it returns 1 for; NULL: all */
     size_t pick[TABLE_MAX_COLS]; /* the columns --columns asked for, in its order; n_pick 0: the */
     size_t n_pick;               /* table's own (text: those with a header; CSV, JSON: all) */
 } table;
