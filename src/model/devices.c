@@ -78,13 +78,15 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     uint32_t op = jp_build_op_for(c, dev, module, op_name, program, info);
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
     jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
-    if (!def->first_kernel) def->first_kernel = interned;
+    int k = 0;
+    while (k < JP_OPDEF_KERNELS - 1 && def->kernel[k] && def->kernel[k] != interned) k++;
+    if (!def->kernel[k]) def->kernel[k] = interned;
+    def->kernel_n[k]++;
     if (op_name == interned && !*module) { /* ROCm's copyBuffer, a library's helper launched by itself */
         def->no_xla_op = 1;
         def->category = JP_CATEGORY_NO_XLA_OP;
     }
     def->n_kernels++;
-    def->n_runs += def->first_kernel == interned;
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 1);
 }
 

@@ -160,6 +160,8 @@ void jp_device_override_peaks(jp_device *d, double peak_tflops, double peak_gbps
 
 /* ---- model records -------------------------------------------------------------------------- */
 
+enum { JP_OPDEF_KERNELS = 4 }; /* distinct kernels counted per GPU op (more share the last count) */
+
 typedef struct jp_opdef {    /* one distinct executed op: (device, module, name) */
     const char *module, *name, *category, *op_name, *scope, *source;
     const char *function;    /* of the source line, "" when unknown */
@@ -174,17 +176,21 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     int64_t program_id;      /* with shared_name, the program its events named (its costs are that
                               * program's); -1 when the name has one program or the event named none */
     uint8_t no_xla_op;       /* GPU: a kernel that no XLA (or framework) op launched, named after itself */
-    const char *first_kernel; /* GPU: the first kernel seen running the op (interned), else NULL */
+    const char *kernel[JP_OPDEF_KERNELS]; /* GPU: the first distinct kernels seen running the op */
+    uint64_t kernel_n[JP_OPDEF_KERNELS];  /* launches of each */
     uint64_t n_kernels;      /* GPU: kernel events of the op */
-    uint64_t n_runs;         /* GPU: those of first_kernel, one per execution of the op */
 } jp_opdef;
 
 /* The share of an op's FLOPs and bytes each of its events carries. A GPU op that runs as several
  * kernels (a library convolution: an Im2Col kernel and a GEMM) is one occurrence per kernel, as
  * XProf counts them, but does its HLO cost once per execution; executions are counted as the
- * launches of its first kernel. 1 for everything else. */
+ * launches of its most launched kernel (one of them may lose its op stats: the MI300 conv capture
+ * has 40 GEMMs and 39 Im3d2Col launches of its convolution). 1 for everything else. */
 static inline double jp_opdef_event_share(const jp_opdef *d) {
-    return d->n_runs && d->n_kernels > d->n_runs ? (double)d->n_runs / (double)d->n_kernels : 1;
+    uint64_t runs = 0;
+    for (int i = 0; i < JP_OPDEF_KERNELS; i++)
+        if (d->kernel_n[i] > runs) runs = d->kernel_n[i];
+    return runs && d->n_kernels > runs ? (double)runs / (double)d->n_kernels : 1;
 }
 
 typedef struct jp_op_ev {    /* one occurrence of an op (GPU: one kernel) */

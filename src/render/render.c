@@ -711,8 +711,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     const char *m = a->step_summary.method;
     int marked = m && (strcmp(m, "StepTraceAnnotation") == 0 || strcmp(m, "device Steps line") == 0);
     fputs(!a->n_steps ? "\nKPIs\n"
-          : marked    ? "\nKPIs (device utilization: each device's busy share of step time; host overhead: share of "
-                        "step time)\n"
+          : marked    ? "\nKPIs (device utilization and host overhead: shares of step time)\n"
                       : "\nKPIs (device utilization: each device's busy share of its first-to-last activity, "
                         "XProf's duty cycle, as the steps are inferred; host overhead: share of step time)\n",
           out);
