@@ -3,10 +3,10 @@ parser prints it (``XlaComputation(hlo_module).as_hlo_text()`` on the HloProtos 
 ``/host:metadata`` plane holds), the FLOPs and bytes of its ops counted here from those shapes, and
 each (program, op)'s executions timed from the raw events with ``jax.profiler.ProfileData``.
 
-The counting follows the textbook rules (XLA's HloCostAnalysis): a dot or GEMM does 2 x output
-elements x contracted size FLOPs, a convolution 2 x output elements x input features per group x
-kernel window (padding counted, an upper bound the tests allow for), a fusion the sum of what it
-fuses; bytes are the operands and the output at the op's boundary. Only what the tests compare is
+The counting follows XLA's HloCostAnalysis: a dot or GEMM does 2 x output elements x contracted
+size FLOPs, a convolution 2 x batch x output features x input features per group x the (output,
+kernel) position pairs that read the input rather than padding, a fusion the sum of what it fuses;
+bytes are the operands and the output at the op's boundary (a library call's first result). Only what the tests compare is
 counted: dots, GEMMs, convolutions (plain or library custom-calls), elementwise arithmetic.
 """
 from __future__ import annotations
@@ -198,22 +198,48 @@ def _dims_list(attrs: str, key: str) -> list[int]:
     return [int(x) for x in m.group(1).split(",") if x] if m else []
 
 
-def _conv_flops(p: Program, ins: Instr) -> float:
-    """2 x output elements x input features per group x kernel spatial size (padding included)."""
+def _window(attrs: str) -> list[dict[str, int]]:
+    """window={size=1x2x2 stride=1x2x2 pad=1_1x1_1x1_1 lhs_dilate=.. rhs_dilate=..} per spatial dim."""
+    m = re.search(r"window=\{([^}]*)\}", attrs)
+    if not m:
+        return []
+    parts = dict(kv.split("=") for kv in m.group(1).split())
+    n = len(parts["size"].split("x"))
+    def ints(key: str, default: int) -> list[int]:
+        return [int(x) for x in parts[key].split("x")] if key in parts else [default] * n
+    pads = [tuple(int(v) for v in p.split("_")) for p in parts["pad"].split("x")] if "pad" in parts else [(0, 0)] * n
+    return [{"size": sz, "stride": st, "pad_lo": pl[0], "lhs_dilate": ld, "rhs_dilate": rd}
+            for sz, st, pl, ld, rd in zip(ints("size", 1), ints("stride", 1), pads, ints("lhs_dilate", 1),
+                                          ints("rhs_dilate", 1))]
+
+
+def _valid(w: dict[str, int], in_size: int, kernel: int, out: int) -> int:
+    """(output, kernel) position pairs of one spatial dimension that read the input, not padding."""
+    n = 0
+    for o in range(out):
+        for k in range(kernel):
+            u = o * w["stride"] - w["pad_lo"] + k * w["rhs_dilate"]
+            if u % w["lhs_dilate"] == 0 and 0 <= u // w["lhs_dilate"] < in_size:
+                n += 1
+    return n
+
+
+def conv_flops(p: Program, name: str, padded: bool = False) -> float:
+    """2 x batch x output features x input features per group x, per spatial dimension, the
+    (output, kernel) pairs that read the input (padded=True: every pair, padding included)."""
+    ins = p.instrs[name]
     labels = re.search(r"dim_labels=([0-9a-z]+)_([0-9a-z]+)->([0-9a-z]+)", ins.attrs)
     if not labels or len(ins.operands) < 2:
         return 0.0
-    lhs, rhs, out = labels.groups()
-    kernel = p.instrs[ins.operands[1]].shapes[0][1]
-    spatial = 1
-    for pos, ch in enumerate(rhs):
-        if ch.isdigit():
-            spatial *= kernel[pos]
-    in_feat = kernel[rhs.index("i")]
-    groups = re.search(r"feature_group_count=(\d+)", ins.attrs)
-    out_dims = ins.shapes[0][1]
-    del lhs, out, groups  # the kernel's input-feature dimension is already per group
-    return 2.0 * _elems(out_dims) * in_feat * spatial
+    lhs_l, rhs_l, out_l = labels.groups()
+    lhs = p.instrs[ins.operands[0]].shapes[0][1]
+    rhs = p.instrs[ins.operands[1]].shapes[0][1]
+    out = ins.shapes[0][1]
+    fma = out[out_l.index("b")] * out[out_l.index("f")] * rhs[rhs_l.index("i")]
+    for w, d in zip(_window(ins.attrs), sorted(c for c in out_l if c.isdigit())):
+        kernel, o = rhs[rhs_l.index(d)], out[out_l.index(d)]
+        fma *= kernel * o if padded else _valid(w, lhs[lhs_l.index(d)], kernel, o)
+    return 2.0 * fma
 
 
 def flops(p: Program, name: str) -> float:
@@ -225,12 +251,12 @@ def flops(p: Program, name: str) -> float:
         k = math.prod(lhs[d] for d in _dims_list(ins.attrs, "lhs_contracting_dims"))
         return 2.0 * _elems(ins.shapes[0][1]) * k
     if op == "convolution":
-        return _conv_flops(p, ins)
+        return conv_flops(p, name)
     if op == "custom-call":
         target = re.search(r'custom_call_target="([^"]+)"', ins.attrs)
         t = target.group(1) if target else ""
-        if "conv" in t.lower():
-            return _conv_flops(p, ins)
+        if "$conv" in t:
+            return conv_flops(p, name)
         if "gemm" in t.lower() or "matmul" in t.lower():
             lhs = p.instrs[ins.operands[0]].shapes[0][1]
             m = re.search(r'"lhs_contracting_dimensions":\[([^\]]*)\]', ins.attrs)
@@ -251,21 +277,29 @@ def nbytes(p: Program, name: str) -> float:
     return float(_nbytes(out) + sum(_nbytes(p.instrs[o].shapes) for o in ins.operands if o in p.instrs))
 
 
-def op_times(path: str | Path) -> dict[tuple[str, int | None, str], list[float]]:
-    """(module, program_id, hlo_op) -> durations in us of the device's op events (GPU kernels of one
-    op summed per launch as XProf counts them), from jax.profiler.ProfileData."""
+def op_events(path: str | Path) -> dict[tuple[str, int | None, str], list[tuple[str, float]]]:
+    """(module, program_id, hlo_op) -> (event name, duration in us) of every op event that names its
+    HLO op (GPU kernels, TPU and XLA:CPU ops), read with jax.profiler.ProfileData."""
     import jax
 
     raw = Path(path).read_bytes()
     if str(path).endswith(".gz"):
         raw = gzip.decompress(raw)
-    out: dict[tuple[str, int | None, str], list[float]] = collections.defaultdict(list)
+    by_plane: dict[bool, dict[tuple[str, int | None, str], list[tuple[str, float]]]] = {
+        True: collections.defaultdict(list), False: collections.defaultdict(list)}
     for plane in jax.profiler.ProfileData.from_serialized_xspace(raw).planes:
-        if not plane.name.startswith("/device:"):
-            continue
+        out = by_plane[plane.name.startswith("/device:")]
         for line in plane.lines:
             for ev in line.events:
                 st = dict(ev.stats)
-                if "hlo_op" in st and "hlo_module" in st:
-                    out[(st["hlo_module"], st.get("program_id"), st["hlo_op"])].append(ev.duration_ns / 1e3)
-    return out
+                if "hlo_op" in st and "hlo_module" in st and not ev.name.startswith("end:"):
+                    out[(st["hlo_module"], st.get("program_id"), st["hlo_op"])].append((ev.name, ev.duration_ns / 1e3))
+    # a GPU's host threads name the op they launch too: the device's events are the op's runs;
+    # XLA:CPU has no device plane, its ops run on host threads
+    return dict(by_plane[True] or by_plane[False])
+
+
+def executions(events: list[tuple[str, float]]) -> int:
+    """How often an op ran: the launches of its most launched kernel (a library convolution runs an
+    Im2Col kernel and a GEMM per execution)."""
+    return max(collections.Counter(name for name, _ in events).values())
