@@ -468,7 +468,8 @@ typedef struct jp_op_stat {
                            * report lists them apart from the HLO ops */
     int no_rate;          /* 1: an asynchronous start or done half ("copy-start.4", "all-gather-done"):
                            * its time is the launch or the wait, not the work, so no FLOP/s, GB/s or
-                           * roof is computed for it (its FLOPs and bytes are still listed) */
+                           * roof is computed for it (its FLOPs and bytes are still listed; a done's
+                           * bytes, which repeat its start's, stay out of the bandwidth KPI) */
 } jp_op_stat;
 
 enum jp_part { /* the parts of a step, in the priority order of the breakdown sweep */

@@ -77,13 +77,13 @@ static int cmp_op_total(const void *a, const void *b) {
 /* "copy-start.4", "all-gather-done": each half of an asynchronous pair carries the whole
  * transfer's bytes, but neither one's time is the transfer's (the start only issues it, the done
  * only waits for what is left), so their rates mean nothing: XProf shows 546,269x its roof for a
- * copy-start and 1.1 million x for a copy-done on the v6e capture. */
-static int is_async_half(const char *name) {
+ * copy-start and 1.1 million x for a copy-done on the v6e capture. 1 for a start, 2 for a done. */
+static int async_half(const char *name) {
     static const char *const halves[] = {"-start", "-done"};
     for (int i = 0; i < 2; i++) {
         const char *p = strstr(name, halves[i]);
         size_t n = strlen(halves[i]);
-        if (p && (p[n] == '\0' || p[n] == '.')) return 1;
+        if (p && (p[n] == '\0' || p[n] == '.')) return i + 1;
     }
     return 0;
 }
@@ -146,7 +146,7 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         a->ops[i] = (jp_op_stat){.module = d->module, .name = d->name, .category = d->category,
                                  .op_name = d->op_name, .scope = d->scope, .source = d->source,
                                  .function = d->function, .device = d->device, .min_ps = INT64_MAX,
-                                 .program_id = d->program_id, .no_rate = is_async_half(d->name),
+                                 .program_id = d->program_id, .no_rate = async_half(d->name),
                                  .no_xla_op = d->no_xla_op};
     }
     for (size_t i = 0; i < m->ops.n; i++) {
@@ -160,9 +160,10 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         add_stats(&a->ops[e->op], &one);
         a->op_self_ps += e->self_ps;
         a->devices[d->device].n_ops++;
-        if (!a->ops[e->op].no_rate) /* a start's bytes are the transfer's, its time a launch's */
+        if (a->ops[e->op].no_rate != 2) /* the transfer's bytes once: a done repeats its start's */
             a->devices[d->device].bytes_accessed += one.bytes;
     }
+    for (size_t i = 0; i < m->opdefs.n; i++) a->ops[i].no_rate = a->ops[i].no_rate != 0; /* 1 or 0, as documented */
     uint32_t *def = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *def);
     size_t n = def ? merge_devices(a->ops, m->opdefs.n, def) : SIZE_MAX;
     for (size_t i = 0; i < n && n != SIZE_MAX; i++) /* the stack of the op's first device's definition */
