@@ -7,7 +7,7 @@ The counting follows XLA's HloCostAnalysis: a dot or GEMM does 2 x output elemen
 size FLOPs, a convolution 2 x batch x output features x input features per group x the (output,
 kernel) position pairs that read the input rather than padding, a fusion the sum of what it fuses;
 bytes are the operands and the output at the op's boundary (a library call's first result). Only what the tests compare is
-counted: dots, GEMMs, convolutions (plain or library custom-calls), elementwise arithmetic.
+counted: dots, GEMMs, convolutions (plain or library custom-calls), elementwise arithmetic, reduces.
 """
 from __future__ import annotations
 
@@ -263,6 +263,17 @@ def flops(p: Program, name: str) -> float:
             dims = [int(x.strip('"')) for x in m.group(1).split(",") if x] if m else []
             return 2.0 * _elems(ins.shapes[0][1]) * math.prod(lhs[d] for d in dims)
         return 0.0
+    if op == "reduce":  # the reducer once per element folded in: inputs minus outputs
+        reducer = re.search(r"to_apply=%?([\w.\-]+)", ins.attrs)
+        per_call = sum(flops(p, n) for n in p.computations.get(reducer.group(1), [])) if reducer else 0  # type: ignore[attr-defined]
+        inputs = len(ins.operands) // 2 or 1
+        folded = _elems(p.instrs[ins.operands[0]].shapes[0][1]) - sum(_elems(d) for _, d in ins.shapes) / inputs
+        return folded * per_call
+    if op == "reduce-window":  # the reducer (window - 1) times per output element
+        reducer = re.search(r"to_apply=%?([\w.\-]+)", ins.attrs)
+        per_call = sum(flops(p, n) for n in p.computations.get(reducer.group(1), [])) if reducer else 0  # type: ignore[attr-defined]
+        window = math.prod(w["size"] for w in _window(ins.attrs))
+        return _elems(ins.shapes[0][1]) * (window - 1) * per_call
     if op == "fusion" and ins.calls:
         return sum(flops(p, n) for n in p.computations.get(ins.calls, []))  # type: ignore[attr-defined]
     if op in ELEMENTWISE:
@@ -271,9 +282,12 @@ def flops(p: Program, name: str) -> float:
 
 
 def nbytes(p: Program, name: str) -> float:
-    """Operands read plus the output written (a library call's output tuple: its first array)."""
+    """Operands read plus the output written (a library GEMM's or convolution's output tuple: its
+    first array, the rest is the library's workspace)."""
     ins = p.instrs[name]
-    out = ins.shapes[:1] if ins.opcode == "custom-call" else ins.shapes
+    target = re.search(r'custom_call_target="([^"]+)"', ins.attrs)
+    library = ins.opcode == "custom-call" and target and any(k in target.group(1) for k in ("gemm", "matmul", "$conv"))
+    out = ins.shapes[:1] if library else ins.shapes
     return float(_nbytes(out) + sum(_nbytes(p.instrs[o].shapes) for o in ins.operands if o in p.instrs))
 
 

@@ -129,6 +129,28 @@ def test_gemm_capture_costs_per_program() -> None:
     assert gemm[-1] > 800_000  # 0.9 PFLOP/s on the 550 GFLOP program, of a 1307 TFLOP/s peak
 
 
+JAX_GPU = ["mi300_jax08_attention.xplane.pb.gz", "mi300_jax08_conv.xplane.pb.gz", "mi300_jax08_elementwise.xplane.pb.gz",
+           "mi300_jax08_gemm.xplane.pb.gz", "mi300_jax_conv_minimal_legacy.xplane.pb.gz",
+           "te_fused_attn_934987a2fc2f.xplane.pb.gz"]
+
+
+@needs_captures
+@pytest.mark.parametrize("name", JAX_GPU)
+def test_every_program_op_costs_its_hlo(name: str) -> None:
+    """On every JAX GPU capture, each (program, op) that ran: FLOPs and bytes per run are its own
+    program's HLO's (library GEMMs and convolutions included, TransformerEngine's FFI calls at 0
+    FLOPs and their whole output tuple), and the rates follow over the raw events' time."""
+    truth = truth_by_program(REAL / name)
+    rows = rows_by_program(REAL / name)
+    events = hlo_truth.op_events(REAL / name)
+    assert events
+    for key, evs in events.items():
+        row, (flops, nbytes) = rows[key], truth[key]
+        runs = hlo_truth.executions(evs)
+        assert (row["count"], row["flops"], row["bytes"]) == (
+            len(evs), pytest.approx(flops * runs, rel=1e-11), pytest.approx(nbytes * runs, rel=1e-11)), key
+
+
 @needs_captures
 def test_library_convolution_counts_its_flops_once_per_run() -> None:
     """A cuDNN/MIOpen convolution custom-call: its FLOPs from its shapes, window and dimension
