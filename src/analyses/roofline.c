@@ -107,20 +107,32 @@ static int device_utilization(const jp_model *m, jp_analysis *a) {
         if (n_dev) a->device_util_pct = sum / (double)n_dev;
         return JP_OK;
     }
+    /* the spans bucketed by device (a counting sort), each bucket sorted by start */
+    size_t n_buckets = a->n_devices, *first = calloc(n_buckets + 1, sizeof *first);
     interval *iv = malloc((m->spans.n ? m->spans.n : 1) * sizeof *iv);
-    if (!iv) return JP_ERR_NOMEM;
-    for (size_t d = 0; d < a->n_devices; d++) {
-        if (!a->devices[d].n_ops) continue;
-        size_t n = 0;
-        for (size_t i = 0; i < m->spans.n; i++) {
-            const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
-            if (sp->device == d) iv[n++] = (interval){sp->start_ps, sp->end_ps};
-        }
-        jp_sort_by_key64(iv, n, sizeof *iv, offsetof(interval, start_ps), 1, cmp_start);
-        sum += 100 * busy_in_steps(iv, n, a->steps, a->n_steps) / step_ps;
+    if (!iv || !first) {
+        free(iv);
+        free(first);
+        return JP_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < m->spans.n; i++) {
+        uint32_t dev = JP_VEC_AT(&m->spans, jp_span, i).device;
+        if (dev < n_buckets) first[dev + 1]++;
+    }
+    for (size_t d = 0; d < n_buckets; d++) first[d + 1] += first[d];
+    for (size_t i = 0; i < m->spans.n; i++) { /* first[d] walks to the end of bucket d */
+        const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
+        if (sp->device < n_buckets) iv[first[sp->device]++] = (interval){sp->start_ps, sp->end_ps};
+    }
+    for (size_t d = 0, lo = 0; d < n_buckets; lo = first[d++]) {
+        size_t n = first[d] - lo;
+        if (!a->devices[d].n_ops || n == 0) continue;
+        jp_sort_by_key64(iv + lo, n, sizeof *iv, offsetof(interval, start_ps), 1, cmp_start);
+        sum += 100 * busy_in_steps(iv + lo, n, a->steps, a->n_steps) / step_ps;
         n_dev++;
     }
     free(iv);
+    free(first);
     if (n_dev) a->device_util_pct = sum / (double)n_dev;
     return JP_OK;
 }
