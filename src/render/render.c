@@ -63,7 +63,10 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     const jp_op_stat *o = row;
     double secs = (double)o->total_ps / 1e12;
     switch (col) {
-    case 0: set_str(c, o->name); break;
+    case 0:
+        set_str(c, o->name);
+        if (o->program_id >= 0) c->type = CELL_PROGRAM_STR, c->i = o->program_id; /* text tells programs apart */
+        break;
     case 1: set_str(c, o->category); break;
     case 2: set_int(c, (int64_t)o->count); break;
     case 3: set_time(c, o->total_ps); break;

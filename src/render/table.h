@@ -6,8 +6,12 @@
 
 #include "jaxprof/jaxprof.h"
 
-/* CELL_NONE: a number not computed (JSON null, CSV empty, text "-"; sorts below every number). */
-enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES, CELL_BYTES, CELL_NONE };
+/* CELL_NONE: a number not computed (JSON null, CSV empty, text "-"; sorts below every number).
+ * CELL_PROGRAM_STR: a string (s) of one compiled program (i, its id): JSON and CSV write the
+ * string, text adds " (program i)" so that rows of one op name in several programs differ. */
+enum cell_type {
+    CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES, CELL_BYTES, CELL_NONE, CELL_PROGRAM_STR
+};
 
 typedef struct cell {
     int type;        /* cell_type */
