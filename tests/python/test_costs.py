@@ -127,6 +127,8 @@ def test_gemm_capture_costs_per_program() -> None:
     gemm = sorted(r["gflops_per_s"] for (m, _, n), r in rows.items() if n == "custom-call.1")
     assert len(gemm) == 5 and checked == len(events) == 16  # 5 GEMM programs, 9 broadcasts, a gemm_fusion, a copy
     assert gemm[-1] > 800_000  # 0.9 PFLOP/s on the 550 GFLOP program, of a 1307 TFLOP/s peak
+    text = run_jaxprof("ops", GEMM, "--filter", "custom-call").stdout  # text tells the programs apart
+    assert sorted(int(line.split("(program ")[1].split(")")[0]) for line in text.splitlines()[1:]) == [21, 34, 49, 64, 79]
 
 
 JAX_GPU = ["mi300_jax08_attention.xplane.pb.gz", "mi300_jax08_conv.xplane.pb.gz", "mi300_jax08_elementwise.xplane.pb.gz",
