@@ -18,19 +18,23 @@ uint32_t jp_build_add_device(jp_build_ctx *c, jp_str name, int platform) {
     return (uint32_t)(c->m->devices.n - 1);
 }
 
-/* The HLO module of an op's event: by program id, else by name; *programs: how many the
- * metadata holds of that name; *slot: 1 + its index in m->hlo when it was found by program id
- * among several programs of the name (the op is then one program's), else 0. */
-static const jp_hlo_module *hlo_module_for(const jp_model *m, const char *module, int64_t program_id,
+/* The HLO module of an op's event: by program id, else by name, the event's own host's metadata
+ * first (every host of a multi-host run holds its own copy of an SPMD program); *programs: how
+ * many that host's metadata holds of the name; *slot: 1 + the module's index in m->hlo when it
+ * was found by program id among several programs of the name (the op is then one program's),
+ * else 0, so one program on several hosts stays one op. */
+static const jp_hlo_module *hlo_module_for(const jp_model *m, uint32_t host, const char *module, int64_t program_id,
                                            size_t *programs, uint64_t *slot) {
     const jp_hlo_module *mods = m->hlo.data, *by_id = NULL, *by_name = NULL;
     *programs = 0;
-    for (size_t i = 0; i < m->hlo.n; i++) {
-        if (program_id >= 0 && mods[i].program_id == program_id && !by_id) by_id = &mods[i];
-        if (mods[i].name != module) continue;
-        if (!by_name) by_name = &mods[i];
-        ++*programs;
-    }
+    for (int own = 1; own >= 0 && !by_id && !by_name; own--)
+        for (size_t i = 0; i < m->hlo.n; i++) {
+            if ((mods[i].host == host) != own) continue;
+            if (program_id >= 0 && mods[i].program_id == program_id && !by_id) by_id = &mods[i];
+            if (mods[i].name != module) continue;
+            if (!by_name) by_name = &mods[i];
+            ++*programs;
+        }
     *slot = by_id && by_id->name == module && *programs > 1 ? (uint64_t)(by_id - mods) + 1 : 0;
     return by_id ? by_id : by_name;
 }
@@ -74,7 +78,7 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
     int found;
     size_t programs;
     uint64_t slot;
-    const jp_hlo_module *hm = hlo_module_for(m, module, program_id, &programs, &slot);
+    const jp_hlo_module *hm = hlo_module_for(m, c->host_index, module, program_id, &programs, &slot);
     uint32_t idx = jp_map_get_or_put(&m->op_index, device | slot << 32, jp_ptr_key(module), jp_ptr_key(name),
                                      (uint32_t)m->opdefs.n, &found);
     if (idx == UINT32_MAX || found) return idx;
