@@ -1,5 +1,6 @@
 /* roofline.c - each op against its device's compute and memory roofs, the FLOPs of each step,
- * and model FLOPs utilization (MFU): step FLOPs over step time over the devices' peak. */
+ * model FLOPs utilization (MFU): step FLOPs over step time over the devices' peak, and device
+ * utilization per device (XProf's duty cycle), the KPIs' rates of the hardware. */
 #include "analyses/analyses.h"
 
 #include <stddef.h>
@@ -84,36 +85,29 @@ static int steps_marked(const jp_analysis *a) {
     return m && (strcmp(m, "StepTraceAnnotation") == 0 || strcmp(m, "device Steps line") == 0);
 }
 
-/* Device utilization per device, as XProf's duty cycle, averaged over the devices that ran ops:
- * the step breakdown counts an instant as compute when any device computes, which reads 8.5 %
- * where 8 GPUs are each busy 2.4 % of the time. With marked steps it is each device's busy time
- * inside the steps over the steps' time. Steps inferred from executions cannot say which part of
- * the capture is the loop (on the TPU inference capture, 100 executions back to back are busy
- * throughout while the device idles 13.4 % of its window around them), so there it is each
- * device's busy time over its own first-to-last activity, XProf's duty cycle itself. */
-static int device_utilization(const jp_model *m, jp_analysis *a) {
-    a->device_util_pct = -1;
-    double step_ps = 0, sum = 0;
-    size_t n_dev = 0;
-    for (size_t i = 0; i < a->n_steps; i++) step_ps += (double)a->steps[i].dur_ps;
-    if (step_ps <= 0) return JP_OK;
-    if (!steps_marked(a)) {
-        for (size_t d = 0; d < a->n_devices; d++) {
-            const jp_device *dev = &a->devices[d];
-            if (!dev->n_ops || dev->last_ps <= dev->first_ps) continue;
-            sum += 100 * (double)dev->busy_ps / (double)(dev->last_ps - dev->first_ps);
-            n_dev++;
-        }
-        if (n_dev) a->device_util_pct = sum / (double)n_dev;
-        return JP_OK;
+/* Σ over the devices that ran ops of their busy share of their own first-to-last activity;
+ * *n_dev counts them. */
+static double window_utilization(const jp_analysis *a, size_t *n_dev) {
+    double sum = 0;
+    for (size_t d = 0; d < a->n_devices; d++) {
+        const jp_device *dev = &a->devices[d];
+        if (!dev->n_ops || dev->last_ps <= dev->first_ps) continue;
+        sum += 100 * (double)dev->busy_ps / (double)(dev->last_ps - dev->first_ps);
+        ++*n_dev;
     }
-    /* the spans bucketed by device (a counting sort), each bucket sorted by start */
+    return sum;
+}
+
+/* Σ over the devices that ran ops of their busy share of the steps' step_ps; *n_dev counts them.
+ * The spans are bucketed by device (a counting sort, as ops.c does), each bucket sorted by start.
+ * -1 when out of memory. */
+static double step_utilization(const jp_model *m, const jp_analysis *a, double step_ps, size_t *n_dev) {
     size_t n_buckets = a->n_devices, *first = calloc(n_buckets + 1, sizeof *first);
     interval *iv = malloc((m->spans.n ? m->spans.n : 1) * sizeof *iv);
     if (!iv || !first) {
         free(iv);
         free(first);
-        return JP_ERR_NOMEM;
+        return -1;
     }
     for (size_t i = 0; i < m->spans.n; i++) {
         uint32_t dev = JP_VEC_AT(&m->spans, jp_span, i).device;
@@ -124,15 +118,34 @@ static int device_utilization(const jp_model *m, jp_analysis *a) {
         const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
         if (sp->device < n_buckets) iv[first[sp->device]++] = (interval){sp->start_ps, sp->end_ps};
     }
+    double sum = 0;
     for (size_t d = 0, lo = 0; d < n_buckets; lo = first[d++]) {
         size_t n = first[d] - lo;
         if (!a->devices[d].n_ops || n == 0) continue;
         jp_sort_by_key64(iv + lo, n, sizeof *iv, offsetof(interval, start_ps), 1, cmp_start);
         sum += 100 * busy_in_steps(iv + lo, n, a->steps, a->n_steps) / step_ps;
-        n_dev++;
+        ++*n_dev;
     }
     free(iv);
     free(first);
+    return sum;
+}
+
+/* Device utilization per device, as XProf's duty cycle, averaged over the devices that ran ops:
+ * the step breakdown counts an instant as compute when any device computes, which reads 8.5 %
+ * where 8 GPUs are each busy 2.4 % of the time. With marked steps it is each device's busy time
+ * inside the steps over the steps' time. Steps inferred from executions cannot say which part of
+ * the capture is the loop (on the TPU inference capture, 100 executions back to back are busy
+ * throughout while the device idles 13.4 % of its window around them), so there it is each
+ * device's busy time over its own first-to-last activity, XProf's duty cycle itself. */
+static int device_utilization(const jp_model *m, jp_analysis *a) {
+    a->device_util_pct = -1;
+    double step_ps = 0;
+    size_t n_dev = 0;
+    for (size_t i = 0; i < a->n_steps; i++) step_ps += (double)a->steps[i].dur_ps;
+    if (step_ps <= 0) return JP_OK;
+    double sum = steps_marked(a) ? step_utilization(m, a, step_ps, &n_dev) : window_utilization(a, &n_dev);
+    if (sum < 0) return JP_ERR_NOMEM;
     if (n_dev) a->device_util_pct = sum / (double)n_dev;
     return JP_OK;
 }
