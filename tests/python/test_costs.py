@@ -193,6 +193,24 @@ def test_no_rate_above_its_peak_is_rated_good(name: str) -> None:
 
 
 @needs_captures
+def test_a_peak_below_the_measured_rate_is_flagged_not_rated_good() -> None:
+    """With a 1000 GB/s peak (below what the MI300's transposes move), the bandwidth KPI is
+    'above peak', and rate_above_peak names the op furthest past its roof, its rate from the raw
+    events and the HLO, and where the peak came from."""
+    report = jaxprof_json("report", CONV, "--peak-gbps", "1000")
+    bw, = [k for k in report["kpis"] if k["name"] == "memory bandwidth"]
+    assert bw["value"] > 100 and bw["rating"] == "above peak"
+    f, = [f for f in report["findings"] if f["id"] == "rate_above_peak"]
+    (key, evs), = [(k, v) for k, v in hlo_truth.op_events(CONV).items() if k[2] == "input_transpose_fusion"]
+    program, = [p for p in hlo_truth.programs(CONV) if p.program_id == key[1]]
+    gbps = hlo_truth.nbytes(program, key[2]) * len(evs) / (sum(d for _, d in evs) / 1e6) / 1e9
+    assert f"input_transpose_fusion (module jit_forward_3d_conv) at {gbps:.4g} GB/s = {gbps / 10:.0f}% of" in f["evidence"]
+    assert "peak 1000 GB/s (peak from: flag)" in f["evidence"] and f["severity"] == "warning"
+    above = [o["name"] for o in report["ops"] if o["above_peak"]]
+    assert "input_transpose_fusion" in above
+
+
+@needs_captures
 def test_rocm_bandwidth_is_checked_against_the_data_sheet() -> None:
     """ROCm reports 2662.4 GB/s for an MI300X (gfx942, 304 CUs, 192 GB) rated 5.3 TB/s: the data
     sheet's peak is used and named; the memory bandwidth KPI was 124 % [good] on the conv capture."""
