@@ -408,7 +408,9 @@ typedef struct jp_device {
     uint64_t n_ops;       /* op occurrences (GPU: kernels) */
     double peak_flops;    /* FLOP/s, 0 when unknown (see peak_source) */
     double peak_bw;       /* memory bytes/s, 0 when unknown */
-    const char *peak_source; /* "device" (its own stats), "clock x cores" (GPU capabilities), "table"
+    const char *peak_source; /* "device" (its own stats), "clock x cores" (GPU capabilities, then
+                              * "; memory: <chip> data sheet ..." where the runtime's own bandwidth
+                              * is off the data sheet, as ROCm's is), "table"
                               * (TPU chip by name), "calibrated" (CPU, jaxprof calibrate), "flag"
                               * (jp_load_options), "" unknown */
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
@@ -437,6 +439,8 @@ typedef struct jp_line_share {
 /* Roofline: an op of arithmetic intensity I = flops / bytes on a device with peaks P (FLOP/s) and
  * B (bytes/s) can reach at most min(P, I * B) FLOP/s; it is memory bound when I < P / B. */
 typedef enum jp_bound { JP_BOUND_UNKNOWN = 0, JP_BOUND_COMPUTE, JP_BOUND_MEMORY } jp_bound;
+
+#define JP_CATEGORY_NO_XLA_OP "kernel, no XLA op" /* jp_op_stat.category of a no_xla_op row */
 
 typedef struct jp_op_stat {
     const char *module;   /* HLO module ("jit_train_step") */
@@ -474,6 +478,17 @@ typedef struct jp_op_stat {
     uint32_t n_devices;   /* devices it ran on: an op of an SPMD program runs on every chip, and
                            * its row sums them (as XProf does); device is then the first of them.
                            * jp_load_options.device keeps one device for a per-device view */
+    int64_t program_id;   /* the compiled program (XLA's program_id) when its module's name has
+                           * several in the profile: each program's op is a row of its own with
+                           * that program's FLOPs and bytes; -1 when the name has one program */
+    int no_xla_op;        /* 1: a GPU kernel no XLA op launched (ROCm's __amd_rocclr_copyBuffer, a
+                           * library's helper kernel), listed under its kernel name with category
+                           * JP_CATEGORY_NO_XLA_OP; XProf leaves these out of its op tables, the text
+                           * report lists them apart from the HLO ops */
+    int no_rate;          /* 1: an asynchronous start or done half ("copy-start.4", "all-gather-done"):
+                           * its time is the launch or the wait, not the work, so no FLOP/s, GB/s or
+                           * roof is computed for it (its FLOPs and bytes are still listed; a done's
+                           * bytes, which repeat its start's, stay out of the bandwidth KPI) */
 } jp_op_stat;
 
 enum jp_part { /* the parts of a step, in the priority order of the breakdown sweep */
@@ -672,7 +687,11 @@ typedef struct jp_module_memory {
     const char *note;             /* why the heap part is missing (e.g. a buffer freed twice), or "" */
 } jp_module_memory;
 
-typedef enum jp_rating { JP_RATING_NA = -1, JP_RATING_GOOD = 0, JP_RATING_WARNING, JP_RATING_BAD } jp_rating;
+/* ABOVE_PEAK: a rate above the physical peak it is compared with, which no hardware reaches: the
+ * peak is wrong or the work is misattributed. Never rated good (docs/design.md "Device peaks"). */
+typedef enum jp_rating {
+    JP_RATING_NA = -1, JP_RATING_GOOD = 0, JP_RATING_WARNING, JP_RATING_BAD, JP_RATING_ABOVE_PEAK
+} jp_rating;
 const char *jp_rating_name(int rating);
 
 typedef struct jp_kpi {
@@ -752,6 +771,9 @@ typedef struct jp_analysis {
     size_t n_steps;
     jp_step_summary step_summary;
     double step_flops;          /* FLOPs per step, the mean over steps (0 without steps or counts) */
+    double device_util_pct;     /* each device's busy time (the union of its ops and transfers) inside
+                                 * the steps over the steps' time, averaged over the devices that ran
+                                 * ops, as XProf's duty cycle; -1 without steps */
     double mfu_pct;             /* model FLOPs utilization: the steps' FLOPs / their time / the summed
                                  * peak FLOP/s of the devices that ran ops; -1 when unknown */
     jp_line_stat *lines;        /* device time by source line, by self time */

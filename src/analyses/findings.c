@@ -15,6 +15,7 @@ const char *jp_rating_name(int rating) {
     case JP_RATING_GOOD: return "good";
     case JP_RATING_WARNING: return "warning";
     case JP_RATING_BAD: return "bad";
+    case JP_RATING_ABOVE_PEAK: return "above peak";
     default: return "n/a";
     }
 }
@@ -81,23 +82,35 @@ static double compute_share(const ctx *c) {
 
 /* Memory bandwidth use: each device's bytes accessed over its busy time, as a share of its own
  * peak, averaged over the devices that have both (every chip has its own HBM: dividing all chips'
- * bytes by their summed busy time and summed peaks would understate it by the number of chips). */
-static double memory_bandwidth(const jp_analysis *a) {
+ * bytes by their summed busy time and summed peaks would understate it by the number of chips).
+ * *worst gets the highest device's share, which no device can take above 100 %. */
+static double memory_bandwidth(const jp_analysis *a, double *worst) {
     double sum = 0;
     size_t n = 0;
+    *worst = 0;
     for (size_t i = 0; i < a->n_devices; i++) {
         const jp_device *d = &a->devices[i];
         if (d->busy_ps <= 0 || d->peak_bw <= 0 || d->bytes_accessed <= 0) continue;
-        sum += 100 * d->bytes_accessed / ((double)d->busy_ps / 1e12) / d->peak_bw;
+        double pct = 100 * d->bytes_accessed / ((double)d->busy_ps / 1e12) / d->peak_bw;
+        if (pct > *worst) *worst = pct;
+        sum += pct;
         n++;
     }
     return n ? sum / (double)n : 0;
 }
 
+/* A share of a physical peak above 100 % is no rating's "good": the peak or the work is wrong. */
+static void kpi_of_peak(ctx *c, int k, double pct, double worst, int na) {
+    kpi(c, k, NULL, pct, na);
+    if (!na && worst > 100) c->a->kpis[c->a->n_kpis - 1].rating = JP_RATING_ABOVE_PEAK;
+}
+
 static void kpis(ctx *c) {
     const jp_analysis *a = c->a;
     int no_steps = c->step_total <= 0;
-    kpi(c, KPI_UTIL, NULL, no_steps ? 0 : 100 * device_share(c), no_steps);
+    /* per device, as XProf's duty cycle: the sweep's share counts an instant busy when any device is */
+    double util = a->device_util_pct >= 0 ? a->device_util_pct : 100 * device_share(c);
+    kpi(c, KPI_UTIL, NULL, no_steps ? 0 : util, no_steps);
     kpi(c, KPI_HOST, NULL, no_steps ? 0 : 100 * c->part[JP_PART_HOST] / c->step_total, no_steps);
     uint64_t n = 0;
     int64_t total = 0;
@@ -107,9 +120,9 @@ static void kpis(ctx *c) {
         for (size_t i = 0; i < a->n_ops; i++) n += a->ops[i].count, total += a->ops[i].self_ps;
     }
     kpi(c, KPI_DURATION, a->n_kernels ? "kernel duration" : NULL, n ? ms((double)total / (double)n) : 0, !n);
-    double bw = memory_bandwidth(a);
-    kpi(c, KPI_BANDWIDTH, NULL, bw, !(bw > 0));
-    kpi(c, KPI_MFU, NULL, a->mfu_pct > 0 ? a->mfu_pct : 0, !(a->mfu_pct > 0));
+    double worst_bw, bw = memory_bandwidth(a, &worst_bw);
+    kpi_of_peak(c, KPI_BANDWIDTH, bw, worst_bw, !(bw > 0));
+    kpi_of_peak(c, KPI_MFU, a->mfu_pct > 0 ? a->mfu_pct : 0, a->mfu_pct, !(a->mfu_pct > 0));
     double compile_s = 0;
     for (size_t i = 0; i < a->n_compiles; i++) compile_s += (double)a->compiles[i].dur_ps / 1e12;
     kpi(c, KPI_COMPILE, NULL, compile_s, 0);
@@ -666,6 +679,20 @@ static size_t top_temporaries(const jp_module_memory *mod, const jp_buffer **top
     return n;
 }
 
+/* Whether the program keyed `key` ("jit_step(6)") differentiates anything: JAX names the ops of a
+ * backward pass "transpose(jvp(...))" in their op_name. 1 yes, 0 no, -1 its HLO is not here. */
+static int has_backward_pass(const jp_model *m, const char *key) {
+    int found = -1;
+    for (size_t i = 0; i < m->hlo.n; i++) {
+        const jp_hlo_module *h = &JP_VEC_AT(&m->hlo, jp_hlo_module, i);
+        if (!h->key || strcmp(h->key, key) != 0) continue;
+        found = 0;
+        for (size_t k = 0; k < h->n_instrs; k++)
+            if (h->instrs[k].op_name && strstr(h->instrs[k].op_name, "transpose(jvp(")) return 1;
+    }
+    return found;
+}
+
 static void peak_temporaries(ctx *c) {
     const jp_analysis *a = c->a;
     const jp_module_memory *mod = NULL;
@@ -698,21 +725,64 @@ static void peak_temporaries(ctx *c) {
                                     "inputs (parameters, optimizer state), jax.jit(..., donate_argnums=...) lets "
                                     "outputs reuse the inputs' memory, up to %.1f MiB here.", mib(both));
     }
-    const char *fix = jp_analysis_printf(c->arena,
-                                         "Shrink these temporaries: wrap the code that makes them in jax.checkpoint "
-                                         "(jax.remat, e.g. per layer) so they are recomputed in the backward pass "
-                                         "instead of kept, or use smaller microbatches (accumulate gradients over "
-                                         "several) since they grow with the batch.%s jaxprof memory --module %s "
-                                         "lists every buffer at the peak.",
-                                         donate ? donate : "", mod->name);
+    /* rematerialisation trades memory for recomputation in a backward pass: advice for training
+     * steps only; a program with no gradient ops (inference) gets the advice that applies to it */
+    const char *shrink =
+        has_backward_pass(c->m, mod->name) != 0
+            ? "Shrink these temporaries: wrap the code that makes them in jax.checkpoint (jax.remat, e.g. per "
+              "layer) so they are recomputed in the backward pass instead of kept, or use smaller microbatches "
+              "(accumulate gradients over several) since they grow with the batch."
+            : "Shrink these temporaries: the program has no backward pass (no gradient ops in its HLO), so "
+              "rematerialisation does not apply; process the batch in smaller chunks (jax.lax.map or a loop over "
+              "slices), keep fewer copies in flight, or hold them in a smaller dtype.";
+    const char *fix = jp_analysis_printf(c->arena, "%s%s jaxprof memory --module %s lists every buffer at the peak.",
+                                         shrink, donate ? donate : "", mod->name);
     finding(c, "peak_temporaries", share >= 0.8 && mod->peak_bytes >= (int64_t)1 << 30 ? JP_RATING_BAD : JP_RATING_WARNING,
-            "A few temporaries make most of the memory peak", fix ? fix : "Rematerialise them with jax.checkpoint.",
+            "A few temporaries make most of the memory peak", fix ? fix : shrink,
             "%s peaks at %s (%lld bytes) at %s; %zu temporar%s %s of it (%.0f%%, over 50%%): %s; "
             "live all along: parameters %.2f MiB, outputs %.2f MiB",
             mod->name, size_text(&sizes[0], mod->peak_bytes), (long long)mod->peak_bytes,
             *mod->peak_instruction ? mod->peak_instruction : "its start", n, n == 1 ? "y holds" : "ies hold",
             size_text(&sizes[1], held), 100 * share, what.buf, mib(mod->kind_bytes[JP_BUFFER_PARAMETER]),
             mib(mod->kind_bytes[JP_BUFFER_OUTPUT]));
+}
+
+/* rate_above_peak: a measured rate above the peak it is compared with (an op past its roof, the
+ * memory bandwidth KPI past 100 %) is physically impossible: the peak is wrong (ROCm's reported
+ * bandwidth is half the data sheet's) or the work is misattributed (one program's FLOPs applied to
+ * another's runs, a kernel's time that is only a launch). Names the op furthest past its roof
+ * and the peak used, with where that peak came from. */
+static void rate_above_peak(ctx *c) {
+    const jp_analysis *a = c->a;
+    const jp_op_stat *top = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_ops; i++) {
+        const jp_op_stat *o = &a->ops[i];
+        if (o->bound == JP_BOUND_UNKNOWN || o->roof_pct <= 100) continue;
+        n++;
+        if (!top || o->roof_pct > top->roof_pct) top = o;
+    }
+    const jp_kpi *bw = NULL;
+    for (size_t i = 0; i < a->n_kpis; i++)
+        if (a->kpis[i].rating == JP_RATING_ABOVE_PEAK) bw = &a->kpis[i];
+    if (!top && !bw) return;
+    char what_buf[512];
+    jp_text what = jp_text_make(what_buf, sizeof what_buf);
+    if (top) {
+        const jp_device *d = &a->devices[top->device];
+        double secs = (double)top->total_ps / 1e12, memory = top->bound == JP_BOUND_MEMORY;
+        jp_text_printf(&what, "%zu op%s above their roof; %s (module %s) at %.4g %s = %.0f%% of %s's peak %.4g %s "
+                       "(peak from: %s)", n, n == 1 ? "" : "s", top->name, top->module,
+                       memory ? top->bytes / secs / 1e9 : top->flops / secs / 1e12, memory ? "GB/s" : "TFLOP/s",
+                       top->roof_pct, d->name, memory ? d->peak_bw / 1e9 : d->peak_flops / 1e12,
+                       memory ? "GB/s" : "TFLOP/s", *d->peak_source ? d->peak_source : "unknown");
+    }
+    if (bw) jp_text_printf(&what, "%s%s %.0f%% of peak", top ? "; " : "", bw->name, bw->value);
+    finding(c, "rate_above_peak", JP_RATING_WARNING, "Measured rates above the device's peak",
+            "A rate above the hardware's peak is impossible: check the peak against the chip's data sheet "
+            "(--peak-tflops/--peak-gbps set it) and the op's FLOPs and bytes (jaxprof ops --json: flops, bytes, "
+            "program_id) before acting on its rating.",
+            "%s", what.buf);
 }
 
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
@@ -727,6 +797,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     recompilation(&c);
     many_small_ops(&c);
     idle_and_host(&c);
+    rate_above_peak(&c);
     large_transfers(&c);
     dominant_op(&c);
     peak_temporaries(&c);

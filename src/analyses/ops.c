@@ -71,7 +71,22 @@ static int cmp_op_total(const void *a, const void *b) {
     const jp_op_stat *x = a, *y = b;
     if (x->total_ps != y->total_ps) return x->total_ps < y->total_ps ? 1 : -1;
     int c = strcmp(x->module, y->module);
-    return c ? c : strcmp(x->name, y->name);
+    if (!c) c = strcmp(x->name, y->name);
+    return c ? c : (x->program_id > y->program_id) - (x->program_id < y->program_id);
+}
+
+/* "copy-start.4", "all-gather-done": each half of an asynchronous pair carries the whole
+ * transfer's bytes, but neither one's time is the transfer's (the start only issues it, the done
+ * only waits for what is left), so their rates mean nothing: XProf shows 546,269x its roof for a
+ * copy-start and 1.1 million x for a copy-done on the v6e capture. 1 for a start, 2 for a done. */
+static int async_half(const char *name) {
+    static const char *const halves[] = {"-start", "-done"};
+    for (int i = 0; i < 2; i++) {
+        const char *p = strstr(name, halves[i]);
+        size_t n = strlen(halves[i]);
+        if (p && (p[n] == '\0' || p[n] == '.')) return i + 1;
+    }
+    return 0;
 }
 
 /* Adds count occurrences of an op (their sums and extremes) to row r. */
@@ -106,22 +121,24 @@ static int copy_stacks(jp_arena *arena, const jp_opdef *d, jp_op_stat *o) {
     return JP_OK;
 }
 
-/* Sums the rows of one (module, name) on several devices into the first one's row and drops ops
- * that were defined but never ran (filtered devices); returns the rows left, SIZE_MAX when out of
- * memory. Rows keep the order of first sight. */
-static size_t merge_devices(jp_op_stat *ops, size_t n_ops) {
+/* Sums the rows of one (module, program, name) on several devices into the first one's row and
+ * drops ops that were defined but never ran (filtered devices); returns the rows left, SIZE_MAX
+ * when out of memory. Rows keep the order of first sight; def[k] gets the opdef of row k. */
+static size_t merge_devices(jp_op_stat *ops, size_t n_ops, uint32_t *def) {
     jp_map rows = {0};
     size_t n = 0;
     for (size_t i = 0; i < n_ops; i++) {
         const jp_op_stat *o = &ops[i];
         if (!o->count) continue;
         int found;
-        uint32_t k = jp_map_get_or_put(&rows, jp_ptr_key(o->module), jp_ptr_key(o->name), 0, (uint32_t)n, &found);
+        uint32_t k = jp_map_get_or_put(&rows, jp_ptr_key(o->module), jp_ptr_key(o->name), (uint64_t)o->program_id,
+                                       (uint32_t)n, &found);
         if (k == UINT32_MAX) {
             n = SIZE_MAX;
             break;
         }
         if (!found) {
+            def[n] = (uint32_t)i;
             ops[n] = *o;
             ops[n++].n_devices = 1;
             continue;
@@ -142,28 +159,32 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
         a->ops[i] = (jp_op_stat){.module = d->module, .name = d->name, .category = d->category,
                                  .op_name = d->op_name, .scope = d->scope, .source = d->source,
-                                 .function = d->function, .device = d->device, .min_ps = INT64_MAX};
+                                 .function = d->function, .device = d->device, .min_ps = INT64_MAX,
+                                 .program_id = d->program_id, .no_rate = async_half(d->name),
+                                 .no_xla_op = d->no_xla_op};
     }
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
+        double share = jp_opdef_event_share(d);
         jp_op_stat one = {.count = 1, .total_ps = e->dur_ps, .self_ps = e->self_ps, .min_ps = e->dur_ps,
-                          .max_ps = e->dur_ps, .flops = d->flops, .bytes = d->bytes, .hlo_flops = d->hlo_flops,
-                          .xla_flops = d->xla_flops, .transcendentals = d->transcendentals,
+                          .max_ps = e->dur_ps, .flops = share * d->flops, .bytes = share * d->bytes,
+                          .hlo_flops = share * d->hlo_flops, .xla_flops = share * d->xla_flops,
+                          .transcendentals = share * d->transcendentals,
                           .self_sumsq = (double)e->self_ps * (double)e->self_ps};
         add_stats(&a->ops[e->op], &one);
         a->op_self_ps += e->self_ps;
         a->devices[d->device].n_ops++;
-        a->devices[d->device].bytes_accessed += d->bytes;
+        if (a->ops[e->op].no_rate != 2) /* the transfer's bytes once: a done repeats its start's */
+            a->devices[d->device].bytes_accessed += one.bytes;
     }
-    size_t n = merge_devices(a->ops, m->opdefs.n);
+    for (size_t i = 0; i < m->opdefs.n; i++) a->ops[i].no_rate = a->ops[i].no_rate != 0; /* 1 or 0, as documented */
+    uint32_t *def = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *def);
+    size_t n = def ? merge_devices(a->ops, m->opdefs.n, def) : SIZE_MAX;
+    for (size_t i = 0; i < n && n != SIZE_MAX; i++) /* the stacks of the op's first device's definition */
+        if (copy_stacks(arena, &JP_VEC_AT(&m->opdefs, jp_opdef, def[i]), &a->ops[i])) n = SIZE_MAX;
+    free(def);
     if (n == SIZE_MAX) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) { /* the stacks of the op's first device's definition */
-        const jp_op_stat *o = &a->ops[i];
-        uint32_t def = jp_map_get(&m->op_index, o->device, jp_ptr_key(o->module), jp_ptr_key(o->name));
-        if (def != UINT32_MAX && copy_stacks(arena, &JP_VEC_AT(&m->opdefs, jp_opdef, def), &a->ops[i]))
-            return JP_ERR_NOMEM;
-    }
     a->n_ops = n;
     qsort(a->ops, n, sizeof *a->ops, cmp_op_total);
     return device_busy(m, a);
@@ -173,17 +194,18 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
 
 enum { SPREAD_CELLS_MAX = 1 << 21 }; /* ops x steps sums kept at once (16 MiB); more: no step spread */
 
-/* The row of a->ops for every opdef (ops on several devices share one), UINT32_MAX for none. */
+/* The row of a->ops for every opdef (one program's op on several devices shares one), UINT32_MAX
+ * for none. */
 static uint32_t *rows_of_opdefs(const jp_model *m, const jp_analysis *a) {
     uint32_t *row = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *row);
     jp_map rows = {0};
     int ok = row != NULL;
     for (size_t i = 0; ok && i < a->n_ops; i++)
-        ok = jp_map_get_or_put(&rows, jp_ptr_key(a->ops[i].module), jp_ptr_key(a->ops[i].name), 0, (uint32_t)i, NULL) !=
-             UINT32_MAX;
+        ok = jp_map_get_or_put(&rows, jp_ptr_key(a->ops[i].module), jp_ptr_key(a->ops[i].name),
+                               (uint64_t)a->ops[i].program_id, (uint32_t)i, NULL) != UINT32_MAX;
     for (size_t d = 0; ok && d < m->opdefs.n; d++) {
         const jp_opdef *def = &JP_VEC_AT(&m->opdefs, jp_opdef, d);
-        row[d] = jp_map_get(&rows, jp_ptr_key(def->module), jp_ptr_key(def->name), 0);
+        row[d] = jp_map_get(&rows, jp_ptr_key(def->module), jp_ptr_key(def->name), (uint64_t)def->program_id);
     }
     jp_map_deinit(&rows);
     if (!ok) free(row);

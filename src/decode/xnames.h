@@ -41,6 +41,7 @@
 #define JP_XN_STAT_CLOCK_RATE "clock_rate"           /* GPU plane: kHz */
 #define JP_XN_STAT_CORE_COUNT "core_count"           /* GPU plane: SMs or compute units */
 #define JP_XN_STAT_MEMORY_BANDWIDTH "memory_bandwidth" /* GPU plane: bytes/s */
+#define JP_XN_STAT_MEMORY_SIZE "memory_size" /* GPU plane: bytes of device memory */
 #define JP_XN_STAT_CC_MAJOR "compute_cap_major"
 #define JP_XN_STAT_CC_MINOR "compute_cap_minor"
 #define JP_XN_STAT_DEVICE_VENDOR "device_vendor"

@@ -77,6 +77,16 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     int64_t program = jp_build_program_id(info);
     uint32_t op = jp_build_op_for(c, dev, module, op_name, program, info);
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
+    jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
+    int k = 0;
+    while (k < JP_OPDEF_KERNELS - 1 && def->kernel[k] && def->kernel[k] != interned) k++;
+    if (!def->kernel[k]) def->kernel[k] = interned;
+    def->kernel_n[k]++;
+    if (op_name == interned && !*module) { /* ROCm's copyBuffer, a library's helper launched by itself */
+        def->no_xla_op = 1;
+        def->category = JP_CATEGORY_NO_XLA_OP;
+    }
+    def->n_kernels++;
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 1);
 }
 
@@ -193,6 +203,7 @@ static int read_device_caps(jp_build_ctx *c, jp_device_caps *caps) {
         else if (jp_str_eq(name, JP_XN_STAT_CLOCK_RATE)) caps->clock_khz = v;
         else if (jp_str_eq(name, JP_XN_STAT_CORE_COUNT)) caps->cores = v;
         else if (jp_str_eq(name, JP_XN_STAT_MEMORY_BANDWIDTH)) caps->mem_bw = v;
+        else if (jp_str_eq(name, JP_XN_STAT_MEMORY_SIZE)) caps->mem_size = v;
         else if (jp_str_eq(name, JP_XN_STAT_CC_MAJOR)) caps->cc_major = (int)v;
         else if (jp_str_eq(name, JP_XN_STAT_CC_MINOR)) caps->cc_minor = (int)v;
         else if (jp_str_eq(name, JP_XN_STAT_DEVICE_VENDOR)) caps->amd = text.len >= 3 && memcmp(text.ptr, "AMD", 3) == 0;
@@ -244,7 +255,8 @@ int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
                 const char *module = x ? x->module : jp_build_info_interned(c, info, K_HLO_MODULE);
                 const char *op_name = tpu_op_name(c, em);
                 if (!module || !op_name) return jp_build_nomem(c->err);
-                uint32_t op = jp_build_op_for(c, dev, module, op_name, jp_build_program_id(info), info);
+                int64_t program = jp_build_program_id(info) >= 0 ? jp_build_program_id(info) : x ? x->program_id : -1;
+                uint32_t op = jp_build_op_for(c, dev, module, op_name, program, info);
                 rc = op == UINT32_MAX ? jp_build_nomem(c->err)
                                       : jp_build_add_op_event(c, op, line, start, dur, x ? x->run_id : 0, -1, 1);
                 if (rc == JP_OK) use_device_duration(c, info);

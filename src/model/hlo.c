@@ -480,7 +480,7 @@ static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_node *node, double
     *bytes += n * element_bytes(type);
     if (depth == 0) node->dims = own, node->type = (uint8_t)(type < 256 ? type : 0);
     if (node->first_elems == 0 && node->first_bytes == 0)
-        node->first_elems = n, node->first_bytes = n * element_bytes(type);
+        node->first_elems = n, node->first_bytes = n * element_bytes(type), node->first_dims = own;
     return JP_OK;
 }
 

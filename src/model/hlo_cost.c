@@ -80,8 +80,8 @@ static double operand_dim(const hlo_ir *ir, const hlo_node *n, uint32_t k, int64
     return o && d >= 0 && d < (int64_t)o->dims.n ? (double)o->dims.v[d] : 0;
 }
 
-static double dim_of(const hlo_node *n, int64_t d) {
-    return d >= 0 && d < (int64_t)n->dims.n ? (double)n->dims.v[d] : 0;
+static double dim_in(const hlo_ints *dims, int64_t d) {
+    return d >= 0 && d < (int64_t)dims->n ? (double)dims->v[d] : 0;
 }
 
 /* ---- flops ----------------------------------------------------------------------------------- */
@@ -119,19 +119,20 @@ static double valid_positions(const hlo_window_dim *w, double in_size, double ke
 }
 
 /* convolution: two flops per multiply-add, over the input features of one group, the output
- * features, the batch and the valid positions of every spatial dimension. */
-static double conv_flops(const hlo_ir *ir, const hlo_node *n) {
+ * features, the batch and the valid positions of every spatial dimension. `out` is the result's
+ * dimensions (a library convolution's first tuple element). */
+static double conv_flops(const hlo_ir *ir, const hlo_node *n, const hlo_ints *out) {
     const hlo_conv_dims *d = &n->conv;
     double groups = n->feature_groups > 0 ? (double)n->feature_groups : 1;
     double batch_groups = n->batch_groups > 0 ? (double)n->batch_groups : 1;
-    double in_features = operand_dim(ir, n, 0, d->in_feature), out_features = dim_of(n, d->out_feature);
-    double batch = dim_of(n, d->out_batch);
+    double in_features = operand_dim(ir, n, 0, d->in_feature), out_features = dim_in(out, d->out_feature);
+    double batch = dim_in(out, d->out_batch);
     double fma = in_features / groups * out_features * batch;
     if (batch_groups > 1) fma = in_features * out_features / batch_groups * batch;
     for (uint32_t i = 0; i < d->out_spatial.n && i < n->n_window; i++) {
         double in = i < d->in_spatial.n ? operand_dim(ir, n, 0, d->in_spatial.v[i]) : 0;
         double kernel = i < d->kernel_spatial.n ? operand_dim(ir, n, 1, d->kernel_spatial.v[i]) : 0;
-        fma *= valid_positions(&n->window[i], in, kernel, dim_of(n, d->out_spatial.v[i]));
+        fma *= valid_positions(&n->window[i], in, kernel, dim_in(out, d->out_spatial.v[i]));
     }
     return 2 * fma;
 }
@@ -149,6 +150,17 @@ static int contains(jp_str s, const char *needle) {
 static int is_gemm(const hlo_node *n) {
     return strcmp(n->opcode, "custom-call") == 0 && (contains(n->target, "gemm") || contains(n->target, "matmul"));
 }
+
+/* A library convolution (cuDNN, or MIOpen on ROCm, which XLA names the same): the custom-call
+ * carries the convolution's window and dimension numbers, and its result is the first element of
+ * the output tuple (the second is the library's scratch space). Forward, backward-input and
+ * backward-filter calls all describe a convolution of their operands, so one rule counts them. */
+static int is_library_conv(const hlo_node *n) {
+    return strcmp(n->opcode, "custom-call") == 0 && contains(n->target, "$conv") && n->n_window > 0;
+}
+
+/* A library call whose output tuple ends in the library's workspace. */
+static int is_library_call(const hlo_node *n) { return is_gemm(n) || is_library_conv(n); }
 
 static double gemm_flops(const hlo_ir *ir, const hlo_node *n) {
     static const char key[] = "\"lhs_contracting_dimensions\":[";
@@ -173,8 +185,9 @@ static cost node_cost(hlo_ir *ir, const hlo_node *n, int depth) {
     if (IN(op, ELEMENTWISE_FLOP)) c.flops = n->elems;
     else if (IN(op, TRANSCENDENTAL)) c.transcendentals = n->elems;
     else if (strcmp(op, "dot") == 0) c.flops = dot_flops(ir, n);
-    else if (strcmp(op, "convolution") == 0) c.flops = conv_flops(ir, n);
+    else if (strcmp(op, "convolution") == 0) c.flops = conv_flops(ir, n, &n->dims);
     else if (is_gemm(n)) c.flops = gemm_flops(ir, n);
+    else if (is_library_conv(n)) c.flops = conv_flops(ir, n, &n->first_dims);
     else if (strcmp(op, "fusion") == 0) c = called_cost(ir, n, 0, depth);
     else if (strcmp(op, "sort") == 0) {
         double e = operand_elems(ir, n, 0);
@@ -230,7 +243,7 @@ static double node_bytes(const hlo_ir *ir, const hlo_node *n) {
         return 0;
     /* XLA's own rules for ops that touch part of an operand: read and write the part moved, plus
      * the indices */
-    double bytes = is_gemm(n) ? n->first_bytes : n->bytes;
+    double bytes = is_library_call(n) ? n->first_bytes : n->bytes;
     if (strcmp(op, "slice") == 0) return 2 * n->bytes;
     if (strcmp(op, "dynamic-slice") == 0 || strcmp(op, "gather") == 0) return 2 * n->bytes + operand_bytes(ir, n, 1);
     if (strcmp(op, "dynamic-update-slice") == 0) return 2 * operand_bytes(ir, n, 1) + operand_bytes(ir, n, 2);

@@ -33,6 +33,7 @@ typedef struct hlo_node {
     uint8_t type, tuple;       /* element type (xla.PrimitiveType) of an array output; 1 for a tuple */
     double elems, bytes;       /* output elements and bytes; a tuple sums its leaves */
     double first_elems, first_bytes; /* of the first array leaf (a GPU gemm's result, not its workspace) */
+    hlo_ints first_dims;       /* that leaf's dimensions (a library convolution's result) */
     jp_str target;             /* custom-call target ("__cublas$gemm"), else empty */
     jp_str backend_config;     /* custom-call backend config (JSON text on GPU), else empty */
     hlo_ints operands;         /* operand instruction ids */

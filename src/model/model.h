@@ -154,6 +154,7 @@ typedef struct jp_device_caps {  /* what a device plane says about its hardware 
     double peak_tflops, peak_gbps; /* libtpu: peak_teraflops_per_second, peak_hbm_bw_gigabytes_per_second */
     double clock_khz, cores;       /* GPU: clock_rate, core_count (SMs or compute units) */
     double mem_bw;                 /* GPU: memory_bandwidth, bytes/s */
+    double mem_size;               /* GPU: memory_size, bytes */
     int cc_major, cc_minor;        /* GPU: compute capability (AMD: gfx major.minor) */
     int amd;                       /* device_vendor is AMD */
     char type[64];                 /* device_type_string ("TPU v6 Lite"), "" when absent */
@@ -172,6 +173,8 @@ void jp_device_override_peaks(jp_device *d, double peak_tflops, double peak_gbps
 
 /* ---- model records -------------------------------------------------------------------------- */
 
+enum { JP_OPDEF_KERNELS = 4 }; /* distinct kernels counted per GPU op (more share the last count) */
+
 typedef struct jp_opdef {    /* one distinct executed op: (device, module, name) */
     const char *module, *name, *category, *op_name, *scope, *source;
     const char *function;    /* of the source line, "" when unknown */
@@ -185,7 +188,25 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     double transcendentals;  /* per occurrence, from the HLO */
     uint8_t collective;      /* jp_hlo_is_collective(category), asked once per op */
     uint8_t shared_name;     /* the metadata holds several programs of its module's name */
+    int64_t program_id;      /* with shared_name, the program its events named (its costs are that
+                              * program's); -1 when the name has one program or the event named none */
+    uint8_t no_xla_op;       /* GPU: a kernel that no XLA (or framework) op launched, named after itself */
+    const char *kernel[JP_OPDEF_KERNELS]; /* GPU: the first distinct kernels seen running the op */
+    uint64_t kernel_n[JP_OPDEF_KERNELS];  /* launches of each */
+    uint64_t n_kernels;      /* GPU: kernel events of the op */
 } jp_opdef;
+
+/* The share of an op's FLOPs and bytes each of its events carries. A GPU op that runs as several
+ * kernels (a library convolution: an Im2Col kernel and a GEMM) is one occurrence per kernel, as
+ * XProf counts them, but does its HLO cost once per execution; executions are counted as the
+ * launches of its most launched kernel (one of them may lose its op stats: the MI300 conv capture
+ * has 40 GEMMs and 39 Im3d2Col launches of its convolution). 1 for everything else. */
+static inline double jp_opdef_event_share(const jp_opdef *d) {
+    uint64_t runs = 0;
+    for (int i = 0; i < JP_OPDEF_KERNELS; i++)
+        if (d->kernel_n[i] > runs) runs = d->kernel_n[i];
+    return runs && d->n_kernels > runs ? (double)runs / (double)d->n_kernels : 1;
+}
 
 typedef struct jp_op_ev {    /* one occurrence of an op (GPU: one kernel) */
     int64_t start_ps, end_ps;
@@ -292,7 +313,7 @@ typedef struct jp_model {
     jp_vec devices;          /* jp_device */
     jp_vec hlo;              /* jp_hlo_module */
     jp_vec opdefs;           /* jp_opdef */
-    jp_map op_index;         /* (device, module, name) -> opdef */
+    jp_map op_index;         /* (device | program slot << 32, module, name) -> opdef (records.c) */
     jp_map run_program;      /* run_id -> program_id, from the op events that carry both */
     jp_vec ops;              /* jp_op_ev */
     jp_vec host;             /* jp_host_ev */

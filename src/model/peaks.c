@@ -37,6 +37,43 @@ static double gpu_rate_of(int amd, int major, int minor) {
     return rate;
 }
 
+/* Data-sheet HBM bandwidth of GPUs whose runtime reports another: ROCm's memory_bandwidth for
+ * gfx942 and gfx950 is half the data sheet's (2662.4 GB/s on an MI300X rated 5.3 TB/s, 4096 GB/s
+ * on an MI355X rated 8 TB/s: the memory clock times the bus width, without the double data
+ * rate), so kernels measured at 2.9 TB/s read as 110 % of a "peak". A chip is told by its
+ * gfx version, compute units and memory size. */
+typedef struct gpu_spec {
+    int major, minor;           /* AMD gfx major.minor */
+    double cores;               /* compute units */
+    double min_gib, max_gib;    /* device memory, GiB */
+    double gbps;                /* data-sheet HBM bandwidth, GB/s */
+    const char *source;         /* peak_source when it replaces the reported one */
+} gpu_spec;
+
+static const gpu_spec AMD_SPECS[] = {
+    {9, 4, 304, 160, 200, 5300, "clock x cores; memory: AMD MI300X data sheet, 5.3 TB/s (ROCm reports half)"},
+    {9, 4, 304, 230, 270, 6000, "clock x cores; memory: AMD MI325X data sheet, 6 TB/s (ROCm reports half)"},
+    {9, 4, 228, 100, 140, 5300, "clock x cores; memory: AMD MI300A data sheet, 5.3 TB/s (ROCm reports half)"},
+    {9, 5, 256, 260, 300, 8000, "clock x cores; memory: AMD MI350X/MI355X data sheet, 8 TB/s (ROCm reports half)"},
+};
+
+/* The data sheet's bandwidth (bytes/s) where it differs from what the device reported by more
+ * than 10 %, with the peak source that says so; 0 otherwise. */
+static double spec_bandwidth(const jp_device_caps *caps, const char **source) {
+    double gib = caps->mem_size / (1024.0 * 1024 * 1024);
+    for (size_t i = 0; caps->amd && i < sizeof AMD_SPECS / sizeof AMD_SPECS[0]; i++) {
+        const gpu_spec *g = &AMD_SPECS[i];
+        if (g->major != caps->cc_major || g->minor != caps->cc_minor || g->cores != caps->cores || gib < g->min_gib ||
+            gib > g->max_gib)
+            continue;
+        double sheet = g->gbps * 1e9;
+        if (caps->mem_bw > 0.9 * sheet && caps->mem_bw < 1.1 * sheet) return 0;
+        *source = g->source;
+        return sheet;
+    }
+    return 0;
+}
+
 typedef struct tpu_peak {
     const char *type;   /* device_type_string prefix */
     double tflops, gbps; /* per chip, dense bf16 and HBM */
@@ -59,6 +96,8 @@ void jp_device_set_peaks(jp_device *d, const jp_device_caps *caps) {
         d->peak_flops = caps->cores * caps->clock_khz * 1e3 * rate;
         d->peak_bw = caps->mem_bw;
         d->peak_source = "clock x cores";
+        double sheet = spec_bandwidth(caps, &d->peak_source);
+        if (sheet > 0) d->peak_bw = sheet;
         return;
     }
     for (size_t i = 0; i < sizeof TPU_PEAKS / sizeof TPU_PEAKS[0]; i++)

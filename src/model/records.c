@@ -18,18 +18,24 @@ uint32_t jp_build_add_device(jp_build_ctx *c, jp_str name, int platform) {
     return (uint32_t)(c->m->devices.n - 1);
 }
 
-/* The HLO module of an op's event: by program id, else by name; *programs: how many the
- * metadata holds of that name. */
-static const jp_hlo_module *hlo_module_for(const jp_model *m, const char *module, int64_t program_id,
-                                           size_t *programs) {
+/* The HLO module of an op's event: by program id, else by name, the event's own host's metadata
+ * first (every host of a multi-host run holds its own copy of an SPMD program); *programs: how
+ * many that host's metadata holds of the name; *slot: 1 + the module's index in m->hlo when it
+ * was found by program id among several programs of the name (the op is then one program's),
+ * else 0, so one program on several hosts stays one op. */
+static const jp_hlo_module *hlo_module_for(const jp_model *m, uint32_t host, const char *module, int64_t program_id,
+                                           size_t *programs, uint64_t *slot) {
     const jp_hlo_module *mods = m->hlo.data, *by_id = NULL, *by_name = NULL;
     *programs = 0;
-    for (size_t i = 0; i < m->hlo.n; i++) {
-        if (program_id >= 0 && mods[i].program_id == program_id && !by_id) by_id = &mods[i];
-        if (mods[i].name != module) continue;
-        if (!by_name) by_name = &mods[i];
-        ++*programs;
-    }
+    for (int own = 1; own >= 0 && !by_id && !by_name; own--)
+        for (size_t i = 0; i < m->hlo.n; i++) {
+            if ((mods[i].host == host) != own) continue;
+            if (program_id >= 0 && mods[i].program_id == program_id && !by_id) by_id = &mods[i];
+            if (mods[i].name != module) continue;
+            if (!by_name) by_name = &mods[i];
+            ++*programs;
+        }
+    *slot = by_id && by_id->name == module && *programs > 1 ? (uint64_t)(by_id - mods) + 1 : 0;
     return by_id ? by_id : by_name;
 }
 
@@ -62,21 +68,25 @@ static const char *framework_type(jp_build_ctx *c, const char *name) {
     return jp_intern_str(&c->m->intern, colon + 1, strlen(colon + 1));
 }
 
-/* The opdef for (device, module, name), created with its HLO metadata on first sight. */
+/* The opdef for (device, program, name), created with its HLO metadata on first sight. A module
+ * name compiled into several programs (one jitted function called with two shapes) gives one
+ * opdef per program, each with its own program's FLOPs and bytes, as XProf keys its rows by
+ * program id; the map's first word holds the device and the program's slot (hlo_module_for). */
 uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, const char *name, int64_t program_id,
                        const jp_ev_info *info) {
     jp_model *m = c->m;
     int found;
-    uint32_t idx = jp_map_get_or_put(&m->op_index, device, jp_ptr_key(module), jp_ptr_key(name),
+    size_t programs;
+    uint64_t slot;
+    const jp_hlo_module *hm = hlo_module_for(m, c->host_index, module, program_id, &programs, &slot);
+    uint32_t idx = jp_map_get_or_put(&m->op_index, device | slot << 32, jp_ptr_key(module), jp_ptr_key(name),
                                      (uint32_t)m->opdefs.n, &found);
     if (idx == UINT32_MAX || found) return idx;
     jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
     if (!op) return UINT32_MAX;
     const char *empty = jp_intern_str(&m->intern, "", 0);
     *op = (jp_opdef){.module = module, .name = name, .op_name = empty, .scope = empty, .source = empty,
-                     .function = empty, .device = device};
-    size_t programs;
-    const jp_hlo_module *hm = hlo_module_for(m, module, program_id, &programs);
+                     .function = empty, .device = device, .program_id = slot ? hm->program_id : -1};
     op->shared_name = programs > 1;
     const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
     if (in) {

@@ -60,7 +60,7 @@ static void put_time(FILE *out, double ps) {
 static double pct(int64_t part, int64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
 
 static const char *rating_class(int rating) {
-    return rating == JP_RATING_GOOD ? "good" : rating == JP_RATING_WARNING ? "warning" : rating == JP_RATING_BAD ? "bad" : "";
+    return rating == JP_RATING_GOOD ? "good" : rating == JP_RATING_WARNING ? "warning" : rating == JP_RATING_BAD || rating == JP_RATING_ABOVE_PEAK ? "bad" : "";
 }
 
 /* <td class="n">time</td> */

@@ -38,6 +38,11 @@ static void set_time(cell *c, int64_t ps) { c->type = CELL_TIME, c->i = ps; }
 static void set_pct(cell *c, double d) { c->type = CELL_PCT, c->d = d; }
 static void set_num(cell *c, double d) { c->type = CELL_NUM, c->d = d; }
 static void set_bool(cell *c, int b) { c->type = CELL_BOOL, c->i = b; }
+static void set_none(cell *c) { c->type = CELL_NONE; }
+
+/* The report's ops table keeps kernels that no XLA op launched apart from the HLO ops. */
+static int is_xla_op(const void *row) { return !((const jp_op_stat *)row)->no_xla_op; }
+static int is_no_xla_op(const void *row) { return ((const jp_op_stat *)row)->no_xla_op; }
 
 /* ---- ops ---------------------------------------------------------------------------------------- */
 
@@ -48,7 +53,8 @@ static const column OP_COLS[] = {
     {"bytes", NULL, 0}, {"module", NULL, 0}, {"device", NULL, 0}, {"scope", NULL, 0},
     {"op_name", NULL, 0}, {"source", NULL, 0}, {"devices", "devs", 4}, {"function", NULL, 0},
     {"stack", NULL, 0}, {"hlo_flops", NULL, 0}, {"transcendentals", NULL, 0}, {"intensity", NULL, 0},
-    {"bound_by", NULL, 0}, {"roof_pct", NULL, 0}, {"xla_flops", NULL, 0},
+    {"bound_by", NULL, 0}, {"roof_pct", NULL, 0}, {"xla_flops", NULL, 0}, {"program_id", NULL, 0},
+    {"xla_op", NULL, 0}, {"above_peak", NULL, 0},
 };
 
 static const char *const BOUND[] = {"", "compute", "memory"};
@@ -57,7 +63,10 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     const jp_op_stat *o = row;
     double secs = (double)o->total_ps / 1e12;
     switch (col) {
-    case 0: set_str(c, o->name); break;
+    case 0:
+        set_str(c, o->name);
+        if (o->program_id >= 0) c->type = CELL_PROGRAM_STR, c->i = o->program_id; /* text tells programs apart */
+        break;
     case 1: set_str(c, o->category); break;
     case 2: set_int(c, (int64_t)o->count); break;
     case 3: set_time(c, o->total_ps); break;
@@ -66,8 +75,8 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     case 6: set_time(c, o->min_ps); break;
     case 7: set_time(c, o->max_ps); break;
     case 8: set_pct(c, a->op_self_ps ? 100.0 * (double)o->self_ps / (double)a->op_self_ps : 0); break;
-    case 9: set_num(c, secs > 0 ? o->flops / secs / 1e9 : 0); break;
-    case 10: set_num(c, secs > 0 ? o->bytes / secs / 1e9 : 0); break;
+    case 9: o->no_rate ? set_none(c) : set_num(c, secs > 0 ? o->flops / secs / 1e9 : 0); break;
+    case 10: o->no_rate ? set_none(c) : set_num(c, secs > 0 ? o->bytes / secs / 1e9 : 0); break;
     case 11: set_num(c, o->flops); break;
     case 12: set_num(c, o->bytes); break;
     case 13: set_str(c, o->module); break;
@@ -83,7 +92,10 @@ static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) 
     case 23: set_num(c, o->bytes > 0 ? o->flops / o->bytes : 0); break;
     case 24: set_str(c, BOUND[o->bound]); break;
     case 25: set_num(c, o->roof_pct); break;
-    default: set_num(c, o->xla_flops); break;
+    case 26: set_num(c, o->xla_flops); break;
+    case 27: o->program_id >= 0 ? set_int(c, o->program_id) : set_none(c); break;
+    case 28: set_bool(c, !o->no_xla_op); break;
+    default: set_bool(c, o->bound != JP_BOUND_UNKNOWN && o->roof_pct > 100); break;
     }
 }
 
@@ -747,7 +759,13 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         fputs("\nSteps: none found (no StepTraceAnnotation and no repeated execution)\n", out);
     }
     int rc = a->n_host_stats ? hosts_summary_text(a, &top, out, err) : JP_OK;
-    fputs(a->n_steps ? "\nKPIs (device utilization and host overhead: shares of step time)\n" : "\nKPIs\n", out);
+    const char *m = a->step_summary.method;
+    int marked = m && (strcmp(m, "StepTraceAnnotation") == 0 || strcmp(m, "device Steps line") == 0);
+    fputs(!a->n_steps ? "\nKPIs\n"
+          : marked    ? "\nKPIs (device utilization and host overhead: shares of step time)\n"
+                      : "\nKPIs (device utilization: each device's busy share of its first-to-last activity, "
+                        "XProf's duty cycle, as the steps are inferred; host overhead: share of step time)\n",
+          out);
     for (size_t i = 0; i < a->n_kpis; i++) {
         const jp_kpi *k = &a->kpis[i];
         if (k->rating == JP_RATING_NA) fprintf(out, "  %-20s %10s\n", k->name, "n/a");
@@ -756,6 +774,15 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     if (!rc && a->n_ops) {
         fputs("\nTop ops by self time\n", out);
         table t = section_table(a, JP_SECTION_OPS);
+        t.keep = is_xla_op;
+        rc = text_table(a, &t, &top, out, err);
+    }
+    size_t n_apart = 0;
+    for (size_t i = 0; i < a->n_ops; i++) n_apart += (size_t)a->ops[i].no_xla_op;
+    if (!rc && n_apart) {
+        fprintf(out, "\nKernels without an XLA op (%zu; not HLO ops, and not in XProf's op tables)\n", n_apart);
+        table t = section_table(a, JP_SECTION_OPS);
+        t.keep = is_no_xla_op;
         rc = text_table(a, &t, &top, out, err);
     }
     if (!rc && a->n_lines) {

@@ -35,10 +35,13 @@ typedef struct sort_ctx {
     int dir; /* 0: names ascending, numbers descending; 1: all ascending; -1: all descending */
 } sort_ctx;
 
+static int is_str(const cell *c) { return c->type == CELL_STR || c->type == CELL_PROGRAM_STR; }
+
 static double numeric(const cell *c) {
     switch (c->type) {
     case CELL_INT: case CELL_TIME: case CELL_BOOL: case CELL_BYTES: return (double)c->i;
     case CELL_FRAMES: return c->n_frames;
+    case CELL_NONE: return -HUGE_VAL;
     default: return c->d;
     }
 }
@@ -49,9 +52,9 @@ static int compare_rows(const sort_ctx *s, size_t x, size_t y) {
     s->t->cell(s->a, base + x * s->t->row_size, s->col, &cx);
     s->t->cell(s->a, base + y * s->t->row_size, s->col, &cy);
     int c = 0; /* ascending */
-    if (cx.type == CELL_STR) c = strcmp(cx.s, cy.s);
+    if (is_str(&cx)) c = strcmp(cx.s, cy.s);
     else c = (numeric(&cx) > numeric(&cy)) - (numeric(&cx) < numeric(&cy));
-    if (s->dir < 0 || (s->dir == 0 && cx.type != CELL_STR)) c = -c; /* numbers: largest first */
+    if (s->dir < 0 || (s->dir == 0 && !is_str(&cx))) c = -c; /* numbers: largest first */
     return c ? c : (x > y) - (x < y); /* stable */
 }
 
@@ -115,7 +118,7 @@ static int row_matches(const jp_analysis *a, const table *t, const void *row, co
     for (size_t c = 0; c < t->n_cols; c++) {
         cell v;
         t->cell(a, row, c, &v);
-        if (v.type == CELL_STR && regexec(re, v.s, 0, NULL, 0) == 0) return 1;
+        if (is_str(&v) && regexec(re, v.s, 0, NULL, 0) == 0) return 1;
     }
     return 0;
 }
@@ -138,7 +141,9 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
     }
     size_t k = 0;
     for (size_t i = 0; i < t->n_rows; i++)
-        if (!filtering || row_matches(a, t, (const char *)t->rows + i * t->row_size, &re)) idx[k++] = i;
+        if ((!t->keep || t->keep((const char *)t->rows + i * t->row_size)) &&
+            (!filtering || row_matches(a, t, (const char *)t->rows + i * t->row_size, &re)))
+            idx[k++] = i;
     if (filtering) regfree(&re);
     if (col >= 0) {
         sort_ctx s = {a, t, (size_t)col, dir};
@@ -170,15 +175,27 @@ static void cell_str(char *buf, size_t len, const char *s) {
         if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = '?';
 }
 
+/* "custom-call.1 (program 21)": the name cut as cell_str cuts it, the program always whole. */
+static void program_str(char *buf, size_t len, const char *s, int64_t program) {
+    char suffix[40];
+    int k = snprintf(suffix, sizeof suffix, " (program %lld)", (long long)program);
+    size_t n = k > 0 ? (size_t)k : 0;
+    cell_str(buf, len > n + 8 ? len - n : len, s);
+    size_t used = strlen(buf);
+    if (used + n < len) memcpy(buf + used, suffix, n + 1);
+}
+
 static void cell_text(const cell *c, char *buf, size_t len) {
     switch (c->type) {
     case CELL_STR: cell_str(buf, len, c->s); break;
+    case CELL_PROGRAM_STR: program_str(buf, len, c->s, c->i); break;
     case CELL_INT: snprintf(buf, len, "%lld", (long long)c->i); break;
     case CELL_BOOL: snprintf(buf, len, "%s", c->i ? "yes" : ""); break;
     case CELL_TIME: jp_format_time(buf, len, (double)c->i); break;
     case CELL_BYTES: jp_format_bytes(buf, len, c->i); break;
     case CELL_PCT: snprintf(buf, len, "%.1f%%", c->d); break;
     case CELL_FRAMES: snprintf(buf, len, "%u frames", c->n_frames); break;
+    case CELL_NONE: snprintf(buf, len, "-"); break;
     default: snprintf(buf, len, c->d == 0 ? "-" : fabs(c->d) >= 100 ? "%.0f" : "%.2f", c->d); break;
     }
 }
@@ -239,7 +256,7 @@ static void lay_out(const jp_analysis *a, const table *t, const size_t *order, s
             cell_text(&v, buf, sizeof buf);
             int len = (int)text_width(buf);
             if (len > tc[i].width) tc[i].width = len;
-            tc[i].text = v.type == CELL_STR;
+            tc[i].text = is_str(&v);
         }
         /* a short label (a declared width) stays whole up to 40; the main name gives way to 12 */
         int label = col->width && col->header, floor = !col->header ? 16 : label ? 40 : 12;
@@ -372,9 +389,10 @@ static void frames_raw(FILE *out, const cell *v, int json) {
 static void cell_raw(FILE *out, const cell *v, int json) {
     switch (v->type) {
     case CELL_FRAMES: frames_raw(out, v, json); break;
-    case CELL_STR: json ? jp_json_fput_cstr(out, v->s) : csv_str(out, v->s); break;
+    case CELL_STR: case CELL_PROGRAM_STR: json ? jp_json_fput_cstr(out, v->s) : csv_str(out, v->s); break;
     case CELL_INT: case CELL_BYTES: fprintf(out, "%lld", (long long)v->i); break;
     case CELL_BOOL: fputs(v->i ? "true" : "false", out); break;
+    case CELL_NONE: if (json) fputs("null", out); break;
     case CELL_TIME: fprintf(out, "%.6f", (double)v->i / 1e9); break; /* milliseconds, ns precision */
     case CELL_NUM: fprintf(out, "%.12g", isfinite(v->d) ? v->d : 0.0); break; /* FLOPs, bytes: exact */
     default: fprintf(out, "%.6g", isfinite(v->d) ? v->d : 0.0); break;

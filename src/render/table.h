@@ -6,7 +6,12 @@
 
 #include "jaxprof/jaxprof.h"
 
-enum cell_type { CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES, CELL_BYTES };
+/* CELL_NONE: a number not computed (JSON null, CSV empty, text "-"; sorts below every number).
+ * CELL_PROGRAM_STR: a string (s) of one compiled program (i, its id): JSON and CSV write the
+ * string, text adds " (program i)" so that rows of one op name in several programs differ. */
+enum cell_type {
+    CELL_STR, CELL_INT, CELL_TIME, CELL_PCT, CELL_NUM, CELL_BOOL, CELL_FRAMES, CELL_BYTES, CELL_NONE, CELL_PROGRAM_STR
+};
 
 typedef struct cell {
     int type;        /* cell_type */
@@ -35,6 +40,7 @@ typedef struct table {
     size_t n_rows;
     const char *default_sort;  /* a column key, or NULL to keep the analysis order */
     void (*cell)(const jp_analysis *a, const void *row, size_t col, cell *out);
+    int (*keep)(const void *row); /* rows shown: those it returns 1 for; NULL: all */
     size_t pick[TABLE_MAX_COLS]; /* the columns --columns asked for, in its order; n_pick 0: the */
     size_t n_pick;               /* table's own (text: those with a header; CSV, JSON: all) */
 } table;

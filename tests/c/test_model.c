@@ -144,10 +144,21 @@ static void check_rows_match_table(const char *file, int64_t want_kernels, int64
     op_sum *table = calloc(m.opdefs.n + 1, sizeof *table), *rows = calloc(m.opdefs.n + 1, sizeof *rows);
     assert_non_null(table);
     assert_non_null(rows);
+    /* the XLA Ops row names an op by (module, name); the table keeps one op per program of a
+     * module name (records.c), so the programs of one (device, module, name) are summed into
+     * the first one's entry */
+    jp_map by_name = {0};
+    uint32_t *first = calloc(m.opdefs.n + 1, sizeof *first);
+    assert_non_null(first);
+    for (size_t d = 0; d < m.opdefs.n; d++) {
+        const jp_opdef *def = &JP_VEC_AT(&m.opdefs, jp_opdef, d);
+        first[d] = jp_map_get_or_put(&by_name, def->device, jp_ptr_key(def->module), jp_ptr_key(def->name),
+                                     (uint32_t)d, NULL);
+    }
     for (size_t i = 0; i < m.ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m.ops, jp_op_ev, i);
-        table[e->op].count++;
-        table[e->op].total_ps += e->dur_ps;
+        table[first[e->op]].count++;
+        table[first[e->op]].total_ps += e->dur_ps;
     }
     size_t n_planes;
     const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
@@ -167,7 +178,7 @@ static void check_rows_match_table(const char *file, int64_t want_kernels, int64
                 const jp_layout_kernel *k = &JP_VEC_AT(v, jp_layout_kernel, i);
                 const char *module = jp_intern_lookup(&m.intern, k->module.ptr, k->module.len);
                 const char *op = jp_intern_lookup(&m.intern, k->op.ptr, k->op.len);
-                uint32_t def = module && op ? jp_map_get(&m.op_index, dev, jp_ptr_key(module), jp_ptr_key(op))
+                uint32_t def = module && op ? jp_map_get(&by_name, dev, jp_ptr_key(module), jp_ptr_key(op))
                                             : UINT32_MAX;
                 if (def == UINT32_MAX) fail_msg("%s: the XLA Ops row's %.*s is no op of the table", file, (int)k->op.len, k->op.ptr);
                 if (pass) {
@@ -183,7 +194,7 @@ static void check_rows_match_table(const char *file, int64_t want_kernels, int64
         /* every op of the table on this device that names its module (XLA's) is in the rows */
         for (size_t d = 0; d < m.opdefs.n; d++) {
             const jp_opdef *def = &JP_VEC_AT(&m.opdefs, jp_opdef, d);
-            if (def->device != dev || !*def->module) continue;
+            if (def->device != dev || !*def->module || first[d] != d) continue;
             n_rows_ops++;
             if (rows[d].count != table[d].count || rows[d].total_ps != table[d].total_ps)
                 fail_msg("%s: %s/%s: table %lld kernels %lld ps, XLA Ops row %lld kernels %lld ps", file, def->module,
@@ -193,6 +204,8 @@ static void check_rows_match_table(const char *file, int64_t want_kernels, int64
     }
     assert_int_equal(kernels, want_kernels);
     assert_int_equal(n_rows_ops, want_ops);
+    jp_map_deinit(&by_name);
+    free(first);
     free(table);
     free(rows);
     jp_model_deinit(&m);
@@ -209,6 +222,64 @@ static void xla_ops_rows_count_what_the_ops_table_counts(void **state) {
     check_rows_match_table("mi300_jax08_gemm.xplane.pb.gz", 42, 4);
     check_rows_match_table("mi300_jax_conv_minimal_legacy.xplane.pb.gz", 25, 4);
     check_rows_match_table("te_fused_attn_934987a2fc2f.xplane.pb.gz", 150, 20);
+}
+
+/* The real MI300 captures' costs per compiled program (issue 31): jit_dot's custom-call.1 is five
+ * programs, each op with its own program's GEMM FLOPs (2·M·N·K from its shapes); the MIOpen
+ * convolution's FLOPs come from its window and dimension numbers (3.27e10, valid positions) and
+ * count once per run, its 79 kernel events being 40 runs (40 GEMMs, 39 Im3d2Col with op stats);
+ * ROCm's copyBuffer is a kernel no XLA op launched. The Python tests check the same against the
+ * HLO as XLA's parser prints it (tests/python/test_costs.py). */
+static void per_program_costs(void **state) {
+    (void)state;
+    static const struct {
+        const char *file, *module, *op;
+        int64_t program;
+        double flops;
+    } want[] = {
+        {"mi300_jax08_gemm.xplane.pb.gz", "jit_dot", "custom-call.1", 21, 2.0 * 1024 * 1024 * 1024},
+        {"mi300_jax08_gemm.xplane.pb.gz", "jit_dot", "custom-call.1", 49, 2.0 * 2048 * 2048 * 65536},
+        {"mi300_jax08_conv.xplane.pb.gz", "jit_forward_3d_conv", "cudnn-conv.1", -1, 32715571200.0},
+    };
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", JP_REAL_CAPTURES, want[w].file);
+        jp_xspace *xs = NULL;
+        jp_error err;
+        assert_int_equal(jp_xspace_open(&xs, path, &err), JP_OK);
+        jp_arena arena;
+        jp_arena_init(&arena, 0);
+        jp_model m;
+        jp_model_init(&m, &arena);
+        assert_int_equal(jp_model_add_xspace(&m, xs, "h", NULL, &err), JP_OK);
+        assert_int_equal(jp_model_finish(&m, &err), JP_OK);
+        const jp_opdef *hit = NULL, *copy = NULL;
+        uint64_t kernels = 0; /* over the devices it ran on: one opdef each */
+        double runs = 0;
+        for (size_t d = 0; d < m.opdefs.n; d++) {
+            const jp_opdef *def = &JP_VEC_AT(&m.opdefs, jp_opdef, d);
+            if (strcmp(def->module, want[w].module) == 0 && strcmp(def->name, want[w].op) == 0 &&
+                def->program_id == want[w].program) {
+                hit = def;
+                kernels += def->n_kernels;
+                runs += jp_opdef_event_share(def) * (double)def->n_kernels;
+            }
+            if (strcmp(def->name, "__amd_rocclr_copyBuffer.kd") == 0) copy = def;
+        }
+        assert_non_null(hit);
+        assert_true(hit->hlo_flops == want[w].flops);
+        assert_non_null(copy);
+        assert_true(copy->no_xla_op && strcmp(copy->category, JP_CATEGORY_NO_XLA_OP) == 0);
+        if (want[w].program < 0) { /* the convolution: two kernels a run */
+            assert_int_equal(kernels, 79);
+            assert_true(runs == 40);
+        } else {
+            assert_true(hit->shared_name && jp_opdef_event_share(hit) == 1);
+        }
+        jp_model_deinit(&m);
+        jp_arena_deinit(&arena);
+        jp_xspace_close(xs);
+    }
 }
 
 /* The module a dispatch runs, as compile events and step ends both derive it: whole for a 2,000-
@@ -247,6 +318,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nesting_past_the_limit_is_an_error),
         cmocka_unit_test(xla_ops_rows_count_what_the_ops_table_counts),
+        cmocka_unit_test(per_program_costs),
         cmocka_unit_test(dispatch_module_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,7 +156,10 @@ def test_peak_temporaries_finding_names_the_buffers_and_lines(capture: dict[str,
     assert f"{mod['name']} peaks at {mod['peak_bytes'] / 2**20:.1f} MiB ({mod['peak_bytes']} bytes)" in ev
     assert f"3 temporaries hold {held / 2**20:.1f} MiB of it ({100 * held / mod['peak_bytes']:.0f}%" in ev
     assert f"f32[4096,4096] 64.0 MiB at test_memory_buffers.py:{BIG_LINE}" in ev
-    assert "jax.checkpoint" in f["fix"] and "microbatches" in f["fix"] and mod["name"] in f["fix"]
+    # big_step differentiates nothing: rematerialisation (jax.checkpoint) has no backward pass to
+    # recompute in, so the advice is to shrink the batch's temporaries instead
+    assert "no backward pass" in f["fix"] and "checkpoint" not in f["fix"] and "smaller chunks" in f["fix"]
+    assert mod["name"] in f["fix"]
     assert f["severity"] == "warning"  # 64 MiB temporaries: a peak under 1 GiB
 
 

@@ -236,7 +236,9 @@ def test_tpu_one_device_view_and_bandwidth_per_chip() -> None:
         assert (mine["copy-done.2"]["count"], mine["copy-done.2"]["device"]) == (100, f"/device:TPU:{n}")
         per_chip.append(kpi(one))
     assert kpi(every) == pytest.approx(sum(per_chip) / 4, rel=1e-4)
-    assert 5 < kpi(every) < 10  # bytes over busy time: 7.5% of 1.64 TB/s, not a quarter of that
+    # bytes over busy time, each asynchronous copy's bytes once (its copy-done repeats its
+    # copy-start's): 5.0% of 1.64 TB/s, not a quarter of that
+    assert 4.5 < kpi(every) < 5.5
 
 
 def test_tf_kernels_of_different_ops_stay_apart() -> None:
@@ -279,11 +281,15 @@ def test_tpu_roofline_agrees_with_xprof_hlo_stats(both) -> None:
         x = theirs.get(op["name"])
         if not x or not x["total_us"] or x["total_us"] < 1:  # XProf keeps sub-microsecond times to the ns
             continue
+        assert op["intensity"] == pytest.approx(x["intensity"] or 0, rel=1e-6, abs=1e-12)
+        if re.search(r"-(start|done)(\.|$)", op["name"]):  # async halves: no rates, unplaced (below)
+            assert op["gflops_per_s"] is None and op["gbytes_per_s"] is None
+            assert x["hbm_gib_per_s"] > 0  # XProf divides the copy's bytes by a launch's or a wait's time
+            checked += 1
+            continue
         assert op["gflops_per_s"] == pytest.approx(x["model_gflops_per_s"] or 0, rel=1e-6, abs=1e-9)
         assert op["gbytes_per_s"] * 1e9 / 2**30 == pytest.approx(x["hbm_gib_per_s"], rel=1e-6)
-        assert op["intensity"] == pytest.approx(x["intensity"] or 0, rel=1e-6, abs=1e-12)
-        if not re.search(r"-(start|done)(\.|$)", op["name"]):  # async halves: unplaced, below
-            assert {"HBM": "memory", "Compute": "compute"}[x["bound_by"]] == op["bound_by"]
+        assert {"HBM": "memory", "Compute": "compute"}[x["bound_by"]] == op["bound_by"]
         checked += 1
     assert checked >= 10
     counted = [o for o in ours["ops"] if o["xla_flops"] > 0]

@@ -68,7 +68,7 @@ async function overview() {
     `<br><small>idle: of each device's first-to-last activity (XProf's window), ${d.device_idle_pct.toFixed(1)}% ` +
     `over all; utilization and host overhead below: of step time</small>`;
   const kpis = d.kpis.map((k) => `<tr><td>${esc(k.name)}</td><td class="num">${kpiValue(k)}</td>
-    <td class="rating-${esc(k.rating)}">${esc(k.rating)}</td></tr>`).join("");
+    <td class="rating-${k.rating === "above peak" ? "bad" : esc(k.rating)}">${esc(k.rating)}</td></tr>`).join("");
   const breakdown = PARTS.map((p) => `<td class="num">${ms(s.breakdown_ms[p])}</td>`).join("");
   $("#page").innerHTML = `<div class="toolbar">${hostPicker(hosts)}</div>
     <h2>${esc(d.path)}</h2>
