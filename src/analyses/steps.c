@@ -457,6 +457,11 @@ void jp_steps_summarize(jp_analysis *a) {
     size_t rank = (size_t)ceil(0.9 * (double)n); /* nearest-rank percentile */
     sum->p90_ps = (double)d[rank ? rank - 1 : 0];
     for (size_t i = 0; n >= 3 && i < n; i++) a->steps[i].outlier = (double)a->steps[i].dur_ps > 1.5 * sum->median_ps;
+    for (int p = 0; p < JP_PART_COUNT; p++) { /* the typical step, part by part */
+        for (size_t i = 0; i < n; i++) d[i] = a->steps[i].part_ps[p];
+        qsort(d, n, sizeof *d, jp_cmp_i64);
+        sum->part_median_ps[p] = n % 2 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+    }
     free(d);
 }
 
