@@ -34,6 +34,9 @@ typedef struct ctx {
     double median_step;                /* median step time, ps (slow steps included) */
     double slow_bound;                 /* the excess a slow step's causes must reach, ps */
     double cause_median[N_CAUSES];     /* per slow_step cause: its median over the steps, ps */
+    int64_t *tracing;                  /* per step: host-only time tracing functions that compiled, ps */
+    double typ_total;                  /* summed time of the typical steps (all but the slow), ps */
+    double typ_part[JP_PART_COUNT];    /* their parts, summed, ps */
 } ctx;
 
 /* The KPI table (docs/profile-format.md), the one place its thresholds are written: each row in
@@ -240,16 +243,17 @@ static int cmp_interval(const void *x, const void *y) {
     return (p > q) - (p < q);
 }
 
-/* Device activity (ops and transfers of every device) as sorted disjoint intervals; NULL (n 0)
- * when there is none or memory runs out. The caller frees. */
-static interval *device_busy(const jp_model *m, size_t *n) {
+/* Device activity (ops and transfers of every device), and compilation too when with_compile, as
+ * sorted disjoint intervals; NULL (n 0) when there is none or memory runs out. The caller frees. */
+static interval *busy_intervals(const jp_model *m, int with_compile, size_t *n) {
     interval *v = malloc((m->spans.n ? m->spans.n : 1) * sizeof *v);
     size_t k = 0, out = 0;
     *n = 0;
     if (!v) return NULL;
     for (size_t i = 0; i < m->spans.n; i++) {
         const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        if (s->device != UINT32_MAX && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
+        int busy = s->device != UINT32_MAX || (with_compile && s->part == JP_PART_COMPILE);
+        if (busy && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
     }
     jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
     for (size_t i = 0; i < k; i++) {
@@ -262,6 +266,8 @@ static interval *device_busy(const jp_model *m, size_t *n) {
     *n = out;
     return v;
 }
+
+static interval *device_busy(const jp_model *m, size_t *n) { return busy_intervals(m, 0, n); }
 
 /* Time of [start, end) covered by the sorted disjoint intervals v. */
 static int64_t covered(const interval *v, size_t n, int64_t start, int64_t end) {
@@ -355,17 +361,24 @@ static void python_while_idle(const ctx *c, long step, jp_text *out) {
 
 /* ---- the capture's own noise ----------------------------------------------------------------
  * A finding must hold against the noise of the capture it reads. Host jitter (the OS leaving the
- * Python thread waiting some milliseconds on a busy machine, a garbage collection) lands in a step
- * or two, not in every step; so a rule about the loop as a whole (device_idle, host_bound) fires
- * only when its threshold is crossed both by the summed step time and by at least three quarters
- * of the steps one by one (the one step of one, both of two, 4 of 5, 8 of 10). A step that
- * stands out alone is slow_step's to explain, against the steps' own spread. */
+ * Python thread waiting some milliseconds on a busy machine before it sees its result, a garbage
+ * collection) comes and goes from step to step; work the program does every step (a slow loader,
+ * Python between dispatches) does not. So a rule about the loop as a whole (device_idle,
+ * host_bound) reads each typical step's share (slow steps are slow_step's, and left out) and
+ * fires only when the median share, less three robust standard deviations of the shares (1.4826
+ * x their median absolute deviation), is still past its threshold. One step has no spread: its
+ * share is the level. */
 
-/* Share of a step's time in which its device works (compute, collectives, transfers), in %. */
-static double step_util(const jp_step *s) {
+static int cmp_double(const void *x, const void *y) {
+    double p = *(const double *)x, q = *(const double *)y;
+    return (p > q) - (p < q);
+}
+
+/* Share of a step's time in which its device waits: no compute, collective or transfer, in %. */
+static double step_wait(const jp_step *s) {
     int64_t busy = 0;
     for (int p = JP_PART_COMPUTE; p <= JP_PART_D2D; p++) busy += s->part_ps[p];
-    return s->dur_ps > 0 ? 100.0 * (double)busy / (double)s->dur_ps : 0;
+    return s->dur_ps > 0 ? 100.0 - 100.0 * (double)busy / (double)s->dur_ps : 0;
 }
 
 /* Share of a step's time that is host-only, in %. */
@@ -373,36 +386,39 @@ static double step_host(const jp_step *s) {
     return s->dur_ps > 0 ? 100.0 * (double)s->part_ps[JP_PART_HOST] / (double)s->dur_ps : 0;
 }
 
-/* How many of the typical steps KPI row k rates `rating` or worse by value(step). */
-static size_t steps_rated(const ctx *c, int k, int rating, double (*value)(const jp_step *)) {
+/* The median (in *median) and robust standard deviation (in *sigma) of value(step) over the
+ * typical steps; returns the level that holds against their spread: median - 3 sigma. */
+static double steady_level(const ctx *c, double (*value)(const jp_step *), double *median, double *sigma) {
     size_t n = 0;
-    for (size_t i = 0; i < c->a->n_steps; i++) n += !is_slow(c, i) && rate(k, value(&c->a->steps[i])) >= rating;
-    return n;
+    double *v = malloc((c->a->n_steps ? c->a->n_steps : 1) * sizeof *v);
+    *median = *sigma = 0;
+    if (!v) return 0;
+    for (size_t i = 0; i < c->a->n_steps; i++)
+        if (!is_slow(c, i)) v[n++] = value(&c->a->steps[i]);
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_double);
+        *median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        for (size_t i = 0; i < n; i++) v[i] = fabs(v[i] - *median);
+        qsort(v, n, sizeof *v, cmp_double);
+        *sigma = 1.4826 * (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+    }
+    free(v);
+    return *median - 3 * *sigma;
 }
 
-/* The rating KPI row k gives the loop: the rating of its value over the typical steps, made
- * milder until at least three quarters of those steps are rated that or worse on their own. */
-static int loop_rating(const ctx *c, int k, double value, double (*per_step)(const jp_step *)) {
-    int r = rate(k, value);
-    while (r > JP_RATING_GOOD && steps_rated(c, k, r, per_step) * 4 < (c->a->n_steps - c->n_slow) * 3) r--;
-    return r;
-}
-
-/* device_idle: the device computes or copies for less of the step time than the KPI table's
- * "good" device utilization (80%), in the capture and in most steps (see above): warning, bad
- * below its "bad" (50%). 20% of every step without device work is what XProf calls "potentially
- * input-bound" (its threshold is 3% of unexplained time; ours is the KPI's). The evidence splits
+/* device_idle: the device waits (no compute, collective or transfer) for more of the typical step
+ * than the KPI table's "good" device utilization leaves (20%), against the steps' spread (see
+ * above): warning; bad past its "bad" (50%). 20% of every step without device work is what XProf
+ * calls "potentially input-bound" (its threshold is 3% of unexplained time; ours is the KPI's).
+ * The evidence splits
  * the rest into host-only work, compilation and time with nothing recorded, names the worst step
  * and the user annotation the host spends the idle time in; the fix follows the largest cause.
  * host_bound: host-only time (a host event open while no device works and nothing compiles)
- * above 20% of step time, the KPI table's "bad" host overhead, in the capture and in most steps;
+ * above 20% of the typical step, the KPI table's "bad" host overhead, against the steps' spread;
  * the evidence names where that time goes. They are two KPIs, so both may fire on one profile. */
 static void idle_and_host(ctx *c) {
     const jp_analysis *a = c->a;
-    double total = 0, part[JP_PART_COUNT] = {0}; /* over the typical steps */
-    for (size_t i = 0; i < a->n_steps; i++)
-        for (int p = 0; p < JP_PART_COUNT && !is_slow(c, i); p++) part[p] += (double)a->steps[i].part_ps[p];
-    for (int p = 0; p < JP_PART_COUNT; p++) total += part[p];
+    const double total = c->typ_total, *part = c->typ_part;
     if (a->n_steps <= c->n_slow || total <= 0) return;
     double steps = (double)(a->n_steps - c->n_slow);
     double util = (part[JP_PART_COMPUTE] + part[JP_PART_COLLECTIVE] + part[JP_PART_H2D] + part[JP_PART_D2H] +
@@ -430,8 +446,9 @@ static void idle_and_host(ctx *c) {
         jp_text_printf(&hint, "; slowest Python functions while the device is idle (self time per step): %s", py.buf);
     char typical_buf[160];
     jp_text typical = jp_text_make(typical_buf, sizeof typical_buf);
-    if (c->n_slow) jp_text_printf(&typical, " over the %zu typical steps (the slow ones left out)", a->n_steps - c->n_slow);
-    int idle_rating = loop_rating(c, KPI_UTIL, 100 * util, step_util);
+    if (c->n_slow) jp_text_printf(&typical, "; %zu slow step%s left out", c->n_slow, c->n_slow == 1 ? "" : "s");
+    double med, sigma, level = steady_level(c, step_wait, &med, &sigma);
+    int idle_rating = rate(KPI_UTIL, 100 - level);
     if (idle_rating > JP_RATING_GOOD) {
         int bad = idle_rating == JP_RATING_BAD;
         double gap = host + comp + idle;
@@ -457,15 +474,18 @@ static void idle_and_host(ctx *c) {
         if (!fix) fix = "Overlap input with compute: prefetch batches and avoid blocking calls in the step.";
         finding(c, "device_idle", idle_rating, bad ? "Device idle most of the step" : "Device idle a large part of every step",
                 fix,
-                "device busy %.0f%% of step time%s (%s below %.0f%%; below it in %zu of %zu steps); per step %.2f ms "
+                "device busy %.0f%% of step time (%s below %.0f%%); it waits %.0f%% of the median step, %.0f%% "
+                "or more against the spread of %zu step%s (robust standard deviation %.0f%%%s); per step %.2f ms "
                 "host-only, %.2f ms compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms "
                 "without device work)%s",
-                100 * util, typical.buf, bad ? "bad" : "warning", bad ? KPI[KPI_UTIL].bad : KPI[KPI_UTIL].good,
-                steps_rated(c, KPI_UTIL, idle_rating, step_util), a->n_steps - c->n_slow, ms(host / steps), ms(comp / steps),
+                100 * util, bad ? "bad" : "warning", bad ? KPI[KPI_UTIL].bad : KPI[KPI_UTIL].good, med, level,
+                a->n_steps - c->n_slow, a->n_steps - c->n_slow == 1 ? "" : "s", sigma, typical.buf, ms(host / steps),
+                ms(comp / steps),
                 ms(idle / steps), (long long)a->steps[worst].step_num, ms((double)worst_gap),
                 ms((double)a->steps[worst].dur_ps), hint.buf);
     }
-    if (loop_rating(c, KPI_HOST, 100 * host / total, step_host) == JP_RATING_BAD) {
+    level = steady_level(c, step_host, &med, &sigma);
+    if (kpi_bad(KPI_HOST, level)) {
         name_count rt[MAX_NAMES];
         size_t nrt;
         const name_count *r = host_while_idle(c, JP_HOST_RUNTIME, -1, rt, &nrt);
@@ -477,23 +497,25 @@ static void idle_and_host(ctx *c) {
         finding(c, "host_bound", JP_RATING_BAD, "Steps are host-bound",
                 "Move work off the Python thread: jit more of the step, prepare data asynchronously, "
                 "and keep logging/metrics out of the hot loop (fetch them every N steps).",
-                "host-only time is %.0f%% of step time%s (bad above %.0f%%; above it in %zu of %zu steps; %.2f ms "
-                "per step)%s%s",
-                100 * host / total, typical.buf, KPI[KPI_HOST].bad, steps_rated(c, KPI_HOST, JP_RATING_BAD, step_host),
-                a->n_steps - c->n_slow, ms(host / steps), hint.buf, where.buf);
+                "host-only time is %.0f%% of step time (bad above %.0f%%); %.0f%% of the median step, %.0f%% or "
+                "more against the spread of %zu step%s (robust standard deviation %.0f%%%s); %.2f ms per step%s%s",
+                100 * host / total, KPI[KPI_HOST].bad, med, level, a->n_steps - c->n_slow,
+                a->n_steps - c->n_slow == 1 ? "" : "s", sigma, typical.buf, ms(host / steps), hint.buf, where.buf);
     }
 }
 
 /* large_transfers: host<->device copies that no computation hides (the breakdown gives compute
- * priority, so only exposed copy time counts) take >= 10% of step time, bad from 25%. The KPI
+ * priority, so only exposed copy time counts) take >= 10% of the typical steps' time (a slow
+ * step's one copy is slow_step's to name), bad from 25%. The KPI
  * table has no transfer row: 10% is where keeping data on the device pays off measurably. On
  * XLA:CPU the copy is the PjRt client's "H2D Dispatch" on a worker thread (jax.device_put of a
  * host buffer it cannot alias); it records no byte counts, so time is the measure there. */
 static void large_transfers(ctx *c) {
     const jp_analysis *a = c->a;
-    if (a->n_steps < 1 || c->step_total <= 0) return;
-    double t = c->part[JP_PART_H2D] + c->part[JP_PART_D2H] + c->part[JP_PART_D2D], steps = (double)a->n_steps;
-    if (t / c->step_total < 0.1) return;
+    if (a->n_steps <= c->n_slow || c->typ_total <= 0) return;
+    double t = c->typ_part[JP_PART_H2D] + c->typ_part[JP_PART_D2H] + c->typ_part[JP_PART_D2D];
+    double share = t / c->typ_total, steps = (double)a->n_steps, typical = (double)(a->n_steps - c->n_slow);
+    if (share < 0.1) return;
     char kinds_buf[512];
     jp_text kinds = jp_text_make(kinds_buf, sizeof kinds_buf);
     for (int k = 0; k < JP_XFER_COUNT; k++) {
@@ -505,12 +527,12 @@ static void large_transfers(ctx *c) {
         else jp_text_puts(&kinds, "no sizes recorded");
         jp_text_printf(&kinds, "), %.2f ms in total, longest %.2f ms", ms((double)x->total_ps), ms((double)x->max_ps));
     }
-    finding(c, "large_transfers", t / c->step_total >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING,
+    finding(c, "large_transfers", share >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING,
             "Large host<->device transfers",
             "Keep data on the device: jax.device_put datasets or batches once (or prefetch them), "
             "avoid numpy arrays inside the step, and fetch results to the host only every N steps.",
-            "copies not hidden by compute take %.0f%% of step time (warning from 10%%; %.2f ms per step)%s",
-            100 * t / c->step_total, ms(t / steps), kinds.buf);
+            "copies not hidden by compute take %.0f%% of step time (warning from 10%%; %.2f ms per step%s)%s",
+            100 * share, ms(t / typical), c->n_slow ? "; slow steps left out" : "", kinds.buf);
 }
 
 static const char *dominant_fix(const char *category) {
@@ -637,10 +659,38 @@ static void recompilation(ctx *c) {
 enum { SLOW_STEPS_MAX = 3 };
 #define SLOW_STEP_MIN_PS 10e9 /* 10 ms */
 
-/* A step's time in each cause. */
-static void cause_times(const jp_step *s, int64_t out[N_CAUSES]) {
-    out[CAUSE_WAIT] = s->part_ps[JP_PART_HOST] + s->part_ps[JP_PART_IDLE];
-    out[CAUSE_COMPILE] = s->part_ps[JP_PART_COMPILE];
+/* Per step (by start), the host-only time inside dispatches that compiled: a PjitFunction(f) that
+ * holds a compile event spends the rest of its time tracing and lowering f in Python, and that
+ * belongs to the compile, not to a wait on the host. 0s when memory runs out. */
+static void tracing_per_step(const ctx *c, int64_t *out) {
+    const jp_model *m = c->m;
+    size_t nb;
+    interval *busy = busy_intervals(m, 1, &nb);
+    uint32_t open_line = UINT32_MAX;
+    int64_t open_end = 0;
+    for (size_t i = 0; i < c->a->n_steps; i++) out[i] = 0;
+    for (size_t i = 0; busy && i < m->host.n; i++) { /* sorted by thread, then start, parents first */
+        const jp_host_ev *d = &JP_VEC_AT(&m->host, jp_host_ev, i);
+        if (!d->is_dispatch || (d->line == open_line && d->start_ps < open_end)) continue;
+        open_line = d->line, open_end = d->end_ps;
+        long step = jp_step_at(c->a, d->start_ps);
+        int compiled = 0;
+        for (size_t j = i + 1; step >= 0 && !compiled && j < m->host.n; j++) {
+            const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, j);
+            if (h->line != d->line || h->start_ps >= d->end_ps) break;
+            compiled = h->kind == JP_HOST_COMPILE;
+        }
+        if (compiled) out[step] += d->end_ps - d->start_ps - covered(busy, nb, d->start_ps, d->end_ps);
+    }
+    free(busy);
+}
+
+/* A step's time in each cause; tracing (ps) moves from the wait to the compile. */
+static void cause_times(const jp_step *s, int64_t tracing, int64_t out[N_CAUSES]) {
+    int64_t wait = s->part_ps[JP_PART_HOST] + s->part_ps[JP_PART_IDLE];
+    if (tracing > wait) tracing = wait;
+    out[CAUSE_WAIT] = wait - tracing;
+    out[CAUSE_COMPILE] = s->part_ps[JP_PART_COMPILE] + tracing;
     out[CAUSE_COPY] = s->part_ps[JP_PART_H2D] + s->part_ps[JP_PART_D2H] + s->part_ps[JP_PART_D2D];
 }
 
@@ -740,8 +790,8 @@ static void report_slow_step(ctx *c, size_t i, double median, double excess, con
             int64_t total;
             jp_text names = jp_text_make(names_buf, sizeof names_buf);
             size_t n = step_compiles(c->a, from, to, &total, &names);
-            jp_text_printf(&ev, "compiling +%.1f ms (%zu compile%s in the steady state, %.1f ms: %s)", ms(cause[k]), n,
-                           n == 1 ? "" : "s", ms((double)total), names.buf);
+            jp_text_printf(&ev, "compiling +%.1f ms (tracing and lowering included; %zu XLA compile%s in the steady "
+                           "state, %.1f ms: %s)", ms(cause[k]), n, n == 1 ? "" : "s", ms((double)total), names.buf);
             jp_text_puts(&fix, "A function compiled in this step: if that recurs (a new shape or static argument "
                                "every few steps), keep shapes and static arguments fixed (pad or bucket inputs, "
                                "pass numbers as arrays) or compile it once before the loop; jaxprof compiles lists "
@@ -769,10 +819,12 @@ static int compiles_in_step(const jp_analysis *a, size_t i) {
     return step_compiles(a, a->steps[i].start_ps, a->steps[i].start_ps + a->steps[i].dur_ps, &total, &none) > 0;
 }
 
-/* Each cause's excess in step i over its median med[] (the warm-up compile is none). */
-static void cause_excess(const jp_analysis *a, size_t i, const double med[N_CAUSES], double out[N_CAUSES]) {
+/* Each cause's excess in step i over its median (the warm-up compile is none). */
+static void cause_excess(const ctx *c, size_t i, double out[N_CAUSES]) {
+    const jp_analysis *a = c->a;
+    const double *med = c->cause_median;
     int64_t t[N_CAUSES];
-    cause_times(&a->steps[i], t);
+    cause_times(&a->steps[i], c->tracing[i], t);
     for (int k = 0; k < N_CAUSES; k++) out[k] = (double)t[k] - med[k];
     if (!compiles_in_step(a, i)) out[CAUSE_COMPILE] = 0;
 }
@@ -785,15 +837,17 @@ static void mark_slow_steps(ctx *c) {
     if (n < 3 || c->step_total <= 0) return;
     int64_t *v = malloc(n * sizeof *v);
     c->slow = jp_arena_alloc(c->arena, n);
-    if (!v || !c->slow) {
+    c->tracing = jp_arena_alloc(c->arena, n * sizeof *c->tracing);
+    if (!v || !c->slow || !c->tracing) {
         free(v);
         c->slow = NULL;
         return;
     }
+    tracing_per_step(c, c->tracing);
     for (int k = 0; k < N_CAUSES; k++) {
         for (size_t i = 0; i < n; i++) {
             int64_t t[N_CAUSES];
-            cause_times(&a->steps[i], t);
+            cause_times(&a->steps[i], c->tracing[i], t);
             v[i] = t[k];
         }
         c->cause_median[k] = median_of(v, n);
@@ -805,7 +859,7 @@ static void mark_slow_steps(ctx *c) {
     c->slow_bound = fmax(fmax(0.5 * c->median_step, 3 * sigma), SLOW_STEP_MIN_PS);
     for (size_t i = 0; i < n; i++) {
         double cause[N_CAUSES], explained = 0;
-        cause_excess(a, i, c->cause_median, cause);
+        cause_excess(c, i, cause);
         for (int k = 0; k < N_CAUSES; k++) explained += cause[k] > 0 ? cause[k] : 0;
         c->slow[i] = explained >= c->slow_bound;
         c->n_slow += c->slow[i];
@@ -833,7 +887,7 @@ static void slow_steps(ctx *c) {
             if (a->steps[i].dur_ps > range[1]) range[1] = a->steps[i].dur_ps;
         }
         double cause[N_CAUSES];
-        cause_excess(a, worst, c->cause_median, cause);
+        cause_excess(c, worst, cause);
         report_slow_step(c, worst, c->median_step, (double)a->steps[worst].dur_ps - c->median_step, cause, range);
     }
 }
@@ -980,7 +1034,7 @@ static void peak_temporaries(ctx *c) {
 }
 
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    ctx c = {m, arena, a, 0, {0}, NULL, 0, 0, 0, {0}};
+    ctx c = {m, arena, a, 0, {0}, NULL, 0, 0, 0, {0}, NULL, 0, {0}};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
     a->findings = jp_arena_alloc(arena, MAX_FINDINGS * sizeof(jp_finding));
     if (!a->kpis || !a->findings) return JP_ERR_NOMEM;
@@ -990,6 +1044,9 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     straggler(&c);
     recompilation(&c);
     mark_slow_steps(&c);
+    for (size_t i = 0; i < a->n_steps; i++)
+        for (int p = 0; p < JP_PART_COUNT && !is_slow(&c, i); p++)
+            c.typ_part[p] += (double)a->steps[i].part_ps[p], c.typ_total += (double)a->steps[i].part_ps[p];
     slow_steps(&c);
     many_small_ops(&c);
     idle_and_host(&c);
