@@ -472,8 +472,8 @@ static void idle_and_host(ctx *c) {
                   "outside annotations and for other processes competing for the host; wrap the input "
                   "pipeline in jax.profiler.TraceAnnotation to see it.";
         if (!fix) fix = "Overlap input with compute: prefetch batches and avoid blocking calls in the step.";
-        finding(c, "device_idle", idle_rating, bad ? "Device idle most of the step" : "Device idle a large part of every step",
-                fix,
+        const char *title = bad ? "Device idle most of the step" : "Device idle a large part of every step";
+        finding(c, "device_idle", idle_rating, title, fix,
                 "device busy %.0f%% of step time (%s below %.0f%%); it waits %.0f%% of the median step, %.0f%% "
                 "or more against the spread of %zu step%s (robust standard deviation %.0f%%%s); per step %.2f ms "
                 "host-only, %.2f ms compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms "
@@ -804,8 +804,8 @@ static void report_slow_step(ctx *c, size_t i, double median, double excess, con
         }
     }
     if (fix.len && fix.buf[fix.len - 1] == ' ') fix.buf[--fix.len] = '\0';
-    const char *title = jp_analysis_printf(c->arena, "Step %lld took %.1fx the median step time", (long long)s->step_num,
-                                           (double)s->dur_ps / median);
+    const char *title = jp_analysis_printf(c->arena, "Step %lld took %.1fx the median step time",
+                                           (long long)s->step_num, (double)s->dur_ps / median);
     const char *fix_text = jp_analysis_printf(c->arena, "%s", fix.buf);
     finding(c, "slow_step", excess >= 0.1 * c->step_total ? JP_RATING_BAD : JP_RATING_WARNING,
             title ? title : "One step much slower than the others", fix_text ? fix_text : "", "%s", ev.buf);
@@ -875,7 +875,8 @@ static void slow_steps(ctx *c) {
         size_t worst = n;
         for (size_t i = 0; i < n; i++) {
             const jp_step *s = &a->steps[i];
-            int after_last = last == n || s->dur_ps < a->steps[last].dur_ps || (s->dur_ps == a->steps[last].dur_ps && i > last);
+            const jp_step *prev = last < n ? &a->steps[last] : NULL; /* slowest first, ties by index */
+            int after_last = !prev || s->dur_ps < prev->dur_ps || (s->dur_ps == prev->dur_ps && i > last);
             if (c->slow[i] && after_last && (worst == n || s->dur_ps > a->steps[worst].dur_ps)) worst = i;
         }
         if (worst == n) break;
