@@ -561,6 +561,8 @@ typedef struct jp_step_summary {
     size_t n_no_device;             /* steps with no device work, left out of the numbers above
                                      * (unless every step is such a step) */
     int64_t gap_ps;                 /* summed dispatch gaps (jp_step.gap_ps): not step time */
+    int64_t part_median_ps[JP_PART_COUNT]; /* each part's median over the steps: the typical step,
+                                            * from which an outlier's excess is measured */
 } jp_step_summary;
 
 typedef enum jp_scope_kind { JP_SCOPE_DEVICE = 0, JP_SCOPE_HOST } jp_scope_kind;
@@ -582,7 +584,8 @@ typedef struct jp_compile {
     const char *module; /* module compiled, "" when the profile does not say */
     int64_t start_ps, dur_ps;
     int64_t step_num;   /* the step it happened in, or -1 */
-    int steady;         /* 1 when inside the steady state (any step after the first) */
+    int steady;         /* 1 when inside the steady state: any step after the first, and the first
+                         * one too unless it compiles the capture's step module (a warm-up) */
 } jp_compile;
 
 enum jp_xfer_kind { JP_XFER_H2D, JP_XFER_D2H, JP_XFER_D2D, JP_XFER_COUNT };

@@ -1,5 +1,6 @@
 /* findings.c - the KPI table rated good/warning/bad, and named problems, each with the numbers
  * behind it and a fix. A finding is only raised with evidence from this profile. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 
 #include "analyses/analyses.h"
 
-enum { MAX_FINDINGS = 10 }; /* more than the rules below can raise at once */
+enum { MAX_FINDINGS = 16 }; /* more than the rules below can raise at once */
 
 const char *jp_rating_name(int rating) {
     switch (rating) {
@@ -20,12 +21,24 @@ const char *jp_rating_name(int rating) {
     }
 }
 
+/* What makes one step slow (slow_step, below): the device waiting on the host, a compile, copies. */
+enum { CAUSE_WAIT = 0, CAUSE_COMPILE, CAUSE_COPY, N_CAUSES };
+
 typedef struct ctx {
     const jp_model *m;
     jp_arena *arena;
     jp_analysis *a;
     double step_total;                 /* summed step time, ps */
     double part[JP_PART_COUNT];        /* summed over steps, ps */
+    unsigned char *slow;               /* per step: 1 when slow_step explains it (NULL: none can be) */
+    size_t n_slow;                     /* steps marked slow */
+    size_t n_typical;                  /* steps neither slow nor without device work (is_typical) */
+    double median_step;                /* median step time, ps (slow steps included) */
+    double slow_bound;                 /* the excess a slow step's causes must reach, ps */
+    double cause_median[N_CAUSES];     /* per slow_step cause: its median over the steps, ps */
+    int64_t *tracing;                  /* per step: host-only time tracing functions that compiled, ps */
+    double typ_total;                  /* summed time of the typical steps (all but the slow), ps */
+    double typ_part[JP_PART_COUNT];    /* their parts, summed, ps */
 } ctx;
 
 /* The KPI table (docs/profile-format.md), the one place its thresholds are written: each row in
@@ -245,16 +258,17 @@ static int cmp_interval(const void *x, const void *y) {
     return (p > q) - (p < q);
 }
 
-/* Device activity (ops and transfers of every device) as sorted disjoint intervals; NULL (n 0)
- * when there is none or memory runs out. The caller frees. */
-static interval *device_busy(const jp_model *m, size_t *n) {
+/* Device activity (ops and transfers of every device), and compilation too when with_compile, as
+ * sorted disjoint intervals; NULL (n 0) when there is none or memory runs out. The caller frees. */
+static interval *busy_intervals(const jp_model *m, int with_compile, size_t *n) {
     interval *v = malloc((m->spans.n ? m->spans.n : 1) * sizeof *v);
     size_t k = 0, out = 0;
     *n = 0;
     if (!v) return NULL;
     for (size_t i = 0; i < m->spans.n; i++) {
         const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        if (s->device != UINT32_MAX && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
+        int busy = s->device != UINT32_MAX || (with_compile && s->part == JP_PART_COMPILE);
+        if (busy && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
     }
     jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
     for (size_t i = 0; i < k; i++) {
@@ -267,6 +281,8 @@ static interval *device_busy(const jp_model *m, size_t *n) {
     *n = out;
     return v;
 }
+
+static interval *device_busy(const jp_model *m, size_t *n) { return busy_intervals(m, 0, n); }
 
 /* Time of [start, end) covered by the sorted disjoint intervals v. */
 static int64_t covered(const interval *v, size_t n, int64_t start, int64_t end) {
@@ -282,10 +298,20 @@ static int64_t covered(const interval *v, size_t n, int64_t start, int64_t end) 
     return sum;
 }
 
-/* The step holding t when it counts in the summary (it has device work), else -1. */
-static long summarized_step_at(const jp_analysis *a, int64_t t) {
-    long k = jp_step_at(a, t);
-    return k >= 0 && a->steps[k].no_device_work && a->step_summary.n_no_device ? -1 : k;
+/* 1 when step i is one that slow_step explains: the loop-wide rules leave it out. */
+static int is_slow(const ctx *c, size_t i) { return c->slow && c->slow[i]; }
+
+/* 1 when step i is a typical step, the loop-wide rules' sample: not slow (slow_step explains it)
+ * and with device work (a step the device recorded nothing of is out of the step summary too). */
+static int is_typical(const ctx *c, size_t i) {
+    return !is_slow(c, i) && !(c->a->steps[i].no_device_work && c->a->step_summary.n_no_device);
+}
+
+/* The step (an index) host event h starts in when that is `step`, or any typical step when step
+ * is -1; else -1. */
+static long step_of(const ctx *c, const jp_host_ev *h, long step) {
+    long at = jp_step_at(c->a, h->start_ps);
+    return at >= 0 && (step < 0 ? is_typical(c, (size_t)at) : at == step) ? at : -1;
 }
 
 typedef struct ev_at {
@@ -298,20 +324,20 @@ static int cmp_ev_at(const void *x, const void *y) {
     return (p > q) - (p < q);
 }
 
-/* Per name, the time host events of `kind` that start inside a step spend while the device is
- * idle: user annotations (where the device's waiting comes from: an input pipeline, a sleep,
- * logging) or JAX runtime events (self time, where host overhead goes). Wall time: events are
- * taken in time order and each counts only past the end of the name's earlier ones, so one name
- * open on several threads at once counts that time once (a per-step time never exceeds the step).
- * Returns the largest. */
-static const name_count *host_while_idle(const ctx *c, int kind, name_count *t, size_t *nt) {
+/* Per name, the time host events of `kind` that start inside a step (`step`, or any typical: -1)
+ * spend while the device is idle: user annotations (where the device's waiting comes from: an
+ * input pipeline, a sleep, logging) or JAX runtime events (self time, where host overhead goes).
+ * Wall time: events are taken in time order and each counts only past the end of the name's
+ * earlier ones, so one name open on several threads at once counts that time once (a per-step
+ * time never exceeds the step). Returns the largest. */
+static const name_count *host_while_idle(const ctx *c, int kind, long step, name_count *t, size_t *nt) {
     size_t nb, ne = 0;
     interval *busy = device_busy(c->m, &nb);
     ev_at *order = malloc((c->m->host.n ? c->m->host.n : 1) * sizeof *order);
     *nt = 0;
     for (size_t i = 0; order && i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        if (h->kind == kind && summarized_step_at(c->a, h->start_ps) >= 0) order[ne++] = (ev_at){h->start_ps, i};
+        if (h->kind == kind && step_of(c, h, step) >= 0) order[ne++] = (ev_at){h->start_ps, i};
     }
     jp_sort_by_key64(order, ne, sizeof *order, offsetof(ev_at, start), 1, cmp_ev_at);
     for (size_t e = 0; e < ne; e++) {
@@ -334,17 +360,18 @@ static const name_count *host_while_idle(const ctx *c, int kind, name_count *t, 
 }
 
 /* The Python functions (python tracer events "$file:line function") that spend the most self time
- * while the device is idle inside steps, up to three, written as "f (file:line) 1.20 ms, ..." per
- * step to out; nothing when the tracer was off. The tracer records every function, so names are
- * tallied in a map rather than the bounded table the annotations use. */
-static void python_while_idle(const ctx *c, jp_text *out) {
+ * while the device is idle inside steps (`step`, or all: -1), up to three, written as
+ * "f (file:line) 1.20 ms, ..." per step to out; nothing when the tracer was off. The tracer
+ * records every function, so names are tallied in a map rather than the bounded table the
+ * annotations use. */
+static void python_while_idle(const ctx *c, long step, jp_text *out) {
     size_t nb;
     interval *busy = device_busy(c->m, &nb);
     jp_map idx = {0};
     jp_vec tally = {0}; /* name_count */
     for (size_t i = 0; i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        long in = h->kind != JP_HOST_PYTHON || h->self_ps <= 0 ? -1 : summarized_step_at(c->a, h->start_ps);
+        long in = h->kind != JP_HOST_PYTHON || h->self_ps <= 0 ? -1 : step_of(c, h, step);
         if (in < 0) continue;
         /* only the part inside its step: a call blocking past the step's end is not step time */
         const jp_step *st = &c->a->steps[in];
@@ -362,6 +389,7 @@ static void python_while_idle(const ctx *c, jp_text *out) {
     }
     free(busy);
     const name_count *prev = NULL;
+    double steps = step < 0 ? (double)(c->n_typical ? c->n_typical : 1) : 1;
     for (int rank = 0; rank < 3; rank++) { /* the three largest, in order */
         const name_count *best = NULL;
         for (size_t i = 0; i < tally.n; i++) {
@@ -369,10 +397,9 @@ static void python_while_idle(const ctx *c, jp_text *out) {
             int below = !prev || t->ps < prev->ps || (t->ps == prev->ps && t > prev);
             if (below && t->ps > 0 && (!best || t->ps > best->ps)) best = t;
         }
-        double n_steps = (double)(c->a->n_steps - c->a->step_summary.n_no_device);
-        if (!best || (double)best->ps / n_steps < 1e6) break; /* under 1 us per step */
+        if (!best || (double)best->ps / steps < 1e6) break; /* under 1 us per step */
         const char *name = best->name[0] == '$' ? best->name + 1 : best->name;
-        double per_step = ms((double)best->ps / n_steps);
+        double per_step = ms((double)best->ps / steps);
         jp_text_printf(out, "%s%s %.2f ms", prev ? ", " : "", name, per_step);
         prev = best;
     }
@@ -380,39 +407,98 @@ static void python_while_idle(const ctx *c, jp_text *out) {
     jp_vec_free(&tally);
 }
 
-/* device_idle: the device computes or copies less than half of the step time, the KPI table's
- * "bad" device utilization (< 50%). The evidence splits the rest into host-only work,
- * compilation and time with nothing recorded, names the worst step and the user annotation the
- * host spends the idle time in; the fix follows the largest cause.
+/* ---- the capture's own noise ----------------------------------------------------------------
+ * A finding must hold against the noise of the capture it reads. Host jitter (the OS leaving the
+ * Python thread waiting some milliseconds on a busy machine before it sees its result, a garbage
+ * collection) comes and goes from step to step; work the program does every step (a slow loader,
+ * Python between dispatches) does not. So a rule about the loop as a whole (device_idle,
+ * host_bound) reads each typical step's share (slow steps are slow_step's, and left out) and
+ * fires only when the median share, less three robust standard deviations of the shares (1.4826
+ * x their median absolute deviation), is still past its threshold. One step has no spread: its
+ * share is the level. */
+
+static int cmp_double(const void *x, const void *y) {
+    double p = *(const double *)x, q = *(const double *)y;
+    return (p > q) - (p < q);
+}
+
+/* Share of a step's time in which its device waits: no compute, collective or transfer, in %. */
+static double step_wait(const jp_step *s) {
+    int64_t busy = 0;
+    for (int p = JP_PART_COMPUTE; p <= JP_PART_D2D; p++) busy += s->part_ps[p];
+    return s->dur_ps > 0 ? 100.0 - 100.0 * (double)busy / (double)s->dur_ps : 0;
+}
+
+/* Share of a step's time that is host-only, in %. */
+static double step_host(const jp_step *s) {
+    return s->dur_ps > 0 ? 100.0 * (double)s->part_ps[JP_PART_HOST] / (double)s->dur_ps : 0;
+}
+
+/* The median (in *median) and robust standard deviation (in *sigma) of value(step) over the
+ * typical steps; returns the level that holds against their spread: median - 3 sigma. */
+static double steady_level(const ctx *c, double (*value)(const jp_step *), double *median, double *sigma) {
+    size_t n = 0;
+    double *v = malloc((c->a->n_steps ? c->a->n_steps : 1) * sizeof *v);
+    *median = *sigma = 0;
+    if (!v) return 0;
+    for (size_t i = 0; i < c->a->n_steps; i++)
+        if (is_typical(c, i)) v[n++] = value(&c->a->steps[i]);
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_double);
+        *median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        for (size_t i = 0; i < n; i++) v[i] = fabs(v[i] - *median);
+        qsort(v, n, sizeof *v, cmp_double);
+        *sigma = 1.4826 * (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+    }
+    free(v);
+    return *median - 3 * *sigma;
+}
+
+/* device_idle: the device waits (no compute, collective or transfer) for more of the typical step
+ * than the KPI table's "good" device utilization leaves (20%), against the steps' spread (see
+ * above): warning; bad past its "bad" (50%). 20% of every step without device work is what XProf
+ * calls "potentially input-bound" (its threshold is 3% of unexplained time; ours is the KPI's).
+ * The evidence splits
+ * the rest into host-only work, compilation and time with nothing recorded, names the worst step
+ * and the user annotation the host spends the idle time in; the fix follows the largest cause.
  * host_bound: host-only time (a host event open while no device works and nothing compiles)
- * above 20% of step time, the KPI table's "bad" host overhead; the evidence names where that
- * time goes. They are two KPIs, so both may fire on one profile. */
+ * above 20% of the typical step, the KPI table's "bad" host overhead, against the steps' spread;
+ * the evidence names where that time goes. They are two KPIs, so both may fire on one profile. */
 static void idle_and_host(ctx *c) {
     const jp_analysis *a = c->a;
-    if (a->n_steps < 2 || c->step_total <= 0) return;
-    /* steps with no device work are out of step_total and the parts: out of the count too */
-    double steps = (double)(a->n_steps - a->step_summary.n_no_device), util = device_share(c);
-    double host = c->part[JP_PART_HOST], comp = c->part[JP_PART_COMPILE], idle = c->part[JP_PART_IDLE];
+    const double total = c->typ_total, *part = c->typ_part;
+    if (!c->n_typical || total <= 0) return;
+    double steps = (double)c->n_typical;
+    double util = (part[JP_PART_COMPUTE] + part[JP_PART_COLLECTIVE] + part[JP_PART_H2D] + part[JP_PART_D2H] +
+                   part[JP_PART_D2D]) / total;
+    double host = part[JP_PART_HOST], comp = part[JP_PART_COMPILE], idle = part[JP_PART_IDLE];
     size_t worst = 0;
     int64_t worst_gap = -1;
     for (size_t i = 0; i < a->n_steps; i++) {
+        if (!is_typical(c, i)) continue;
         const int64_t *p = a->steps[i].part_ps;
         int64_t gap = p[JP_PART_HOST] + p[JP_PART_COMPILE] + p[JP_PART_IDLE];
-        if (a->steps[i].no_device_work && a->step_summary.n_no_device) continue;
         if (gap > worst_gap) worst_gap = gap, worst = i;
     }
     name_count t[MAX_NAMES];
     size_t nt;
-    const name_count *wait = host_while_idle(c, JP_HOST_USER, t, &nt);
+    const name_count *wait = host_while_idle(c, JP_HOST_USER, -1, t, &nt);
     char hint_buf[640], py_buf[400];
     jp_text hint = jp_text_make(hint_buf, sizeof hint_buf), py = jp_text_make(py_buf, sizeof py_buf);
+    if (wait && (double)wait->ps < 0.01 * (host + idle)) wait = NULL; /* under 1% of the wait: not where it goes */
     if (wait)
         jp_text_printf(&hint, "; the host spends %.2f ms per step in annotation '%s' while the device is idle",
                        ms((double)wait->ps / steps), wait->name);
-    python_while_idle(c, &py);
+    python_while_idle(c, -1, &py);
     if (py.len)
         jp_text_printf(&hint, "; slowest Python functions while the device is idle (self time per step): %s", py.buf);
-    if (kpi_bad(KPI_UTIL, 100 * util)) {
+    char typical_buf[160];
+    jp_text typical = jp_text_make(typical_buf, sizeof typical_buf);
+    if (c->n_slow) jp_text_printf(&typical, "; %zu slow step%s left out", c->n_slow, c->n_slow == 1 ? "" : "s");
+    double med, sigma, level = steady_level(c, step_wait, &med, &sigma);
+    int idle_rating = rate(KPI_UTIL, 100 - level);
+    if (idle_rating > JP_RATING_GOOD) {
+        int bad = idle_rating == JP_RATING_BAD;
         double gap = host + comp + idle;
         const char *fix;
         if (comp >= host && comp >= idle)
@@ -434,17 +520,23 @@ static void idle_and_host(ctx *c) {
                   "outside annotations and for other processes competing for the host; wrap the input "
                   "pipeline in jax.profiler.TraceAnnotation to see it.";
         if (!fix) fix = "Overlap input with compute: prefetch batches and avoid blocking calls in the step.";
-        finding(c, "device_idle", JP_RATING_BAD, "Device idle most of the step", fix,
-                "device busy %.0f%% of step time (bad below %.0f%%); per step %.2f ms host-only, %.2f ms "
-                "compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms without "
-                "device work)%s",
-                100 * util, KPI[KPI_UTIL].bad, ms(host / steps), ms(comp / steps), ms(idle / steps),
-                (long long)a->steps[worst].step_num, ms((double)worst_gap), ms((double)a->steps[worst].dur_ps), hint.buf);
+        const char *title = bad ? "Device idle most of the step" : "Device idle a large part of every step";
+        finding(c, "device_idle", idle_rating, title, fix,
+                "device busy %.0f%% of step time (%s below %.0f%%); it waits %.0f%% of the median step, %.0f%% "
+                "or more against the spread of %zu step%s (robust standard deviation %.0f%%%s); per step %.2f ms "
+                "host-only, %.2f ms compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms "
+                "without device work)%s",
+                100 * util, bad ? "bad" : "warning", bad ? KPI[KPI_UTIL].bad : KPI[KPI_UTIL].good, med, level,
+                c->n_typical, c->n_typical == 1 ? "" : "s", sigma, typical.buf, ms(host / steps),
+                ms(comp / steps),
+                ms(idle / steps), (long long)a->steps[worst].step_num, ms((double)worst_gap),
+                ms((double)a->steps[worst].dur_ps), hint.buf);
     }
-    if (kpi_bad(KPI_HOST, 100 * host / c->step_total)) {
+    level = steady_level(c, step_host, &med, &sigma);
+    if (kpi_bad(KPI_HOST, level)) {
         name_count rt[MAX_NAMES];
         size_t nrt;
-        const name_count *r = host_while_idle(c, JP_HOST_RUNTIME, rt, &nrt);
+        const name_count *r = host_while_idle(c, JP_HOST_RUNTIME, -1, rt, &nrt);
         char where_buf[320];
         jp_text where = jp_text_make(where_buf, sizeof where_buf);
         if (r)
@@ -453,22 +545,25 @@ static void idle_and_host(ctx *c) {
         finding(c, "host_bound", JP_RATING_BAD, "Steps are host-bound",
                 "Move work off the Python thread: jit more of the step, prepare data asynchronously, "
                 "and keep logging/metrics out of the hot loop (fetch them every N steps).",
-                "host-only time is %.0f%% of step time (bad above %.0f%%; %.2f ms per step)%s%s",
-                100 * host / c->step_total, KPI[KPI_HOST].bad,
-                ms(host / steps), hint.buf, where.buf);
+                "host-only time is %.0f%% of step time (bad above %.0f%%); %.0f%% of the median step, %.0f%% or "
+                "more against the spread of %zu step%s (robust standard deviation %.0f%%%s); %.2f ms per step%s%s",
+                100 * host / total, KPI[KPI_HOST].bad, med, level, c->n_typical,
+                c->n_typical == 1 ? "" : "s", sigma, typical.buf, ms(host / steps), hint.buf, where.buf);
     }
 }
 
 /* large_transfers: host<->device copies that no computation hides (the breakdown gives compute
- * priority, so only exposed copy time counts) take >= 10% of step time, bad from 25%. The KPI
+ * priority, so only exposed copy time counts) take >= 10% of the typical steps' time (a slow
+ * step's one copy is slow_step's to name), bad from 25%. The KPI
  * table has no transfer row: 10% is where keeping data on the device pays off measurably. On
  * XLA:CPU the copy is the PjRt client's "H2D Dispatch" on a worker thread (jax.device_put of a
  * host buffer it cannot alias); it records no byte counts, so time is the measure there. */
 static void large_transfers(ctx *c) {
     const jp_analysis *a = c->a;
-    if (a->n_steps < 1 || c->step_total <= 0) return;
-    double t = c->part[JP_PART_H2D] + c->part[JP_PART_D2H] + c->part[JP_PART_D2D], steps = (double)a->n_steps;
-    if (t / c->step_total < 0.1) return;
+    if (!c->n_typical || c->typ_total <= 0) return;
+    double t = c->typ_part[JP_PART_H2D] + c->typ_part[JP_PART_D2H] + c->typ_part[JP_PART_D2D];
+    double share = t / c->typ_total, steps = (double)a->n_steps, typical = (double)c->n_typical;
+    if (share < 0.1) return;
     char kinds_buf[512];
     jp_text kinds = jp_text_make(kinds_buf, sizeof kinds_buf);
     for (int k = 0; k < JP_XFER_COUNT; k++) {
@@ -480,12 +575,12 @@ static void large_transfers(ctx *c) {
         else jp_text_puts(&kinds, "no sizes recorded");
         jp_text_printf(&kinds, "), %.2f ms in total, longest %.2f ms", ms((double)x->total_ps), ms((double)x->max_ps));
     }
-    finding(c, "large_transfers", t / c->step_total >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING,
+    finding(c, "large_transfers", share >= 0.25 ? JP_RATING_BAD : JP_RATING_WARNING,
             "Large host<->device transfers",
             "Keep data on the device: jax.device_put datasets or batches once (or prefetch them), "
             "avoid numpy arrays inside the step, and fetch results to the host only every N steps.",
-            "copies not hidden by compute take %.0f%% of step time (warning from 10%%; %.2f ms per step)%s",
-            100 * t / c->step_total, ms(t / steps), kinds.buf);
+            "copies not hidden by compute take %.0f%% of step time (warning from 10%%; %.2f ms per step%s)%s",
+            100 * share, ms(t / typical), c->n_slow ? "; slow steps left out" : "", kinds.buf);
 }
 
 static const char *dominant_fix(const char *category) {
@@ -547,8 +642,11 @@ static size_t step_ranges(int64_t *at, size_t n, jp_text *out) {
     return distinct;
 }
 
-/* recompilation: XLA compilations (backend_compile*) inside any step after the first. The first
- * captured step may compile legitimately; later ones should hit the cache. Bad when one module is
+/* recompilation: XLA compilations (backend_compile*) in the steady state (jp_compile.steady): any
+ * step after the first, and the first too unless it compiles the step module itself. That first
+ * step may be the program's first, which compiles legitimately; otherwise (a capture from step 10
+ * of a loop whose helper recompiles every 5 steps) its compiles are steady state like any later
+ * step's, which should hit the cache. Bad when one module is
  * compiled more than once there (a true recompilation: shapes, dtypes or static arguments change
  * between calls) or compilation takes >= 10% of step time; a single compile of a new function in
  * the steady state is a warning. */
@@ -581,10 +679,266 @@ static void recompilation(ctx *c) {
             "Keep shapes and static arguments fixed across steps: pad or bucket variable-length inputs, "
             "pass Python scalars as arrays (or mark them static_argnums only if they never change), and "
             "do not create new jitted closures inside the loop.",
-            "%llu compilations after the first step, in step%s %s, taking %.1f ms (%.0f%% of step time); "
+            "%llu compilations in the steady state, in step%s %s, taking %.1f ms (%.0f%% of step time); "
             "%s compiled %llu time%s there (%.1f ms), the most of any module",
             (unsigned long long)n, distinct > 1 ? "s" : "", steps.buf, ms(total), 100 * share, top ? top->name : "?",
             top ? (unsigned long long)top->n : 0ULL, top && top->n == 1 ? "" : "s", top ? ms((double)top->ps) : 0.0);
+}
+
+/* ---- single slow steps -----------------------------------------------------------------------
+ * slow_step: a step much slower than the typical one, for a cause its breakdown names:
+ *   - wait: the device waited on the host (host-only time and time with nothing recorded: a slow
+ *     batch, I/O, a sleep, Python outside any jitted call), told apart by what the host was in;
+ *   - compile: compilation in the steady state (jp_compile.steady; a warm-up compile is expected);
+ *   - copy: host<->device copies that no compute hid.
+ * A cause's excess is its time in the step minus its median over the steps (the typical step).
+ * Compute that grows is no cause: the same ops taking longer is the host's load (XLA:CPU shares
+ * the machine) or the clocks, not something the program did in that step. The step is reported
+ * when its causes' excess holds against the capture's noise: it is
+ *   - at least half the median step (the outlier mark's 1.5x),
+ *   - at least 3 robust standard deviations of the step times (1.4826 x their median absolute
+ *     deviation): in a loop whose steps vary that much anyway, a smaller bump is its usual spread,
+ *   - at least SLOW_STEP_MIN_PS: host jitter. On a busy machine the OS leaves the Python thread
+ *     waiting some milliseconds now and then (measured on a 2-core machine at load 6: up to 3 ms
+ *     of one step's idle, 6 ms of its compute), which no capture-internal spread predicts from 5
+ *     steps; a one-off step that costs less than 10 ms is not worth acting on either.
+ * Needs 3 steps (a median of two is no typical step). Up to SLOW_STEPS_MAX steps, the largest
+ * excess first, each its own finding; bad when its excess is >= 10% of all step time. */
+enum { SLOW_STEPS_MAX = 3 };
+#define SLOW_STEP_MIN_PS 10e9 /* 10 ms */
+
+/* Per step (by start), the host-only time inside dispatches that compiled: a PjitFunction(f) that
+ * holds a compile event spends the rest of its time tracing and lowering f in Python, and that
+ * belongs to the compile, not to a wait on the host. 0s when memory runs out. */
+static void tracing_per_step(const ctx *c, int64_t *out) {
+    const jp_model *m = c->m;
+    size_t nb;
+    interval *busy = busy_intervals(m, 1, &nb);
+    uint32_t open_line = UINT32_MAX;
+    int64_t open_end = 0;
+    for (size_t i = 0; i < c->a->n_steps; i++) out[i] = 0;
+    for (size_t i = 0; busy && i < m->host.n; i++) { /* sorted by thread, then start, parents first */
+        const jp_host_ev *d = &JP_VEC_AT(&m->host, jp_host_ev, i);
+        if (!d->is_dispatch || (d->line == open_line && d->start_ps < open_end)) continue;
+        open_line = d->line, open_end = d->end_ps;
+        long step = jp_step_at(c->a, d->start_ps);
+        int compiled = 0;
+        for (size_t j = i + 1; step >= 0 && !compiled && j < m->host.n; j++) {
+            const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, j);
+            if (h->line != d->line || h->start_ps >= d->end_ps) break;
+            compiled = h->kind == JP_HOST_COMPILE;
+        }
+        if (compiled) out[step] += d->end_ps - d->start_ps - covered(busy, nb, d->start_ps, d->end_ps);
+    }
+    free(busy);
+}
+
+/* A step's time in each cause; tracing (ps) moves from the wait to the compile. */
+static void cause_times(const jp_step *s, int64_t tracing, int64_t out[N_CAUSES]) {
+    int64_t wait = s->part_ps[JP_PART_HOST] + s->part_ps[JP_PART_IDLE];
+    if (tracing > wait) tracing = wait;
+    out[CAUSE_WAIT] = wait - tracing;
+    out[CAUSE_COMPILE] = s->part_ps[JP_PART_COMPILE] + tracing;
+    out[CAUSE_COPY] = s->part_ps[JP_PART_H2D] + s->part_ps[JP_PART_D2H] + s->part_ps[JP_PART_D2D];
+}
+
+/* The median of v[0..n) (n > 0); sorts v. */
+static double median_of(int64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, jp_cmp_i64);
+    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+}
+
+/* The steady-state compiles of step i (the compiles analysis puts each in the step that issued it):
+ * their count and time, and up to two of them by time as "jit_f 96.2 ms, jit_g 58.4 ms" into out. */
+static size_t step_compiles(const jp_analysis *a, size_t i_step, int64_t *total, jp_text *out) {
+    const jp_compile *top[2] = {NULL, NULL};
+    size_t n = 0;
+    *total = 0;
+    for (size_t i = 0; i < a->n_compiles; i++) {
+        const jp_compile *k = &a->compiles[i];
+        if (!k->steady || k->step_num != a->steps[i_step].step_num) continue;
+        n++;
+        *total += k->dur_ps;
+        if (!top[0] || k->dur_ps > top[0]->dur_ps) top[1] = top[0], top[0] = k;
+        else if (!top[1] || k->dur_ps > top[1]->dur_ps) top[1] = k;
+    }
+    for (int i = 0; i < 2 && top[i]; i++)
+        jp_text_printf(out, "%s%s %.1f ms", i ? ", " : "", *top[i]->module ? top[i]->module : top[i]->name,
+                       ms((double)top[i]->dur_ps));
+    if (n > 2) jp_text_puts(out, ", ...");
+    return n;
+}
+
+/* Copies (transfer spans) starting in [from, to). */
+static size_t step_copies(const jp_model *m, int64_t from, int64_t to) {
+    size_t n = 0;
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
+        n += sp->part >= JP_PART_H2D && sp->part <= JP_PART_D2D && sp->start_ps >= from && sp->start_ps < to;
+    }
+    return n;
+}
+
+/* What the host did while the device waited in step i, with the fix that follows, appended to
+ * evidence and fix: the annotation or Python functions it sat in, else nothing recorded. */
+static void describe_wait(ctx *c, size_t i, double excess, jp_text *evidence, jp_text *fix) {
+    const jp_step *s = &c->a->steps[i];
+    const int64_t *med = c->a->step_summary.part_median_ps;
+    name_count t[MAX_NAMES];
+    size_t nt;
+    const name_count *ann = host_while_idle(c, JP_HOST_USER, (long)i, t, &nt);
+    char py_buf[400];
+    jp_text py = jp_text_make(py_buf, sizeof py_buf);
+    python_while_idle(c, (long)i, &py);
+    jp_text_printf(evidence, "the device waited on the host +%.1f ms (host-only %.1f ms, typical %.1f; nothing "
+                   "recorded %.1f ms, typical %.1f)", ms(excess), ms((double)s->part_ps[JP_PART_HOST]),
+                   ms((double)med[JP_PART_HOST]), ms((double)s->part_ps[JP_PART_IDLE]), ms((double)med[JP_PART_IDLE]));
+    if (ann && (double)ann->ps >= 0.5 * excess) {
+        jp_text_printf(evidence, " while the host was in annotation '%s' (%.1f ms)", ann->name, ms((double)ann->ps));
+        jp_text_printf(fix, "The device waited for '%s' in this step: prepare batches ahead in a background "
+                       "thread or a prefetching loader, so that one slow batch overlaps compute. ", ann->name);
+    } else if (py.len) {
+        jp_text_printf(evidence, " while the host ran (Python self time) %s", py.buf);
+        jp_text_puts(fix, "The device waited while the host ran the Python above: take it off the step's path "
+                          "(a background thread, a prefetching loader) or do it every N steps. ");
+    } else {
+        jp_text_puts(evidence, ": the host ran code outside any jitted call or annotation (data loading, I/O, "
+                               "a sleep, garbage collection)");
+        jp_text_puts(fix, "The host ran untraced code while the device waited: wrap the loader in "
+                          "jax.profiler.TraceAnnotation (or capture with the Python tracer, jaxprof run "
+                          "--python-trace) to name it, and prefetch batches in a background thread so that one "
+                          "slow batch overlaps compute. ");
+    }
+}
+
+/* One slow_step finding for step i, whose excess over the median step is `excess` (ps) and whose
+ * causes' excesses are cause[]. */
+static void report_slow_step(ctx *c, size_t i, double median, double excess, const double cause[N_CAUSES],
+                             const int64_t *others) {
+    const jp_step *s = &c->a->steps[i];
+    int64_t from = s->start_ps, to = s->start_ps + s->dur_ps;
+    char ev_buf[EVIDENCE_MAX], fix_buf[768], names_buf[256];
+    jp_text ev = jp_text_make(ev_buf, sizeof ev_buf), fix = jp_text_make(fix_buf, sizeof fix_buf);
+    jp_text_printf(&ev, "step %lld took %.1f ms, %.1fx the median step (%.1f ms; the others %.1f-%.1f ms): +%.1f ms, "
+                   "%.0f%% of all step time, past the noise bound of %.1f ms. Where the excess went: ",
+                   (long long)s->step_num, ms((double)s->dur_ps), (double)s->dur_ps / median, ms(median),
+                   ms((double)others[0]), ms((double)others[1]), ms(excess), 100 * excess / c->step_total,
+                   ms(c->slow_bound));
+    int done[N_CAUSES] = {0};
+    for (int rank = 0; rank < N_CAUSES; rank++) { /* largest cause first */
+        int k = -1;
+        for (int j = 0; j < N_CAUSES; j++)
+            if (!done[j] && cause[j] > 0 && (k < 0 || cause[j] > cause[k])) k = j;
+        if (k < 0 || cause[k] < 0.05 * excess) break; /* under 5%: not a cause worth naming */
+        done[k] = 1;
+        if (rank) jp_text_puts(&ev, "; ");
+        if (k == CAUSE_WAIT) {
+            describe_wait(c, i, cause[k], &ev, &fix);
+        } else if (k == CAUSE_COMPILE) {
+            int64_t total;
+            jp_text names = jp_text_make(names_buf, sizeof names_buf);
+            size_t n = step_compiles(c->a, i, &total, &names);
+            jp_text_printf(&ev, "compiling +%.1f ms (tracing and lowering included; %zu XLA compile%s in the steady "
+                           "state, %.1f ms: %s)", ms(cause[k]), n, n == 1 ? "" : "s", ms((double)total), names.buf);
+            jp_text_puts(&fix, "A function compiled in this step: if that recurs (a new shape or static argument "
+                               "every few steps), keep shapes and static arguments fixed (pad or bucket inputs, "
+                               "pass numbers as arrays) or compile it once before the loop; jaxprof compiles lists "
+                               "them. ");
+        } else {
+            jp_text_printf(&ev, "copies not hidden by compute +%.1f ms (%zu in this step)", ms(cause[k]),
+                           step_copies(c->m, from, to));
+            jp_text_puts(&fix, "A host<->device copy held this step up: put the data on the device ahead of the "
+                               "step (prefetch with jax.device_put) or keep it there. ");
+        }
+    }
+    if (fix.len && fix.buf[fix.len - 1] == ' ') fix.buf[--fix.len] = '\0';
+    const char *title = jp_analysis_printf(c->arena, "Step %lld took %.1fx the median step time",
+                                           (long long)s->step_num, (double)s->dur_ps / median);
+    const char *fix_text = jp_analysis_printf(c->arena, "%s", fix.buf);
+    finding(c, "slow_step", excess >= 0.1 * c->step_total ? JP_RATING_BAD : JP_RATING_WARNING,
+            title ? title : "One step much slower than the others", fix_text ? fix_text : "", "%s", ev.buf);
+}
+
+/* 1 when step i holds a steady-state compile; its compile time then counts as a cause. */
+static int compiles_in_step(const jp_analysis *a, size_t i) {
+    int64_t total;
+    char scratch[8];
+    jp_text none = jp_text_make(scratch, sizeof scratch);
+    return step_compiles(a, i, &total, &none) > 0;
+}
+
+/* Each cause's excess in step i over its median (the warm-up compile is none). */
+static void cause_excess(const ctx *c, size_t i, double out[N_CAUSES]) {
+    const jp_analysis *a = c->a;
+    const double *med = c->cause_median;
+    int64_t t[N_CAUSES];
+    cause_times(&a->steps[i], c->tracing[i], t);
+    for (int k = 0; k < N_CAUSES; k++) out[k] = (double)t[k] - med[k];
+    if (!compiles_in_step(a, i)) out[CAUSE_COMPILE] = 0;
+}
+
+/* Marks the slow steps (c->slow, c->n_slow) by the rule above; c->slow stays NULL with fewer
+ * than 3 steps or no memory. */
+static void mark_slow_steps(ctx *c) {
+    const jp_analysis *a = c->a;
+    size_t n = a->n_steps;
+    if (n < 3 || c->step_total <= 0) return;
+    int64_t *v = malloc(n * sizeof *v);
+    c->slow = jp_arena_alloc(c->arena, n);
+    c->tracing = jp_arena_alloc(c->arena, n * sizeof *c->tracing);
+    if (!v || !c->slow || !c->tracing) {
+        free(v);
+        c->slow = NULL;
+        return;
+    }
+    tracing_per_step(c, c->tracing);
+    for (int k = 0; k < N_CAUSES; k++) {
+        for (size_t i = 0; i < n; i++) {
+            int64_t t[N_CAUSES];
+            cause_times(&a->steps[i], c->tracing[i], t);
+            v[i] = t[k];
+        }
+        c->cause_median[k] = median_of(v, n);
+    }
+    for (size_t i = 0; i < n; i++) v[i] = a->steps[i].dur_ps;
+    c->median_step = median_of(v, n);
+    for (size_t i = 0; i < n; i++) v[i] = (int64_t)fabs((double)a->steps[i].dur_ps - c->median_step);
+    double sigma = 1.4826 * median_of(v, n);
+    c->slow_bound = fmax(fmax(0.5 * c->median_step, 3 * sigma), SLOW_STEP_MIN_PS);
+    for (size_t i = 0; i < n; i++) {
+        double cause[N_CAUSES], explained = 0;
+        cause_excess(c, i, cause);
+        for (int k = 0; k < N_CAUSES; k++) explained += cause[k] > 0 ? cause[k] : 0;
+        c->slow[i] = explained >= c->slow_bound;
+        c->n_slow += c->slow[i];
+    }
+    free(v);
+}
+
+/* One finding per slow step, the SLOW_STEPS_MAX slowest. */
+static void slow_steps(ctx *c) {
+    const jp_analysis *a = c->a;
+    size_t n = a->n_steps, last = n; /* the slowest reported so far */
+    for (int reported = 0; c->slow && reported < SLOW_STEPS_MAX; reported++) {
+        size_t worst = n;
+        for (size_t i = 0; i < n; i++) {
+            const jp_step *s = &a->steps[i];
+            const jp_step *prev = last < n ? &a->steps[last] : NULL; /* slowest first, ties by index */
+            int after_last = !prev || s->dur_ps < prev->dur_ps || (s->dur_ps == prev->dur_ps && i > last);
+            if (c->slow[i] && after_last && (worst == n || s->dur_ps > a->steps[worst].dur_ps)) worst = i;
+        }
+        if (worst == n) break;
+        last = worst;
+        int64_t range[2] = {INT64_MAX, INT64_MIN}; /* the other steps' times */
+        for (size_t i = 0; i < n; i++) {
+            if (i == worst) continue;
+            if (a->steps[i].dur_ps < range[0]) range[0] = a->steps[i].dur_ps;
+            if (a->steps[i].dur_ps > range[1]) range[1] = a->steps[i].dur_ps;
+        }
+        double cause[N_CAUSES];
+        cause_excess(c, worst, cause);
+        report_slow_step(c, worst, c->median_step, (double)a->steps[worst].dur_ps - c->median_step, cause, range);
+    }
 }
 
 /* What a host did instead of entering its collectives in the given steps: the largest part of
@@ -786,7 +1140,7 @@ static void rate_above_peak(ctx *c) {
 }
 
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    ctx c = {m, arena, a, 0, {0}};
+    ctx c = {.m = m, .arena = arena, .a = a};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
     a->findings = jp_arena_alloc(arena, MAX_FINDINGS * sizeof(jp_finding));
     if (!a->kpis || !a->findings) return JP_ERR_NOMEM;
@@ -795,6 +1149,14 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     kpis(&c);
     straggler(&c);
     recompilation(&c);
+    mark_slow_steps(&c);
+    for (size_t i = 0; i < a->n_steps; i++) {
+        if (!is_typical(&c, i)) continue;
+        c.n_typical++;
+        for (int p = 0; p < JP_PART_COUNT; p++)
+            c.typ_part[p] += (double)a->steps[i].part_ps[p], c.typ_total += (double)a->steps[i].part_ps[p];
+    }
+    slow_steps(&c);
     many_small_ops(&c);
     idle_and_host(&c);
     rate_above_peak(&c);

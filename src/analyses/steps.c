@@ -521,6 +521,13 @@ void jp_steps_summarize(jp_analysis *a) {
     sum->p90_ps = (double)d[rank ? rank - 1 : 0];
     for (size_t i = 0; n >= 3 && i < n_all; i++)
         a->steps[i].outlier = summarized(&a->steps[i], n_no_device, n_all) && (double)a->steps[i].dur_ps > 1.5 * sum->median_ps;
+    for (int p = 0; p < JP_PART_COUNT; p++) { /* the typical step, part by part (summarized steps) */
+        size_t k = 0;
+        for (size_t i = 0; i < n_all; i++)
+            if (summarized(&a->steps[i], n_no_device, n_all)) d[k++] = a->steps[i].part_ps[p];
+        qsort(d, n, sizeof *d, jp_cmp_i64);
+        sum->part_median_ps[p] = n % 2 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+    }
     free(d);
 }
 

@@ -635,6 +635,26 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
 
 /* ---- text --------------------------------------------------------------------------------------- */
 
+/* What makes an outlier step long, as ": idle +153.6 ms, compile +80.0 ms": the parts of its
+ * breakdown that exceed their median over the steps (the typical step) by the most, up to two,
+ * each at least a fifth of the step's own excess over the median step. */
+static void outlier_causes(const jp_analysis *a, const jp_step *s, FILE *out) {
+    const int64_t *med = a->step_summary.part_median_ps;
+    double excess = (double)s->dur_ps - a->step_summary.median_ps;
+    int shown[JP_PART_COUNT] = {0};
+    char t[32];
+    for (int n = 0; n < 2; n++) {
+        int top = -1;
+        for (int p = 0; p < JP_PART_COUNT; p++)
+            if (!shown[p] && (top < 0 || s->part_ps[p] - med[p] > s->part_ps[top] - med[top])) top = p;
+        double d = (double)(s->part_ps[top] - med[top]);
+        if (d <= 0 || d < 0.2 * excess) break;
+        shown[top] = 1;
+        jp_format_time(t, sizeof t, d);
+        fprintf(out, "%s %s +%s", n ? "," : ":", jp_part_name(top), t);
+    }
+}
+
 static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 static void findings_text(const jp_analysis *a, const jp_view *v, int width, FILE *out);
 static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
@@ -749,8 +769,9 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
             for (size_t i = 0, k = 0; i < a->n_steps && k < 8; i++) {
                 if (!a->steps[i].outlier) continue;
                 jp_format_time(b[0], 32, (double)a->steps[i].dur_ps);
-                fprintf(out, " step %lld (%s%s)", (long long)a->steps[i].step_num, b[0],
-                        a->steps[i].n_compiles ? ", compiles" : "");
+                fprintf(out, " step %lld (%s", (long long)a->steps[i].step_num, b[0]);
+                outlier_causes(a, &a->steps[i], out);
+                fputc(')', out);
                 k++;
             }
             fputc('\n', out);
