@@ -786,7 +786,7 @@ static void describe_wait(ctx *c, size_t i, double excess, jp_text *evidence, jp
     const int64_t *med = c->a->step_summary.part_median_ps;
     name_count t[MAX_NAMES];
     size_t nt;
-    const name_count *ann = host_while_idle(c, JP_HOST_USER, (long)i, t, &nt);
+    const name_count *ann = host_while_idle(c, JP_HOST_USER, (long)i, t, &nt), *rt = NULL;
     char py_buf[400];
     jp_text py = jp_text_make(py_buf, sizeof py_buf);
     python_while_idle(c, (long)i, &py);
@@ -797,6 +797,15 @@ static void describe_wait(ctx *c, size_t i, double excess, jp_text *evidence, jp
         jp_text_printf(evidence, " while the host was in annotation '%s' (%.1f ms)", ann->name, ms((double)ann->ps));
         jp_text_printf(fix, "The device waited for '%s' in this step: prepare batches ahead in a background "
                        "thread or a prefetching loader, so that one slow batch overlaps compute. ", ann->name);
+    } else if ((rt = host_while_idle(c, JP_HOST_RUNTIME, (long)i, t, &nt)) && (double)rt->ps >= 0.5 * excess) {
+        jp_text_printf(evidence, " while the host was in JAX's runtime: '%s' (%.1f ms self time)", rt->name,
+                       ms((double)rt->ps));
+        jp_text_printf(fix, "The host spent the wait inside JAX's runtime ('%s'), not in your code. %s", rt->name,
+                       i == 0 ? "This is the capture's first step: a program's first executions do one-time setup "
+                                "(buffer allocation, loading the executable), so start the capture a step later "
+                                "to see the steady state. "
+                              : "If it recurs, look at the runtime event in the timeline (jaxprof view) for what it "
+                                "waits on (argument transfers, allocation). ");
     } else if (py.len) {
         jp_text_printf(evidence, " while the host ran (Python self time) %s", py.buf);
         jp_text_puts(fix, "The device waited while the host ran the Python above: take it off the step's path "

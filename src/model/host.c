@@ -15,6 +15,8 @@ static const char *const RUNTIME_NAMES[] = {
     "MemoryAllocation", "MemoryDeallocation", "H2D", "D2H", "end: ",
     /* jax.profiler.annotate_function and IFRT TraceMes on the Python thread, not user code */
     "ExecuteReplicated.", "batched_copy_array_to_devices", "ArrayImpl.", "pickle_util.",
+    /* PJRT's C API (GPU plugins: PJRT_LoadedExecutable_Execute, ...) and jaxlib's pjit fast path */
+    "PJRT_", "cpp_pjit",
 };
 static const char *const COMPILE_NAMES[] = {
     "backend_compile", "lower_sharding_computation", "lower_jaxpr_to_module", "compile_or_get_cached",

@@ -103,6 +103,11 @@ static int nest_host(jp_model *m, jp_error *err) {
             depth--;
         ev[i].depth = (uint16_t)depth;
         for (size_t k = 0; k < depth && !ev[i].recursive; k++) ev[i].recursive = ev[stack[k]].name == ev[i].name;
+        /* An event inside a dispatch or a runtime event is the runtime's ("Build buffer allocations"
+         * inside PJRT_LoadedExecutable_Execute), whatever its name: no user code runs in there. */
+        if (depth && ev[i].kind == JP_HOST_USER &&
+            (ev[stack[depth - 1]].is_dispatch || ev[stack[depth - 1]].kind == JP_HOST_RUNTIME))
+            ev[i].kind = JP_HOST_RUNTIME;
         if (depth && ev[stack[depth - 1]].kind != JP_HOST_STEP) {
             jp_host_ev *parent = &ev[stack[depth - 1]];
             int64_t d = ev[i].end_ps - ev[i].start_ps;

@@ -71,7 +71,9 @@ MI300_CONV = REAL_CAPTURES / "mi300_jax08_conv.xplane.pb.gz"
 def test_findings_show_evidence_and_fix_wrapped():
     run = MI300_CONV
     findings = jaxprof_json("findings", run)["findings"]
-    assert [f["id"] for f in findings] == ["device_idle", "host_bound"]
+    # step 0 runs 15x the others (its first execution builds buffer allocations); the typical steps
+    # are host-bound and leave the device idle half the time
+    assert [f["id"] for f in findings] == ["slow_step", "host_bound", "device_idle"]
     for width in (60, 100):
         text = run_jaxprof("findings", run, "--width", str(width)).stdout
         assert text.startswith(f"Findings ({len(findings)})\n")

@@ -348,10 +348,17 @@ def test_real_mi300_conv_gaps_between_dispatches_are_not_step_time():
     # steps and gaps tile the dispatches' span: the gaps are in no step, so not in the host share
     span_ms = (max(raw[-1][1], raw[-1][2]) - raw[0][0]) / 1e6
     assert summary["total_ms"] + summary["gap_ms"] == pytest.approx(span_ms, abs=1e-2)
-    host_pct = 100 * summary["breakdown_ms"]["host"] / summary["total_ms"]
-    (host_bound,) = [f for f in jaxprof_json("findings", path)["findings"] if f["id"] == "host_bound"]
-    assert f"host-only time is {host_pct:.0f}% of step time" in host_bound["evidence"]
-    assert host_pct < 85  # 91 % when the gaps counted as host time
+    assert 100 * summary["breakdown_ms"]["host"] / summary["total_ms"] < 85  # 91 % when the gaps counted as host time
+    # step 0 (its first dispatch builds buffer allocations, 48.6 ms in the raw events) is many times
+    # the others: slow_step names it, and the loop-wide host_bound reads the typical steps only
+    durations = [max(b, dev) - a for a, b, dev in raw]
+    typical = [i for i, d in enumerate(durations) if d < 3 * sorted(durations)[len(durations) // 2]]
+    assert typical == [1, 2, 3, 4]
+    host_pct = 100 * sum(steps[i]["host_ms"] for i in typical) / sum(steps[i]["duration_ms"] for i in typical)
+    findings = {f["id"]: f for f in jaxprof_json("findings", path)["findings"]}
+    assert f"host-only time is {host_pct:.0f}% of step time" in findings["host_bound"]["evidence"]
+    assert findings["slow_step"]["evidence"].startswith("step 0 took 49.0 ms")
+    assert "JAX's runtime" in findings["slow_step"]["evidence"]  # not a user annotation, not the loader
 
 
 def test_real_mi300_legacy_steps_without_kernels_are_said_to_have_none():
