@@ -414,6 +414,8 @@ typedef struct jp_device {
                               * (TPU chip by name), "calibrated" (CPU, jaxprof calibrate), "flag"
                               * (jp_load_options), "" unknown */
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
+    const int64_t (*busy)[2]; /* the union of its op spans as [start, end) ps, in time order */
+    size_t n_busy;
 } jp_device;
 
 /* One frame of the Python call stack JAX recorded for an op (current JAX writes the stack into

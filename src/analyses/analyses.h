@@ -38,5 +38,8 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /*
 
 /* Index of the step containing t (start <= t < end), or -1. Steps are sorted by start. */
 long jp_step_at(const jp_analysis *a, int64_t t);
+/* jp_step_at(a, t) where `hint` is the step of an earlier, nearby t (or -1): events walked in time
+ * order mostly stay in the hint's step, and then no search is made. */
+long jp_step_at_hint(const jp_analysis *a, long hint, int64_t t);
 
 #endif

@@ -39,6 +39,8 @@ typedef struct ctx {
     int64_t *tracing;                  /* per step: host-only time tracing functions that compiled, ps */
     double typ_total;                  /* summed time of the typical steps (all but the slow), ps */
     double typ_part[JP_PART_COUNT];    /* their parts, summed, ps */
+    struct interval *busy;             /* device activity of every device (device_busy), computed once */
+    size_t n_busy;
 } ctx;
 
 /* The KPI table (docs/profile-format.md), the one place its thresholds are written: each row in
@@ -282,7 +284,29 @@ static interval *busy_intervals(const jp_model *m, int with_compile, size_t *n) 
     return v;
 }
 
-static interval *device_busy(const jp_model *m, size_t *n) { return busy_intervals(m, 0, n); }
+/* Device activity of every device (ops and transfers) as sorted disjoint intervals: the union of
+ * the devices' own unions (ops.c), far fewer than the spans; NULL (n 0) when there is none or
+ * memory runs out. The caller frees. */
+static interval *device_busy(const jp_analysis *a, size_t *n) {
+    size_t k = 0, out = 0;
+    for (size_t d = 0; d < a->n_devices; d++) k += a->devices[d].n_busy;
+    interval *v = malloc((k ? k : 1) * sizeof *v);
+    *n = 0;
+    if (!v) return NULL;
+    k = 0;
+    for (size_t d = 0; d < a->n_devices; d++)
+        for (size_t i = 0; i < a->devices[d].n_busy; i++) v[k++] = (interval){a->devices[d].busy[i][0], a->devices[d].busy[i][1]};
+    if (a->n_devices > 1) jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
+    for (size_t i = 0; i < k; i++) {
+        if (out && v[i].start <= v[out - 1].end) {
+            if (v[i].end > v[out - 1].end) v[out - 1].end = v[i].end;
+        } else {
+            v[out++] = v[i];
+        }
+    }
+    *n = out;
+    return v;
+}
 
 /* Time of [start, end) covered by the sorted disjoint intervals v. */
 static int64_t covered(const interval *v, size_t n, int64_t start, int64_t end) {
@@ -331,8 +355,8 @@ static int cmp_ev_at(const void *x, const void *y) {
  * earlier ones, so one name open on several threads at once counts that time once (a per-step
  * time never exceeds the step). Returns the largest. */
 static const name_count *host_while_idle(const ctx *c, int kind, long step, name_count *t, size_t *nt) {
-    size_t nb, ne = 0;
-    interval *busy = device_busy(c->m, &nb);
+    size_t nb = c->n_busy, ne = 0;
+    const interval *busy = c->busy;
     ev_at *order = malloc((c->m->host.n ? c->m->host.n : 1) * sizeof *order);
     *nt = 0;
     for (size_t i = 0; order && i < c->m->host.n; i++) {
@@ -354,7 +378,6 @@ static const name_count *host_while_idle(const ctx *c, int kind, long step, name
         nc->ps += idle;
     }
     free(order);
-    free(busy);
     const name_count *top = top_of(t, *nt, 1, NULL);
     return top && top->ps > 0 ? top : NULL;
 }
@@ -365,8 +388,8 @@ static const name_count *host_while_idle(const ctx *c, int kind, long step, name
  * records every function, so names are tallied in a map rather than the bounded table the
  * annotations use. */
 static void python_while_idle(const ctx *c, long step, jp_text *out) {
-    size_t nb;
-    interval *busy = device_busy(c->m, &nb);
+    size_t nb = c->n_busy;
+    const interval *busy = c->busy;
     jp_map idx = {0};
     jp_vec tally = {0}; /* name_count */
     for (size_t i = 0; i < c->m->host.n; i++) {
@@ -387,7 +410,6 @@ static void python_while_idle(const ctx *c, long step, jp_text *out) {
         if (!found) *nc = (name_count){h->name, 0, 0, INT64_MIN};
         nc->n++, nc->ps += idle;
     }
-    free(busy);
     const name_count *prev = NULL;
     double steps = step < 0 ? (double)(c->n_typical ? c->n_typical : 1) : 1;
     for (int rank = 0; rank < 3; rank++) { /* the three largest, in order */
@@ -1152,7 +1174,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {.m = m, .arena = arena, .a = a};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
     a->findings = jp_arena_alloc(arena, MAX_FINDINGS * sizeof(jp_finding));
-    if (!a->kpis || !a->findings) return JP_ERR_NOMEM;
+    if (!a->kpis || !a->findings || !(c.busy = device_busy(a, &c.n_busy))) return JP_ERR_NOMEM;
     c.step_total = (double)a->step_summary.total_ps;
     for (int p = 0; p < JP_PART_COUNT; p++) c.part[p] = (double)a->step_summary.part_ps[p];
     kpis(&c);
@@ -1172,6 +1194,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     large_transfers(&c);
     dominant_op(&c);
     peak_temporaries(&c);
+    free(c.busy);
     /* most severe first, stable otherwise */
     for (size_t i = 1; i < a->n_findings; i++)
         for (size_t j = i; j > 0 && a->findings[j].severity > a->findings[j - 1].severity; j--) {

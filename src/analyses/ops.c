@@ -16,32 +16,32 @@ static int cmp_interval_start(const void *a, const void *b) {
     return (x->start_ps > y->start_ps) - (x->start_ps < y->start_ps);
 }
 
-/* Adds the union of n intervals (sorted by start) to device d. */
-static void add_union(jp_device *d, const interval *iv, size_t n) {
-    int64_t lo = iv[0].start_ps, hi = iv[0].end_ps;
-    d->first_ps = lo;
+/* Adds the union of n intervals (sorted by start) to device d and keeps it as d->busy, written
+ * over iv's front (iv lives in the analysis' arena): later analyses take the device's busy time
+ * inside the steps from it without sorting the spans again. */
+static void add_union(jp_device *d, interval *iv, size_t n) {
+    size_t k = 0;
     for (size_t i = 1; i < n; i++) {
-        if (iv[i].start_ps > hi) {
-            d->busy_ps += hi - lo;
-            lo = iv[i].start_ps;
-        }
-        if (iv[i].end_ps > hi) hi = iv[i].end_ps;
+        if (iv[i].start_ps > iv[k].end_ps) iv[++k] = iv[i];
+        else if (iv[i].end_ps > iv[k].end_ps) iv[k].end_ps = iv[i].end_ps;
     }
-    d->busy_ps += hi - lo;
-    d->last_ps = hi;
+    for (size_t i = 0; i <= k; i++) d->busy_ps += iv[i].end_ps - iv[i].start_ps;
+    d->first_ps = iv[0].start_ps;
+    d->last_ps = iv[k].end_ps;
+    d->busy = (const int64_t(*)[2])(void *)iv;
+    d->n_busy = k + 1;
 }
 
 /* Busy time is the union of a device's op and transfer intervals: overlapping streams or threads
  * count once. Spans are bucketed by device as 16-byte intervals (a counting sort), then each
  * device's bucket is sorted by start: half the memory of sorting copies of every span, which set
  * the report's high-water mark on big GPU profiles. */
-static int device_busy(const jp_model *m, jp_analysis *a) {
+static int device_busy(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     size_t n_dev = a->n_devices, *first = calloc(n_dev + 1, sizeof *first);
     int64_t active = 0; /* summed first-to-last windows of the devices */
-    interval *iv = malloc((m->spans.n ? m->spans.n : 1) * sizeof *iv);
+    interval *iv = jp_arena_alloc(arena, (m->spans.n ? m->spans.n : 1) * sizeof *iv); /* the unions' home */
     if (!first || !iv) {
         free(first);
-        free(iv);
         return JP_ERR_NOMEM;
     }
     for (size_t i = 0; i < m->spans.n; i++) {
@@ -62,7 +62,6 @@ static int device_busy(const jp_model *m, jp_analysis *a) {
         active += a->devices[d].last_ps - a->devices[d].first_ps;
     }
     a->device_idle_pct = active > 0 ? 100.0 * (double)(active - a->op_busy_ps) / (double)active : 0;
-    free(iv);
     free(first);
     return JP_OK;
 }
@@ -187,7 +186,7 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     if (n == SIZE_MAX) return JP_ERR_NOMEM;
     a->n_ops = n;
     qsort(a->ops, n, sizeof *a->ops, cmp_op_total);
-    return device_busy(m, a);
+    return device_busy(m, arena, a);
 }
 
 /* ---- spread across steps ------------------------------------------------------------------------ */
@@ -225,11 +224,12 @@ int jp_ops_spread_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         free(row), free(sum);
         return JP_ERR_NOMEM;
     }
+    long at = -1;
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
-        long s = jp_step_at(a, e->start_ps);
-        if (s >= 0 && e->op < m->opdefs.n && row[e->op] != UINT32_MAX)
-            sum[(size_t)row[e->op] * n_steps + (size_t)s] += (double)e->self_ps;
+        at = jp_step_at_hint(a, at, e->start_ps);
+        if (at >= 0 && e->op < m->opdefs.n && row[e->op] != UINT32_MAX)
+            sum[(size_t)row[e->op] * n_steps + (size_t)at] += (double)e->self_ps;
     }
     for (size_t r = 0; r < a->n_ops; r++) {
         const double *v = &sum[r * n_steps];

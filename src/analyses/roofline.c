@@ -3,11 +3,7 @@
  * utilization per device (XProf's duty cycle), the KPIs' rates of the hardware. */
 #include "analyses/analyses.h"
 
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include "base/sort.h"
 
 /* Which roof bounds an op and how close it comes: an op of intensity I (FLOP/byte) can reach
  * min(peak FLOP/s, I x peak bytes/s); below the ridge I = peak FLOP/s / peak bytes/s the memory
@@ -33,12 +29,13 @@ static void place_op(const jp_device *d, jp_op_stat *o) {
  * time and by the summed peaks of the devices that ran ops. */
 static void step_flops(const jp_model *m, jp_analysis *a) {
     double flops = 0, step_ps = 0, peak = 0;
+    long k = -1;
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
-        long k = d->flops > 0 ? jp_step_at(a, e->start_ps) : -1;
+        if (d->flops <= 0 || (k = jp_step_at_hint(a, k, e->start_ps)) < 0) continue;
         double f = jp_opdef_event_share(d) * d->flops;
-        if (k >= 0) a->steps[k].flops += f, flops += f;
+        a->steps[k].flops += f, flops += f;
     }
     for (size_t i = 0; i < a->n_steps; i++) step_ps += (double)a->steps[i].dur_ps;
     a->step_flops = a->n_steps ? flops / (double)a->n_steps : 0; /* known without any peak */
@@ -50,24 +47,13 @@ static void step_flops(const jp_model *m, jp_analysis *a) {
     a->mfu_pct = step_ps > 0 && peak > 0 && flops > 0 ? 100 * flops / (step_ps / 1e12) / peak : -1;
 }
 
-typedef struct interval {
-    int64_t start_ps, end_ps;
-} interval;
-
-static int cmp_start(const void *x, const void *y) {
-    const interval *a = x, *b = y;
-    return (a->start_ps > b->start_ps) - (a->start_ps < b->start_ps);
-}
-
-/* The part of the union of iv[0..n) (sorted by start) that lies inside the steps (in time order,
+/* The part of a device's busy union (in time order) that lies inside the steps (in time order,
  * not overlapping), ps. */
-static double busy_in_steps(const interval *iv, size_t n, const jp_step *s, size_t n_steps) {
+static double busy_in_steps(const jp_device *d, const jp_step *s, size_t n_steps) {
     double busy = 0;
     size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        int64_t lo = iv[i].start_ps, hi = iv[i].end_ps;
-        for (i++; i < n && iv[i].start_ps <= hi; i++)
-            if (iv[i].end_ps > hi) hi = iv[i].end_ps;
+    for (size_t i = 0; i < d->n_busy; i++) {
+        int64_t lo = d->busy[i][0], hi = d->busy[i][1];
         while (k < n_steps && s[k].start_ps + s[k].dur_ps <= lo) k++;
         for (size_t j = k; j < n_steps && s[j].start_ps < hi; j++) {
             int64_t a = lo > s[j].start_ps ? lo : s[j].start_ps, b = s[j].start_ps + s[j].dur_ps;
@@ -98,36 +84,14 @@ static double window_utilization(const jp_analysis *a, size_t *n_dev) {
     return sum;
 }
 
-/* Σ over the devices that ran ops of their busy share of the steps' step_ps; *n_dev counts them.
- * The spans are bucketed by device (a counting sort, as ops.c does), each bucket sorted by start.
- * -1 when out of memory. */
-static double step_utilization(const jp_model *m, const jp_analysis *a, double step_ps, size_t *n_dev) {
-    size_t n_buckets = a->n_devices, *first = calloc(n_buckets + 1, sizeof *first);
-    interval *iv = malloc((m->spans.n ? m->spans.n : 1) * sizeof *iv);
-    if (!iv || !first) {
-        free(iv);
-        free(first);
-        return -1;
-    }
-    for (size_t i = 0; i < m->spans.n; i++) {
-        uint32_t dev = JP_VEC_AT(&m->spans, jp_span, i).device;
-        if (dev < n_buckets) first[dev + 1]++;
-    }
-    for (size_t d = 0; d < n_buckets; d++) first[d + 1] += first[d];
-    for (size_t i = 0; i < m->spans.n; i++) { /* first[d] walks to the end of bucket d */
-        const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
-        if (sp->device < n_buckets) iv[first[sp->device]++] = (interval){sp->start_ps, sp->end_ps};
-    }
+/* Σ over the devices that ran ops of their busy share of the steps' step_ps; *n_dev counts them. */
+static double step_utilization(const jp_analysis *a, double step_ps, size_t *n_dev) {
     double sum = 0;
-    for (size_t d = 0, lo = 0; d < n_buckets; lo = first[d++]) {
-        size_t n = first[d] - lo;
-        if (!a->devices[d].n_ops || n == 0) continue;
-        jp_sort_by_key64(iv + lo, n, sizeof *iv, offsetof(interval, start_ps), 1, cmp_start);
-        sum += 100 * busy_in_steps(iv + lo, n, a->steps, a->n_steps) / step_ps;
+    for (size_t d = 0; d < a->n_devices; d++) {
+        if (!a->devices[d].n_ops || !a->devices[d].n_busy) continue;
+        sum += 100 * busy_in_steps(&a->devices[d], a->steps, a->n_steps) / step_ps;
         ++*n_dev;
     }
-    free(iv);
-    free(first);
     return sum;
 }
 
@@ -138,16 +102,14 @@ static double step_utilization(const jp_model *m, const jp_analysis *a, double s
  * the capture is the loop (on the TPU inference capture, 100 executions back to back are busy
  * throughout while the device idles 13.4 % of its window around them), so there it is each
  * device's busy time over its own first-to-last activity, XProf's duty cycle itself. */
-static int device_utilization(const jp_model *m, jp_analysis *a) {
+static void device_utilization(jp_analysis *a) {
     a->device_util_pct = -1;
     double step_ps = 0;
     size_t n_dev = 0;
     for (size_t i = 0; i < a->n_steps; i++) step_ps += (double)a->steps[i].dur_ps;
-    if (step_ps <= 0) return JP_OK;
-    double sum = steps_marked(a) ? step_utilization(m, a, step_ps, &n_dev) : window_utilization(a, &n_dev);
-    if (sum < 0) return JP_ERR_NOMEM;
+    if (step_ps <= 0) return;
+    double sum = steps_marked(a) ? step_utilization(a, step_ps, &n_dev) : window_utilization(a, &n_dev);
     if (n_dev) a->device_util_pct = sum / (double)n_dev;
-    return JP_OK;
 }
 
 int jp_roofline_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
@@ -155,5 +117,6 @@ int jp_roofline_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     for (size_t i = 0; i < a->n_ops; i++) place_op(&a->devices[a->ops[i].device], &a->ops[i]);
     a->mfu_pct = -1;
     step_flops(m, a);
-    return device_utilization(m, a);
+    device_utilization(a);
+    return JP_OK;
 }

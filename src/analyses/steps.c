@@ -31,6 +31,15 @@ long jp_step_at(const jp_analysis *a, int64_t t) {
     return t < s->start_ps + s->dur_ps ? (long)(lo - 1) : -1;
 }
 
+long jp_step_at_hint(const jp_analysis *a, long hint, int64_t t) {
+    if (hint >= 0 && (size_t)hint < a->n_steps) {
+        const jp_step *s = &a->steps[hint];
+        if (t >= s->start_ps && t < s->start_ps + s->dur_ps && ((size_t)hint + 1 == a->n_steps || s[1].start_ps > t))
+            return hint;
+    }
+    return jp_step_at(a, t);
+}
+
 /* StepTraceAnnotation markers; one step number seen on several hosts or threads is one step
  * spanning all of them. */
 static size_t steps_from_markers(const jp_model *m, jp_vec *out) {

@@ -45,6 +45,16 @@ typedef struct jp_build_ctx {
     uint64_t n_unknown;      /* events of the line so far whose metadata id names no metadata */
     uint64_t unknown_at;     /* the byte offset of the first of them */
     jp_nest_track op_nest, host_nest; /* nesting of the line's ops and host events */
+    /* The last HLO module lookup (jp_build_op_for): a run's ops all name one module and program,
+     * so the search of m->hlo is made once a run, not once an op. */
+    struct {
+        const char *module;
+        int64_t program_id;
+        size_t n_hlo;                /* m->hlo.n when looked up: more modules read, look again */
+        const struct jp_hlo_module *hm;
+        size_t programs;
+        uint64_t slot;
+    } hlo_memo;
     jp_error *err;
 } jp_build_ctx;
 

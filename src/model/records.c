@@ -76,9 +76,13 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
                        const jp_ev_info *info) {
     jp_model *m = c->m;
     int found;
-    size_t programs;
-    uint64_t slot;
-    const jp_hlo_module *hm = hlo_module_for(m, c->host_index, module, program_id, &programs, &slot);
+    if (c->hlo_memo.module != module || c->hlo_memo.program_id != program_id || c->hlo_memo.n_hlo != m->hlo.n) {
+        c->hlo_memo.module = module, c->hlo_memo.program_id = program_id, c->hlo_memo.n_hlo = m->hlo.n;
+        c->hlo_memo.hm = hlo_module_for(m, c->host_index, module, program_id, &c->hlo_memo.programs, &c->hlo_memo.slot);
+    }
+    const jp_hlo_module *hm = c->hlo_memo.hm;
+    size_t programs = c->hlo_memo.programs;
+    uint64_t slot = c->hlo_memo.slot;
     uint32_t idx = jp_map_get_or_put(&m->op_index, device | slot << 32, jp_ptr_key(module), jp_ptr_key(name),
                                      (uint32_t)m->opdefs.n, &found);
     if (idx == UINT32_MAX || found) return idx;
