@@ -25,6 +25,8 @@ import numpy as np  # noqa: E402
 import optax  # noqa: E402
 from flax import nnx  # noqa: E402
 
+from realistic_models import transformer_lm  # noqa: E402  (beside this file)
+
 CALLS = 15          # calls of train_step: steps 10..13 are captured (call 14 ends the capture)
 SLOW_CALL = 11      # its batch is the slow one: loaded during step 10
 SLOW_S = 0.15       # how slow
@@ -32,40 +34,9 @@ RECOMPILE_EVERY = 5
 VOCAB, D, HEADS, LAYERS, SEQ, BATCH = 256, 64, 4, 2, 32, 8
 
 
-class Block(nnx.Module):
-    """Pre-norm transformer block: causal self-attention, then an MLP."""
-
-    def __init__(self, rngs: nnx.Rngs) -> None:
-        self.ln1 = nnx.LayerNorm(D, rngs=rngs)
-        self.attn = nnx.MultiHeadAttention(num_heads=HEADS, in_features=D, decode=False, rngs=rngs)
-        self.ln2 = nnx.LayerNorm(D, rngs=rngs)
-        self.up = nnx.Linear(D, 4 * D, rngs=rngs)
-        self.down = nnx.Linear(4 * D, D, rngs=rngs)
-
-    def __call__(self, x: jax.Array, mask: jax.Array) -> jax.Array:
-        x = x + self.attn(self.ln1(x), mask=mask)
-        return x + self.down(jax.nn.gelu(self.up(self.ln2(x))))
-
-
-class LM(nnx.Module):
-    def __init__(self, rngs: nnx.Rngs) -> None:
-        self.tok = nnx.Embed(VOCAB, D, rngs=rngs)
-        self.pos = nnx.Embed(SEQ, D, rngs=rngs)
-        self.blocks = nnx.List([Block(rngs) for _ in range(LAYERS)])
-        self.ln_f = nnx.LayerNorm(D, rngs=rngs)
-        self.head = nnx.Linear(D, VOCAB, rngs=rngs)
-
-    def __call__(self, tokens: jax.Array) -> jax.Array:
-        x = self.tok(tokens) + self.pos(jnp.arange(tokens.shape[1]))
-        mask = nnx.make_causal_mask(tokens)
-        for block in self.blocks:
-            x = block(x, mask)
-        return self.head(self.ln_f(x))
-
-
 @nnx.jit
-def train_step(model: LM, opt: Any, tokens: jax.Array) -> jax.Array:
-    def loss_fn(m: LM) -> jax.Array:
+def train_step(model: Any, opt: Any, tokens: jax.Array) -> jax.Array:
+    def loss_fn(m: Any) -> jax.Array:
         logits = m(tokens[:, :-1])
         return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
 
@@ -81,7 +52,7 @@ def summarize(values: jax.Array) -> jax.Array:
 
 
 def main() -> int:
-    model = LM(nnx.Rngs(0))
+    model = transformer_lm(VOCAB, D, HEADS, LAYERS, SEQ)
     opt = nnx.Optimizer(model, optax.adamw(3e-4), wrt=nnx.Param)
     rng = np.random.default_rng(0)
 

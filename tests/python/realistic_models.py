@@ -43,9 +43,9 @@ LM = dict(vocab=512, d_model=64, heads=4, layers=6, seq=32, batch=4)
 
 # ---- lm: Flax NNX transformer + Optax ------------------------------------------------------------
 
-def lm_capture(out: Path) -> Path:
+def transformer_lm(vocab: int, d: int, heads: int, layers: int, seq: int, seed: int = 0) -> Any:
+    """A Flax NNX pre-norm transformer language model (also planted_lm.py's)."""
     from flax import nnx
-    import optax
 
     class Block(nnx.Module):
         """Pre-norm transformer block: causal self-attention, then an MLP."""
@@ -76,7 +76,14 @@ def lm_capture(out: Path) -> Path:
                 x = block(x, mask)
             return self.head(self.ln_f(x))
 
-    model = TransformerLM(LM["vocab"], LM["d_model"], LM["heads"], LM["layers"], LM["seq"], nnx.Rngs(0))
+    return TransformerLM(vocab, d, heads, layers, seq, nnx.Rngs(seed))
+
+
+def lm_capture(out: Path) -> Path:
+    from flax import nnx
+    import optax
+
+    model = transformer_lm(LM["vocab"], LM["d_model"], LM["heads"], LM["layers"], LM["seq"])
     graphdef, params = nnx.split(model, nnx.Param)
     tx = optax.adamw(3e-4)
     state = {"params": params, "opt": tx.init(params), "step": jnp.zeros((), jnp.int32)}
