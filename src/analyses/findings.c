@@ -260,11 +260,24 @@ static int cmp_interval(const void *x, const void *y) {
     return (p > q) - (p < q);
 }
 
+/* Merges the intervals v[0..k) (sorted by start) into disjoint ones at v's front; returns how many. */
+static size_t merge_sorted(interval *v, size_t k) {
+    size_t out = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (out && v[i].start <= v[out - 1].end) {
+            if (v[i].end > v[out - 1].end) v[out - 1].end = v[i].end;
+        } else {
+            v[out++] = v[i];
+        }
+    }
+    return out;
+}
+
 /* Device activity (ops and transfers of every device), and compilation too when with_compile, as
  * sorted disjoint intervals; NULL (n 0) when there is none or memory runs out. The caller frees. */
 static interval *busy_intervals(const jp_model *m, int with_compile, size_t *n) {
     interval *v = malloc((m->spans.n ? m->spans.n : 1) * sizeof *v);
-    size_t k = 0, out = 0;
+    size_t k = 0;
     *n = 0;
     if (!v) return NULL;
     for (size_t i = 0; i < m->spans.n; i++) {
@@ -273,14 +286,7 @@ static interval *busy_intervals(const jp_model *m, int with_compile, size_t *n) 
         if (busy && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
     }
     jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
-    for (size_t i = 0; i < k; i++) {
-        if (out && v[i].start <= v[out - 1].end) {
-            if (v[i].end > v[out - 1].end) v[out - 1].end = v[i].end;
-        } else {
-            v[out++] = v[i];
-        }
-    }
-    *n = out;
+    *n = merge_sorted(v, k);
     return v;
 }
 
@@ -288,7 +294,7 @@ static interval *busy_intervals(const jp_model *m, int with_compile, size_t *n) 
  * the devices' own unions (ops.c), far fewer than the spans; NULL (n 0) when there is none or
  * memory runs out. The caller frees. */
 static interval *device_busy(const jp_analysis *a, size_t *n) {
-    size_t k = 0, out = 0;
+    size_t k = 0;
     for (size_t d = 0; d < a->n_devices; d++) k += a->devices[d].n_busy;
     interval *v = malloc((k ? k : 1) * sizeof *v);
     *n = 0;
@@ -297,14 +303,7 @@ static interval *device_busy(const jp_analysis *a, size_t *n) {
     for (size_t d = 0; d < a->n_devices; d++)
         for (size_t i = 0; i < a->devices[d].n_busy; i++) v[k++] = (interval){a->devices[d].busy[i][0], a->devices[d].busy[i][1]};
     if (a->n_devices > 1) jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
-    for (size_t i = 0; i < k; i++) {
-        if (out && v[i].start <= v[out - 1].end) {
-            if (v[i].end > v[out - 1].end) v[out - 1].end = v[i].end;
-        } else {
-            v[out++] = v[i];
-        }
-    }
-    *n = out;
+    *n = merge_sorted(v, k);
     return v;
 }
 
