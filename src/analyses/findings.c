@@ -475,6 +475,19 @@ static double steady_level(const ctx *c, double (*value)(const jp_step *), doubl
     return *median - 3 * *sigma;
 }
 
+/* With several devices the step breakdown counts an instant as busy when any device works, while
+ * the utilization KPI is each device's own busy share (XProf's duty cycle): says so, with the
+ * KPI's number, so that the two percentages are not read as one (8 GPUs: 70% against 31%). */
+static const char *per_device_note(const ctx *c, char *buf, size_t cap) {
+    size_t n = 0;
+    for (size_t d = 0; d < c->a->n_devices; d++) n += c->a->devices[d].n_ops > 0;
+    jp_text t = jp_text_make(buf, cap);
+    if (n > 1 && c->a->device_util_pct >= 0)
+        jp_text_printf(&t, "; \"device busy\" counts an instant when any of the %zu devices works; each is busy "
+                       "%.0f%% of the step time on average (the device utilization KPI)", n, c->a->device_util_pct);
+    return buf;
+}
+
 /* device_idle: the device waits (no compute, collective or transfer) for more of the typical step
  * than the KPI table's "good" device utilization leaves (20%), against the steps' spread (see
  * above): warning; bad past its "bad" (50%). 20% of every step without device work is what XProf
@@ -542,16 +555,17 @@ static void idle_and_host(ctx *c) {
                   "pipeline in jax.profiler.TraceAnnotation to see it.";
         if (!fix) fix = "Overlap input with compute: prefetch batches and avoid blocking calls in the step.";
         const char *title = bad ? "Device idle most of the step" : "Device idle a large part of every step";
+        char devs_buf[200];
         finding(c, "device_idle", idle_rating, title, fix,
                 "device busy %.0f%% of step time (%s below %.0f%%); it waits %.0f%% of the median step, %.0f%% "
                 "or more against the spread of %zu step%s (robust standard deviation %.0f%%%s); per step %.2f ms "
                 "host-only, %.2f ms compiling, %.2f ms with nothing recorded; worst step %lld (%.2f ms of %.2f ms "
-                "without device work)%s",
+                "without device work)%s%s",
                 100 * util, bad ? "bad" : "warning", bad ? KPI[KPI_UTIL].bad : KPI[KPI_UTIL].good, med, level,
                 c->n_typical, c->n_typical == 1 ? "" : "s", sigma, typical.buf, ms(host / steps),
                 ms(comp / steps),
                 ms(idle / steps), (long long)a->steps[worst].step_num, ms((double)worst_gap),
-                ms((double)a->steps[worst].dur_ps), hint.buf);
+                ms((double)a->steps[worst].dur_ps), hint.buf, per_device_note(c, devs_buf, sizeof devs_buf));
     }
     level = steady_level(c, step_host, &med, &sigma);
     if (kpi_bad(KPI_HOST, level)) {

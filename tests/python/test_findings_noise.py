@@ -381,3 +381,7 @@ def test_tf_bert_capture_device_idle_30_percent_is_a_warning():
     assert f["evidence"].startswith("device busy 70% of step time (warning below 80%); it waits 30% of the median "
                                     "step, 30% or more against the spread of 1 step"), f
     assert "6.36 ms with nothing recorded" in f["evidence"], f
+    # two of the eight GPUs ran ops: "busy" above is either's; the KPI is each one's own share
+    (util,) = [k["value"] for k in jaxprof_json("report", path)["kpis"] if k["name"] == "device utilization"]
+    assert (f'"device busy" counts an instant when any of the 2 devices works; each is busy {util:.0f}% '
+            "of the step time on average") in f["evidence"], f
