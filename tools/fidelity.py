@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REAL = Path(os.environ.get("JAXPROF_REAL_CAPTURES") or ROOT.parent / "shared" / "captures")  # beside the project, never in it
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 import hlo_truth  # noqa: E402
+import raw_events  # noqa: E402
 import xprof_oracle  # noqa: E402
 
 JAXPROF = Path(sys.executable).parent / "jaxprof"
@@ -80,6 +81,7 @@ def compare(path: Path) -> list[tuple[str, str, str, str]]:
     else:
         rows.append(("steps", "none measured", f"{js['count']} ({js['method']})",
                      "agrees" if not js["count"] else f"differs: {WHY['no_steps']}"))
+    rows += dispatch_step_rows(path, js["method"])
     idle = x.get("device_idle_pct_exact")
     rows.append(("device idle, % of each device's first-to-last activity",
                  f"{idle:.2f}" if idle is not None else "not given", f"{j['device_idle_pct']:.2f}",
@@ -90,6 +92,24 @@ def compare(path: Path) -> list[tuple[str, str, str, str]]:
     rows.append(("memory peaks per allocator", ", ".join(f"{k} {v}" for k, v in sorted(xm.items()))[:70] or "none",
                  ", ".join(f"{k} {v}" for k, v in sorted(jm.items()))[:70] or "none", verdict(xm == jm)))
     return rows
+
+
+def dispatch_step_rows(path: Path, method: str) -> list[tuple[str, str, str, str]]:
+    """Steps inferred from dispatches against the raw events: each step from its dispatch to the
+    end of the device work started before the next dispatch (XProf has no such steps)."""
+    prefix = "host dispatches of PjitFunction("
+    if not method.startswith(prefix):
+        return []
+    raw = raw_events.raw_dispatch_steps(path, method[len(prefix):-1])
+    truth = [((dev if dev is not None and dev > b else b) - a) / 1e6 for a, b, dev in raw]
+    ours = [s["duration_ms"] for s in jaxprof_json("steps", path)["steps"]]
+    agree = sum(abs(t - o) <= 2e-3 for t, o in zip(truth, ours))
+    no_dev = [s["step"] for s in jaxprof_json("steps", path)["steps"] if s["no_device_work"]]
+    return [("step times (truth: raw events, dispatch to the end of its device work)",
+             f"raw: {len(truth)} steps, " + ", ".join(f"{t:.2f}" for t in truth) + " ms",
+             f"{agree} of {len(ours)} within 2 us" + (f"; steps {no_dev} had no device op" if no_dev else ""),
+             verdict(agree == len(truth) == len(ours), "the raw reader counts a copy as device work; jaxprof "
+                     "says a step with copies only had no device op" if no_dev else ""))]
 
 
 def rate(value: float | None, scale: float = 1.0) -> str:

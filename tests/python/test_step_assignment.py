@@ -4,7 +4,6 @@ marker, recompiles inside chosen markers, host work on several threads, a decoy 
 ProfileData (never by jaxprof)."""
 from __future__ import annotations
 
-import gzip
 import re
 import subprocess
 import sys
@@ -16,15 +15,11 @@ import jax
 import pytest
 
 from conftest import JAXPROF_BIN, REAL_CAPTURES, jaxprof_json
+from raw_events import raw_dispatch_steps, raw_planes
 
 
 def xplanes(root: Path) -> list[Path]:
     return sorted(root.rglob("*.xplane.pb"))
-
-
-def raw_planes(path: Path):
-    data = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
-    return jax.profiler.ProfileData.from_serialized_xspace(data).planes
 
 
 def run_program(tmp_path: Path, body: str, *args: str, timeout: int = 240) -> subprocess.CompletedProcess:
@@ -290,27 +285,6 @@ def test_run_chooses_the_step_function_by_compiled_work_on_a_loaded_machine(tmp_
 
 
 # ---- the real captures, against their raw events ----------------------------------------------
-
-def raw_dispatch_steps(path: Path, fn: str):
-    """Per top-level dispatch PjitFunction(fn): (start, end, end of device work started before the
-    next dispatch), in ns, from the raw events."""
-    disp, dev = [], []
-    for plane in raw_planes(path):
-        for line in plane.lines:
-            for ev in line.events:
-                if ev.name == f"PjitFunction({fn})":
-                    disp.append((ev.start_ns, ev.start_ns + ev.duration_ns))
-                elif plane.name.startswith("/device:") and line.name != "Steps" and "XLA Modules" not in line.name:
-                    dev.append((ev.start_ns, ev.start_ns + ev.duration_ns))
-    disp.sort()
-    top = [d for i, d in enumerate(disp) if not (i and disp[i - 1][0] <= d[0] and d[1] <= disp[i - 1][1])]
-    out = []
-    for i, (a, b) in enumerate(top):
-        nxt = top[i + 1][0] if i + 1 < len(top) else float("inf")
-        ends = [e for s, e in dev if a <= s < nxt]
-        out.append((a, b, max(ends) if ends else None))
-    return out
-
 
 def needs(name: str) -> Path:
     path = REAL_CAPTURES / f"{name}.xplane.pb.gz"
