@@ -392,6 +392,10 @@ typedef struct jp_load_options {
      * JP_ERR_NOT_FOUND naming the steps there are. */
     int has_steps;
     int64_t first_step, last_step;
+    /* 1: also each op's spread of self time across the steps (jp_op_stat.step_sd_ps), which only
+     * the diff's noise reads (a table of ops x steps): jaxprof diff, jaxprof.diff and the viewer
+     * set it; without it step_sd_ps is 0 and the diff's noise comes from the executions. */
+    int op_spread;
 } jp_load_options;
 
 /* Parses a step range as `--steps` takes it: "N", "A:B", "A:" or ":B" (decimal, inclusive). 0, or

@@ -311,7 +311,7 @@ static PyObject *diff(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"base_path", "new_path", "host", "min_change_pct", "min_share_pct",
                              "max_step_slowdown_pct", "max_op_slowdown_pct", NULL};
     PyObject *base_obj, *new_obj;
-    diff_job job = {0};
+    diff_job job = {.load.op_spread = 1}; /* each op's noise comes from its spread across the steps */
     job.gate.max_step_slowdown_pct = -1, job.gate.max_op_slowdown_pct = -1;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O&|zdddd", kwlist, PyUnicode_FSConverter, &base_obj,
                                      PyUnicode_FSConverter, &new_obj, &job.load.host, &job.opt.min_change_pct,

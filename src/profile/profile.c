@@ -24,7 +24,8 @@ static int analysis_failed(const char *name, int rc, jp_error *err) {
 }
 
 /* Every analysis after the hosts', in order; steps_fn finds the steps (or keeps the ones given). */
-static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, analysis_fn steps_fn, jp_error *err) {
+static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, analysis_fn steps_fn, int op_spread,
+                        jp_error *err) {
     const struct {
         analysis_fn fn;
         const char *name; /* for its error */
@@ -37,6 +38,7 @@ static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, anal
     };
     a->span_ps = m->last_ps - m->first_ps;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (steps[i].fn == jp_ops_spread_analyze && !op_spread) continue; /* only diffs read it */
         int rc = steps[i].fn(m, arena, a);
         if (rc != JP_OK) return analysis_failed(steps[i].name, rc, err);
     }
@@ -201,7 +203,7 @@ static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_option
     jp_vec owned[N_WINDOWED];
     int rc = window_view(m, lo, hi, host_lo, host_hi, &view, owned);
     if (rc != JP_OK) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    if (rc == JP_OK) rc = run_analyses(&view, &p->arena, &w, keep_steps, err);
+    if (rc == JP_OK) rc = run_analyses(&view, &p->arena, &w, keep_steps, opt->op_spread, err);
     for (size_t i = 0; i < N_WINDOWED; i++) jp_vec_free(&owned[i]);
     if (rc == JP_OK) p->analysis = w;
     return rc;
@@ -220,7 +222,7 @@ static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_er
     a->n_warnings = m->warnings.n;
     int rc = jp_hosts_analyze(m, &p->arena, a); /* aligns the hosts' clocks: before the rest */
     if (rc != JP_OK) return analysis_failed("hosts", rc, err);
-    rc = run_analyses(m, &p->arena, a, jp_steps_analyze, err);
+    rc = run_analyses(m, &p->arena, a, jp_steps_analyze, opt && opt->op_spread, err);
     return rc == JP_OK && opt && opt->has_steps ? analyze_window(p, m, opt, err) : rc;
 }
 

@@ -257,7 +257,8 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const
  * call unless it is pinned. */
 static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, const char *steps,
                           cached **out, int *hit, jp_error *err) {
-    jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file, .has_steps = steps[0] != 0};
+    jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file, .has_steps = steps[0] != 0,
+                           .op_spread = 1}; /* the compare page's op noise */
     if (opt.has_steps && jp_steps_parse(steps, &opt.first_step, &opt.last_step, err) != JP_OK) return JP_ERR_ARG;
     uint64_t stamp;
     int rc = jp_profile_stamp(run->path, &stamp, err);

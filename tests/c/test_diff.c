@@ -1096,8 +1096,9 @@ static void capture_with_itself(void **state) {
     snprintf(path, sizeof path, "%s/%s", JP_TEST_DATA, "cpu_small.xplane.pb.gz");
     jp_profile *p = NULL, *q = NULL;
     jp_error err;
-    if (jp_profile_load(&p, path, NULL, &err)) fail_msg("%s", err.msg);
-    if (jp_profile_load(&q, path, NULL, &err)) fail_msg("%s", err.msg);
+    jp_load_options opt = {.op_spread = 1}; /* as jaxprof diff loads */
+    if (jp_profile_load(&p, path, &opt, &err)) fail_msg("%s", err.msg);
+    if (jp_profile_load(&q, path, &opt, &err)) fail_msg("%s", err.msg);
     const jp_analysis *a = jp_profile_analysis(p);
     assert_int_equal(a->n_ops, 2);   /* the fixture's two ops, three steps, 15 scopes */
     assert_int_equal(a->n_steps, 3);

@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!sink && !(sink = fopen("/dev/null", "w"))) return 0;
     jp_profile *p;
     jp_error err;
-    if (jp_profile_parse(&p, data, size, "fuzz", NULL, &err) != JP_OK) return 0;
+    jp_load_options opt = {.op_spread = 1}; /* every analysis, the diff's spread too */
+    if (jp_profile_parse(&p, data, size, "fuzz", &opt, &err) != JP_OK) return 0;
     const jp_analysis *a = jp_profile_analysis(p);
     jp_view view = {0};
     for (int s = 0; s < JP_SECTION_COUNT; s++) {

@@ -115,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     extract(data, size);
     jp_profile *p;
     jp_error err;
-    if (jp_profile_parse(&p, data, size, "fuzz", NULL, &err) != JP_OK) return 0;
+    jp_load_options opt = {.op_spread = 1}; /* every analysis, the diff's spread too */
+    if (jp_profile_parse(&p, data, size, "fuzz", &opt, &err) != JP_OK) return 0;
     render_all(jp_profile_analysis(p), sink);
     jp_profile_free(p);
     char xplane[PATH_CAP];
