@@ -760,12 +760,13 @@ _SIGINT_FILES = {profiler_mod.__file__, _jax.__file__, __import__("jax._src.prof
 class _SigintAt:
     """A global trace function that raises SIGINT at the `at`-th signal-handling point it meets."""
 
-    def __init__(self, at: int) -> None:
-        self.at, self.seen, self.where = at, 0, None
+    def __init__(self, at: int, files: set = _SIGINT_FILES) -> None:
+        self.at, self.seen, self.where, self.files = at, 0, None, files
+        self.function: str | None = None   # module.function the SIGINT was raised in
         self._points: dict = {}
 
     def __call__(self, frame, event, arg):
-        if frame.f_code.co_filename not in _SIGINT_FILES:
+        if frame.f_code.co_filename not in self.files:
             return None
         frame.f_trace_opcodes = True
         return self._opcode
@@ -784,6 +785,7 @@ class _SigintAt:
         if event == "opcode" and frame.f_lasti in self._handler_points(frame.f_code):
             if self.seen == self.at:
                 self.where = f"{frame.f_code.co_name}:{frame.f_lineno}"
+                self.function = f"{Path(frame.f_code.co_filename).stem}.{frame.f_code.co_qualname}"
                 signal.raise_signal(signal.SIGINT)
             self.seen += 1
         return self._opcode
@@ -792,7 +794,7 @@ class _SigintAt:
 def _loop_under_one_sigint(root: Path, at: int, step_fn, w0, block: bool) -> tuple[_SigintAt, int, list]:
     """One-step captures every other step; one Ctrl-C at point `at`, caught like the storm's."""
     prof = jaxprof.Profiler(root, start_step=1, num_steps=1, every_n_steps=2, max_profiles=None,
-                            report=False, block_on_edges=block)
+                            report=False, block_on_edges=block, python_trace=not block)
     injector, caught, mismatches, i, w = _SigintAt(at), 0, [], 0, w0
     sys.settrace(injector)
     try:
@@ -817,7 +819,7 @@ def _loop_under_one_sigint(root: Path, at: int, step_fn, w0, block: bool) -> tup
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the points where signals run are those of CPython 3.11+")
-@pytest.mark.parametrize("block", [True, False])
+@pytest.mark.parametrize("block", [True, False])   # False: also with the Python tracer on
 def test_sigint_at_every_point_of_start_and_stop(tmp_path, step_fn, w0, block):
     """The storm's race, replayed at each point in turn (~150 of them): after a Ctrl-C anywhere in a
     capture's start or stop, Profiler.capturing agrees with JAX (before the fix, a Ctrl-C just after
@@ -836,3 +838,45 @@ def test_sigint_at_every_point_of_start_and_stop(tmp_path, step_fn, w0, block):
         at += 1
     assert at > 100, at   # the points were met: start and stop of several captures
     assert failures == [], failures
+
+
+def test_sigint_at_every_point_of_trace(tmp_path, step_fn, w0):
+    """jaxprof.trace under the same replay: the Ctrl-C is raised exactly once at every point, and no
+    trace is left running except at the hand-over points no code inside a context manager can
+    cover: __exit__'s first bytecodes before its hold begins, and __enter__'s last, after it ends
+    (a KeyboardInterrupt there means the with statement never calls __exit__). Before the hold,
+    a Ctrl-C just after start_trace built its ProfilerSession (default options: Python tracer on)
+    aborted the interpreter: the session, dropped with the exception set, calls into Python from
+    C++ (std::terminate, "SystemError: __import__ returned a result with an exception set")."""
+    files = {sys.modules["jaxprof.trace"].__file__, _jax.__file__, __import__("jax._src.profiler").__file__}
+    hand_over = {"trace.trace.__exit__", "_jax.sigint_held.__init__", "_jax.sigint_held.__enter__",
+                 "trace.trace.__enter__", "_jax.sigint_held.__exit__"}
+    at, failures, leaks = 0, [], []
+    w = w0
+    while True:
+        injector, caught, left = _SigintAt(at, files), 0, []
+        sys.settrace(injector)
+        try:
+            for i in range(3):
+                try:
+                    with jaxprof.trace(tmp_path / str(at), "block"):
+                        w = step_fn(w)
+                except KeyboardInterrupt:
+                    caught += 1
+                    left.append(_jax.trace_active())
+        finally:
+            sys.settrace(None)
+        if injector.where is None:
+            break
+        if _jax.trace_active():
+            leaks.append(injector.function)
+            jax.profiler.stop_trace()
+        if caught != 1:
+            failures.append([at, injector.where, caught])
+        at += 1
+    assert at > 150, at
+    assert failures == [], failures
+    assert set(leaks) <= hand_over, leaks
+    assert len(leaks) <= 4 * 3, leaks   # at most 4 such points per capture, of ~95
+    for run in xplanes(tmp_path):     # every capture written is complete
+        assert read_xplane(run) is not None
