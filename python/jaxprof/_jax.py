@@ -5,6 +5,7 @@ Starting or stopping a trace never raises here: failures are logged and reported
 from __future__ import annotations
 
 import os
+import signal
 from typing import Any, Callable, Mapping
 
 import jax
@@ -145,6 +146,66 @@ def finish_interrupted_stop(written: Callable[[], bool]) -> bool:
         return stop()
     _reset_state()
     return True
+
+
+class sigint_held:
+    """Holds back Ctrl-C (SIGINT) over a few lines that must run whole, then delivers it.
+
+    Starting or stopping a capture changes two states, JAX's session and the caller's record of
+    it; a KeyboardInterrupt between the two (Python raises it between any two bytecodes, even in
+    an ``except`` or ``finally`` that was meant to repair things) leaves a trace running that
+    nothing will stop. Inside this block SIGINT only records itself; on leaving it, the program's
+    own handler is put back and the signal is raised again, so it acts as the program would have
+    it (KeyboardInterrupt, a custom handler, ignored) a few lines later. Blocking the signal with
+    ``pthread_sigmask`` would not do: the kernel hands a process-wide SIGINT to any of JAX's
+    threads that does not block it, and Python still raises it in the main thread.
+
+    Python runs signal handlers in the main thread only, so elsewhere (and where SIGINT is ignored
+    or has a C handler we could not put back) this does nothing. ``on_interrupt`` runs, still
+    held, when a SIGINT came in: an ``__enter__`` whose block will not run undoes its start there.
+    Keep the block short: it holds back the user's Ctrl-C while it runs.
+    """
+
+    __slots__ = ("_saved", "_pending", "_on_interrupt")
+
+    def __init__(self, on_interrupt: Callable[[], None] | None = None) -> None:
+        self._saved: Any = None
+        self._pending = False
+        self._on_interrupt = on_interrupt
+
+    def __enter__(self) -> "sigint_held":
+        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
+            return self
+        try:
+            self._saved = signal.signal(signal.SIGINT, self._hold)
+        except ValueError:  # not the main thread (of the main interpreter): no KeyboardInterrupt here
+            self._saved = None
+        return self
+
+    def _hold(self, _signum: int, _frame: Any) -> None:
+        self._pending = True
+
+    @property
+    def pending(self) -> bool:
+        """True once a SIGINT has been held back."""
+        return self._pending
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._saved is None:
+            return
+        try:
+            self._undo_if_interrupted()
+        finally:
+            saved, self._saved = self._saved, None
+            signal.signal(signal.SIGINT, saved)  # runs _hold first for a SIGINT that just came in
+        if self._pending:
+            self._undo_if_interrupted()  # one that came in during the line above (not held: rare)
+            signal.raise_signal(signal.SIGINT)
+
+    def _undo_if_interrupted(self) -> None:
+        if self._pending and self._on_interrupt is not None:
+            undo, self._on_interrupt = self._on_interrupt, None
+            undo()
 
 
 def _reset_state() -> None:

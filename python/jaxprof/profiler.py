@@ -262,8 +262,7 @@ class Profiler:
                 self._start(step, armed)
         elif self._seen > self.skip_first and self._window_index(step, 1) is not None and self._budget_left() \
                 and self._captures_here() and self._disk_budget_left():
-            if self._start(step, self.num_steps):
-                self._scheduled += 1
+            self._start(step, self.num_steps, scheduled=True)
 
     def _budget_left(self) -> bool:
         # max_profiles caps captures taken, which also stops step numbers that repeat (per-epoch
@@ -294,7 +293,7 @@ class Profiler:
         )
         return False
 
-    def _start(self, step: int, num_steps: int) -> bool:
+    def _start(self, step: int, num_steps: int, scheduled: bool = False) -> bool:
         proc = self._process()
         if _jax.trace_active():  # say so (one warning) before making any directory
             return _jax.start(self.log_dir, self.options)
@@ -312,19 +311,22 @@ class Profiler:
         if self.block_on_edges:
             _jax.sync_devices()  # earlier steps' work stays out of the capture
         outside = _jax.trace_active()
-        try:
-            if not _jax.start(jax_dir, self.options):
-                _remove_empty(jax_dir)
-                return False
-            now = time.perf_counter()
-            deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
-            self._active = _Active(step_dir, jax_dir, num_steps or None, deadline, now)
-        except BaseException:
-            # Ctrl-C between JAX starting the session and our bookkeeping: stop that trace here,
-            # else it would run on with nothing to end it.
-            if self._active is None and not outside and _jax.trace_active():
-                _jax.stop()
-            raise
+        # JAX's session and self._active change together: a Ctrl-C waits until both have.
+        with _jax.sigint_held():
+            try:
+                if not _jax.start(jax_dir, self.options):
+                    _remove_empty(jax_dir)
+                    return False
+                now = time.perf_counter()
+                deadline = now + self.duration_ms / 1e3 if self.duration_ms > 0 else None
+                self._active = _Active(step_dir, jax_dir, num_steps or None, deadline, now)
+                if scheduled:
+                    self._scheduled += 1
+            except BaseException:
+                # Raised by code (signals wait): stop the trace JAX began, else nothing would end it.
+                if self._active is None and not outside and _jax.trace_active():
+                    _jax.stop()
+                raise
         return True
 
     def _end_step(self, failed: bool) -> None:
@@ -351,32 +353,36 @@ class Profiler:
                 log.warning("could not close step annotation: %s", exc)
 
     def _stop(self, reason: str) -> None:
-        active, self._active = self._active, None
+        active = self._active
         if active is None:
             return
         interrupt: BaseException | None = None  # a Ctrl-C while stopping: re-raised once the trace is stopped
-        if self.block_on_edges:
+        if self.block_on_edges:  # (a Ctrl-C before the hold below leaves the capture running, and recorded)
             try:
                 _jax.sync_devices()  # the last step's device work belongs to the capture
             except BaseException as exc:
                 interrupt = exc
-        wall = time.perf_counter() - active.started
-        try:
-            written = _jax.stop()
-        except BaseException as exc:
-            interrupt = interrupt or exc
-            written = _jax.finish_interrupted_stop(lambda: latest_run(active.jax_dir) is not None)
-        if not written:
-            # A failed write (disk full, EFBIG, directory gone) can leave a truncated xplane under
-            # its final name; the directory is this capture's own (made by multihost.new_dir: the
-            # step directory, or this process's private one in it), so remove it.
-            _remove_partial(active.jax_dir)
-        run = latest_run(active.jax_dir) if written else None
-        run_dir, size = (run.path, _dir_bytes(active.step_dir)) if run else (None, 0)
-        if run is not None and active.jax_dir != active.step_dir:
-            run_dir, size = self._file_shared(active, run.path)
-        capture = Capture(active.step_dir, run_dir, active.steps, wall, reason, size)
-        self.captures.append(capture)
+        # The trace stops, self._active clears and the capture is recorded together: a Ctrl-C
+        # waits until all have (the export itself runs in C++, which never saw signals anyway).
+        with _jax.sigint_held():
+            self._active = None
+            wall = time.perf_counter() - active.started
+            try:
+                written = _jax.stop()
+            except BaseException as exc:  # raised by code (signals wait)
+                interrupt = interrupt or exc
+                written = _jax.finish_interrupted_stop(lambda: latest_run(active.jax_dir) is not None)
+            if not written:
+                # A failed write (disk full, EFBIG, directory gone) can leave a truncated xplane under
+                # its final name; the directory is this capture's own (made by multihost.new_dir: the
+                # step directory, or this process's private one in it), so remove it.
+                _remove_partial(active.jax_dir)
+            run = latest_run(active.jax_dir) if written else None
+            run_dir, size = (run.path, _dir_bytes(active.step_dir)) if run else (None, 0)
+            if run is not None and active.jax_dir != active.step_dir:
+                run_dir, size = self._file_shared(active, run.path)
+            capture = Capture(active.step_dir, run_dir, active.steps, wall, reason, size)
+            self.captures.append(capture)
         if interrupt is not None:
             raise interrupt
         if capture.run_dir is None:

@@ -59,45 +59,51 @@ class trace(contextlib.ContextDecorator):
         self._private = self.log_dir / f".jaxprof-trace-{os.getpid()}"
         self._runs_before = _run_names(self._private)
         outside = _jax.trace_active()
-        try:
-            self._active = _jax.start(self._private, self.options)
-            if not self._active:
-                self._remove_private()
-            if self._active and self.name:
-                self._annotation = jax.profiler.TraceAnnotation(self.name)
-                self._annotation.__enter__()
-        except BaseException:
-            # Ctrl-C while starting: __exit__ will not run, so stop a trace JAX already began.
-            if not outside and _jax.trace_active():
-                self._active = True
-                self.__exit__(None, None, None)
-            raise
+        # A Ctrl-C while starting waits until the trace has started; then, since the block (and so
+        # __exit__) will not run, the trace is stopped before the KeyboardInterrupt is raised.
+        with _jax.sigint_held(on_interrupt=lambda: self.__exit__(None, None, None)):
+            try:
+                self._active = _jax.start(self._private, self.options)
+                if not self._active:
+                    self._remove_private()
+                if self._active and self.name:
+                    self._annotation = jax.profiler.TraceAnnotation(self.name)
+                    self._annotation.__enter__()
+            except BaseException:
+                # raised by code (signals wait): __exit__ will not run, so stop a trace JAX began
+                if not outside and _jax.trace_active():
+                    self._active = True
+                    self.__exit__(None, None, None)
+                raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if not self._active:
             return
-        self._active = False
-        interrupt: BaseException | None = None  # a Ctrl-C while stopping: re-raised once stopped
-        try:
-            if self._annotation is not None:
-                annotation, self._annotation = self._annotation, None
-                annotation.__exit__(*exc)
-            _jax.sync_devices()
-        except BaseException as err:
-            interrupt = err
-        try:
-            written = _jax.stop()
-        except BaseException as err:
-            interrupt = interrupt or err
-            written = _jax.finish_interrupted_stop(lambda: bool(self._new_runs()))
-        if not written:
-            self._remove_new_runs()  # a failed write can leave a truncated xplane under its final name
-        else:
-            self.run_dir = self._file()
-            if self.run_dir is not None and self.perfetto and interrupt is None:
-                export_perfetto(self.run_dir)
-        self._remove_private()
+        # Nothing calls __exit__ again: a Ctrl-C waits until the trace is stopped and its run filed
+        # (waiting for device work and the export run in C++, which never saw signals anyway).
+        with _jax.sigint_held():
+            self._active = False
+            interrupt: BaseException | None = None  # raised by code while stopping: re-raised once stopped
+            try:
+                if self._annotation is not None:
+                    annotation, self._annotation = self._annotation, None
+                    annotation.__exit__(*exc)
+                _jax.sync_devices()
+            except BaseException as err:
+                interrupt = err
+            try:
+                written = _jax.stop()
+            except BaseException as err:
+                interrupt = interrupt or err
+                written = _jax.finish_interrupted_stop(lambda: bool(self._new_runs()))
+            if not written:
+                self._remove_new_runs()  # a failed write can leave a truncated xplane under its final name
+            else:
+                self.run_dir = self._file()
+            self._remove_private()
+        if self.run_dir is not None and self.perfetto and interrupt is None:
+            export_perfetto(self.run_dir)
         if interrupt is not None:
             raise interrupt
 
