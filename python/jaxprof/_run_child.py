@@ -323,24 +323,30 @@ class Tracker:
 
     def _finish(self, what: str, sync: bool = True) -> None:
         """Stops the trace and files its xplane into the run directory."""
-        self.phase, self.watching = DONE, False
         self._close_annotation()
         interrupt: BaseException | None = None
         try:
             if sync:
                 _jax.sync_devices()  # the last step's device work belongs to the capture
-            written = _jax.stop()
-        except BaseException as exc:  # Ctrl-C while stopping: stop cleanly, then re-raise
+        except BaseException as exc:  # Ctrl-C while waiting: stop cleanly, then re-raise
             interrupt = exc
-            written = _jax.finish_interrupted_stop(lambda: latest_run(self.private) is not None)
-        try:
-            dest = self._file() if written else None
-            self.status = f"{what} -> {dest}" if dest else f"{what}, but no file was written"
-            if dest:
-                log.info("run: %s (%.2f s) -> %s", what, time.perf_counter() - self._started, dest)
-        finally:
-            multihost.remove_private(self.private)
-            _unmark(self.settings.state_dir, f"{os.getpid()}.capturing")
+        # A Ctrl-C between marking the capture done and JAX's stop would leave a trace nobody stops:
+        # it is held until the stop and the filing are over, then delivered (_jax.sigint_held).
+        with _jax.sigint_held():
+            self.phase, self.watching = DONE, False
+            try:
+                written = _jax.stop()
+            except BaseException as exc:  # an error while stopping: finish it, then re-raise
+                interrupt = interrupt or exc
+                written = _jax.finish_interrupted_stop(lambda: latest_run(self.private) is not None)
+            try:
+                dest = self._file() if written else None
+                self.status = f"{what} -> {dest}" if dest else f"{what}, but no file was written"
+                if dest:
+                    log.info("run: %s (%.2f s) -> %s", what, time.perf_counter() - self._started, dest)
+            finally:
+                multihost.remove_private(self.private)
+                _unmark(self.settings.state_dir, f"{os.getpid()}.capturing")
         if interrupt is not None:
             raise interrupt
 
