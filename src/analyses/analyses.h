@@ -41,5 +41,9 @@ long jp_step_at(const jp_analysis *a, int64_t t);
 /* jp_step_at(a, t) where `hint` is the step of an earlier, nearby t (or -1): events walked in time
  * order mostly stay in the hint's step, and then no search is made. */
 long jp_step_at_hint(const jp_analysis *a, long hint, int64_t t);
+/* The step a host event at t belongs to: the step whose marker (or dispatch) holds t, as the host
+ * was then doing that step's work even when the step's device-ended span began later (the host
+ * runs ahead of an asynchronous device); else the step whose span holds t (jp_step_at); else -1. */
+long jp_step_issued_at(const jp_analysis *a, int64_t t);
 
 #endif

@@ -4,17 +4,6 @@
 
 #include "analyses/analyses.h"
 
-/* The step a host event at t belongs to: the step whose marker (or dispatch) holds it, as the host
- * was then doing that step's work, even when the step's device-ended span began later (the host
- * runs ahead of an asynchronous device); else the step whose span holds it; else -1. */
-static long step_of_host_time(const jp_analysis *a, int64_t t) {
-    for (size_t i = 0; i < a->n_steps; i++) {
-        const jp_step *s = &a->steps[i];
-        if (s->host_dur_ps > 0 && t >= s->host_start_ps && t < s->host_start_ps + s->host_dur_ps) return (long)i;
-    }
-    return jp_step_at(a, t);
-}
-
 /* The capture's step module: the one with the most execution time among those run at least
  * twice (the module steps are inferred from without markers); NULL without executions. */
 static const char *step_module(const jp_model *m) {
@@ -45,7 +34,7 @@ static int first_step_warms_up(const jp_model *m, const jp_analysis *a) {
     if (!mod) return 1;
     for (size_t i = 0; i < m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
-        if (h->kind == JP_HOST_COMPILE && step_of_host_time(a, h->start_ps) == 0 && strcmp(h->module, mod) == 0) return 1;
+        if (h->kind == JP_HOST_COMPILE && jp_step_issued_at(a, h->start_ps) == 0 && strcmp(h->module, mod) == 0) return 1;
     }
     return 0;
 }
@@ -61,7 +50,7 @@ int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
             jp_vec_free(&v);
             return JP_ERR_NOMEM;
         }
-        long step = step_of_host_time(a, h->start_ps);
+        long step = jp_step_issued_at(a, h->start_ps);
         *c = (jp_compile){h->name, h->module, h->start_ps, h->end_ps - h->start_ps,
                           step >= 0 ? a->steps[step].step_num : -1, step > 0 || (step == 0 && !warm_up)};
         if (step >= 0) a->steps[step].n_compiles++;

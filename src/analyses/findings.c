@@ -330,10 +330,10 @@ static int is_typical(const ctx *c, size_t i) {
     return !is_slow(c, i) && !(c->a->steps[i].no_device_work && c->a->step_summary.n_no_device);
 }
 
-/* The step (an index) host event h starts in when that is `step`, or any typical step when step
- * is -1; else -1. */
+/* The step (an index) that issued host event h (jp_step_issued_at) when that is `step`, or any
+ * typical step when step is -1; else -1. */
 static long step_of(const ctx *c, const jp_host_ev *h, long step) {
-    long at = jp_step_at(c->a, h->start_ps);
+    long at = jp_step_issued_at(c->a, h->start_ps);
     return at >= 0 && (step < 0 ? is_typical(c, (size_t)at) : at == step) ? at : -1;
 }
 
@@ -756,7 +756,7 @@ static void tracing_per_step(const ctx *c, int64_t *out) {
         const jp_host_ev *d = &JP_VEC_AT(&m->host, jp_host_ev, i);
         if (!d->is_dispatch || (d->line == open_line && d->start_ps < open_end)) continue;
         open_line = d->line, open_end = d->end_ps;
-        long step = jp_step_at(c->a, d->start_ps);
+        long step = jp_step_issued_at(c->a, d->start_ps);
         int compiled = 0;
         for (size_t j = i + 1; step >= 0 && !compiled && j < m->host.n; j++) {
             const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, j);

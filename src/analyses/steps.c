@@ -31,6 +31,18 @@ long jp_step_at(const jp_analysis *a, int64_t t) {
     return t < s->start_ps + s->dur_ps ? (long)(lo - 1) : -1;
 }
 
+long jp_step_issued_at(const jp_analysis *a, int64_t t) {
+    size_t lo = 0, hi = a->n_steps; /* the last step the host issued at or before t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->steps[mid].host_start_ps <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    const jp_step *s = lo ? &a->steps[lo - 1] : NULL;
+    if (s && s->host_dur_ps > 0 && t < s->host_start_ps + s->host_dur_ps) return (long)(lo - 1);
+    return jp_step_at(a, t);
+}
+
 long jp_step_at_hint(const jp_analysis *a, long hint, int64_t t) {
     if (hint >= 0 && (size_t)hint < a->n_steps) {
         const jp_step *s = &a->steps[hint];

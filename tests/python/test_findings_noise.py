@@ -158,7 +158,7 @@ def test_planted_mlp_slow_annotated_loader_and_recompile_are_two_slow_steps(tmp_
 
     @jax.jit
     def helper(v: jax.Array) -> jax.Array:
-        for k in range(40):  # unrolled: a compile that takes a while
+        for k in range(160):  # unrolled: a compile that takes a while (well past the steps' noise)
             v = jnp.sin(v * (1.0 + k / 100.0)) + jnp.cos(v)
         return v.sum()
 

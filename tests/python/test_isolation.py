@@ -301,9 +301,13 @@ def test_the_worker_dies_with_the_command():
 def test_a_closed_pipe_ends_the_command_quietly():
     """`jaxprof ops ... | head`, the reader gone before it writes: SIGPIPE ends the command, as it
     did before it worked in a child; no 'internal error'."""
-    proc = subprocess.Popen([str(JAXPROF_BIN), "ops", str(SMALL)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=fault_env(None))
-    proc.stdout.close()
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # gone before the command starts: its first write must meet a closed pipe
+    try:
+        proc = subprocess.Popen([str(JAXPROF_BIN), "ops", str(SMALL)], stdout=write_end, stderr=subprocess.PIPE,
+                                text=True, env=fault_env(None))
+    finally:
+        os.close(write_end)
     err = proc.stderr.read()
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGPIPE, (proc.returncode, err)
