@@ -356,6 +356,29 @@ def tpu_server(tmp_path_factory) -> Iterator[str]:
     yield from serve_dir(run.parents[2])
 
 
+@pytest.fixture(scope="module")
+def gemm_server(tmp_path_factory) -> Iterator[str]:
+    """The real MI300 GEMM capture: one module name (jit_dot) compiled into five programs."""
+    run = tmp_path_factory.mktemp("viewer_gemm") / "plugins" / "profile" / "run1"
+    run.mkdir(parents=True)
+    (run / "host.xplane.pb.gz").write_bytes((REAL / "mi300_jax08_gemm.xplane.pb.gz").read_bytes())
+    yield from serve_dir(run.parents[2])
+
+
+def test_ops_page_names_the_program_of_each_row(gemm_server, browser):
+    """A row per compiled program, as in the text table: rows of one name say their program."""
+    browser.get("about:blank")
+    browser.get(gemm_server + "#/ops")
+    wait_for(browser, "#ops-table tr td")
+    ops = ops_json(browser)["ops"]
+    shown = [tr.find_element(By.CSS_SELECTOR, "td").text.replace("\n", " ")
+             for tr in browser.find_elements(By.CSS_SELECTOR, "#ops-table tr")[1:]]
+    want = sorted(f"{o['name']} (program {o['program_id']})" if o["program_id"] is not None else o["name"]
+                  for o in ops)
+    assert sorted(s.replace("\u200b", "") for s in shown) == want
+    assert sum(s.startswith("custom-call.1 (program ") for s in shown) == 5
+
+
 def ops_json(driver: webdriver.Chrome) -> dict:
     """/api/run/<id>/ops of the run the page shows."""
     return json.loads(driver.execute_script(

@@ -59,8 +59,13 @@ function sourceCell(src) {
   const base = src.split("/").pop();
   return `<td class="clip" title="${esc(src)}"><code>${esc(base)}</code></td>`;
 }
+// " (program 21)" after an op's name when its module's name was compiled into several programs
+// (a row each, as in the text table), so that rows of one name can be told apart.
+function programTag(r) { return r.program_id == null ? "" : ` <span class="muted">(program ${esc(String(r.program_id))})</span>`; }
+
 function opCellHtml(r, [k, , kind]) {
   const v = r[k];
+  if (k === "name") return `<td class="wrap">${wrapName(v ?? "")}${programTag(r)}</td>`;
   if (kind === "rate") { const x = opRate(r, k); return x === null ? `<td class="num muted" title="unknown: no FLOP or byte count">n/a</td>` : `<td class="num">${x.toFixed(2)}</td>`; }
   if (kind === "num") return `<td class="num">${ms(v)}</td>`;
   if (kind === "pct") return `<td class="num">${v.toFixed(1)}</td>`;
@@ -115,7 +120,7 @@ async function ops() {
     const cols = OP_COLS.filter((c) => v.cols.includes(c[0]) || c[0] === "name");
     const top = [...rows].sort((a, b) => b.self_ms - a.self_ms).slice(0, 15), max = Math.max(...top.map((r) => r.self_ms), 1e-9);
     $("#op-bars").innerHTML = top.map((r) => `<div><span class="bar" style="width:${(300 * r.self_ms / max).toFixed(0)}px"></span>
-      ${esc(r.name)} <span class="muted">${ms(r.self_ms)} ms</span></div>`).join("");
+      ${esc(r.name)}${programTag(r)} <span class="muted">${ms(r.self_ms)} ms</span></div>`).join("");
     const arrow = v.dir === "asc" ? " ▴" : " ▾";
     $("#ops-table").innerHTML = `<tr>${cols.map(([k, h, kind]) => `<th data-key="${k}" class="${["num", "int", "rate", "pct"].includes(kind) ? "num" : ""}${k === v.sort ? " sorted" : ""}"
       title="sort by ${esc(h)}; click again to reverse">${esc(h)}${k === v.sort ? arrow : ""}</th>`).join("")}</tr>` +
