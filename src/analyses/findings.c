@@ -273,23 +273,6 @@ static size_t merge_sorted(interval *v, size_t k) {
     return out;
 }
 
-/* Device activity (ops and transfers of every device), and compilation too when with_compile, as
- * sorted disjoint intervals; NULL (n 0) when there is none or memory runs out. The caller frees. */
-static interval *busy_intervals(const jp_model *m, int with_compile, size_t *n) {
-    interval *v = malloc((m->spans.n ? m->spans.n : 1) * sizeof *v);
-    size_t k = 0;
-    *n = 0;
-    if (!v) return NULL;
-    for (size_t i = 0; i < m->spans.n; i++) {
-        const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        int busy = s->device != UINT32_MAX || (with_compile && s->part == JP_PART_COMPILE);
-        if (busy && s->end_ps > s->start_ps) v[k++] = (interval){s->start_ps, s->end_ps};
-    }
-    jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
-    *n = merge_sorted(v, k);
-    return v;
-}
-
 /* Device activity of every device (ops and transfers) as sorted disjoint intervals: the union of
  * the devices' own unions (ops.c), far fewer than the spans; NULL (n 0) when there is none or
  * memory runs out. The caller frees. */
@@ -303,6 +286,26 @@ static interval *device_busy(const jp_analysis *a, size_t *n) {
     for (size_t d = 0; d < a->n_devices; d++)
         for (size_t i = 0; i < a->devices[d].n_busy; i++) v[k++] = (interval){a->devices[d].busy[i][0], a->devices[d].busy[i][1]};
     if (a->n_devices > 1) jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
+    *n = merge_sorted(v, k);
+    return v;
+}
+
+/* Device activity (c->busy) and compilation, as sorted disjoint intervals; NULL (n 0) when memory
+ * runs out. The caller frees. */
+static interval *busy_with_compiles(const ctx *c, size_t *n) {
+    const jp_model *m = c->m;
+    size_t k = c->n_busy;
+    for (size_t i = 0; i < m->spans.n; i++) k += JP_VEC_AT(&m->spans, jp_span, i).part == JP_PART_COMPILE;
+    interval *v = malloc((k ? k : 1) * sizeof *v);
+    *n = 0;
+    if (!v) return NULL;
+    memcpy(v, c->busy, c->n_busy * sizeof *v);
+    k = c->n_busy;
+    for (size_t i = 0; i < m->spans.n; i++) {
+        const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
+        if (sp->part == JP_PART_COMPILE && sp->end_ps > sp->start_ps) v[k++] = (interval){sp->start_ps, sp->end_ps};
+    }
+    jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
     *n = merge_sorted(v, k);
     return v;
 }
@@ -747,12 +750,13 @@ enum { SLOW_STEPS_MAX = 3 };
  * belongs to the compile, not to a wait on the host. 0s when memory runs out. */
 static void tracing_per_step(const ctx *c, int64_t *out) {
     const jp_model *m = c->m;
-    size_t nb;
-    interval *busy = busy_intervals(m, 1, &nb);
+    size_t nb = 0;
+    interval *busy = NULL; /* device activity and compiles, made at the first dispatch that compiled */
+    int no_memory = 0;
     uint32_t open_line = UINT32_MAX;
     int64_t open_end = 0;
     for (size_t i = 0; i < c->a->n_steps; i++) out[i] = 0;
-    for (size_t i = 0; busy && i < m->host.n; i++) { /* sorted by thread, then start, parents first */
+    for (size_t i = 0; !no_memory && i < m->host.n; i++) { /* sorted by thread, then start, parents first */
         const jp_host_ev *d = &JP_VEC_AT(&m->host, jp_host_ev, i);
         if (!d->is_dispatch || (d->line == open_line && d->start_ps < open_end)) continue;
         open_line = d->line, open_end = d->end_ps;
@@ -763,7 +767,8 @@ static void tracing_per_step(const ctx *c, int64_t *out) {
             if (h->line != d->line || h->start_ps >= d->end_ps) break;
             compiled = h->kind == JP_HOST_COMPILE;
         }
-        if (compiled) out[step] += d->end_ps - d->start_ps - covered(busy, nb, d->start_ps, d->end_ps);
+        if (compiled && !busy) no_memory = !(busy = busy_with_compiles(c, &nb));
+        if (compiled && busy) out[step] += d->end_ps - d->start_ps - covered(busy, nb, d->start_ps, d->end_ps);
     }
     free(busy);
 }
