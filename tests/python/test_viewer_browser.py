@@ -350,19 +350,21 @@ def test_compare_page_shows_the_diff(diff_server, diff_dirs, browser):
 @pytest.fixture(scope="module")
 def tpu_server(tmp_path_factory) -> Iterator[str]:
     """The real v6e capture (peaks 918 TFLOP/s, 1638 GB/s in the profile) as a run of its own."""
-    run = tmp_path_factory.mktemp("viewer_tpu") / "plugins" / "profile" / "run1"
+    yield from serve_capture(tmp_path_factory, "jax_tpu_v6e_4core_inference")
+
+
+def serve_capture(tmp_path_factory, name: str) -> Iterator[str]:
+    """A viewer over one real capture, as the only run of a log directory."""
+    run = tmp_path_factory.mktemp(f"viewer_{name}") / "plugins" / "profile" / "run1"
     run.mkdir(parents=True)
-    (run / "host.xplane.pb.gz").write_bytes((REAL / "jax_tpu_v6e_4core_inference.xplane.pb.gz").read_bytes())
+    (run / "host.xplane.pb.gz").write_bytes((REAL / f"{name}.xplane.pb.gz").read_bytes())
     yield from serve_dir(run.parents[2])
 
 
 @pytest.fixture(scope="module")
 def gemm_server(tmp_path_factory) -> Iterator[str]:
     """The real MI300 GEMM capture: one module name (jit_dot) compiled into five programs."""
-    run = tmp_path_factory.mktemp("viewer_gemm") / "plugins" / "profile" / "run1"
-    run.mkdir(parents=True)
-    (run / "host.xplane.pb.gz").write_bytes((REAL / "mi300_jax08_gemm.xplane.pb.gz").read_bytes())
-    yield from serve_dir(run.parents[2])
+    yield from serve_capture(tmp_path_factory, "mi300_jax08_gemm")
 
 
 def test_ops_page_names_the_program_of_each_row(gemm_server, browser):
