@@ -165,9 +165,12 @@ def test_profiler_logs_one_line_per_capture(tmp_path, step_fn, w0, caplog):
                     step_fn(w0)
     lines = [r.getMessage() for r in caplog.records]
     run = prof.captures[0].run_dir
-    top = jaxprof.load(run).findings()[0]  # a CPU loop this small is host-bound: there is a finding
+    # whether two steps of a tiny loop hold a finding depends on their noise (findings' noise rule):
+    # the line names the top one, or says there is none
+    findings = jaxprof.load(run).findings()
+    said = f"top finding [{findings[0]['severity']}] {findings[0]['title']}" if findings else "no finding"
     assert lines == [f"captured steps 1-2 (2 steps, mean {prof.captures[0].mean_step_ms:.2f} ms/step), "
-                     f"top finding [{top['severity']}] {top['title']} -> {run}"]
+                     f"{said} -> {run}"]
 
 
 def test_profiler_full_report_on_request(tmp_path, step_fn, w0, caplog):

@@ -59,13 +59,25 @@ function sourceCell(src) {
   const base = src.split("/").pop();
   return `<td class="clip" title="${esc(src)}"><code>${esc(base)}</code></td>`;
 }
-// " (program 21)" after an op's name when its module's name was compiled into several programs
-// (a row each, as in the text table), so that rows of one name can be told apart.
-function programTag(r) { return r.program_id == null ? "" : ` <span class="muted">(program ${esc(String(r.program_id))})</span>`; }
+// " (program 21)" after an op's name when rows of several compiled programs share its module and
+// name (a row each, as in the text table), so that they can be told apart. `shared` holds the
+// "module\0name" keys seen in more than one row (sharedNames).
+function programTag(r, shared) {
+  return r.program_id == null || !shared.has(`${r.module}\0${r.name}`) ? ""
+    : ` <span class="muted">(program ${esc(String(r.program_id))})</span>`;
+}
+function sharedNames(ops) {
+  const seen = new Set(), shared = new Set();
+  for (const o of ops) {
+    const k = `${o.module}\0${o.name}`;
+    (seen.has(k) ? shared : seen).add(k);
+  }
+  return shared;
+}
 
-function opCellHtml(r, [k, , kind]) {
+function opCellHtml(r, [k, , kind], shared) {
   const v = r[k];
-  if (k === "name") return `<td class="wrap">${wrapName(v ?? "")}${programTag(r)}</td>`;
+  if (k === "name") return `<td class="wrap">${wrapName(v ?? "")}${programTag(r, shared)}</td>`;
   if (kind === "rate") { const x = opRate(r, k); return x === null ? `<td class="num muted" title="unknown: no FLOP or byte count">n/a</td>` : `<td class="num">${x.toFixed(2)}</td>`; }
   if (kind === "num") return `<td class="num">${ms(v)}</td>`;
   if (kind === "pct") return `<td class="num">${v.toFixed(1)}</td>`;
@@ -109,6 +121,7 @@ async function ops() {
         `<label><input type="checkbox" value="${k}" ${v.cols.includes(k) ? "checked" : ""}> ${esc(h)}</label>`).join("")}</div></details>
       <span class="muted" id="op-count"></span></div>
     <div id="op-bars"></div><table id="ops-table"></table><p id="ops-empty" class="muted"></p>`;
+  const shared = sharedNames(d.ops);
   const draw = () => {
     v.filter = $("#op-filter").value;
     v.group = $("#op-group").value;
@@ -120,11 +133,11 @@ async function ops() {
     const cols = OP_COLS.filter((c) => v.cols.includes(c[0]) || c[0] === "name");
     const top = [...rows].sort((a, b) => b.self_ms - a.self_ms).slice(0, 15), max = Math.max(...top.map((r) => r.self_ms), 1e-9);
     $("#op-bars").innerHTML = top.map((r) => `<div><span class="bar" style="width:${(300 * r.self_ms / max).toFixed(0)}px"></span>
-      ${esc(r.name)}${programTag(r)} <span class="muted">${ms(r.self_ms)} ms</span></div>`).join("");
+      ${esc(r.name)}${programTag(r, shared)} <span class="muted">${ms(r.self_ms)} ms</span></div>`).join("");
     const arrow = v.dir === "asc" ? " ▴" : " ▾";
     $("#ops-table").innerHTML = `<tr>${cols.map(([k, h, kind]) => `<th data-key="${k}" class="${["num", "int", "rate", "pct"].includes(kind) ? "num" : ""}${k === v.sort ? " sorted" : ""}"
       title="sort by ${esc(h)}; click again to reverse">${esc(h)}${k === v.sort ? arrow : ""}</th>`).join("")}</tr>` +
-      rows.map((r) => `<tr>${cols.map((c) => opCellHtml(r, c)).join("")}</tr>`).join("");
+      rows.map((r) => `<tr>${cols.map((c) => opCellHtml(r, c, shared)).join("")}</tr>`).join("");
     $("#ops-empty").textContent = rows.length ? "" : "No op matches the filter.";
     $("#op-count").textContent = `${rows.length} of ${v.group === "none" ? d.ops.length : groupOps(d.ops, v.group).length} rows`;
     document.querySelectorAll("#ops-table th").forEach((th) => {
