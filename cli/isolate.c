@@ -83,7 +83,15 @@ static void die_with(pid_t parent) {
 
 int cli_isolated(int (*work)(int, char **), int argc, char **argv) {
     fflush(NULL); /* nothing buffered is written twice */
+    /* The forwarded signals wait (blocked) from before the fork until the parent passes them on: a
+     * signal in between would end the parent at once and the child by its death signal, before the
+     * child's own handler removed its temporary file (seen under load: the output's .tmp left). */
+    sigset_t forwarded, old_mask;
+    sigemptyset(&forwarded);
+    for (size_t i = 0; i < sizeof FORWARDED / sizeof *FORWARDED; i++) sigaddset(&forwarded, FORWARDED[i]);
+    sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
     pid_t parent = getpid(), pid = fork();
+    if (pid <= 0) sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (pid < 0) return work(argc, argv); /* no process to spare: run it here, unprotected */
     if (pid == 0) {
         die_with(parent);
@@ -91,6 +99,7 @@ int cli_isolated(int (*work)(int, char **), int argc, char **argv) {
     }
     child_pid = pid;
     forward_signals();
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {

@@ -40,7 +40,10 @@ long jp_step_issued_at(const jp_analysis *a, int64_t t) {
     }
     const jp_step *s = lo ? &a->steps[lo - 1] : NULL;
     if (s && s->host_dur_ps > 0 && t < s->host_start_ps + s->host_dur_ps) return (long)(lo - 1);
-    return jp_step_at(a, t);
+    long k = jp_step_at(a, t);
+    /* inside step k's span but before its marker began: an earlier step issued it (a step window
+     * holds only its own steps), not k */
+    return k >= 0 && a->steps[k].host_dur_ps > 0 && t < a->steps[k].host_start_ps ? -1 : k;
 }
 
 long jp_step_at_hint(const jp_analysis *a, long hint, int64_t t) {
