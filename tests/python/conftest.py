@@ -136,6 +136,18 @@ def scoped_step(w: jax.Array, x: jax.Array) -> jax.Array:
     return w - 1e-3 * (h.T @ x)
 
 
+def profile_steps(log_dir: Path, step: Callable[[int], Any], steps: int) -> Path:
+    """Plain jax.profiler: `steps` calls of step(i), each in a StepTraceAnnotation; returns log_dir."""
+    jax.profiler.start_trace(str(log_dir))
+    try:
+        for i in range(steps):
+            with jax.profiler.StepTraceAnnotation("train", step_num=i):
+                step(i)
+    finally:
+        jax.profiler.stop_trace()
+    return log_dir
+
+
 def capture_steps(log_dir: Path, *, start_step: int = 1, num_steps: int = 3, total: int = 5,
                   annotation: str | None = None) -> Path:
     """Runs `total` steps of `scoped_step` with jaxprof.Profiler capturing start_step..+num_steps-1

@@ -15,20 +15,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from conftest import jaxprof_json, run_jaxprof
+from conftest import jaxprof_json, profile_steps, run_jaxprof
 
 STEPS = 10
 
 
 def capture(log_dir: Path, step: Callable[[int], Any], steps: int = STEPS) -> Path:
-    jax.profiler.start_trace(str(log_dir))
-    try:
-        for i in range(steps):
-            with jax.profiler.StepTraceAnnotation("train", step_num=i):
-                step(i)
-    finally:
-        jax.profiler.stop_trace()
-    return log_dir
+    return profile_steps(log_dir, step, steps)
 
 
 def report(log_dir: Path) -> str:

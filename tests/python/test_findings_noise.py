@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from conftest import JAXPROF_BIN, REAL_CAPTURES, jaxprof_json, run_jaxprof
+from conftest import JAXPROF_BIN, REAL_CAPTURES, jaxprof_json, profile_steps, run_jaxprof
 from xplane_gen import US, Uint, XSpace
 
 HERE = Path(__file__).resolve().parent
@@ -83,16 +83,7 @@ def waited_ms(f: dict[str, Any]) -> float:
     return float(m.group(1))
 
 
-def capture(log_dir: Path, step: Callable[[int], Any], steps: int) -> Path:
-    """Plain jax.profiler: `steps` steps, each in a StepTraceAnnotation."""
-    jax.profiler.start_trace(str(log_dir))
-    try:
-        for i in range(steps):
-            with jax.profiler.StepTraceAnnotation("train", step_num=i):
-                step(i)
-    finally:
-        jax.profiler.stop_trace()
-    return log_dir
+capture = profile_steps  # plain jax.profiler, one StepTraceAnnotation a step
 
 
 # ---- planted: a Flax NNX + Optax LM under `jaxprof run` ------------------------------------------
@@ -371,9 +362,7 @@ def test_loop_wide_idle_must_hold_against_the_steps_spread(tmp_path: Path):
 def test_tf_bert_capture_device_idle_30_percent_is_a_warning():
     """TF BERT on 8 V100s, worker 0: one step, 29.9% of it without device work (XProf: "potentially
     input-bound"). The device_idle warning starts where the KPI's "good" (80% busy) ends."""
-    path = REAL_CAPTURES / "tf_bert_8xv100_worker0.xplane.pb.gz"
-    if not path.exists():
-        pytest.skip(f"real captures not found at {REAL_CAPTURES} (set JAXPROF_REAL_CAPTURES)")
+    path = REAL_CAPTURES / "tf_bert_8xv100_worker0.xplane.pb.gz"  # the folder's absence: conftest
     found = {f["id"]: f for f in findings(path)}
     assert "device_idle" in found, report(path)
     f = found["device_idle"]
