@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# output_matrix.sh JAXPROF OUTDIR [INPUT...]: every output of every command on every input, one file
+# each (stdout, then stderr and the exit code), so two builds can be compared with `diff -r`. The
+# refactors of issue 32 promise byte-identical outputs; this is the check. Inputs default to
+# tests/data/cpu_small and every capture in $JAXPROF_REAL_CAPTURES (default ../shared/captures).
+set -uo pipefail
+jp=$(realpath "$1"); out=$2; shift 2
+here=$(cd "$(dirname "$0")/.." && pwd)
+caps=${JAXPROF_REAL_CAPTURES:-$here/../shared/captures}
+if [ $# -eq 0 ]; then
+    set -- "$here/tests/data/cpu_small.xplane.pb.gz" "$caps"/*.xplane.pb.gz
+fi
+mkdir -p "$out"
+tables="report ops steps scopes kernels memory transfers compiles findings lines flame hosts"
+one() { # one NAME ARGS...: run, keep stdout, stderr and the exit code
+    local name=$1; shift
+    "$jp" "$@" >"$out/$name.out" 2>"$out/$name.err"; echo "rc=$?" >>"$out/$name.err"
+}
+prev=""
+for f in "$@"; do
+    b=$(basename "$f" .xplane.pb.gz)
+    for t in $tables; do
+        one "$b.$t.txt" "$t" "$f" --width 120
+        one "$b.$t.json" "$t" "$f" --json
+        one "$b.$t.csv" "$t" "$f" --csv
+    done
+    one "$b.ops.top5" ops "$f" --top 5 --sort count --width 100
+    one "$b.ops.cols" ops "$f" --columns name,self_ms,scope,source,bound_by --csv
+    one "$b.steps.window" report "$f" --steps 1:2 --width 120
+    one "$b.report.html" report "$f" --html "$out/$b.html"
+    one "$b.folded" flame "$f" --folded -o "$out/$b.folded.txt"
+    one "$b.export.chrome" export "$f" --format chrome -o "$out/$b.chrome.json"
+    one "$b.export.perfetto" export "$f" --format perfetto -o "$out/$b.perfetto.pb"
+    if [ -n "$prev" ]; then
+        one "$b.diff.txt" diff "$prev" "$f" --width 120
+        one "$b.diff.json" diff "$prev" "$f" --json
+        one "$b.diff.csv" diff "$prev" "$f" --csv
+        one "$b.diff.html" diff "$prev" "$f" --html "$out/$b.diff.page.html"
+    fi
+    one "$b.diff.self.json" diff "$f" "$f" --json
+    prev=$f
+done
+# the paths differ between runs; the version may too
+sed -i "s#$out#OUT#g; s#$here#SRC#g" "$out"/* 2>/dev/null || true
