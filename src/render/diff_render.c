@@ -54,11 +54,14 @@ const char *jp_diff_verdict(const jp_diff_steps *s) {
 
 /* ---- op and scope rows: JSON and CSV --------------------------------------------------------------- */
 
+/* The diff's columns: key, header, width; its cell functions give the cells. */
+#define COL(KEY, HEADER, WIDTH) {.key = KEY, .header = HEADER, .width = WIDTH}
+
 static const column ROW_COLS[] = {
-    {"name", NULL, 0}, {"base_name", NULL, 0}, {"module", NULL, 0}, {"category", NULL, 0}, {"scope", NULL, 0},
-    {"change", NULL, 0}, {"match", NULL, 0}, {"base_count", NULL, 0}, {"new_count", NULL, 0},
-    {"base_ms", NULL, 0}, {"new_ms", NULL, 0}, {"base_total_ms", NULL, 0}, {"new_total_ms", NULL, 0},
-    {"delta_ms", NULL, 0}, {"delta_pct", NULL, 0}, {"noise_ms", NULL, 0}, {"noise_basis", NULL, 0},
+    COL("name", NULL, 0), COL("base_name", NULL, 0), COL("module", NULL, 0), COL("category", NULL, 0), COL("scope", NULL, 0),
+    COL("change", NULL, 0), COL("match", NULL, 0), COL("base_count", NULL, 0), COL("new_count", NULL, 0),
+    COL("base_ms", NULL, 0), COL("new_ms", NULL, 0), COL("base_total_ms", NULL, 0), COL("new_total_ms", NULL, 0),
+    COL("delta_ms", NULL, 0), COL("delta_pct", NULL, 0), COL("noise_ms", NULL, 0), COL("noise_basis", NULL, 0),
 };
 
 static void row_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -100,15 +103,15 @@ static void put_op_rule(const jp_diff *d, FILE *out) {
  * on the left. */
 
 static const column OP_TEXT_COLS[] = {
-    {"change", "change   ", 9}, {"delta", "delta/step", 10}, {"delta_pct", "delta%", 8}, {"base", "base", 9},
-    {"new", "new", 9}, {"count", "count/step", 11}, {"name", "op", 0}, {"category", "category     ", 13},
-    {"scope", "scope             ", 18}, {"match", "match  ", 7}, {"noise", "noise", 9},
+    COL("change", "change   ", 9), COL("delta", "delta/step", 10), COL("delta_pct", "delta%", 8), COL("base", "base", 9),
+    COL("new", "new", 9), COL("count", "count/step", 11), COL("name", "op", 0), COL("category", "category     ", 13),
+    COL("scope", "scope             ", 18), COL("match", "match  ", 7), COL("noise", "noise", 9),
 };
 
 static const column SCOPE_TEXT_COLS[] = {
-    {"change", "change   ", 9}, {"delta", "delta/step", 10}, {"delta_pct", "delta%", 8}, {"base", "self base", 9},
-    {"new", "self new", 9}, {"base_total", "total base", 10}, {"new_total", "total new", 9},
-    {"count", "count/step", 11}, {"name", "scope", 0}, {"category", "kind  ", 6}, {"match", "match  ", 7},
+    COL("change", "change   ", 9), COL("delta", "delta/step", 10), COL("delta_pct", "delta%", 8), COL("base", "self base", 9),
+    COL("new", "self new", 9), COL("base_total", "total base", 10), COL("new_total", "total new", 9),
+    COL("count", "count/step", 11), COL("name", "scope", 0), COL("category", "kind  ", 6), COL("match", "match  ", 7),
 };
 
 static int is_one_sided(const jp_diff_row *r) { return r->change == JP_CHANGE_ADDED || r->change == JP_CHANGE_REMOVED; }
@@ -216,7 +219,7 @@ typedef struct part_row {
 } part_row;
 
 static const column PART_COLS[] = {
-    {"part", "part", 0}, {"base_ms", "base", 9}, {"new_ms", "new", 9}, {"delta_ms", "delta", 10},
+    COL("part", "part", 0), COL("base_ms", "base", 9), COL("new_ms", "new", 9), COL("delta_ms", "delta", 10),
 };
 
 static void part_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
@@ -234,7 +237,7 @@ static void part_text_cell(const jp_analysis *a, const void *row, size_t col, ce
     else part_cell(a, row, col, c);
 }
 
-static const column FINDING_COLS[] = {{"id", NULL, 0}, {"title", NULL, 0}, {"severity", NULL, 0}, {"appeared", NULL, 0}};
+static const column FINDING_COLS[] = {COL("id", NULL, 0), COL("title", NULL, 0), COL("severity", NULL, 0), COL("appeared", NULL, 0)};
 
 static void finding_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
     const jp_diff_finding *f = row;

@@ -9,7 +9,7 @@
 #include "base/json.h"
 #include "base/text.h"
 #include "render/memory_render.h"
-#include "render/table.h"
+#include "render/columns.h"
 
 /* Buffers per module without --module (and without --top), and how many modules the text shows
  * in detail: the largest, and others that come near it (at least half its peak). */
@@ -17,59 +17,15 @@ enum { DEFAULT_TOP = 10, DETAIL_MODULES = 3 };
 /* Modules the text lists at most (a long-running service may compile hundreds). */
 enum { MAX_LISTED = 64 };
 
-/* A buffer with the module it belongs to: a row of the buffer tables. */
-typedef struct buffer_row {
-    const jp_module_memory *m; /* the module, for the CSV's module columns */
-    const jp_buffer *b;        /* the buffer */
-} buffer_row;
-
 static void set_str(cell *c, const char *s) { c->type = CELL_STR, c->s = s ? s : ""; }
 static void set_int(cell *c, int64_t i) { c->type = CELL_INT, c->i = i; }
 static void set_bytes(cell *c, int64_t b) { c->type = CELL_BYTES, c->i = b; }
 
-/* The CSV's columns: the module's first, then the buffer's (the JSON keys of "buffers"). */
-static const column ROW_COLS[] = {
-    {"module", NULL, 0}, {"host", NULL, 0}, {"runs", NULL, 0}, {"module_peak_bytes", NULL, 0},
-    {"module_always_live_bytes", NULL, 0},
-    {"id", NULL, 0}, {"bytes", "size", 10}, {"unpadded_bytes", NULL, 0}, {"kind", "kind", 9},
-    {"instruction", "instruction", 24}, {"opcode", NULL, 0}, {"shape", "shape", 16}, {"op_name", "op_name", 0},
-    {"source", "line", 20}, {"function", NULL, 0}, {"stack", NULL, 0}, {"n_small", NULL, 0}, {"start", NULL, 0},
-    {"end", NULL, 0},
-};
-enum { N_MODULE_COLS = 5, N_ROW_COLS = sizeof ROW_COLS / sizeof ROW_COLS[0] };
+/* The buffers table (columns.c): the module's columns, then the buffer's. */
+#define ROW_COLS (jp_table_defs[JP_TABLE_BUFFERS].cols)
+enum { N_MODULE_COLS = JP_BUFFER_FIRST_COL };
+#define N_ROW_COLS (jp_table_defs[JP_TABLE_BUFFERS].n_cols)
 enum { COL_BYTES = 6, COL_KIND = 8, COL_INSTRUCTION = 9, COL_SHAPE = 11, COL_OP_NAME = 12, COL_SOURCE = 13 };
-
-static void row_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const buffer_row *r = row;
-    const jp_buffer *b = r->b;
-    (void)a;
-    switch (col) {
-    case 0: set_str(c, r->m->name); break;
-    case 1: set_str(c, r->m->host); break;
-    case 2: set_int(c, (int64_t)r->m->runs); break;
-    case 3: set_bytes(c, r->m->peak_bytes); break;
-    case 4: set_bytes(c, r->m->always_live_bytes); break;
-    case 5: set_int(c, b->id); break;
-    case 6: set_bytes(c, b->bytes); break;
-    case 7: set_bytes(c, b->unpadded_bytes); break;
-    case 8: set_str(c, jp_buffer_kind_name(b->kind)); break;
-    case 9: set_str(c, b->instruction); break;
-    case 10: set_str(c, b->opcode); break;
-    case 11: set_str(c, b->shape); break;
-    case 12: set_str(c, b->op_name); break;
-    case 13: set_str(c, b->source); break;
-    case 14: set_str(c, b->function); break;
-    case 15: *c = (cell){.type = CELL_FRAMES, .frames = b->stack, .n_frames = b->n_stack}; break;
-    case 16: set_int(c, b->n_small); break;
-    case 17: set_int(c, b->start); break;
-    default: set_int(c, b->end); break;
-    }
-}
-
-/* The buffer's own columns (text and JSON): the CSV's without the module's. */
-static void buffer_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    row_cell(a, row, col + N_MODULE_COLS, c);
-}
 
 /* Text names the small row and shows a source path without the directory every user frame
  * shares (a->source_prefix), as the lines table does; JSON and CSV keep the API's values. */
@@ -81,14 +37,14 @@ static void buffer_text_cell(const jp_analysis *a, const void *row, size_t col, 
     else if (col + N_MODULE_COLS == COL_SOURCE && n && strncmp(r->b->source, a->source_prefix, n) == 0)
         set_str(c, r->b->source + n);
     else
-        buffer_cell(a, row, col, c);
+        ROW_COLS[col + N_MODULE_COLS].get(a, row, c);
 }
 
 /* A module's buffers as a table (text: size, kind, instruction, shape, line, op_name). */
 static table buffer_table(const buffer_row *rows, size_t n, int text) {
     static const size_t text_cols[] = {COL_BYTES, COL_KIND, COL_INSTRUCTION, COL_SHAPE, COL_SOURCE, COL_OP_NAME};
     table t = {.name = "buffers", .cols = ROW_COLS + N_MODULE_COLS, .n_cols = N_ROW_COLS - N_MODULE_COLS, .rows = rows,
-               .row_size = sizeof *rows, .n_rows = n, .cell = text ? buffer_text_cell : buffer_cell};
+               .row_size = sizeof *rows, .n_rows = n, .cell = text ? buffer_text_cell : NULL};
     for (size_t i = 0; text && i < sizeof text_cols / sizeof text_cols[0]; i++) /* --columns replaces these */
         t.pick[t.n_pick++] = text_cols[i] - N_MODULE_COLS;
     return t;
@@ -289,7 +245,7 @@ int jp_memory_csv(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *e
     for (size_t i = 0; i < n_mods && !rc; i++) /* each module's rows selected apart: --top is per module */
         for (size_t b = 0; b < mods[i]->n_buffers; b++) rows[k++] = (buffer_row){mods[i], &mods[i]->buffers[b]};
     table all = {.name = "buffers", .cols = ROW_COLS, .n_cols = N_ROW_COLS, .rows = rows, .row_size = sizeof *rows,
-                 .n_rows = k, .cell = row_cell};
+                 .n_rows = k};
     for (size_t i = 0, first = 0; i < n_mods && !rc; first += mods[i++]->n_buffers) {
         table one = all;
         size_t *sel, n;
@@ -314,10 +270,13 @@ int jp_memory_csv(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *e
 /* ---- text --------------------------------------------------------------------------------------- */
 
 /* The list of modules: one row each, a module being a pointer into jp_analysis.modules. */
+/* A text-only table (the JSON's modules[] are written by memory_json): key, header, width. */
+#define TEXT_COL(KEY, HEADER, WIDTH) {.key = KEY, .header = HEADER, .width = WIDTH}
 static const column MODULE_COLS[] = {
-    {"module", "module", 0}, {"host", "host", 16}, {"runs", "runs", 5}, {"peak_bytes", "peak", 10},
-    {"temporaries", "temporaries", 11}, {"parameters", "parameters", 10}, {"outputs", "outputs", 10},
-    {"constants", "constants", 10}, {"peak_instruction", "peak at", 16},
+    TEXT_COL("module", "module", 0), TEXT_COL("host", "host", 16), TEXT_COL("runs", "runs", 5),
+    TEXT_COL("peak_bytes", "peak", 10), TEXT_COL("temporaries", "temporaries", 11),
+    TEXT_COL("parameters", "parameters", 10), TEXT_COL("outputs", "outputs", 10),
+    TEXT_COL("constants", "constants", 10), TEXT_COL("peak_instruction", "peak at", 16),
 };
 enum { COL_HOST = 1, COL_CONSTANTS = 7 };
 

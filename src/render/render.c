@@ -1,5 +1,5 @@
 /* render.c - the sections (report, ops, steps, ...) as tables, and jp_render over text, CSV and
- * JSON. The JSON schema is the tables' column keys; docs/design.md documents it. */
+ * JSON. The tables' columns are declared in columns.c; docs/json-schema.md is generated from them. */
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "base/json.h"
 #include "render/memory_render.h"
 #include "render/safe_text.h"
-#include "render/table.h"
+#include "render/columns.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
                                                        "memory", "transfers", "compiles", "findings", "hosts",
@@ -32,126 +32,9 @@ const char *jp_platform_name(int platform) {
     return platform >= 0 && (size_t)platform < sizeof PLATFORMS / sizeof PLATFORMS[0] ? PLATFORMS[platform] : "?";
 }
 
-static void set_str(cell *c, const char *s) { c->type = CELL_STR, c->s = s ? s : ""; }
-static void set_int(cell *c, int64_t i) { c->type = CELL_INT, c->i = i; }
-static void set_time(cell *c, int64_t ps) { c->type = CELL_TIME, c->i = ps; }
-static void set_pct(cell *c, double d) { c->type = CELL_PCT, c->d = d; }
-static void set_num(cell *c, double d) { c->type = CELL_NUM, c->d = d; }
-static void set_bool(cell *c, int b) { c->type = CELL_BOOL, c->i = b; }
-static void set_none(cell *c) { c->type = CELL_NONE; }
-
 /* The report's ops table keeps kernels that no XLA op launched apart from the HLO ops. */
 static int is_xla_op(const void *row) { return !((const jp_op_stat *)row)->no_xla_op; }
 static int is_no_xla_op(const void *row) { return ((const jp_op_stat *)row)->no_xla_op; }
-
-/* ---- ops ---------------------------------------------------------------------------------------- */
-
-static const column OP_COLS[] = {
-    {"name", "op", 0}, {"category", "category", 16}, {"count", "count", 6}, {"total_ms", "total", 9},
-    {"self_ms", "self", 9}, {"avg_ms", "avg", 9}, {"min_ms", NULL, 0}, {"max_ms", NULL, 0},
-    {"pct_time", "%time", 6}, {"gflops_per_s", NULL, 0}, {"gbytes_per_s", NULL, 0}, {"flops", NULL, 0},
-    {"bytes", NULL, 0}, {"module", NULL, 0}, {"device", NULL, 0}, {"scope", NULL, 0},
-    {"op_name", NULL, 0}, {"source", NULL, 0}, {"devices", "devs", 4}, {"function", NULL, 0},
-    {"stack", NULL, 0}, {"hlo_flops", NULL, 0}, {"transcendentals", NULL, 0}, {"intensity", NULL, 0},
-    {"bound_by", NULL, 0}, {"roof_pct", NULL, 0}, {"xla_flops", NULL, 0}, {"program_id", NULL, 0},
-    {"xla_op", NULL, 0}, {"above_peak", NULL, 0},
-};
-
-static const char *const BOUND[] = {"", "compute", "memory"};
-
-static void op_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_op_stat *o = row;
-    double secs = (double)o->total_ps / 1e12;
-    switch (col) {
-    case 0:
-        set_str(c, o->name);
-        if (o->program_id >= 0) c->type = CELL_PROGRAM_STR, c->i = o->program_id; /* text tells programs apart */
-        break;
-    case 1: set_str(c, o->category); break;
-    case 2: set_int(c, (int64_t)o->count); break;
-    case 3: set_time(c, o->total_ps); break;
-    case 4: set_time(c, o->self_ps); break;
-    case 5: set_time(c, o->count ? o->total_ps / (int64_t)o->count : 0); break;
-    case 6: set_time(c, o->min_ps); break;
-    case 7: set_time(c, o->max_ps); break;
-    case 8: set_pct(c, a->op_self_ps ? 100.0 * (double)o->self_ps / (double)a->op_self_ps : 0); break;
-    case 9: o->no_rate ? set_none(c) : set_num(c, secs > 0 ? o->flops / secs / 1e9 : 0); break;
-    case 10: o->no_rate ? set_none(c) : set_num(c, secs > 0 ? o->bytes / secs / 1e9 : 0); break;
-    case 11: set_num(c, o->flops); break;
-    case 12: set_num(c, o->bytes); break;
-    case 13: set_str(c, o->module); break;
-    case 14: set_str(c, o->n_devices == 1 ? a->devices[o->device].name : ""); break; /* "": several */
-    case 15: set_str(c, o->scope); break;
-    case 16: set_str(c, o->op_name); break;
-    case 17: set_str(c, o->source); break;
-    case 18: set_int(c, o->n_devices); break;
-    case 19: set_str(c, o->function); break;
-    case 20: *c = (cell){.type = CELL_FRAMES, .frames = o->stack, .n_frames = o->n_stack}; break;
-    case 21: set_num(c, o->hlo_flops); break;
-    case 22: set_num(c, o->transcendentals); break;
-    case 23: set_num(c, o->bytes > 0 ? o->flops / o->bytes : 0); break;
-    case 24: set_str(c, BOUND[o->bound]); break;
-    case 25: set_num(c, o->roof_pct); break;
-    case 26: set_num(c, o->xla_flops); break;
-    case 27: o->program_id >= 0 ? set_int(c, o->program_id) : set_none(c); break;
-    case 28: set_bool(c, !o->no_xla_op); break;
-    default: set_bool(c, o->bound != JP_BOUND_UNKNOWN && o->roof_pct > 100); break;
-    }
-}
-
-/* ---- source lines and the flame tree ------------------------------------------------------------ */
-
-static const column LINE_COLS[] = {
-    {"source", "line", 0}, {"function", "function", 16}, {"self_ms", "self", 9}, {"pct_device", "%dev", 6},
-    {"count", "count", 6}, {"n_ops", "ops", 4}, {"ops", "top ops", 20}, {"file", NULL, 0}, {"line", NULL, 0},
-    {"flops", NULL, 0}, {"split_ms", NULL, 0},
-};
-
-/* Text shows a path relative to the files' common directory; JSON and CSV the whole path. */
-static const char *short_path(const jp_analysis *a, const char *path) {
-    size_t n = strlen(a->source_prefix);
-    return n && strncmp(path, a->source_prefix, n) == 0 ? path + n : path;
-}
-
-static void line_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_line_stat *l = row;
-    switch (col) {
-    case 0: set_str(c, short_path(a, l->source)); break;
-    case 1: set_str(c, l->function); break;
-    case 2: set_time(c, l->self_ps); break;
-    case 3: set_pct(c, a->op_self_ps ? 100.0 * (double)l->self_ps / (double)a->op_self_ps : 0); break;
-    case 4: set_int(c, (int64_t)l->count); break;
-    case 5: set_int(c, l->n_ops); break;
-    case 6: set_str(c, l->ops); break;
-    case 7: set_str(c, l->file); break;
-    case 8: set_int(c, l->line); break;
-    case 9: set_num(c, l->flops); break;
-    default: set_time(c, l->split_ps); break;
-    }
-}
-
-static const column FLAME_COLS[] = {
-    {"name", "stack", 0}, {"kind", "kind", 8}, {"total_ms", "total", 9}, {"self_ms", "self", 9},
-    {"pct", "%", 6}, {"depth", "depth", 5}, {"parent", NULL, 0}, {"file", NULL, 0}, {"line", NULL, 0},
-    {"split_ms", NULL, 0},
-};
-static const char *const FLAME_KIND[] = {"root", "frame", "library", "op", "none"};
-
-static void flame_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_flame_node *f = row;
-    switch (col) {
-    case 0: set_str(c, f->name); break;
-    case 1: set_str(c, FLAME_KIND[f->kind]); break;
-    case 2: set_time(c, f->total_ps); break;
-    case 3: set_time(c, f->self_ps); break;
-    case 4: set_pct(c, a->n_flame && a->flame[0].total_ps ? 100.0 * (double)f->total_ps / (double)a->flame[0].total_ps : 0); break;
-    case 5: set_int(c, f->depth); break;
-    case 6: set_int(c, f->parent == UINT32_MAX ? -1 : (int64_t)f->parent); break;
-    case 7: set_str(c, f->file); break;
-    case 8: set_int(c, f->line); break;
-    default: set_time(c, f->split_ps); break;
-    }
-}
 
 /* What split_ms means, said where it is shown: JSON's "split_note", text's closing line. */
 static const char SPLIT_NOTE[] = "a fusion made by several source lines has its time split over them by the "
@@ -163,266 +46,6 @@ static int64_t split_total(const jp_analysis *a, int section) {
     if (section == JP_SECTION_FLAME) return a->n_flame ? a->flame[0].split_ps : 0;
     for (size_t i = 0; i < a->n_lines; i++) ps += a->lines[i].split_ps;
     return ps;
-}
-
-/* ---- steps -------------------------------------------------------------------------------------- */
-
-static const column STEP_COLS[] = {
-    {"step", "step", 7}, {"start_ms", NULL, 0}, {"duration_ms", "time", 9}, {"compute_ms", "compute", 9},
-    {"collective_ms", "collect", 9}, {"h2d_ms", "h2d", 9}, {"d2h_ms", "d2h", 9}, {"d2d_ms", NULL, 0},
-    {"compile_ms", "compile", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9}, {"ops", "ops", 6},
-    {"compiles", NULL, 0}, {"outlier", "outlier", 0}, {"flops", NULL, 0}, {"gflops_per_s", NULL, 0},
-    {"no_device_work", "no device work", 0}, {"gap_ms", "gap", 9}, {"issued_start_ms", NULL, 0},
-    {"issued_ms", NULL, 0},
-};
-
-static void step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_step *s = row;
-    (void)a;
-    if (col >= 3 && col < 3 + JP_PART_COUNT) {
-        set_time(c, s->part_ps[col - 3]);
-        return;
-    }
-    switch (col) {
-    case 0: set_int(c, s->step_num); break;
-    case 1: set_time(c, s->start_ps); break;
-    case 2: set_time(c, s->dur_ps); break;
-    case 3 + JP_PART_COUNT: set_int(c, (int64_t)s->n_ops); break;
-    case 4 + JP_PART_COUNT: set_int(c, s->n_compiles); break;
-    case 5 + JP_PART_COUNT: set_bool(c, s->outlier); break;
-    case 6 + JP_PART_COUNT: set_num(c, s->flops); break;
-    case 7 + JP_PART_COUNT: set_num(c, s->dur_ps > 0 ? s->flops / ((double)s->dur_ps / 1e12) / 1e9 : 0); break; /* achieved */
-    case 8 + JP_PART_COUNT: set_bool(c, s->no_device_work); break;
-    case 9 + JP_PART_COUNT: set_time(c, s->gap_ps); break;
-    case 10 + JP_PART_COUNT: set_time(c, s->host_start_ps); break;
-    default: set_time(c, s->host_dur_ps); break;
-    }
-}
-
-/* ---- scopes ------------------------------------------------------------------------------------- */
-
-static const column SCOPE_COLS[] = {
-    {"scope", "scope", 0}, {"kind", "kind", 7}, {"user", NULL, 0}, {"depth", NULL, 0}, {"count", "count", 6},
-    {"total_ms", "total", 9}, {"self_ms", "self", 9}, {"pct", "%", 6}, {"wall_ms", NULL, 0},
-};
-
-static int64_t kind_total(const jp_analysis *a, int kind) {
-    return kind == JP_SCOPE_DEVICE ? a->op_self_ps : a->span_ps;
-}
-
-static void scope_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_scope_stat *s = row;
-    int64_t base = kind_total(a, s->kind);
-    switch (col) {
-    case 0: set_str(c, s->path); break;
-    case 1: set_str(c, s->kind == JP_SCOPE_DEVICE ? "device" : s->user ? "host" : "runtime"); break;
-    case 2: set_bool(c, s->user); break;
-    case 3: set_int(c, s->depth); break;
-    case 4: set_int(c, (int64_t)s->count); break;
-    case 5: set_time(c, s->total_ps); break;
-    case 6: set_time(c, s->self_ps); break;
-    case 7: set_pct(c, base ? 100.0 * (double)s->wall_ps / (double)base : 0); break; /* host: wall, never > 100 */
-    default: set_time(c, s->wall_ps); break;
-    }
-}
-
-/* ---- kernels, memory, transfers, compiles ------------------------------------------------------- */
-
-static const column KERNEL_COLS[] = {
-    {"name", "kernel", 0}, {"count", "count", 6}, {"total_ms", "total", 9}, {"avg_ms", "avg", 9},
-    {"min_ms", NULL, 0}, {"max_ms", NULL, 0}, {"registers", "regs", 5}, {"static_shared", NULL, 0},
-    {"dynamic_shared", NULL, 0}, {"grid", "grid", 11}, {"block", "block", 11}, {"occupancy_pct", "occ%", 5},
-    {"op", NULL, 0},
-};
-
-static void set_dims(cell *c, const uint32_t d[3]) {
-    *c = (cell){.type = CELL_STR};
-    snprintf(c->buf, sizeof c->buf, "%u,%u,%u", d[0], d[1], d[2]);
-    c->s = c->buf;
-}
-
-static void kernel_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_kernel_stat *k = row;
-    (void)a;
-    switch (col) {
-    case 0: set_str(c, k->name); break;
-    case 1: set_int(c, (int64_t)k->count); break;
-    case 2: set_time(c, k->total_ps); break;
-    case 3: set_time(c, k->count ? k->total_ps / (int64_t)k->count : 0); break;
-    case 4: set_time(c, k->min_ps); break;
-    case 5: set_time(c, k->max_ps); break;
-    case 6: set_int(c, k->registers); break;
-    case 7: set_int(c, k->static_shared); break;
-    case 8: set_int(c, k->dynamic_shared); break;
-    case 9: set_dims(c, k->grid); break;
-    case 10: set_dims(c, k->block); break;
-    case 11: set_num(c, k->occupancy); break;
-    default: set_str(c, k->op); break;
-    }
-}
-
-static const column MEMORY_COLS[] = {
-    {"allocator", "allocator", 0}, {"peak_bytes", "peak bytes", 14}, {"peak_at_ms", "peak at", 9},
-    {"events", "events", 8}, {"allocator_peak_bytes", "allocator peak", 16},
-};
-
-static void memory_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_memory_stat *m = row;
-    (void)a;
-    switch (col) {
-    case 0: set_str(c, m->allocator); break;
-    case 1: set_int(c, m->peak_bytes); break;
-    case 2: set_time(c, m->peak_t_ps); break;
-    case 3: set_int(c, (int64_t)m->n_events); break;
-    default: set_int(c, m->lifetime_peak_bytes); break;
-    }
-}
-
-static const column TRANSFER_COLS[] = {
-    {"kind", "kind", 0}, {"count", "count", 7}, {"bytes", "bytes", 14}, {"total_ms", "total", 9},
-    {"max_ms", "longest", 9}, {"gbytes_per_s", "GB/s", 8},
-};
-
-static void transfer_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_transfer_stat *t = row;
-    (void)a;
-    switch (col) {
-    case 0: set_str(c, t->kind); break;
-    case 1: set_int(c, (int64_t)t->count); break;
-    case 2: set_int(c, (int64_t)t->bytes); break;
-    case 3: set_time(c, t->total_ps); break;
-    case 4: set_time(c, t->max_ps); break;
-    default: set_num(c, t->total_ps ? (double)t->bytes / ((double)t->total_ps / 1e12) / 1e9 : 0); break;
-    }
-}
-
-static const column COMPILE_COLS[] = {
-    {"module", "module", 0}, {"name", NULL, 0}, {"start_ms", "start", 9}, {"duration_ms", "time", 9},
-    {"step", "step", 7}, {"steady_state", "steady", 6},
-};
-
-static void compile_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_compile *k = row;
-    (void)a;
-    switch (col) {
-    case 0: set_str(c, *k->module ? k->module : "?"); break;
-    case 1: set_str(c, k->name); break;
-    case 2: set_time(c, k->start_ps); break;
-    case 3: set_time(c, k->dur_ps); break;
-    case 4: set_int(c, k->step_num); break;
-    default: set_bool(c, k->steady); break;
-    }
-}
-
-static const column FINDING_COLS[] = {
-    {"severity", "severity", 8}, {"id", "id", 16}, {"title", "title", 0}, {"evidence", NULL, 0}, {"fix", NULL, 0},
-};
-
-static void finding_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_finding *f = row;
-    (void)a;
-    const char *v[] = {jp_rating_name(f->severity), f->id, f->title, f->evidence, f->fix};
-    set_str(c, v[col]);
-}
-
-static const column KPI_COLS[] = {{"name", "kpi", 0}, {"value", "value", 10}, {"unit", "unit", 4}, {"rating", "rating", 8}};
-
-static void kpi_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_kpi *k = row;
-    (void)a;
-    if (col == 0) set_str(c, k->name);
-    else if (col == 1) set_num(c, k->value);
-    else if (col == 2) set_str(c, k->unit);
-    else set_str(c, jp_rating_name(k->rating));
-}
-
-static const column DEVICE_COLS[] = {
-    {"name", "device", 0}, {"host", "host", 12}, {"platform", "platform", 8}, {"busy_ms", "busy", 9},
-    {"ops", "ops", 8}, {"first_ms", NULL, 0}, {"last_ms", NULL, 0}, {"idle_pct", "idle%", 6},
-    {"peak_tflops", NULL, 0}, {"peak_gbps", NULL, 0}, {"peak_source", NULL, 0},
-};
-
-static void device_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_device *d = row;
-    (void)a;
-    switch (col) {
-    case 0: set_str(c, d->name); break;
-    case 1: set_str(c, d->host); break;
-    case 2: set_str(c, jp_platform_name(d->platform)); break;
-    case 3: set_time(c, d->busy_ps); break;
-    case 4: set_int(c, (int64_t)d->n_ops); break;
-    case 5: set_time(c, d->first_ps); break;
-    case 6: set_time(c, d->last_ps); break;
-    case 8: set_num(c, d->peak_flops / 1e12); break;
-    case 9: set_num(c, d->peak_bw / 1e9); break;
-    case 10: set_str(c, d->peak_source); break;
-    default: /* of its own first-to-last window */
-        set_pct(c, d->last_ps > d->first_ps ? 100.0 * (double)(d->last_ps - d->first_ps - d->busy_ps) /
-                                                  (double)(d->last_ps - d->first_ps) : 0);
-        break;
-    }
-}
-
-/* ---- hosts (multi-host profiles) ---------------------------------------------------------------- */
-
-static const column HOST_COLS[] = {
-    {"host", "host", 0}, {"clock", "clock", 15}, {"offset_ms", "offset", 9}, {"sync_steps", NULL, 0},
-    {"sync_spread_ms", "spread", 8}, {"steps", "steps", 5}, {"mean_step_ms", "mean step", 9},
-    {"median_step_ms", NULL, 0}, {"compute_ms", NULL, 0}, {"collective_ms", "collect", 9},
-    {"wait_ms", "waiting", 9}, {"idle_ms", "idle", 9}, {"straggler_steps", "straggler", 9},
-    {"top_op", NULL, 0}, {"top_op_pct", NULL, 0},
-};
-
-static void host_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_host_stat *h = row;
-    const jp_op_stat *top = NULL; /* by self time, as the ops table */
-    (void)a;
-    for (size_t i = 0; i < h->n_ops; i++)
-        if (!top || h->ops[i].self_ps > top->self_ps) top = &h->ops[i];
-    switch (col) {
-    case 0: set_str(c, h->name); break;
-    case 1: set_str(c, h->clock); break;
-    case 2: set_time(c, h->offset_ps); break;
-    case 3: set_int(c, h->n_sync); break;
-    case 4: set_time(c, h->sync_spread_ps); break;
-    case 5: set_int(c, (int64_t)h->n_steps); break;
-    case 6: set_time(c, (int64_t)h->step_summary.mean_ps); break;
-    case 7: set_time(c, (int64_t)h->step_summary.median_ps); break;
-    case 8: set_time(c, h->step_summary.part_ps[JP_PART_COMPUTE]); break;
-    case 9: set_time(c, h->collective_ps); break;
-    case 10: set_time(c, h->wait_ps); break;
-    case 11: set_time(c, h->step_summary.part_ps[JP_PART_IDLE]); break;
-    case 12: set_int(c, h->n_straggling); break;
-    case 13: set_str(c, top ? top->name : ""); break;
-    default: set_pct(c, top && h->op_self_ps ? 100.0 * (double)top->self_ps / (double)h->op_self_ps : 0); break;
-    }
-}
-
-/* One host's step, a row of the long (step, host) table. */
-typedef struct host_step_row {
-    const jp_step *step;
-    uint32_t host;
-    const jp_straggler *lag; /* the step's straggler when it is this host */
-} host_step_row;
-
-static const column HOST_STEP_COLS[] = {
-    {"step", "step", 7}, {"host", "host", 0}, {"start_ms", NULL, 0}, {"duration_ms", "time", 9},
-    {"compute_ms", "compute", 9}, {"collective_ms", "collect", 9}, {"host_ms", "host", 9}, {"idle_ms", "idle", 9},
-    {"straggler", "straggler", 9}, {"behind_ms", "behind", 9},
-};
-
-static void host_step_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const host_step_row *r = row;
-    static const int parts[] = {JP_PART_COMPUTE, JP_PART_COLLECTIVE, JP_PART_HOST, JP_PART_IDLE};
-    switch (col) {
-    case 0: set_int(c, r->step->step_num); break;
-    case 1: set_str(c, a->host_stats[r->host].name); break;
-    case 2: set_time(c, r->step->start_ps); break;
-    case 3: set_time(c, r->step->dur_ps); break;
-    case 4: case 5: case 6: case 7: set_time(c, r->step->part_ps[parts[col - 4]]); break;
-    case 8: set_bool(c, r->lag != NULL); break;
-    default: set_time(c, r->lag ? r->lag->behind_ps : 0); break;
-    }
 }
 
 /* The straggler of step num when it is host h, or NULL. */
@@ -462,33 +85,38 @@ static int host_step_rows(const jp_analysis *a, host_step_row **rows, size_t *n)
     return JP_OK;
 }
 
-#define TABLE(NAME, COLS, ROWS, TYPE, N, SORT, FN) \
-    ((table){.name = NAME, .cols = COLS, .n_cols = sizeof COLS / sizeof COLS[0], .rows = ROWS, .row_size = sizeof(TYPE), \
-             .n_rows = N, .default_sort = SORT, .cell = FN})
+#define TABLE(ID, ROWS, TYPE, N, SORT)                                                                            \
+    ((table){.name = jp_table_defs[ID].name, .cols = jp_table_defs[ID].cols, .n_cols = jp_table_defs[ID].n_cols,     \
+             .rows = ROWS, .row_size = sizeof(TYPE), .n_rows = N, .default_sort = SORT})
 
 static table section_table(const jp_analysis *a, int section) {
     switch (section) {
-    case JP_SECTION_OPS: return TABLE("ops", OP_COLS, a->ops, jp_op_stat, a->n_ops, "self_ms", op_cell);
-    case JP_SECTION_STEPS: return TABLE("steps", STEP_COLS, a->steps, jp_step, a->n_steps, NULL, step_cell);
-    case JP_SECTION_SCOPES: return TABLE("scopes", SCOPE_COLS, a->scopes, jp_scope_stat, a->n_scopes, NULL, scope_cell);
-    case JP_SECTION_KERNELS: return TABLE("kernels", KERNEL_COLS, a->kernels, jp_kernel_stat, a->n_kernels, NULL, kernel_cell);
-    case JP_SECTION_MEMORY: return TABLE("memory", MEMORY_COLS, a->memory, jp_memory_stat, a->n_memory, NULL, memory_cell);
-    case JP_SECTION_TRANSFERS: return TABLE("transfers", TRANSFER_COLS, a->transfers, jp_transfer_stat, JP_XFER_COUNT, NULL, transfer_cell);
-    case JP_SECTION_COMPILES: return TABLE("compiles", COMPILE_COLS, a->compiles, jp_compile, a->n_compiles, NULL, compile_cell);
-    case JP_SECTION_HOSTS: return TABLE("host_stats", HOST_COLS, a->host_stats, jp_host_stat, a->n_host_stats, NULL, host_cell);
-    case JP_SECTION_LINES: return TABLE("lines", LINE_COLS, a->lines, jp_line_stat, a->n_lines, NULL, line_cell);
-    case JP_SECTION_FLAME: return TABLE("flame", FLAME_COLS, a->flame, jp_flame_node, a->n_flame, NULL, flame_cell);
-    default: return TABLE("findings", FINDING_COLS, a->findings, jp_finding, a->n_findings, NULL, finding_cell);
+    case JP_SECTION_OPS: return TABLE(JP_TABLE_OPS, a->ops, jp_op_stat, a->n_ops, "self_ms");
+    case JP_SECTION_STEPS: return TABLE(JP_TABLE_STEPS, a->steps, jp_step, a->n_steps, NULL);
+    case JP_SECTION_SCOPES: return TABLE(JP_TABLE_SCOPES, a->scopes, jp_scope_stat, a->n_scopes, NULL);
+    case JP_SECTION_KERNELS: return TABLE(JP_TABLE_KERNELS, a->kernels, jp_kernel_stat, a->n_kernels, NULL);
+    case JP_SECTION_MEMORY: return TABLE(JP_TABLE_MEMORY, a->memory, jp_memory_stat, a->n_memory, NULL);
+    case JP_SECTION_TRANSFERS: return TABLE(JP_TABLE_TRANSFERS, a->transfers, jp_transfer_stat, JP_XFER_COUNT, NULL);
+    case JP_SECTION_COMPILES: return TABLE(JP_TABLE_COMPILES, a->compiles, jp_compile, a->n_compiles, NULL);
+    case JP_SECTION_HOSTS: return TABLE(JP_TABLE_HOST_STATS, a->host_stats, jp_host_stat, a->n_host_stats, NULL);
+    case JP_SECTION_LINES: return TABLE(JP_TABLE_LINES, a->lines, jp_line_stat, a->n_lines, NULL);
+    case JP_SECTION_FLAME: return TABLE(JP_TABLE_FLAME, a->flame, jp_flame_node, a->n_flame, NULL);
+    default: return TABLE(JP_TABLE_FINDINGS, a->findings, jp_finding, a->n_findings, NULL);
     }
 }
 
 static table host_step_table(const host_step_row *rows, size_t n) {
-    return TABLE("host_steps", HOST_STEP_COLS, rows, host_step_row, n, NULL, host_step_cell);
+    return TABLE(JP_TABLE_HOST_STEPS, rows, host_step_row, n, NULL);
 }
 
-static table kpi_table(const jp_analysis *a) { return TABLE("kpis", KPI_COLS, a->kpis, jp_kpi, a->n_kpis, NULL, kpi_cell); }
-static table device_table(const jp_analysis *a) {
-    return TABLE("devices", DEVICE_COLS, a->devices, jp_device, a->n_devices, NULL, device_cell);
+static table kpi_table(const jp_analysis *a) { return TABLE(JP_TABLE_KPIS, a->kpis, jp_kpi, a->n_kpis, NULL); }
+static table device_table(const jp_analysis *a) { return TABLE(JP_TABLE_DEVICES, a->devices, jp_device, a->n_devices, NULL); }
+
+/* The stragglers, rows on one line (as the hand-written array they replace was). */
+static table straggler_table(const jp_analysis *a) {
+    table t = TABLE(JP_TABLE_STRAGGLERS, a->stragglers, jp_straggler, a->n_stragglers, NULL);
+    t.compact = 1;
+    return t;
 }
 
 /* ---- JSON documents ----------------------------------------------------------------------------- */
@@ -569,14 +197,9 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
     table steps = host_step_table(rows, n);
     rc = json_table(a, &steps, NULL, out, err);
     free(rows);
-    fputs(",\"stragglers\":[", out);
-    for (size_t i = 0; i < a->n_stragglers; i++) {
-        const jp_straggler *g = &a->stragglers[i];
-        fprintf(out, "%s{\"step\":%lld,\"host\":", i ? "," : "", (long long)g->step_num);
-        jp_json_fput_cstr(out, a->host_stats[g->host].name);
-        fprintf(out, ",\"behind_ms\":%.6f,\"step_ms\":%.6f}", (double)g->behind_ps / 1e9, (double)g->step_ps / 1e9);
-    }
-    fputs("],\"host_ops\":{", out);
+    table lags = straggler_table(a);
+    if (!rc) rc = json_table(a, &lags, NULL, out, err);
+    fputs(",\"host_ops\":{", out);
     for (size_t h = 0; !rc && h < a->n_host_stats; h++) {
         const jp_host_stat *hs = &a->host_stats[h];
         jp_analysis alone = host_ops_view(a, h);

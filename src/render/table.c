@@ -26,6 +26,11 @@ void jp_format_bytes(char *buf, size_t len, int64_t bytes) {
     else snprintf(buf, len, "%.2f GiB", b / (1024.0 * 1024 * 1024));
 }
 
+void jp_table_cell(const jp_analysis *a, const table *t, const void *row, size_t col, cell *out) {
+    if (t->cell) t->cell(a, row, col, out);
+    else t->cols[col].get(a, row, out);
+}
+
 /* ---- selection ------------------------------------------------------------------------------ */
 
 typedef struct sort_ctx {
@@ -49,8 +54,8 @@ static double numeric(const cell *c) {
 static int compare_rows(const sort_ctx *s, size_t x, size_t y) {
     cell cx, cy;
     const char *base = s->t->rows;
-    s->t->cell(s->a, base + x * s->t->row_size, s->col, &cx);
-    s->t->cell(s->a, base + y * s->t->row_size, s->col, &cy);
+    jp_table_cell(s->a, s->t, base + x * s->t->row_size, s->col, &cx);
+    jp_table_cell(s->a, s->t, base + y * s->t->row_size, s->col, &cy);
     int c = 0; /* ascending */
     if (is_str(&cx)) c = strcmp(cx.s, cy.s);
     else c = (numeric(&cx) > numeric(&cy)) - (numeric(&cx) < numeric(&cy));
@@ -117,7 +122,7 @@ static int sort_column(const table *t, const char *key, int *col, int *dir, jp_e
 static int row_matches(const jp_analysis *a, const table *t, const void *row, const regex_t *re) {
     for (size_t c = 0; c < t->n_cols; c++) {
         cell v;
-        t->cell(a, row, c, &v);
+        jp_table_cell(a, t, row, c, &v);
         if (is_str(&v) && regexec(re, v.s, 0, NULL, 0) == 0) return 1;
     }
     return 0;
@@ -252,7 +257,7 @@ static void lay_out(const jp_analysis *a, const table *t, const size_t *order, s
         for (size_t r = 0; r < n; r++) {
             cell v;
             char buf[MAX_CELL + 1];
-            t->cell(a, (const char *)t->rows + order[r] * t->row_size, tc[i].col, &v);
+            jp_table_cell(a, t, (const char *)t->rows + order[r] * t->row_size, tc[i].col, &v);
             cell_text(&v, buf, sizeof buf);
             int len = (int)text_width(buf);
             if (len > tc[i].width) tc[i].width = len;
@@ -310,7 +315,7 @@ void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, si
         for (size_t i = 0; i < k; i++) {
             cell v;
             char buf[MAX_CELL + 1];
-            t->cell(a, row, tc[i].col, &v);
+            jp_table_cell(a, t, row, tc[i].col, &v);
             cell_text(&v, buf, sizeof buf);
             fit(buf, (size_t)tc[i].width);
             len = put_cell(line, len, sizeof line, buf, tc[i].width, tc[i].text);
@@ -414,7 +419,7 @@ void jp_table_csv(const jp_analysis *a, const table *t, const size_t *order, siz
         const void *row = (const char *)t->rows + order[r] * t->row_size;
         for (size_t i = 0; i < k; i++) {
             cell v;
-            t->cell(a, row, cols[i], &v);
+            jp_table_cell(a, t, row, cols[i], &v);
             if (i) fputc(',', out);
             cell_raw(out, &v, 0);
         }
@@ -432,10 +437,10 @@ void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *orde
     fputc('[', out);
     for (size_t r = 0; r < n; r++) {
         const void *row = (const char *)t->rows + order[r] * t->row_size;
-        fputs(r ? ",\n{" : "\n{", out);
+        fputs(r ? (t->compact ? ",{" : ",\n{") : (t->compact ? "{" : "\n{"), out);
         for (size_t i = 0; i < k; i++) {
             cell v;
-            t->cell(a, row, cols[i], &v);
+            jp_table_cell(a, t, row, cols[i], &v);
             fprintf(out, "%s\"%s\":", i ? "," : "", t->cols[cols[i]].key);
             cell_raw(out, &v, 1);
         }

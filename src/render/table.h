@@ -23,10 +23,22 @@ typedef struct cell {
     uint32_t n_frames;
 } cell;
 
+/* The cell of one row's column. */
+typedef void (*column_get)(const jp_analysis *a, const void *row, cell *out);
+
+/* One column, declared once (src/render/columns.c): text, CSV and JSON read it, and so do the
+ * generated docs/json-schema.md, Python result classes and viewer column lists (jaxprof-columns). */
 typedef struct column {
     const char *key;    /* JSON/CSV name: "total_ms"; --sort accepts it or its stem "total" */
     const char *header; /* text header; NULL hides the column in text */
     int width;          /* text width; 0 = takes the remaining width (one per table) */
+    int type;           /* the cell_type its getter sets (CELL_NONE too where nullable) */
+    int nullable;       /* 1: a row may have no value (CELL_NONE: JSON null) */
+    const char *unit;   /* "ms", "%", "bytes", "GFLOP/s", ...; NULL: none (or ms/%/bytes by type) */
+    column_get get;     /* its cell; NULL where the table's own cell function gives every cell */
+    const char *doc;    /* one line: what the value is */
+    int view;           /* the viewer's column menu: 0 not in it, 1 offered, 2 shown by default */
+    const char *label;  /* the viewer's heading; NULL: the header (else the key) with its unit */
 } column;
 
 enum { TABLE_MAX_COLS = 32 };
@@ -39,12 +51,17 @@ typedef struct table {
     size_t row_size;
     size_t n_rows;
     const char *default_sort;  /* a column key, or NULL to keep the analysis order */
+    /* a cell by column index, for tables whose columns have no getter (the diff's) or that
+     * show some cells differently as text; NULL: each column's get */
     void (*cell)(const jp_analysis *a, const void *row, size_t col, cell *out);
+    int compact;               /* JSON: the rows on one line (the stragglers) */
     int (*keep)(const void *row); /* rows shown: those it returns 1 for; NULL: all */
     size_t pick[TABLE_MAX_COLS]; /* the columns --columns asked for, in its order; n_pick 0: the */
     size_t n_pick;               /* table's own (text: those with a header; CSV, JSON: all) */
 } table;
 
+/* The cell of row's column col: t->cell, else the column's getter. */
+void jp_table_cell(const jp_analysis *a, const table *t, const void *row, size_t col, cell *out);
 /* Row order after --filter and --sort, at most --top rows; also reads --columns into t->pick.
  * *order is malloc'd. */
 int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **order, size_t *n, jp_error *err);

@@ -1,0 +1,592 @@
+/* columns.c - every result table's columns, declared once: key, text header and width, type,
+ * unit, getter, doc line (and, for the ops, the viewer's menu). Text, CSV and JSON (table.c) read
+ * these; `jaxprof-columns` generates docs/json-schema.md, the Python result classes and the
+ * viewer's column lists from them, and `meson test generated` fails when those are stale. */
+#include <string.h>
+
+#include "render/columns.h"
+
+static void set_str(cell *c, const char *s) { c->type = CELL_STR, c->s = s ? s : ""; }
+static void set_int(cell *c, int64_t i) { c->type = CELL_INT, c->i = i; }
+static void set_time(cell *c, int64_t ps) { c->type = CELL_TIME, c->i = ps; }
+static void set_pct(cell *c, double d) { c->type = CELL_PCT, c->d = d; }
+static void set_num(cell *c, double d) { c->type = CELL_NUM, c->d = d; }
+static void set_bool(cell *c, int b) { c->type = CELL_BOOL, c->i = b; }
+static void set_bytes(cell *c, int64_t b) { c->type = CELL_BYTES, c->i = b; }
+static void set_none(cell *c) { c->type = CELL_NONE; }
+static void set_frames(cell *c, const jp_source_frame *f, uint32_t n) {
+    *c = (cell){.type = CELL_FRAMES, .frames = f, .n_frames = n};
+}
+static void set_dims(cell *c, const uint32_t d[3]) {
+    *c = (cell){.type = CELL_STR};
+    snprintf(c->buf, sizeof c->buf, "%u,%u,%u", d[0], d[1], d[2]);
+    c->s = c->buf;
+}
+
+/* A getter FN: the row as ROW (r), the analysis (a), and one statement setting the cell (c). */
+#define GET(FN, ROW, STMT)                                                \
+    static void FN(const jp_analysis *a, const void *row, cell *c) {      \
+        const ROW *r = row;                                               \
+        (void)a;                                                          \
+        STMT;                                                             \
+    }
+
+#define COL(KEY, HEADER, WIDTH, TYPE, UNIT, GETTER, DOC) \
+    {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .unit = UNIT, .get = GETTER, .doc = DOC}
+/* A column whose value may be unknown (JSON null). */
+#define COL_NULL(KEY, HEADER, WIDTH, TYPE, UNIT, GETTER, DOC) \
+    {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .nullable = 1, .unit = UNIT, .get = GETTER, .doc = DOC}
+/* A column the viewer offers (VIEW 1) or shows by default (VIEW 2), under LABEL (NULL: derived). */
+#define COL_VIEW(KEY, HEADER, WIDTH, TYPE, NULLABLE, UNIT, GETTER, VIEW, LABEL, DOC)                          \
+    {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .nullable = NULLABLE, .unit = UNIT, .get = GETTER, \
+     .view = VIEW, .label = LABEL, .doc = DOC}
+
+#define N_OF(COLS) (sizeof COLS / sizeof COLS[0])
+
+const char *jp_column_unit(const column *c) {
+    if (c->unit) return c->unit;
+    return c->type == CELL_TIME ? "ms" : c->type == CELL_PCT ? "%" : c->type == CELL_BYTES ? "bytes" : "";
+}
+
+/* A share of a whole in percent, 0 for an empty whole. */
+static double pct_of(double part, double whole) { return whole ? 100.0 * part / whole : 0; }
+
+/* ---- ops ---------------------------------------------------------------------------------------- */
+
+static const char *const BOUND[] = {"", "compute", "memory"};
+
+static double op_secs(const jp_op_stat *o) { return (double)o->total_ps / 1e12; }
+/* A rate in units per second / 1e9 over the op's total time; unknown for asynchronous halves. */
+static void op_rate(const jp_op_stat *o, double amount, cell *c) {
+    if (o->no_rate) set_none(c);
+    else set_num(c, op_secs(o) > 0 ? amount / op_secs(o) / 1e9 : 0);
+}
+
+/* The name; text adds its program where rows of several programs share it. */
+static void op_name(const jp_analysis *a, const void *row, cell *c) {
+    const jp_op_stat *r = row;
+    (void)a;
+    set_str(c, r->name);
+    if (r->program_id >= 0) c->type = CELL_PROGRAM_STR, c->i = r->program_id;
+}
+GET(op_category, jp_op_stat, set_str(c, r->category))
+GET(op_count, jp_op_stat, set_int(c, (int64_t)r->count))
+GET(op_total, jp_op_stat, set_time(c, r->total_ps))
+GET(op_self, jp_op_stat, set_time(c, r->self_ps))
+GET(op_avg, jp_op_stat, set_time(c, r->count ? r->total_ps / (int64_t)r->count : 0))
+GET(op_min, jp_op_stat, set_time(c, r->min_ps))
+GET(op_max, jp_op_stat, set_time(c, r->max_ps))
+GET(op_pct_time, jp_op_stat, set_pct(c, pct_of((double)r->self_ps, (double)a->op_self_ps)))
+GET(op_gflops, jp_op_stat, op_rate(r, r->flops, c))
+GET(op_gbytes, jp_op_stat, op_rate(r, r->bytes, c))
+GET(op_flops, jp_op_stat, set_num(c, r->flops))
+GET(op_bytes, jp_op_stat, set_num(c, r->bytes))
+GET(op_module, jp_op_stat, set_str(c, r->module))
+GET(op_device, jp_op_stat, set_str(c, r->n_devices == 1 ? a->devices[r->device].name : "")) /* "": several */
+GET(op_scope, jp_op_stat, set_str(c, r->scope))
+GET(op_op_name, jp_op_stat, set_str(c, r->op_name))
+GET(op_source, jp_op_stat, set_str(c, r->source))
+GET(op_devices, jp_op_stat, set_int(c, r->n_devices))
+GET(op_function, jp_op_stat, set_str(c, r->function))
+GET(op_stack, jp_op_stat, set_frames(c, r->stack, r->n_stack))
+GET(op_hlo_flops, jp_op_stat, set_num(c, r->hlo_flops))
+GET(op_transcendentals, jp_op_stat, set_num(c, r->transcendentals))
+GET(op_intensity, jp_op_stat, set_num(c, r->bytes > 0 ? r->flops / r->bytes : 0))
+GET(op_bound_by, jp_op_stat, set_str(c, BOUND[r->bound]))
+GET(op_roof_pct, jp_op_stat, set_num(c, r->roof_pct))
+GET(op_xla_flops, jp_op_stat, set_num(c, r->xla_flops))
+GET(op_program_id, jp_op_stat, r->program_id >= 0 ? set_int(c, r->program_id) : set_none(c))
+GET(op_xla_op, jp_op_stat, set_bool(c, !r->no_xla_op))
+GET(op_above_peak, jp_op_stat, set_bool(c, r->bound != JP_BOUND_UNKNOWN && r->roof_pct > 100))
+
+static const column OP_COLS[] = {
+    COL_VIEW("name", "op", 0, CELL_STR, 0, NULL, op_name, 2, NULL,
+             "the HLO instruction (\"dot.3\", \"loop_fusion.1\"), or a kernel's name when no XLA op launched it"),
+    COL_VIEW("category", "category", 16, CELL_STR, 0, NULL, op_category, 2, NULL,
+             "what kind of op: \"matmul\", \"loop fusion\", \"collective\", ..."),
+    COL_VIEW("count", "count", 6, CELL_INT, 0, NULL, op_count, 2, NULL, "occurrences"),
+    COL_VIEW("total_ms", "total", 9, CELL_TIME, 0, NULL, op_total, 2, NULL, "the occurrences' durations, summed"),
+    COL_VIEW("self_ms", "self", 9, CELL_TIME, 0, NULL, op_self, 2, NULL,
+             "total minus the time of ops nested in it on the same line"),
+    COL_VIEW("avg_ms", "avg", 9, CELL_TIME, 0, NULL, op_avg, 2, NULL, "total / count"),
+    COL_VIEW("min_ms", NULL, 0, CELL_TIME, 0, NULL, op_min, 1, NULL, "the shortest occurrence"),
+    COL_VIEW("max_ms", NULL, 0, CELL_TIME, 0, NULL, op_max, 1, NULL, "the longest occurrence"),
+    COL_VIEW("pct_time", "%time", 6, CELL_PCT, 0, NULL, op_pct_time, 2, NULL, "its self time, % of every op's self time"),
+    COL_VIEW("gflops_per_s", NULL, 0, CELL_NUM, 1, "GFLOP/s", op_gflops, 2, "GFLOP/s",
+             "flops over total time; null for an asynchronous start or done half (its time is not the work)"),
+    COL_VIEW("gbytes_per_s", NULL, 0, CELL_NUM, 1, "GB/s", op_gbytes, 2, "GB/s",
+             "bytes over total time; null for an asynchronous start or done half"),
+    COL("flops", NULL, 0, CELL_NUM, "FLOPs", op_flops,
+        "summed: XLA's own count where the profile holds one (TPU, GPU), else hlo_flops; 0 when unknown"),
+    COL("bytes", NULL, 0, CELL_NUM, "bytes", op_bytes, "bytes accessed, summed, from the same source; 0 when unknown"),
+    COL_VIEW("module", NULL, 0, CELL_STR, 0, NULL, op_module, 1, NULL, "the HLO module (\"jit_train_step\")"),
+    COL("device", NULL, 0, CELL_STR, NULL, op_device, "the device it ran on; \"\" when the row sums several"),
+    COL_VIEW("scope", NULL, 0, CELL_STR, 0, NULL, op_scope, 2, NULL,
+             "the user's scope path derived from op_name; \"\" when unknown"),
+    COL_VIEW("op_name", NULL, 0, CELL_STR, 0, NULL, op_op_name, 2, NULL, "metadata.op_name; \"\" when unknown"),
+    COL_VIEW("source", NULL, 0, CELL_STR, 0, NULL, op_source, 2, NULL,
+             "\"file:line\" of the innermost frame of user code that made it; \"\" when unknown"),
+    COL_VIEW("devices", "devs", 4, CELL_INT, 0, NULL, op_devices, 1, "devices",
+             "devices it ran on (an SPMD program's op runs on every chip; the row sums them)"),
+    COL_VIEW("function", NULL, 0, CELL_STR, 0, NULL, op_function, 1, NULL, "the function of that line; \"\" when unknown"),
+    COL("stack", NULL, 0, CELL_FRAMES, NULL, op_stack, "the whole recorded Python stack, innermost frame first"),
+    COL("hlo_flops", NULL, 0, CELL_NUM, "FLOPs", op_hlo_flops, "summed, counted by jaxprof from the HLO; 0 without HLO"),
+    COL("transcendentals", NULL, 0, CELL_NUM, "elements", op_transcendentals,
+        "summed exp/log/tanh/... elements, from the HLO"),
+    COL("intensity", NULL, 0, CELL_NUM, "FLOPs/byte", op_intensity, "flops / bytes; 0 without bytes"),
+    COL("bound_by", NULL, 0, CELL_STR, NULL, op_bound_by,
+        "the roof it sits under: \"compute\", \"memory\", or \"\" without peaks or counts"),
+    COL("roof_pct", NULL, 0, CELL_NUM, "%", op_roof_pct, "its FLOP/s (compute bound) or bytes/s (memory bound), % of that roof"),
+    COL("xla_flops", NULL, 0, CELL_NUM, "FLOPs", op_xla_flops, "summed, the profile's own flops stat (libtpu, XLA:GPU); 0 without one"),
+    COL_NULL("program_id", NULL, 0, CELL_INT, NULL, op_program_id,
+             "the compiled program (XLA's program_id) when its module's name has several; null otherwise"),
+    COL("xla_op", NULL, 0, CELL_BOOL, NULL, op_xla_op, "false for a GPU kernel no XLA op launched (not in XProf's op tables)"),
+    COL("above_peak", NULL, 0, CELL_BOOL, NULL, op_above_peak, "its rate is above the physical peak it is compared with"),
+};
+
+/* ---- source lines and the flame tree ------------------------------------------------------------ */
+
+/* Text shows a path relative to the files' common directory; JSON and CSV the whole path. */
+static const char *short_path(const jp_analysis *a, const char *path) {
+    size_t n = strlen(a->source_prefix);
+    return n && strncmp(path, a->source_prefix, n) == 0 ? path + n : path;
+}
+
+GET(line_source, jp_line_stat, set_str(c, short_path(a, r->source)))
+GET(line_function, jp_line_stat, set_str(c, r->function))
+GET(line_self, jp_line_stat, set_time(c, r->self_ps))
+GET(line_pct_device, jp_line_stat, set_pct(c, pct_of((double)r->self_ps, (double)a->op_self_ps)))
+GET(line_count, jp_line_stat, set_int(c, (int64_t)r->count))
+GET(line_n_ops, jp_line_stat, set_int(c, r->n_ops))
+GET(line_ops, jp_line_stat, set_str(c, r->ops))
+GET(line_file, jp_line_stat, set_str(c, r->file))
+GET(line_line, jp_line_stat, set_int(c, r->line))
+GET(line_flops, jp_line_stat, set_num(c, r->flops))
+GET(line_split, jp_line_stat, set_time(c, r->split_ps))
+
+static const column LINE_COLS[] = {
+    COL("source", "line", 0, CELL_STR, NULL, line_source, "\"file:line\" of the user's code that made the ops"),
+    COL("function", "function", 16, CELL_STR, NULL, line_function, "the function of that line; \"\" when unknown"),
+    COL("self_ms", "self", 9, CELL_TIME, NULL, line_self, "the self time of its ops"),
+    COL("pct_device", "%dev", 6, CELL_PCT, NULL, line_pct_device, "that, % of every op's self time"),
+    COL("count", "count", 6, CELL_INT, NULL, line_count, "op occurrences"),
+    COL("n_ops", "ops", 4, CELL_INT, NULL, line_n_ops, "distinct ops"),
+    COL("ops", "top ops", 20, CELL_STR, NULL, line_ops, "its ops by self time, at most five: \"dot.3, fusion.2, ...\""),
+    COL("file", NULL, 0, CELL_STR, NULL, line_file, "the path; \"\" when the op has only a source string"),
+    COL("line", NULL, 0, CELL_INT, NULL, line_line, "the line number"),
+    COL("flops", NULL, 0, CELL_NUM, "FLOPs", line_flops, "of its ops"),
+    COL("split_ms", NULL, 0, CELL_TIME, NULL, line_split,
+        "the part of self_ms that is a fusion's time split over its lines by modelled cost: an estimate"),
+};
+
+static const char *const FLAME_KIND[] = {"root", "frame", "library", "op", "none"};
+
+GET(flame_name, jp_flame_node, set_str(c, r->name))
+GET(flame_kind, jp_flame_node, set_str(c, FLAME_KIND[r->kind]))
+GET(flame_total, jp_flame_node, set_time(c, r->total_ps))
+GET(flame_self, jp_flame_node, set_time(c, r->self_ps))
+GET(flame_pct, jp_flame_node, set_pct(c, a->n_flame ? pct_of((double)r->total_ps, (double)a->flame[0].total_ps) : 0))
+GET(flame_depth, jp_flame_node, set_int(c, r->depth))
+GET(flame_parent, jp_flame_node, set_int(c, r->parent == UINT32_MAX ? -1 : (int64_t)r->parent))
+GET(flame_file, jp_flame_node, set_str(c, r->file))
+GET(flame_line, jp_flame_node, set_int(c, r->line))
+GET(flame_split, jp_flame_node, set_time(c, r->split_ps))
+
+static const column FLAME_COLS[] = {
+    COL("name", "stack", 0, CELL_STR, NULL, flame_name, "\"train_step (train.py:42)\", \"[flax]\", \"dot.3\", ..."),
+    COL("kind", "kind", 8, CELL_STR, NULL, flame_kind, "\"root\", \"frame\", \"library\" (folded library frames), \"op\" or \"none\" (no source)"),
+    COL("total_ms", "total", 9, CELL_TIME, NULL, flame_total, "the ops' self time under it"),
+    COL("self_ms", "self", 9, CELL_TIME, NULL, flame_self, "its own: only ops (the leaves) have any"),
+    COL("pct", "%", 6, CELL_PCT, NULL, flame_pct, "total, % of the root's"),
+    COL("depth", "depth", 5, CELL_INT, NULL, flame_depth, "0 for the root"),
+    COL("parent", NULL, 0, CELL_INT, NULL, flame_parent, "the parent's index in this array; -1 for the root"),
+    COL("file", NULL, 0, CELL_STR, NULL, flame_file, "frames: the path relative to the files' common directory; else \"\""),
+    COL("line", NULL, 0, CELL_INT, NULL, flame_line, "frames: the line; else 0"),
+    COL("split_ms", NULL, 0, CELL_TIME, NULL, flame_split,
+        "the part of total_ms that is a fusion's time split over its lines by modelled cost: an estimate"),
+};
+
+/* ---- steps -------------------------------------------------------------------------------------- */
+
+GET(step_step, jp_step, set_int(c, r->step_num))
+GET(step_start, jp_step, set_time(c, r->start_ps))
+GET(step_duration, jp_step, set_time(c, r->dur_ps))
+GET(step_compute, jp_step, set_time(c, r->part_ps[JP_PART_COMPUTE]))
+GET(step_collective, jp_step, set_time(c, r->part_ps[JP_PART_COLLECTIVE]))
+GET(step_h2d, jp_step, set_time(c, r->part_ps[JP_PART_H2D]))
+GET(step_d2h, jp_step, set_time(c, r->part_ps[JP_PART_D2H]))
+GET(step_d2d, jp_step, set_time(c, r->part_ps[JP_PART_D2D]))
+GET(step_compile, jp_step, set_time(c, r->part_ps[JP_PART_COMPILE]))
+GET(step_host, jp_step, set_time(c, r->part_ps[JP_PART_HOST]))
+GET(step_idle, jp_step, set_time(c, r->part_ps[JP_PART_IDLE]))
+GET(step_ops, jp_step, set_int(c, (int64_t)r->n_ops))
+GET(step_compiles, jp_step, set_int(c, r->n_compiles))
+GET(step_outlier, jp_step, set_bool(c, r->outlier))
+GET(step_flops, jp_step, set_num(c, r->flops))
+GET(step_gflops, jp_step, set_num(c, r->dur_ps > 0 ? r->flops / ((double)r->dur_ps / 1e12) / 1e9 : 0)) /* achieved */
+GET(step_no_device_work, jp_step, set_bool(c, r->no_device_work))
+GET(step_gap, jp_step, set_time(c, r->gap_ps))
+GET(step_issued_start, jp_step, set_time(c, r->host_start_ps))
+GET(step_issued, jp_step, set_time(c, r->host_dur_ps))
+
+_Static_assert(JP_PART_COUNT == 8, "a steps column per part of the breakdown");
+
+static const column STEP_COLS[] = {
+    COL("step", "step", 7, CELL_INT, NULL, step_step, "the step number: StepTraceAnnotation's, or the execution index"),
+    COL("start_ms", NULL, 0, CELL_TIME, NULL, step_start, "when it began on the device, from the capture's start"),
+    COL("duration_ms", "time", 9, CELL_TIME, NULL, step_duration, "its length; the eight parts below sum to it exactly"),
+    COL("compute_ms", "compute", 9, CELL_TIME, NULL, step_compute, "device time in ops that are not collectives"),
+    COL("collective_ms", "collect", 9, CELL_TIME, NULL, step_collective, "device time in collectives not under compute"),
+    COL("h2d_ms", "h2d", 9, CELL_TIME, NULL, step_h2d, "host-to-device transfers not under the parts above"),
+    COL("d2h_ms", "d2h", 9, CELL_TIME, NULL, step_d2h, "device-to-host transfers not under the parts above"),
+    COL("d2d_ms", NULL, 0, CELL_TIME, NULL, step_d2d, "device-to-device transfers not under the parts above"),
+    COL("compile_ms", "compile", 9, CELL_TIME, NULL, step_compile, "compiling, while the device did none of the above"),
+    COL("host_ms", "host", 9, CELL_TIME, NULL, step_host, "host work (dispatch, Python) while the device waited"),
+    COL("idle_ms", "idle", 9, CELL_TIME, NULL, step_idle, "the rest: neither device nor known host work"),
+    COL("ops", "ops", 6, CELL_INT, NULL, step_ops, "op occurrences starting in the step"),
+    COL("compiles", NULL, 0, CELL_INT, NULL, step_compiles, "compile events starting in the step"),
+    COL("outlier", "outlier", 0, CELL_BOOL, NULL, step_outlier, "longer than 1.5 x the median step"),
+    COL("flops", NULL, 0, CELL_NUM, "FLOPs", step_flops, "of the op occurrences starting in the step"),
+    COL("gflops_per_s", NULL, 0, CELL_NUM, "GFLOP/s", step_gflops, "flops over the step's duration: achieved"),
+    COL("no_device_work", "no device work", 0, CELL_BOOL, NULL, step_no_device_work,
+        "no device op ran in it (a transfer alone does not count): left out of step_summary"),
+    COL("gap_ms", "gap", 9, CELL_TIME, NULL, step_gap,
+        "steps inferred from dispatches: the time after it until the next dispatch (the program's Python between calls); in no step"),
+    COL("issued_start_ms", NULL, 0, CELL_TIME, NULL, step_issued_start,
+        "when the host issued the step (its marker, or the dispatch it was inferred from); 0 when unknown"),
+    COL("issued_ms", NULL, 0, CELL_TIME, NULL, step_issued, "how long the host's marker or dispatch lasted; 0 when unknown"),
+};
+
+/* ---- scopes ------------------------------------------------------------------------------------- */
+
+/* The whole a scope's % is of: the ops' self time (device), the capture's span (host). */
+static int64_t kind_total(const jp_analysis *a, int kind) {
+    return kind == JP_SCOPE_DEVICE ? a->op_self_ps : a->span_ps;
+}
+
+GET(scope_path, jp_scope_stat, set_str(c, r->path))
+GET(scope_kind, jp_scope_stat, set_str(c, r->kind == JP_SCOPE_DEVICE ? "device" : r->user ? "host" : "runtime"))
+GET(scope_user, jp_scope_stat, set_bool(c, r->user))
+GET(scope_depth, jp_scope_stat, set_int(c, r->depth))
+GET(scope_count, jp_scope_stat, set_int(c, (int64_t)r->count))
+GET(scope_total, jp_scope_stat, set_time(c, r->total_ps))
+GET(scope_self, jp_scope_stat, set_time(c, r->self_ps))
+GET(scope_pct, jp_scope_stat, set_pct(c, pct_of((double)r->wall_ps, (double)kind_total(a, r->kind)))) /* host: wall, never > 100 */
+GET(scope_wall, jp_scope_stat, set_time(c, r->wall_ps))
+
+static const column SCOPE_COLS[] = {
+    COL("scope", "scope", 0, CELL_STR, NULL, scope_path, "\"train_step/loss/forward\" (device) or a TraceAnnotation name (host)"),
+    COL("kind", "kind", 7, CELL_STR, NULL, scope_kind, "\"device\", \"host\" (user annotations) or \"runtime\" (JAX/XLA's own)"),
+    COL("user", NULL, 0, CELL_BOOL, NULL, scope_user, "host scopes: a user annotation rather than the runtime's"),
+    COL("depth", NULL, 0, CELL_INT, NULL, scope_depth, "device: path components - 1; host: nesting depth seen first"),
+    COL("count", "count", 6, CELL_INT, NULL, scope_count, "op occurrences (device) or events (host)"),
+    COL("total_ms", "total", 9, CELL_TIME, NULL, scope_total, "device: ops under the path; host: durations summed over threads"),
+    COL("self_ms", "self", 9, CELL_TIME, NULL, scope_self, "device: ops exactly at the path; host: minus nested host events"),
+    COL("pct", "%", 6, CELL_PCT, NULL, scope_pct, "wall_ms, % of every op's self time (device) or of the capture (host)"),
+    COL("wall_ms", NULL, 0, CELL_TIME, NULL, scope_wall, "host: the wall time its events cover, over threads; device: total_ms"),
+};
+
+/* ---- kernels, memory, transfers, compiles ------------------------------------------------------- */
+
+GET(kernel_name, jp_kernel_stat, set_str(c, r->name))
+GET(kernel_count, jp_kernel_stat, set_int(c, (int64_t)r->count))
+GET(kernel_total, jp_kernel_stat, set_time(c, r->total_ps))
+GET(kernel_avg, jp_kernel_stat, set_time(c, r->count ? r->total_ps / (int64_t)r->count : 0))
+GET(kernel_min, jp_kernel_stat, set_time(c, r->min_ps))
+GET(kernel_max, jp_kernel_stat, set_time(c, r->max_ps))
+GET(kernel_registers, jp_kernel_stat, set_int(c, r->registers))
+GET(kernel_static_shared, jp_kernel_stat, set_int(c, r->static_shared))
+GET(kernel_dynamic_shared, jp_kernel_stat, set_int(c, r->dynamic_shared))
+GET(kernel_grid, jp_kernel_stat, set_dims(c, r->grid))
+GET(kernel_block, jp_kernel_stat, set_dims(c, r->block))
+GET(kernel_occupancy, jp_kernel_stat, set_num(c, r->occupancy))
+GET(kernel_op, jp_kernel_stat, set_str(c, r->op))
+
+static const column KERNEL_COLS[] = {
+    COL("name", "kernel", 0, CELL_STR, NULL, kernel_name, "the GPU kernel"),
+    COL("count", "count", 6, CELL_INT, NULL, kernel_count, "launches"),
+    COL("total_ms", "total", 9, CELL_TIME, NULL, kernel_total, "their durations, summed"),
+    COL("avg_ms", "avg", 9, CELL_TIME, NULL, kernel_avg, "total / count"),
+    COL("min_ms", NULL, 0, CELL_TIME, NULL, kernel_min, "the shortest launch"),
+    COL("max_ms", NULL, 0, CELL_TIME, NULL, kernel_max, "the longest launch"),
+    COL("registers", "regs", 5, CELL_INT, NULL, kernel_registers, "registers per thread"),
+    COL("static_shared", NULL, 0, CELL_INT, "bytes", kernel_static_shared, "static shared memory per block"),
+    COL("dynamic_shared", NULL, 0, CELL_INT, "bytes", kernel_dynamic_shared, "dynamic shared memory per block"),
+    COL("grid", "grid", 11, CELL_STR, NULL, kernel_grid, "grid dimensions \"x,y,z\""),
+    COL("block", "block", 11, CELL_STR, NULL, kernel_block, "block dimensions \"x,y,z\""),
+    COL("occupancy_pct", "occ%", 5, CELL_NUM, "%", kernel_occupancy, "occupancy; 0 when unknown"),
+    COL("op", NULL, 0, CELL_STR, NULL, kernel_op, "the HLO op of its first launch; \"\" when unknown"),
+};
+
+GET(mem_allocator, jp_memory_stat, set_str(c, r->allocator))
+GET(mem_peak, jp_memory_stat, set_int(c, r->peak_bytes))
+GET(mem_peak_at, jp_memory_stat, set_time(c, r->peak_t_ps))
+GET(mem_events, jp_memory_stat, set_int(c, (int64_t)r->n_events))
+GET(mem_allocator_peak, jp_memory_stat, set_int(c, r->lifetime_peak_bytes))
+
+static const column MEMORY_COLS[] = {
+    COL("allocator", "allocator", 0, CELL_STR, NULL, mem_allocator, "the allocator's name, or \"device N\""),
+    COL("peak_bytes", "peak bytes", 14, CELL_INT, "bytes", mem_peak, "most bytes in use (allocated + reserved) during the capture"),
+    COL("peak_at_ms", "peak at", 9, CELL_TIME, NULL, mem_peak_at, "when, from the capture's start"),
+    COL("events", "events", 8, CELL_INT, NULL, mem_events, "allocation and deallocation events"),
+    COL("allocator_peak_bytes", "allocator peak", 16, CELL_INT, "bytes", mem_allocator_peak,
+        "the allocator's own peak since it was created (may predate the capture); 0 when not recorded"),
+};
+
+GET(xfer_kind, jp_transfer_stat, set_str(c, r->kind))
+GET(xfer_count, jp_transfer_stat, set_int(c, (int64_t)r->count))
+GET(xfer_bytes, jp_transfer_stat, set_int(c, (int64_t)r->bytes))
+GET(xfer_total, jp_transfer_stat, set_time(c, r->total_ps))
+GET(xfer_max, jp_transfer_stat, set_time(c, r->max_ps))
+GET(xfer_gbytes, jp_transfer_stat,
+    set_num(c, r->total_ps ? (double)r->bytes / ((double)r->total_ps / 1e12) / 1e9 : 0))
+
+static const column TRANSFER_COLS[] = {
+    COL("kind", "kind", 0, CELL_STR, NULL, xfer_kind, "\"H2D\", \"D2H\" or \"D2D\""),
+    COL("count", "count", 7, CELL_INT, NULL, xfer_count, "transfers"),
+    COL("bytes", "bytes", 14, CELL_INT, "bytes", xfer_bytes, "their sizes, summed; 0 when the profile records none (XLA:CPU)"),
+    COL("total_ms", "total", 9, CELL_TIME, NULL, xfer_total, "their durations, summed"),
+    COL("max_ms", "longest", 9, CELL_TIME, NULL, xfer_max, "the longest transfer"),
+    COL("gbytes_per_s", "GB/s", 8, CELL_NUM, "GB/s", xfer_gbytes, "bytes over total time"),
+};
+
+GET(compile_module, jp_compile, set_str(c, *r->module ? r->module : "?"))
+GET(compile_name, jp_compile, set_str(c, r->name))
+GET(compile_start, jp_compile, set_time(c, r->start_ps))
+GET(compile_duration, jp_compile, set_time(c, r->dur_ps))
+GET(compile_step, jp_compile, set_int(c, r->step_num))
+GET(compile_steady, jp_compile, set_bool(c, r->steady))
+
+static const column COMPILE_COLS[] = {
+    COL("module", "module", 0, CELL_STR, NULL, compile_module, "the module compiled; \"?\" when the profile does not say"),
+    COL("name", NULL, 0, CELL_STR, NULL, compile_name, "the compile event (\"backend_compile_and_load\", ...)"),
+    COL("start_ms", "start", 9, CELL_TIME, NULL, compile_start, "when it began, from the capture's start"),
+    COL("duration_ms", "time", 9, CELL_TIME, NULL, compile_duration, "how long it took"),
+    COL("step", "step", 7, CELL_INT, NULL, compile_step, "the step it happened in; -1 for none"),
+    COL("steady_state", "steady", 6, CELL_BOOL, NULL, compile_steady,
+        "inside the steady state: after the first step (or in it, unless it compiles the step's module)"),
+};
+
+/* ---- findings, KPIs, devices -------------------------------------------------------------------- */
+
+GET(finding_severity, jp_finding, set_str(c, jp_rating_name(r->severity)))
+GET(finding_id, jp_finding, set_str(c, r->id))
+GET(finding_title, jp_finding, set_str(c, r->title))
+GET(finding_evidence, jp_finding, set_str(c, r->evidence))
+GET(finding_fix, jp_finding, set_str(c, r->fix))
+
+static const column FINDING_COLS[] = {
+    COL("severity", "severity", 8, CELL_STR, NULL, finding_severity, "\"warning\" or \"bad\""),
+    COL("id", "id", 16, CELL_STR, NULL, finding_id, "a stable id: \"many_small_ops\", \"device_idle\", ..."),
+    COL("title", "title", 0, CELL_STR, NULL, finding_title, "the problem in one line"),
+    COL("evidence", NULL, 0, CELL_STR, NULL, finding_evidence, "the numbers, names and steps behind it"),
+    COL("fix", NULL, 0, CELL_STR, NULL, finding_fix, "what to change"),
+};
+
+GET(kpi_name, jp_kpi, set_str(c, r->name))
+GET(kpi_value, jp_kpi, set_num(c, r->value))
+GET(kpi_unit, jp_kpi, set_str(c, r->unit))
+GET(kpi_rating, jp_kpi, set_str(c, jp_rating_name(r->rating)))
+
+static const column KPI_COLS[] = {
+    COL("name", "kpi", 0, CELL_STR, NULL, kpi_name, "\"device utilization\", \"kernel duration\", ..."),
+    COL("value", "value", 10, CELL_NUM, NULL, kpi_value, "in the row's unit"),
+    COL("unit", "unit", 4, CELL_STR, NULL, kpi_unit, "\"%\", \"ms\", \"s\""),
+    COL("rating", "rating", 8, CELL_STR, NULL, kpi_rating, "\"good\", \"warning\", \"bad\", \"above peak\" or \"n/a\""),
+};
+
+GET(device_name, jp_device, set_str(c, r->name))
+GET(device_host, jp_device, set_str(c, r->host))
+GET(device_platform, jp_device, set_str(c, jp_platform_name(r->platform)))
+GET(device_busy, jp_device, set_time(c, r->busy_ps))
+GET(device_ops, jp_device, set_int(c, (int64_t)r->n_ops))
+GET(device_first, jp_device, set_time(c, r->first_ps))
+GET(device_last, jp_device, set_time(c, r->last_ps))
+GET(device_idle, jp_device, /* of its own first-to-last window */
+    set_pct(c, r->last_ps > r->first_ps ? pct_of((double)(r->last_ps - r->first_ps - r->busy_ps), (double)(r->last_ps - r->first_ps)) : 0))
+GET(device_peak_tflops, jp_device, set_num(c, r->peak_flops / 1e12))
+GET(device_peak_gbps, jp_device, set_num(c, r->peak_bw / 1e9))
+GET(device_peak_source, jp_device, set_str(c, r->peak_source))
+
+static const column DEVICE_COLS[] = {
+    COL("name", "device", 0, CELL_STR, NULL, device_name, "\"/host:CPU\", \"/device:GPU:0\", ..."),
+    COL("host", "host", 12, CELL_STR, NULL, device_host, "the host whose capture holds it"),
+    COL("platform", "platform", 8, CELL_STR, NULL, device_platform, "\"cpu\", \"gpu\" or \"tpu\" (JAX's Device.platform)"),
+    COL("busy_ms", "busy", 9, CELL_TIME, NULL, device_busy, "the union of its op and transfer intervals"),
+    COL("ops", "ops", 8, CELL_INT, NULL, device_ops, "op occurrences (GPU: kernels)"),
+    COL("first_ms", NULL, 0, CELL_TIME, NULL, device_first, "its first activity's start; 0 when idle"),
+    COL("last_ms", NULL, 0, CELL_TIME, NULL, device_last, "its last activity's end"),
+    COL("idle_pct", "idle%", 6, CELL_PCT, NULL, device_idle, "idle share of its own first-to-last window"),
+    COL("peak_tflops", NULL, 0, CELL_NUM, "TFLOP/s", device_peak_tflops, "its peak FLOP/s; 0 when unknown"),
+    COL("peak_gbps", NULL, 0, CELL_NUM, "GB/s", device_peak_gbps, "its peak memory bandwidth; 0 when unknown"),
+    COL("peak_source", NULL, 0, CELL_STR, NULL, device_peak_source,
+        "where the peaks come from: \"device\", \"clock x cores\", \"table\", \"calibrated\", \"flag\", or \"\""),
+};
+
+/* ---- hosts (multi-host profiles) ---------------------------------------------------------------- */
+
+/* The host's top op by self time, as the ops table sorts; NULL without ops. */
+static const jp_op_stat *top_op(const jp_host_stat *h) {
+    const jp_op_stat *top = NULL;
+    for (size_t i = 0; i < h->n_ops; i++)
+        if (!top || h->ops[i].self_ps > top->self_ps) top = &h->ops[i];
+    return top;
+}
+
+GET(host_name, jp_host_stat, set_str(c, r->name))
+GET(host_clock, jp_host_stat, set_str(c, r->clock))
+GET(host_offset, jp_host_stat, set_time(c, r->offset_ps))
+GET(host_sync_steps, jp_host_stat, set_int(c, r->n_sync))
+GET(host_sync_spread, jp_host_stat, set_time(c, r->sync_spread_ps))
+GET(host_steps, jp_host_stat, set_int(c, (int64_t)r->n_steps))
+GET(host_mean_step, jp_host_stat, set_time(c, (int64_t)r->step_summary.mean_ps))
+GET(host_median_step, jp_host_stat, set_time(c, (int64_t)r->step_summary.median_ps))
+GET(host_compute, jp_host_stat, set_time(c, r->step_summary.part_ps[JP_PART_COMPUTE]))
+GET(host_collective, jp_host_stat, set_time(c, r->collective_ps))
+GET(host_wait, jp_host_stat, set_time(c, r->wait_ps))
+GET(host_idle, jp_host_stat, set_time(c, r->step_summary.part_ps[JP_PART_IDLE]))
+GET(host_straggler_steps, jp_host_stat, set_int(c, r->n_straggling))
+GET(host_top_op, jp_host_stat, set_str(c, top_op(r) ? top_op(r)->name : ""))
+GET(host_top_op_pct, jp_host_stat,
+    set_pct(c, top_op(r) && r->op_self_ps ? 100.0 * (double)top_op(r)->self_ps / (double)r->op_self_ps : 0))
+
+static const column HOST_COLS[] = {
+    COL("host", "host", 0, CELL_STR, NULL, host_name, "the host"),
+    COL("clock", "clock", 15, CELL_STR, NULL, host_clock,
+        "how its offset was found: \"reference\", \"collective ends\", \"wall clock\" or \"none\""),
+    COL("offset_ms", "offset", 9, CELL_TIME, NULL, host_offset, "added to its own times to put them on the shared axis"),
+    COL("sync_steps", NULL, 0, CELL_INT, NULL, host_sync_steps, "shared steps behind a \"collective ends\" offset"),
+    COL("sync_spread_ms", "spread", 8, CELL_TIME, NULL, host_sync_spread, "median distance of those steps' own offsets from it"),
+    COL("steps", "steps", 5, CELL_INT, NULL, host_steps, "its steps"),
+    COL("mean_step_ms", "mean step", 9, CELL_TIME, NULL, host_mean_step, "its mean step time"),
+    COL("median_step_ms", NULL, 0, CELL_TIME, NULL, host_median_step, "its median step time"),
+    COL("compute_ms", NULL, 0, CELL_TIME, NULL, host_compute, "the compute part of its steps"),
+    COL("collective_ms", "collect", 9, CELL_TIME, NULL, host_collective, "the collective part of its steps"),
+    COL("wait_ms", "waiting", 9, CELL_TIME, NULL, host_wait,
+        "of that, the time beyond the least collective time of any host in the same step: waiting for others"),
+    COL("idle_ms", "idle", 9, CELL_TIME, NULL, host_idle, "the idle part of its steps"),
+    COL("straggler_steps", "straggler", 9, CELL_INT, NULL, host_straggler_steps, "steps where it was the straggler"),
+    COL("top_op", NULL, 0, CELL_STR, NULL, host_top_op, "its op with the most self time"),
+    COL("top_op_pct", NULL, 0, CELL_PCT, NULL, host_top_op_pct, "that op's self time, % of its ops' self time"),
+};
+
+static const int HOST_STEP_PARTS[] = {JP_PART_COMPUTE, JP_PART_COLLECTIVE, JP_PART_HOST, JP_PART_IDLE};
+
+GET(hstep_step, host_step_row, set_int(c, r->step->step_num))
+GET(hstep_host, host_step_row, set_str(c, a->host_stats[r->host].name))
+GET(hstep_start, host_step_row, set_time(c, r->step->start_ps))
+GET(hstep_duration, host_step_row, set_time(c, r->step->dur_ps))
+GET(hstep_compute, host_step_row, set_time(c, r->step->part_ps[HOST_STEP_PARTS[0]]))
+GET(hstep_collective, host_step_row, set_time(c, r->step->part_ps[HOST_STEP_PARTS[1]]))
+GET(hstep_host_ms, host_step_row, set_time(c, r->step->part_ps[HOST_STEP_PARTS[2]]))
+GET(hstep_idle, host_step_row, set_time(c, r->step->part_ps[HOST_STEP_PARTS[3]]))
+GET(hstep_straggler, host_step_row, set_bool(c, r->lag != NULL))
+GET(hstep_behind, host_step_row, set_time(c, r->lag ? r->lag->behind_ps : 0))
+
+static const column HOST_STEP_COLS[] = {
+    COL("step", "step", 7, CELL_INT, NULL, hstep_step, "the step number"),
+    COL("host", "host", 0, CELL_STR, NULL, hstep_host, "the host"),
+    COL("start_ms", NULL, 0, CELL_TIME, NULL, hstep_start, "when it began on the host's devices, on the shared axis"),
+    COL("duration_ms", "time", 9, CELL_TIME, NULL, hstep_duration, "its length on that host"),
+    COL("compute_ms", "compute", 9, CELL_TIME, NULL, hstep_compute, "its compute part"),
+    COL("collective_ms", "collect", 9, CELL_TIME, NULL, hstep_collective, "its collective part"),
+    COL("host_ms", "host", 9, CELL_TIME, NULL, hstep_host_ms, "its host part"),
+    COL("idle_ms", "idle", 9, CELL_TIME, NULL, hstep_idle, "its idle part"),
+    COL("straggler", "straggler", 9, CELL_BOOL, NULL, hstep_straggler, "this host held the others back in this step"),
+    COL("behind_ms", "behind", 9, CELL_TIME, NULL, hstep_behind, "by how much (the others' median collective time minus its own); 0 when not the straggler"),
+};
+
+GET(lag_step, jp_straggler, set_int(c, r->step_num))
+GET(lag_host, jp_straggler, set_str(c, a->host_stats[r->host].name))
+GET(lag_behind, jp_straggler, set_time(c, r->behind_ps))
+GET(lag_step_ms, jp_straggler, set_time(c, r->step_ps))
+
+static const column STRAGGLER_COLS[] = {
+    COL("step", NULL, 0, CELL_INT, NULL, lag_step, "the step number"),
+    COL("host", NULL, 0, CELL_STR, NULL, lag_host, "the host the others waited for in collectives"),
+    COL("behind_ms", NULL, 0, CELL_TIME, NULL, lag_behind, "the others' median collective time minus its own"),
+    COL("step_ms", NULL, 0, CELL_TIME, NULL, lag_step_ms, "the step's median time over the hosts"),
+};
+
+/* ---- buffers at a module's memory peak ---------------------------------------------------------- */
+
+GET(buf_module, buffer_row, set_str(c, r->m->name))
+GET(buf_host, buffer_row, set_str(c, r->m->host))
+GET(buf_runs, buffer_row, set_int(c, (int64_t)r->m->runs))
+GET(buf_module_peak, buffer_row, set_bytes(c, r->m->peak_bytes))
+GET(buf_module_always_live, buffer_row, set_bytes(c, r->m->always_live_bytes))
+GET(buf_id, buffer_row, set_int(c, r->b->id))
+GET(buf_bytes, buffer_row, set_bytes(c, r->b->bytes))
+GET(buf_unpadded, buffer_row, set_bytes(c, r->b->unpadded_bytes))
+GET(buf_kind, buffer_row, set_str(c, jp_buffer_kind_name(r->b->kind)))
+GET(buf_instruction, buffer_row, set_str(c, r->b->instruction))
+GET(buf_opcode, buffer_row, set_str(c, r->b->opcode))
+GET(buf_shape, buffer_row, set_str(c, r->b->shape))
+GET(buf_op_name, buffer_row, set_str(c, r->b->op_name))
+GET(buf_source, buffer_row, set_str(c, r->b->source))
+GET(buf_function, buffer_row, set_str(c, r->b->function))
+GET(buf_stack, buffer_row, set_frames(c, r->b->stack, r->b->n_stack))
+GET(buf_n_small, buffer_row, set_int(c, r->b->n_small))
+GET(buf_start, buffer_row, set_int(c, r->b->start))
+GET(buf_end, buffer_row, set_int(c, r->b->end))
+
+/* The CSV's columns: the module's first, then the buffer's (the JSON keys of "buffers"). */
+static const column BUFFER_COLS[] = {
+    COL("module", NULL, 0, CELL_STR, NULL, buf_module, "the module as XProf names it: \"jit_step(6)\""),
+    COL("host", NULL, 0, CELL_STR, NULL, buf_host, "the host whose capture holds the module"),
+    COL("runs", NULL, 0, CELL_INT, NULL, buf_runs, "the module's executions in the profile"),
+    COL("module_peak_bytes", NULL, 0, CELL_BYTES, NULL, buf_module_peak, "the module's peak: most bytes live at once"),
+    COL("module_always_live_bytes", NULL, 0, CELL_BYTES, NULL, buf_module_always_live,
+        "the module's parameters, outputs and constants: live all program long"),
+    COL("id", NULL, 0, CELL_INT, NULL, buf_id, "XLA's logical buffer id; -1 for the small row"),
+    COL("bytes", "size", 10, CELL_BYTES, NULL, buf_bytes, "as allocated (padded): what it costs"),
+    COL("unpadded_bytes", NULL, 0, CELL_BYTES, NULL, buf_unpadded, "the dense size of its shape"),
+    COL("kind", "kind", 9, CELL_STR, NULL, buf_kind,
+        "\"parameter\", \"output\", \"constant\", \"temporary\", or \"small\" (every buffer under 16 KiB, summed in one row)"),
+    COL("instruction", "instruction", 24, CELL_STR, NULL, buf_instruction,
+        "the HLO instruction that defines it (\"\" for the small row)"),
+    COL("opcode", NULL, 0, CELL_STR, NULL, buf_opcode, "that instruction's opcode; \"\" when unknown"),
+    COL("shape", "shape", 16, CELL_STR, NULL, buf_shape, "\"f32[4096,4096]\"; \"\" when unknown"),
+    COL("op_name", "op_name", 0, CELL_STR, NULL, buf_op_name, "the instruction's metadata op_name: \"jit(step)/dot_general\""),
+    COL("source", "line", 20, CELL_STR, NULL, buf_source, "\"file.py:16\", the user's line; \"\" when the HLO names none"),
+    COL("function", NULL, 0, CELL_STR, NULL, buf_function, "the function of that line"),
+    COL("stack", NULL, 0, CELL_FRAMES, NULL, buf_stack, "the whole Python stack, innermost frame first"),
+    COL("n_small", NULL, 0, CELL_INT, NULL, buf_n_small, "the small row: how many buffers it sums; else 0"),
+    COL("start", NULL, 0, CELL_INT, NULL, buf_start, "the heap event that allocated it; -1 when live all program long"),
+    COL("end", NULL, 0, CELL_INT, NULL, buf_end, "the heap event that freed it; -1 when live all program long"),
+};
+_Static_assert(JP_BUFFER_FIRST_COL == 5, "the buffers table: five module columns, then the buffer's");
+
+/* ---- the tables --------------------------------------------------------------------------------- */
+
+#define DEF(NAME, CLASS, WHERE, COLS, DOC) {NAME, CLASS, DOC, WHERE, COLS, N_OF(COLS), 0}
+
+const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
+    [JP_TABLE_DEVICES] = DEF("devices", "Device", "every section", DEVICE_COLS, "one device of the profile"),
+    [JP_TABLE_KPIS] = DEF("kpis", "Kpi", "report, findings", KPI_COLS, "one key performance indicator, rated"),
+    [JP_TABLE_OPS] = DEF("ops", "Op", "report, ops; host_ops (hosts)", OP_COLS,
+                         "one HLO op (per compiled program), its occurrences summed over the devices it ran on"),
+    [JP_TABLE_STEPS] = DEF("steps", "Step", "report, steps", STEP_COLS, "one step, with its time broken down"),
+    [JP_TABLE_SCOPES] = DEF("scopes", "Scope", "report, scopes", SCOPE_COLS,
+                            "device time by named_scope path, or host time by TraceAnnotation name"),
+    [JP_TABLE_KERNELS] = DEF("kernels", "Kernel", "report, kernels", KERNEL_COLS, "one GPU kernel, its launches summed"),
+    [JP_TABLE_MEMORY] = DEF("memory", "AllocatorStat", "report, memory", MEMORY_COLS,
+                            "one allocator's use during the capture (GPU/TPU allocator events; none on CPU)"),
+    [JP_TABLE_TRANSFERS] = DEF("transfers", "Transfer", "report, transfers", TRANSFER_COLS,
+                               "host-device transfers of one direction, summed"),
+    [JP_TABLE_COMPILES] = DEF("compiles", "Compile", "report, compiles", COMPILE_COLS, "one compile event"),
+    [JP_TABLE_FINDINGS] = DEF("findings", "Finding", "report, findings", FINDING_COLS,
+                              "a named problem, with its evidence and fix"),
+    [JP_TABLE_LINES] = DEF("lines", "Line", "report, lines", LINE_COLS, "device self time by the user's source line"),
+    [JP_TABLE_FLAME] = DEF("flame", "FlameNode", "flame", FLAME_COLS,
+                           "a node of the device-time tree by Python call stack, in depth-first order"),
+    [JP_TABLE_HOST_STATS] = DEF("host_stats", "HostStat", "report, hosts", HOST_COLS,
+                                "one host of a multi-host run (empty for one host)"),
+    [JP_TABLE_HOST_STEPS] = DEF("host_steps", "HostStep", "report, hosts", HOST_STEP_COLS,
+                                "one host's step, by step then host (empty for one host)"),
+    [JP_TABLE_STRAGGLERS] = DEF("stragglers", "Straggler", "report, hosts", STRAGGLER_COLS,
+                                "a step in which the hosts waited on one host in collectives"),
+    [JP_TABLE_BUFFERS] = {"buffers", "Buffer", "one buffer live at a compiled module's memory peak (XLA's buffer assignment)",
+                          "report, memory: modules[].buffers; memory --csv with the module's columns first",
+                          BUFFER_COLS, N_OF(BUFFER_COLS), JP_BUFFER_FIRST_COL},
+};

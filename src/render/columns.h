@@ -1,0 +1,50 @@
+/* columns.h - every result table's columns, declared once (internal). columns.c holds each
+ * column's key, text header, unit, type, getter and doc line; the text, CSV and JSON writers
+ * (table.c) read them, and jaxprof-columns (tools/gen_columns.c) generates docs/json-schema.md,
+ * python/jaxprof/results.py and src/serve/assets/columns.js from them. */
+#ifndef JP_RENDER_COLUMNS_H
+#define JP_RENDER_COLUMNS_H
+
+#include "render/table.h"
+
+/* The tables, in the order the schema page lists them. */
+enum jp_table_id {
+    JP_TABLE_DEVICES, JP_TABLE_KPIS, JP_TABLE_OPS, JP_TABLE_STEPS, JP_TABLE_SCOPES, JP_TABLE_KERNELS,
+    JP_TABLE_MEMORY, JP_TABLE_TRANSFERS, JP_TABLE_COMPILES, JP_TABLE_FINDINGS, JP_TABLE_LINES, JP_TABLE_FLAME,
+    JP_TABLE_HOST_STATS, JP_TABLE_HOST_STEPS, JP_TABLE_STRAGGLERS, JP_TABLE_BUFFERS, JP_TABLE_COUNT
+};
+
+typedef struct jp_table_def {
+    const char *name;     /* the JSON array's key: "ops" */
+    const char *py_class; /* the Python result class of a row: "Op" */
+    const char *doc;      /* one line: what a row is */
+    const char *where;    /* the sections (commands) whose JSON has it */
+    const column *cols;
+    size_t n_cols;
+    size_t json_from;     /* JSON and Python rows: cols[json_from..]; the columns before it are
+                           * the CSV's only (buffers: their module's) */
+} jp_table_def;
+
+extern const jp_table_def jp_table_defs[JP_TABLE_COUNT];
+
+/* One host's step, a row of the long (step, host) table. */
+typedef struct host_step_row {
+    const jp_step *step;
+    uint32_t host;           /* index into jp_analysis.host_stats */
+    const jp_straggler *lag; /* the step's straggler when it is this host */
+} host_step_row;
+
+/* A buffer with the module it belongs to: a row of the buffer tables. */
+typedef struct buffer_row {
+    const jp_module_memory *m; /* the module, for the CSV's module columns */
+    const jp_buffer *b;        /* the buffer */
+} buffer_row;
+
+/* The buffers table's first buffer column (those before it are the module's, CSV only). */
+enum { JP_BUFFER_FIRST_COL = 5 };
+
+/* A column's unit: its declared one, else ms for times, % for percentages, bytes for sizes; ""
+ * for none. */
+const char *jp_column_unit(const column *c);
+
+#endif
