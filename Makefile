@@ -9,7 +9,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN    := build-asan
 SOURCES := $(shell git ls-files 2>/dev/null | grep -E '\.(c|h|py|build|options|toml|js|css|html)$$' || find src include cli python -type f)
 
-.PHONY: demo test test-c test-py install sysdeps venv clean bench
+.PHONY: demo test test-c test-py install sysdeps venv clean bench generate
 
 demo: install
 	$(VENV)/bin/jaxprof demo
@@ -18,9 +18,11 @@ test: test-c test-py
 
 # C library tests under AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors. Everything
 # is built, the CLI too: test-py runs $(ASAN)/jaxprof on realistic captures (test_realistic.py).
-test-c: sysdeps venv
-	@[ -f $(ASAN)/build.ninja ] || $(VENV)/bin/meson setup $(ASAN) --werror -Dbuildtype=debug \
+ASAN_SETUP = [ -f $(ASAN)/build.ninja ] || $(VENV)/bin/meson setup $(ASAN) --werror -Dbuildtype=debug \
 	    -Db_sanitize=address,undefined -Dc_args=-fno-sanitize-recover=all -Dpython=disabled -Dtests=enabled
+
+test-c: sysdeps venv
+	@$(ASAN_SETUP)
 	$(VENV)/bin/meson compile -C $(ASAN)
 	$(VENV)/bin/meson test -C $(ASAN) --print-errorlogs
 
@@ -28,6 +30,14 @@ test-py: install $(VENV)/.test-deps
 	JAXPROF_REAL_CAPTURES=$${JAXPROF_REAL_CAPTURES:-$(CURDIR)/../shared/captures} JAXPROF_ASAN_BIN=$(CURDIR)/$(ASAN)/jaxprof $(VPY) -m pytest -q tests/python
 
 install: $(VENV)/.installed
+
+# The files generated from the tables' column descriptors (src/render/columns.c): docs/json-schema.md,
+# python/jaxprof/results.py, src/serve/assets/columns.js. test-c's `generated` test fails when one is
+# stale; this rewrites them.
+generate: sysdeps venv
+	@$(ASAN_SETUP)
+	ninja -C $(ASAN) jaxprof-columns # ninja, not meson compile: it reconfigures first when meson.build changed
+	$(VPY) tools/generated.py $(ASAN)/jaxprof-columns . --write
 
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -Csetup-args=--werror -Csetup-args=-Dtests=disabled -Cbuild-dir=build-py .

@@ -1,7 +1,9 @@
 """Reading a profile: ``load(path)`` returns a :class:`Profile` backed by the C library.
 
-Every method returns plain Python data (dicts and lists decoded from the library's JSON, schema
-documented in docs/design.md), so results can be logged, compared or turned into DataFrames.
+Each table method returns typed rows: frozen dataclasses generated from the library's column
+descriptors (``jaxprof.results``; schema in docs/json-schema.md), whose fields are the JSON keys.
+A row also reads as a mapping (``op["self_ms"]``, as when they were dicts) and ``row.to_dict()``
+gives plain data, so results can still be logged, compared or turned into DataFrames.
 """
 from __future__ import annotations
 
@@ -12,54 +14,23 @@ from dataclasses import dataclass, fields
 from typing import Any, TextIO
 
 from . import _core, calibrate
+from .results import (AllocatorStat, Buffer, Compile, Device, Finding, FlameNode, Frame, HostStat, HostStep, Kernel,
+                      Kpi, Line, Op, Row, Scope, Step, Straggler, Transfer)
 
 PathLike = str | os.PathLike[str]
 
 __all__ = ["Buffer", "Frame", "ModuleMemory", "Profile", "load", "report"]
 
 
-@dataclass(frozen=True)
-class Frame:
-    """One Python frame of the code that made a buffer."""
-
-    file: str
-    function: str
-    line: int
-    library: bool  # JAX's or Python's own code rather than the user's
-
-
-@dataclass(frozen=True)
-class Buffer:
-    """One buffer live at a compiled module's memory peak (from XLA's buffer assignment)."""
-
-    module: str             # the module as XProf names it: "jit_step(6)"
-    host: str               # the host whose capture holds the module
-    id: int                 # XLA's logical buffer id; -1 for the small row
-    bytes: int              # as allocated (padded): what it costs
-    unpadded_bytes: int     # the dense size of its shape
-    kind: str               # "parameter", "output", "constant", "temporary", or "small" (every
-                            # buffer under 16 KiB, summed in one row)
-    instruction: str        # the HLO instruction that defines it ("" for the small row)
-    opcode: str
-    shape: str              # "f32[4096,4096]"
-    op_name: str            # the instruction's metadata op_name: "jit(step)/dot_general"
-    source: str             # "file.py:16", the user's line; "" when the HLO names none
-    function: str           # the function of that line
-    stack: tuple[Frame, ...]  # the whole Python stack, innermost frame first
-    n_small: int            # the small row: how many buffers it sums; else 0
-    start: int              # the heap event that allocated it; -1 when live all program long
-    end: int                # the heap event that freed it; -1 when live all program long
-
-    @classmethod
-    def _from_json(cls, module: dict[str, Any], row: dict[str, Any]) -> Buffer:
-        known = {f.name for f in fields(cls)} - {"module", "host", "stack"}
-        stack = tuple(Frame(**{k: f[k] for k in ("file", "function", "line", "library")}) for f in row["stack"])
-        return cls(module=module["name"], host=module["host"], stack=stack, **{k: row[k] for k in known})
+def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Any]:
+    return [cls.from_json(r) for r in rows]
 
 
 @dataclass(frozen=True)
 class ModuleMemory:
-    """A compiled module's memory at its peak: its headline numbers (bytes)."""
+    """A compiled module's memory at its peak: its headline numbers (bytes). Not a table: the
+    ``modules[]`` objects of the memory JSON (docs/json-schema.md), whose buffers are
+    :class:`Buffer` rows (``Profile.memory_buffers``)."""
 
     name: str                 # "jit_step(6)"
     host: str
@@ -82,6 +53,13 @@ class ModuleMemory:
         return cls(**{f.name: module[f.name] for f in fields(cls)})
 
 
+def _buffer(module: dict[str, Any], row: dict[str, Any]) -> Buffer:
+    """A buffer row of the memory JSON with its module's columns (as the CSV's rows have them)."""
+    return Buffer.from_json({**row, "module": module["name"], "host": module["host"], "runs": module["runs"],
+                             "module_peak_bytes": module["peak_bytes"],
+                             "module_always_live_bytes": module["always_live_bytes"]})
+
+
 class Profile:
     """A profile (an ``.xplane.pb[.gz]``, a run directory, or a log dir's newest run), analysed."""
 
@@ -100,37 +78,49 @@ class Profile:
         return json.loads(self.render(section, "json", **view))
 
     def summary(self) -> dict[str, Any]:
-        """Everything at once: devices, step summary, KPIs, every table, findings."""
+        """Everything at once, as the report's JSON document (plain data: devices, step summary,
+        KPIs, every table, findings; docs/json-schema.md). The table methods give typed rows."""
         return self._json("report")
 
-    def ops(self, **view: Any) -> list[dict[str, Any]]:
+    def ops(self, **view: Any) -> list[Op]:
         """Per HLO op: count, total/self/avg/min/max ms, % of op time, FLOP/s and bytes when known."""
-        return self._json("ops", **view)["ops"]
+        return _rows(Op, self._json("ops", **view)["ops"])
 
-    def steps(self) -> list[dict[str, Any]]:
+    def steps(self) -> list[Step]:
         """Per step: duration and its breakdown (compute, collective, h2d, d2h, d2d, compile, host, idle)."""
-        return self._json("steps")["steps"]
+        return _rows(Step, self._json("steps")["steps"])
 
     def step_summary(self) -> dict[str, Any]:
         """How steps were found, and mean/median/p90/std/min/max step time."""
         return self._json("steps")["step_summary"]
 
-    def scopes(self, **view: Any) -> list[dict[str, Any]]:
+    def scopes(self, **view: Any) -> list[Scope]:
         """Device time by named_scope path, host time by TraceAnnotation name."""
-        return self._json("scopes", **view)["scopes"]
+        return _rows(Scope, self._json("scopes", **view)["scopes"])
 
-    def compiles(self) -> list[dict[str, Any]]:
-        return self._json("compiles")["compiles"]
+    def compiles(self) -> list[Compile]:
+        return _rows(Compile, self._json("compiles")["compiles"])
 
-    def transfers(self) -> list[dict[str, Any]]:
-        return self._json("transfers")["transfers"]
+    def transfers(self) -> list[Transfer]:
+        return _rows(Transfer, self._json("transfers")["transfers"])
 
-    def kernels(self, **view: Any) -> list[dict[str, Any]]:
-        return self._json("kernels", **view)["kernels"]
+    def kernels(self, **view: Any) -> list[Kernel]:
+        return _rows(Kernel, self._json("kernels", **view)["kernels"])
 
-    def memory(self) -> list[dict[str, Any]]:
+    def lines(self, **view: Any) -> list[Line]:
+        """Device self time by the user's source line that made the ops."""
+        return _rows(Line, self._json("lines", **view)["lines"])
+
+    def flame(self) -> list[FlameNode]:
+        """Device time by Python call stack as a tree, in depth-first order (``parent`` indexes it)."""
+        return _rows(FlameNode, self._json("flame")["flame"])
+
+    def devices(self) -> list[Device]:
+        return _rows(Device, self._json("findings")["devices"])
+
+    def memory(self) -> list[AllocatorStat]:
         """Allocator use per memory space (GPU/TPU allocator events; empty on CPU)."""
-        return self._json("memory")["memory"]
+        return _rows(AllocatorStat, self._json("memory")["memory"])
 
     def memory_modules(self) -> list[ModuleMemory]:
         """The compiled modules that ran (all of them when none did), largest memory peak first."""
@@ -142,20 +132,24 @@ class Profile:
         ran, module by module in memory_modules()' order. Raises ValueError for an unknown module."""
         top = 0 if module else sys.maxsize  # without a module the library shows 10 per module unless told
         doc = self._json("memory", module=module, top=top)
-        return [Buffer._from_json(m, b) for m in doc["modules"] for b in m["buffers"]]
+        return [_buffer(m, b) for m in doc["modules"] for b in m["buffers"]]
 
-    def kpis(self) -> list[dict[str, Any]]:
-        return self._json("findings")["kpis"]
+    def kpis(self) -> list[Kpi]:
+        return _rows(Kpi, self._json("findings")["kpis"])
 
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[Finding]:
         """Named problems, each with severity, evidence and a fix; empty for a healthy profile."""
-        return self._json("findings")["findings"]
+        return _rows(Finding, self._json("findings")["findings"])
 
     def hosts(self) -> dict[str, Any]:
-        """Multi-host runs: per-host stats (``host_stats``), steps (``host_steps``), ``stragglers``,
-        per-host ops (``host_ops``) and ``clock_method``; the lists are empty for one host."""
+        """Multi-host runs: per-host stats (``host_stats``: :class:`HostStat` rows), steps
+        (``host_steps``: :class:`HostStep`), ``stragglers`` (:class:`Straggler`), per-host ops
+        (``host_ops``: host name to :class:`Op` rows) and ``clock_method``; the lists are empty for
+        one host."""
         doc = self._json("hosts")
-        return {k: doc[k] for k in ("clock_method", "host_stats", "host_steps", "stragglers", "host_ops")}
+        return {"clock_method": doc["clock_method"], "host_stats": _rows(HostStat, doc["host_stats"]),
+                "host_steps": _rows(HostStep, doc["host_steps"]), "stragglers": _rows(Straggler, doc["stragglers"]),
+                "host_ops": {h: _rows(Op, ops) for h, ops in doc["host_ops"].items()}}
 
     def warnings(self) -> list[str]:
         """What loading met that the analysis stands without, one sentence each naming the file:

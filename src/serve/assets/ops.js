@@ -4,14 +4,17 @@
 "use strict";
 
 // ---- ops ---------------------------------------------------------------------------------------
-// [key, heading, kind, shown by default]; kind: "num" (ms), "int", "rate" (n/a when unknown), "text",
-// "long" (wraps), "clip" (one line, ellipsis, the whole text on hover), "source" (file:line).
-const OP_COLS = [["name", "op", "long", 1], ["category", "category", "text", 1], ["count", "count", "int", 1],
-  ["total_ms", "total ms", "num", 1], ["self_ms", "self ms", "num", 1], ["avg_ms", "avg ms", "num", 1],
-  ["min_ms", "min ms", "num", 0], ["max_ms", "max ms", "num", 0], ["pct_time", "%time", "pct", 1],
-  ["gflops_per_s", "GFLOP/s", "rate", 1], ["gbytes_per_s", "GB/s", "rate", 1], ["devices", "devices", "int", 0],
-  ["module", "module", "clip", 0], ["scope", "scope", "clip", 1], ["op_name", "op_name", "clip", 1],
-  ["source", "source", "source", 1], ["function", "function", "text", 0]];
+// [key, heading, kind, shown by default], from the ops table's columns (columns.js, generated from
+// the library's column descriptors: those with a view are in the menu, view 2 shown by default).
+// kind: "num" (ms), "int", "pct", "rate" (n/a when unknown), "text", "long" (wraps), "clip" (one line,
+// ellipsis, the whole text on hover), "source" (file:line).
+const OP_KIND = { name: "long", module: "clip", scope: "clip", op_name: "clip", source: "source" };
+function opKind(c) {
+  if (OP_KIND[c.key]) return OP_KIND[c.key];
+  if (c.nullable) return "rate";
+  return c.unit === "ms" ? "num" : c.unit === "%" ? "pct" : c.type === "integer" ? "int" : "text";
+}
+const OP_COLS = JP_COLUMNS.ops.filter((c) => c.view).map((c) => [c.key, c.label, opKind(c), c.view === 2 ? 1 : 0]);
 const OP_TEXT = new Set(OP_COLS.filter((c) => ["text", "long", "clip", "source"].includes(c[2])).map((c) => c[0]));
 
 // A long name, escaped, with break chances after its separators ("fusion.12", "a/b/c", "x_y"): it
