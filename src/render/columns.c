@@ -36,6 +36,9 @@ static void set_dims(cell *c, const uint32_t d[3]) {
 /* A column whose value may be unknown (JSON null). */
 #define COL_NULL(KEY, HEADER, WIDTH, TYPE, UNIT, GETTER, DOC) \
     {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .nullable = 1, .unit = UNIT, .get = GETTER, .doc = DOC}
+/* A column the viewer's pages head LABEL rather than with its text header. */
+#define COL_LABEL(KEY, HEADER, WIDTH, TYPE, UNIT, GETTER, LABEL, DOC) \
+    {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .unit = UNIT, .get = GETTER, .label = LABEL, .doc = DOC}
 /* A column the viewer offers (VIEW 1) or shows by default (VIEW 2), under LABEL (NULL: derived). */
 #define COL_VIEW(KEY, HEADER, WIDTH, TYPE, NULLABLE, UNIT, GETTER, VIEW, LABEL, DOC)                          \
     {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .nullable = NULLABLE, .unit = UNIT, .get = GETTER, \
@@ -168,7 +171,7 @@ static const column LINE_COLS[] = {
     COL("source", "line", 0, CELL_STR, NULL, line_source, "\"file:line\" of the user's code that made the ops"),
     COL("function", "function", 16, CELL_STR, NULL, line_function, "the function of that line; \"\" when unknown"),
     COL("self_ms", "self", 9, CELL_TIME, NULL, line_self, "the self time of its ops"),
-    COL("pct_device", "%dev", 6, CELL_PCT, NULL, line_pct_device, "that, % of every op's self time"),
+    COL_LABEL("pct_device", "%dev", 6, CELL_PCT, NULL, line_pct_device, "% device", "that, % of every op's self time"),
     COL("count", "count", 6, CELL_INT, NULL, line_count, "op occurrences"),
     COL("n_ops", "ops", 4, CELL_INT, NULL, line_n_ops, "distinct ops"),
     COL("ops", "top ops", 20, CELL_STR, NULL, line_ops, "its ops by self time, at most five: \"dot.3, fusion.2, ...\""),
@@ -461,12 +464,14 @@ static const column HOST_COLS[] = {
     COL("mean_step_ms", "mean step", 9, CELL_TIME, NULL, host_mean_step, "its mean step time"),
     COL("median_step_ms", NULL, 0, CELL_TIME, NULL, host_median_step, "its median step time"),
     COL("compute_ms", NULL, 0, CELL_TIME, NULL, host_compute, "the compute part of its steps"),
-    COL("collective_ms", "collect", 9, CELL_TIME, NULL, host_collective, "the collective part of its steps"),
+    COL_LABEL("collective_ms", "collect", 9, CELL_TIME, NULL, host_collective, "collective ms",
+              "the collective part of its steps"),
     COL("wait_ms", "waiting", 9, CELL_TIME, NULL, host_wait,
         "of that, the time beyond the least collective time of any host in the same step: waiting for others"),
     COL("idle_ms", "idle", 9, CELL_TIME, NULL, host_idle, "the idle part of its steps"),
-    COL("straggler_steps", "straggler", 9, CELL_INT, NULL, host_straggler_steps, "steps where it was the straggler"),
-    COL("top_op", NULL, 0, CELL_STR, NULL, host_top_op, "its op with the most self time"),
+    COL_LABEL("straggler_steps", "straggler", 9, CELL_INT, NULL, host_straggler_steps, "straggler in",
+              "steps where it was the straggler"),
+    COL_LABEL("top_op", NULL, 0, CELL_STR, NULL, host_top_op, "top op", "its op with the most self time"),
     COL("top_op_pct", NULL, 0, CELL_PCT, NULL, host_top_op_pct, "that op's self time, % of its ops' self time"),
 };
 

@@ -3,6 +3,15 @@
 // Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses.
 "use strict";
 
+// The headings of a table's columns, by key: each column's viewer label from columns.js (generated
+// from the library's column descriptors), numbers right-aligned.
+function colHeads(table, keys) {
+  return keys.map((k) => {
+    const c = JP_COLUMNS[table].find((col) => col.key === k);
+    return `<th${c.type === "string" ? "" : ' class="num"'}>${esc(c.label)}</th>`;
+  }).join("");
+}
+
 // ---- overview ----------------------------------------------------------------------------------
 // The step chart: a stacked bar per step (its parts), step numbers on the x axis, milliseconds on
 // the y axis; hovering a step names its time, clicking it opens the step view (#/overview?step=N).
@@ -121,7 +130,7 @@ async function stepView(step) {
     <td class="clip" title="${esc(r.scope)}">${esc(r.scope)}</td>${device ? "" : `<td>${esc(r.kind)}</td>`}<td class="num">${r.count}</td>
     <td class="num">${ms(r.total_ms)}</td><td class="num">${ms(r.self_ms)}</td></tr>`).join("");
   const scopeTable = (id, device, title) => { const rows = scopes(device, 10); return rows ? `<div><h3>${title}</h3><table id="${id}">
-    <tr><th>scope</th>${device ? "" : "<th>kind</th>"}<th class="num">count</th><th class="num">total ms</th><th class="num">self ms</th></tr>${rows}</table></div>` : ""; };
+    <tr>${colHeads("scopes", device ? ["scope", "count", "total_ms", "self_ms"] : ["scope", "kind", "count", "total_ms", "self_ms"])}</tr>${rows}</table></div>` : ""; };
   const nav = (t, label) => t ? `<button class="step-nav" data-step="${t.step}">${label}</button>` : "";
   const opsLink = new URLSearchParams({ run: state.run, steps: `${step}:${step}` });
   if (state.host) opsLink.set("host", state.host);
@@ -166,9 +175,8 @@ function hostsSection(d) {
       <td>${lag ? `${esc(lag.host)} held the others ${ms(lag.behind_ms)} ms` : ""}</td></tr>`;
   }).join("");
   return `<h2>Hosts</h2><p id="clock-method">clocks aligned by ${esc(d.clock_method)}</p>
-    <table id="hosts-table"><tr><th>host</th><th>clock</th><th class="num">offset ms</th><th class="num">steps</th>
-      <th class="num">mean step ms</th><th class="num">collective ms</th><th class="num">waiting ms</th>
-      <th class="num">idle ms</th><th class="num">straggler in</th><th>top op</th></tr>${rows}</table>
+    <table id="hosts-table"><tr>${colHeads("host_stats", ["host", "clock", "offset_ms", "steps", "mean_step_ms", "collective_ms",
+      "wait_ms", "idle_ms", "straggler_steps", "top_op"])}</tr>${rows}</table>
     <table id="host-steps"><tr><th class="num">step</th>${names.map((n) => `<th class="num">${esc(n)} ms</th>`).join("")}
       <th>straggler</th></tr>${steps}</table>`;
 }
@@ -181,8 +189,8 @@ function linesSection(d) {
     <td>${esc(l.ops)}</td></tr>`).join("");
   const p = new URLSearchParams({ run: state.run });
   if (state.host) p.set("host", state.host);
-  return `<h2>Top source lines</h2><table id="lines-table"><tr><th>line</th><th>function</th><th class="num">self ms</th>
-      <th class="num">% device</th><th>top ops</th></tr>${rows}</table>
+  return `<h2>Top source lines</h2><table id="lines-table"><tr>${colHeads("lines", ["source", "function", "self_ms", "pct_device",
+      "ops"])}</tr>${rows}</table>
     <p class="muted">${d.lines.length} line${d.lines.length === 1 ? "" : "s"} with device time ·
       <a href="#/flame?${esc(p)}">by call stack</a></p>`;
 }
