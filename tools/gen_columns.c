@@ -130,7 +130,15 @@ static void schema(void) {
          "keys it names, in its order); the same keys head the CSV's columns (`--csv`), and `--sort`\n"
          "takes a key or its stem (`total` for `total_ms`). A frame (in `stack`) is `{file, line, function,\n"
          "library}`, `library` true for JAX's or Python's own code.\n");
-    for (int t = 0; t < JP_TABLE_COUNT; t++) schema_table(&jp_table_defs[t]);
+    for (int t = 0; t < JP_TABLE_DIFF_ROWS; t++) schema_table(&jp_table_defs[t]);
+    puts("## The diff document\n");
+    puts("`jaxprof diff BASE NEW --json` (and `jaxprof.diff`): `{schema_version, kind: \"diff\", base{path},\n"
+         "new{path}, steps{base_n, new_n, base_mean_ms, new_mean_ms, base_median_ms, new_median_ms, base_p90_ms,\n"
+         "new_p90_ms, change_pct, noise_pct, significant, verdict}, breakdown[], ops[], scopes[], summary{ops,\n"
+         "scopes: counts per change; matched: op rows per method}, findings[], options{min_change_pct,\n"
+         "min_share_pct}, op_rule}`; with a limit, `gate{max_step_slowdown_pct, max_op_slowdown_pct, tripped,\n"
+         "explanation}` ends it. Its tables (times per step):\n");
+    for (int t = JP_TABLE_DIFF_ROWS; t < JP_TABLE_COUNT; t++) schema_table(&jp_table_defs[t]);
 }
 
 /* ---- python/jaxprof/results.py ------------------------------------------------------------------ */

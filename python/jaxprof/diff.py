@@ -1,8 +1,10 @@
 """Comparing two profiles: ``diff(base, new)`` returns a :class:`DiffResult` backed by the C library.
 
-The data is the document ``jaxprof diff BASE NEW --json`` prints (schema in docs/design.md): step
+The data is the document ``jaxprof diff BASE NEW --json`` prints (schema in docs/json-schema.md): step
 time change with a noise estimate, the breakdown change, op and scope rows (added, removed,
-slower, faster, unchanged, by self time per step) and findings that appeared or disappeared.
+slower, faster, unchanged, by self time per step) and findings that appeared or disappeared; its
+tables come as typed rows (``jaxprof.results.DiffRow``, ``DiffPart``, ``DiffFinding``), which also
+read as mappings (``row["change"]``).
 All times are milliseconds per step. Python takes every limit as a fraction (``0.05`` = 5 %); the
 document and the command line use percent (``_PCT_OF`` is where one becomes the other).
 """
@@ -15,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
+from .results import DiffFinding, DiffPart, DiffRow
 
 PathLike = str | os.PathLike[str]
-Row = dict[str, Any]
 
 __all__ = ["DiffResult", "diff"]
 
@@ -101,43 +103,43 @@ class DiffResult:
         return str(self.data["steps"]["verdict"])
 
     @property
-    def breakdown(self) -> list[Row]:
+    def breakdown(self) -> list[DiffPart]:
         """Per part (compute, idle, transfer, host, compile, ...): base_ms, new_ms, delta_ms per step."""
-        return list(self.data["breakdown"])
+        return [DiffPart.from_json(r) for r in self.data["breakdown"]]
 
     @property
-    def ops(self) -> list[Row]:
+    def ops(self) -> list[DiffRow]:
         """Every op row, biggest change first, unchanged rows last."""
-        return list(self.data["ops"])
+        return [DiffRow.from_json(r) for r in self.data["ops"]]
 
     @property
-    def scopes(self) -> list[Row]:
+    def scopes(self) -> list[DiffRow]:
         """Every scope row: device scopes (named_scope paths), then host scopes (annotations)."""
-        return list(self.data["scopes"])
+        return [DiffRow.from_json(r) for r in self.data["scopes"]]
 
-    def _ops(self, change: str) -> list[Row]:
-        return [row for row in self.data["ops"] if row["change"] == change]
+    def _ops(self, change: str) -> list[DiffRow]:
+        return [row for row in self.ops if row.change == change]
 
     @property
-    def slower_ops(self) -> list[Row]:
+    def slower_ops(self) -> list[DiffRow]:
         return self._ops("slower")
 
     @property
-    def faster_ops(self) -> list[Row]:
+    def faster_ops(self) -> list[DiffRow]:
         return self._ops("faster")
 
     @property
-    def added_ops(self) -> list[Row]:
+    def added_ops(self) -> list[DiffRow]:
         return self._ops("added")
 
     @property
-    def removed_ops(self) -> list[Row]:
+    def removed_ops(self) -> list[DiffRow]:
         return self._ops("removed")
 
     @property
-    def changed_ops(self) -> list[Row]:
+    def changed_ops(self) -> list[DiffRow]:
         """Op rows that are not unchanged."""
-        return [row for row in self.data["ops"] if row["change"] != "unchanged"]
+        return [row for row in self.ops if row.change != "unchanged"]
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -145,9 +147,9 @@ class DiffResult:
         return dict(self.data["summary"])
 
     @property
-    def findings(self) -> list[Row]:
+    def findings(self) -> list[DiffFinding]:
         """Findings that appeared (``appeared: true``) or disappeared in the new run."""
-        return list(self.data["findings"])
+        return [DiffFinding.from_json(r) for r in self.data["findings"]]
 
     @property
     def gate(self) -> dict[str, Any] | None:

@@ -29,6 +29,9 @@ __all__ = [
     "HostStep",
     "Straggler",
     "Buffer",
+    "DiffRow",
+    "DiffPart",
+    "DiffFinding",
 ]
 
 
@@ -484,6 +487,74 @@ class Buffer(Row):
     end: int
 
 
+@dataclass(frozen=True)
+class DiffRow(Row):
+    """An op or scope of two runs, paired, with its change per step (the ``diff_rows`` table)."""
+
+    #: op: the new run's name (the base's when removed); scope: its path
+    name: str
+    #: the base run's name ("" when added); differs after a renumbering
+    base_name: str
+    #: op: the HLO module; scope: ""
+    module: str
+    #: op: its category; scope: "device" or "host"
+    category: str
+    #: op: the user's scope path; scope: its path
+    scope: str
+    #: "slower", "faster", "added", "removed" or "unchanged"
+    change: str
+    #: how it was paired: "name", "op_name" or "shape" (renamed), "none" (added or removed)
+    match: str
+    #: occurrences per step in the base run [per step]
+    base_count: float
+    #: occurrences per step in the new run [per step]
+    new_count: float
+    #: self time per step in the base run (summed over devices) [ms per step]
+    base_ms: float
+    #: self time per step in the new run [ms per step]
+    new_ms: float
+    #: total time per step in the base run (scopes: nested included) [ms per step]
+    base_total_ms: float
+    #: total time per step in the new run [ms per step]
+    new_total_ms: float
+    #: new_ms - base_ms [ms per step]
+    delta_ms: float
+    #: 100 * delta / base; 0 when added or removed [%]
+    delta_pct: float
+    #: ops: two standard errors of delta_ms from each run's own spread; 0 when unknown (always for scopes) [ms per step]
+    noise_ms: float
+    #: where the noise comes from: "steps", "executions" or "none"
+    noise_basis: str
+
+
+@dataclass(frozen=True)
+class DiffPart(Row):
+    """One part of the step time breakdown, per step in both runs (the ``diff_breakdown`` table)."""
+
+    #: compute, collective, h2d, d2h, d2d, compile, host or idle
+    part: str
+    #: the part per step in the base run [ms per step]
+    base_ms: float
+    #: the part per step in the new run [ms per step]
+    new_ms: float
+    #: new_ms - base_ms [ms per step]
+    delta_ms: float
+
+
+@dataclass(frozen=True)
+class DiffFinding(Row):
+    """A finding that appeared in the new run or disappeared from it (the ``diff_findings`` table)."""
+
+    #: the finding's stable id
+    id: str
+    #: the problem in one line
+    title: str
+    #: "warning" or "bad"
+    severity: str
+    #: true: only in the new run; false: only in the base run
+    appeared: bool
+
+
 # The row class of each table, by its JSON key.
 TABLES: dict[str, type[Row]] = {
     "devices": Device,
@@ -502,4 +573,7 @@ TABLES: dict[str, type[Row]] = {
     "host_steps": HostStep,
     "stragglers": Straggler,
     "buffers": Buffer,
+    "diff_rows": DiffRow,
+    "diff_breakdown": DiffPart,
+    "diff_findings": DiffFinding,
 }

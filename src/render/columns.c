@@ -2,6 +2,7 @@
  * unit, getter, doc line (and, for the ops, the viewer's menu). Text, CSV and JSON (table.c) read
  * these; `jaxprof-columns` generates docs/json-schema.md, the Python result classes and the
  * viewer's column lists from them, and `meson test generated` fails when those are stale. */
+#include <math.h>
 #include <string.h>
 
 #include "render/columns.h"
@@ -562,6 +563,81 @@ static const column BUFFER_COLS[] = {
 };
 _Static_assert(JP_BUFFER_FIRST_COL == 5, "the buffers table: five module columns, then the buffer's");
 
+/* ---- the diff of two runs (jaxprof diff) -------------------------------------------------------- */
+
+/* Per-step times are doubles; the table prints whole picoseconds, far below what it shows. */
+static void set_ps(cell *c, double ps) {
+    c->type = CELL_TIME;
+    c->i = !isfinite(ps) ? 0 : ps > 9e18 ? INT64_MAX : ps < -9e18 ? INT64_MIN : (int64_t)llround(ps);
+}
+
+GET(drow_name, jp_diff_row, set_str(c, r->name))
+GET(drow_base_name, jp_diff_row, set_str(c, r->base_name))
+GET(drow_module, jp_diff_row, set_str(c, r->module))
+GET(drow_category, jp_diff_row, set_str(c, r->category))
+GET(drow_scope, jp_diff_row, set_str(c, r->scope))
+GET(drow_change, jp_diff_row, set_str(c, jp_change_name(r->change)))
+GET(drow_match, jp_diff_row, set_str(c, jp_match_name(r->match)))
+GET(drow_base_count, jp_diff_row, set_num(c, r->base_count))
+GET(drow_new_count, jp_diff_row, set_num(c, r->new_count))
+GET(drow_base, jp_diff_row, set_ps(c, r->base_ps))
+GET(drow_new, jp_diff_row, set_ps(c, r->new_ps))
+GET(drow_base_total, jp_diff_row, set_ps(c, r->base_total_ps))
+GET(drow_new_total, jp_diff_row, set_ps(c, r->new_total_ps))
+GET(drow_delta, jp_diff_row, set_ps(c, r->delta_ps))
+GET(drow_delta_pct, jp_diff_row, set_num(c, r->delta_pct))
+GET(drow_noise, jp_diff_row, set_ps(c, r->noise_ps))
+GET(drow_noise_basis, jp_diff_row, set_str(c, jp_noise_basis_name(r->noise_basis)))
+
+static const column DIFF_ROW_COLS[] = {
+    COL("name", NULL, 0, CELL_STR, NULL, drow_name, "op: the new run's name (the base's when removed); scope: its path"),
+    COL("base_name", NULL, 0, CELL_STR, NULL, drow_base_name,
+        "the base run's name (\"\" when added); differs after a renumbering"),
+    COL("module", NULL, 0, CELL_STR, NULL, drow_module, "op: the HLO module; scope: \"\""),
+    COL("category", NULL, 0, CELL_STR, NULL, drow_category, "op: its category; scope: \"device\" or \"host\""),
+    COL("scope", NULL, 0, CELL_STR, NULL, drow_scope, "op: the user's scope path; scope: its path"),
+    COL("change", NULL, 0, CELL_STR, NULL, drow_change, "\"slower\", \"faster\", \"added\", \"removed\" or \"unchanged\""),
+    COL("match", NULL, 0, CELL_STR, NULL, drow_match,
+        "how it was paired: \"name\", \"op_name\" or \"shape\" (renamed), \"none\" (added or removed)"),
+    COL("base_count", NULL, 0, CELL_NUM, "per step", drow_base_count, "occurrences per step in the base run"),
+    COL("new_count", NULL, 0, CELL_NUM, "per step", drow_new_count, "occurrences per step in the new run"),
+    COL("base_ms", NULL, 0, CELL_TIME, "ms per step", drow_base, "self time per step in the base run (summed over devices)"),
+    COL("new_ms", NULL, 0, CELL_TIME, "ms per step", drow_new, "self time per step in the new run"),
+    COL("base_total_ms", NULL, 0, CELL_TIME, "ms per step", drow_base_total,
+        "total time per step in the base run (scopes: nested included)"),
+    COL("new_total_ms", NULL, 0, CELL_TIME, "ms per step", drow_new_total, "total time per step in the new run"),
+    COL("delta_ms", NULL, 0, CELL_TIME, "ms per step", drow_delta, "new_ms - base_ms"),
+    COL("delta_pct", NULL, 0, CELL_NUM, "%", drow_delta_pct, "100 * delta / base; 0 when added or removed"),
+    COL("noise_ms", NULL, 0, CELL_TIME, "ms per step", drow_noise,
+        "ops: two standard errors of delta_ms from each run's own spread; 0 when unknown (always for scopes)"),
+    COL("noise_basis", NULL, 0, CELL_STR, NULL, drow_noise_basis,
+        "where the noise comes from: \"steps\", \"executions\" or \"none\""),
+};
+
+GET(dpart_part, diff_part_row, set_str(c, jp_part_name(r->part)))
+GET(dpart_base, diff_part_row, set_ps(c, r->base_ps))
+GET(dpart_new, diff_part_row, set_ps(c, r->new_ps))
+GET(dpart_delta, diff_part_row, set_ps(c, r->new_ps - r->base_ps))
+
+static const column DIFF_PART_COLS[] = {
+    COL("part", "part", 0, CELL_STR, NULL, dpart_part, "compute, collective, h2d, d2h, d2d, compile, host or idle"),
+    COL("base_ms", "base", 9, CELL_TIME, "ms per step", dpart_base, "the part per step in the base run"),
+    COL("new_ms", "new", 9, CELL_TIME, "ms per step", dpart_new, "the part per step in the new run"),
+    COL("delta_ms", "delta", 10, CELL_TIME, "ms per step", dpart_delta, "new_ms - base_ms"),
+};
+
+GET(dfind_id, jp_diff_finding, set_str(c, r->id))
+GET(dfind_title, jp_diff_finding, set_str(c, r->title))
+GET(dfind_severity, jp_diff_finding, set_str(c, jp_rating_name(r->severity)))
+GET(dfind_appeared, jp_diff_finding, set_bool(c, r->appeared))
+
+static const column DIFF_FINDING_COLS[] = {
+    COL("id", NULL, 0, CELL_STR, NULL, dfind_id, "the finding's stable id"),
+    COL("title", NULL, 0, CELL_STR, NULL, dfind_title, "the problem in one line"),
+    COL("severity", NULL, 0, CELL_STR, NULL, dfind_severity, "\"warning\" or \"bad\""),
+    COL("appeared", NULL, 0, CELL_BOOL, NULL, dfind_appeared, "true: only in the new run; false: only in the base run"),
+};
+
 /* ---- the tables --------------------------------------------------------------------------------- */
 
 #define DEF(NAME, CLASS, WHERE, COLS, DOC) {NAME, CLASS, DOC, WHERE, COLS, N_OF(COLS), 0}
@@ -594,4 +670,10 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
     [JP_TABLE_BUFFERS] = {"buffers", "Buffer", "one buffer live at a compiled module's memory peak (XLA's buffer assignment)",
                           "report, memory: modules[].buffers; memory --csv with the module's columns first",
                           BUFFER_COLS, N_OF(BUFFER_COLS), JP_BUFFER_FIRST_COL},
+    [JP_TABLE_DIFF_ROWS] = DEF("diff_rows", "DiffRow", "diff: ops[], scopes[]", DIFF_ROW_COLS,
+                               "an op or scope of two runs, paired, with its change per step"),
+    [JP_TABLE_DIFF_BREAKDOWN] = DEF("diff_breakdown", "DiffPart", "diff: breakdown[]", DIFF_PART_COLS,
+                                    "one part of the step time breakdown, per step in both runs"),
+    [JP_TABLE_DIFF_FINDINGS] = DEF("diff_findings", "DiffFinding", "diff: findings[]", DIFF_FINDING_COLS,
+                                   "a finding that appeared in the new run or disappeared from it"),
 };

@@ -11,11 +11,13 @@
 enum jp_table_id {
     JP_TABLE_DEVICES, JP_TABLE_KPIS, JP_TABLE_OPS, JP_TABLE_STEPS, JP_TABLE_SCOPES, JP_TABLE_KERNELS,
     JP_TABLE_MEMORY, JP_TABLE_TRANSFERS, JP_TABLE_COMPILES, JP_TABLE_FINDINGS, JP_TABLE_LINES, JP_TABLE_FLAME,
-    JP_TABLE_HOST_STATS, JP_TABLE_HOST_STEPS, JP_TABLE_STRAGGLERS, JP_TABLE_BUFFERS, JP_TABLE_COUNT
+    JP_TABLE_HOST_STATS, JP_TABLE_HOST_STEPS, JP_TABLE_STRAGGLERS, JP_TABLE_BUFFERS,
+    JP_TABLE_DIFF_ROWS, JP_TABLE_DIFF_BREAKDOWN, JP_TABLE_DIFF_FINDINGS, /* jaxprof diff's document */
+    JP_TABLE_COUNT
 };
 
 typedef struct jp_table_def {
-    const char *name;     /* the JSON array's key: "ops" */
+    const char *name;     /* the JSON array's key: "ops" (the diff's tables: "diff_rows", ...) */
     const char *py_class; /* the Python result class of a row: "Op" */
     const char *doc;      /* one line: what a row is */
     const char *where;    /* the sections (commands) whose JSON has it */
@@ -39,6 +41,12 @@ typedef struct buffer_row {
     const jp_module_memory *m; /* the module, for the CSV's module columns */
     const jp_buffer *b;        /* the buffer */
 } buffer_row;
+
+/* One part of the step breakdown in a diff, a row of its breakdown table. */
+typedef struct diff_part_row {
+    int part;               /* jp_part */
+    double base_ps, new_ps; /* per step */
+} diff_part_row;
 
 /* The buffers table's first buffer column (those before it are the module's, CSV only). */
 enum { JP_BUFFER_FIRST_COL = 5 };

@@ -11,7 +11,7 @@
 #include "base/text.h"
 #include "render/diff_render.h"
 #include "render/safe_text.h"
-#include "render/table.h"
+#include "render/columns.h"
 
 enum { TEXT_TOP = 15, TEXT_WIDTH = 150, BREAKDOWN_WIDTH = 60 };
 
@@ -20,8 +20,6 @@ enum { TEXT_TOP = 15, TEXT_WIDTH = 150, BREAKDOWN_WIDTH = 60 };
 #define NO_ANALYSIS ((const jp_analysis *)NULL)
 
 static void set_str(cell *c, const char *s) { c->type = CELL_STR, c->s = s ? s : ""; }
-static void set_num(cell *c, double d) { c->type = CELL_NUM, c->d = d; }
-static void set_bool(cell *c, int b) { c->type = CELL_BOOL, c->i = b; }
 
 /* Per-step times are doubles; the table prints whole picoseconds, far below what it shows. */
 static void set_time(cell *c, double ps) {
@@ -57,36 +55,8 @@ const char *jp_diff_verdict(const jp_diff_steps *s) {
 /* The diff's columns: key, header, width; its cell functions give the cells. */
 #define COL(KEY, HEADER, WIDTH) {.key = KEY, .header = HEADER, .width = WIDTH}
 
-static const column ROW_COLS[] = {
-    COL("name", NULL, 0), COL("base_name", NULL, 0), COL("module", NULL, 0), COL("category", NULL, 0), COL("scope", NULL, 0),
-    COL("change", NULL, 0), COL("match", NULL, 0), COL("base_count", NULL, 0), COL("new_count", NULL, 0),
-    COL("base_ms", NULL, 0), COL("new_ms", NULL, 0), COL("base_total_ms", NULL, 0), COL("new_total_ms", NULL, 0),
-    COL("delta_ms", NULL, 0), COL("delta_pct", NULL, 0), COL("noise_ms", NULL, 0), COL("noise_basis", NULL, 0),
-};
-
-static void row_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_diff_row *r = row;
-    (void)a;
-    switch (col) {
-    case 0: set_str(c, r->name); break;
-    case 1: set_str(c, r->base_name); break;
-    case 2: set_str(c, r->module); break;
-    case 3: set_str(c, r->category); break;
-    case 4: set_str(c, r->scope); break;
-    case 5: set_str(c, jp_change_name(r->change)); break;
-    case 6: set_str(c, jp_match_name(r->match)); break;
-    case 7: set_num(c, r->base_count); break;
-    case 8: set_num(c, r->new_count); break;
-    case 9: set_time(c, r->base_ps); break;
-    case 10: set_time(c, r->new_ps); break;
-    case 11: set_time(c, r->base_total_ps); break;
-    case 12: set_time(c, r->new_total_ps); break;
-    case 13: set_time(c, r->delta_ps); break;
-    case 14: set_num(c, r->delta_pct); break;
-    case 15: set_time(c, r->noise_ps); break;
-    default: set_str(c, jp_noise_basis_name(r->noise_basis)); break;
-    }
-}
+/* The JSON and CSV rows' columns (columns.c). */
+#define ROW_COLS (jp_table_defs[JP_TABLE_DIFF_ROWS])
 
 /* The rule a paired op is judged by, said in the text output (after its table) and the JSON's
  * options. Keep in step with classify() in compare/diff.c and docs/design.md "Diff". */
@@ -213,44 +183,22 @@ static void scope_text_cell(const jp_analysis *a, const void *row, size_t col, c
 
 /* ---- breakdown and findings tables ---------------------------------------------------------------- */
 
-typedef struct part_row {
-    int part;              /* jp_part */
-    double base_ps, new_ps; /* per step */
-} part_row;
-
-static const column PART_COLS[] = {
-    COL("part", "part", 0), COL("base_ms", "base", 9), COL("new_ms", "new", 9), COL("delta_ms", "delta", 10),
-};
-
-static void part_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const part_row *p = row;
-    (void)a;
-    if (col == 0) set_str(c, jp_part_name(p->part));
-    else if (col == 1) set_time(c, p->base_ps);
-    else if (col == 2) set_time(c, p->new_ps);
-    else set_time(c, p->new_ps - p->base_ps);
-}
+typedef diff_part_row part_row;
+#define PART_COLS (jp_table_defs[JP_TABLE_DIFF_BREAKDOWN])
 
 static void part_text_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
     const part_row *p = row;
     if (col == 3) set_delta(c, p->new_ps - p->base_ps);
-    else part_cell(a, row, col, c);
-}
-
-static const column FINDING_COLS[] = {COL("id", NULL, 0), COL("title", NULL, 0), COL("severity", NULL, 0), COL("appeared", NULL, 0)};
-
-static void finding_cell(const jp_analysis *a, const void *row, size_t col, cell *c) {
-    const jp_diff_finding *f = row;
-    (void)a;
-    if (col == 0) set_str(c, f->id);
-    else if (col == 1) set_str(c, f->title);
-    else if (col == 2) set_str(c, jp_rating_name(f->severity));
-    else set_bool(c, f->appeared);
+    else PART_COLS.cols[col].get(a, row, c);
 }
 
 #define TABLE(NAME, COLS, ROWS, TYPE, N, FN) \
     ((table){.name = NAME, .cols = COLS, .n_cols = sizeof COLS / sizeof COLS[0], .rows = ROWS, .row_size = sizeof(TYPE), \
              .n_rows = N, .cell = FN})
+/* A table of columns.c's (its columns' getters give the cells). */
+#define DEF_TABLE(NAME, DEF, ROWS, TYPE, N, FN) \
+    ((table){.name = NAME, .cols = DEF.cols, .n_cols = DEF.n_cols, .rows = ROWS, .row_size = sizeof(TYPE), .n_rows = N, \
+             .cell = FN})
 
 static void fill_parts(const jp_diff *d, part_row parts[JP_PART_COUNT]) {
     for (int p = 0; p < JP_PART_COUNT; p++)
@@ -294,7 +242,7 @@ static int json_rows(const jp_diff_row *rows, size_t n_rows, const char *name, c
     size_t *order, n;
     int rc = select_rows(rows, n_rows, pk->re, pk->top, &order, &n, err);
     if (rc) return rc;
-    table t = TABLE(name, ROW_COLS, rows, jp_diff_row, n_rows, row_cell);
+    table t = DEF_TABLE(name, ROW_COLS, rows, jp_diff_row, n_rows, NULL);
     fputc(',', out);
     jp_table_json(NO_ANALYSIS, &t, order, n, out);
     free(order);
@@ -364,8 +312,8 @@ static int render_json(const jp_diff *d, const jp_diff_gate *gate, const picker 
     json_steps(&d->steps, out);
     part_row parts[JP_PART_COUNT];
     fill_parts(d, parts);
-    table bt = TABLE("breakdown", PART_COLS, parts, part_row, JP_PART_COUNT, part_cell);
-    table ft = TABLE("findings", FINDING_COLS, d->findings, jp_diff_finding, d->n_findings, finding_cell);
+    table bt = DEF_TABLE("breakdown", PART_COLS, parts, part_row, JP_PART_COUNT, NULL);
+    table ft = DEF_TABLE("findings", jp_table_defs[JP_TABLE_DIFF_FINDINGS], d->findings, jp_diff_finding, d->n_findings, NULL);
     int rc = json_all(&bt, out, err);
     if (!rc) rc = json_rows(d->ops, d->n_ops, "ops", pk, out, err);
     if (!rc) rc = json_rows(d->scopes, d->n_scopes, "scopes", pk, out, err);
@@ -404,7 +352,7 @@ static void text_breakdown(const jp_diff *d, FILE *out) {
     fill_parts(d, parts);
     for (int p = 0; p < JP_PART_COUNT; p++)
         if (parts[p].base_ps != 0 || parts[p].new_ps != 0 || p == JP_PART_COMPUTE || p == JP_PART_IDLE) order[n++] = (size_t)p;
-    table t = TABLE("breakdown", PART_COLS, parts, part_row, JP_PART_COUNT, part_text_cell);
+    table t = DEF_TABLE("breakdown", PART_COLS, parts, part_row, JP_PART_COUNT, part_text_cell);
     fputs("\nBreakdown per step\n", out);
     jp_table_text(NO_ANALYSIS, &t, order, n, BREAKDOWN_WIDTH, out);
 }
@@ -497,7 +445,7 @@ int jp_diff_render_gated(const jp_diff *d, const jp_diff_gate *gate, int format,
     } else if (format == JP_FORMAT_CSV) {
         size_t *order, n;
         rc = select_rows(d->ops, d->n_ops, pk.re, pk.top, &order, &n, err);
-        table t = TABLE("ops", ROW_COLS, d->ops, jp_diff_row, d->n_ops, row_cell);
+        table t = DEF_TABLE("ops", ROW_COLS, d->ops, jp_diff_row, d->n_ops, NULL);
         if (!rc) jp_table_csv(NO_ANALYSIS, &t, order, n, out), free(order);
     } else { /* every byte through the control-character filter (names are anyone's bytes) */
         FILE *safe = jp_safe_text_open(out);
