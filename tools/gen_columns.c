@@ -95,11 +95,9 @@ static void schema_document(void) {
     puts("- `split_ms`, `split_note`: how much of the lines' (the flame tree's) time is a fusion's time split\n"
          "  over its source lines by modelled cost (an estimate), and a sentence saying so.");
     puts("- `memory_timeline`: `{allocator: [[t_ms, bytes_in_use], ...]}`, at most 1000 samples each.");
-    puts("- `modules[]`: memory at each compiled module's peak: `{name, host, runs, peak_bytes,\n"
-         "  peak_unpadded_bytes, peak_index, peak_instruction, peak_computation, always_live_bytes,\n"
-         "  kind_bytes{parameter, output, constant}, total_bytes, parameter_bytes, output_bytes, alias_bytes,\n"
-         "  temp_bytes, note, buffers[]}` (Python: `jaxprof.ModuleMemory`); with `--module`, also\n"
-         "  `timeline[{bytes, instruction}]`.");
+    puts("- `modules[]`: the modules table below, each row with `kind_bytes{parameter, output, constant}` (after\n"
+         "  `always_live_bytes`) and `buffers[]` (buffers rows); with `--module`, also `timeline[{bytes,\n"
+         "  instruction}]`.");
     puts("- `clock_method`: how the hosts' clocks were aligned (\"\" for one host); `host_ops`: `{host: [ops\n"
          "  rows]}`, each host's ops alone.");
     puts("- `warnings[]`: what loading met that the analysis stands without, one sentence each.\n");

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass, fields
 from typing import Any, TextIO
 
 from . import _core, calibrate
 from .results import (AllocatorStat, Buffer, Compile, Device, Finding, FlameNode, Frame, HostStat, HostStep, Kernel,
-                      Kpi, Line, Op, Row, Scope, Step, Straggler, Transfer)
+                      Kpi, Line, ModuleMemory, Op, Row, Scope, Step, Straggler, Transfer)
 
 PathLike = str | os.PathLike[str]
 
@@ -24,33 +23,6 @@ __all__ = ["Buffer", "Frame", "ModuleMemory", "Profile", "load", "report"]
 
 def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Any]:
     return [cls.from_json(r) for r in rows]
-
-
-@dataclass(frozen=True)
-class ModuleMemory:
-    """A compiled module's memory at its peak: its headline numbers (bytes). Not a table: the
-    ``modules[]`` objects of the memory JSON (docs/json-schema.md), whose buffers are
-    :class:`Buffer` rows (``Profile.memory_buffers``)."""
-
-    name: str                 # "jit_step(6)"
-    host: str
-    runs: int                 # its executions in the profile
-    peak_bytes: int           # most bytes live at once: always live + the heap's peak
-    peak_unpadded_bytes: int
-    peak_index: int           # the heap event where the peak is first reached; -1 without events
-    peak_instruction: str     # the instruction that event processes
-    peak_computation: str
-    always_live_bytes: int    # parameters, outputs and constants: live all program long
-    total_bytes: int          # every allocation: the peak with fragmentation
-    parameter_bytes: int      # memory_analysis()'s argument size
-    output_bytes: int         # its output size
-    alias_bytes: int          # its alias size (donated parameters)
-    temp_bytes: int           # its temp size
-    note: str                 # why the heap part is missing, or ""
-
-    @classmethod
-    def _from_json(cls, module: dict[str, Any]) -> ModuleMemory:
-        return cls(**{f.name: module[f.name] for f in fields(cls)})
 
 
 def _buffer(module: dict[str, Any], row: dict[str, Any]) -> Buffer:
@@ -124,7 +96,7 @@ class Profile:
 
     def memory_modules(self) -> list[ModuleMemory]:
         """The compiled modules that ran (all of them when none did), largest memory peak first."""
-        return [ModuleMemory._from_json(m) for m in self._json("memory")["modules"]]
+        return _rows(ModuleMemory, self._json("memory")["modules"])
 
     def memory_buffers(self, module: str | None = None) -> list[Buffer]:
         """The buffers live at a module's memory peak, largest first (the small row last): of

@@ -28,6 +28,7 @@ __all__ = [
     "HostStat",
     "HostStep",
     "Straggler",
+    "ModuleMemory",
     "Buffer",
     "DiffRow",
     "DiffPart",
@@ -444,6 +445,42 @@ class Straggler(Row):
 
 
 @dataclass(frozen=True)
+class ModuleMemory(Row):
+    """A compiled module's memory at its peak (XLA's buffer assignment); after always_live_bytes comes kind_bytes{parameter, output, constant}, after note buffers[] (buffers rows) and, with --module, timeline[{bytes, instruction}] (the ``modules`` table)."""
+
+    #: the module as XProf names it: "jit_step(6)"
+    name: str
+    #: the host whose capture holds it
+    host: str
+    #: its executions in the profile; 0: compiled, never run
+    runs: int
+    #: most bytes live at once: always_live_bytes + the heap's peak [bytes]
+    peak_bytes: int
+    #: the same without layout padding [bytes]
+    peak_unpadded_bytes: int
+    #: the heap event at which the heap first reaches its peak; -1 without heap events
+    peak_index: int
+    #: the instruction that event processes; "" without one
+    peak_instruction: str
+    #: and its computation (a while body, ...)
+    peak_computation: str
+    #: parameters, outputs and constants: live all program long (kind_bytes{parameter, output, constant} follows) [bytes]
+    always_live_bytes: int
+    #: every allocation: the peak with fragmentation [bytes]
+    total_bytes: int
+    #: entry parameters: memory_analysis()'s argument size [bytes]
+    parameter_bytes: int
+    #: its output size [bytes]
+    output_bytes: int
+    #: parameters aliased with an output (donated): its alias size [bytes]
+    alias_bytes: int
+    #: total_bytes - always_live_bytes: its temp size [bytes]
+    temp_bytes: int
+    #: why the heap part is missing (e.g. a buffer freed twice), or ""
+    note: str
+
+
+@dataclass(frozen=True)
 class Buffer(Row):
     """One buffer live at a compiled module's memory peak (XLA's buffer assignment) (the ``buffers`` table)."""
 
@@ -572,6 +609,7 @@ TABLES: dict[str, type[Row]] = {
     "host_stats": HostStat,
     "host_steps": HostStep,
     "stragglers": Straggler,
+    "modules": ModuleMemory,
     "buffers": Buffer,
     "diff_rows": DiffRow,
     "diff_breakdown": DiffPart,

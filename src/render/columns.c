@@ -563,6 +563,46 @@ static const column BUFFER_COLS[] = {
 };
 _Static_assert(JP_BUFFER_FIRST_COL == 5, "the buffers table: five module columns, then the buffer's");
 
+/* ---- compiled modules' memory at the peak -------------------------------------------------------- */
+
+GET(mod_name, jp_module_memory, set_str(c, r->name))
+GET(mod_host, jp_module_memory, set_str(c, r->host))
+GET(mod_runs, jp_module_memory, set_int(c, (int64_t)r->runs))
+GET(mod_peak, jp_module_memory, set_bytes(c, r->peak_bytes))
+GET(mod_peak_unpadded, jp_module_memory, set_bytes(c, r->peak_unpadded_bytes))
+GET(mod_peak_index, jp_module_memory, set_int(c, r->peak_index))
+GET(mod_peak_instruction, jp_module_memory, set_str(c, r->peak_instruction))
+GET(mod_peak_computation, jp_module_memory, set_str(c, r->peak_computation))
+GET(mod_always_live, jp_module_memory, set_bytes(c, r->always_live_bytes))
+GET(mod_total, jp_module_memory, set_bytes(c, r->total_bytes))
+GET(mod_parameter, jp_module_memory, set_bytes(c, r->parameter_bytes))
+GET(mod_output, jp_module_memory, set_bytes(c, r->output_bytes))
+GET(mod_alias, jp_module_memory, set_bytes(c, r->alias_bytes))
+GET(mod_temp, jp_module_memory, set_bytes(c, r->temp_bytes))
+GET(mod_note, jp_module_memory, set_str(c, r->note))
+
+/* The scalar keys of modules[] (memory_render.c writes kind_bytes, buffers and timeline around them). */
+static const column MODULE_COLS[] = {
+    COL("name", NULL, 0, CELL_STR, NULL, mod_name, "the module as XProf names it: \"jit_step(6)\""),
+    COL("host", NULL, 0, CELL_STR, NULL, mod_host, "the host whose capture holds it"),
+    COL("runs", NULL, 0, CELL_INT, NULL, mod_runs, "its executions in the profile; 0: compiled, never run"),
+    COL("peak_bytes", NULL, 0, CELL_BYTES, NULL, mod_peak, "most bytes live at once: always_live_bytes + the heap's peak"),
+    COL("peak_unpadded_bytes", NULL, 0, CELL_BYTES, NULL, mod_peak_unpadded, "the same without layout padding"),
+    COL("peak_index", NULL, 0, CELL_INT, NULL, mod_peak_index,
+        "the heap event at which the heap first reaches its peak; -1 without heap events"),
+    COL("peak_instruction", NULL, 0, CELL_STR, NULL, mod_peak_instruction, "the instruction that event processes; \"\" without one"),
+    COL("peak_computation", NULL, 0, CELL_STR, NULL, mod_peak_computation, "and its computation (a while body, ...)"),
+    COL("always_live_bytes", NULL, 0, CELL_BYTES, NULL, mod_always_live,
+        "parameters, outputs and constants: live all program long (kind_bytes{parameter, output, constant} follows)"),
+    COL("total_bytes", NULL, 0, CELL_BYTES, NULL, mod_total, "every allocation: the peak with fragmentation"),
+    COL("parameter_bytes", NULL, 0, CELL_BYTES, NULL, mod_parameter, "entry parameters: memory_analysis()'s argument size"),
+    COL("output_bytes", NULL, 0, CELL_BYTES, NULL, mod_output, "its output size"),
+    COL("alias_bytes", NULL, 0, CELL_BYTES, NULL, mod_alias, "parameters aliased with an output (donated): its alias size"),
+    COL("temp_bytes", NULL, 0, CELL_BYTES, NULL, mod_temp, "total_bytes - always_live_bytes: its temp size"),
+    COL("note", NULL, 0, CELL_STR, NULL, mod_note, "why the heap part is missing (e.g. a buffer freed twice), or \"\""),
+};
+_Static_assert(JP_MODULE_KIND_BYTES_AFTER == 8, "kind_bytes follows always_live_bytes");
+
 /* ---- the diff of two runs (jaxprof diff) -------------------------------------------------------- */
 
 /* Per-step times are doubles; the table prints whole picoseconds, far below what it shows. */
@@ -670,6 +710,10 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
     [JP_TABLE_BUFFERS] = {"buffers", "Buffer", "one buffer live at a compiled module's memory peak (XLA's buffer assignment)",
                           "report, memory: modules[].buffers; memory --csv with the module's columns first",
                           BUFFER_COLS, N_OF(BUFFER_COLS), JP_BUFFER_FIRST_COL},
+    [JP_TABLE_MODULES] = DEF("modules", "ModuleMemory", "report, memory", MODULE_COLS,
+                             "a compiled module's memory at its peak (XLA's buffer assignment); after always_live_bytes "
+                             "comes kind_bytes{parameter, output, constant}, after note buffers[] (buffers rows) and, "
+                             "with --module, timeline[{bytes, instruction}]"),
     [JP_TABLE_DIFF_ROWS] = DEF("diff_rows", "DiffRow", "diff: ops[], scopes[]", DIFF_ROW_COLS,
                                "an op or scope of two runs, paired, with its change per step"),
     [JP_TABLE_DIFF_BREAKDOWN] = DEF("diff_breakdown", "DiffPart", "diff: breakdown[]", DIFF_PART_COLS,

@@ -11,7 +11,7 @@
 enum jp_table_id {
     JP_TABLE_DEVICES, JP_TABLE_KPIS, JP_TABLE_OPS, JP_TABLE_STEPS, JP_TABLE_SCOPES, JP_TABLE_KERNELS,
     JP_TABLE_MEMORY, JP_TABLE_TRANSFERS, JP_TABLE_COMPILES, JP_TABLE_FINDINGS, JP_TABLE_LINES, JP_TABLE_FLAME,
-    JP_TABLE_HOST_STATS, JP_TABLE_HOST_STEPS, JP_TABLE_STRAGGLERS, JP_TABLE_BUFFERS,
+    JP_TABLE_HOST_STATS, JP_TABLE_HOST_STEPS, JP_TABLE_STRAGGLERS, JP_TABLE_MODULES, JP_TABLE_BUFFERS,
     JP_TABLE_DIFF_ROWS, JP_TABLE_DIFF_BREAKDOWN, JP_TABLE_DIFF_FINDINGS, /* jaxprof diff's document */
     JP_TABLE_COUNT
 };
@@ -47,6 +47,9 @@ typedef struct diff_part_row {
     int part;               /* jp_part */
     double base_ps, new_ps; /* per step */
 } diff_part_row;
+
+/* modules[]: kind_bytes{} comes after this column (always_live_bytes). */
+enum { JP_MODULE_KIND_BYTES_AFTER = 8 };
 
 /* The buffers table's first buffer column (those before it are the module's, CSV only). */
 enum { JP_BUFFER_FIRST_COL = 5 };

@@ -155,28 +155,17 @@ int jp_memory_pick(const jp_analysis *a, const jp_view *v, const jp_module_memor
 
 /* ---- JSON --------------------------------------------------------------------------------------- */
 
-static void json_key_str(FILE *out, const char *key, const char *s) {
-    fprintf(out, ",\"%s\":", key);
-    jp_json_fput_cstr(out, s ? s : "");
-}
-
+/* A module's keys (columns.c's modules table) with kind_bytes{} after always_live_bytes. */
 static void json_module_head(const jp_module_memory *m, FILE *out) {
-    fputs("{\"name\":", out);
-    jp_json_fput_cstr(out, m->name);
-    json_key_str(out, "host", m->host);
-    fprintf(out, ",\"runs\":%llu,\"peak_bytes\":%lld,\"peak_unpadded_bytes\":%lld,\"peak_index\":%lld",
-            (unsigned long long)m->runs, (long long)m->peak_bytes, (long long)m->peak_unpadded_bytes,
-            (long long)m->peak_index);
-    json_key_str(out, "peak_instruction", m->peak_instruction);
-    json_key_str(out, "peak_computation", m->peak_computation);
-    fprintf(out, ",\"always_live_bytes\":%lld,\"kind_bytes\":{\"parameter\":%lld,\"output\":%lld,\"constant\":%lld}",
-            (long long)m->always_live_bytes, (long long)m->kind_bytes[JP_BUFFER_PARAMETER],
-            (long long)m->kind_bytes[JP_BUFFER_OUTPUT], (long long)m->kind_bytes[JP_BUFFER_CONSTANT]);
-    fprintf(out, ",\"total_bytes\":%lld,\"parameter_bytes\":%lld,\"output_bytes\":%lld,\"alias_bytes\":%lld,"
-                 "\"temp_bytes\":%lld",
-            (long long)m->total_bytes, (long long)m->parameter_bytes, (long long)m->output_bytes,
-            (long long)m->alias_bytes, (long long)m->temp_bytes);
-    json_key_str(out, "note", m->note);
+    const jp_table_def *d = &jp_table_defs[JP_TABLE_MODULES];
+    table t = {.name = d->name, .cols = d->cols, .n_cols = d->n_cols};
+    size_t split = JP_MODULE_KIND_BYTES_AFTER + 1;
+    fputc('{', out);
+    jp_table_json_fields(NULL, &t, m, 0, split, 1, out);
+    fprintf(out, ",\"kind_bytes\":{\"parameter\":%lld,\"output\":%lld,\"constant\":%lld}",
+            (long long)m->kind_bytes[JP_BUFFER_PARAMETER], (long long)m->kind_bytes[JP_BUFFER_OUTPUT],
+            (long long)m->kind_bytes[JP_BUFFER_CONSTANT]);
+    jp_table_json_fields(NULL, &t, m, split, d->n_cols, 0, out);
 }
 
 static void json_timeline(const jp_module_memory *m, FILE *out) {

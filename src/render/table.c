@@ -432,6 +432,16 @@ void jp_table_json(const jp_analysis *a, const table *t, const size_t *order, si
     jp_table_json_rows(a, t, order, n, out);
 }
 
+void jp_table_json_fields(const jp_analysis *a, const table *t, const void *row, size_t from, size_t to, int first,
+                          FILE *out) {
+    for (size_t i = from; i < to && i < t->n_cols; i++) {
+        cell v;
+        jp_table_cell(a, t, row, i, &v);
+        fprintf(out, "%s\"%s\":", first && i == from ? "" : ",", t->cols[i].key);
+        cell_raw(out, &v, 1);
+    }
+}
+
 void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out) {
     size_t cols[TABLE_MAX_COLS], k = raw_columns(t, cols);
     fputc('[', out);

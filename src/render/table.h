@@ -71,6 +71,9 @@ void jp_table_text(const jp_analysis *a, const table *t, const size_t *order, si
 void jp_table_csv(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
 /* "name": [ {...}, ... ] */
 void jp_table_json(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
+/* "key":value of the row's columns [from, to), a comma before each but the very first when first. */
+void jp_table_json_fields(const jp_analysis *a, const table *t, const void *row, size_t from, size_t to, int first,
+                          FILE *out);
 /* The same array without its name. */
 void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
 

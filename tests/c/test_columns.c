@@ -76,6 +76,7 @@ static void getters_set_the_declared_types(void **state) {
     rows += check_rows(a, JP_TABLE_FINDINGS, a->findings, sizeof *a->findings, a->n_findings);
     rows += check_rows(a, JP_TABLE_LINES, a->lines, sizeof *a->lines, a->n_lines);
     rows += check_rows(a, JP_TABLE_FLAME, a->flame, sizeof *a->flame, a->n_flame);
+    rows += check_rows(a, JP_TABLE_MODULES, a->modules, sizeof *a->modules, a->n_modules);
     assert_true(a->n_modules > 0 && a->modules[0].n_buffers > 0);
     for (size_t m = 0; m < a->n_modules; m++)
         for (size_t b = 0; b < a->modules[m].n_buffers; b++) {
