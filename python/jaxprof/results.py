@@ -154,7 +154,7 @@ class Step(Row):
     start_ms: float
     #: its length; the eight parts below sum to it exactly [ms]
     duration_ms: float
-    #: device time in ops that are not collectives [ms]
+    #: device time in ops that are not collectives (each instant goes to the first open part, in this order) [ms]
     compute_ms: float
     #: device time in collectives not under compute [ms]
     collective_ms: float
@@ -166,15 +166,15 @@ class Step(Row):
     d2d_ms: float
     #: compiling, while the device did none of the above [ms]
     compile_ms: float
-    #: host work (dispatch, Python) while the device waited [ms]
+    #: host events (dispatch, Python, ...) while none of the parts above was open [ms]
     host_ms: float
-    #: the rest: neither device nor known host work [ms]
+    #: the rest: none of the parts above [ms]
     idle_ms: float
     #: op occurrences starting in the step
     ops: int
     #: compile events starting in the step
     compiles: int
-    #: longer than 1.5 x the median step
+    #: longer than 1.5 x the median step (with 3 or more steps)
     outlier: bool
     #: of the op occurrences starting in the step [FLOPs]
     flops: float
