@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/map.h"
 #include "base/text.h"
 #include "decode/xnames.h"
 #include "export/layout.h"

@@ -7,7 +7,7 @@
 #include <regex.h>
 
 #include "base/vec.h"
-#include "model/model.h"
+#include "decode/hlo.h"
 #include "serve/timeline.h"
 
 enum {

@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "decode/pb.h"
-#include "model/hlo_ir.h"
+#include "decode/hlo_ir.h"
 
 enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     HLO_PROTO_MODULE = 1, HLO_PROTO_BUFFERS = 3,
