@@ -12,7 +12,7 @@
 #include "base/outfile.h"
 #include "base/text.h"
 #include "decode/xnames.h"
-#include "export/layout.h"
+#include "timeline/layout.h"
 #include "export/trace.h"
 #include "profile/profile.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "serve/timeline.h"
+#include "timeline/timeline.h"
 
 #ifndef JP_TEST_DATA
 #define JP_TEST_DATA "tests/data"

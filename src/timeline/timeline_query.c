@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
-#include "serve/timeline_int.h"
+#include "timeline/timeline_int.h"
 
 enum {
     DEFAULT_CAP = 20000,   /* entries in a window answer when the query names no cap */

@@ -1,8 +1,8 @@
 /* timeline.h - a per-run index of every event by track and nesting depth, and of every flow by
  * time, answering time-window queries at a given pixel resolution with short events merged
  * (internal; used by viewer.c). */
-#ifndef JP_OUTPUTS_TIMELINE_H
-#define JP_OUTPUTS_TIMELINE_H
+#ifndef JP_TIMELINE_TIMELINE_H
+#define JP_TIMELINE_TIMELINE_H
 
 #include <stdio.h>
 

@@ -8,8 +8,8 @@
 #include "base/map.h"
 #include "base/text.h"
 #include "decode/xnames.h"
-#include "export/layout.h"
-#include "serve/timeline_int.h"
+#include "timeline/layout.h"
+#include "timeline/timeline_int.h"
 #include "profile/profile.h"
 
 /* Scratch while the index is built. */

@@ -1,14 +1,14 @@
 /* timeline_int.h - the layout of the viewer's timeline index, shared by its builder (timeline.c),
  * its window and range queries (timeline_query.c) and its event details (timeline_event.c)
- * (internal to serve/). */
-#ifndef JP_OUTPUTS_TIMELINE_INT_H
-#define JP_OUTPUTS_TIMELINE_INT_H
+ * (internal to timeline/). */
+#ifndef JP_TIMELINE_TIMELINE_INT_H
+#define JP_TIMELINE_TIMELINE_INT_H
 
 #include <regex.h>
 
 #include "base/vec.h"
 #include "decode/hlo.h"
-#include "serve/timeline.h"
+#include "timeline/timeline.h"
 
 enum {
     TL_NAME_MAX_LEN = 200 /* bytes of a line or plane name kept in a track name */

@@ -6,8 +6,8 @@
 
 #include "base/error.h"
 #include "base/json.h"
-#include "export/layout.h"
-#include "serve/timeline_int.h"
+#include "timeline/layout.h"
+#include "timeline/timeline_int.h"
 
 /* A program id: libtpu's are unsigned 64-bit hashes, so ids compare as their bits. */
 typedef struct prog_id {

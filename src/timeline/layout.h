@@ -1,8 +1,8 @@
 /* layout.h - how the trace exporter and the viewer's timeline place events: trace time, plane
  * order, and lines laid out on strictly nesting lanes (internal, shared by trace.c and timeline.c
  * so an exported trace and the viewer show the same threads). */
-#ifndef JP_OUTPUTS_LAYOUT_H
-#define JP_OUTPUTS_LAYOUT_H
+#ifndef JP_TIMELINE_LAYOUT_H
+#define JP_TIMELINE_LAYOUT_H
 
 #include "base/vec.h"
 
