@@ -8,6 +8,7 @@
 
 #include "base/vec.h"
 #include "decode/hlo.h"
+#include "timeline/layout.h"
 #include "timeline/timeline.h"
 
 enum {
@@ -25,24 +26,6 @@ typedef struct tl_level {
     size_t first;          /* track-wide index of the first of them (depth-major numbering) */
 } tl_level;
 
-/* What a track's events come from. */
-typedef enum tl_kind {
-    TL_SOURCE = 0, /* a line of the xplane (or one of its overlap lanes) */
-    TL_STEPS,      /* derived: the analysis' steps, as `jaxprof export` writes them */
-    TL_XLA_OPS,    /* derived: a GPU's kernels merged per consecutive HLO op */
-    TL_XLA_MODULES /* derived: the same merged per module execution */
-} tl_kind;
-
-/* One event of a derived row. */
-typedef struct tl_record {
-    int64_t start_ps, end_ps; /* on the shared time axis (profile time plus the host's shift) */
-    jp_str name;              /* "step 3", the op or the module */
-    jp_str module;            /* XLA Ops: the op's module */
-    int64_t run_id;           /* XLA Modules: the execution */
-    int64_t kernels;          /* XLA rows: kernels merged into it */
-    const jp_step *step;      /* Steps: the step (an arena copy of the analysis') */
-} tl_record;
-
 /* One thread of the layout: a line, one of its overlap lanes, or a derived row. */
 typedef struct tl_track {
     const char *process;   /* plane name; "host: plane" when there are several hosts */
@@ -50,8 +33,8 @@ typedef struct tl_track {
     jp_xspace *xs;         /* the xplane its events come from */
     const jp_plane *plane; /* their plane, for metadata and stats */
     const jp_line *line;   /* their line; NULL for a derived row */
-    const tl_record *recs; /* a derived row's records (arena), else NULL */
-    int kind;              /* tl_kind */
+    const jp_layout_record *recs; /* a derived row's records (arena; a step's copied too), else NULL */
+    int kind;              /* jp_layout_row_kind: a line (or one of its overlap lanes) or a derived row */
     uint32_t host;         /* index into jp_timeline.hosts */
     tl_level *levels;      /* by depth, 0 outermost */
     uint32_t n_levels;     /* depths used */

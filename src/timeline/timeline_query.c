@@ -344,7 +344,7 @@ static int window_flows(const jp_timeline *tl, window_pass *w) {
 
 static const char *kind_name(int kind) {
     static const char *const names[] = {"source", "steps", "xla_ops", "xla_modules"};
-    return kind >= TL_SOURCE && kind <= TL_XLA_MODULES ? names[kind] : "source";
+    return kind >= JP_LAYOUT_ROW_LINE && kind <= JP_LAYOUT_ROW_XLA_MODULES ? names[kind] : "source";
 }
 
 static void write_track_head(const jp_timeline *tl, uint32_t id, int first, FILE *out) {
