@@ -108,7 +108,7 @@ static void diff_steps(jp_diff_steps *out, const step_side *b, const step_side *
 
 /* ---- aggregation --------------------------------------------------------------------------- */
 
-int jp_diff_cmp_op(const void *x, const void *y) {
+static int cmp_op(const void *x, const void *y) {
     const agg *a = x, *b = y;
     int c = strcmp(a->key, b->key);
     if (!c) c = strcmp(a->name, b->name);
@@ -187,7 +187,7 @@ static agg *aggregate_ops(jp_arena *ar, const jp_analysis *a, double per_step, s
                      .bytes = op->bytes > 0 ? op->bytes : 0};
         v[i].var = op_variance(op, a->steps ? a->n_steps : 0, &v[i].basis);
     }
-    if (n > 1) qsort(v, n, sizeof *v, jp_diff_cmp_op);
+    if (n > 1) qsort(v, n, sizeof *v, cmp_op);
     *n_out = merge_and_scale(v, n, jp_diff_same_op, per_step);
     return v;
 }
@@ -298,7 +298,7 @@ typedef struct base_ops {
 static int align_and_pair_ops(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn) {
     int mapped = jp_diff_map_modules(ar, b, nb, n, nn);
     if (mapped < 0) return JP_ERR_NOMEM;
-    if (mapped && nb > 1) qsort(b, nb, sizeof *b, jp_diff_cmp_op); /* keys are distinct again: no merge */
+    if (mapped && nb > 1) qsort(b, nb, sizeof *b, cmp_op); /* keys are distinct again: no merge */
     if (jp_diff_map_layers(ar, b, nb, n, nn) != JP_OK) return JP_ERR_NOMEM;
     return jp_diff_pair_ops(ar, b, nb, n, nn);
 }

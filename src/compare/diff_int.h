@@ -61,9 +61,8 @@ static inline double jp_diff_per_occurrence(double v, const agg *a) {
     return a->occurrences > 0 ? v / a->occurrences : 0;
 }
 
-/* The orders of the aggregated entries (qsort comparators over agg): ops by (key, name, device),
- * ops by (key, name) only (their identity for pairing), scope rows by (kind, scope_key). */
-int jp_diff_cmp_op(const void *x, const void *y);
+/* The orders of the aggregated entries (qsort comparators over agg): ops by (key, name), their
+ * identity for pairing; scope rows by (kind, scope_key). */
 int jp_diff_same_op(const void *x, const void *y);
 int jp_diff_cmp_scope(const void *x, const void *y);
 
@@ -78,7 +77,7 @@ int jp_diff_map_layers(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn);
  * row changed (re-sort them), 0 when none, -1 out of memory. */
 int jp_diff_map_scope_rows(jp_arena *ar, const agg *ops, size_t n_ops, agg *rows, size_t n_rows);
 
-/* diff_pair.c: pairs the ops of two runs (sorted by jp_diff_cmp_op, renumberings mapped): the same
+/* diff_pair.c: pairs the ops of two runs (sorted by key, name and device; renumberings mapped): the same
  * name with agreeing op_name and shape, the fallback passes, the bare name last. JP_OK or
  * JP_ERR_NOMEM. */
 int jp_diff_pair_ops(jp_arena *ar, agg *b, size_t nb, agg *n, size_t nn);

@@ -136,8 +136,6 @@ int jp_hlo_decode_text(jp_bytes proto, const uint8_t *origin, const regex_t *lib
                        jp_hlo_module *out, jp_error *err);
 /* The instruction named `name` (interned pointer), or NULL. */
 const jp_hlo_instr *jp_hlo_find(const jp_hlo_module *m, const char *name);
-/* Category from an opcode alone, for profiles without HLO ("dot" -> "matmul"). */
-const char *jp_hlo_category_of_opcode(const char *opcode);
 /* Best-effort category from an op name without HLO ("all-reduce.3", "loop_fusion"). */
 const char *jp_hlo_category_of_name(const char *name);
 /* 1 for collective categories. */

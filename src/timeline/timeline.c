@@ -386,4 +386,3 @@ void jp_timeline_free(jp_timeline *tl) {
 uint64_t jp_timeline_event_count(const jp_timeline *tl) { return tl ? tl->n_events : 0; }
 size_t jp_timeline_track_count(const jp_timeline *tl) { return tl ? tl->tracks.n : 0; }
 int64_t jp_timeline_end_ns(const jp_timeline *tl) { return tl ? tl->end_ns : 0; }
-size_t jp_timeline_flow_count(const jp_timeline *tl) { return tl ? tl->n_flows : 0; }

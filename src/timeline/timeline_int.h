@@ -78,17 +78,9 @@ struct jp_timeline {
     int have_library;      /* 1 once `library` is compiled */
 };
 
-/* First index of lv whose event ends at or after t (ends are sorted: a level's events are disjoint). */
-size_t jp_timeline_first_ending_from(const tl_level *lv, int64_t t);
-/* First index of lv in [lo, hi) whose event starts at or after t, else hi. */
-size_t jp_timeline_first_starting_from(const tl_level *lv, size_t lo, size_t hi, int64_t t);
-/* Busy time of lv's events i..hi) before time t: their durations up to t. */
-int64_t jp_timeline_busy_before(const tl_level *lv, size_t lo, size_t hi, int64_t t);
 /* Self time of event i of level d of t: its duration minus its children's (level d + 1 inside it). */
 int64_t jp_timeline_self_ns(const tl_track *t, uint32_t d, size_t i);
 /* The depth of a track's event, from its track-wide index (depth-major numbering). */
 uint32_t jp_timeline_depth_of(const tl_track *t, size_t index);
-/* Marks the hosts whose name contains host (all for NULL or ""); JP_ERR_NOT_FOUND for none. */
-int jp_timeline_select_hosts(const jp_timeline *tl, const char *host, uint8_t *host_on, jp_error *err);
 
 #endif
