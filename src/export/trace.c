@@ -1,6 +1,6 @@
-/* trace.c - jp_trace_export: walks every plane, line and event of a profile's XSpaces, lays each
- * line's events out on strictly nesting threads, adds derived rows and flow ids, and hands the
- * result to the Chrome JSON or Perfetto writer, streaming into a plain or gzip file. */
+/* trace.c - jp_trace_export: writes every row of a profile's XSpaces (their lines and derived rows,
+ * from jp_layout_walk), each laid out on strictly nesting threads, with flow ids, through the
+ * Chrome JSON or Perfetto writer, streaming into a plain or gzip file. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +38,7 @@ typedef struct exporter {
     jp_error *err;
     jp_trace_writer w;
     const jp_analysis *a;
-    jp_arena arena;         /* derived names, process names */
+    jp_arena arena;         /* step names, process names, unknown-metadata names */
     int64_t base_ps;        /* the first event's start: time 0 of the trace */
     int64_t *shift_ps;      /* per host: its offset on the shared time axis (in arena) */
     int64_t from_ps, to_ps; /* absolute times kept */
