@@ -83,6 +83,23 @@ PY_RE = re.compile(r"\bjaxprof\.([A-Za-z_][A-Za-z0-9_]*)")
 FLAG_RE = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9])")
 
 
+def anchors(doc: Path) -> set[str]:
+    """The #anchors GitHub makes of a Markdown file's headings (lower case, punctuation dropped,
+    spaces to hyphens, a repeated heading numbered -1, -2, ...)."""
+    seen: dict[str, int] = {}
+    out = set()
+    fenced = False
+    for line in doc.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced or not line.startswith("#"):
+            continue
+        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        out.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return out
+
+
 class Tree:
     """What exists: files, their basenames, the C identifiers and the flags the sources spell."""
 
@@ -125,7 +142,7 @@ class Tree:
             re.search(r"\b%s\b" % re.escape(flag[2:].replace("-", "_")), text) is not None
 
     def py_exists(self, name: str) -> bool:
-        return name in self.py_public or name in self.py_modules or name == "testing"
+        return name in self.py_public or name in self.py_modules or name in ("testing", "__all__")
 
 
 def problems() -> list[str]:
@@ -135,7 +152,7 @@ def problems() -> list[str]:
         rel = doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc
         for n, line, fenced in doc_lines(doc):
             spans = [line] if fenced else code_spans(line)
-            links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", line)
+            links = re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", line)
             for span in spans:
                 for token in PATH_RE.findall(span):
                     if not tree.path_exists(token):
@@ -152,12 +169,14 @@ def problems() -> list[str]:
                 for flag in FLAG_RE.findall(span):
                     if flag not in EXTERNAL_FLAGS and not tree.flag_exists(flag):
                         found.append(f"{rel}:{n}: flag {flag} is spelled in no source file")
-            for link in links:
+            for link, anchor in links:
                 if "://" in link or link.startswith("mailto:"):
                     continue
-                target = (doc.parent / link).resolve()
+                target = (doc.parent / link).resolve() if link else doc
                 if not target.exists():
                     found.append(f"{rel}:{n}: broken link {link}")
+                elif anchor and target.suffix == ".md" and anchor not in anchors(target):
+                    found.append(f"{rel}:{n}: no heading #{anchor} in {link or rel}")
     return found
 
 
@@ -183,10 +202,11 @@ def test_a_planted_stale_name_fails_the_docs_check(tmp_path, monkeypatch):
     """A doc that names a renamed function, a moved file, a gone flag or a broken link is reported."""
     doc = tmp_path / "planted.md"
     doc.write_text("See `jp_diff_newer` in `src/compare/differ.c` and `jaxprof.loader`; pass `--no-such-flag`.\n"
-                   "And [gone](nowhere.md).\n")
+                   "And [gone](nowhere.md), [here](#no-such-heading), [fine](#planted).\n# Planted\n")
     monkeypatch.setattr(sys.modules[__name__], "DOC_FILES", [doc])
     found = "\n".join(problems())
-    for stale in ("jp_diff_newer", "src/compare/differ.c", "jaxprof.loader", "--no-such-flag", "nowhere.md"):
+    for stale in ("jp_diff_newer", "src/compare/differ.c", "jaxprof.loader", "--no-such-flag", "nowhere.md",
+                  "#no-such-heading"):
         assert stale in found, (stale, found)
 
 
