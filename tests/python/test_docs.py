@@ -110,7 +110,8 @@ class Tree:
         self.basenames = {Path(f).name for f in self.files}
         csrc = read(self.files, SOURCE_SUFFIXES)
         self.c_words = set(re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*\b", csrc))
-        self.flag_text = read(self.files, FLAG_SOURCES) + (ROOT / "Makefile").read_text()
+        this = str(Path(__file__).resolve().relative_to(ROOT))   # its planted names are no source
+        self.flag_text = read([f for f in self.files if f != this], FLAG_SOURCES) + (ROOT / "Makefile").read_text()
         init = (ROOT / "python/jaxprof/__init__.py").read_text()
         self.py_public = set(re.findall(r'"([A-Za-z_][A-Za-z0-9_]*)"', init.split("__all__", 1)[1]))
         self.py_modules = {Path(f).stem for f in self.files if f.startswith("python/jaxprof/") and
