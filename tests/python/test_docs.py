@@ -45,9 +45,9 @@ FLAG_SOURCES = (".c", ".h", ".py", ".sh")
 
 
 def tracked_files() -> list[str]:
-    """Every file git tracks (the tree a fresh clone has), else every file under ROOT."""
+    """Every file git tracks or would track (not ignored), else every file under ROOT."""
     try:
-        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
         return [line for line in out.splitlines() if line]
     except (OSError, subprocess.CalledProcessError):
         return [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".venv" not in p.parts]
