@@ -22,20 +22,14 @@ TOP = ("src", "cli", "python", "tests", "tools", "benchmarks", "docs", "include"
 # Source files the docs name that live elsewhere (by basename).
 EXTERNAL_FILES = {
     "trace_utils.h",          # XLA/TSL: the derived lines' thread ids
-    "profile-format.md",      # the seed project's format notes, where the KPI thresholds came from
-    "index.ts",               # Perfetto UI: its Content-Security-Policy
-    "sitecustomize.py",       # Python's own hook name (ours is python/jaxprof/_bootstrap/sitecustomize.py)
-    "train.py", "serve.py", "launch.py", "cap.py", "capture64.py", "make_fixtures.py",  # user scripts in examples
-    "profile_steps.py",       # the user's CI script in the GitHub Actions example
-    "flamegraph.pl",          # Brendan Gregg's tool
+    "train.py", "serve.py", "cap.py", "capture64.py",  # the user's scripts in examples
 }
 
-# Flags of other programs that the docs show (meson, pip, pytest, tensorboard, pprof, the user's own).
+# Flags of other programs that the docs show.
 EXTERNAL_FLAGS = {
-    "--werror", "--no-build-isolation", "--no-deps", "--buildtype", "--print-errorlogs", "--logdir",
-    "--lr", "--fail-if",      # the user's program's own flag; the family of diff's --fail-if-* flags
     "--detach",               # git, in the GitHub Actions example
-    "--suite",                # meson test
+    "--suite",                # meson test, in docs/benchmarks.md
+    "--lr",                   # the user's program's own flag, in `jaxprof run -- python train.py --lr 3e-4`
 }
 
 DOC_FILES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
@@ -47,7 +41,8 @@ FLAG_SOURCES = (".c", ".h", ".py", ".sh")
 def tracked_files() -> list[str]:
     """Every file git tracks or would track (not ignored), else every file under ROOT."""
     try:
-        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
         return [line for line in out.splitlines() if line]
     except (OSError, subprocess.CalledProcessError):
         return [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".venv" not in p.parts]
@@ -139,8 +134,10 @@ class Tree:
     def flag_exists(self, flag: str) -> bool:
         """Spelled as a string in a source file, or made from a Python name (remote.py's tracer levels)."""
         text = self.flag_text
-        return any(f"{q}{flag}" in text for q in "\"' ") or \
-            re.search(r"\b%s\b" % re.escape(flag[2:].replace("-", "_")), text) is not None
+        if any(f"{q}{flag}" in text for q in "\"' "):
+            return True
+        name = flag[2:]
+        return "-" in name and re.search(r"\b%s\b" % re.escape(name.replace("-", "_")), text) is not None
 
     def py_exists(self, name: str) -> bool:
         return name in self.py_public or name in self.py_modules or name in ("testing", "__all__")
