@@ -68,10 +68,15 @@ static void put_label(const column *c) {
 /* ---- docs/json-schema.md ------------------------------------------------------------------------ */
 
 static void schema_document(void) {
-    printf("# JSON schema\n\n<!-- %s -->\n\n", GENERATED);
-    printf("Every `jaxprof SECTION --json` document, `jaxprof.load(path).render(section, \"json\")` and the\n"
-           "viewer's `/api/` section documents are one JSON object (`schema_version` %d; a key is only ever\n"
-           "added within a version). Times are milliseconds (`_ms`), shares percent (`pct`), sizes bytes.\n\n",
+    printf("# jaxprof JSON documents\n\n<!-- %s -->\n\n", GENERATED);
+    printf("What `--json` writes for every section (`jaxprof report|ops|steps|... --json`), for `jaxprof diff\n"
+           "--json`, and what the viewer's API (`/api/run/<id>/<section>`, `/api/diff`) and Python's\n"
+           "`jaxprof.load(...)` read: one serializer (`jp_render`, `src/render/render.c`) over the tables'\n"
+           "column descriptors (`src/render/columns.c`), from which this page, the Python result classes\n"
+           "(`python/jaxprof/results.py`) and the viewer's column lists (`src/serve/assets/columns.js`) are\n"
+           "generated. `schema_version` is %d; a key is only ever added within a version. Every string is valid\n"
+           "UTF-8 (see [design.md](design.md#base-srcbase)); times are milliseconds (`*_ms`), shares percent,\n"
+           "sizes bytes.\n\n",
            JP_JSON_SCHEMA_VERSION);
     puts("## The document\n");
     puts("Every section's document starts with `schema_version`, `jaxprof_version`, `section`, `path` (the file,\n"
@@ -96,8 +101,11 @@ static void schema_document(void) {
          "  over its source lines by modelled cost (an estimate), and a sentence saying so.");
     puts("- `memory_timeline`: `{allocator: [[t_ms, bytes_in_use], ...]}`, at most 1000 samples each.");
     puts("- `modules[]`: the modules table below, each row with `kind_bytes{parameter, output, constant}` (after\n"
-         "  `always_live_bytes`) and `buffers[]` (buffers rows); with `--module`, also `timeline[{bytes,\n"
-         "  instruction}]`.");
+         "  `always_live_bytes`) and `buffers[]` (buffers rows). Without `--module`: the modules that ran (all of\n"
+         "  them when none ran), largest peak first, each with its top `--top` buffers (default 10; `report`\n"
+         "  passes only `--top`); with `--module NAME` (the key `jit_step(6)`, or the plain name when one key, or\n"
+         "  one key that ran, carries it; else exit 2 naming the candidates) that module's entries (one per\n"
+         "  host) with every buffer and `timeline[{bytes, instruction}]`.");
     puts("- `clock_method`: how the hosts' clocks were aligned (\"\" for one host); `host_ops`: `{host: [ops\n"
          "  rows]}`, each host's ops alone.");
     puts("- `warnings[]`: what loading met that the analysis stands without, one sentence each.\n");
@@ -135,7 +143,9 @@ static void schema(void) {
          "new_p90_ms, change_pct, noise_pct, significant, verdict}, breakdown[], ops[], scopes[], summary{ops,\n"
          "scopes: counts per change; matched: op rows per method}, findings[], options{min_change_pct,\n"
          "min_share_pct}, op_rule}`; with a limit, `gate{max_step_slowdown_pct, max_op_slowdown_pct, tripped,\n"
-         "explanation}` ends it. Its tables (times per step):\n");
+         "explanation}` ends it (`jp_diff_render_gated`, which the CLI and `jaxprof.diff` both call, so the two\n"
+         "print the same bytes). `verdict` is the step direction only when `significant` (|change| > noise),\n"
+         "else `unchanged`. Its tables (times per step):\n");
     for (int t = JP_TABLE_DIFF_ROWS; t < JP_TABLE_COUNT; t++) schema_table(&jp_table_defs[t]);
 }
 
