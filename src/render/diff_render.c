@@ -9,9 +9,9 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "base/text.h"
+#include "render/columns.h"
 #include "render/diff_render.h"
 #include "render/safe_text.h"
-#include "render/columns.h"
 
 enum { TEXT_TOP = 15, TEXT_WIDTH = 150, BREAKDOWN_WIDTH = 60 };
 

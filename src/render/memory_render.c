@@ -8,8 +8,8 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "base/text.h"
-#include "render/memory_render.h"
 #include "render/columns.h"
+#include "render/memory_render.h"
 
 /* Buffers per module without --module (and without --top), and how many modules the text shows
  * in detail: the largest, and others that come near it (at least half its peak). */

@@ -6,9 +6,9 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "render/columns.h"
 #include "render/memory_render.h"
 #include "render/safe_text.h"
-#include "render/columns.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
                                                        "memory", "transfers", "compiles", "findings", "hosts",
