@@ -151,16 +151,35 @@ static void schema(void) {
 
 /* ---- python/jaxprof/results.py ------------------------------------------------------------------ */
 
+/* text as lines of at most 100 columns, cut at spaces, each after prefix. */
+static void put_wrapped(const char *prefix, const char *text) {
+    size_t room = 100 - strlen(prefix);
+    while (*text) {
+        size_t n = strlen(text), cut = n;
+        if (n > room) {
+            cut = room;
+            while (cut > 0 && text[cut] != ' ') cut--;
+            if (!cut) cut = room;
+        }
+        printf("%s%.*s\n", prefix, (int)cut, text);
+        text += cut;
+        while (*text == ' ') text++;
+    }
+}
+
 static void python_class(const jp_table_def *d) {
-    printf("\n\n@dataclass(frozen=True)\nclass %s(Row):\n    \"\"\"%c", d->py_class, toupper((unsigned char)d->doc[0]));
-    put_escaped(d->doc + 1);
-    printf(" (the ``%s`` table).\"\"\"\n\n", d->name);
+    char doc[1024];
+    snprintf(doc, sizeof doc, "\"\"\"%c%s (the ``%s`` table).", toupper((unsigned char)d->doc[0]), d->doc + 1, d->name);
+    printf("\n\n@dataclass(frozen=True)\nclass %s(Row):\n", d->py_class);
+    if (strlen(doc) + 3 <= 100 - 4) printf("    %s\"\"\"\n\n", doc);
+    else put_wrapped("    ", doc), puts("    \"\"\"\n");
     for (size_t i = 0; i < d->n_cols; i++) {
         const column *c = &d->cols[i];
         const char *unit = jp_column_unit(c);
-        printf("    #: %s", c->doc);
-        if (*unit) printf(" [%s]", unit);
-        printf("\n    %s: %s%s\n", c->key, py_type(c), c->nullable ? " | None" : "");
+        char line[512];
+        snprintf(line, sizeof line, "%s%s%s%s", c->doc, *unit ? " [" : "", unit, *unit ? "]" : "");
+        put_wrapped("    #: ", line);
+        printf("    %s: %s%s\n", c->key, py_type(c), c->nullable ? " | None" : "");
     }
 }
 
@@ -175,7 +194,8 @@ static void python(void) {
     puts("]");
     for (int t = 0; t < JP_TABLE_COUNT; t++) python_class(&jp_table_defs[t]);
     printf("\n\n# The row class of each table, by its JSON key.\nTABLES: dict[str, type[Row]] = {\n");
-    for (int t = 0; t < JP_TABLE_COUNT; t++) printf("    \"%s\": %s,\n", jp_table_defs[t].name, jp_table_defs[t].py_class);
+    for (int t = 0; t < JP_TABLE_COUNT; t++)
+        printf("    \"%s\": %s,\n", jp_table_defs[t].name, jp_table_defs[t].py_class);
     puts("}");
 }
 

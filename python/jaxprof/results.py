@@ -80,7 +80,9 @@ class Kpi(Row):
 
 @dataclass(frozen=True)
 class Op(Row):
-    """One HLO op (per compiled program), its occurrences summed over the devices it ran on (the ``ops`` table)."""
+    """One HLO op (per compiled program), its occurrences summed over the devices it ran on (the
+    ``ops`` table).
+    """
 
     #: the HLO instruction ("dot.3", "loop_fusion.1"), or a kernel's name when no XLA op launched it
     name: str
@@ -100,11 +102,13 @@ class Op(Row):
     max_ms: float
     #: its self time, % of every op's self time [%]
     pct_time: float
-    #: flops over total time; null for an asynchronous start or done half (its time is not the work) [GFLOP/s]
+    #: flops over total time; null for an asynchronous start or done half (its time is not the work)
+    #: [GFLOP/s]
     gflops_per_s: float | None
     #: bytes over total time; null for an asynchronous start or done half [GB/s]
     gbytes_per_s: float | None
-    #: summed: XLA's own count where the profile holds one (TPU, GPU), else hlo_flops; 0 when unknown [FLOPs]
+    #: summed: XLA's own count where the profile holds one (TPU, GPU), else hlo_flops; 0 when
+    #: unknown [FLOPs]
     flops: float
     #: bytes accessed, summed, from the same source; 0 when unknown [bytes]
     bytes: float
@@ -154,7 +158,8 @@ class Step(Row):
     start_ms: float
     #: its length; the eight parts below sum to it exactly [ms]
     duration_ms: float
-    #: device time in ops that are not collectives (each instant goes to the first open part, in this order) [ms]
+    #: device time in ops that are not collectives (each instant goes to the first open part, in
+    #: this order) [ms]
     compute_ms: float
     #: device time in collectives not under compute [ms]
     collective_ms: float
@@ -182,9 +187,11 @@ class Step(Row):
     gflops_per_s: float
     #: no device op ran in it (a transfer alone does not count): left out of step_summary
     no_device_work: bool
-    #: steps inferred from dispatches: the time after it until the next dispatch (the program's Python between calls); in no step [ms]
+    #: steps inferred from dispatches: the time after it until the next dispatch (the program's
+    #: Python between calls); in no step [ms]
     gap_ms: float
-    #: when the host issued the step (its marker, or the dispatch it was inferred from); 0 when unknown [ms]
+    #: when the host issued the step (its marker, or the dispatch it was inferred from); 0 when
+    #: unknown [ms]
     issued_start_ms: float
     #: how long the host's marker or dispatch lasted; 0 when unknown [ms]
     issued_ms: float
@@ -192,7 +199,8 @@ class Step(Row):
 
 @dataclass(frozen=True)
 class Scope(Row):
-    """Device time by named_scope path, or host time by TraceAnnotation name (the ``scopes`` table)."""
+    """Device time by named_scope path, or host time by TraceAnnotation name (the ``scopes`` table).
+    """
 
     #: "train_step/loss/forward" (device) or a TraceAnnotation name (host)
     scope: str
@@ -248,7 +256,9 @@ class Kernel(Row):
 
 @dataclass(frozen=True)
 class AllocatorStat(Row):
-    """One allocator's use during the capture (GPU/TPU allocator events; none on CPU) (the ``memory`` table)."""
+    """One allocator's use during the capture (GPU/TPU allocator events; none on CPU) (the
+    ``memory`` table).
+    """
 
     #: the allocator's name, or "device N"
     allocator: str
@@ -258,7 +268,8 @@ class AllocatorStat(Row):
     peak_at_ms: float
     #: allocation and deallocation events
     events: int
-    #: the allocator's own peak since it was created (may predate the capture); 0 when not recorded [bytes]
+    #: the allocator's own peak since it was created (may predate the capture); 0 when not recorded
+    #: [bytes]
     allocator_peak_bytes: int
 
 
@@ -294,7 +305,8 @@ class Compile(Row):
     duration_ms: float
     #: the step it happened in; -1 for none
     step: int
-    #: inside the steady state: after the first step (or in it, unless it compiles the step's module)
+    #: inside the steady state: after the first step (or in it, unless it compiles the step's
+    #: module)
     steady_state: bool
 
 
@@ -338,13 +350,16 @@ class Line(Row):
     line: int
     #: of its ops [FLOPs]
     flops: float
-    #: the part of self_ms that is a fusion's time split over its lines by modelled cost: an estimate [ms]
+    #: the part of self_ms that is a fusion's time split over its lines by modelled cost: an
+    #: estimate [ms]
     split_ms: float
 
 
 @dataclass(frozen=True)
 class FlameNode(Row):
-    """A node of the device-time tree by Python call stack, in depth-first order (the ``flame`` table)."""
+    """A node of the device-time tree by Python call stack, in depth-first order (the ``flame``
+    table).
+    """
 
     #: "train_step (train.py:42)", "[flax]", "dot.3", ...
     name: str
@@ -364,7 +379,8 @@ class FlameNode(Row):
     file: str
     #: frames: the line; else 0
     line: int
-    #: the part of total_ms that is a fusion's time split over its lines by modelled cost: an estimate [ms]
+    #: the part of total_ms that is a fusion's time split over its lines by modelled cost: an
+    #: estimate [ms]
     split_ms: float
 
 
@@ -392,7 +408,8 @@ class HostStat(Row):
     compute_ms: float
     #: the collective part of its steps [ms]
     collective_ms: float
-    #: of that, the time beyond the least collective time of any host in the same step: waiting for others [ms]
+    #: of that, the time beyond the least collective time of any host in the same step: waiting for
+    #: others [ms]
     wait_ms: float
     #: the idle part of its steps [ms]
     idle_ms: float
@@ -446,7 +463,10 @@ class Straggler(Row):
 
 @dataclass(frozen=True)
 class ModuleMemory(Row):
-    """A compiled module's memory at its peak (XLA's buffer assignment); after always_live_bytes comes kind_bytes{parameter, output, constant}, after note buffers[] (buffers rows) and, with --module, timeline[{bytes, instruction}] (the ``modules`` table)."""
+    """A compiled module's memory at its peak (XLA's buffer assignment); after always_live_bytes
+    comes kind_bytes{parameter, output, constant}, after note buffers[] (buffers rows) and, with
+    --module, timeline[{bytes, instruction}] (the ``modules`` table).
+    """
 
     #: the module as XProf names it: "jit_step(6)"
     name: str
@@ -464,7 +484,8 @@ class ModuleMemory(Row):
     peak_instruction: str
     #: and its computation (a while body, ...)
     peak_computation: str
-    #: parameters, outputs and constants: live all program long (kind_bytes{parameter, output, constant} follows) [bytes]
+    #: parameters, outputs and constants: live all program long (kind_bytes{parameter, output,
+    #: constant} follows) [bytes]
     always_live_bytes: int
     #: every allocation: the peak with fragmentation [bytes]
     total_bytes: int
@@ -482,7 +503,9 @@ class ModuleMemory(Row):
 
 @dataclass(frozen=True)
 class Buffer(Row):
-    """One buffer live at a compiled module's memory peak (XLA's buffer assignment) (the ``buffers`` table)."""
+    """One buffer live at a compiled module's memory peak (XLA's buffer assignment) (the ``buffers``
+    table).
+    """
 
     #: the module as XProf names it: "jit_step(6)"
     module: str
@@ -500,7 +523,8 @@ class Buffer(Row):
     bytes: int
     #: the dense size of its shape [bytes]
     unpadded_bytes: int
-    #: "parameter", "output", "constant", "temporary", or "small" (every buffer under 16 KiB, summed in one row)
+    #: "parameter", "output", "constant", "temporary", or "small" (every buffer under 16 KiB, summed
+    #: in one row)
     kind: str
     #: the HLO instruction that defines it ("" for the small row)
     instruction: str
@@ -558,7 +582,8 @@ class DiffRow(Row):
     delta_ms: float
     #: 100 * delta / base; 0 when added or removed [%]
     delta_pct: float
-    #: ops: two standard errors of delta_ms from each run's own spread; 0 when unknown (always for scopes) [ms per step]
+    #: ops: two standard errors of delta_ms from each run's own spread; 0 when unknown (always for
+    #: scopes) [ms per step]
     noise_ms: float
     #: where the noise comes from: "steps", "executions" or "none"
     noise_basis: str
@@ -580,7 +605,8 @@ class DiffPart(Row):
 
 @dataclass(frozen=True)
 class DiffFinding(Row):
-    """A finding that appeared in the new run or disappeared from it (the ``diff_findings`` table)."""
+    """A finding that appeared in the new run or disappeared from it (the ``diff_findings`` table).
+    """
 
     #: the finding's stable id
     id: str

@@ -38,8 +38,9 @@ static void set_dims(cell *c, const uint32_t d[3]) {
 #define COL_NULL(KEY, HEADER, WIDTH, TYPE, UNIT, GETTER, DOC) \
     {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .nullable = 1, .unit = UNIT, .get = GETTER, .doc = DOC}
 /* A column the viewer's pages head LABEL rather than with its text header. */
-#define COL_LABEL(KEY, HEADER, WIDTH, TYPE, UNIT, GETTER, LABEL, DOC) \
-    {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .unit = UNIT, .get = GETTER, .label = LABEL, .doc = DOC}
+#define COL_LABEL(KEY, HEADER, WIDTH, TYPE, UNIT, GETTER, LABEL, DOC)                                       \
+    {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .unit = UNIT, .get = GETTER, .label = LABEL, \
+     .doc = DOC}
 /* A column the viewer offers (VIEW 1) or shows by default (VIEW 2), under LABEL (NULL: derived). */
 #define COL_VIEW(KEY, HEADER, WIDTH, TYPE, NULLABLE, UNIT, GETTER, VIEW, LABEL, DOC)                          \
     {.key = KEY, .header = HEADER, .width = WIDTH, .type = TYPE, .nullable = NULLABLE, .unit = UNIT, .get = GETTER, \
@@ -115,7 +116,8 @@ static const column OP_COLS[] = {
     COL_VIEW("avg_ms", "avg", 9, CELL_TIME, 0, NULL, op_avg, 2, NULL, "total / count"),
     COL_VIEW("min_ms", NULL, 0, CELL_TIME, 0, NULL, op_min, 1, NULL, "the shortest occurrence"),
     COL_VIEW("max_ms", NULL, 0, CELL_TIME, 0, NULL, op_max, 1, NULL, "the longest occurrence"),
-    COL_VIEW("pct_time", "%time", 6, CELL_PCT, 0, NULL, op_pct_time, 2, NULL, "its self time, % of every op's self time"),
+    COL_VIEW("pct_time", "%time", 6, CELL_PCT, 0, NULL, op_pct_time, 2, NULL,
+             "its self time, % of every op's self time"),
     COL_VIEW("gflops_per_s", NULL, 0, CELL_NUM, 1, "GFLOP/s", op_gflops, 2, "GFLOP/s",
              "flops over total time; null for an asynchronous start or done half (its time is not the work)"),
     COL_VIEW("gbytes_per_s", NULL, 0, CELL_NUM, 1, "GB/s", op_gbytes, 2, "GB/s",
@@ -132,20 +134,26 @@ static const column OP_COLS[] = {
              "\"file:line\" of the innermost frame of user code that made it; \"\" when unknown"),
     COL_VIEW("devices", "devs", 4, CELL_INT, 0, NULL, op_devices, 1, "devices",
              "devices it ran on (an SPMD program's op runs on every chip; the row sums them)"),
-    COL_VIEW("function", NULL, 0, CELL_STR, 0, NULL, op_function, 1, NULL, "the function of that line; \"\" when unknown"),
+    COL_VIEW("function", NULL, 0, CELL_STR, 0, NULL, op_function, 1, NULL,
+             "the function of that line; \"\" when unknown"),
     COL("stack", NULL, 0, CELL_FRAMES, NULL, op_stack, "the whole recorded Python stack, innermost frame first"),
-    COL("hlo_flops", NULL, 0, CELL_NUM, "FLOPs", op_hlo_flops, "summed, counted by jaxprof from the HLO; 0 without HLO"),
+    COL("hlo_flops", NULL, 0, CELL_NUM, "FLOPs", op_hlo_flops,
+        "summed, counted by jaxprof from the HLO; 0 without HLO"),
     COL("transcendentals", NULL, 0, CELL_NUM, "elements", op_transcendentals,
         "summed exp/log/tanh/... elements, from the HLO"),
     COL("intensity", NULL, 0, CELL_NUM, "FLOPs/byte", op_intensity, "flops / bytes; 0 without bytes"),
     COL("bound_by", NULL, 0, CELL_STR, NULL, op_bound_by,
         "the roof it sits under: \"compute\", \"memory\", or \"\" without peaks or counts"),
-    COL("roof_pct", NULL, 0, CELL_NUM, "%", op_roof_pct, "its FLOP/s (compute bound) or bytes/s (memory bound), % of that roof"),
-    COL("xla_flops", NULL, 0, CELL_NUM, "FLOPs", op_xla_flops, "summed, the profile's own flops stat (libtpu, XLA:GPU); 0 without one"),
+    COL("roof_pct", NULL, 0, CELL_NUM, "%", op_roof_pct,
+        "its FLOP/s (compute bound) or bytes/s (memory bound), % of that roof"),
+    COL("xla_flops", NULL, 0, CELL_NUM, "FLOPs", op_xla_flops,
+        "summed, the profile's own flops stat (libtpu, XLA:GPU); 0 without one"),
     COL_NULL("program_id", NULL, 0, CELL_INT, NULL, op_program_id,
              "the compiled program (XLA's program_id) when its module's name has several; null otherwise"),
-    COL("xla_op", NULL, 0, CELL_BOOL, NULL, op_xla_op, "false for a GPU kernel no XLA op launched (not in XProf's op tables)"),
-    COL("above_peak", NULL, 0, CELL_BOOL, NULL, op_above_peak, "its rate is above the physical peak it is compared with"),
+    COL("xla_op", NULL, 0, CELL_BOOL, NULL, op_xla_op,
+        "false for a GPU kernel no XLA op launched (not in XProf's op tables)"),
+    COL("above_peak", NULL, 0, CELL_BOOL, NULL, op_above_peak,
+        "its rate is above the physical peak it is compared with"),
 };
 
 /* ---- source lines and the flame tree ------------------------------------------------------------ */
@@ -198,13 +206,15 @@ GET(flame_split, jp_flame_node, set_time(c, r->split_ps))
 
 static const column FLAME_COLS[] = {
     COL("name", "stack", 0, CELL_STR, NULL, flame_name, "\"train_step (train.py:42)\", \"[flax]\", \"dot.3\", ..."),
-    COL("kind", "kind", 8, CELL_STR, NULL, flame_kind, "\"root\", \"frame\", \"library\" (folded library frames), \"op\" or \"none\" (no source)"),
+    COL("kind", "kind", 8, CELL_STR, NULL, flame_kind,
+        "\"root\", \"frame\", \"library\" (folded library frames), \"op\" or \"none\" (no source)"),
     COL("total_ms", "total", 9, CELL_TIME, NULL, flame_total, "the ops' self time under it"),
     COL("self_ms", "self", 9, CELL_TIME, NULL, flame_self, "its own: only ops (the leaves) have any"),
     COL("pct", "%", 6, CELL_PCT, NULL, flame_pct, "total, % of the root's"),
     COL("depth", "depth", 5, CELL_INT, NULL, flame_depth, "0 for the root"),
     COL("parent", NULL, 0, CELL_INT, NULL, flame_parent, "the parent's index in this array; -1 for the root"),
-    COL("file", NULL, 0, CELL_STR, NULL, flame_file, "frames: the path relative to the files' common directory; else \"\""),
+    COL("file", NULL, 0, CELL_STR, NULL, flame_file,
+        "frames: the path relative to the files' common directory; else \"\""),
     COL("line", NULL, 0, CELL_INT, NULL, flame_line, "frames: the line; else 0"),
     COL("split_ms", NULL, 0, CELL_TIME, NULL, flame_split,
         "the part of total_ms that is a fusion's time split over its lines by modelled cost: an estimate"),
@@ -238,27 +248,34 @@ _Static_assert(JP_PART_COUNT == 8, "a steps column per part of the breakdown");
 static const column STEP_COLS[] = {
     COL("step", "step", 7, CELL_INT, NULL, step_step, "the step number: StepTraceAnnotation's, or the execution index"),
     COL("start_ms", NULL, 0, CELL_TIME, NULL, step_start, "when it began on the device, from the capture's start"),
-    COL("duration_ms", "time", 9, CELL_TIME, NULL, step_duration, "its length; the eight parts below sum to it exactly"),
-    COL("compute_ms", "compute", 9, CELL_TIME, NULL, step_compute, "device time in ops that are not collectives (each instant goes to the first open part, in this order)"),
-    COL("collective_ms", "collect", 9, CELL_TIME, NULL, step_collective, "device time in collectives not under compute"),
+    COL("duration_ms", "time", 9, CELL_TIME, NULL, step_duration,
+        "its length; the eight parts below sum to it exactly"),
+    COL("compute_ms", "compute", 9, CELL_TIME, NULL, step_compute,
+        "device time in ops that are not collectives (each instant goes to the first open part, in this order)"),
+    COL("collective_ms", "collect", 9, CELL_TIME, NULL, step_collective,
+        "device time in collectives not under compute"),
     COL("h2d_ms", "h2d", 9, CELL_TIME, NULL, step_h2d, "host-to-device transfers not under the parts above"),
     COL("d2h_ms", "d2h", 9, CELL_TIME, NULL, step_d2h, "device-to-host transfers not under the parts above"),
     COL("d2d_ms", NULL, 0, CELL_TIME, NULL, step_d2d, "device-to-device transfers not under the parts above"),
     COL("compile_ms", "compile", 9, CELL_TIME, NULL, step_compile, "compiling, while the device did none of the above"),
-    COL("host_ms", "host", 9, CELL_TIME, NULL, step_host, "host events (dispatch, Python, ...) while none of the parts above was open"),
+    COL("host_ms", "host", 9, CELL_TIME, NULL, step_host,
+        "host events (dispatch, Python, ...) while none of the parts above was open"),
     COL("idle_ms", "idle", 9, CELL_TIME, NULL, step_idle, "the rest: none of the parts above"),
     COL("ops", "ops", 6, CELL_INT, NULL, step_ops, "op occurrences starting in the step"),
     COL("compiles", NULL, 0, CELL_INT, NULL, step_compiles, "compile events starting in the step"),
-    COL("outlier", "outlier", 0, CELL_BOOL, NULL, step_outlier, "longer than 1.5 x the median step (with 3 or more steps)"),
+    COL("outlier", "outlier", 0, CELL_BOOL, NULL, step_outlier,
+        "longer than 1.5 x the median step (with 3 or more steps)"),
     COL("flops", NULL, 0, CELL_NUM, "FLOPs", step_flops, "of the op occurrences starting in the step"),
     COL("gflops_per_s", NULL, 0, CELL_NUM, "GFLOP/s", step_gflops, "flops over the step's duration: achieved"),
     COL("no_device_work", "no device work", 0, CELL_BOOL, NULL, step_no_device_work,
         "no device op ran in it (a transfer alone does not count): left out of step_summary"),
     COL("gap_ms", "gap", 9, CELL_TIME, NULL, step_gap,
-        "steps inferred from dispatches: the time after it until the next dispatch (the program's Python between calls); in no step"),
+        "steps inferred from dispatches: the time after it until the next dispatch (the program's Python "
+        "between calls); in no step"),
     COL("issued_start_ms", NULL, 0, CELL_TIME, NULL, step_issued_start,
         "when the host issued the step (its marker, or the dispatch it was inferred from); 0 when unknown"),
-    COL("issued_ms", NULL, 0, CELL_TIME, NULL, step_issued, "how long the host's marker or dispatch lasted; 0 when unknown"),
+    COL("issued_ms", NULL, 0, CELL_TIME, NULL, step_issued,
+        "how long the host's marker or dispatch lasted; 0 when unknown"),
 };
 
 /* ---- scopes ------------------------------------------------------------------------------------- */
@@ -275,19 +292,26 @@ GET(scope_depth, jp_scope_stat, set_int(c, r->depth))
 GET(scope_count, jp_scope_stat, set_int(c, (int64_t)r->count))
 GET(scope_total, jp_scope_stat, set_time(c, r->total_ps))
 GET(scope_self, jp_scope_stat, set_time(c, r->self_ps))
-GET(scope_pct, jp_scope_stat, set_pct(c, pct_of((double)r->wall_ps, (double)kind_total(a, r->kind)))) /* host: wall, never > 100 */
+GET(scope_pct, jp_scope_stat,
+    set_pct(c, pct_of((double)r->wall_ps, (double)kind_total(a, r->kind)))) /* host: wall, never > 100 */
 GET(scope_wall, jp_scope_stat, set_time(c, r->wall_ps))
 
 static const column SCOPE_COLS[] = {
-    COL("scope", "scope", 0, CELL_STR, NULL, scope_path, "\"train_step/loss/forward\" (device) or a TraceAnnotation name (host)"),
-    COL("kind", "kind", 7, CELL_STR, NULL, scope_kind, "\"device\", \"host\" (user annotations) or \"runtime\" (JAX/XLA's own)"),
+    COL("scope", "scope", 0, CELL_STR, NULL, scope_path,
+        "\"train_step/loss/forward\" (device) or a TraceAnnotation name (host)"),
+    COL("kind", "kind", 7, CELL_STR, NULL, scope_kind,
+        "\"device\", \"host\" (user annotations) or \"runtime\" (JAX/XLA's own)"),
     COL("user", NULL, 0, CELL_BOOL, NULL, scope_user, "host scopes: a user annotation rather than the runtime's"),
     COL("depth", NULL, 0, CELL_INT, NULL, scope_depth, "device: path components - 1; host: nesting depth seen first"),
     COL("count", "count", 6, CELL_INT, NULL, scope_count, "op occurrences (device) or events (host)"),
-    COL("total_ms", "total", 9, CELL_TIME, NULL, scope_total, "device: ops under the path; host: durations summed over threads"),
-    COL("self_ms", "self", 9, CELL_TIME, NULL, scope_self, "device: ops exactly at the path; host: minus nested host events"),
-    COL("pct", "%", 6, CELL_PCT, NULL, scope_pct, "wall_ms, % of every op's self time (device) or of the capture (host)"),
-    COL("wall_ms", NULL, 0, CELL_TIME, NULL, scope_wall, "host: the wall time its events cover, over threads; device: total_ms"),
+    COL("total_ms", "total", 9, CELL_TIME, NULL, scope_total,
+        "device: ops under the path; host: durations summed over threads"),
+    COL("self_ms", "self", 9, CELL_TIME, NULL, scope_self,
+        "device: ops exactly at the path; host: minus nested host events"),
+    COL("pct", "%", 6, CELL_PCT, NULL, scope_pct,
+        "wall_ms, % of every op's self time (device) or of the capture (host)"),
+    COL("wall_ms", NULL, 0, CELL_TIME, NULL, scope_wall,
+        "host: the wall time its events cover, over threads; device: total_ms"),
 };
 
 /* ---- kernels, memory, transfers, compiles ------------------------------------------------------- */
@@ -330,7 +354,8 @@ GET(mem_allocator_peak, jp_memory_stat, set_int(c, r->lifetime_peak_bytes))
 
 static const column MEMORY_COLS[] = {
     COL("allocator", "allocator", 0, CELL_STR, NULL, mem_allocator, "the allocator's name, or \"device N\""),
-    COL("peak_bytes", "peak bytes", 14, CELL_INT, "bytes", mem_peak, "most bytes in use (allocated + reserved) during the capture"),
+    COL("peak_bytes", "peak bytes", 14, CELL_INT, "bytes", mem_peak,
+        "most bytes in use (allocated + reserved) during the capture"),
     COL("peak_at_ms", "peak at", 9, CELL_TIME, NULL, mem_peak_at, "when, from the capture's start"),
     COL("events", "events", 8, CELL_INT, NULL, mem_events, "allocation and deallocation events"),
     COL("allocator_peak_bytes", "allocator peak", 16, CELL_INT, "bytes", mem_allocator_peak,
@@ -348,7 +373,8 @@ GET(xfer_gbytes, jp_transfer_stat,
 static const column TRANSFER_COLS[] = {
     COL("kind", "kind", 0, CELL_STR, NULL, xfer_kind, "\"H2D\", \"D2H\" or \"D2D\""),
     COL("count", "count", 7, CELL_INT, NULL, xfer_count, "transfers"),
-    COL("bytes", "bytes", 14, CELL_INT, "bytes", xfer_bytes, "their sizes, summed; 0 when the profile records none (XLA:CPU)"),
+    COL("bytes", "bytes", 14, CELL_INT, "bytes", xfer_bytes,
+        "their sizes, summed; 0 when the profile records none (XLA:CPU)"),
     COL("total_ms", "total", 9, CELL_TIME, NULL, xfer_total, "their durations, summed"),
     COL("max_ms", "longest", 9, CELL_TIME, NULL, xfer_max, "the longest transfer"),
     COL("gbytes_per_s", "GB/s", 8, CELL_NUM, "GB/s", xfer_gbytes, "bytes over total time"),
@@ -362,7 +388,8 @@ GET(compile_step, jp_compile, set_int(c, r->step_num))
 GET(compile_steady, jp_compile, set_bool(c, r->steady))
 
 static const column COMPILE_COLS[] = {
-    COL("module", "module", 0, CELL_STR, NULL, compile_module, "the module compiled; \"?\" when the profile does not say"),
+    COL("module", "module", 0, CELL_STR, NULL, compile_module,
+        "the module compiled; \"?\" when the profile does not say"),
     COL("name", NULL, 0, CELL_STR, NULL, compile_name, "the compile event (\"backend_compile_and_load\", ...)"),
     COL("start_ms", "start", 9, CELL_TIME, NULL, compile_start, "when it began, from the capture's start"),
     COL("duration_ms", "time", 9, CELL_TIME, NULL, compile_duration, "how long it took"),
@@ -407,7 +434,9 @@ GET(device_ops, jp_device, set_int(c, (int64_t)r->n_ops))
 GET(device_first, jp_device, set_time(c, r->first_ps))
 GET(device_last, jp_device, set_time(c, r->last_ps))
 GET(device_idle, jp_device, /* of its own first-to-last window */
-    set_pct(c, r->last_ps > r->first_ps ? pct_of((double)(r->last_ps - r->first_ps - r->busy_ps), (double)(r->last_ps - r->first_ps)) : 0))
+    set_pct(c, r->last_ps > r->first_ps
+                   ? pct_of((double)(r->last_ps - r->first_ps - r->busy_ps), (double)(r->last_ps - r->first_ps))
+                   : 0))
 GET(device_peak_tflops, jp_device, set_num(c, r->peak_flops / 1e12))
 GET(device_peak_gbps, jp_device, set_num(c, r->peak_bw / 1e9))
 GET(device_peak_source, jp_device, set_str(c, r->peak_source))
@@ -415,7 +444,8 @@ GET(device_peak_source, jp_device, set_str(c, r->peak_source))
 static const column DEVICE_COLS[] = {
     COL("name", "device", 0, CELL_STR, NULL, device_name, "\"/host:CPU\", \"/device:GPU:0\", ..."),
     COL("host", "host", 12, CELL_STR, NULL, device_host, "the host whose capture holds it"),
-    COL("platform", "platform", 8, CELL_STR, NULL, device_platform, "\"cpu\", \"gpu\" or \"tpu\" (JAX's Device.platform)"),
+    COL("platform", "platform", 8, CELL_STR, NULL, device_platform,
+        "\"cpu\", \"gpu\" or \"tpu\" (JAX's Device.platform)"),
     COL("busy_ms", "busy", 9, CELL_TIME, NULL, device_busy, "the union of its op and transfer intervals"),
     COL("ops", "ops", 8, CELL_INT, NULL, device_ops, "op occurrences (GPU: kernels)"),
     COL("first_ms", NULL, 0, CELL_TIME, NULL, device_first, "its first activity's start; 0 when idle"),
@@ -458,9 +488,11 @@ static const column HOST_COLS[] = {
     COL("host", "host", 0, CELL_STR, NULL, host_name, "the host"),
     COL("clock", "clock", 15, CELL_STR, NULL, host_clock,
         "how its offset was found: \"reference\", \"collective ends\", \"wall clock\" or \"none\""),
-    COL("offset_ms", "offset", 9, CELL_TIME, NULL, host_offset, "added to its own times to put them on the shared axis"),
+    COL("offset_ms", "offset", 9, CELL_TIME, NULL, host_offset,
+        "added to its own times to put them on the shared axis"),
     COL("sync_steps", NULL, 0, CELL_INT, NULL, host_sync_steps, "shared steps behind a \"collective ends\" offset"),
-    COL("sync_spread_ms", "spread", 8, CELL_TIME, NULL, host_sync_spread, "median distance of those steps' own offsets from it"),
+    COL("sync_spread_ms", "spread", 8, CELL_TIME, NULL, host_sync_spread,
+        "median distance of those steps' own offsets from it"),
     COL("steps", "steps", 5, CELL_INT, NULL, host_steps, "its steps"),
     COL("mean_step_ms", "mean step", 9, CELL_TIME, NULL, host_mean_step, "its mean step time"),
     COL("median_step_ms", NULL, 0, CELL_TIME, NULL, host_median_step, "its median step time"),
@@ -499,7 +531,8 @@ static const column HOST_STEP_COLS[] = {
     COL("host_ms", "host", 9, CELL_TIME, NULL, hstep_host_ms, "its host part"),
     COL("idle_ms", "idle", 9, CELL_TIME, NULL, hstep_idle, "its idle part"),
     COL("straggler", "straggler", 9, CELL_BOOL, NULL, hstep_straggler, "this host held the others back in this step"),
-    COL("behind_ms", "behind", 9, CELL_TIME, NULL, hstep_behind, "by how much (the others' median collective time minus its own); 0 when not the straggler"),
+    COL("behind_ms", "behind", 9, CELL_TIME, NULL, hstep_behind,
+        "by how much (the others' median collective time minus its own); 0 when not the straggler"),
 };
 
 GET(lag_step, jp_straggler, set_int(c, r->step_num))
@@ -548,13 +581,16 @@ static const column BUFFER_COLS[] = {
     COL("bytes", "size", 10, CELL_BYTES, NULL, buf_bytes, "as allocated (padded): what it costs"),
     COL("unpadded_bytes", NULL, 0, CELL_BYTES, NULL, buf_unpadded, "the dense size of its shape"),
     COL("kind", "kind", 9, CELL_STR, NULL, buf_kind,
-        "\"parameter\", \"output\", \"constant\", \"temporary\", or \"small\" (every buffer under 16 KiB, summed in one row)"),
+        "\"parameter\", \"output\", \"constant\", \"temporary\", or \"small\" (every buffer under 16 KiB, "
+        "summed in one row)"),
     COL("instruction", "instruction", 24, CELL_STR, NULL, buf_instruction,
         "the HLO instruction that defines it (\"\" for the small row)"),
     COL("opcode", NULL, 0, CELL_STR, NULL, buf_opcode, "that instruction's opcode; \"\" when unknown"),
     COL("shape", "shape", 16, CELL_STR, NULL, buf_shape, "\"f32[4096,4096]\"; \"\" when unknown"),
-    COL("op_name", "op_name", 0, CELL_STR, NULL, buf_op_name, "the instruction's metadata op_name: \"jit(step)/dot_general\""),
-    COL("source", "line", 20, CELL_STR, NULL, buf_source, "\"file.py:16\", the user's line; \"\" when the HLO names none"),
+    COL("op_name", "op_name", 0, CELL_STR, NULL, buf_op_name,
+        "the instruction's metadata op_name: \"jit(step)/dot_general\""),
+    COL("source", "line", 20, CELL_STR, NULL, buf_source,
+        "\"file.py:16\", the user's line; \"\" when the HLO names none"),
     COL("function", NULL, 0, CELL_STR, NULL, buf_function, "the function of that line"),
     COL("stack", NULL, 0, CELL_FRAMES, NULL, buf_stack, "the whole Python stack, innermost frame first"),
     COL("n_small", NULL, 0, CELL_INT, NULL, buf_n_small, "the small row: how many buffers it sums; else 0"),
@@ -586,18 +622,22 @@ static const column MODULE_COLS[] = {
     COL("name", NULL, 0, CELL_STR, NULL, mod_name, "the module as XProf names it: \"jit_step(6)\""),
     COL("host", NULL, 0, CELL_STR, NULL, mod_host, "the host whose capture holds it"),
     COL("runs", NULL, 0, CELL_INT, NULL, mod_runs, "its executions in the profile; 0: compiled, never run"),
-    COL("peak_bytes", NULL, 0, CELL_BYTES, NULL, mod_peak, "most bytes live at once: always_live_bytes + the heap's peak"),
+    COL("peak_bytes", NULL, 0, CELL_BYTES, NULL, mod_peak,
+        "most bytes live at once: always_live_bytes + the heap's peak"),
     COL("peak_unpadded_bytes", NULL, 0, CELL_BYTES, NULL, mod_peak_unpadded, "the same without layout padding"),
     COL("peak_index", NULL, 0, CELL_INT, NULL, mod_peak_index,
         "the heap event at which the heap first reaches its peak; -1 without heap events"),
-    COL("peak_instruction", NULL, 0, CELL_STR, NULL, mod_peak_instruction, "the instruction that event processes; \"\" without one"),
+    COL("peak_instruction", NULL, 0, CELL_STR, NULL, mod_peak_instruction,
+        "the instruction that event processes; \"\" without one"),
     COL("peak_computation", NULL, 0, CELL_STR, NULL, mod_peak_computation, "and its computation (a while body, ...)"),
     COL("always_live_bytes", NULL, 0, CELL_BYTES, NULL, mod_always_live,
         "parameters, outputs and constants: live all program long (kind_bytes{parameter, output, constant} follows)"),
     COL("total_bytes", NULL, 0, CELL_BYTES, NULL, mod_total, "every allocation: the peak with fragmentation"),
-    COL("parameter_bytes", NULL, 0, CELL_BYTES, NULL, mod_parameter, "entry parameters: memory_analysis()'s argument size"),
+    COL("parameter_bytes", NULL, 0, CELL_BYTES, NULL, mod_parameter,
+        "entry parameters: memory_analysis()'s argument size"),
     COL("output_bytes", NULL, 0, CELL_BYTES, NULL, mod_output, "its output size"),
-    COL("alias_bytes", NULL, 0, CELL_BYTES, NULL, mod_alias, "parameters aliased with an output (donated): its alias size"),
+    COL("alias_bytes", NULL, 0, CELL_BYTES, NULL, mod_alias,
+        "parameters aliased with an output (donated): its alias size"),
     COL("temp_bytes", NULL, 0, CELL_BYTES, NULL, mod_temp, "total_bytes - always_live_bytes: its temp size"),
     COL("note", NULL, 0, CELL_STR, NULL, mod_note, "why the heap part is missing (e.g. a buffer freed twice), or \"\""),
 };
@@ -630,18 +670,21 @@ GET(drow_noise, jp_diff_row, set_ps(c, r->noise_ps))
 GET(drow_noise_basis, jp_diff_row, set_str(c, jp_noise_basis_name(r->noise_basis)))
 
 static const column DIFF_ROW_COLS[] = {
-    COL("name", NULL, 0, CELL_STR, NULL, drow_name, "op: the new run's name (the base's when removed); scope: its path"),
+    COL("name", NULL, 0, CELL_STR, NULL, drow_name,
+        "op: the new run's name (the base's when removed); scope: its path"),
     COL("base_name", NULL, 0, CELL_STR, NULL, drow_base_name,
         "the base run's name (\"\" when added); differs after a renumbering"),
     COL("module", NULL, 0, CELL_STR, NULL, drow_module, "op: the HLO module; scope: \"\""),
     COL("category", NULL, 0, CELL_STR, NULL, drow_category, "op: its category; scope: \"device\" or \"host\""),
     COL("scope", NULL, 0, CELL_STR, NULL, drow_scope, "op: the user's scope path; scope: its path"),
-    COL("change", NULL, 0, CELL_STR, NULL, drow_change, "\"slower\", \"faster\", \"added\", \"removed\" or \"unchanged\""),
+    COL("change", NULL, 0, CELL_STR, NULL, drow_change,
+        "\"slower\", \"faster\", \"added\", \"removed\" or \"unchanged\""),
     COL("match", NULL, 0, CELL_STR, NULL, drow_match,
         "how it was paired: \"name\", \"op_name\" or \"shape\" (renamed), \"none\" (added or removed)"),
     COL("base_count", NULL, 0, CELL_NUM, "per step", drow_base_count, "occurrences per step in the base run"),
     COL("new_count", NULL, 0, CELL_NUM, "per step", drow_new_count, "occurrences per step in the new run"),
-    COL("base_ms", NULL, 0, CELL_TIME, "ms per step", drow_base, "self time per step in the base run (summed over devices)"),
+    COL("base_ms", NULL, 0, CELL_TIME, "ms per step", drow_base,
+        "self time per step in the base run (summed over devices)"),
     COL("new_ms", NULL, 0, CELL_TIME, "ms per step", drow_new, "self time per step in the new run"),
     COL("base_total_ms", NULL, 0, CELL_TIME, "ms per step", drow_base_total,
         "total time per step in the base run (scopes: nested included)"),
@@ -690,7 +733,8 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
     [JP_TABLE_STEPS] = DEF("steps", "Step", "report, steps", STEP_COLS, "one step, with its time broken down"),
     [JP_TABLE_SCOPES] = DEF("scopes", "Scope", "report, scopes", SCOPE_COLS,
                             "device time by named_scope path, or host time by TraceAnnotation name"),
-    [JP_TABLE_KERNELS] = DEF("kernels", "Kernel", "report, kernels", KERNEL_COLS, "one GPU kernel, its launches summed"),
+    [JP_TABLE_KERNELS] = DEF("kernels", "Kernel", "report, kernels", KERNEL_COLS,
+                             "one GPU kernel, its launches summed"),
     [JP_TABLE_MEMORY] = DEF("memory", "AllocatorStat", "report, memory", MEMORY_COLS,
                             "one allocator's use during the capture (GPU/TPU allocator events; none on CPU)"),
     [JP_TABLE_TRANSFERS] = DEF("transfers", "Transfer", "report, transfers", TRANSFER_COLS,
@@ -707,13 +751,14 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
                                 "one host's step, by step then host (empty for one host)"),
     [JP_TABLE_STRAGGLERS] = DEF("stragglers", "Straggler", "report, hosts", STRAGGLER_COLS,
                                 "a step in which the hosts waited on one host in collectives"),
-    [JP_TABLE_BUFFERS] = {"buffers", "Buffer", "one buffer live at a compiled module's memory peak (XLA's buffer assignment)",
+    [JP_TABLE_BUFFERS] = {"buffers", "Buffer",
+                          "one buffer live at a compiled module's memory peak (XLA's buffer assignment)",
                           "report, memory: modules[].buffers; memory --csv with the module's columns first",
                           BUFFER_COLS, N_OF(BUFFER_COLS), JP_BUFFER_FIRST_COL},
     [JP_TABLE_MODULES] = DEF("modules", "ModuleMemory", "report, memory", MODULE_COLS,
-                             "a compiled module's memory at its peak (XLA's buffer assignment); after always_live_bytes "
-                             "comes kind_bytes{parameter, output, constant}, after note buffers[] (buffers rows) and, "
-                             "with --module, timeline[{bytes, instruction}]"),
+                             "a compiled module's memory at its peak (XLA's buffer assignment); after "
+                             "always_live_bytes comes kind_bytes{parameter, output, constant}, after note buffers[] "
+                             "(buffers rows) and, with --module, timeline[{bytes, instruction}]"),
     [JP_TABLE_DIFF_ROWS] = DEF("diff_rows", "DiffRow", "diff: ops[], scopes[]", DIFF_ROW_COLS,
                                "an op or scope of two runs, paired, with its change per step"),
     [JP_TABLE_DIFF_BREAKDOWN] = DEF("diff_breakdown", "DiffPart", "diff: breakdown[]", DIFF_PART_COLS,

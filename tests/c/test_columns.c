@@ -51,7 +51,9 @@ static size_t check_rows(const jp_analysis *a, int id, const void *rows, size_t 
             d->cols[i].get(a, (const char *)rows + r * row_size, &c);
             int ok = c.type == d->cols[i].type || (c.type == CELL_NONE && d->cols[i].nullable) ||
                      (c.type == CELL_PROGRAM_STR && d->cols[i].type == CELL_STR);
-            if (!ok) fail_msg("%s.%s row %zu: cell type %d, declared %d", d->name, d->cols[i].key, r, c.type, d->cols[i].type);
+            if (!ok)
+                fail_msg("%s.%s row %zu: cell type %d, declared %d", d->name, d->cols[i].key, r, c.type,
+                         d->cols[i].type);
         }
     return n;
 }
