@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/result_names.h"
 #include "base/error.h"
 #include "base/intern.h"
 #include "base/text.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "base/map.h"
 #include "base/vec.h"

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* Which file a directory listing saw: what is opened later must still be it. */
 typedef struct jp_file_id {
@@ -27,5 +27,12 @@ int jp_xspace_inflated(const jp_xspace *xs);
 /* What decoding doubts though the input decoded, one sentence (e.g. that the file looks cut short
  * after its last plane), or NULL. */
 const char *jp_xspace_warning(const jp_xspace *xs);
+
+struct jp_stat;
+typedef void (*jp_stat_visitor)(void *ctx, const struct jp_stat *stat);
+/* Decodes the next event as jp_event_reader_next does, decoding the event's stats in the same walk:
+ * each goes to visit(ctx, stat) in order, and a corrupt one is an error, as jp_stats_next would
+ * report it (the stats before it were visited). */
+int jp_event_reader_next_stats(jp_event_reader *r, jp_event *ev, jp_stat_visitor visit, void *ctx, jp_error *err);
 
 #endif

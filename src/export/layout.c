@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "decode/xnames.h"
 #include "export/layout.h"

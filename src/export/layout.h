@@ -5,6 +5,7 @@
 #define JP_OUTPUTS_LAYOUT_H
 
 #include "base/vec.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* One event of a line while it is laid out. */
 typedef struct jp_layout_item {

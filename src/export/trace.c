@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "base/map.h"
 #include "base/outfile.h"
@@ -14,6 +15,7 @@
 #include "decode/xnames.h"
 #include "export/layout.h"
 #include "export/trace.h"
+#include "jaxprof/jaxprof_results.h"
 #include "profile/profile.h"
 
 enum { SINK_BUFFER = 1 << 20 };

@@ -10,7 +10,10 @@
 #include "base/sort.h"
 #include "base/text.h"
 #include "base/vec.h"
-#include "jaxprof/jaxprof.h"
+#include "analyses/result_names.h"
+#include "base/arena.h"
+#include "jaxprof/jaxprof_results.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* ---- HLO metadata (from the `Hlo Proto` stats of /host:metadata) ---------------------------- */
 

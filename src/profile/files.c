@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "find/runs.h"
 #include "profile/profile.h"

@@ -4,7 +4,8 @@
 
 #include <stdio.h>
 
-#include "jaxprof/jaxprof.h"
+#include "analyses/result_names.h"
+#include "jaxprof/jaxprof_results.h"
 
 /* CELL_NONE: a number not computed (JSON null, CSV empty, text "-"; sorts below every number).
  * CELL_PROGRAM_STR: a string (s) of one compiled program (i, its id): JSON and CSV write the

@@ -21,7 +21,8 @@
 #include <zlib.h>
 
 #include "profile/profile.h" /* jp_profile_from_xspaces: several hosts from memory */
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_results.h"
+#include "jaxprof/jaxprof_xspace.h"
 #include "pbwrite.h"
 
 #ifndef JP_TEST_DATA

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 #ifndef JP_TEST_DATA
 #define JP_TEST_DATA "tests/data"

@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "decode/xspace.h"
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 #include "pbwrite.h"
 
 /* One host plane: line "python" (id 7, ts 100 ns) with two events, metadata for both event kinds,
