@@ -68,8 +68,9 @@ static void text_row(const run_info *info, size_t name_w) {
         snprintf(steps, sizeof steps, "0");
     if (s->loaded) human_ms(dur, sizeof dur, s->duration_ms);
     cli_human_size(size, sizeof size, s->bytes);
+    char words[2 * JP_ERROR_MSG_MAX];
     if (s->loaded) host_list(info->run, last, sizeof last);
-    else snprintf(last, sizeof last, "error: %s", s->error);
+    else snprintf(last, sizeof last, "error: %s", cli_flag_words(s->error, words, sizeof words));
     put_fit(info->run->name, name_w);
     size_t used = strlen(info->run->name) < name_w ? strlen(info->run->name) : name_w;
     printf("%*s  %-18.18s %10s %10s  ", (int)(name_w - used), "", steps, dur, size);
@@ -157,7 +158,8 @@ int cmd_list(int argc, char **argv) {
     jp_error err;
     for (size_t i = 0; infos && i < runs.count; i++) {
         infos[i].run = &runs.runs[i];
-        if (jp_run_summarize(&infos[i].summary, infos[i].run, NULL, &err) != JP_OK) {
+        if (jp_run_summarize(&infos[i].summary, infos[i].run, &(jp_load_options){.max_inflate = cli_max_inflate()},
+                             &err) != JP_OK) {
             free_infos(infos, i + 1);
             infos = NULL;
         }

@@ -81,11 +81,13 @@ typedef struct jp_runs {
 /* Walks log_dir (depth <= 16) and fills out. On failure out is left empty but still needs deinit.
  * Thread-safe for distinct outputs. */
 int jp_runs_find(jp_runs *out, const char *log_dir, jp_error *err);
+/* Threads: the owner, once no thread reads runs. */
 void jp_runs_deinit(jp_runs *runs);
-/* The newest run, or NULL when there is none. Borrowed from runs. */
+/* The newest run, or NULL when there is none. Borrowed from runs.
+ * Threads: any number at once (runs is only read). */
 const jp_run *jp_runs_latest_view(const jp_runs *runs);
 /* Length of the host name in an xplane file's name ("<host>.xplane.pb" or "<host>.xplane.pb.gz"),
- * or 0 when name is not one. The one place that knows these names. */
+ * or 0 when name is not one. The one place that knows these names. Threads: any (reads only name). */
 size_t jp_xplane_host_len(const char *name);
 
 /* One regular file directly inside a run directory (links are not followed). */
@@ -110,8 +112,10 @@ typedef struct jp_run_summary {
 
 struct jp_load_options; /* below */
 /* Lists run's files and loads it (opt as jp_profile_load; may be NULL). A run that cannot be read
- * or loaded is not a failure: out->error says why. JP_ERR_NOMEM only; deinit out in every case. */
+ * or loaded is not a failure: out->error says why. JP_ERR_NOMEM only; deinit out in every case.
+ * Threads: distinct outputs on distinct threads. */
 int jp_run_summarize(jp_run_summary *out, const jp_run *run, const struct jp_load_options *opt, jp_error *err);
+/* Threads: the owner, once no thread reads s. */
 void jp_run_summary_deinit(jp_run_summary *s);
 
 /* The one JSON schema of a run, shared by `jaxprof list --json`, the viewer's /api/runs and Python's
@@ -119,7 +123,8 @@ void jp_run_summary_deinit(jp_run_summary *s);
  * (a list of host names), "bytes" (of the xplane files) and "mtime_ms" (newest xplane file), then,
  * with a summary, "files" ([{name, bytes}]), "steps" ({count, first, last}, first and last null
  * without steps; null when not loaded), "duration_ms" and "error" (null when loaded). Members only:
- * the caller writes the braces and may add members of its own before. */
+ * the caller writes the braces and may add members of its own before.
+ * Threads: any number at once (run and summary are only read), each to its own out. */
 void jp_run_write_json(FILE *out, const jp_run *run, const char *path, const jp_run_summary *summary);
 
 /* Outputs. Every writer that takes an out_path (jp_runs_extract, jp_trace_export, jp_html_write,
@@ -151,7 +156,8 @@ typedef struct jp_extract_options {
  * exists with the same bytes is left as it is; with different bytes it is replaced only with
  * opt->force, else the extract stops with JP_ERR_ARG naming both files (opt may be NULL: no force,
  * no hook). on_file (may be NULL) receives the path of every usable file: each one written, then
- * each uncompressed trace file already in run_dir. Symbolic links are refused. */
+ * each uncompressed trace file already in run_dir. Symbolic links are refused.
+ * Threads: distinct out_dirs on distinct threads. */
 int jp_runs_extract(const char *run_dir, const char *out_dir, const jp_extract_options *opt,
                     void (*on_file)(void *ctx, const char *path), void *ctx, jp_error *err);
 
@@ -202,18 +208,27 @@ typedef struct jp_load_options {
      * the diff's noise reads (a table of ops x steps): jaxprof diff, jaxprof.diff and the viewer
      * set it; without it step_sd_ps is 0 and the diff's noise comes from the executions. */
     int op_spread;
+    /* The most bytes a gzip'd host file may inflate to, and all compressed stats of one file
+     * together; 0: the defaults (jp_size_parse, below). Raise it for a genuine file that
+     * compresses better; a bomb is refused with JP_ERR_LIMIT either way. The library reads no
+     * environment variable: the CLI fills this from --max-inflate or JAXPROF_MAX_INFLATE, the
+     * Python package from JAXPROF_MAX_INFLATE. */
+    uint64_t max_inflate;
 } jp_load_options;
 
 /* Parses a step range as `--steps` takes it: "N", "A:B", "A:" or ":B" (decimal, inclusive). 0, or
  * JP_ERR_ARG with err saying why (an empty end, a non-number, A > B). Thread-safe. */
 int jp_steps_parse(const char *spec, int64_t *first, int64_t *last, jp_error *err);
 
-/* Gzip input may inflate to 64 times its size, at least 256 MiB, at most the machine's memory
- * (a bomb is refused with JP_ERR_LIMIT); the environment variable JAXPROF_MAX_INFLATE, a size as
- * jp_size_parse reads it, sets the limit instead. Concatenated gzip members are read as one stream;
- * bytes after the last member other than zero padding are JP_ERR_CORRUPT.
+/* Gzip input may inflate to 64 times its size, at least 256 MiB, at most the machine's memory, and
+ * all compressed stats of one file together to 16 times its size, at least 64 MiB, at most 1 GiB
+ * (a bomb is refused with JP_ERR_LIMIT); jp_load_options.max_inflate (a size as jp_size_parse
+ * reads it, for a client taking one from its user) sets both limits instead. Concatenated gzip
+ * members are read as one stream; bytes after the last member other than zero padding are
+ * JP_ERR_CORRUPT.
  *
- * Parses a byte count: digits with an optional K, M, G or T (powers of 1024) suffix. 0, or -1. */
+ * Parses a byte count: digits with an optional K, M, G or T (powers of 1024) suffix. 0, or -1.
+ * Threads: any (reads only text). */
 int jp_size_parse(const char *text, uint64_t *out);
 
 typedef struct jp_analysis jp_analysis; /* the results; layout in jaxprof_results.h */
@@ -225,20 +240,23 @@ typedef struct jp_profile jp_profile;
  * is named like a host file (*.xplane.pb[.gz]) in the run directory path names (or resolves to),
  * so that the next load would read it as one more host; JP_OK otherwise. Every writer below that knows its input
  * (jp_trace_export, jp_html_write, jp_html_diff_write, jp_flame_*_write: the analysis's path) runs
- * it first. */
+ * it first. Threads: any (reads file metadata only). */
 int jp_profile_output_check(const char *path, const char *out_path, jp_error *err);
 /* A number that changes when the files a profile path names change (one added, removed, replaced,
  * resized or written to), for a cache of loaded profiles to notice (the viewer's). Reads only
- * directory entries and file metadata. */
+ * directory entries and file metadata. Threads: any (reads directory entries and metadata only). */
 int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err);
 
-/* Loads and analyses; opt may be NULL. On failure *out is NULL and err names the file. */
+/* Loads and analyses; opt may be NULL. On failure *out is NULL and err names the file.
+ * Threads: distinct profiles on distinct threads; opt is only read and may be shared. */
 int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
-/* Same from one serialized XSpace (or its gzip) in memory, as one host called `name`. */
+/* Same from one serialized XSpace (or its gzip) in memory, as one host called `name`.
+ * Threads: as jp_profile_load; data is only read. */
 int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char *name, const jp_load_options *opt,
                      jp_error *err);
+/* Threads: the owner, once no thread uses the profile, its analysis or a diff of it. */
 void jp_profile_free(jp_profile *p);
-/* The results, borrowed from the profile. */
+/* The results, borrowed from the profile. Threads: any number at once. */
 const jp_analysis *jp_profile_analysis(const jp_profile *p);
 
 /* ---------------------------------------------------------------------------------------------
@@ -252,7 +270,7 @@ typedef enum jp_section {
 } jp_section;
 typedef enum jp_format { JP_FORMAT_TEXT = 0, JP_FORMAT_JSON, JP_FORMAT_CSV } jp_format;
 
-/* Section by its command name ("ops"), or -1. */
+/* Section by its command name ("ops"), or -1. Threads: any (static table). */
 int jp_section_from_name(const char *name);
 const char *jp_section_name(int section);
 
@@ -282,11 +300,13 @@ void jp_json_fput_str(FILE *out, const char *s, size_t len);
  * start or continue a UTF-8 sequence becomes '?', so
  * no name can move the cursor, clear the screen or set the title. Every text output of jaxprof
  * (jp_render and jp_diff_render in JP_FORMAT_TEXT, the CLI's messages) goes through it; JSON is
- * escaped instead (jp_json_fput_str), HTML entity-escaped. */
+ * escaped instead (jp_json_fput_str), HTML entity-escaped.
+ * Threads: distinct outputs on distinct threads. */
 void jp_text_fput_safe(FILE *out, const char *s, size_t len, int keep_layout);
 
 /* Writes one section in one format to out. Fails with JP_ERR_ARG for an unknown sort key or a bad
- * regex, JP_ERR_IO when writing fails. */
+ * regex, JP_ERR_IO when writing fails.
+ * Threads: any number at once on one analysis (it is only read), each to its own out. */
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out,
               jp_error *err);
 
@@ -294,7 +314,8 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
  * call stack) with its self time in nanoseconds, so both total the ops' self time. Folded stacks
  * are "frame;frame;op 1234" lines (flamegraph.pl, speedscope, inferno); the pprof profile is a
  * gzip'd perftools.profiles.Profile (pprof -http, speedscope). Files are written through a
- * temporary one (jp_temp_hook above); temp may be NULL. */
+ * temporary one (jp_temp_hook above); temp may be NULL.
+ * Threads: as jp_render, each thread to its own out or out_path. */
 int jp_flame_folded(const jp_analysis *a, FILE *out, jp_error *err);
 int jp_flame_folded_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err);
 int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err);
@@ -305,7 +326,8 @@ int jp_flame_pprof_write(const jp_analysis *a, const char *out_path, const jp_te
  * findings. Every string from the profile is HTML-escaped. Thread-safe for distinct outputs. */
 int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err);
 /* Writes the page through a temporary file renamed to out_path (jp_temp_hook above; temp may be
- * NULL), so a failure never leaves a half file under the final name. JP_ERR_IO names the file. */
+ * NULL), so a failure never leaves a half file under the final name. JP_ERR_IO names the file.
+ * Threads: as jp_render, each thread to its own out_path. */
 int jp_html_write(const jp_analysis *a, const char *out_path, const jp_temp_hook *temp, jp_error *err);
 
 /* ---------------------------------------------------------------------------------------------
@@ -330,14 +352,16 @@ typedef struct jp_diff_options {
     double min_share_pct;    /* ... and |delta_ps| is at least this % of the base mean step; 0 means 0.5 */
 } jp_diff_options;
 
-/* Compares two analyses; opt may be NULL. */
+/* Compares two analyses; opt may be NULL.
+ * Threads: any number at once, even over the same analyses (they are only read). */
 int jp_diff_new(jp_diff **out, const jp_analysis *base, const jp_analysis *new_run, const jp_diff_options *opt,
                 jp_error *err);
+/* Threads: the owner, once no thread reads d. */
 void jp_diff_free(jp_diff *d);
 
 /* Writes the diff in one format (text, JSON with JP_JSON_SCHEMA_VERSION, CSV of the op rows);
  * view.top limits rows per table (0: text 15, JSON/CSV all), view.filter keeps rows whose names
- * match. */
+ * match. Threads: any number at once on one diff (it is only read), each to its own out. */
 int jp_diff_render(const jp_diff *d, int format, const jp_view *view, FILE *out, jp_error *err);
 
 typedef struct jp_diff_gate {
@@ -348,18 +372,20 @@ typedef struct jp_diff_gate {
 
 /* Checks the gate: 0 when it holds, 1 when it trips. why (may be NULL) receives one paragraph
  * that says which limit tripped, by how much, and names the ops that got slower (past cap bytes
- * cut with "..." on a whole UTF-8 character; always NUL-terminated when cap > 0). */
+ * cut with "..." on a whole UTF-8 character; always NUL-terminated when cap > 0).
+ * Threads: any number at once on one diff, each with its own why. */
 int jp_diff_check(const jp_diff *d, const jp_diff_gate *gate, char *why, size_t cap);
 /* A buffer for why that holds any explanation whole. */
 #define JP_DIFF_WHY_MAX 4096
 /* As jp_diff_render; with a gate (not NULL), the JSON document ends with "gate":{
  * "max_step_slowdown_pct"|null, "max_op_slowdown_pct"|null, "tripped", "explanation"} from
- * jp_diff_check. Text and CSV are unaffected. */
+ * jp_diff_check. Text and CSV are unaffected. Threads: as jp_diff_render. */
 int jp_diff_render_gated(const jp_diff *d, const jp_diff_gate *gate, int format, const jp_view *view, FILE *out,
                          jp_error *err);
 
 /* The diff as one self-contained HTML page (like jp_html_report): step change, breakdown bars,
- * op and scope tables, findings. Written like jp_html_write. */
+ * op and scope tables, findings. Written like jp_html_write.
+ * Threads: as jp_diff_render, each thread to its own out_path. */
 int jp_html_diff_write(const jp_diff *d, const char *out_path, const jp_temp_hook *temp, jp_error *err);
 
 /* ---------------------------------------------------------------------------------------------
@@ -388,10 +414,11 @@ typedef struct jp_trace_options {
     int64_t last_step;       /* last < first disables the step cut */
     int64_t min_duration_ps; /* drop slices shorter than this; 0 keeps all (instants are kept) */
     const char *host;        /* as jp_load_options.host */
+    uint64_t max_inflate;    /* as jp_load_options.max_inflate */
     jp_temp_hook temp;       /* told of the temporary output file (see Outputs, at jp_temp_hook); zero: nobody */
 } jp_trace_options;
 
-/* Options that keep everything: Chrome JSON, compression by the output name. */
+/* Options that keep everything: Chrome JSON, compression by the output name. Threads: any. */
 jp_trace_options jp_trace_options_default(void);
 
 typedef struct jp_trace_stats {
@@ -410,11 +437,11 @@ typedef struct jp_trace_stats {
 int jp_trace_export(const char *path, const char *out_path, const jp_trace_options *opt, jp_trace_stats *stats,
                     jp_error *err);
 /* File name the exporter uses by default in a run directory: "perfetto_trace.json.gz" or
- * "perfetto_trace.pftrace" (static string). */
+ * "perfetto_trace.pftrace" (static string). Threads: any (static strings). */
 const char *jp_trace_default_name(int format);
 /* The default output for a profile path: jp_trace_default_name inside the run directory that
  * path resolves to. Fails with JP_ERR_NOT_FOUND when path holds no profile, JP_ERR_LIMIT when the
- * result does not fit in cap bytes. */
+ * result does not fit in cap bytes. Threads: any, each with its own buf. */
 int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, jp_error *err);
 
 #ifdef __cplusplus

@@ -75,8 +75,9 @@ typedef struct jp_plane {
 
 typedef struct jp_xspace jp_xspace;
 
-/* Opens an .xplane.pb (or gzip-compressed .xplane.pb.gz, detected by content) and decodes it.
- * On failure returns a negative status, *out is NULL, and err names the file and byte offset. */
+/* Opens an .xplane.pb (or gzip-compressed .xplane.pb.gz, detected by content) and decodes it,
+ * with the default inflate limits (jaxprof.h, at jp_size_parse). On failure returns a negative
+ * status, *out is NULL, and err names the file and byte offset. */
 int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err);
 /* Decodes len bytes at data, which must outlive the result; `name` is used in error messages. */
 int jp_xspace_parse(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err);
@@ -165,8 +166,8 @@ int jp_stats_next(jp_stats_iter *it, jp_stat *out, jp_error *err);
 /* The stat's value as text where it is one: STR, REF (resolved), COMPRESSED (inflated into the
  * profile's arena on first use, the same view after). Returns 0 and an empty string for other
  * kinds. All compressed stats of one XSpace together may inflate to 16 times its size, at least 64
- * MiB, at most 1 GiB (JAXPROF_MAX_INFLATE sets it instead): past that, JP_ERR_LIMIT naming the
- * stat's byte. Not thread-safe: one thread per XSpace. */
+ * MiB, at most 1 GiB (or the max_inflate of the load that opened it): past that, JP_ERR_LIMIT
+ * naming the stat's byte. Not thread-safe: one thread per XSpace. */
 int jp_stat_str(jp_xspace *xs, const jp_plane *plane, const jp_stat *st, jp_str *out, jp_error *err);
 /* The stat's value as an integer (UINT, INT, DOUBLE truncated); 0 for others. */
 int64_t jp_stat_int(const jp_stat *st);

@@ -26,6 +26,16 @@ static PyObject *raise_jp_error(const jp_error *err) {
     return NULL;
 }
 
+/* JAXPROF_MAX_INFLATE as jp_load_options.max_inflate (0: the library's defaults, also for a value
+ * jp_size_parse refuses). Read with the GIL held, before a load lets it go: os.environ changes the
+ * environment under the GIL too, so a Python thread setting it never races a load (the library
+ * itself reads no environment). */
+static uint64_t env_max_inflate(void) {
+    const char *v = getenv("JAXPROF_MAX_INFLATE");
+    uint64_t size;
+    return v && jp_size_parse(v, &size) == 0 ? size : 0;
+}
+
 /* A tuple of n file-system names (host names, file names). */
 static PyObject *fs_names(const char *const *names, uint32_t n) {
     PyObject *t = PyTuple_New((Py_ssize_t)n);
@@ -99,7 +109,7 @@ static int profile_init(ProfileObject *self, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zzz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device,
                                      &peaks))
         return -1;
-    jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks};
+    jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks, .max_inflate = env_max_inflate()};
     jp_error err;
     jp_profile *p = NULL;
     int rc;
@@ -213,6 +223,7 @@ static PyObject *export_trace(PyObject *self, PyObject *args, PyObject *kwds) {
     opt.first_step = s0, opt.last_step = s1;
     opt.min_duration_ps = min_dur;
     opt.host = host;
+    opt.max_inflate = env_max_inflate();
     jp_trace_stats st;
     jp_error err;
     int rc;
@@ -326,6 +337,7 @@ static PyObject *diff(PyObject *self, PyObject *args, PyObject *kwds) {
         goto done;
     }
     job.base_path = PyBytes_AS_STRING(base_obj), job.new_path = PyBytes_AS_STRING(new_obj);
+    job.load.max_inflate = env_max_inflate();
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = run_diff(&job);

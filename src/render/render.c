@@ -690,7 +690,7 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
     jp_error_clear(err);
     if (section < 0 || section >= JP_SECTION_COUNT) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
     if (view && view->columns && (section == JP_SECTION_REPORT || section == JP_SECTION_HOSTS)) /* several tables */
-        return jp_error_set(err, JP_ERR_ARG, 0, "--columns picks the columns of one table: use it with ops, steps, ...");
+        return jp_error_set(err, JP_ERR_ARG, 0, "columns picks the columns of one table: use it with ops, steps, ...");
     int rc;
     if (section == JP_SECTION_MEMORY && view && view->module) { /* an unknown module: an error before any output */
         const jp_module_memory **mods;
@@ -701,7 +701,7 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
     if (format == JP_FORMAT_JSON) {
         rc = render_json(a, section, view, out, err);
     } else if (format == JP_FORMAT_CSV) {
-        if (section == JP_SECTION_REPORT) return jp_error_set(err, JP_ERR_ARG, 0, "--csv needs a table command (ops, steps, ...)");
+        if (section == JP_SECTION_REPORT) return jp_error_set(err, JP_ERR_ARG, 0, "CSV needs a table section (ops, steps, ...)");
         host_step_row *rows = NULL;
         size_t *order, n;
         table t = section_table(a, section);
@@ -877,7 +877,7 @@ static int findings_only_text(const jp_analysis *a, const jp_view *v, FILE *out,
     regex_t re;
     if (v && v->filter && *v->filter) {
         if (regcomp(&re, v->filter, REG_EXTENDED | REG_NOSUB) != 0)
-            return jp_error_set(err, JP_ERR_ARG, 0, "bad --filter regex '%s'", v->filter);
+            return jp_error_set(err, JP_ERR_ARG, 0, "bad filter regex '%s'", v->filter);
         regfree(&re);
     }
     fprintf(out, "Findings (%zu)\n", a->n_findings);

@@ -96,8 +96,8 @@ static int pick_columns(table *t, const char *list, jp_error *err) {
     for (const char *p = list; p && *p;) {
         size_t n = strcspn(p, ",");
         int col = n ? find_column(t, p, n) : -1;
-        if (col < 0) return unknown_column(t, "--columns", p, n, err);
-        if (t->n_pick == TABLE_MAX_COLS) return jp_error_set(err, JP_ERR_ARG, 0, "--columns: too many columns");
+        if (col < 0) return unknown_column(t, "columns", p, n, err);
+        if (t->n_pick == TABLE_MAX_COLS) return jp_error_set(err, JP_ERR_ARG, 0, "columns: too many columns");
         t->pick[t->n_pick++] = (size_t)col;
         p += n + (p[n] == ',');
     }
@@ -109,9 +109,9 @@ static int sort_column(const table *t, const char *key, int *col, int *dir, jp_e
     const char *colon = strchr(key, ':');
     size_t n = colon ? (size_t)(colon - key) : strlen(key);
     *dir = !colon ? 0 : strcmp(colon, ":asc") == 0 ? 1 : strcmp(colon, ":desc") == 0 ? -1 : 2;
-    if (*dir == 2) return jp_error_set(err, JP_ERR_ARG, 0, "--sort %s: the direction is :asc or :desc", key);
+    if (*dir == 2) return jp_error_set(err, JP_ERR_ARG, 0, "sort %s: the direction is :asc or :desc", key);
     *col = find_column(t, key, n);
-    return *col < 0 ? unknown_column(t, "--sort", key, n, err) : JP_OK;
+    return *col < 0 ? unknown_column(t, "sort", key, n, err) : JP_OK;
 }
 
 static int row_matches(const jp_analysis *a, const table *t, const void *row, const regex_t *re) {
@@ -131,7 +131,7 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
     regex_t re;
     int filtering = v && v->filter && *v->filter;
     if (filtering && regcomp(&re, v->filter, REG_EXTENDED | REG_NOSUB) != 0)
-        return jp_error_set(err, JP_ERR_ARG, 0, "bad --filter regex '%s'", v->filter);
+        return jp_error_set(err, JP_ERR_ARG, 0, "bad filter regex '%s'", v->filter);
     size_t *idx = malloc((t->n_rows ? t->n_rows : 1) * sizeof *idx), *tmp = malloc((t->n_rows ? t->n_rows : 1) * sizeof *tmp);
     if (!idx || !tmp) {
         free(idx);

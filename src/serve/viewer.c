@@ -59,6 +59,7 @@ struct jp_viewer {
     uint64_t tick;              /* counts cache uses */
     last_diff diff;             /* the last /api/diff answer */
     char *cpu_peaks_file;       /* jp_load_options.cpu_peaks_file for every analysis (heap), or NULL */
+    uint64_t max_inflate;       /* jp_load_options.max_inflate for every run read, 0: the defaults */
 };
 
 /* What a run request names, once routed. */
@@ -258,7 +259,8 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const
 static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, const char *steps,
                           cached **out, int *hit, jp_error *err) {
     jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file, .has_steps = steps[0] != 0,
-                           .op_spread = 1}; /* the compare page's op noise */
+                           .op_spread = 1, /* the compare page's op noise */
+                           .max_inflate = v->max_inflate};
     if (opt.has_steps && jp_steps_parse(steps, &opt.first_step, &opt.last_step, err) != JP_OK) return JP_ERR_ARG;
     uint64_t stamp;
     int rc = jp_profile_stamp(run->path, &stamp, err);
@@ -290,7 +292,8 @@ static int cached_timeline(jp_viewer *v, const run_request *r, jp_timeline **out
     int rc = cached_profile(v, r->rel, r->run, "", "", &c, hit, err);
     if (rc != JP_OK) return rc;
     *hit = c->timeline != NULL;
-    if (!c->timeline && (rc = jp_timeline_new(&c->timeline, r->run->path, NULL, jp_profile_analysis(c->profile), err)) != JP_OK)
+    if (!c->timeline && (rc = jp_timeline_new(&c->timeline, r->run->path, NULL, v->max_inflate,
+                                               jp_profile_analysis(c->profile), err)) != JP_OK)
         return rc;
     *out = c->timeline;
     return JP_OK;
@@ -706,3 +709,5 @@ int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path) {
     v->cpu_peaks_file = copy;
     return JP_OK;
 }
+
+void jp_viewer_set_max_inflate(jp_viewer *v, uint64_t max_inflate) { v->max_inflate = max_inflate; }

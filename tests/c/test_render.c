@@ -977,7 +977,7 @@ static void cpu_report(void **state) {
     FILE *f = open_memstream(&o.text, &o.len);
     jp_error err;
     assert_int_equal(jp_render(a, JP_SECTION_REPORT, JP_FORMAT_CSV, NULL, f, &err), JP_ERR_ARG);
-    assert_string_equal(err.msg, "--csv needs a table command (ops, steps, ...)");
+    assert_string_equal(err.msg, "CSV needs a table section (ops, steps, ...)");
     assert_int_equal(fclose(f), 0);
     assert_int_equal(o.len, 0);
     free(o.text);
