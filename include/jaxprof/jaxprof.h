@@ -4,7 +4,10 @@
  * writers; their C layouts are in jaxprof_results.h, the XSpace reader in jaxprof_xspace.h, the HTTP
  * server and viewer in jaxprof_serve.h. Those three may change between releases; this one changes
  * only by additions. Thread safety is stated per function; "distinct outputs" means distinct objects
- * or files written by each thread. No function keeps global mutable state or reads the environment. */
+ * or files written by each thread. No function keeps global mutable state; configuration comes in
+ * options, never from the environment (the one getenv is a test-only fault hook, JAXPROF_TEST_FAULT,
+ * src/profile/testfault.h). Messages name options as the structs here spell them ("max_inflate",
+ * "columns"); a client maps them to its own flags. */
 #ifndef JAXPROF_H
 #define JAXPROF_H
 
