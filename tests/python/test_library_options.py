@@ -9,6 +9,7 @@ its messages name those options as callers set them; each client maps them to it
 """
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
 from pathlib import Path
@@ -91,3 +92,33 @@ def test_messages_name_the_option_as_each_client_sets_it(view: dict, python_says
     assert str(err.value).startswith(python_says) and "--" not in str(err.value)
     proc = run_jaxprof(*cli_args[:1], str(FIXTURE), *cli_args[1:])
     assert proc.returncode == 2 and proc.stderr.startswith(cli_says), proc.stderr
+
+
+def test_viewer_reads_runs_with_the_cli_limit(tmp_path: Path, launch_view) -> None:
+    """`jaxprof view --max-inflate` reaches the built-in viewer's loads (jp_viewer_set_max_inflate),
+    whose JSON errors carry the library's neutral words."""
+    from test_view import free_port  # the other viewer tests' helper
+
+    run = tmp_path / "logs" / "plugins" / "profile" / "run1"
+    run.mkdir(parents=True)
+    shutil.copy(FIXTURE, run / "h.xplane.pb.gz")
+    answers = {}
+    for limit in ("1000", "64M"):
+        port = free_port()
+        launch_view(tmp_path / "logs", "--ui", "builtin", "--port", str(port), "--max-inflate", limit)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            conn.request("GET", "/api/runs")
+            (rid,) = [r["id"] for r in json.loads(conn.getresponse().read())]
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            conn.request("GET", f"/api/run/{rid}/ops")
+            resp = conn.getresponse()
+            answers[limit] = (resp.status, json.loads(resp.read()))
+        finally:
+            conn.close()
+    status, doc = answers["1000"]
+    assert status == 500 and doc["error"].endswith(NEUTRAL_LIMIT), answers["1000"]
+    assert "h.xplane.pb.gz: gzip data at byte 638 " in doc["error"]
+    status, doc = answers["64M"]
+    assert status == 200 and doc["ops"], status
