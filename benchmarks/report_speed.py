@@ -214,7 +214,7 @@ def main() -> None:
                f"64 MB: {verdict(goals['rss'])}. CPU time (user+sys) ÷ wall time, 1 / 2 threads: "
                + ", ".join(f"{r[1]['cpu'] / r[1]['med']:.2f} / {r[2]['cpu'] / r[2]['med']:.2f}" for r in rows) + ".")
     out.append("\nWhere one thread's time goes, why two threads pay only on device-heavy files, and the next steps "
-               "toward 300 MB/s on one core: docs/design.md, \"Scale, speed and hardening\".")
+               "toward 300 MB/s on one core: docs/design.md, \"Speed: one walk over the bytes, two cores\".")
     for n in notes:
         out.append(f"\n{n}")
     if rows and rows[0]["xp"]:

@@ -1,6 +1,6 @@
-/* trace.c - jp_trace_export: walks every plane, line and event of a profile's XSpaces, lays each
- * line's events out on strictly nesting threads, adds derived rows and flow ids, and hands the
- * result to the Chrome JSON or Perfetto writer, streaming into a plain or gzip file. */
+/* trace.c - jp_trace_export: writes every row of a profile's XSpaces (their lines and derived rows,
+ * from jp_layout_walk), each laid out on strictly nesting threads, with flow ids, through the
+ * Chrome JSON or Perfetto writer, streaming into a plain or gzip file. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,30 +12,13 @@
 #include "base/map.h"
 #include "base/outfile.h"
 #include "base/text.h"
-#include "decode/xnames.h"
-#include "export/layout.h"
+#include "timeline/layout.h"
 #include "export/trace.h"
 #include "jaxprof/jaxprof_results.h"
 #include "profile/profile.h"
 
 enum { SINK_BUFFER = 1 << 20 };
 
-
-/* An event of a derived row (Steps, XLA Modules, XLA Ops). */
-typedef struct derived {
-    int64_t start_ps, end_ps;
-    jp_str name;
-    jp_trace_arg args[2];
-    size_t n_args;
-} derived;
-
-/* A thread's worth of input: a source line, or a derived row. */
-typedef struct row {
-    jp_str name;
-    const jp_line *line;   /* source line, or NULL */
-    const derived *recs;   /* derived row records, when line is NULL */
-    size_t n_recs;
-} row;
 
 /* One plane being exported. */
 typedef struct plane_ctx {
@@ -57,7 +40,7 @@ typedef struct exporter {
     jp_error *err;
     jp_trace_writer w;
     const jp_analysis *a;
-    jp_arena arena;         /* derived names, process names */
+    jp_arena arena;         /* step names, process names, unknown-metadata names */
     int64_t base_ps;        /* the first event's start: time 0 of the trace */
     int64_t *shift_ps;      /* per host: its offset on the shared time axis (in arena) */
     int64_t from_ps, to_ps; /* absolute times kept */
@@ -66,7 +49,9 @@ typedef struct exporter {
     jp_vec items;           /* jp_layout_item, for the current row */
     jp_vec args;            /* jp_trace_arg, for the current event */
     jp_vec lanes;           /* jp_vec of int64_t: open slice ends per lane */
-    jp_vec recs;            /* derived, for the current derived row */
+    const char *const *hosts; /* host names, one per XSpace */
+    uint32_t next_pid;      /* the next process id */
+    plane_ctx pc;           /* the plane being written (jp_layout_walk's) */
     jp_map flows;           /* (source, host, id in the profile) -> flow number << 2 | ends seen */
     uint32_t n_flows;       /* flow numbers given out */
     jp_map unknown;         /* metadata id -> index into unknown_names */
@@ -288,9 +273,24 @@ static int write_source_event(exporter *x, const plane_ctx *pc, const jp_line *l
     return x->w.event(&x->w, &ev) ? nomem(x) : JP_OK;
 }
 
-static int write_derived_event(exporter *x, const derived *d, const jp_layout_item *it) {
-    jp_trace_event ev = {.name = d->name, .ts_ns = it->start_ns, .dur_ns = it->end_ns - it->start_ns,
-                         .args = d->args, .n_args = d->n_args};
+/* A derived event with the args the exporter writes for it: a step's number; an XLA op's module and
+ * kernels; an XLA module execution's kernels and run id. */
+static int write_derived_event(exporter *x, int kind, const jp_layout_record *d, const jp_layout_item *it) {
+    jp_trace_event ev = {.name = d->name, .ts_ns = it->start_ns, .dur_ns = it->end_ns - it->start_ns};
+    jp_trace_arg args[2], kernels = {.name = {"kernels", 7}, .kind = JP_STAT_INT, .v.i = d->kernels};
+    if (kind == JP_LAYOUT_ROW_STEPS) {
+        args[0] = (jp_trace_arg){.name = {"step_num", 8}, .kind = JP_STAT_INT, .v.i = d->step->step_num};
+        ev.n_args = 1;
+    } else if (kind == JP_LAYOUT_ROW_XLA_OPS) {
+        args[0] = (jp_trace_arg){.name = {"hlo_module", 10}, .kind = JP_STAT_STR, .v.s = d->module};
+        args[1] = kernels;
+        ev.n_args = 2;
+    } else {
+        args[0] = kernels;
+        args[1] = (jp_trace_arg){.name = {"run_id", 6}, .kind = JP_STAT_INT, .v.i = d->run_id};
+        ev.n_args = 2;
+    }
+    ev.args = args;
     x->st->derived++;
     return x->w.event(&x->w, &ev) ? nomem(x) : JP_OK;
 }
@@ -304,7 +304,7 @@ static void ensure_process(exporter *x, plane_ctx *pc) {
 }
 
 /* The events of a row that pass the filters, as items. */
-static int collect_items(exporter *x, const plane_ctx *pc, const row *r) {
+static int collect_items(exporter *x, const plane_ctx *pc, const jp_layout_row *r) {
     x->items.n = 0;
     size_t n = r->line ? r->line->n_events : r->n_recs;
     for (size_t i = 0; i < n; i++) {
@@ -330,7 +330,7 @@ static int collect_items(exporter *x, const plane_ctx *pc, const row *r) {
 }
 
 /* Writes one row: its items on the row's thread and, for partial overlaps, extra threads. */
-static int write_row(exporter *x, plane_ctx *pc, const row *r) {
+static int write_row(exporter *x, plane_ctx *pc, const jp_layout_row *r) {
     int rc = collect_items(x, pc, r);
     if (rc || x->items.n == 0) return rc;
     jp_layout_item *items = x->items.data;
@@ -352,7 +352,8 @@ static int write_row(exporter *x, plane_ctx *pc, const row *r) {
         x->w.thread(&x->w, pc->pid, tid, thread_name, tid);
         for (size_t i = 0; i < n && rc == JP_OK; i++) {
             if (items[i].lane != lane) continue;
-            rc = r->line ? write_source_event(x, pc, r->line, &items[i]) : write_derived_event(x, &r->recs[items[i].index], &items[i]);
+            rc = r->line ? write_source_event(x, pc, r->line, &items[i])
+                         : write_derived_event(x, r->kind, &r->recs[items[i].index], &items[i]);
         }
         x->w.thread_end(&x->w);
         if (rc == JP_OK && x->w.sink->failed) /* disk full: stop now, not after the last event */
@@ -361,85 +362,10 @@ static int write_row(exporter *x, plane_ctx *pc, const row *r) {
     return rc;
 }
 
-/* ---- derived rows -------------------------------------------------------------------------------- */
-
-static derived *push_rec(exporter *x) { return jp_vec_push(&x->recs, sizeof(derived)); }
-
-/* One record per step of the analysis, named "step N": the plane's host's own steps when there
- * are several hosts. */
-static int write_steps_row(exporter *x, plane_ctx *pc) {
-    const jp_analysis *a = x->a;
-    const jp_step *steps = a->n_host_stats ? a->host_stats[pc->host].steps : a->steps;
-    size_t n = a->n_host_stats ? a->host_stats[pc->host].n_steps : a->n_steps;
-    x->recs.n = 0;
-    for (size_t i = 0; i < n; i++) {
-        const jp_step *s = &steps[i];
-        derived *d = push_rec(x);
-        char name[32];
-        int len = snprintf(name, sizeof name, "step %lld", (long long)s->step_num);
-        if (!d || !(d->name.ptr = jp_arena_strndup(&x->arena, name, (size_t)len))) return nomem(x);
-        d->name.len = (size_t)len;
-        d->start_ps = s->start_ps;
-        d->end_ps = s->start_ps + s->dur_ps;
-        d->args[0] = (jp_trace_arg){.name = {"step_num", 8}, .kind = JP_STAT_INT, .v.i = s->step_num};
-        d->n_args = 1;
-    }
-    row r = {.name = {JP_XN_LINE_STEPS, sizeof JP_XN_LINE_STEPS - 1}, .recs = x->recs.data, .n_recs = x->recs.n};
-    return write_row(x, pc, &r);
-}
-
-/* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran (merged in layout.c). */
-static int write_gpu_rows(exporter *x, plane_ctx *pc) {
-    jp_vec kernels = {0}, runs = {0};
-    int rc = jp_layout_gpu_kernels(pc->xs, pc->plane, pc->shift_ps, &kernels, x->err);
-    static const char *const names[2] = {JP_XN_LINE_XLA_MODULES, JP_XN_LINE_XLA_OPS};
-    for (int by_op = 0; rc == JP_OK && kernels.n && by_op < 2; by_op++) {
-        rc = jp_layout_merge_kernels(kernels.data, kernels.n, by_op, &runs, x->err);
-        x->recs.n = 0;
-        for (size_t i = 0; rc == JP_OK && i < runs.n; i++) {
-            const jp_layout_kernel *k = &JP_VEC_AT(&runs, jp_layout_kernel, i);
-            derived *d = push_rec(x);
-            if (!d) {
-                rc = nomem(x);
-                break;
-            }
-            *d = (derived){.start_ps = k->start_ps, .end_ps = k->end_ps, .name = by_op ? k->op : k->module, .n_args = 2};
-            jp_trace_arg count = {.name = {"kernels", 7}, .kind = JP_STAT_INT, .v.i = k->kernels};
-            if (by_op) {
-                d->args[0] = (jp_trace_arg){.name = {"hlo_module", 10}, .kind = JP_STAT_STR, .v.s = k->module};
-                d->args[1] = count;
-            } else {
-                d->args[0] = count;
-                d->args[1] = (jp_trace_arg){.name = {"run_id", 6}, .kind = JP_STAT_INT, .v.i = k->run_id};
-            }
-        }
-        row r = {.name = {names[by_op], strlen(names[by_op])}, .recs = x->recs.data, .n_recs = x->recs.n};
-        if (rc == JP_OK) rc = write_row(x, pc, &r);
-    }
-    jp_vec_free(&kernels);
-    jp_vec_free(&runs);
-    return rc;
-}
-
 /* ---- planes -------------------------------------------------------------------------------------- */
 
 static void resolve_flows(plane_ctx *pc) {
     pc->has_flows = jp_layout_flow_stats_of(pc->plane, &pc->flow);
-}
-
-static int export_plane(exporter *x, plane_ctx *pc, int steps_row) {
-    resolve_flows(pc);
-    const jp_plane *pl = pc->plane;
-    int rc = JP_OK;
-    if (steps_row && x->a->n_steps && !jp_layout_plane_has_line(pl, JP_XN_LINE_STEPS)) rc = write_steps_row(x, pc);
-    if (rc == JP_OK && jp_layout_plane_gets_gpu_rows(pl)) rc = write_gpu_rows(x, pc);
-    for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
-        const jp_line *ln = &pl->lines[l];
-        row r = {.name = ln->display_name.len ? ln->display_name : ln->name, .line = ln};
-        if (r.name.len == 0) r.name = (jp_str){"(unnamed line)", 14};
-        rc = write_row(x, pc, &r);
-    }
-    return rc;
 }
 
 static int process_name(exporter *x, plane_ctx *pc, const char *host) {
@@ -487,15 +413,22 @@ static int find_flows(exporter *x, plane_ctx *pc) {
     return JP_OK;
 }
 
-/* Every plane of every host, devices first; the Steps row goes to the devices, or to the host CPU
- * when there is no device. */
+/* jp_layout_walk's plane callback: the plane's process id, name and flow stats. */
+static int begin_plane(void *ctx, jp_xspace *xs, const jp_plane *pl, uint32_t host) {
+    exporter *x = ctx;
+    x->pc = (plane_ctx){.xs = xs, .plane = pl, .host = host, .shift_ps = x->shift_ps[host], .pid = x->next_pid++};
+    resolve_flows(&x->pc);
+    return process_name(x, &x->pc, x->hosts[host]);
+}
+
+static int write_layout_row(void *ctx, const jp_layout_row *r) {
+    exporter *x = ctx;
+    return write_row(x, &x->pc, r);
+}
+
+/* Every plane of every host, devices first, each with its rows (jp_layout_walk); the flows are
+ * found first, so that only those with both ends written get ids. */
 static int export_all(exporter *x, jp_xspace *const *xs, const char *const *hosts, size_t n_hosts) {
-    int any_device = 0;
-    for (size_t h = 0; h < n_hosts; h++) {
-        size_t n;
-        const jp_plane *planes = jp_xspace_planes(xs[h], &n);
-        for (size_t p = 0; p < n; p++) any_device |= jp_layout_plane_rank(&planes[p]) == 0;
-    }
     int rc = JP_OK;
     for (size_t h = 0; rc == JP_OK && h < n_hosts; h++) {
         size_t n;
@@ -506,20 +439,10 @@ static int export_all(exporter *x, jp_xspace *const *xs, const char *const *host
             rc = find_flows(x, &pc);
         }
     }
-    uint32_t pid = 1;
-    for (size_t h = 0; rc == JP_OK && h < n_hosts; h++) {
-        size_t n;
-        const jp_plane *planes = jp_xspace_planes(xs[h], &n);
-        for (int rank = 0; rank < 3; rank++)
-            for (size_t p = 0; rc == JP_OK && p < n; p++) {
-                if (jp_layout_plane_rank(&planes[p]) != rank) continue;
-                plane_ctx pc = {.xs = xs[h], .plane = &planes[p], .host = (uint32_t)h, .shift_ps = x->shift_ps[h],
-                                .pid = pid++};
-                rc = process_name(x, &pc, hosts[h]);
-                if (rc == JP_OK) rc = export_plane(x, &pc, any_device ? rank == 0 : rank == 1);
-            }
-    }
-    return rc;
+    x->hosts = hosts;
+    x->next_pid = 1;
+    jp_layout_walker w = {begin_plane, write_layout_row, x};
+    return rc == JP_OK ? jp_layout_walk(xs, n_hosts, x->shift_ps, x->a, &x->arena, &w, x->err) : rc;
 }
 
 /* ---- the entry point ----------------------------------------------------------------------------- */
@@ -586,7 +509,7 @@ int jp_trace_export(const char *path, const char *out_path, const jp_trace_optio
     }
     for (size_t i = 0; i < xs.n; i++) jp_xspace_close(JP_VEC_AT(&xs, jp_xspace *, i));
     jp_vec_free(&xs), jp_vec_free(&names), jp_vec_free(&hosts);
-    jp_vec_free(&x.items), jp_vec_free(&x.args), jp_vec_free(&x.recs);
+    jp_vec_free(&x.items), jp_vec_free(&x.args);
     jp_map_deinit(&x.flows);
     jp_map_deinit(&x.unknown), jp_vec_free(&x.unknown_names);
     jp_layout_lanes_free(&x.lanes);

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
-#include "serve/timeline.h"
+#include "timeline/timeline.h"
 #include "serve/assets.h"
 #include "jaxprof/jaxprof_serve.h"
 

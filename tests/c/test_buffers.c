@@ -1,4 +1,4 @@
-/* test_buffers.c - memory at the peak: the BufferAssignmentProto decoder (src/model/hlo_buffers.c)
+/* test_buffers.c - memory at the peak: the BufferAssignmentProto decoder (src/decode/hlo_buffers.c)
  * and the walk over the heap trace (src/analyses/buffers.c), on hand-built HloProtos and on real
  * captures checked against XProf 2.24.2's memory viewer. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_hlo.c - the HloProto decoder (src/model/hlo.c, hlo_cost.c): Python stacks from the
+/* test_hlo.c - the HloProto decoder (src/decode/hlo.c, hlo_cost.c): Python stacks from the
  * stack_frame_index, the source-line rule, FLOPs and bytes, and hostile frame indexes. */
 #include <setjmp.h>
 #include <stdarg.h>

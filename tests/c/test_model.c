@@ -11,7 +11,7 @@
 
 #include "base/map.h"
 #include "decode/xnames.h"
-#include "export/layout.h"
+#include "timeline/layout.h"
 #include "model/model.h"
 #include "pbwrite.h"
 #include "real_captures.h"

@@ -1,7 +1,8 @@
 /* test_timeline.c - the viewer's timeline index under ASan/UBSan: a window holds every event the
  * exporter writes (derived rows included), range totals add up across a split and equal the whole
  * profile's, every event has details, and bad input (every 61st prefix, 300 byte flips) ends in a
- * clean error naming the file, or in an index whose every query answers. */
+ * clean error naming the file, or in an index whose every query answers; and the rows both the
+ * exporter and the index lay out (jp_layout_walk): order, derived rows, their records. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "serve/timeline.h"
+#include "base/arena.h"
+#include "decode/xnames.h"
+#include "profile/profile.h"
+#include "real_captures.h"
+#include "timeline/layout.h"
+#include "timeline/timeline.h"
 
 #ifndef JP_TEST_DATA
 #define JP_TEST_DATA "tests/data"
@@ -255,6 +261,129 @@ static void test_long_host_names(void **state) {
     free(raw);
 }
 
+/* ---- jp_layout_walk: the rows both outputs lay out ------------------------------------------------ */
+
+/* What a walk saw. */
+typedef struct walk_log {
+    int last_rank;            /* jp_layout_plane_rank of the plane being walked */
+    int rank_went_back;       /* 1 when a plane of a lower rank came after a higher one */
+    const jp_plane *plane;    /* the plane being walked */
+    int kinds_in_plane;       /* bit k: a row of kind k seen on that plane */
+    int derived_after_line;   /* 1 when a derived row followed a line of its plane */
+    int modules_after_ops;    /* 1 when an XLA Modules row followed the XLA Ops row */
+    long long steps_rows, xla_rows, lines, records, kernels;
+    char first_step[32];      /* the first step record's name */
+} walk_log;
+
+static int log_plane(void *ctx, jp_xspace *xs, const jp_plane *pl, uint32_t host) {
+    walk_log *w = ctx;
+    (void)xs, (void)host;
+    int rank = jp_layout_plane_rank(pl);
+    if (rank < w->last_rank) w->rank_went_back = 1;
+    w->last_rank = rank;
+    w->plane = pl;
+    w->kinds_in_plane = 0;
+    return JP_OK;
+}
+
+static int log_row(void *ctx, const jp_layout_row *r) {
+    walk_log *w = ctx;
+    assert_ptr_equal(r->plane, w->plane); /* a plane's rows follow its plane callback */
+    if (r->kind != JP_LAYOUT_ROW_LINE && (w->kinds_in_plane & 1 << JP_LAYOUT_ROW_LINE)) w->derived_after_line = 1;
+    if (r->kind == JP_LAYOUT_ROW_XLA_MODULES && (w->kinds_in_plane & 1 << JP_LAYOUT_ROW_XLA_OPS)) w->modules_after_ops = 1;
+    w->kinds_in_plane |= 1 << r->kind;
+    if (r->kind == JP_LAYOUT_ROW_LINE) {
+        assert_non_null(r->line);
+        assert_int_equal(r->n_recs, 0);
+        assert_true(r->name.len > 0);
+        w->lines++;
+        return JP_OK;
+    }
+    assert_null(r->line);
+    w->records += (long long)r->n_recs;
+    if (r->kind == JP_LAYOUT_ROW_STEPS) {
+        assert_true(jp_str_eq(r->name, JP_XN_LINE_STEPS));
+        w->steps_rows++;
+        for (size_t i = 0; i < r->n_recs; i++) {
+            const jp_layout_record *rec = &r->recs[i];
+            assert_non_null(rec->step);
+            assert_int_equal(rec->start_ps, rec->step->start_ps);
+            assert_int_equal(rec->end_ps, rec->step->start_ps + rec->step->dur_ps);
+            char want[32];
+            snprintf(want, sizeof want, "step %lld", (long long)rec->step->step_num);
+            assert_true(jp_str_eq(rec->name, want));
+            if (!w->first_step[0]) snprintf(w->first_step, sizeof w->first_step, "%s", want);
+        }
+        return JP_OK;
+    }
+    assert_true(jp_str_eq(r->name, r->kind == JP_LAYOUT_ROW_XLA_OPS ? JP_XN_LINE_XLA_OPS : JP_XN_LINE_XLA_MODULES));
+    w->xla_rows++;
+    for (size_t i = 0; i < r->n_recs; i++) {
+        assert_true(r->recs[i].kernels >= 1);
+        assert_true(r->recs[i].end_ps >= r->recs[i].start_ps);
+        if (r->kind == JP_LAYOUT_ROW_XLA_OPS) w->kernels += r->recs[i].kernels;
+    }
+    return JP_OK;
+}
+
+/* Walks one capture's rows; checks the order and that the exporter wrote exactly the derived
+ * events the walk made (its `derived` count) and the index holds them too. */
+static walk_log walk_capture(const char *path) {
+    jp_error err;
+    jp_arena arena;
+    jp_arena_init(&arena, 0);
+    jp_vec xs = {0}, files = {0}, hosts = {0};
+    assert_int_equal(jp_layout_open_hosts(path, NULL, 0, &arena, &xs, &files, &hosts, &err), JP_OK);
+    jp_profile *prof;
+    assert_int_equal(jp_profile_from_xspaces(&prof, xs.data, files.data, xs.n, path, NULL, &err), JP_OK);
+    int64_t *shift;
+    assert_int_equal(jp_layout_host_shifts(xs.data, files.data, xs.n, jp_profile_analysis(prof), &arena, &shift, &err),
+                     JP_OK);
+    walk_log w = {0};
+    jp_layout_walker walker = {log_plane, log_row, &w};
+    assert_int_equal(jp_layout_walk(xs.data, xs.n, shift, jp_profile_analysis(prof), &arena, &walker, &err), JP_OK);
+    assert_false(w.rank_went_back);      /* devices, then /host:CPU, then the rest */
+    assert_false(w.derived_after_line);  /* a plane's derived rows come before its lines */
+    assert_false(w.modules_after_ops);   /* XLA Modules, then XLA Ops */
+    jp_profile_free(prof);
+    for (size_t i = 0; i < xs.n; i++) jp_xspace_close(JP_VEC_AT(&xs, jp_xspace *, i));
+    jp_vec_free(&xs), jp_vec_free(&files), jp_vec_free(&hosts);
+    jp_arena_deinit(&arena);
+
+    char out[1100];
+    snprintf(out, sizeof out, "%s/walk.json", tmpdir);
+    jp_trace_stats st;
+    assert_int_equal(jp_trace_export(path, out, NULL, &st, &err), JP_OK);
+    unlink(out);
+    jp_timeline *tl;
+    assert_int_equal(jp_timeline_new(&tl, path, NULL, 0, NULL, &err), JP_OK);
+    assert_int_equal(st.derived, w.records); /* nothing cut: every record is written */
+    assert_int_equal(jp_timeline_event_count(tl), st.events_out + st.derived);
+    jp_timeline_free(tl);
+    return w;
+}
+
+static void test_layout_rows_cpu(void **state) {
+    (void)state;
+    walk_log w = walk_capture(FIXTURE);
+    assert_int_equal(w.steps_rows, 1); /* no device: the Steps row goes to /host:CPU */
+    assert_int_equal(w.records, 3);   /* three steps */
+    assert_string_equal(w.first_step, "step 0"); /* the fixture numbers its steps from 0 */
+    assert_int_equal(w.xla_rows, 0);
+    assert_true(w.lines > 0);
+}
+
+static void test_layout_rows_gpu(void **state) {
+    (void)state;
+    REQUIRE_REAL_CAPTURES();
+    char path[1024];
+    walk_log w = walk_capture(real_capture(path, sizeof path, "mi300_jax08_gemm.xplane.pb.gz"));
+    assert_int_equal(w.xla_rows, 2);   /* one GPU: its XLA Modules and XLA Ops rows */
+    assert_true(w.kernels > 0);
+    w = walk_capture(real_capture(path, sizeof path, "jax_tpu_v6e_4core_inference.xplane.pb.gz"));
+    assert_int_equal(w.xla_rows, 0);   /* a TPU writes its own XLA rows */
+}
+
 int main(void) {
     const char *dir = getenv("TEST_TMPDIR");
     snprintf(tmpdir, sizeof tmpdir, "%s", dir && *dir ? dir : "/tmp");
@@ -264,6 +393,8 @@ int main(void) {
         cmocka_unit_test(test_every_event_has_details),
         cmocka_unit_test(test_bad_input_fails_cleanly),
         cmocka_unit_test(test_long_host_names),
+        cmocka_unit_test(test_layout_rows_cpu),
+        cmocka_unit_test(test_layout_rows_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

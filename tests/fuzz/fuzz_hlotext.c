@@ -25,7 +25,7 @@
 
 #include "../c/pbwrite.h"
 #include "analyses/analyses.h"
-#include "model/hlo_ir.h"
+#include "decode/hlo_ir.h"
 #include "model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

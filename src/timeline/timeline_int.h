@@ -1,14 +1,15 @@
 /* timeline_int.h - the layout of the viewer's timeline index, shared by its builder (timeline.c),
  * its window and range queries (timeline_query.c) and its event details (timeline_event.c)
- * (internal to serve/). */
-#ifndef JP_OUTPUTS_TIMELINE_INT_H
-#define JP_OUTPUTS_TIMELINE_INT_H
+ * (internal to timeline/). */
+#ifndef JP_TIMELINE_TIMELINE_INT_H
+#define JP_TIMELINE_TIMELINE_INT_H
 
 #include <regex.h>
 
 #include "base/vec.h"
-#include "model/model.h"
-#include "serve/timeline.h"
+#include "decode/hlo.h"
+#include "timeline/layout.h"
+#include "timeline/timeline.h"
 
 enum {
     TL_NAME_MAX_LEN = 200 /* bytes of a line or plane name kept in a track name */
@@ -25,24 +26,6 @@ typedef struct tl_level {
     size_t first;          /* track-wide index of the first of them (depth-major numbering) */
 } tl_level;
 
-/* What a track's events come from. */
-typedef enum tl_kind {
-    TL_SOURCE = 0, /* a line of the xplane (or one of its overlap lanes) */
-    TL_STEPS,      /* derived: the analysis' steps, as `jaxprof export` writes them */
-    TL_XLA_OPS,    /* derived: a GPU's kernels merged per consecutive HLO op */
-    TL_XLA_MODULES /* derived: the same merged per module execution */
-} tl_kind;
-
-/* One event of a derived row. */
-typedef struct tl_record {
-    int64_t start_ps, end_ps; /* on the shared time axis (profile time plus the host's shift) */
-    jp_str name;              /* "step 3", the op or the module */
-    jp_str module;            /* XLA Ops: the op's module */
-    int64_t run_id;           /* XLA Modules: the execution */
-    int64_t kernels;          /* XLA rows: kernels merged into it */
-    const jp_step *step;      /* Steps: the step (an arena copy of the analysis') */
-} tl_record;
-
 /* One thread of the layout: a line, one of its overlap lanes, or a derived row. */
 typedef struct tl_track {
     const char *process;   /* plane name; "host: plane" when there are several hosts */
@@ -50,8 +33,8 @@ typedef struct tl_track {
     jp_xspace *xs;         /* the xplane its events come from */
     const jp_plane *plane; /* their plane, for metadata and stats */
     const jp_line *line;   /* their line; NULL for a derived row */
-    const tl_record *recs; /* a derived row's records (arena), else NULL */
-    int kind;              /* tl_kind */
+    const jp_layout_record *recs; /* a derived row's records (arena; a step's copied too), else NULL */
+    int kind;              /* jp_layout_row_kind: a line (or one of its overlap lanes) or a derived row */
     uint32_t host;         /* index into jp_timeline.hosts */
     tl_level *levels;      /* by depth, 0 outermost */
     uint32_t n_levels;     /* depths used */
@@ -95,17 +78,9 @@ struct jp_timeline {
     int have_library;      /* 1 once `library` is compiled */
 };
 
-/* First index of lv whose event ends at or after t (ends are sorted: a level's events are disjoint). */
-size_t jp_timeline_first_ending_from(const tl_level *lv, int64_t t);
-/* First index of lv in [lo, hi) whose event starts at or after t, else hi. */
-size_t jp_timeline_first_starting_from(const tl_level *lv, size_t lo, size_t hi, int64_t t);
-/* Busy time of lv's events i..hi) before time t: their durations up to t. */
-int64_t jp_timeline_busy_before(const tl_level *lv, size_t lo, size_t hi, int64_t t);
 /* Self time of event i of level d of t: its duration minus its children's (level d + 1 inside it). */
 int64_t jp_timeline_self_ns(const tl_track *t, uint32_t d, size_t i);
 /* The depth of a track's event, from its track-wide index (depth-major numbering). */
 uint32_t jp_timeline_depth_of(const tl_track *t, size_t index);
-/* Marks the hosts whose name contains host (all for NULL or ""); JP_ERR_NOT_FOUND for none. */
-int jp_timeline_select_hosts(const jp_timeline *tl, const char *host, uint8_t *host_on, jp_error *err);
 
 #endif

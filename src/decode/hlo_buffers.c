@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "model/hlo_ir.h"
+#include "decode/hlo_ir.h"
 
 enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     BA_BUFFERS = 1, BA_ALLOCATIONS = 3, BA_TRACES = 4,

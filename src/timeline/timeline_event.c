@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/result_names.h"
 #include "base/error.h"
 #include "base/json.h"
-#include "export/layout.h"
-#include "serve/timeline_int.h"
+#include "timeline/layout.h"
+#include "timeline/timeline_int.h"
 
 /* A program id: libtpu's are unsigned 64-bit hashes, so ids compare as their bits. */
 typedef struct prog_id {
@@ -87,8 +88,8 @@ static int write_source_args(const tl_track *t, uint32_t src, hlo_ref *ref, FILE
 /* A derived event's args: what the exporter writes for it, and a step's breakdown. A step also
  * names when the host issued it (its marker or dispatch), on the timeline's axis: the box itself
  * runs to the end of the step's device work, so in an asynchronous loop it lies after its marker. */
-static void write_derived_args(const tl_record *r, int kind, int64_t base_ps, hlo_ref *ref, FILE *out) {
-    if (kind == TL_STEPS) {
+static void write_derived_args(const jp_layout_record *r, int kind, int64_t base_ps, hlo_ref *ref, FILE *out) {
+    if (kind == JP_LAYOUT_ROW_STEPS) {
         const jp_step *s = r->step;
         fprintf(out, "\"step_num\":%lld,\"ops\":%llu,\"compiles\":%u,\"flops\":%.17g", (long long)s->step_num,
                 (unsigned long long)s->n_ops, s->n_compiles, s->flops);
@@ -97,7 +98,7 @@ static void write_derived_args(const tl_record *r, int kind, int64_t base_ps, hl
                     (double)jp_layout_ns(base_ps, s->host_start_ps) / 1e3, (double)s->host_dur_ps / 1e6);
         fprintf(out, ",\"no_device_work\":%s", s->no_device_work ? "true" : "false");
         for (int p = 0; p < JP_PART_COUNT; p++) fprintf(out, ",\"%s_us\":%.3f", jp_part_name(p), (double)s->part_ps[p] / 1e6);
-    } else if (kind == TL_XLA_OPS) {
+    } else if (kind == JP_LAYOUT_ROW_XLA_OPS) {
         fputs("\"hlo_module\":", out);
         jp_json_fput_str(out, r->module.ptr, r->module.len);
         fprintf(out, ",\"kernels\":%lld", (long long)r->kernels);

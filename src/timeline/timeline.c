@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/map.h"
 #include "base/text.h"
-#include "decode/xnames.h"
-#include "export/layout.h"
-#include "serve/timeline_int.h"
+#include "timeline/layout.h"
+#include "timeline/timeline_int.h"
 #include "profile/profile.h"
 
 /* Scratch while the index is built. */
@@ -18,27 +18,16 @@ typedef struct builder {
     const jp_analysis *a;  /* the analysis of the same files: steps */
     jp_vec items;          /* jp_layout_item (tag: name index), for the current row */
     jp_vec lanes;          /* jp_vec of int64_t: open slice ends per lane */
-    jp_vec recs;           /* tl_record, for the current derived row */
     jp_map names;          /* (plane serial, metadata id) or (0, interned name) -> name index */
     uint32_t plane_serial; /* distinguishes planes in `names` */
     uint32_t host;         /* index of the xplane being indexed */
+    const char *process;   /* the process name of the plane being indexed (arena) */
     int64_t *shift_ps;     /* per xplane: its host's offset on the shared time axis */
     jp_layout_flow_stats flow; /* the current plane's flow stats */
     int plane_flows;       /* 1 when the current plane may hold flow ends */
     jp_map flow_ids;       /* (source, host, id) -> index into pending */
     jp_vec pending;        /* pending_flow: every flow seen, complete or not */
 } builder;
-
-/* A row being indexed: a line of the xplane, or a derived row's records. */
-typedef struct row_src {
-    jp_xspace *xs;         /* its xplane */
-    const jp_plane *plane; /* its plane */
-    const jp_line *line;   /* the line, or NULL */
-    const tl_record *recs; /* the derived records (arena), when line is NULL */
-    size_t n_recs;         /* how many */
-    jp_str name;           /* the thread name */
-    int kind;              /* tl_kind */
-} row_src;
 
 /* A flow while the index is built; `seen` has bit 0 once its start is known, bit 1 its end. */
 typedef struct pending_flow {
@@ -91,7 +80,7 @@ static int name_of_text(builder *b, jp_str s, uint32_t *out) {
 
 /* ---- rows to tracks ----------------------------------------------------------------------------- */
 
-static int collect_line(builder *b, const row_src *r) {
+static int collect_line(builder *b, const jp_layout_row *r) {
     const jp_line *ln = r->line;
     for (size_t i = 0; i < ln->n_events; i++) {
         int64_t start = 0, dur = 0;
@@ -109,9 +98,9 @@ static int collect_line(builder *b, const row_src *r) {
 }
 
 /* A derived row's records are on the shared axis already (the analysis', or shifted when read). */
-static int collect_records(builder *b, const row_src *r) {
+static int collect_records(builder *b, const jp_layout_row *r) {
     for (size_t i = 0; i < r->n_recs; i++) {
-        const tl_record *rec = &r->recs[i];
+        const jp_layout_record *rec = &r->recs[i];
         jp_layout_item *it = jp_vec_push(&b->items, sizeof *it);
         if (!it) return nomem(b->err);
         *it = (jp_layout_item){.start_ns = jp_layout_ns(b->tl->base_ps, rec->start_ps),
@@ -204,7 +193,7 @@ static int fill_track(builder *b, tl_track *t, const jp_layout_item *items, size
 }
 
 /* Indexes one row: its events laid out on lanes, one track per lane. */
-static int index_row(builder *b, const row_src *r, const char *process) {
+static int index_row(builder *b, const jp_layout_row *r, const char *process) {
     b->items.n = 0;
     size_t n_in = r->line ? r->line->n_events : r->n_recs;
     if (n_in > UINT32_MAX) return jp_error_set(b->err, JP_ERR_LIMIT, 0, "a line holds over 2^32 events");
@@ -231,62 +220,30 @@ static int index_row(builder *b, const row_src *r, const char *process) {
     return rc;
 }
 
-/* ---- derived rows, as the exporter writes them (trace.c) ------------------------------------------ */
+/* ---- rows (jp_layout_walk) ---------------------------------------------------------------------- */
 
-/* Copies the builder's records into the arena for a derived row of the current plane and indexes it. */
-static int index_records(builder *b, jp_xspace *xs, const jp_plane *pl, const char *name, int kind, const char *process) {
-    if (b->recs.n == 0) return JP_OK;
-    tl_record *recs = jp_arena_alloc(&b->tl->arena, b->recs.n * sizeof *recs);
-    if (!recs) return nomem(b->err);
-    memcpy(recs, b->recs.data, b->recs.n * sizeof *recs);
-    row_src r = {.xs = xs, .plane = pl, .recs = recs, .n_recs = b->recs.n, .name = {name, strlen(name)}, .kind = kind};
-    return index_row(b, &r, process);
+/* A derived row's records, and the steps they name, copied into the arena: the tracks keep them,
+ * and the analysis is borrowed for the build only. */
+static int keep_records(builder *b, jp_layout_row *r) {
+    jp_layout_record *recs = jp_arena_alloc(&b->tl->arena, r->n_recs * sizeof *recs);
+    jp_step *steps = r->kind == JP_LAYOUT_ROW_STEPS ? jp_arena_alloc(&b->tl->arena, r->n_recs * sizeof *steps) : NULL;
+    if (!recs || (r->kind == JP_LAYOUT_ROW_STEPS && !steps)) return nomem(b->err);
+    memcpy(recs, r->recs, r->n_recs * sizeof *recs);
+    for (size_t i = 0; steps && i < r->n_recs; i++) {
+        steps[i] = *recs[i].step;
+        recs[i].step = &steps[i];
+    }
+    r->recs = recs;
+    return JP_OK;
 }
 
-/* One record per step of the analysis, named "step N": the host's own steps when there are several. */
-static int steps_row(builder *b, jp_xspace *xs, const jp_plane *pl, const char *process) {
-    const jp_analysis *a = b->a;
-    const jp_step *steps = a->n_host_stats ? a->host_stats[b->host].steps : a->steps;
-    size_t n = a->n_host_stats ? a->host_stats[b->host].n_steps : a->n_steps;
-    jp_step *copy = jp_arena_alloc(&b->tl->arena, (n ? n : 1) * sizeof *copy);
-    if (!copy) return nomem(b->err);
-    if (n) memcpy(copy, steps, n * sizeof *copy);
-    b->recs.n = 0;
-    for (size_t i = 0; i < n; i++) {
-        tl_record *r = jp_vec_push(&b->recs, sizeof *r);
-        char name[32];
-        int len = snprintf(name, sizeof name, "step %lld", (long long)steps[i].step_num);
-        const char *kept = r ? jp_intern_str(&b->tl->intern, name, (size_t)len) : NULL;
-        if (!kept) return nomem(b->err);
-        *r = (tl_record){.start_ps = steps[i].start_ps, .end_ps = steps[i].start_ps + steps[i].dur_ps,
-                         .name = {kept, (size_t)len}, .step = &copy[i]};
-    }
-    return index_records(b, xs, pl, JP_XN_LINE_STEPS, TL_STEPS, process);
-}
-
-/* XLA Modules and XLA Ops rows of a GPU, from the kernels its streams ran (merged in layout.c). */
-static int gpu_rows(builder *b, jp_xspace *xs, const jp_plane *pl, const char *process) {
-    jp_vec kernels = {0}, runs = {0};
-    int rc = jp_layout_gpu_kernels(xs, pl, b->shift_ps[b->host], &kernels, b->err);
-    static const char *const names[2] = {JP_XN_LINE_XLA_MODULES, JP_XN_LINE_XLA_OPS};
-    for (int by_op = 0; rc == JP_OK && kernels.n && by_op < 2; by_op++) {
-        rc = jp_layout_merge_kernels(kernels.data, kernels.n, by_op, &runs, b->err);
-        b->recs.n = 0;
-        for (size_t i = 0; rc == JP_OK && i < runs.n; i++) {
-            const jp_layout_kernel *k = &JP_VEC_AT(&runs, jp_layout_kernel, i);
-            tl_record *r = jp_vec_push(&b->recs, sizeof *r);
-            if (!r) {
-                rc = nomem(b->err);
-                break;
-            }
-            *r = (tl_record){.start_ps = k->start_ps, .end_ps = k->end_ps, .name = by_op ? k->op : k->module,
-                             .module = k->module, .run_id = k->run_id, .kernels = k->kernels};
-        }
-        if (rc == JP_OK) rc = index_records(b, xs, pl, names[by_op], by_op ? TL_XLA_OPS : TL_XLA_MODULES, process);
-    }
-    jp_vec_free(&kernels);
-    jp_vec_free(&runs);
-    return rc;
+static int index_layout_row(void *ctx, const jp_layout_row *r) {
+    builder *b = ctx;
+    if (r->line) return index_row(b, r, b->process);
+    if (r->n_recs == 0) return JP_OK;
+    jp_layout_row kept = *r;
+    int rc = keep_records(b, &kept);
+    return rc ? rc : index_row(b, &kept, b->process);
 }
 
 /* ---- planes and hosts ------------------------------------------------------------------------------ */
@@ -305,23 +262,16 @@ static const char *process_name(builder *b, const jp_plane *pl, const char *host
     return jp_arena_strndup(&b->tl->arena, name.buf, name.len);
 }
 
-/* A plane's rows in the exporter's order: its Steps row (with_steps), its GPU rows, its lines. */
-static int index_plane(builder *b, jp_xspace *xs, const jp_plane *pl, const char *host, int with_steps) {
-    const char *process = process_name(b, pl, host);
-    if (!process) return nomem(b->err);
+/* jp_layout_walk's plane callback: the plane's process name, name serial and flow stats. */
+static int begin_plane(void *ctx, jp_xspace *xs, const jp_plane *pl, uint32_t host) {
+    builder *b = ctx;
+    (void)xs;
+    b->host = host;
+    b->process = process_name(b, pl, JP_VEC_AT(&b->tl->hosts, const char *, host));
+    if (!b->process) return nomem(b->err);
     b->plane_serial++;
     b->plane_flows = jp_layout_flow_stats_of(pl, &b->flow);
-    int rc = JP_OK;
-    if (with_steps && b->a->n_steps && !jp_layout_plane_has_line(pl, JP_XN_LINE_STEPS)) rc = steps_row(b, xs, pl, process);
-    if (rc == JP_OK && jp_layout_plane_gets_gpu_rows(pl))
-        rc = gpu_rows(b, xs, pl, process);
-    for (size_t l = 0; rc == JP_OK && l < pl->n_lines; l++) {
-        const jp_line *ln = &pl->lines[l];
-        row_src r = {.xs = xs, .plane = pl, .line = ln, .name = ln->display_name.len ? ln->display_name : ln->name};
-        if (r.name.len == 0) r.name = (jp_str){"(unnamed line)", 14};
-        rc = index_row(b, &r, process);
-    }
-    return rc;
+    return JP_OK;
 }
 
 /* ---- flows --------------------------------------------------------------------------------------- */
@@ -370,33 +320,15 @@ static int finish_flows(builder *b) {
     return JP_OK;
 }
 
-/* 1 when any host has a device plane: the Steps rows then go to the devices, else to /host:CPU. */
-static int any_device(const jp_timeline *tl) {
-    for (size_t h = 0; h < tl->xs.n; h++) {
-        size_t n;
-        const jp_plane *planes = jp_xspace_planes(JP_VEC_AT(&tl->xs, jp_xspace *, h), &n);
-        for (size_t p = 0; p < n; p++)
-            if (jp_layout_plane_rank(&planes[p]) == 0) return 1;
-    }
-    return 0;
-}
-
+/* Every plane's rows in the exporter's order (jp_layout_walk), then the flows. */
 static int index_all(builder *b, const jp_vec *files) {
     jp_xspace *const *all = b->tl->xs.data;
     int rc = jp_layout_host_shifts(all, files->data, files->n, b->a, &b->tl->arena, &b->shift_ps, b->err);
     if (rc == JP_OK) rc = jp_layout_origin(all, b->tl->xs.n, b->shift_ps, b->err, &b->tl->base_ps);
-    int devices = any_device(b->tl);
-    for (size_t h = 0; rc == JP_OK && h < b->tl->xs.n; h++) {
-        jp_xspace *xs = JP_VEC_AT(&b->tl->xs, jp_xspace *, h);
-        size_t n;
-        const jp_plane *planes = jp_xspace_planes(xs, &n);
-        b->host = (uint32_t)h;
-        for (int rank = 0; rank < 3; rank++)
-            for (size_t p = 0; rc == JP_OK && p < n; p++)
-                if (jp_layout_plane_rank(&planes[p]) == rank)
-                    rc = index_plane(b, xs, &planes[p], JP_VEC_AT(&b->tl->hosts, const char *, h),
-                                     devices ? rank == 0 : rank == 1);
-        if (rc) jp_error_prefix(b->err, rc, JP_VEC_AT(files, const char *, h)); /* a bad stat or time: whose file */
+    jp_layout_walker w = {begin_plane, index_layout_row, b};
+    if (rc == JP_OK) {
+        rc = jp_layout_walk(all, b->tl->xs.n, b->shift_ps, b->a, &b->tl->arena, &w, b->err);
+        if (rc) jp_error_prefix(b->err, rc, JP_VEC_AT(files, const char *, b->host)); /* a bad stat or time: whose file */
     }
     return rc == JP_OK ? finish_flows(b) : rc;
 }
@@ -431,7 +363,7 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, uint6
     builder b = {.tl = tl, .err = err, .a = a};
     int rc = build(&b, path, host, max_inflate);
     jp_layout_lanes_free(&b.lanes);
-    jp_vec_free(&b.items), jp_vec_free(&b.recs), jp_vec_free(&b.pending);
+    jp_vec_free(&b.items), jp_vec_free(&b.pending);
     jp_map_deinit(&b.names), jp_map_deinit(&b.flow_ids);
     if (rc != JP_OK) {
         jp_timeline_free(tl);
@@ -455,4 +387,3 @@ void jp_timeline_free(jp_timeline *tl) {
 uint64_t jp_timeline_event_count(const jp_timeline *tl) { return tl ? tl->n_events : 0; }
 size_t jp_timeline_track_count(const jp_timeline *tl) { return tl ? tl->tracks.n : 0; }
 int64_t jp_timeline_end_ns(const jp_timeline *tl) { return tl ? tl->end_ns : 0; }
-size_t jp_timeline_flow_count(const jp_timeline *tl) { return tl ? tl->n_flows : 0; }

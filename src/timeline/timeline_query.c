@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
-#include "serve/timeline_int.h"
+#include "timeline/timeline_int.h"
 
 enum {
     DEFAULT_CAP = 20000,   /* entries in a window answer when the query names no cap */
@@ -19,7 +19,8 @@ enum {
 
 /* ---- levels ------------------------------------------------------------------------------------- */
 
-size_t jp_timeline_first_ending_from(const tl_level *lv, int64_t t) {
+/* First index of lv whose event ends at or after t (ends are sorted: a level's events are disjoint). */
+static size_t first_ending_from(const tl_level *lv, int64_t t) {
     size_t lo = 0, hi = lv->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -29,7 +30,8 @@ size_t jp_timeline_first_ending_from(const tl_level *lv, int64_t t) {
     return lo;
 }
 
-size_t jp_timeline_first_starting_from(const tl_level *lv, size_t lo, size_t hi, int64_t t) {
+/* First index of lv in [lo, hi) whose event starts at or after t, else hi. */
+static size_t first_starting_from(const tl_level *lv, size_t lo, size_t hi, int64_t t) {
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (lv->start_ns[mid] < t) lo = mid + 1;
@@ -41,7 +43,7 @@ size_t jp_timeline_first_starting_from(const tl_level *lv, size_t lo, size_t hi,
 /* Busy time of the level's events [0, p) up to t, where p is the first of [lo, hi) starting at or
  * after t (so *hint can carry p to the next, later t). */
 static int64_t busy_until(const tl_level *lv, size_t *hint, size_t hi, int64_t t) {
-    size_t p = jp_timeline_first_starting_from(lv, *hint, hi, t);
+    size_t p = first_starting_from(lv, *hint, hi, t);
     *hint = p;
     int64_t busy = lv->busy_before[p];
     if (p > 0) {
@@ -51,17 +53,12 @@ static int64_t busy_until(const tl_level *lv, size_t *hint, size_t hi, int64_t t
     return busy;
 }
 
-int64_t jp_timeline_busy_before(const tl_level *lv, size_t lo, size_t hi, int64_t t) {
-    size_t p = lo;
-    return busy_until(lv, &p, hi, t) - lv->busy_before[lo];
-}
-
 int64_t jp_timeline_self_ns(const tl_track *t, uint32_t d, size_t i) {
     const tl_level *lv = &t->levels[d];
     if (d + 1 >= t->n_levels) return lv->dur_ns[i];
     const tl_level *c = &t->levels[d + 1];
-    size_t a = jp_timeline_first_starting_from(c, 0, c->n, lv->start_ns[i]);
-    size_t b = jp_timeline_first_starting_from(c, a, c->n, lv->start_ns[i] + lv->dur_ns[i]);
+    size_t a = first_starting_from(c, 0, c->n, lv->start_ns[i]);
+    size_t b = first_starting_from(c, a, c->n, lv->start_ns[i] + lv->dur_ns[i]);
     return lv->dur_ns[i] - (c->busy_before[b] - c->busy_before[a]);
 }
 
@@ -71,7 +68,8 @@ uint32_t jp_timeline_depth_of(const tl_track *t, size_t index) {
     return d;
 }
 
-int jp_timeline_select_hosts(const jp_timeline *tl, const char *host, uint8_t *host_on, jp_error *err) {
+/* Marks the hosts whose name contains host (all for NULL or ""); JP_ERR_NOT_FOUND for none. */
+static int select_hosts(const jp_timeline *tl, const char *host, uint8_t *host_on, jp_error *err) {
     int any = 0;
     for (size_t h = 0; h < tl->hosts.n; h++) {
         host_on[h] = !host || !*host || strstr(JP_VEC_AT(&tl->hosts, const char *, h), host) != NULL;
@@ -219,7 +217,7 @@ static int scan_run(window_pass *w, const tl_level *lv, size_t i, entry *e) {
  * pixel, gaps under a pixel) as one merged entry with its density. */
 static int scan_level(window_pass *w, const tl_level *lv, uint32_t track, uint32_t depth) {
     int64_t from = w->q->start_ns, to = w->q->end_ns;
-    size_t i = jp_timeline_first_ending_from(lv, from);
+    size_t i = first_ending_from(lv, from);
     while (i < lv->n && lv->start_ns[i] < to) {
         if (!visible(lv, i, from)) {
             i++;
@@ -344,7 +342,7 @@ static int window_flows(const jp_timeline *tl, window_pass *w) {
 
 static const char *kind_name(int kind) {
     static const char *const names[] = {"source", "steps", "xla_ops", "xla_modules"};
-    return kind >= TL_SOURCE && kind <= TL_XLA_MODULES ? names[kind] : "source";
+    return kind >= JP_LAYOUT_ROW_LINE && kind <= JP_LAYOUT_ROW_XLA_MODULES ? names[kind] : "source";
 }
 
 static void write_track_head(const jp_timeline *tl, uint32_t id, int first, FILE *out) {
@@ -494,7 +492,7 @@ int jp_timeline_window(const jp_timeline *tl, const jp_timeline_query *q, FILE *
     uint32_t *remap = calloc(tl->names.n ? tl->names.n : 1, sizeof *remap);
     uint8_t *host_on = calloc(tl->hosts.n ? tl->hosts.n : 1, 1);
     w.host_on = host_on;
-    int rc = remap && host_on ? jp_timeline_select_hosts(tl, q->host, host_on, err) : JP_ERR_NOMEM;
+    int rc = remap && host_on ? select_hosts(tl, q->host, host_on, err) : JP_ERR_NOMEM;
     if (rc == JP_OK && q->end_ns > q->start_ns) rc = query(tl, &w);
     if (rc == JP_OK) write_window(tl, &w, remap, out);
     free(remap), free(host_on);
@@ -541,8 +539,8 @@ static int64_t self_inside(const tl_level *c, int64_t lo, int64_t hi) {
 /* Sums the slices of one level that overlap the range. Children (the next level) are walked in
  * step with their parents, so a level costs one pass over both. */
 static int sum_level(agg_pass *p, const tl_level *lv, const tl_level *c) {
-    size_t i = jp_timeline_first_ending_from(lv, p->from), k = 0;
-    if (c && i < lv->n) k = jp_timeline_first_starting_from(c, 0, c->n, lv->start_ns[i]);
+    size_t i = first_ending_from(lv, p->from), k = 0;
+    if (c && i < lv->n) k = first_starting_from(c, 0, c->n, lv->start_ns[i]);
     for (; i < lv->n && lv->start_ns[i] < p->to; i++) {
         if (!visible(lv, i, p->from)) continue;
         int64_t s = lv->start_ns[i], e = s + lv->dur_ns[i], self = lv->dur_ns[i];
@@ -641,7 +639,7 @@ static int range_tracks(const jp_timeline *tl, const jp_timeline_range *r, jp_ve
         return JP_OK;
     }
     uint8_t *host_on = calloc(tl->hosts.n ? tl->hosts.n : 1, 1);
-    int rc = host_on ? jp_timeline_select_hosts(tl, r->host, host_on, err) : JP_ERR_NOMEM;
+    int rc = host_on ? select_hosts(tl, r->host, host_on, err) : JP_ERR_NOMEM;
     for (size_t t = 0; rc == JP_OK && t < tl->tracks.n; t++)
         if (host_on[JP_VEC_AT(&tl->tracks, tl_track, t).host] && push_u32(ids, (uint32_t)t)) rc = JP_ERR_NOMEM;
     free(host_on);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/hlo_ir.h"
+#include "decode/hlo_ir.h"
 
 enum { MAX_CALL_DEPTH = 32 }; /* nested fusions and reducers followed; deeper ones cost 0 */
 

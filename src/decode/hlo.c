@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "decode/pb.h"
-#include "model/hlo_ir.h"
+#include "decode/hlo_ir.h"
 
 enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     HLO_PROTO_MODULE = 1, HLO_PROTO_BUFFERS = 3,
@@ -73,7 +73,8 @@ static const char *const ELEMENTWISE[] = {
     "complex", "popcnt", "count-leading-zeros", "erf", "reduce-precision", "map", "stochastic-convert",
 };
 
-const char *jp_hlo_category_of_opcode(const char *opcode) {
+/* Category from an opcode alone ("dot" -> "matmul"). */
+static const char *category_of_opcode(const char *opcode) {
     for (size_t i = 0; i < sizeof OPCODES / sizeof OPCODES[0]; i++)
         if (strcmp(opcode, OPCODES[i].opcode) == 0) return OPCODES[i].category;
     for (size_t i = 0; i < sizeof ELEMENTWISE / sizeof ELEMENTWISE[0]; i++)
@@ -120,11 +121,11 @@ const char *jp_hlo_category_of_name(const char *name) {
         return "input fusion";
     if (strcmp(base, "loop_fusion") == 0) return "loop fusion";
     if (ends_with(base, len, "fusion")) return "fusion";
-    const char *cat = jp_hlo_category_of_opcode(base);
+    const char *cat = category_of_opcode(base);
     if (strcmp(cat, "other") != 0) return cat;
     for (char *p = base; *p; p++)
         if (*p == '_') *p = '-';
-    return jp_hlo_category_of_opcode(base);
+    return category_of_opcode(base);
 }
 
 /* ---- scope paths ------------------------------------------------------------------------------ */
@@ -363,7 +364,7 @@ static int read_opcode_flags(hlo_ctx *c, jp_pb instr, comp_info *info) {
         if (f.len < sizeof buf) {
             memcpy(buf, f.data, f.len);
             buf[f.len] = '\0';
-            if (jp_hlo_is_collective(jp_hlo_category_of_opcode(buf))) *flags |= HAS_COLLECTIVE;
+            if (jp_hlo_is_collective(category_of_opcode(buf))) *flags |= HAS_COLLECTIVE;
         }
     }
     return JP_OK;
@@ -591,7 +592,7 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node 
     for (uint32_t i = 0; i < node->called.n; i++) note_called(c, (uint64_t)node->called.v[i], &called);
     int fusion = strcmp(in->opcode, "fusion") == 0;
     node->op_name = in->op_name, node->source = in->source, node->function = in->function, node->frame = in->frame;
-    in->category = fusion ? fusion_category(fusion_kind, called.flags) : jp_hlo_category_of_opcode(in->opcode);
+    in->category = fusion ? fusion_category(fusion_kind, called.flags) : category_of_opcode(in->opcode);
     node->opcode = in->opcode;
     return JP_OK;
 }

@@ -1,8 +1,8 @@
 /* timeline.h - a per-run index of every event by track and nesting depth, and of every flow by
  * time, answering time-window queries at a given pixel resolution with short events merged
  * (internal; used by viewer.c). */
-#ifndef JP_OUTPUTS_TIMELINE_H
-#define JP_OUTPUTS_TIMELINE_H
+#ifndef JP_TIMELINE_TIMELINE_H
+#define JP_TIMELINE_TIMELINE_H
 
 #include <stdio.h>
 
@@ -32,8 +32,6 @@ uint64_t jp_timeline_event_count(const jp_timeline *tl);
 size_t jp_timeline_track_count(const jp_timeline *tl);
 /* The latest event end in trace time (ns), 0 for an empty profile. */
 int64_t jp_timeline_end_ns(const jp_timeline *tl);
-/* Flows indexed (both ends known). */
-size_t jp_timeline_flow_count(const jp_timeline *tl);
 
 typedef struct jp_timeline_query {
     int64_t start_ns;  /* window start, trace time (0: the capture's start) */

@@ -1,12 +1,13 @@
 /* hlo_ir.h - the per-instruction facts of one HLO module that the cost model reads: shapes,
- * operands, called computations, dot and convolution dimensions (internal to model/). They live
- * in a scratch arena for the time of one module's decoding. */
-#ifndef JP_MODEL_HLO_IR_H
-#define JP_MODEL_HLO_IR_H
+ * operands, called computations, dot and convolution dimensions (internal to the HLO decoder in
+ * decode/: hlo.c, hlo_cost.c, hlo_buffers.c). They live in a scratch arena for the time of one
+ * module's decoding. */
+#ifndef JP_DECODE_HLO_IR_H
+#define JP_DECODE_HLO_IR_H
 
 #include "base/text.h"
+#include "decode/hlo.h"
 #include "decode/pb.h"
-#include "model/model.h"
 
 enum { HLO_MAX_SHAPE_DEPTH = 8 }; /* nested tuples followed in a shape */
 

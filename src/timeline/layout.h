@@ -1,10 +1,13 @@
 /* layout.h - how the trace exporter and the viewer's timeline place events: trace time, plane
- * order, and lines laid out on strictly nesting lanes (internal, shared by trace.c and timeline.c
- * so an exported trace and the viewer show the same threads). */
-#ifndef JP_OUTPUTS_LAYOUT_H
-#define JP_OUTPUTS_LAYOUT_H
+ * order, the rows of each plane (its lines and the derived Steps, XLA Modules and XLA Ops rows,
+ * built once in layout_rows.c) and each row laid out on strictly nesting lanes (internal, shared
+ * by export/trace.c and timeline/timeline.c so an exported trace and the viewer show the same
+ * threads). */
+#ifndef JP_TIMELINE_LAYOUT_H
+#define JP_TIMELINE_LAYOUT_H
 
 #include "base/vec.h"
+#include "jaxprof/jaxprof_results.h"
 #include "jaxprof/jaxprof_xspace.h"
 
 /* One event of a line while it is laid out. */
@@ -78,6 +81,55 @@ void jp_layout_lanes_free(jp_vec *lanes);
  * failure the XSpaces already in xs stay there for the caller to close. */
 int jp_layout_open_hosts(const char *path, const char *host, uint64_t max_inflate, jp_arena *a, jp_vec *xs,
                          jp_vec *files, jp_vec *hosts, jp_error *err);
+
+/* ---- rows: what becomes a thread, in the order both outputs lay them out (layout_rows.c) -------- */
+
+/* What a row's events come from. */
+typedef enum jp_layout_row_kind {
+    JP_LAYOUT_ROW_LINE = 0,   /* a line of the xplane */
+    JP_LAYOUT_ROW_STEPS,      /* derived: the analysis' steps */
+    JP_LAYOUT_ROW_XLA_OPS,    /* derived: a GPU's kernels merged per consecutive HLO op */
+    JP_LAYOUT_ROW_XLA_MODULES /* derived: the same merged per module execution */
+} jp_layout_row_kind;
+
+/* One event of a derived row. */
+typedef struct jp_layout_record {
+    int64_t start_ps, end_ps; /* on the shared time axis (profile time plus the host's shift) */
+    jp_str name;              /* "step 3" (a copy in the walk's arena, one per row), the op or the module */
+    jp_str module;            /* XLA Ops: the op's module */
+    int64_t run_id;           /* XLA Modules: the execution */
+    int64_t kernels;          /* XLA rows: kernels merged into it */
+    const jp_step *step;      /* Steps: the analysis' step */
+} jp_layout_record;
+
+/* One row of a plane: a line, or a derived row's records. */
+typedef struct jp_layout_row {
+    jp_xspace *xs;                /* its xplane */
+    const jp_plane *plane;        /* its plane */
+    uint32_t host;                /* index of its xplane */
+    int kind;                     /* jp_layout_row_kind */
+    jp_str name;                  /* the thread name */
+    const jp_line *line;          /* JP_LAYOUT_ROW_LINE: the line, else NULL */
+    const jp_layout_record *recs; /* a derived row's records, valid during the call only */
+    size_t n_recs;                /* how many */
+} jp_layout_row;
+
+/* What jp_layout_walk calls; a nonzero return stops the walk and is returned. */
+typedef struct jp_layout_walker {
+    int (*plane)(void *ctx, jp_xspace *xs, const jp_plane *pl, uint32_t host); /* before its rows */
+    int (*row)(void *ctx, const jp_layout_row *r);                             /* each row in order */
+    void *ctx;                                                                 /* handed to both */
+} jp_layout_walker;
+
+/* Walks the planes of xs[0..n) host by host, devices first (jp_layout_plane_rank), and each plane's
+ * rows in order: a Steps row (one record per step of a, named "step N": the host's own steps when
+ * there are several hosts) on the devices, or on /host:CPU when no host has a device, unless the
+ * plane has a Steps line of its own or a has no steps; XLA Modules and XLA Ops rows on a GPU
+ * plane that gets them (jp_layout_plane_gets_gpu_rows), from its kernels moved by shift_ps[host];
+ * then its lines, named by display name, name or "(unnamed line)". Step names are copied into
+ * arena; the records live until the row's call returns. */
+int jp_layout_walk(jp_xspace *const *xs, size_t n, const int64_t *shift_ps, const jp_analysis *a, jp_arena *arena,
+                   const jp_layout_walker *w, jp_error *err);
 
 /* ---- flows: the events an arrow links ---------------------------------------------------------- */
 

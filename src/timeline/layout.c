@@ -6,7 +6,7 @@
 #include "base/arena.h"
 #include "base/error.h"
 #include "decode/xnames.h"
-#include "export/layout.h"
+#include "timeline/layout.h"
 #include "profile/profile.h"
 
 /* Profiles whose first event starts within a day of time 0 keep their own time origin. */
