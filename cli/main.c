@@ -151,14 +151,12 @@ int cli_env_threads(void) {
     return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) ? v[0] - '0' : 0;
 }
 
-/* The file `jaxprof calibrate` writes (python/jaxprof/calibrate.py: the same rule):
- * $JAXPROF_CACHE_DIR/cpu_peaks, else $XDG_CACHE_HOME/jaxprof/cpu_peaks, else ~/.cache/jaxprof/cpu_peaks. */
+/* The file `jaxprof calibrate` writes, by the library's rule (jp_cpu_peaks_path) from this
+ * environment; NULL when there is none. */
 const char *cli_cpu_peaks_file(char *buf, size_t cap) {
-    const char *dir = getenv("JAXPROF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n = dir && *dir ? snprintf(buf, cap, "%s/cpu_peaks", dir)
-            : xdg && *xdg ? snprintf(buf, cap, "%s/jaxprof/cpu_peaks", xdg)
-            : home && *home ? snprintf(buf, cap, "%s/.cache/jaxprof/cpu_peaks", home) : -1;
-    return n > 0 && (size_t)n < cap ? buf : NULL;
+    return jp_cpu_peaks_path(getenv("JAXPROF_CACHE_DIR"), getenv("XDG_CACHE_HOME"), getenv("HOME"), buf, cap, NULL) == JP_OK
+               ? buf
+               : NULL;
 }
 
 /* --step N (one step) or --steps A:B (inclusive, either end open) into the load options. */

@@ -398,6 +398,14 @@ typedef struct jp_load_options {
     int op_spread;
 } jp_load_options;
 
+/* The CPU calibration file `jaxprof calibrate` writes and every client reads, the one place that
+ * knows its path: <cache_dir>/cpu_peaks, else <xdg_cache_home>/jaxprof/cpu_peaks, else
+ * <home>/.cache/jaxprof/cpu_peaks (callers pass $JAXPROF_CACHE_DIR, $XDG_CACHE_HOME, $HOME; NULL or
+ * "" skips one). 0 with the path in buf, or JP_ERR_NOT_FOUND (all three empty) / JP_ERR_LIMIT (the
+ * path does not fit cap). Thread-safe. */
+int jp_cpu_peaks_path(const char *cache_dir, const char *xdg_cache_home, const char *home, char *buf, size_t cap,
+                      jp_error *err);
+
 /* Parses a step range as `--steps` takes it: "N", "A:B", "A:" or ":B" (decimal, inclusive). 0, or
  * JP_ERR_ARG with err saying why (an empty end, a non-number, A > B). Thread-safe. */
 int jp_steps_parse(const char *spec, int64_t *first, int64_t *last, jp_error *err);
