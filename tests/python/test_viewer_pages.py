@@ -106,17 +106,24 @@ def test_api_step_window_matches_the_cli(server, log_dir):
 
 # ---- Overview: the step chart and the step view --------------------------------------------------
 
-def test_step_chart_is_labelled_and_a_click_opens_the_step_view(server, browser, log_dir):
+def test_step_chart_is_the_reports_and_a_click_opens_the_step_view(server, browser, log_dir, tmp_path):
+    """The overview's step chart is the one the HTML report draws (charts.c, served by the chart
+    endpoint): hovering a bar repeats its title, clicking it opens that step."""
     full = jaxprof_json("steps", log_dir)["steps"]
     fresh(browser, server + "#/overview")
     wait_for(browser, "#step-summary")
-    # Step numbers on the axis, the time on hover.
-    assert [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#step-chart text.step-num")] == [str(s["step"]) for s in full]
-    bars = {b.get_attribute("data-step"): b for b in browser.find_elements(By.CSS_SELECTOR, "#step-chart .step-hit")}
-    assert sorted(bars, key=int) == [str(s["step"]) for s in full]
+    out = tmp_path / "report.html"
+    assert run_jaxprof("report", str(log_dir), "--html", str(out)).returncode == 0
+    html = out.read_text()
+    served = browser.execute_script(
+        "return fetch(`/api/run/${encodeURIComponent(state.run)}/chart/steps`).then((r) => r.text())")
+    assert served.startswith('<p class="legend">') and served.endswith("</svg>\n")
+    assert served in html[html.index('<section id="steps">'):html.index('<section id="breakdown">')]
+    bars = {b.get_attribute("data-step"): b for b in browser.find_elements(By.CSS_SELECTOR, "#step-chart g.step")}
+    assert list(bars) == [str(s["step"]) for s in full]
     ActionChains(browser).move_to_element(bars["3"]).perform()
     hover = wait_for(browser, "#step-hover", "step 3:").text
-    assert hover.startswith(f"step 3: {fmt_ms(full[3]['duration_ms'])} ms")
+    assert hover == bars["3"].find_element(By.TAG_NAME, "title").get_attribute("textContent")
     shot(browser, "overview")
     # KPIs this CPU profile cannot know say so instead of showing 0.
     kpis = {r[0]: r[1] for r in table_rows(browser, "kpis")}
