@@ -882,6 +882,9 @@ typedef struct jp_view {
     const char *module;  /* memory: one module in detail (its timeline and every buffer at the
                           * peak), by jp_module_memory.name or plain module name; NULL = the list
                           * of modules that ran */
+    const char *group;   /* ops: rows summed by "category", "module", "scope" or "source" (the
+                          * filter picks the ops first; the key becomes the row's name); NULL = a
+                          * row per op */
 } jp_view;
 
 /* Writes len bytes of s to out as one quoted JSON string, by the rules every jaxprof JSON output

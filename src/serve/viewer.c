@@ -368,8 +368,14 @@ static int serve_section(jp_viewer *v, const run_request *r, int section, jp_htt
     char module[MODULE_MAX];  /* ?module=: memory's one module in detail (jp_view.module) */
     int got = query_param(r->query, "module", module, sizeof module);
     if (got < 0 || (got && section != JP_SECTION_MEMORY)) return respond_error(resp, 400, "bad module parameter (memory only)");
-    jp_view view = {.module = module};
-    section_request s = {section, got ? &view : NULL};
+    char group[PARAM_MAX], filter[PARAM_MAX]; /* ?group=: the ops summed by category, module, scope or
+                                                * source, over the ops ?filter= (a regex) keeps */
+    int grouped = query_param(r->query, "group", group, sizeof group);
+    int filtered = query_param(r->query, "filter", filter, sizeof filter);
+    if (grouped < 0 || filtered < 0 || ((grouped || filtered) && section != JP_SECTION_OPS))
+        return respond_error(resp, 400, "bad group or filter parameter (ops only)");
+    jp_view view = {.module = got ? module : NULL, .group = grouped ? group : NULL, .filter = filtered ? filter : NULL};
+    section_request s = {section, got || grouped || filtered ? &view : NULL};
     if (cached_profile(v, r->rel, r->run, r->host, r->steps, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
     return respond_written(resp, write_section, c->profile, &s, hit);
 }
