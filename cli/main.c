@@ -228,14 +228,14 @@ void cli_put_name(const char *name) {
 }
 
 void cli_human_size(char *buf, size_t cap, uint64_t bytes) {
-    static const char *const units[] = {"kB", "MB", "GB", "TB", "PB"};
-    if (bytes < 1000) {
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) {
         snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
         return;
     }
-    double v = (double)bytes / 1000;
+    double v = (double)bytes / 1024;
     size_t u = 0;
-    while (v >= 999.95 && u + 1 < sizeof units / sizeof *units) v /= 1000, u++;
+    while (v >= 1023.95 && u + 1 < sizeof units / sizeof *units) v /= 1024, u++;
     snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
 
@@ -250,7 +250,7 @@ int cli_text_width(void) {
 /* A progress line for big files, only when someone watches stderr. */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes) {
     (void)ctx;
-    if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MB)...\r", file, (double)bytes / 1e6);
+    if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MiB)...\r", file, (double)bytes / 1048576.0);
 }
 
 /* flame --pprof FILE and/or --folded [-o FILE]. */

@@ -49,7 +49,7 @@ def _best_seconds(fn, arg, repeats: int) -> float:
 
 
 def measure(matmul_n: int = 2048, stream_mb: int = 256, repeats: int = 5) -> CpuPeaks:
-    """Measures FLOP/s (2·n³ per n×n matmul) and bytes/s (a sum over stream_mb MB: bytes read)."""
+    """Measures FLOP/s (2·n³ per n×n matmul) and bytes/s (a sum over stream_mb MiB: bytes read)."""
     import jax
     import jax.numpy as jnp
 
@@ -83,7 +83,7 @@ def write(peaks: CpuPeaks, path: Path | None = None) -> Path:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="jaxprof calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("--matmul-n", type=int, default=2048, help="matmul size (default 2048)")
-    ap.add_argument("--stream-mb", type=int, default=256, help="array size of the bandwidth run in MB")
+    ap.add_argument("--stream-mb", type=int, default=256, help="array size of the bandwidth run in MiB")
     args = ap.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     peaks = measure(args.matmul_n, args.stream_mb)

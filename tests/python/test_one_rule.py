@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -99,3 +100,38 @@ def test_calibration_path_without_any_directory(cpu_run, monkeypatch) -> None:
 def test_calibration_path_too_long() -> None:
     with pytest.raises(RuntimeError, match="the CPU calibration path is longer than 4096 bytes"):
         _core.cpu_peaks_path("x" * 5000, "", "")
+
+
+# ---- one unit style: µs in human text, sizes in KiB/MiB/GiB (JSON keys keep _us/_ms) -------------
+
+CPU_SMALL = Path(__file__).resolve().parents[1] / "data" / "cpu_small.xplane.pb.gz"
+
+
+def test_times_read_in_microseconds_everywhere(tmp_path: Path) -> None:
+    """The text tables, the HTML report and `jaxprof list` write µs (never "us"); JSON keeps numbers."""
+    ops = subprocess.run([str(JAXPROF_BIN), "ops", str(CPU_SMALL)], capture_output=True, text=True, timeout=60)
+    assert ops.returncode == 0 and "33.9 µs" in ops.stdout and " us" not in ops.stdout
+    lines = ops.stdout.splitlines()
+    assert len({len(line) for line in lines[:3]}) == 1  # µ is one column: the table stays aligned
+    out = tmp_path / "r.html"
+    assert subprocess.run([str(JAXPROF_BIN), "report", str(CPU_SMALL), "--html", str(out)], timeout=60).returncode == 0
+    html = out.read_text()
+    assert "µs<" in html and " us<" not in html and " us," not in html
+    run = tmp_path / "logs" / "r1"
+    run.mkdir(parents=True)
+    shutil.copy(CPU_SMALL, run / "h.xplane.pb.gz")
+    listed = subprocess.run([str(JAXPROF_BIN), "list", str(tmp_path / "logs")], capture_output=True, text=True,
+                            timeout=60)
+    head, row = listed.stdout.splitlines()[:2]
+    size = (run / "h.xplane.pb.gz").stat().st_size
+    assert "352.7 µs" in row and f"{size / 1024:.1f} KiB" in row
+    assert row.index("µs") + 2 == head.index("DURATION") + len("DURATION")  # right-aligned under its header
+
+
+def test_sizes_read_in_binary_units(tmp_path: Path) -> None:
+    """A size is KiB/MiB/GiB (powers of 1024), as the memory tables always wrote them."""
+    out = tmp_path / "t.json"
+    proc = subprocess.run([str(JAXPROF_BIN), "export", str(CPU_SMALL), "-o", str(out)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0
+    assert proc.stderr.endswith(f", {out.stat().st_size / 1024:.1f} KiB\n"), proc.stderr

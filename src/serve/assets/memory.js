@@ -223,7 +223,7 @@ function allocatorsHtml(d) {
   }).join("");
   const rows = d.memory.map((m) => `<tr>${Object.values(m).map((v) => `<td>${esc(typeof v === "number" ? +v.toFixed(3) : v)}</td>`).join("")}</tr>`).join("");
   return `<h2>Allocators: memory in use over time</h2><svg id="memory-chart" width="${W}" height="${H}">${lines}
-    <text x="2" y="14">${(bMax / 1e6).toFixed(1)} MB</text><text x="${W - 80}" y="${H - 5}">${ms(tMax)} ms</text></svg>
+    <text x="2" y="14">${(bMax / 2 ** 20).toFixed(1)} MiB</text><text x="${W - 80}" y="${H - 5}">${ms(tMax)} ms</text></svg>
     <table><tr>${Object.keys(d.memory[0]).map((k) => `<th>${esc(k)}</th>`).join("")}</tr>${rows}</table>`;
 }
 
