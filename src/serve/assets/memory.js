@@ -1,9 +1,17 @@
 // memory.js - the viewer's Memory page: memory at the peak per compiled module (XLA's buffer assignment:
 // the program-order timeline stacked by buffer kind, the buffers live at a point, one buffer's
 // instruction, source and life), then the allocators' use over time when the capture records it.
-// Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses, and after overview.js
-// (niceTicks) and ops.js (wrapName).
+// Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses, and after ops.js (wrapName).
 "use strict";
+
+// Round values for the y axis: 0 and multiples of 1, 2 or 5 x 10^k up to max, four or five of them.
+function niceTicks(max) {
+  const raw = max / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((f) => f * mag).find((s) => s >= raw);
+  const ticks = [];
+  for (let v = 0; v <= max * (1 + 1e-9); v += step) ticks.push(v);
+  return ticks;
+}
 
 // ---- sizes -------------------------------------------------------------------------------------
 const MEM_UNITS = [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]];
