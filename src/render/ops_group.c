@@ -11,7 +11,10 @@ static const char *const BY_NAMES[BY_COUNT] = {"category", "module", "scope", "s
 
 /* The key of o under grouping `by`, "(none)" when o has none. */
 static const char *group_key(const jp_op_stat *o, int by) {
-    const char *k = by == BY_CATEGORY ? o->category : by == BY_MODULE ? o->module : by == BY_SCOPE ? o->scope : o->source;
+    const char *k = by == BY_CATEGORY ? o->category
+                    : by == BY_MODULE ? o->module
+                    : by == BY_SCOPE  ? o->scope
+                                      : o->source;
     return k && *k ? k : "(none)";
 }
 

@@ -1203,12 +1203,36 @@ static void control_characters_become_question_marks(void **state) {
     free(buf);
 }
 
+/* ?group= / jp_view.group: the ops the filter keeps, summed by a field into rows of the ops table. */
+static void ops_grouped(void **state) {
+    const jp_analysis *a = cpu_of(state);
+    static const jp_view by_module = {.group = "module", .columns = "name,module,count,total_ms,self_ms,pct_time"};
+    output o = render(a, JP_SECTION_OPS, JP_FORMAT_CSV, &by_module);
+    expect_bytes("cpu.ops.module.csv", &o, "name,module,count,total_ms,self_ms,pct_time\n"
+                                           "jit_train_step,jit_train_step,6,18.000000,14.000000,100\n");
+    free(o.text);
+    static const jp_view dot_add = {.group = "category", .filter = "^(dot\\.1|add\\.3)$", /* whole names only */
+                                    .columns = "name,category,count,self_ms"};
+    o = render(a, JP_SECTION_OPS, JP_FORMAT_CSV, &dot_add);
+    expect_bytes("cpu.ops.category.csv", &o, "name,category,count,self_ms\nmatmul,matmul,2,4.000000\n"
+                                             "elementwise,elementwise,2,2.000000\n");
+    free(o.text);
+    jp_error err;
+    FILE *f = fopen("/dev/null", "w");
+    static const jp_view bad = {.group = "op"};
+    assert_int_equal(jp_render(a, JP_SECTION_OPS, JP_FORMAT_JSON, &bad, f, &err), JP_ERR_ARG);
+    assert_string_equal(err.msg, "group 'op': category, module, scope or source");
+    assert_int_equal(jp_render(a, JP_SECTION_STEPS, JP_FORMAT_JSON, &by_module, f, &err), JP_ERR_ARG);
+    assert_string_equal(err.msg, "group: ops only");
+    fclose(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_sections), cmocka_unit_test(cpu_report),   cmocka_unit_test(cpu_views),
         cmocka_unit_test(gpu_outputs),  cmocka_unit_test(html_reports), cmocka_unit_test(html_roofline_skips_infinite_points),
         cmocka_unit_test(diff_outputs), cmocka_unit_test(golden_files_were_not_updated),
-        cmocka_unit_test(control_characters_become_question_marks),
+        cmocka_unit_test(control_characters_become_question_marks), cmocka_unit_test(ops_grouped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
