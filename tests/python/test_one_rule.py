@@ -135,3 +135,16 @@ def test_sizes_read_in_binary_units(tmp_path: Path) -> None:
                           timeout=60)
     assert proc.returncode == 0
     assert proc.stderr.endswith(f", {out.stat().st_size / 1024:.1f} KiB\n"), proc.stderr
+
+
+def test_python_groups_ops_through_the_library() -> None:
+    """Profile.ops(group=...) is the library's grouping (the viewer's ?group=): one row per key."""
+    p = jaxprof.load(CPU_SMALL)
+    ops = p.ops()
+    rows = p.ops(group="category")
+    assert sorted(r["name"] for r in rows) == sorted({o["category"] for o in ops})
+    assert sum(r["count"] for r in rows) == sum(o["count"] for o in ops)
+    for r in rows:
+        assert r["self_ms"] == pytest.approx(sum(o["self_ms"] for o in ops if o["category"] == r["name"]), abs=2e-6)
+    with pytest.raises(ValueError, match="group 'x': category, module, scope or source"):
+        p.ops(group="x")
