@@ -159,14 +159,12 @@ uint64_t cli_max_inflate(void) {
     return v && jp_size_parse(v, &size) == 0 ? size : 0;
 }
 
-/* The file `jaxprof calibrate` writes (python/jaxprof/calibrate.py: the same rule):
- * $JAXPROF_CACHE_DIR/cpu_peaks, else $XDG_CACHE_HOME/jaxprof/cpu_peaks, else ~/.cache/jaxprof/cpu_peaks. */
+/* The file `jaxprof calibrate` writes, by the library's rule (jp_cpu_peaks_path) from this
+ * environment; NULL when there is none. */
 const char *cli_cpu_peaks_file(char *buf, size_t cap) {
-    const char *dir = getenv("JAXPROF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n = dir && *dir ? snprintf(buf, cap, "%s/cpu_peaks", dir)
-            : xdg && *xdg ? snprintf(buf, cap, "%s/jaxprof/cpu_peaks", xdg)
-            : home && *home ? snprintf(buf, cap, "%s/.cache/jaxprof/cpu_peaks", home) : -1;
-    return n > 0 && (size_t)n < cap ? buf : NULL;
+    return jp_cpu_peaks_path(getenv("JAXPROF_CACHE_DIR"), getenv("XDG_CACHE_HOME"), getenv("HOME"), buf, cap, NULL) == JP_OK
+               ? buf
+               : NULL;
 }
 
 /* --step N (one step) or --steps A:B (inclusive, either end open) into the load options. */
@@ -241,14 +239,14 @@ void cli_put_name(const char *name) {
 }
 
 void cli_human_size(char *buf, size_t cap, uint64_t bytes) {
-    static const char *const units[] = {"kB", "MB", "GB", "TB", "PB"};
-    if (bytes < 1000) {
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) {
         snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
         return;
     }
-    double v = (double)bytes / 1000;
+    double v = (double)bytes / 1024;
     size_t u = 0;
-    while (v >= 999.95 && u + 1 < sizeof units / sizeof *units) v /= 1000, u++;
+    while (v >= 1023.95 && u + 1 < sizeof units / sizeof *units) v /= 1024, u++;
     snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
 
@@ -263,7 +261,7 @@ int cli_text_width(void) {
 /* A progress line for big files, only when someone watches stderr. */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes) {
     (void)ctx;
-    if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MB)...\r", file, (double)bytes / 1e6);
+    if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MiB)...\r", file, (double)bytes / 1048576.0);
 }
 
 /* flame --pprof FILE and/or --folded [-o FILE]. */

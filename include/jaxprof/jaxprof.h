@@ -219,6 +219,14 @@ typedef struct jp_load_options {
     uint64_t max_inflate;
 } jp_load_options;
 
+/* The CPU calibration file `jaxprof calibrate` writes and every client reads, the one place that
+ * knows its path: <cache_dir>/cpu_peaks, else <xdg_cache_home>/jaxprof/cpu_peaks, else
+ * <home>/.cache/jaxprof/cpu_peaks (callers pass $JAXPROF_CACHE_DIR, $XDG_CACHE_HOME, $HOME; NULL or
+ * "" skips one). 0 with the path in buf, or JP_ERR_NOT_FOUND (all three empty) / JP_ERR_LIMIT (the
+ * path does not fit cap). Thread-safe. */
+int jp_cpu_peaks_path(const char *cache_dir, const char *xdg_cache_home, const char *home, char *buf, size_t cap,
+                      jp_error *err);
+
 /* Parses a step range as `--steps` takes it: "N", "A:B", "A:" or ":B" (decimal, inclusive). 0, or
  * JP_ERR_ARG with err saying why (an empty end, a non-number, A > B). Thread-safe. */
 int jp_steps_parse(const char *spec, int64_t *first, int64_t *last, jp_error *err);
@@ -289,6 +297,9 @@ typedef struct jp_view {
     const char *module;  /* memory: one module in detail (its timeline and every buffer at the
                           * peak), by jp_module_memory.name or plain module name; NULL = the list
                           * of modules that ran */
+    const char *group;   /* ops: rows summed by "category", "module", "scope" or "source" (the
+                          * filter picks the ops first; the key becomes the row's name); NULL = a
+                          * row per op */
 } jp_view;
 
 /* Writes len bytes of s to out as one quoted JSON string, by the rules every jaxprof JSON output

@@ -140,17 +140,19 @@ static int format_from_name(const char *name) {
 
 PyDoc_STRVAR(profile_render_doc,
              "render(section, format='text', top=0, sort=None, filter=None, width=0, columns=None,\n"
-             "       module=None) -> str\n\n"
+             "       module=None, group=None) -> str\n\n"
              "One section ('report', 'ops', 'steps', ...) as text, 'json' or 'csv', exactly as the\n"
-             "jaxprof command prints it; module: memory's one module in detail (jaxprof memory --module).");
+             "jaxprof command prints it; module: memory's one module in detail (jaxprof memory --module);\n"
+             "group: the ops summed by 'category', 'module', 'scope' or 'source'.");
 
 static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", "module", NULL};
+    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", "module", "group", NULL};
     const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL, *columns = NULL, *module = NULL;
+    const char *group = NULL;
     Py_ssize_t top = 0;
     int width = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzizz", kwlist, &section_name, &format_name, &top, &sort,
-                                     &filter, &width, &columns, &module))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzizzz", kwlist, &section_name, &format_name, &top, &sort,
+                                     &filter, &width, &columns, &module, &group))
         return NULL;
     int section = jp_section_from_name(section_name), format = format_from_name(format_name);
     if (section < 0 || format < 0 || top < 0 || width < 0) {
@@ -166,7 +168,7 @@ static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *k
     FILE *out = open_memstream(&buf, &len);
     if (!out) return PyErr_NoMemory();
     jp_view view = {.top = (size_t)top, .sort = sort, .filter = filter, .width = width, .columns = columns,
-                   .module = module};
+                   .module = module, .group = group};
     jp_error err;
     int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
     fclose(out);
@@ -263,6 +265,37 @@ static PyObject *default_trace_path(PyObject *self, PyObject *args) {
     return rc == JP_OK ? PyUnicode_DecodeFSDefault(buf) : raise_jp_error(&err);
 }
 
+PyDoc_STRVAR(xplane_host_len_doc,
+             "xplane_host_len(name) -> int\n\n"
+             "Length of the host name in an xplane file's name (<host>.xplane.pb[.gz]), 0 when name is not one.");
+
+static PyObject *xplane_host_len(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *name_obj;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &name_obj)) return NULL;
+    size_t n = jp_xplane_host_len(PyBytes_AS_STRING(name_obj));
+    Py_DECREF(name_obj);
+    return PyLong_FromSize_t(n);
+}
+
+PyDoc_STRVAR(cpu_peaks_path_doc,
+             "cpu_peaks_path(cache_dir, xdg_cache_home, home) -> str\n\n"
+             "The CPU calibration file (an empty argument is skipped): FileNotFoundError when all are empty.");
+
+static PyObject *cpu_peaks_path(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *dirs[3] = {NULL, NULL, NULL};
+    if (!PyArg_ParseTuple(args, "O&O&O&", PyUnicode_FSConverter, &dirs[0], PyUnicode_FSConverter, &dirs[1],
+                          PyUnicode_FSConverter, &dirs[2]))
+        return NULL;
+    char buf[4096];
+    jp_error err;
+    int rc = jp_cpu_peaks_path(PyBytes_AS_STRING(dirs[0]), PyBytes_AS_STRING(dirs[1]), PyBytes_AS_STRING(dirs[2]),
+                               buf, sizeof buf, &err);
+    for (int i = 0; i < 3; i++) Py_DECREF(dirs[i]);
+    return rc == JP_OK ? PyUnicode_DecodeFSDefault(buf) : raise_jp_error(&err);
+}
+
 /* ---- diff: two profiles compared by the library --------------------------------------------- */
 
 /* One comparison, run without the GIL: inputs, then the JSON document it produced. */
@@ -352,10 +385,12 @@ done:
 
 static PyMethodDef core_methods[] = {
     {"_annotate_setup", (PyCFunction)(void (*)(void))ann_setup, METH_FASTCALL, ann_setup_doc},
+    {"cpu_peaks_path", cpu_peaks_path, METH_VARARGS, cpu_peaks_path_doc},
     {"default_trace_path", default_trace_path, METH_VARARGS, default_trace_path_doc},
     {"diff", (PyCFunction)(void (*)(void))diff, METH_VARARGS | METH_KEYWORDS, diff_doc},
     {"export_trace", (PyCFunction)(void (*)(void))export_trace, METH_VARARGS | METH_KEYWORDS, export_trace_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},
+    {"xplane_host_len", xplane_host_len, METH_VARARGS, xplane_host_len_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "render/memory_render.h"
+#include "render/ops_group.h"
 #include "render/safe_text.h"
 #include "render/table.h"
 
@@ -686,9 +687,32 @@ static int section_text(const jp_analysis *a, int section, const jp_view *view, 
     return JP_OK;
 }
 
+/* The ops table with view->group: the ops the filter keeps, summed by the group's key
+ * (jp_ops_group), rendered as the ops table with the rest of the view. */
+static int render_ops_grouped(const jp_analysis *a, int format, const jp_view *view, FILE *out, jp_error *err) {
+    table t = section_table(a, JP_SECTION_OPS);
+    jp_view pick = {.filter = view->filter};
+    size_t *order, n;
+    jp_op_stat *rows = NULL;
+    int rc = jp_table_select(a, &t, &pick, &order, &n, err);
+    if (rc) return rc;
+    jp_analysis grouped = *a;
+    rc = jp_ops_group(a, order, n, view->group, &rows, &grouped.n_ops, err);
+    free(order);
+    if (rc) return rc;
+    grouped.ops = rows;
+    jp_view rest = *view;
+    rest.group = rest.filter = NULL;
+    rc = jp_render(&grouped, JP_SECTION_OPS, format, &rest, out, err);
+    free(rows);
+    return rc;
+}
+
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out, jp_error *err) {
     jp_error_clear(err);
     if (section < 0 || section >= JP_SECTION_COUNT) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
+    if (view && view->group && section != JP_SECTION_OPS) return jp_error_set(err, JP_ERR_ARG, 0, "group: ops only");
+    if (view && view->group) return render_ops_grouped(a, format, view, out, err);
     if (view && view->columns && (section == JP_SECTION_REPORT || section == JP_SECTION_HOSTS)) /* several tables */
         return jp_error_set(err, JP_ERR_ARG, 0, "columns picks the columns of one table: use it with ops, steps, ...");
     int rc;

@@ -13,7 +13,7 @@ void jp_format_time(char *buf, size_t len, double ps) {
     double a = fabs(ps);
     if (a >= 1e12) snprintf(buf, len, "%.2f s", ps / 1e12);
     else if (a >= 1e9) snprintf(buf, len, "%.2f ms", ps / 1e9);
-    else if (a >= 1e6) snprintf(buf, len, "%.1f us", ps / 1e6);
+    else if (a >= 1e6) snprintf(buf, len, "%.1f \xC2\xB5s", ps / 1e6); /* µs */
     else if (a > 0) snprintf(buf, len, "%.0f ns", ps / 1e3);
     else snprintf(buf, len, "0");
 }
