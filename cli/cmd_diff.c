@@ -128,6 +128,7 @@ int cmd_diff(int argc, char **argv) {
     diff_args a;
     if (parse_diff_args(argc, argv, &a) != 0) return EXIT_USAGE;
     if (!a.load.threads) a.load.threads = cli_env_threads();
+    a.load.max_inflate = cli_max_inflate();
     a.load.op_spread = 1; /* each op's noise comes from its spread across the steps */
     if (isatty(STDERR_FILENO)) a.load.on_file = cli_show_progress;
     jp_profile *base = load_side(a.paths[0], &a.load);

@@ -59,6 +59,7 @@ static int parse_export_args(int argc, char **argv, export_args *a) {
     a->path = "profiles";
     a->out = NULL;
     a->opt = jp_trace_options_default();
+    a->opt.max_inflate = cli_max_inflate();
     int have_path = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;

@@ -28,7 +28,7 @@ static void free_infos(run_info *infos, size_t n) {
 static void human_ms(char *buf, size_t cap, double ms) {
     if (ms >= 1000) snprintf(buf, cap, "%.2f s", ms / 1000);
     else if (ms >= 1) snprintf(buf, cap, "%.2f ms", ms);
-    else snprintf(buf, cap, "%.1f us", ms * 1000);
+    else snprintf(buf, cap, "%.1f \xC2\xB5s", ms * 1000);
 }
 
 /* Writes s, cut with "..." to at most width bytes, never inside a UTF-8 character. */
@@ -68,11 +68,13 @@ static void text_row(const run_info *info, size_t name_w) {
         snprintf(steps, sizeof steps, "0");
     if (s->loaded) human_ms(dur, sizeof dur, s->duration_ms);
     cli_human_size(size, sizeof size, s->bytes);
+    char words[2 * JP_ERROR_MSG_MAX];
     if (s->loaded) host_list(info->run, last, sizeof last);
-    else snprintf(last, sizeof last, "error: %s", s->error);
+    else snprintf(last, sizeof last, "error: %s", cli_flag_words(s->error, words, sizeof words));
     put_fit(info->run->name, name_w);
     size_t used = strlen(info->run->name) < name_w ? strlen(info->run->name) : name_w;
-    printf("%*s  %-18.18s %10s %10s  ", (int)(name_w - used), "", steps, dur, size);
+    int dur_w = 10 + (strstr(dur, "\xC2\xB5") != NULL); /* "µ" is two bytes in one column */
+    printf("%*s  %-18.18s %*s %10s  ", (int)(name_w - used), "", steps, dur_w, dur, size);
     put_fit(last, TEXT_WIDTH - (name_w + ROW_FIXED_COLS));
     fputc('\n', stdout);
 }
@@ -157,7 +159,8 @@ int cmd_list(int argc, char **argv) {
     jp_error err;
     for (size_t i = 0; infos && i < runs.count; i++) {
         infos[i].run = &runs.runs[i];
-        if (jp_run_summarize(&infos[i].summary, infos[i].run, NULL, &err) != JP_OK) {
+        if (jp_run_summarize(&infos[i].summary, infos[i].run, &(jp_load_options){.max_inflate = cli_max_inflate()},
+                             &err) != JP_OK) {
             free_infos(infos, i + 1);
             infos = NULL;
         }

@@ -208,6 +208,7 @@ static int ensure_trace(const jp_run *run, char *buf, size_t cap) {
     jp_trace_options opt = jp_trace_options_default();
     opt.format = JP_TRACE_PERFETTO;
     opt.gzip_level = 0;
+    opt.max_inflate = cli_max_inflate();
     opt.temp = cli_cleanup_on_signal(); /* until install_signals gives SIGINT/SIGTERM to the server */
     jp_error err;
     if (jp_trace_export(run->path, buf, &opt, NULL, &err) != JP_OK) {
@@ -480,6 +481,7 @@ static int view_builtin(const view_args *a) {
         return EXIT_USAGE;
     }
     char peaks[PATH_MAX];
+    jp_viewer_set_max_inflate(b.viewer, cli_max_inflate());
     if (jp_viewer_set_cpu_peaks_file(b.viewer, cli_cpu_peaks_file(peaks, sizeof peaks)) != JP_OK) {
         fprintf(stderr, "jaxprof: out of memory\n");
         jp_viewer_free(b.viewer);

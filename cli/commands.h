@@ -24,19 +24,25 @@ int cli_parse_count(const char *flag, const char *value, size_t *out);
 int cli_parse_threads(const char *flag, const char *value, int *out);
 /* JAXPROF_THREADS as a jp_load_options.threads value: 1 or 2, or 0 (the library decides). */
 int cli_env_threads(void);
+/* --max-inflate or JAXPROF_MAX_INFLATE as a jp_load_options.max_inflate value (0: the defaults). */
+uint64_t cli_max_inflate(void);
 /* The CPU calibration file `jaxprof calibrate` writes, into buf; NULL when no home is known. */
 const char *cli_cpu_peaks_file(char *buf, size_t cap);
-/* "812 B", "89.4 kB", "1.2 MB", ... (powers of 1000). */
+/* "812 B", "87.3 KiB", "1.2 MiB", ... (powers of 1024, as every jaxprof output writes sizes). */
 void cli_human_size(char *buf, size_t cap, uint64_t bytes);
 /* "jaxprof: MSG" and a newline on stderr, MSG's control characters neutralised (jp_text_fput_safe):
  * messages name files and ops, whose names are anyone's bytes. */
 void cli_error(const char *msg);
+/* msg with the library's neutral option names ("columns", "max_inflate", ...) put as this CLI's
+ * flags ("--columns", "--max-inflate SIZE or JAXPROF_MAX_INFLATE"), into buf (cap bytes, cut short
+ * when longer); returns buf (msg when cap is 0). cli/messages.c. */
+const char *cli_flag_words(const char *msg, char *buf, size_t cap);
 /* A name from disk (a run, a file) on stdout and a newline: as is for a script, neutralised when
  * stdout is a terminal (as ls does). */
 void cli_put_name(const char *name);
 /* The text width when --width is not given: the terminal's, else 100. */
 int cli_text_width(void);
-/* A progress line on stderr for files of 64 MB or more (use as jp_load_options.on_file on a tty). */
+/* A progress line on stderr for files of 64 MiB or more (use as jp_load_options.on_file on a tty). */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes);
 
 /* For a command about to write an output file (cleanup.c): from now on SIGINT, SIGTERM and SIGHUP

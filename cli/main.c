@@ -151,14 +151,20 @@ int cli_env_threads(void) {
     return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) ? v[0] - '0' : 0;
 }
 
-/* The file `jaxprof calibrate` writes (python/jaxprof/calibrate.py: the same rule):
- * $JAXPROF_CACHE_DIR/cpu_peaks, else $XDG_CACHE_HOME/jaxprof/cpu_peaks, else ~/.cache/jaxprof/cpu_peaks. */
+/* --max-inflate, else JAXPROF_MAX_INFLATE, as a jp_load_options.max_inflate value (0: the library's
+ * defaults, also for a value jp_size_parse refuses, as the library did when it read the variable). */
+uint64_t cli_max_inflate(void) {
+    const char *v = getenv("JAXPROF_MAX_INFLATE"); /* take_max_inflate put --max-inflate there */
+    uint64_t size;
+    return v && jp_size_parse(v, &size) == 0 ? size : 0;
+}
+
+/* The file `jaxprof calibrate` writes, by the library's rule (jp_cpu_peaks_path) from this
+ * environment; NULL when there is none. */
 const char *cli_cpu_peaks_file(char *buf, size_t cap) {
-    const char *dir = getenv("JAXPROF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n = dir && *dir ? snprintf(buf, cap, "%s/cpu_peaks", dir)
-            : xdg && *xdg ? snprintf(buf, cap, "%s/jaxprof/cpu_peaks", xdg)
-            : home && *home ? snprintf(buf, cap, "%s/.cache/jaxprof/cpu_peaks", home) : -1;
-    return n > 0 && (size_t)n < cap ? buf : NULL;
+    return jp_cpu_peaks_path(getenv("JAXPROF_CACHE_DIR"), getenv("XDG_CACHE_HOME"), getenv("HOME"), buf, cap, NULL) == JP_OK
+               ? buf
+               : NULL;
 }
 
 /* --step N (one step) or --steps A:B (inclusive, either end open) into the load options. */
@@ -183,6 +189,7 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
     a->load.cpu_peaks_file = cli_cpu_peaks_file(a->peaks_path, sizeof a->peaks_path);
     a->path = "profiles";
     a->load.threads = cli_env_threads();
+    a->load.max_inflate = cli_max_inflate();
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         size_t n;
@@ -218,6 +225,8 @@ static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
 }
 
 void cli_error(const char *msg) {
+    char words[2 * JP_ERROR_MSG_MAX];
+    msg = cli_flag_words(msg, words, sizeof words); /* the library's option names as this CLI's flags */
     fputs("jaxprof: ", stderr);
     jp_text_fput_safe(stderr, msg, strlen(msg), 1);
     fputc('\n', stderr);
@@ -230,14 +239,14 @@ void cli_put_name(const char *name) {
 }
 
 void cli_human_size(char *buf, size_t cap, uint64_t bytes) {
-    static const char *const units[] = {"kB", "MB", "GB", "TB", "PB"};
-    if (bytes < 1000) {
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) {
         snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
         return;
     }
-    double v = (double)bytes / 1000;
+    double v = (double)bytes / 1024;
     size_t u = 0;
-    while (v >= 999.95 && u + 1 < sizeof units / sizeof *units) v /= 1000, u++;
+    while (v >= 1023.95 && u + 1 < sizeof units / sizeof *units) v /= 1024, u++;
     snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
 
@@ -252,7 +261,7 @@ int cli_text_width(void) {
 /* A progress line for big files, only when someone watches stderr. */
 void cli_show_progress(void *ctx, const char *file, uint64_t bytes) {
     (void)ctx;
-    if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MB)...\r", file, (double)bytes / 1e6);
+    if (bytes >= (64u << 20)) fprintf(stderr, "jaxprof: reading %s (%.0f MiB)...\r", file, (double)bytes / 1048576.0);
 }
 
 /* flame --pprof FILE and/or --folded [-o FILE]. */
@@ -363,8 +372,10 @@ static int command_help(const char *cmd) {
     return EXIT_USAGE;
 }
 
-/* --max-inflate SIZE, an option of every command: the gzip limit (jp_size_parse), passed to the
- * library as JAXPROF_MAX_INFLATE, and taken out of argv. 0, or EXIT_USAGE with the reason said. */
+/* --max-inflate SIZE, an option of every command: the gzip limit (jp_size_parse), taken out of argv
+ * and kept in JAXPROF_MAX_INFLATE (before any thread starts): the commands here read it back into
+ * their load options (cli_max_inflate), the Python commands this runs inherit it. The library
+ * itself reads no environment. 0, or EXIT_USAGE with the reason said. */
 static int take_max_inflate(int *argc, char **argv) {
     for (int i = 1; i < *argc; i++) {
         if (strcmp(argv[i], "--") == 0) break; /* what follows is another program's (jaxprof run) */

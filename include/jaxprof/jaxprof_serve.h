@@ -162,6 +162,8 @@ void jp_viewer_free(jp_viewer *v);
 /* The CPU calibration file runs are analysed with (jp_load_options.cpu_peaks_file; copied; NULL
  * for none). JP_ERR_NOMEM when the copy fails. */
 int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path);
+/* The inflate limit every run is read with (jp_load_options.max_inflate; 0: the defaults). */
+void jp_viewer_set_max_inflate(jp_viewer *v, uint64_t max_inflate);
 
 /* Answers one request of the API (a jp_http_handler body; v is the viewer):
  *   /                              {"api": [the endpoints]}

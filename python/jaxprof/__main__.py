@@ -9,7 +9,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print("usage: python -m jaxprof demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
               "       python -m jaxprof capture ADDR [--duration-ms N] [--out DIR]\n"
-              "       python -m jaxprof calibrate [--matmul-n N] [--stream-mb MB]\n"
+              "       python -m jaxprof calibrate [--matmul-n N] [--stream-mb MiB]\n"
               "       python -m jaxprof run [--out DIR] [--steps A:B | --delay S --duration S] [--no-report] -- PROGRAM ...")
         return 0 if args else 2
     if args[0] == "demo":

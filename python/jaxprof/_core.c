@@ -26,6 +26,16 @@ static PyObject *raise_jp_error(const jp_error *err) {
     return NULL;
 }
 
+/* JAXPROF_MAX_INFLATE as jp_load_options.max_inflate (0: the library's defaults, also for a value
+ * jp_size_parse refuses). Read with the GIL held, before a load lets it go: os.environ changes the
+ * environment under the GIL too, so a Python thread setting it never races a load (the library
+ * itself reads no environment). */
+static uint64_t env_max_inflate(void) {
+    const char *v = getenv("JAXPROF_MAX_INFLATE");
+    uint64_t size;
+    return v && jp_size_parse(v, &size) == 0 ? size : 0;
+}
+
 /* A tuple of n file-system names (host names, file names). */
 static PyObject *fs_names(const char *const *names, uint32_t n) {
     PyObject *t = PyTuple_New((Py_ssize_t)n);
@@ -99,7 +109,7 @@ static int profile_init(ProfileObject *self, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zzz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device,
                                      &peaks))
         return -1;
-    jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks};
+    jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks, .max_inflate = env_max_inflate()};
     jp_error err;
     jp_profile *p = NULL;
     int rc;
@@ -130,17 +140,19 @@ static int format_from_name(const char *name) {
 
 PyDoc_STRVAR(profile_render_doc,
              "render(section, format='text', top=0, sort=None, filter=None, width=0, columns=None,\n"
-             "       module=None) -> str\n\n"
+             "       module=None, group=None) -> str\n\n"
              "One section ('report', 'ops', 'steps', ...) as text, 'json' or 'csv', exactly as the\n"
-             "jaxprof command prints it; module: memory's one module in detail (jaxprof memory --module).");
+             "jaxprof command prints it; module: memory's one module in detail (jaxprof memory --module);\n"
+             "group: the ops summed by 'category', 'module', 'scope' or 'source'.");
 
 static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", "module", NULL};
+    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", "module", "group", NULL};
     const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL, *columns = NULL, *module = NULL;
+    const char *group = NULL;
     Py_ssize_t top = 0;
     int width = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzizz", kwlist, &section_name, &format_name, &top, &sort,
-                                     &filter, &width, &columns, &module))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzizzz", kwlist, &section_name, &format_name, &top, &sort,
+                                     &filter, &width, &columns, &module, &group))
         return NULL;
     int section = jp_section_from_name(section_name), format = format_from_name(format_name);
     if (section < 0 || format < 0 || top < 0 || width < 0) {
@@ -156,7 +168,7 @@ static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *k
     FILE *out = open_memstream(&buf, &len);
     if (!out) return PyErr_NoMemory();
     jp_view view = {.top = (size_t)top, .sort = sort, .filter = filter, .width = width, .columns = columns,
-                   .module = module};
+                   .module = module, .group = group};
     jp_error err;
     int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
     fclose(out);
@@ -213,6 +225,7 @@ static PyObject *export_trace(PyObject *self, PyObject *args, PyObject *kwds) {
     opt.first_step = s0, opt.last_step = s1;
     opt.min_duration_ps = min_dur;
     opt.host = host;
+    opt.max_inflate = env_max_inflate();
     jp_trace_stats st;
     jp_error err;
     int rc;
@@ -249,6 +262,37 @@ static PyObject *default_trace_path(PyObject *self, PyObject *args) {
                                    strcmp(format, "perfetto") == 0 ? JP_TRACE_PERFETTO : JP_TRACE_CHROME, buf,
                                    sizeof buf, &err);
     Py_DECREF(path_obj);
+    return rc == JP_OK ? PyUnicode_DecodeFSDefault(buf) : raise_jp_error(&err);
+}
+
+PyDoc_STRVAR(xplane_host_len_doc,
+             "xplane_host_len(name) -> int\n\n"
+             "Length of the host name in an xplane file's name (<host>.xplane.pb[.gz]), 0 when name is not one.");
+
+static PyObject *xplane_host_len(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *name_obj;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &name_obj)) return NULL;
+    size_t n = jp_xplane_host_len(PyBytes_AS_STRING(name_obj));
+    Py_DECREF(name_obj);
+    return PyLong_FromSize_t(n);
+}
+
+PyDoc_STRVAR(cpu_peaks_path_doc,
+             "cpu_peaks_path(cache_dir, xdg_cache_home, home) -> str\n\n"
+             "The CPU calibration file (an empty argument is skipped): FileNotFoundError when all are empty.");
+
+static PyObject *cpu_peaks_path(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *dirs[3] = {NULL, NULL, NULL};
+    if (!PyArg_ParseTuple(args, "O&O&O&", PyUnicode_FSConverter, &dirs[0], PyUnicode_FSConverter, &dirs[1],
+                          PyUnicode_FSConverter, &dirs[2]))
+        return NULL;
+    char buf[4096];
+    jp_error err;
+    int rc = jp_cpu_peaks_path(PyBytes_AS_STRING(dirs[0]), PyBytes_AS_STRING(dirs[1]), PyBytes_AS_STRING(dirs[2]),
+                               buf, sizeof buf, &err);
+    for (int i = 0; i < 3; i++) Py_DECREF(dirs[i]);
     return rc == JP_OK ? PyUnicode_DecodeFSDefault(buf) : raise_jp_error(&err);
 }
 
@@ -326,6 +370,7 @@ static PyObject *diff(PyObject *self, PyObject *args, PyObject *kwds) {
         goto done;
     }
     job.base_path = PyBytes_AS_STRING(base_obj), job.new_path = PyBytes_AS_STRING(new_obj);
+    job.load.max_inflate = env_max_inflate();
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = run_diff(&job);
@@ -340,10 +385,12 @@ done:
 
 static PyMethodDef core_methods[] = {
     {"_annotate_setup", (PyCFunction)(void (*)(void))ann_setup, METH_FASTCALL, ann_setup_doc},
+    {"cpu_peaks_path", cpu_peaks_path, METH_VARARGS, cpu_peaks_path_doc},
     {"default_trace_path", default_trace_path, METH_VARARGS, default_trace_path_doc},
     {"diff", (PyCFunction)(void (*)(void))diff, METH_VARARGS | METH_KEYWORDS, diff_doc},
     {"export_trace", (PyCFunction)(void (*)(void))export_trace, METH_VARARGS | METH_KEYWORDS, export_trace_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},
+    {"xplane_host_len", xplane_host_len, METH_VARARGS, xplane_host_len_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -38,13 +38,16 @@ class Profile:
     def __init__(self, path: PathLike, host: str | None = None, device: str | None = None) -> None:
         self.path = os.fspath(path)
         # a `jaxprof calibrate` of this machine gives CPU profiles captured here their peaks
-        self._core = _core.Profile(self.path, host=host, device=device, cpu_peaks_file=str(calibrate.cache_file()))
+        peaks = calibrate.cache_file()
+        self._core = _core.Profile(self.path, host=host, device=device,
+                                   cpu_peaks_file=str(peaks) if peaks else None)
 
     def render(self, section: str = "report", format: str = "text", *, top: int = 0, sort: str | None = None,
                filter: str | None = None, width: int = 0, columns: str | None = None,
-               module: str | None = None) -> str:
-        """The text (or ``"json"``/``"csv"``) the ``jaxprof <section>`` command prints."""
-        return self._core.render(section, format, top, sort, filter, width, columns, module)
+               module: str | None = None, group: str | None = None) -> str:
+        """The text (or ``"json"``/``"csv"``) the ``jaxprof <section>`` command prints; ``group``
+        (ops only: ``"category"``, ``"module"``, ``"scope"``, ``"source"``) sums the ops by that field."""
+        return self._core.render(section, format, top, sort, filter, width, columns, module, group)
 
     def _json(self, section: str, **view: Any) -> dict[str, Any]:
         return json.loads(self.render(section, "json", **view))

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import _core
+
 
 @dataclass(frozen=True)
 class CpuPeaks:
@@ -26,12 +28,14 @@ class CpuPeaks:
     peak_gbps: float
 
 
-def cache_file() -> Path:
-    """Where the CLI looks for the calibration (the same rule as cli/main.c)."""
-    if os.environ.get("JAXPROF_CACHE_DIR"):
-        return Path(os.environ["JAXPROF_CACHE_DIR"]) / "cpu_peaks"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "jaxprof" / "cpu_peaks"
+def cache_file() -> Path | None:
+    """Where the calibration lives, by libjaxprof's rule (jp_cpu_peaks_path, the one the CLI and the
+    viewer use) from this environment; None when it names no directory."""
+    env = [os.environ.get(k, "") for k in ("JAXPROF_CACHE_DIR", "XDG_CACHE_HOME", "HOME")]
+    try:
+        return Path(_core.cpu_peaks_path(*env))
+    except FileNotFoundError:
+        return None
 
 
 def _best_seconds(fn, arg, repeats: int) -> float:
@@ -45,7 +49,7 @@ def _best_seconds(fn, arg, repeats: int) -> float:
 
 
 def measure(matmul_n: int = 2048, stream_mb: int = 256, repeats: int = 5) -> CpuPeaks:
-    """Measures FLOP/s (2·n³ per n×n matmul) and bytes/s (a sum over stream_mb MB: bytes read)."""
+    """Measures FLOP/s (2·n³ per n×n matmul) and bytes/s (a sum over stream_mb MiB: bytes read)."""
     import jax
     import jax.numpy as jnp
 
@@ -59,6 +63,8 @@ def measure(matmul_n: int = 2048, stream_mb: int = 256, repeats: int = 5) -> Cpu
 def write(peaks: CpuPeaks, path: Path | None = None) -> Path:
     """Writes the calibration atomically (a temporary file renamed over the old one)."""
     path = path or cache_file()
+    if path is None:
+        raise FileNotFoundError("no cache directory for the calibration: set JAXPROF_CACHE_DIR or HOME")
     path.parent.mkdir(parents=True, exist_ok=True)
     text = ("# CPU peaks measured by `jaxprof calibrate` (XLA:CPU, f32 matmul and sum)\n"
             f"hostname={peaks.hostname}\npeak_tflops={peaks.peak_tflops:.6g}\npeak_gbps={peaks.peak_gbps:.6g}\n")
@@ -77,7 +83,7 @@ def write(peaks: CpuPeaks, path: Path | None = None) -> Path:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="jaxprof calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("--matmul-n", type=int, default=2048, help="matmul size (default 2048)")
-    ap.add_argument("--stream-mb", type=int, default=256, help="array size of the bandwidth run in MB")
+    ap.add_argument("--stream-mb", type=int, default=256, help="array size of the bandwidth run in MiB")
     args = ap.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     peaks = measure(args.matmul_n, args.stream_mb)

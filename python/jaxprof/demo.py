@@ -136,7 +136,7 @@ def run(steps: int, out: Path, data: Path | None, batch: int = 128) -> Capture |
     print(f"\nprofile: {capture.run_dir}")
     print(f"  steps {capture.steps[0]}-{capture.steps[-1]} captured, mean {capture.mean_step_ms:.2f} ms/step")
     for f in sorted(capture.run_dir.iterdir()):
-        print(f"  {f.name:40s} {f.stat().st_size / 1e3:10.1f} kB")
+        print(f"  {f.name:40s} {f.stat().st_size / 1024:10.1f} KiB")
     print()
     report(capture.run_dir)
     print(f"\nmore: jaxprof ops|steps|scopes|findings {capture.run_dir}  (--json, --csv, --top, --filter)")

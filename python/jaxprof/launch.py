@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Callable, Sequence
 
 from ._run_child import Settings
-from . import _isolated, multihost
+from . import _isolated, multihost, runs
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "_bootstrap"
 DEFAULT_STEPS = (10, 14)
@@ -191,7 +191,7 @@ class _Watcher:
         self._adopt()
         if not self.run_dir.is_dir():
             return set()
-        return {f.name for f in self.run_dir.iterdir() if ".xplane.pb" in f.name}
+        return {f.name for f in self.run_dir.iterdir() if runs.xplane_host(f.name)}
 
     def _adopt(self) -> None:
         """Follows PROGRAM's processes into the run process 0 of their jax.distributed job named

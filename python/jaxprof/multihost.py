@@ -21,9 +21,11 @@ from typing import Any
 import jax
 
 from ._log import log
+from .runs import xplane_host
 
 AGREE_TIMEOUT_S = 120.0  #: how long a process waits for process 0 to name the run
-TRACE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz", ".trace.json.gz", ".trace.json", ".pftrace", ".pb")
+#: the other files JAX's profiler writes beside the xplanes (which runs.xplane_host recognises)
+TRACE_SUFFIXES = (".trace.json.gz", ".trace.json", ".pftrace", ".pb")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,9 @@ def agree_run_name(log_dir: Path, instance: int, proc: Process, timeout_s: float
 
 def _with_process(name: str, index: int, tag: str = "") -> str:
     """``host.xplane.pb`` -> ``host-p<index><tag>.xplane.pb`` (hostnames may hold dots: match the suffix)."""
+    host = xplane_host(name)
+    if host:
+        return f"{host}-p{index}{tag}{name[len(host):]}"
     for suffix in TRACE_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             return f"{name[:-len(suffix)]}-p{index}{tag}{suffix}"
@@ -150,7 +155,7 @@ def wait_for_files(run_dir: Path, expected: int, timeout_s: float) -> int:
     writing theirs) or ``timeout_s`` passes; returns how many there are."""
     deadline = time.monotonic() + timeout_s
     while True:
-        n = sum(1 for f in run_dir.glob("*.xplane.pb*") if f.is_file())
+        n = sum(1 for f in run_dir.iterdir() if f.is_file() and xplane_host(f.name)) if run_dir.is_dir() else 0
         if n >= expected or time.monotonic() >= deadline:
             return n
         time.sleep(0.2)

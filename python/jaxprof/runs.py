@@ -38,6 +38,14 @@ class Run:
         return [self.path / name for name in self.file_names]
 
 
+def xplane_host(name: str) -> str | None:
+    """The host in an xplane file's name (``<host>.xplane.pb[.gz]``), ``None`` when ``name`` is not
+    one: libjaxprof's rule (``jp_xplane_host_len``), the one every client uses."""
+    raw = os.fsencode(name)
+    n = _core.xplane_host_len(raw)
+    return os.fsdecode(raw[:n]) if n else None
+
+
 def find_runs(log_dir: str | os.PathLike[str]) -> list[Run]:
     """Every run under ``log_dir`` (searched recursively, no symlinks), oldest first."""
     return [Run(Path(p), n, t, b, h, f) for p, n, t, b, h, f in _core.find_runs(os.fspath(log_dir))]

@@ -234,7 +234,7 @@ static void many_small_ops(ctx *c) {
                 "Many small device ops dispatched one by one",
                 "jax.jit the whole step function so XLA fuses these ops into one executable: one "
                 "dispatch per step instead of many, and no Python between ops.",
-                "%.0f jitted dispatches per step%s; %.1f us of device compute per dispatch on average; "
+                "%.0f jitted dispatches per step%s; %.1f \xC2\xB5s of device compute per dispatch on average; "
                 "device busy %.0f%% of step time, host-only %.0f%%",
                 per_step, top.buf, busy_per / 1e6, 100 * device_share(c),
                 c->step_total > 0 ? 100 * c->part[JP_PART_HOST] / c->step_total : 0);
@@ -609,7 +609,7 @@ static void large_transfers(ctx *c) {
         if (!x->count) continue;
         jp_text_printf(&kinds, "; %s: %llu copies (%.1f per step, ", x->kind, (unsigned long long)x->count,
                        (double)x->count / steps);
-        if (x->bytes) jp_text_printf(&kinds, "%.1f MB per step", (double)x->bytes / 1e6 / steps);
+        if (x->bytes) jp_text_printf(&kinds, "%.1f MiB per step", (double)x->bytes / 1048576.0 / steps);
         else jp_text_puts(&kinds, "no sizes recorded");
         jp_text_printf(&kinds, "), %.2f ms in total, longest %.2f ms", ms((double)x->total_ps), ms((double)x->max_ps));
     }

@@ -1,5 +1,5 @@
 /* arena.c - bump allocator: a profile's many small objects freed with one call. */
-#include "jaxprof/jaxprof.h"
+#include "base/arena.h"
 
 #include <stdalign.h>
 #include <stdlib.h>

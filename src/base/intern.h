@@ -5,7 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jaxprof/jaxprof.h"
+#include "base/arena.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* Interned strings: equal text gives the same NUL-terminated pointer, so the analyses compare
  * names by pointer. Strings live in the given arena; the table itself is on the heap. Not

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/result_names.h"
 #include "base/error.h"
 #include "compare/diff_int.h"
 

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "jaxprof/jaxprof_results.h"
 
 enum {
     WHY_OPS = 5 /* ops named in jp_diff_check's paragraph */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyses/result_names.h"
+#include "base/arena.h"
 #include "base/error.h"
 
 enum {

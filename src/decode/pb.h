@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 enum jp_pb_wire { JP_PB_VARINT = 0, JP_PB_I64 = 1, JP_PB_LEN = 2, JP_PB_I32 = 5 };
 

@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_results.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* ---- stat names ------------------------------------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "base/map.h"
 #include "base/vec.h"
@@ -30,6 +31,7 @@ struct jp_xspace {
     size_t file_cap;       /* bytes mapped at file */
     uint8_t *inflated;     /* heap copy when the file was gzip, or NULL */
     int lazy;              /* events left undecoded (jp_xspace_open_lazy) */
+    uint64_t max_inflate;  /* the caller's inflate limit (jp_load_options.max_inflate), 0: the defaults */
     const char *name;      /* the path or name errors give (arena) */
     uint64_t stat_inflated; /* bytes the compressed stats inflated to, together (bounded) */
     jp_map stat_cache;     /* (value address, length) -> index into stat_strs: each inflates once */
@@ -51,7 +53,7 @@ enum {
 };
 
 /* Gzip bombs: a file may inflate to INFLATE_RATIO times its size (real profiles: 2 to 7), at least
- * INFLATE_FLOOR, at most the machine's memory; JAXPROF_MAX_INFLATE (bytes, K/M/G/T suffix) sets the
+ * INFLATE_FLOOR, at most the machine's memory; the caller's max_inflate (jp_load_options) sets the
  * limit instead, for a genuine file that compresses better. */
 enum { INFLATE_RATIO = 64 };
 static const uint64_t INFLATE_FLOOR = (uint64_t)256 << 20;
@@ -61,7 +63,7 @@ static const uint64_t INFLATE_FLOOR = (uint64_t)256 << 20;
  * MB: out of memory). What they inflate to stays in the arena while the profile is open, so the
  * bound is on the total: 16 times the XSpace's size (a stat is a part of the file, and text
  * compresses 3 to 10 times), at least 64 MiB (a small profile may still carry one big compressed
- * HLO text), at most 1 GiB whatever the file's size. JAXPROF_MAX_INFLATE sets it instead. */
+ * HLO text), at most 1 GiB whatever the file's size. The caller's max_inflate sets it instead. */
 enum { STAT_INFLATE_RATIO = 16 };
 static const uint64_t STAT_INFLATE_FLOOR = (uint64_t)64 << 20, STAT_INFLATE_CEILING = (uint64_t)1 << 30;
 
@@ -249,10 +251,9 @@ static int inflate_all(const uint8_t *in, size_t in_len, uint64_t limit, const c
 /* What all compressed stats of xs may inflate to together; *why names the rule. */
 static uint64_t stat_inflate_limit(const jp_xspace *xs, const char **why) {
     uint64_t limit;
-    const char *env = getenv("JAXPROF_MAX_INFLATE");
-    if (env && jp_size_parse(env, &limit) == 0) {
-        *why = "JAXPROF_MAX_INFLATE";
-        return limit;
+    if (xs->max_inflate) {
+        *why = "max_inflate";
+        return xs->max_inflate;
     }
     *why = "16 times the XSpace's size, at least 64 MiB, at most 1 GiB, for all compressed stats together";
     limit = (uint64_t)xs->size > STAT_INFLATE_CEILING / STAT_INFLATE_RATIO ? STAT_INFLATE_CEILING
@@ -279,8 +280,8 @@ static int inflate_stat(jp_xspace *xs, jp_str in, jp_str *out, jp_error *err) {
     if (rc == JP_ERR_LIMIT)
         return jp_error_set(err, rc, offset,
                             "compressed stat at byte %llu: the profile's compressed stats inflate to more than %llu "
-                            "bytes (the limit: %s); if the file is genuine, raise it with --max-inflate SIZE or "
-                            "JAXPROF_MAX_INFLATE", (unsigned long long)offset, (unsigned long long)limit, why);
+                            "bytes (the limit: %s); if the file is genuine, raise the max_inflate limit",
+                            (unsigned long long)offset, (unsigned long long)limit, why);
     if (rc) { /* say which stat: the offset inflate_all gives is inside the stat's bytes */
         char inner[JP_ERROR_MSG_MAX];
         snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
@@ -702,15 +703,14 @@ int jp_size_parse(const char *text, uint64_t *out) {
     return 0;
 }
 
-/* The most bytes in_len bytes of gzip may inflate to; *why says which rule set it. */
-static uint64_t inflate_limit(size_t in_len, const char **why) {
-    uint64_t limit;
-    const char *env = getenv("JAXPROF_MAX_INFLATE");
-    if (env && jp_size_parse(env, &limit) == 0) {
-        *why = "JAXPROF_MAX_INFLATE";
-        return limit;
+/* The most bytes in_len bytes of gzip may inflate to (max_inflate when the caller set one); *why
+ * says which rule set it. */
+static uint64_t inflate_limit(size_t in_len, uint64_t max_inflate, const char **why) {
+    if (max_inflate) {
+        *why = "max_inflate";
+        return max_inflate;
     }
-    limit = (uint64_t)in_len * INFLATE_RATIO;
+    uint64_t limit = (uint64_t)in_len * INFLATE_RATIO;
     if (limit < INFLATE_FLOOR) limit = INFLATE_FLOOR;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     uint64_t memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
@@ -743,7 +743,7 @@ static int inflate_all(const uint8_t *in, size_t in_len, uint64_t limit, const c
             if (cap >= limit) {
                 rc = jp_error_set(err, JP_ERR_LIMIT, consumed,
                                   "gzip data at byte %zu inflates beyond %llu bytes (the limit: %s); if the file is "
-                                  "genuine, raise it with --max-inflate SIZE or JAXPROF_MAX_INFLATE",
+                                  "genuine, raise the max_inflate limit",
                                   consumed, (unsigned long long)limit, why);
                 break;
             }
@@ -813,7 +813,7 @@ static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *er
         rc = jp_error_set(err, JP_ERR_TRUNCATED, 0, "empty input at byte 0: expected an XSpace");
     } else if (is_gzip(xs->data, xs->size)) {
         const char *why;
-        uint64_t limit = inflate_limit(xs->size, &why);
+        uint64_t limit = inflate_limit(xs->size, xs->max_inflate, &why);
         rc = inflate_all(xs->data, xs->size, limit, why, &xs->inflated, &xs->size, err);
         if (rc == JP_OK) xs->data = xs->inflated;
         file_free(xs); /* the compressed bytes are done with */
@@ -835,33 +835,33 @@ static int finish(jp_xspace *xs, jp_xspace **out, const char *name, jp_error *er
     return JP_OK;
 }
 
-static int parse_bytes(jp_xspace **out, const void *data, size_t len, const char *name, int lazy, jp_error *err) {
+int jp_xspace_parse_limited(jp_xspace **out, const void *data, size_t len, const char *name, int lazy,
+                            uint64_t max_inflate, jp_error *err) {
     jp_error_clear(err);
     *out = NULL;
     jp_xspace *xs = xspace_new();
     if (!xs) return jp_error_set(err, JP_ERR_NOMEM, 0, "%s: out of memory", name);
     xs->lazy = lazy;
+    xs->max_inflate = max_inflate;
     xs->data = data;
     xs->size = len;
     return finish(xs, out, name ? name : "<memory>", err);
 }
 
 int jp_xspace_parse(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err) {
-    return parse_bytes(out, data, len, name, 0, err);
+    return jp_xspace_parse_limited(out, data, len, name, 0, 0, err);
 }
 
 int jp_xspace_parse_lazy(jp_xspace **out, const void *data, size_t len, const char *name, jp_error *err) {
-    return parse_bytes(out, data, len, name, 1, err);
+    return jp_xspace_parse_limited(out, data, len, name, 1, 0, err);
 }
 
-static int open_file(jp_xspace **out, const char *path, const jp_file_id *expect, int lazy, jp_error *err);
+int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) {
+    return jp_xspace_open_listed(out, path, NULL, 0, 0, err);
+}
 
-int jp_xspace_open(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, NULL, 0, err); }
-
-int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err) { return open_file(out, path, NULL, 1, err); }
-
-int jp_xspace_open_listed(jp_xspace **out, const char *path, const jp_file_id *id, int lazy, jp_error *err) {
-    return open_file(out, path, id, lazy, err);
+int jp_xspace_open_lazy(jp_xspace **out, const char *path, jp_error *err) {
+    return jp_xspace_open_listed(out, path, NULL, 1, 0, err);
 }
 
 /* Whether the file at fd is no longer what `was` described: written to, resized or replaced. */
@@ -903,7 +903,8 @@ static int read_file(jp_xspace *xs, int fd, const struct stat *st, const char *p
     return JP_OK;
 }
 
-static int open_file(jp_xspace **out, const char *path, const jp_file_id *expect, int lazy, jp_error *err) {
+int jp_xspace_open_listed(jp_xspace **out, const char *path, const jp_file_id *expect, int lazy, uint64_t max_inflate,
+                          jp_error *err) {
     jp_error_clear(err);
     *out = NULL;
     /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer for ever; the fstat below
@@ -930,6 +931,7 @@ static int open_file(jp_xspace **out, const char *path, const jp_file_id *expect
         return rc;
     }
     xs->lazy = lazy;
+    xs->max_inflate = max_inflate;
     return finish(xs, out, path, err);
 }
 

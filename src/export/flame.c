@@ -12,6 +12,7 @@
 #include "base/map.h"
 #include "base/outfile.h"
 #include "base/vec.h"
+#include "jaxprof/jaxprof_results.h"
 #include "export/pbwrite.h"
 
 enum { /* perftools.profiles.Profile field numbers */

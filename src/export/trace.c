@@ -7,12 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "base/map.h"
 #include "base/outfile.h"
 #include "base/text.h"
 #include "timeline/layout.h"
 #include "export/trace.h"
+#include "jaxprof/jaxprof_results.h"
 #include "profile/profile.h"
 
 enum { SINK_BUFFER = 1 << 20 };
@@ -499,7 +501,7 @@ int jp_trace_export(const char *path, const char *out_path, const jp_trace_optio
     if (rc != JP_OK) return rc;
     jp_arena_init(&x.arena, 0);
     jp_vec xs = {0}, names = {0}, hosts = {0}; /* open XSpaces, their files, their host names */
-    rc = jp_layout_open_hosts(path, x.opt->host, &x.arena, &xs, &names, &hosts, err);
+    rc = jp_layout_open_hosts(path, x.opt->host, x.opt->max_inflate, &x.arena, &xs, &names, &hosts, err);
     for (size_t i = 0; i < xs.n; i++) x.st->events_in += jp_xspace_event_count(JP_VEC_AT(&xs, jp_xspace *, i));
     if (rc == JP_OK) {
         x.n_hosts = xs.n;

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "base/vec.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* Buffered output to a plain or gzip file; a failed write sticks in `failed`. */
 typedef struct jp_trace_sink {

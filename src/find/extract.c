@@ -178,7 +178,7 @@ static size_t read_old(unpack *u, size_t len) {
 static int refuse_different(const unpack *u, jp_error *err) {
     return jp_error_set(err, JP_ERR_ARG, 0,
                         "%s: exists and differs from what %s decompresses to; not replaced (remove it, or extract "
-                        "with --force)", u->dst, u->src);
+                        "with the force option)", u->dst, u->src);
 }
 
 /* Compares the next len output bytes with the old file's; a difference is refused unless forced. */

@@ -1,4 +1,5 @@
 /* runs.c - locating profile runs (directories of <host>.xplane.pb files) under a log directory. */
+#include "base/arena.h"
 #include "base/error.h"
 #include "find/runs.h"
 

@@ -50,7 +50,7 @@ static int compile_library_rule(jp_build_ctx *c, const jp_load_options *opt, reg
     *have = 0;
     if (!*rule) return JP_OK;
     if (regcomp(re, rule, REG_EXTENDED | REG_NOSUB) != 0)
-        return jp_error_set(c->err, JP_ERR_ARG, 0, "bad --library-frames regex '%s'", rule);
+        return jp_error_set(c->err, JP_ERR_ARG, 0, "bad library_frames regex '%s'", rule);
     *have = 1;
     return JP_OK;
 }

@@ -8,8 +8,11 @@
 #include "base/sort.h"
 #include "base/text.h"
 #include "base/vec.h"
+#include "analyses/result_names.h"
+#include "base/arena.h"
 #include "decode/hlo.h"
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_results.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* ---- device peaks (peaks.c) ------------------------------------------------------------------ */
 

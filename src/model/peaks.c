@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "model/model.h"
 
 /* Dense 16-bit matrix FLOPs per streaming multiprocessor (compute unit) per clock cycle: the
@@ -148,6 +149,20 @@ static int peaks_text(const char *path, char *buf, size_t cap, char *why, size_t
     close(fd);
     buf[got] = '\0';
     return 1;
+}
+
+int jp_cpu_peaks_path(const char *cache_dir, const char *xdg_cache_home, const char *home, char *buf, size_t cap,
+                      jp_error *err) {
+    int n = cache_dir && *cache_dir           ? snprintf(buf, cap, "%s/cpu_peaks", cache_dir)
+            : xdg_cache_home && *xdg_cache_home ? snprintf(buf, cap, "%s/jaxprof/cpu_peaks", xdg_cache_home)
+            : home && *home                     ? snprintf(buf, cap, "%s/.cache/jaxprof/cpu_peaks", home)
+                                                : -1;
+    if (n < 0)
+        return jp_error_set(err, JP_ERR_NOT_FOUND, 0,
+                            "no directory for the CPU calibration (no cache directory, XDG cache home or home)");
+    if ((size_t)n >= cap)
+        return jp_error_set(err, JP_ERR_LIMIT, 0, "the CPU calibration path is longer than %zu bytes", cap);
+    return JP_OK;
 }
 
 int jp_cpu_peaks_read(const char *path, jp_str hostname, double *tflops, double *gbps, char *why, size_t why_cap) {

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "decode/xnames.h"
+#include "decode/xspace.h"
 
 /* ---- the stats the model wants ----------------------------------------------------------------- */
 

@@ -7,7 +7,8 @@
 #ifndef JP_MODEL_STREAM_H
 #define JP_MODEL_STREAM_H
 
-#include "jaxprof/jaxprof.h"
+#include "base/arena.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* The stats the model reads, resolved to ids once per plane. */
 enum stat_key {

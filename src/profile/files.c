@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "find/runs.h"
 #include "profile/profile.h"
@@ -35,9 +36,8 @@ void jp_profile_files_free(jp_vec *files) {
     jp_vec_free(files);
 }
 
-int jp_profile_file_open(const jp_profile_file *f, int lazy, jp_xspace **out, jp_error *err) {
-    if (f->listed) return jp_xspace_open_listed(out, f->path, &f->id, lazy, err);
-    return lazy ? jp_xspace_open_lazy(out, f->path, err) : jp_xspace_open(out, f->path, err);
+int jp_profile_file_open(const jp_profile_file *f, int lazy, uint64_t max_inflate, jp_xspace **out, jp_error *err) {
+    return jp_xspace_open_listed(out, f->path, f->listed ? &f->id : NULL, lazy, max_inflate, err);
 }
 
 /* A run directory being listed into files. */

@@ -284,7 +284,7 @@ static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_l
         struct stat st;
         if (opt && opt->on_file && stat(file, &st) == 0) opt->on_file(opt->ctx, file, (uint64_t)st.st_size);
         jp_xspace *xs;
-        int rc = jp_profile_file_open(f, 1, &xs, err); /* lazy: the model reads each line once */
+        int rc = jp_profile_file_open(f, 1, opt ? opt->max_inflate : 0, &xs, err); /* lazy: the model reads each line once */
         if (rc) return rc;
         rc = jp_model_add_xspace(m, xs, host, opt, err);
         devices_of(xs, &devices);
@@ -337,7 +337,7 @@ int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char 
     *out = NULL;
     name = name ? name : "<memory>";
     jp_xspace *xs;
-    int rc = jp_xspace_parse_lazy(&xs, data, len, name, err);
+    int rc = jp_xspace_parse_limited(&xs, data, len, name, 1, opt ? opt->max_inflate : 0, err);
     if (rc) return rc;
     rc = jp_profile_from_xspaces(out, &xs, &name, 1, name, opt, err);
     jp_xspace_close(xs);

@@ -19,9 +19,9 @@ typedef struct jp_profile_file {
  * sorted by name, as jp_profile_file; jp_profile_files_free releases them. */
 int jp_profile_files(const char *path, jp_vec *files, jp_error *err);
 void jp_profile_files_free(jp_vec *files);
-/* Opens one of them (lazy: as jp_xspace_open_lazy); a listed file must still be what the listing
- * saw (jp_xspace_open_listed). */
-int jp_profile_file_open(const jp_profile_file *f, int lazy, jp_xspace **out, jp_error *err);
+/* Opens one of them (lazy: as jp_xspace_open_lazy; max_inflate as jp_load_options.max_inflate); a
+ * listed file must still be what the listing saw (jp_xspace_open_listed). */
+int jp_profile_file_open(const jp_profile_file *f, int lazy, uint64_t max_inflate, jp_xspace **out, jp_error *err);
 /* Host name of an xplane file (base name without .xplane.pb[.gz]), copied into a; NULL when out of
  * memory. */
 const char *jp_profile_host_of(jp_arena *a, const char *file);

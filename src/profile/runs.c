@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/arena.h"
+#include "jaxprof/jaxprof_results.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "find/runs.h"

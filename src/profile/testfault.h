@@ -1,5 +1,8 @@
 /* testfault.h - a deliberate fault in the loading of a profile, for the crash-isolation tests only
- * (internal). Nothing happens unless the environment variable JAXPROF_TEST_FAULT names a fault. */
+ * (internal). Nothing happens unless the environment variable JAXPROF_TEST_FAULT names a fault.
+ * The library's only getenv, on purpose: it is no configuration (every other setting comes in
+ * jp_load_options), and as an option it would put "crash this process" into the API that every
+ * client (CLI, Python, viewer) would have to carry to reach the tests that set it. */
 #ifndef JP_PROFILE_TESTFAULT_H
 #define JP_PROFILE_TESTFAULT_H
 

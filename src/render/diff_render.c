@@ -436,7 +436,7 @@ int jp_diff_render_gated(const jp_diff *d, const jp_diff_gate *gate, int format,
     regex_t re;
     int filtering = view && view->filter && *view->filter;
     if (filtering && regcomp(&re, view->filter, REG_EXTENDED | REG_NOSUB) != 0)
-        return jp_error_set(err, JP_ERR_ARG, 0, "bad --filter regex '%s'", view->filter);
+        return jp_error_set(err, JP_ERR_ARG, 0, "bad filter regex '%s'", view->filter);
     picker pk = {filtering ? &re : NULL, view ? view->top : 0, view && view->width ? view->width : TEXT_WIDTH};
     if (format == JP_FORMAT_TEXT && !pk.top) pk.top = TEXT_TOP;
     int rc;

@@ -2,7 +2,8 @@
 #ifndef JP_OUTPUTS_DIFF_RENDER_H
 #define JP_OUTPUTS_DIFF_RENDER_H
 
-#include "jaxprof/jaxprof.h"
+#include "analyses/result_names.h"
+#include "jaxprof/jaxprof_results.h"
 
 /* "slower", "faster" or "unchanged": the step time's direction when the change exceeds the noise. */
 const char *jp_diff_verdict(const jp_diff_steps *s);

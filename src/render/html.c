@@ -7,17 +7,12 @@
 
 #include "base/error.h"
 #include "base/outfile.h"
+#include "render/charts.h"
 #include "render/diff_render.h"
 #include "render/table.h"
 
-enum { TOP_ROWS = 20, DIFF_ROWS = 50, CHART_W = 960, CHART_H = 240, CHART_LEFT = 70, CHART_BOTTOM = 24 };
-/* The source lines table, and the roofline: its most ops and the plot box inside its SVG. */
-enum { LINE_ROWS = 10, ROOF_DOTS = 50, ROOF_W = 760, ROOF_H = 420, ROOF_LEFT = 96, ROOF_RIGHT = 32, ROOF_TOP = 12,
-       ROOF_BOTTOM = 44 };
-
-/* One colour per jp_part, in enum order (compute ... idle). */
-static const char *const PART_COLOURS[JP_PART_COUNT] = {"#4e79a7", "#f28e2b", "#59a14f", "#76b7b2",
-                                                        "#edc948", "#e15759", "#b07aa1", "#d3d3d3"};
+enum { TOP_ROWS = 20, DIFF_ROWS = 50, LINE_ROWS = 10, CHART_W = JP_CHART_W, CHART_LEFT = JP_CHART_LEFT,
+       CHART_BOTTOM = JP_CHART_BOTTOM };
 
 static const char CSS[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}"
@@ -30,26 +25,9 @@ static const char CSS[] =
     "svg{max-width:100%;height:auto}.finding{margin:10px 0;padding:6px 10px;border-left:4px solid #b36b00}"
     ".finding.bad{border-color:#c0392b}.finding p{margin:2px 0;color:#222}";
 
-/* Roofline dots by the roof they sit under (jp_bound order: unknown, compute, memory). */
-static const char *const BOUND_COLOURS[] = {"#888888", "#e15759", "#4e79a7"};
-static const char *const BOUND_NAMES[] = {"bound unknown", "compute bound", "memory bound"};
-
 /* ---- escaping and formatting -------------------------------------------------------------------- */
 
-/* Writes s HTML-escaped (text and attribute values); control bytes other than tab and newline
- * become spaces, so no input byte can open a tag, end an attribute or break the parser. */
-static void esc(FILE *out, const char *s) {
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default: fputc(*p < 0x20 && *p != '\t' && *p != '\n' ? ' ' : *p, out); break;
-        }
-    }
-}
+static void esc(FILE *out, const char *s) { jp_html_esc(out, s); }
 
 static void put_time(FILE *out, double ps) {
     char b[32];
@@ -122,13 +100,6 @@ static void write_overview(const jp_analysis *a, FILE *out) {
 
 /* ---- steps ---------------------------------------------------------------------------------------- */
 
-static void write_legend(FILE *out) {
-    fputs("<p class=\"legend\">", out);
-    for (int p = 0; p < JP_PART_COUNT; p++)
-        fprintf(out, "<span class=\"sw\" style=\"background:%s\"></span>%s", PART_COLOURS[p], jp_part_name(p));
-    fputs("</p>\n", out);
-}
-
 static void write_step_stats(const jp_analysis *a, FILE *out) {
     const jp_step_summary *s = &a->step_summary;
     fprintf(out, "<p><span id=\"step-count\">%zu</span> steps (", a->n_steps);
@@ -142,57 +113,6 @@ static void write_step_stats(const jp_analysis *a, FILE *out) {
     fputs("</tr>\n</tbody></table>\n", out);
 }
 
-/* One bar: the step's parts stacked bottom-up in enum order, scaled so the longest step fills
- * the plot height. A <title> gives the numbers on hover without any script. */
-static void write_step_bar(const jp_step *st, double x, double w, double scale, FILE *out) {
-    double y = CHART_H - CHART_BOTTOM;
-    fprintf(out, "<g class=\"step\"%s><title>step %lld: ", st->outlier ? " stroke=\"#c0392b\"" : "",
-            (long long)st->step_num);
-    put_time(out, (double)st->dur_ps);
-    for (int p = 0; p < JP_PART_COUNT; p++) {
-        if (!st->part_ps[p]) continue;
-        fprintf(out, ", %s ", jp_part_name(p));
-        put_time(out, (double)st->part_ps[p]);
-    }
-    fputs("</title>", out);
-    for (int p = 0; p < JP_PART_COUNT; p++) {
-        double h = (double)st->part_ps[p] * scale;
-        if (h <= 0) continue;
-        y -= h;
-        fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>", x, y, w, h,
-                PART_COLOURS[p]);
-    }
-    fputs("</g>\n", out);
-}
-
-static void write_axis(const jp_analysis *a, int64_t max_ps, FILE *out) {
-    int base = CHART_H - CHART_BOTTOM;
-    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", CHART_LEFT, base, CHART_W, base);
-    fprintf(out, "<line x1=\"%d\" y1=\"4\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", CHART_LEFT, CHART_LEFT, base);
-    fprintf(out, "<text x=\"%d\" y=\"14\" text-anchor=\"end\" font-size=\"11\">", CHART_LEFT - 4);
-    put_time(out, (double)max_ps);
-    fprintf(out, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">0</text>\n", CHART_LEFT - 4, base);
-    fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"11\">step %lld</text>", CHART_LEFT, CHART_H - 6,
-            (long long)a->steps[0].step_num);
-    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">step %lld</text>\n", CHART_W, CHART_H - 6,
-            (long long)a->steps[a->n_steps - 1].step_num);
-}
-
-static void write_step_chart(const jp_analysis *a, FILE *out) {
-    int64_t max_ps = 1;
-    for (size_t i = 0; i < a->n_steps; i++)
-        if (a->steps[i].dur_ps > max_ps) max_ps = a->steps[i].dur_ps;
-    double slot = (double)(CHART_W - CHART_LEFT - 4) / (double)a->n_steps;
-    double scale = (double)(CHART_H - CHART_BOTTOM - 8) / (double)max_ps;
-    fprintf(out, "<svg id=\"step-chart\" width=\"%d\" height=\"%d\" "
-                 "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"step time breakdown\">\n",
-            CHART_W, CHART_H, CHART_W, CHART_H);
-    write_axis(a, max_ps, out);
-    for (size_t i = 0; i < a->n_steps; i++)
-        write_step_bar(&a->steps[i], CHART_LEFT + 4 + slot * (double)i + slot * 0.1, slot * 0.8, scale, out);
-    fputs("</svg>\n", out);
-}
-
 static void write_steps(const jp_analysis *a, FILE *out) {
     fputs("<section id=\"steps\"><h2>Steps</h2>\n", out);
     if (!a->n_steps) {
@@ -201,8 +121,7 @@ static void write_steps(const jp_analysis *a, FILE *out) {
         return;
     }
     write_step_stats(a, out);
-    write_legend(out);
-    write_step_chart(a, out);
+    jp_chart_steps(a, out); /* the legend and the chart */
     fputs("</section>\n", out);
 }
 
@@ -217,7 +136,7 @@ static void write_breakdown_bar(const jp_step_summary *s, FILE *out) {
         double w = (double)CHART_W * pct(s->part_ps[p], s->total_ps) / 100.0;
         if (w <= 0) continue;
         fprintf(out, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"28\" fill=\"%s\"><title>%s %.1f%%</title></rect>",
-                x, w, PART_COLOURS[p], jp_part_name(p), pct(s->part_ps[p], s->total_ps));
+                x, w, jp_chart_part_colour(p), jp_part_name(p), pct(s->part_ps[p], s->total_ps));
         x += w;
     }
     fputs("</svg>\n", out);
@@ -231,7 +150,7 @@ static void write_breakdown(const jp_analysis *a, FILE *out) {
     static const char *const cols[] = {"part", "time", "%"};
     thead(out, cols, 3);
     for (int p = 0; p < JP_PART_COUNT; p++) {
-        fprintf(out, "<tr><td><span class=\"sw\" style=\"background:%s;margin-left:0\"></span>%s</td>", PART_COLOURS[p],
+        fprintf(out, "<tr><td><span class=\"sw\" style=\"background:%s;margin-left:0\"></span>%s</td>", jp_chart_part_colour(p),
                 jp_part_name(p));
         td_time(out, (double)s->part_ps[p]);
         fprintf(out, "<td class=\"n\">%.1f</td></tr>\n", pct(s->part_ps[p], s->total_ps));
@@ -364,181 +283,11 @@ static void write_lines(const jp_analysis *a, FILE *out) {
 
 /* ---- roofline ----------------------------------------------------------------------------------- */
 
-/* A log-log plot: whole decades of arithmetic intensity (FLOP/byte) across, of FLOP/s up. */
-typedef struct roof_plot {
-    double x_lo, x_hi;    /* log10 of the intensity range */
-    double y_lo, y_hi;    /* log10 of the FLOP/s range */
-    const jp_device *dev; /* the device whose roofs are drawn, NULL when no device has both peaks */
-} roof_plot;
-
-static double op_intensity(const jp_op_stat *o) { return o->flops / o->bytes; }
-static double op_flops_s(const jp_op_stat *o) { return o->flops / ((double)o->total_ps * 1e-12); }
-
-static double roof_x(const roof_plot *p, double intensity) {
-    return ROOF_LEFT + (log10(intensity) - p->x_lo) / (p->x_hi - p->x_lo) * (ROOF_W - ROOF_LEFT - ROOF_RIGHT);
-}
-
-static double roof_y(const roof_plot *p, double flops_s) {
-    return ROOF_TOP + (p->y_hi - log10(flops_s)) / (p->y_hi - p->y_lo) * (ROOF_H - ROOF_TOP - ROOF_BOTTOM);
-}
-
-/* The ROOF_DOTS ops with FLOP and byte counts and the most self time, most first (ties: the lower
- * index), kept by insertion into the short sorted list `pick`: one pass, no allocation. Returns how
- * many were picked; *counted is how many ops have the counts. */
-static size_t roof_ops(const jp_analysis *a, size_t *pick, size_t *counted) {
-    size_t n = 0;
-    *counted = 0;
-    for (size_t i = 0; i < a->n_ops; i++) {
-        const jp_op_stat *o = &a->ops[i];
-        if (!(o->flops > 0 && o->bytes > 0 && o->total_ps > 0)) continue;
-        if (!isfinite(op_intensity(o)) || !isfinite(op_flops_s(o))) continue; /* no point on a finite axis */
-        ++*counted;
-        size_t at = n;
-        while (at > 0 && a->ops[pick[at - 1]].self_ps < o->self_ps) at--;
-        if (at >= ROOF_DOTS) continue;
-        if (n < ROOF_DOTS) n++;
-        memmove(pick + at + 1, pick + at, (n - 1 - at) * sizeof *pick);
-        pick[at] = i;
-    }
-    return n;
-}
-
-/* Widens [*lo, *hi] (log10 values) to whole decades, at least two of them. */
-static void decades(double *lo, double *hi) {
-    *lo = floor(*lo);
-    *hi = ceil(*hi);
-    if (*hi - *lo < 2) *lo -= 1, *hi = *lo + 3;
-}
-
-/* Whether dev's roofs can be drawn: both peaks known, and its ridge and peak on a finite axis. */
-static int has_roofs(const jp_device *dev) {
-    return dev->peak_flops > 0 && dev->peak_bw > 0 && isfinite(dev->peak_flops) && isfinite(dev->peak_flops / dev->peak_bw);
-}
-
-/* The axes' ranges: every dot, and the ridge and the compute peak when there are roofs. */
-static void roof_ranges(const jp_analysis *a, const size_t *pick, size_t n, roof_plot *p) {
-    p->dev = NULL;
-    for (size_t d = 0; d < a->n_devices && !p->dev; d++)
-        if (has_roofs(&a->devices[d])) p->dev = &a->devices[d];
-    p->x_lo = p->y_lo = INFINITY;
-    p->x_hi = p->y_hi = -INFINITY;
-    for (size_t k = 0; k < n; k++) {
-        double x = log10(op_intensity(&a->ops[pick[k]])), y = log10(op_flops_s(&a->ops[pick[k]]));
-        p->x_lo = fmin(p->x_lo, x), p->x_hi = fmax(p->x_hi, x);
-        p->y_lo = fmin(p->y_lo, y), p->y_hi = fmax(p->y_hi, y);
-    }
-    if (p->dev) {
-        double ridge = log10(p->dev->peak_flops / p->dev->peak_bw), peak = log10(p->dev->peak_flops);
-        p->x_lo = fmin(p->x_lo, ridge - 1), p->x_hi = fmax(p->x_hi, ridge + 1);
-        p->y_lo = fmin(p->y_lo, peak - 3), p->y_hi = fmax(p->y_hi, peak + 0.35); /* room for its label */
-    }
-    decades(&p->x_lo, &p->x_hi);
-    decades(&p->y_lo, &p->y_hi);
-}
-
-/* "1 GFLOP/s", "100 TFLOP/s": a power of ten in SI prefixes. */
-static void put_rate(FILE *out, int exp10, const char *unit) {
-    static const char prefixes[] = " kMGTPEZY";
-    if (exp10 < 0 || exp10 >= 27) {
-        fprintf(out, "1e%d %s", exp10, unit);
-        return;
-    }
-    int zeros = exp10 % 3;
-    fprintf(out, "%s %c%s", zeros == 0 ? "1" : zeros == 1 ? "10" : "100", prefixes[exp10 / 3], unit);
-}
-
-/* Grid lines and labels, one per decade (every other one on a wide axis). */
-static void write_roof_axes(const roof_plot *p, FILE *out) {
-    int bottom = ROOF_H - ROOF_BOTTOM, right = ROOF_W - ROOF_RIGHT;
-    int x_step = p->x_hi - p->x_lo > 8 ? 2 : 1, y_step = p->y_hi - p->y_lo > 8 ? 2 : 1;
-    for (int e = (int)p->x_lo; e <= (int)p->x_hi; e += x_step) {
-        double x = roof_x(p, pow(10, e));
-        fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
-                     "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%g</text>\n",
-                x, ROOF_TOP, x, bottom, x, bottom + 14, pow(10, e));
-    }
-    for (int e = (int)p->y_hi; e >= (int)p->y_lo; e -= y_step) {
-        double y = roof_y(p, pow(10, e));
-        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                     "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">",
-                ROOF_LEFT, y, right, y, ROOF_LEFT - 4, y + 4);
-        put_rate(out, e, "FLOP/s");
-        fputs("</text>\n", out);
-    }
-    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", ROOF_LEFT, bottom, right, bottom);
-    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", ROOF_LEFT, ROOF_TOP, ROOF_LEFT,
-            bottom);
-    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">arithmetic intensity (FLOP/byte)"
-                 "</text>\n", (ROOF_LEFT + right) / 2, ROOF_H - 6);
-}
-
-/* The memory roof y = x * bw from the plot's left or bottom edge up to the ridge, then the compute
- * roof flat at the peak to the right edge. */
-static void write_roofs(const roof_plot *p, FILE *out) {
-    double bw = p->dev->peak_bw, peak = p->dev->peak_flops, ridge = peak / bw;
-    double x0 = fmax(pow(10, p->x_lo), pow(10, p->y_lo) / bw), x1 = pow(10, p->x_hi);
-    fprintf(out, "<polyline class=\"roof\" fill=\"none\" stroke=\"#222\" stroke-width=\"2\" "
-                 "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
-            roof_x(p, x0), roof_y(p, x0 * bw), roof_x(p, ridge), roof_y(p, peak), roof_x(p, x1), roof_y(p, peak));
-    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">peak %.4g TFLOP/s</text>",
-            roof_x(p, x1) - 4, roof_y(p, peak) - 5, peak / 1e12);
-    /* The bandwidth label runs along the memory roof, just under it, ending left of the ridge. */
-    double angle = atan2(roof_y(p, x0 * bw) - roof_y(p, peak), roof_x(p, ridge) - roof_x(p, x0));
-    double lx = roof_x(p, ridge) - 10 * cos(angle), ly = roof_y(p, peak) + 10 * sin(angle);
-    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" dy=\"13\" text-anchor=\"end\" font-size=\"11\" "
-                 "transform=\"rotate(%.1f %.1f %.1f)\">%.4g GB/s</text>\n",
-            lx, ly, -angle * 180 / 3.14159265358979, lx, ly, bw / 1e9);
-}
-
-static void write_roof_dot(const roof_plot *p, const jp_analysis *a, const jp_op_stat *o, FILE *out) {
-    int bound = o->bound >= JP_BOUND_UNKNOWN && o->bound <= JP_BOUND_MEMORY ? o->bound : JP_BOUND_UNKNOWN;
-    fprintf(out, "<circle class=\"op\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\" fill-opacity=\"0.75\"><title>",
-            roof_x(p, op_intensity(o)), roof_y(p, op_flops_s(o)), BOUND_COLOURS[bound]);
-    esc(out, o->name);
-    fprintf(out, ": %.3g FLOP/byte, %.4g GFLOP/s, self ", op_intensity(o), op_flops_s(o) / 1e9);
-    put_time(out, (double)o->self_ps);
-    fprintf(out, " (%.1f%%), %s", pct(o->self_ps, a->op_self_ps), BOUND_NAMES[bound]);
-    if (bound != JP_BOUND_UNKNOWN) fprintf(out, " at %.1f%% of its roof", o->roof_pct);
-    fputs("</title></circle>\n", out);
-}
-
-/* Log-log: each op's FLOP/s against its FLOP per byte accessed, under the first device's roofs
- * when some device's peaks are known. */
+/* Log-log: each op's FLOP/s against its FLOP per byte accessed (charts.c draws it). */
 static void write_roofline(const jp_analysis *a, FILE *out) {
-    size_t pick[ROOF_DOTS];
-    size_t counted;
-    size_t n = roof_ops(a, pick, &counted);
     fputs("<section id=\"roofline\"><h2>Roofline</h2>\n", out);
-    if (!n) {
-        fputs("<p>No op has both FLOP and byte counts: nothing to place on a roofline.</p></section>\n", out);
-        return;
-    }
-    roof_plot p;
-    roof_ranges(a, pick, n, &p);
-    if (p.dev) {
-        fputs("<p>Roofs of <code>", out);
-        esc(out, p.dev->name);
-        fprintf(out, "</code>: %.4g TFLOP/s, %.4g GB/s (", p.dev->peak_flops / 1e12, p.dev->peak_bw / 1e9);
-        esc(out, p.dev->peak_source && *p.dev->peak_source ? p.dev->peak_source : "peaks");
-        fprintf(out, "); ridge at %.3g FLOP/byte. ", p.dev->peak_flops / p.dev->peak_bw);
-    } else {
-        fputs("<p>No device peaks known (pass --peak-tflops/--peak-gbps): the ops without roofs. ", out);
-    }
-    fprintf(out, "%zu op%s with FLOP and byte counts", counted, counted == 1 ? "" : "s");
-    if (counted > n) fprintf(out, ", the top %zu by self time shown", n);
-    fputs(", each at its mean FLOP/s.</p>\n", out);
-    fputs("<p class=\"legend\">", out);
-    for (int b = p.dev ? JP_BOUND_COMPUTE : JP_BOUND_UNKNOWN; b <= (p.dev ? JP_BOUND_MEMORY : JP_BOUND_UNKNOWN); b++)
-        fprintf(out, "<span class=\"sw\" style=\"background:%s;border-radius:6px\"></span>%s", BOUND_COLOURS[b],
-                BOUND_NAMES[b]);
-    fputs("</p>\n", out);
-    fprintf(out, "<svg id=\"roofline-chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-                 "aria-label=\"roofline: FLOP/s against FLOP per byte, log-log\">\n",
-            ROOF_W, ROOF_H, ROOF_W, ROOF_H);
-    write_roof_axes(&p, out);
-    if (p.dev) write_roofs(&p, out);
-    for (size_t k = 0; k < n; k++) write_roof_dot(&p, a, &a->ops[pick[k]], out);
-    fputs("</svg></section>\n", out);
+    jp_chart_roofline(a, out);
+    fputs("</section>\n", out);
 }
 
 /* ---- hosts (multi-host runs) -------------------------------------------------------------------- */
@@ -848,7 +597,7 @@ static void write_diff_bar(const char *label, const double *part_ps, double scal
         double w = part_ps[p] * scale;
         if (!(w > 0)) continue;
         fprintf(out, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"24\" fill=\"%s\"><title>%s %s ", x, y, w,
-                PART_COLOURS[p], label, jp_part_name(p));
+                jp_chart_part_colour(p), label, jp_part_name(p));
         put_time(out, part_ps[p]);
         fputs("</title></rect>", out);
         x += w;
@@ -867,7 +616,7 @@ static void write_diff_breakdown(const jp_diff *d, FILE *out) {
     double longest = part_sum(s->base_part_ps) > part_sum(s->new_part_ps) ? part_sum(s->base_part_ps) : part_sum(s->new_part_ps);
     double scale = longest > 0 ? (double)(CHART_W - CHART_LEFT - 4) / longest : 0;
     fputs("<section id=\"breakdown\"><h2>Breakdown per step</h2>\n", out);
-    write_legend(out);
+    jp_chart_part_legend(out);
     fprintf(out, "<svg id=\"breakdown-chart\" width=\"%d\" height=\"64\" viewBox=\"0 0 %d 64\" role=\"img\" "
                  "aria-label=\"step breakdown, base and new\">\n", CHART_W, CHART_W);
     write_diff_bar("base", s->base_part_ps, scale, 2, out);
@@ -876,7 +625,7 @@ static void write_diff_breakdown(const jp_diff *d, FILE *out) {
     static const char *const cols[] = {"part", "base", "new", "delta"};
     thead(out, cols, 4);
     for (int p = 0; p < JP_PART_COUNT; p++) {
-        fprintf(out, "<tr><td><span class=\"sw\" style=\"background:%s;margin-left:0\"></span>%s</td>", PART_COLOURS[p],
+        fprintf(out, "<tr><td><span class=\"sw\" style=\"background:%s;margin-left:0\"></span>%s</td>", jp_chart_part_colour(p),
                 jp_part_name(p));
         td_time(out, s->base_part_ps[p]);
         td_time(out, s->new_part_ps[p]);

@@ -125,13 +125,13 @@ static int resolve_module(const jp_analysis *a, const char *name, const char **k
     if (*key) return JP_OK;
     char known[LIST_KEYS_MAX];
     if (!a->n_modules)
-        return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s: this profile has no XLA buffer assignment (no HloProto "
+        return jp_error_set(err, JP_ERR_ARG, 0, "module %.64s: this profile has no XLA buffer assignment (no HloProto "
                             "in its /host:metadata)", name);
     list_keys(a, n_any ? name : NULL, &known);
     if (n_any)
-        return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s names %zu modules (%zu of them ran): %s; give one of these",
+        return jp_error_set(err, JP_ERR_ARG, 0, "module %.64s names %zu modules (%zu of them ran): %s; give one of these",
                             name, n_any, n_ran, known);
-    return jp_error_set(err, JP_ERR_ARG, 0, "--module %.64s: no such module; the profile's modules: %s", name, known);
+    return jp_error_set(err, JP_ERR_ARG, 0, "module %.64s: no such module; the profile's modules: %s", name, known);
 }
 
 int jp_memory_pick(const jp_analysis *a, const jp_view *v, const jp_module_memory ***out, size_t *n, jp_error *err) {

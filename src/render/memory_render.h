@@ -4,7 +4,8 @@
 
 #include <stdio.h>
 
-#include "jaxprof/jaxprof.h"
+#include "analyses/result_names.h"
+#include "jaxprof/jaxprof_results.h"
 
 /* The module entries a view shows, into *out (malloc'd, NULL when n is 0), largest peak first:
  * without v->module the modules that ran (every module when none ran); with it, the entries of

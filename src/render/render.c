@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "render/columns.h"
 #include "render/memory_render.h"
+#include "render/ops_group.h"
 #include "render/safe_text.h"
 
 static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
@@ -309,11 +310,34 @@ static int section_text(const jp_analysis *a, int section, const jp_view *view, 
     return JP_OK;
 }
 
+/* The ops table with view->group: the ops the filter keeps, summed by the group's key
+ * (jp_ops_group), rendered as the ops table with the rest of the view. */
+static int render_ops_grouped(const jp_analysis *a, int format, const jp_view *view, FILE *out, jp_error *err) {
+    table t = section_table(a, JP_SECTION_OPS);
+    jp_view pick = {.filter = view->filter};
+    size_t *order, n;
+    jp_op_stat *rows = NULL;
+    int rc = jp_table_select(a, &t, &pick, &order, &n, err);
+    if (rc) return rc;
+    jp_analysis grouped = *a;
+    rc = jp_ops_group(a, order, n, view->group, &rows, &grouped.n_ops, err);
+    free(order);
+    if (rc) return rc;
+    grouped.ops = rows;
+    jp_view rest = *view;
+    rest.group = rest.filter = NULL;
+    rc = jp_render(&grouped, JP_SECTION_OPS, format, &rest, out, err);
+    free(rows);
+    return rc;
+}
+
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out, jp_error *err) {
     jp_error_clear(err);
     if (section < 0 || section >= JP_SECTION_COUNT) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
+    if (view && view->group && section != JP_SECTION_OPS) return jp_error_set(err, JP_ERR_ARG, 0, "group: ops only");
+    if (view && view->group) return render_ops_grouped(a, format, view, out, err);
     if (view && view->columns && (section == JP_SECTION_REPORT || section == JP_SECTION_HOSTS)) /* several tables */
-        return jp_error_set(err, JP_ERR_ARG, 0, "--columns picks the columns of one table: use it with ops, steps, ...");
+        return jp_error_set(err, JP_ERR_ARG, 0, "columns picks the columns of one table: use it with ops, steps, ...");
     int rc;
     if (section == JP_SECTION_MEMORY && view && view->module) { /* an unknown module: an error before any output */
         const jp_module_memory **mods;
@@ -324,7 +348,7 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
     if (format == JP_FORMAT_JSON) {
         rc = render_json(a, section, view, out, err);
     } else if (format == JP_FORMAT_CSV) {
-        if (section == JP_SECTION_REPORT) return jp_error_set(err, JP_ERR_ARG, 0, "--csv needs a table command (ops, steps, ...)");
+        if (section == JP_SECTION_REPORT) return jp_error_set(err, JP_ERR_ARG, 0, "CSV needs a table section (ops, steps, ...)");
         host_step_row *rows = NULL;
         size_t *order, n;
         table t = section_table(a, section);
@@ -500,7 +524,7 @@ static int findings_only_text(const jp_analysis *a, const jp_view *v, FILE *out,
     regex_t re;
     if (v && v->filter && *v->filter) {
         if (regcomp(&re, v->filter, REG_EXTENDED | REG_NOSUB) != 0)
-            return jp_error_set(err, JP_ERR_ARG, 0, "bad --filter regex '%s'", v->filter);
+            return jp_error_set(err, JP_ERR_ARG, 0, "bad filter regex '%s'", v->filter);
         regfree(&re);
     }
     fprintf(out, "Findings (%zu)\n", a->n_findings);

@@ -13,7 +13,7 @@ void jp_format_time(char *buf, size_t len, double ps) {
     double a = fabs(ps);
     if (a >= 1e12) snprintf(buf, len, "%.2f s", ps / 1e12);
     else if (a >= 1e9) snprintf(buf, len, "%.2f ms", ps / 1e9);
-    else if (a >= 1e6) snprintf(buf, len, "%.1f us", ps / 1e6);
+    else if (a >= 1e6) snprintf(buf, len, "%.1f \xC2\xB5s", ps / 1e6); /* µs */
     else if (a > 0) snprintf(buf, len, "%.0f ns", ps / 1e3);
     else snprintf(buf, len, "0");
 }
@@ -101,8 +101,8 @@ static int pick_columns(table *t, const char *list, jp_error *err) {
     for (const char *p = list; p && *p;) {
         size_t n = strcspn(p, ",");
         int col = n ? find_column(t, p, n) : -1;
-        if (col < 0) return unknown_column(t, "--columns", p, n, err);
-        if (t->n_pick == TABLE_MAX_COLS) return jp_error_set(err, JP_ERR_ARG, 0, "--columns: too many columns");
+        if (col < 0) return unknown_column(t, "columns", p, n, err);
+        if (t->n_pick == TABLE_MAX_COLS) return jp_error_set(err, JP_ERR_ARG, 0, "columns: too many columns");
         t->pick[t->n_pick++] = (size_t)col;
         p += n + (p[n] == ',');
     }
@@ -114,9 +114,9 @@ static int sort_column(const table *t, const char *key, int *col, int *dir, jp_e
     const char *colon = strchr(key, ':');
     size_t n = colon ? (size_t)(colon - key) : strlen(key);
     *dir = !colon ? 0 : strcmp(colon, ":asc") == 0 ? 1 : strcmp(colon, ":desc") == 0 ? -1 : 2;
-    if (*dir == 2) return jp_error_set(err, JP_ERR_ARG, 0, "--sort %s: the direction is :asc or :desc", key);
+    if (*dir == 2) return jp_error_set(err, JP_ERR_ARG, 0, "sort %s: the direction is :asc or :desc", key);
     *col = find_column(t, key, n);
-    return *col < 0 ? unknown_column(t, "--sort", key, n, err) : JP_OK;
+    return *col < 0 ? unknown_column(t, "sort", key, n, err) : JP_OK;
 }
 
 static int row_matches(const jp_analysis *a, const table *t, const void *row, const regex_t *re) {
@@ -136,7 +136,7 @@ int jp_table_select(const jp_analysis *a, table *t, const jp_view *v, size_t **o
     regex_t re;
     int filtering = v && v->filter && *v->filter;
     if (filtering && regcomp(&re, v->filter, REG_EXTENDED | REG_NOSUB) != 0)
-        return jp_error_set(err, JP_ERR_ARG, 0, "bad --filter regex '%s'", v->filter);
+        return jp_error_set(err, JP_ERR_ARG, 0, "bad filter regex '%s'", v->filter);
     size_t *idx = malloc((t->n_rows ? t->n_rows : 1) * sizeof *idx), *tmp = malloc((t->n_rows ? t->n_rows : 1) * sizeof *tmp);
     if (!idx || !tmp) {
         free(idx);

@@ -4,7 +4,8 @@
 
 #include <stdio.h>
 
-#include "jaxprof/jaxprof.h"
+#include "analyses/result_names.h"
+#include "jaxprof/jaxprof_results.h"
 
 /* CELL_NONE: a number not computed (JSON null, CSV empty, text "-"; sorts below every number).
  * CELL_PROGRAM_STR: a string (s) of one compiled program (i, its id): JSON and CSV write the
@@ -77,7 +78,7 @@ void jp_table_json_fields(const jp_analysis *a, const table *t, const void *row,
 /* The same array without its name. */
 void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
 
-/* "12.3 ms", "450 us", "1.20 s" */
+/* "12.3 ms", "450.0 µs", "1.20 s": µs in every human-readable time (JSON keys keep _us, _ms) */
 void jp_format_time(char *buf, size_t len, double ps);
 /* "768 B", "16.0 KiB", "64.0 MiB", "5.00 GiB": powers of 1024, as XLA and XProf count memory. */
 void jp_format_bytes(char *buf, size_t len, int64_t bytes);

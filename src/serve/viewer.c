@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "render/charts.h"
 #include "timeline/timeline.h"
 #include "serve/assets.h"
 #include "jaxprof/jaxprof_serve.h"
@@ -59,6 +60,7 @@ struct jp_viewer {
     uint64_t tick;              /* counts cache uses */
     last_diff diff;             /* the last /api/diff answer */
     char *cpu_peaks_file;       /* jp_load_options.cpu_peaks_file for every analysis (heap), or NULL */
+    uint64_t max_inflate;       /* jp_load_options.max_inflate for every run read, 0: the defaults */
 };
 
 /* What a run request names, once routed. */
@@ -258,7 +260,8 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const
 static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, const char *steps,
                           cached **out, int *hit, jp_error *err) {
     jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file, .has_steps = steps[0] != 0,
-                           .op_spread = 1}; /* the compare page's op noise */
+                           .op_spread = 1, /* the compare page's op noise */
+                           .max_inflate = v->max_inflate};
     if (opt.has_steps && jp_steps_parse(steps, &opt.first_step, &opt.last_step, err) != JP_OK) return JP_ERR_ARG;
     uint64_t stamp;
     int rc = jp_profile_stamp(run->path, &stamp, err);
@@ -290,7 +293,8 @@ static int cached_timeline(jp_viewer *v, const run_request *r, jp_timeline **out
     int rc = cached_profile(v, r->rel, r->run, "", "", &c, hit, err);
     if (rc != JP_OK) return rc;
     *hit = c->timeline != NULL;
-    if (!c->timeline && (rc = jp_timeline_new(&c->timeline, r->run->path, NULL, jp_profile_analysis(c->profile), err)) != JP_OK)
+    if (!c->timeline && (rc = jp_timeline_new(&c->timeline, r->run->path, NULL, v->max_inflate,
+                                               jp_profile_analysis(c->profile), err)) != JP_OK)
         return rc;
     *out = c->timeline;
     return JP_OK;
@@ -308,7 +312,8 @@ static int api_section(const char *name) {
 /* Runs one writer into memory and sends its bytes as 200 JSON, or its error. */
 typedef int (*writer_fn)(const void *obj, const void *arg, FILE *out, jp_error *err);
 
-static int respond_written(jp_http_response *resp, writer_fn fn, const void *obj, const void *arg, int hit) {
+static int respond_written_as(jp_http_response *resp, const char *type, writer_fn fn, const void *obj, const void *arg,
+                              int hit) {
     char *buf = NULL;
     size_t len = 0;
     jp_error err = {0};
@@ -316,10 +321,14 @@ static int respond_written(jp_http_response *resp, writer_fn fn, const void *obj
     if (!f) return jp_http_respond_status(resp, 500);
     int rc = fn(obj, arg, f, &err);
     if (fclose(f) != 0 && rc == JP_OK) rc = jp_error_set(&err, JP_ERR_NOMEM, 0, "out of memory");
-    rc = rc == JP_OK ? respond_json(resp, 200, buf, len) : respond_failure(resp, &err);
+    rc = rc == JP_OK ? jp_http_respond_bytes(resp, 200, type, buf, len, NULL) : respond_failure(resp, &err);
     free(buf);
     if (rc == JP_OK) rc = jp_http_response_header(resp, "X-Jaxprof-Cache", hit ? "hit" : "miss", NULL);
     return rc;
+}
+
+static int respond_written(jp_http_response *resp, writer_fn fn, const void *obj, const void *arg, int hit) {
+    return respond_written_as(resp, "application/json", fn, obj, arg, hit);
 }
 
 /* A section request: the section and its view (NULL: the section's own). */
@@ -362,8 +371,14 @@ static int serve_section(jp_viewer *v, const run_request *r, int section, jp_htt
     char module[MODULE_MAX];  /* ?module=: memory's one module in detail (jp_view.module) */
     int got = query_param(r->query, "module", module, sizeof module);
     if (got < 0 || (got && section != JP_SECTION_MEMORY)) return respond_error(resp, 400, "bad module parameter (memory only)");
-    jp_view view = {.module = module};
-    section_request s = {section, got ? &view : NULL};
+    char group[PARAM_MAX], filter[PARAM_MAX]; /* ?group=: the ops summed by category, module, scope or
+                                                * source, over the ops ?filter= (a regex) keeps */
+    int grouped = query_param(r->query, "group", group, sizeof group);
+    int filtered = query_param(r->query, "filter", filter, sizeof filter);
+    if (grouped < 0 || filtered < 0 || ((grouped || filtered) && section != JP_SECTION_OPS))
+        return respond_error(resp, 400, "bad group or filter parameter (ops only)");
+    jp_view view = {.module = got ? module : NULL, .group = grouped ? group : NULL, .filter = filtered ? filter : NULL};
+    section_request s = {section, got || grouped || filtered ? &view : NULL};
     if (cached_profile(v, r->rel, r->run, r->host, r->steps, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
     return respond_written(resp, write_section, c->profile, &s, hit);
 }
@@ -418,6 +433,33 @@ static int parse_tracks(const char *s, uint32_t **ids, size_t *n) {
     return *n ? 0 : -1;
 }
 
+/* The charts the viewer embeds, drawn by the code that draws them in the HTML report (charts.c). */
+static const char *const CHARTS[] = {"chart/steps", "chart/roofline"};
+
+static int chart_of(const char *what) {
+    for (int i = 0; i < (int)(sizeof CHARTS / sizeof CHARTS[0]); i++)
+        if (strcmp(what, CHARTS[i]) == 0) return i;
+    return -1;
+}
+
+static int write_chart(const void *obj, const void *arg, FILE *out, jp_error *err) {
+    (void)err;
+    const jp_analysis *a = jp_profile_analysis(obj);
+    if (*(const int *)arg == 1) jp_chart_roofline(a, out);
+    else jp_chart_steps(a, out);
+    return JP_OK;
+}
+
+/* "chart/steps", "chart/roofline" (with ?host= and ?steps= like a section): the chart as an HTML
+ * fragment, the bytes the report's section holds. */
+static int serve_chart(jp_viewer *v, const run_request *r, int chart, jp_http_response *resp) {
+    cached *c = NULL;
+    int hit = 0;
+    jp_error err;
+    if (cached_profile(v, r->rel, r->run, r->host, r->steps, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    return respond_written_as(resp, "text/html; charset=utf-8", write_chart, c->profile, &chart, hit);
+}
+
 /* "timeline/aggregate?start_us=&end_us=[&tracks=]": the exact totals of a range (jp_timeline_aggregate). */
 static int serve_aggregate(jp_viewer *v, const run_request *r, jp_http_response *resp) {
     double start = 0, end = -1;
@@ -445,12 +487,13 @@ static int serve_aggregate(jp_viewer *v, const run_request *r, jp_http_response 
 static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_response *resp) {
     const char *slash = strchr(rest, '/');
     char rel[REL_MAX];
-    int aggregate = slash && strcmp(slash + 1, "timeline/aggregate") == 0;
-    if (!slash || (strchr(slash + 1, '/') && !aggregate) || decode_id(rest, (size_t)(slash - rest), rel, sizeof rel) != 0)
+    int aggregate = slash && strcmp(slash + 1, "timeline/aggregate") == 0, chart = slash ? chart_of(slash + 1) : -1;
+    if (!slash || (strchr(slash + 1, '/') && !aggregate && chart < 0) ||
+        decode_id(rest, (size_t)(slash - rest), rel, sizeof rel) != 0)
         return respond_error(resp, 404, "no such run");
     run_request r = {.what = slash + 1, .query = query};
-    int section = aggregate ? -1 : api_section(r.what);
-    if (section < 0 && !aggregate && strcmp(r.what, "timeline") != 0 && strcmp(r.what, "event") != 0)
+    int section = aggregate || chart >= 0 ? -1 : api_section(r.what);
+    if (section < 0 && !aggregate && chart < 0 && strcmp(r.what, "timeline") != 0 && strcmp(r.what, "event") != 0)
         return respond_error(resp, 404, "unknown endpoint");
     if (query_param(query, "host", r.host, sizeof r.host) < 0) return respond_error(resp, 400, "bad host parameter");
     if (query_param(query, "steps", r.steps, sizeof r.steps) < 0) return respond_error(resp, 400, "bad steps parameter");
@@ -460,6 +503,7 @@ static int serve_run(jp_viewer *v, const char *rest, const char *query, jp_http_
     r.rel = relative_path(v, r.run);
     if (section >= 0) return serve_section(v, &r, section, resp);
     if (aggregate) return serve_aggregate(v, &r, resp);
+    if (chart >= 0) return serve_chart(v, &r, chart, resp);
     return strcmp(r.what, "timeline") == 0 ? serve_timeline(v, &r, resp) : serve_event(v, &r, resp);
 }
 
@@ -706,3 +750,5 @@ int jp_viewer_set_cpu_peaks_file(jp_viewer *v, const char *path) {
     v->cpu_peaks_file = copy;
     return JP_OK;
 }
+
+void jp_viewer_set_max_inflate(jp_viewer *v, uint64_t max_inflate) { v->max_inflate = max_inflate; }

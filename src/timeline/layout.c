@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "decode/xnames.h"
 #include "timeline/layout.h"
@@ -110,8 +111,8 @@ void jp_layout_lanes_free(jp_vec *lanes) {
     jp_vec_free(lanes);
 }
 
-int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec *xs, jp_vec *files, jp_vec *hosts,
-                         jp_error *err) {
+int jp_layout_open_hosts(const char *path, const char *host, uint64_t max_inflate, jp_arena *a, jp_vec *xs,
+                         jp_vec *files, jp_vec *hosts, jp_error *err) {
     jp_vec found = {0};
     int rc = jp_profile_files(path, &found, err);
     for (size_t i = 0; rc == JP_OK && i < found.n; i++) {
@@ -130,7 +131,7 @@ int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec
             break;
         }
         *h = name;
-        if ((rc = jp_profile_file_open(pf, 0, slot, err)) != JP_OK) xs->n--;
+        if ((rc = jp_profile_file_open(pf, 0, max_inflate, slot, err)) != JP_OK) xs->n--;
     }
     if (rc == JP_OK && xs->n == 0)
         rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, host && *host ? "no host matches '%s'" : "%s: no profile found",

@@ -7,6 +7,8 @@
 #define JP_TIMELINE_LAYOUT_H
 
 #include "base/vec.h"
+#include "jaxprof/jaxprof_results.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 /* One event of a line while it is laid out. */
 typedef struct jp_layout_item {
@@ -74,10 +76,11 @@ uint32_t jp_layout_lanes(jp_vec *lanes, jp_layout_item *items, size_t n);
 void jp_layout_lanes_free(jp_vec *lanes);
 
 /* Opens the host files path names (as jp_profile_load) whose host name contains `host` (all for
- * NULL or ""): appends each jp_xspace * to xs, its file path and host name (copied into a) to
- * files and hosts. On failure the XSpaces already in xs stay there for the caller to close. */
-int jp_layout_open_hosts(const char *path, const char *host, jp_arena *a, jp_vec *xs, jp_vec *files, jp_vec *hosts,
-                         jp_error *err);
+ * NULL or ""), each inflating to at most max_inflate (jp_load_options; 0: the defaults): appends
+ * each jp_xspace * to xs, its file path and host name (copied into a) to files and hosts. On
+ * failure the XSpaces already in xs stay there for the caller to close. */
+int jp_layout_open_hosts(const char *path, const char *host, uint64_t max_inflate, jp_arena *a, jp_vec *xs,
+                         jp_vec *files, jp_vec *hosts, jp_error *err);
 
 /* ---- rows: what becomes a thread, in the order both outputs lay them out (layout_rows.c) -------- */
 

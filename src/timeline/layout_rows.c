@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/error.h"
 #include "decode/xnames.h"
 #include "timeline/layout.h"

@@ -334,11 +334,11 @@ static int index_all(builder *b, const jp_vec *files) {
 }
 
 /* Opens the hosts, analyses them when the caller has no analysis, and indexes everything. */
-static int build(builder *b, const char *path, const char *host) {
+static int build(builder *b, const char *path, const char *host, uint64_t max_inflate) {
     jp_timeline *tl = b->tl;
     jp_vec files = {0};
     jp_profile *own = NULL;
-    int rc = jp_layout_open_hosts(path, host, &tl->arena, &tl->xs, &files, &tl->hosts, b->err);
+    int rc = jp_layout_open_hosts(path, host, max_inflate, &tl->arena, &tl->xs, &files, &tl->hosts, b->err);
     if (rc == JP_OK && !b->a) {
         rc = jp_profile_from_xspaces(&own, tl->xs.data, files.data, files.n, path, NULL, b->err);
         b->a = own ? jp_profile_analysis(own) : NULL;
@@ -349,7 +349,8 @@ static int build(builder *b, const char *path, const char *host) {
     return rc;
 }
 
-int jp_timeline_new(jp_timeline **out, const char *path, const char *host, const jp_analysis *a, jp_error *err) {
+int jp_timeline_new(jp_timeline **out, const char *path, const char *host, uint64_t max_inflate, const jp_analysis *a,
+                    jp_error *err) {
     jp_error_clear(err);
     if (!out || !path) return jp_error_set(err, JP_ERR_ARG, 0, "timeline: no profile path");
     *out = NULL;
@@ -360,7 +361,7 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, const
     jp_intern_init(&tl->intern, &tl->arena);
     jp_intern_init(&tl->hlo_intern, &tl->hlo_arena);
     builder b = {.tl = tl, .err = err, .a = a};
-    int rc = build(&b, path, host);
+    int rc = build(&b, path, host, max_inflate);
     jp_layout_lanes_free(&b.lanes);
     jp_vec_free(&b.items), jp_vec_free(&b.pending);
     jp_map_deinit(&b.names), jp_map_deinit(&b.flow_ids);

@@ -21,8 +21,9 @@ typedef struct jp_timeline jp_timeline;
  * CUDA launch to its kernel or copy, an XLA:CPU async op to its "end:" event; only flows whose
  * both ends are indexed are kept, the first event seen at each end standing for it. a is the
  * analysis of the same files (steps, hosts' clock offsets), borrowed for the call only; NULL
- * analyses them here. */
-int jp_timeline_new(jp_timeline **out, const char *path, const char *host, const jp_analysis *a, jp_error *err);
+ * analyses them here. max_inflate as jp_load_options.max_inflate (0: the default limits). */
+int jp_timeline_new(jp_timeline **out, const char *path, const char *host, uint64_t max_inflate, const jp_analysis *a,
+                    jp_error *err);
 void jp_timeline_free(jp_timeline *tl);
 
 /* Events indexed (equal to the exporter's events_out + derived when nothing is cut). */

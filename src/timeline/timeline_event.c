@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/result_names.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "timeline/layout.h"

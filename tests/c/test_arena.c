@@ -7,7 +7,7 @@
 #include <stdalign.h>
 #include <string.h>
 
-#include "jaxprof/jaxprof.h"
+#include "base/arena.h"
 
 static void allocations_are_aligned_and_distinct(void **state) {
     (void)state;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jaxprof/jaxprof.h"
+#include "analyses/result_names.h"
 
 #ifndef JP_TEST_DATA
 #define JP_TEST_DATA "tests/data"

@@ -21,7 +21,8 @@
 #include <zlib.h>
 
 #include "profile/profile.h" /* jp_profile_from_xspaces: several hosts from memory */
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_results.h"
+#include "jaxprof/jaxprof_xspace.h"
 #include "pbwrite.h"
 
 #ifndef JP_TEST_DATA
@@ -847,6 +848,23 @@ static void unknown_metadata_is_reported(void **state) {
     free(space.buf);
 }
 
+/* The calibration's path: the first directory given decides it; none or too long is an error. */
+static void cpu_peaks_path_rule(void **state) {
+    (void)state;
+    char buf[64];
+    jp_error err;
+    assert_int_equal(jp_cpu_peaks_path("/c", "/x", "/h", buf, sizeof buf, &err), JP_OK);
+    assert_string_equal(buf, "/c/cpu_peaks");
+    assert_int_equal(jp_cpu_peaks_path("", "/x", "/h", buf, sizeof buf, &err), JP_OK);
+    assert_string_equal(buf, "/x/jaxprof/cpu_peaks");
+    assert_int_equal(jp_cpu_peaks_path(NULL, NULL, "/h", buf, sizeof buf, &err), JP_OK);
+    assert_string_equal(buf, "/h/.cache/jaxprof/cpu_peaks");
+    assert_int_equal(jp_cpu_peaks_path(NULL, "", "", buf, sizeof buf, &err), JP_ERR_NOT_FOUND);
+    assert_int_equal(jp_cpu_peaks_path("/a-directory-name-long-enough-to-pass-the-buffer-of-64-bytes", NULL, NULL, buf,
+                                       sizeof buf, &err), JP_ERR_LIMIT);
+    assert_string_equal(err.msg, "the CPU calibration path is longer than 64 bytes");
+}
+
 /* The CPU peaks file (jaxprof calibrate's cache) as a FIFO, a link to /dev/zero or a huge file
  * hung (or swamped) every load: each is ignored with a warning and the load finishes; a real
  * calibration still applies. */
@@ -968,7 +986,7 @@ int main(void) {
         cmocka_unit_test(degenerate_inputs),
         cmocka_unit_test(load_errors_name_the_file),
         cmocka_unit_test(unknown_metadata_is_reported),
-        cmocka_unit_test(cpu_peaks_file_must_be_a_small_regular_file),
+        cmocka_unit_test(cpu_peaks_file_must_be_a_small_regular_file), cmocka_unit_test(cpu_peaks_path_rule),
         cmocka_unit_test(load_names_links_and_deep_nesting),
     };
     return cmocka_run_group_tests(tests, open_devnull, close_devnull);

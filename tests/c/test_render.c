@@ -548,7 +548,7 @@ static const jp_analysis *gpu_of(void **state) { return jp_profile_analysis(((fi
     "\xE8\xAE\xAD\xE7\xBB\x83\xE6\x95\xB0\xE6\x8D\xAE\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1             host         2   2.50 ms   1.50 ms   12.5%\n" \
     "PjitFunction(train_step)  runtime      2   1.50 ms   1.00 ms    7.5%\n" \
     "load \"batch\", <1>         host         2   1.00 ms   1.00 ms    5.0%\n" \
-    "backend_compile           runtime      1  500.0 us  500.0 us    2.5%\n"
+    "backend_compile           runtime      1  500.0 \xC2\xB5s  500.0 \xC2\xB5s    2.5%\n"
 
 static const char CPU_REPORT_TXT[] =
     "jaxprof report: cpu.xplane.pb\n"
@@ -585,14 +585,14 @@ static const char CPU_OPS_TXT[] = CPU_OPS_TABLE;
 
 static const char CPU_STEPS_TXT[] =
     "step      time  compute  collect       h2d  d2h   compile     host      idle  ops  outlier  no device work  gap\n"
-    "   0  10.00 ms  7.00 ms        0         0    0  500.0 us  1.75 ms  750.0 us    3                             0\n"
-    "   1  10.00 ms  7.00 ms        0  500.0 us    0         0  1.75 ms  750.0 us    3                             0\n";
+    "   0  10.00 ms  7.00 ms        0         0    0  500.0 \xC2\xB5s  1.75 ms  750.0 \xC2\xB5s    3                             0\n"
+    "   1  10.00 ms  7.00 ms        0  500.0 \xC2\xB5s    0         0  1.75 ms  750.0 \xC2\xB5s    3                             0\n";
 
 static const char CPU_SCOPES_TXT[] = CPU_SCOPES_TABLE;
 
 static const char CPU_TRANSFERS_TXT[] =
     "kind  count  bytes     total   longest  GB/s\n"
-    "H2D       1      0  500.0 us  500.0 us     -\n"
+    "H2D       1      0  500.0 \xC2\xB5s  500.0 \xC2\xB5s     -\n"
     "D2H       0      0         0         0     -\n"
     "D2D       0      0         0         0     -\n";
 
@@ -607,7 +607,7 @@ static const char CPU_MEMORY_TXT[] =
 
 static const char CPU_COMPILES_TXT[] =
     "module             start      time  step  steady\n"
-    "jit_train_step  250.0 us  500.0 us     0\n";
+    "jit_train_step  250.0 \xC2\xB5s  500.0 \xC2\xB5s     0\n";
 
 static const char CPU_FINDINGS_TXT[] = CPU_FINDINGS_LIST;
 
@@ -727,7 +727,7 @@ static const char CPU_SCOPES_W30_TXT[] =
     "...\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1  host         2   2.50 ms   1.50 ms   12.5%\n"
     "...ain_step)  runtime      2   1.50 ms   1.00 ms    7.5%\n"
     "...tch\", <1>  host         2   1.00 ms   1.00 ms    5.0%\n"
-    "...d_compile  runtime      1  500.0 us  500.0 us    2.5%\n";
+    "...d_compile  runtime      1  500.0 \xC2\xB5s  500.0 \xC2\xB5s    2.5%\n";
 
 static const char CPU_SCOPES_VIEW_CSV[] =
     "scope,kind,user,depth,count,total_ms,self_ms,pct,wall_ms\n"
@@ -815,7 +815,7 @@ static const char GPU_KERNELS_JSON[] =
 
 static const char GPU_TRANSFERS_TXT[] =
     "kind  count    bytes     total   longest  GB/s\n"
-    "H2D       1  1000000  500.0 us  500.0 us  2.00\n"
+    "H2D       1  1000000  500.0 \xC2\xB5s  500.0 \xC2\xB5s  2.00\n"
     "D2H       0        0         0         0     -\n"
     "D2D       0        0         0         0     -\n";
 
@@ -840,29 +840,29 @@ static const char DIFF_TXT[] =
     "\n"
     "Breakdown per step\n"
     "part         base       new  delta\n"
-    "compute   7.00 ms   7.75 ms  +750.0 us\n"
-    "h2d      250.0 us  250.0 us  0\n"
-    "compile  250.0 us  250.0 us  0\n"
-    "host      1.75 ms   1.25 ms  -500.0 us\n"
-    "idle     750.0 us  500.0 us  -250.0 us\n"
+    "compute   7.00 ms   7.75 ms  +750.0 \xC2\xB5s\n"
+    "h2d      250.0 \xC2\xB5s  250.0 \xC2\xB5s  0\n"
+    "compile  250.0 \xC2\xB5s  250.0 \xC2\xB5s  0\n"
+    "host      1.75 ms   1.25 ms  -500.0 \xC2\xB5s\n"
+    "idle     750.0 \xC2\xB5s  500.0 \xC2\xB5s  -250.0 \xC2\xB5s\n"
     "\n"
     "Ops by change in self time per step (4 of 4)\n"
     "change     delta/step  delta%     base       new  count/step  op        category       scope                   match    noise\n"
-    "slower     +500.0 us   +50.0%  1.00 ms   1.50 ms  1           add.3     elementwise    train_step              name     \xC2\xB1" "0\n"
-    "added      +250.0 us   new           -  250.0 us  0->1        copy.4    copy           train_step              none     -\n"
+    "slower     +500.0 \xC2\xB5s   +50.0%  1.00 ms   1.50 ms  1           add.3     elementwise    train_step              name     \xC2\xB1" "0\n"
+    "added      +250.0 \xC2\xB5s   new           -  250.0 \xC2\xB5s  0->1        copy.4    copy           train_step              none     -\n"
     "unchanged  0           +0.0%   4.00 ms   4.00 ms  1           fusion.2  loop fusion    train_step/model        name     \xC2\xB1" "0\n"
     "unchanged  0           +0.0%   2.00 ms   2.00 ms  1           dot.1     matmul         train_step/model/dense  name     \xC2\xB1" "0\n"
     "Rule: an op is slower or faster when its self time per step moved by more than 5% of itself, by at least 0.5% of the base step, and by more than its noise: 2 standard errors of the change, from the op's time per step across the steps of each run (per execution with fewer than 3 steps).\n"
     "\n"
     "Scopes by change in self time per step (7 of 7)\n"
     "change     delta/step  delta%  self base  self new  total base  total new  count/step  scope                     kind    match\n"
-    "slower     +750.0 us   +75.0%    1.00 ms   1.75 ms     7.00 ms    7.75 ms  3->4        train_step                device  name\n"
+    "slower     +750.0 \xC2\xB5s   +75.0%    1.00 ms   1.75 ms     7.00 ms    7.75 ms  3->4        train_step                device  name\n"
     "unchanged  0           +0.0%     4.00 ms   4.00 ms     6.00 ms    6.00 ms  2           train_step/model          device  name\n"
     "unchanged  0           +0.0%     2.00 ms   2.00 ms     2.00 ms    2.00 ms  1           train_step/model/dense    device  name\n"
-    "unchanged  0           +0.0%    750.0 us  750.0 us     1.25 ms    1.25 ms  1           \xE8\xAE\xAD\xE7\xBB\x83\xE6\x95\xB0\xE6\x8D\xAE\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1             host    name\n"
-    "unchanged  0           +0.0%    500.0 us  500.0 us    750.0 us   750.0 us  1           PjitFunction(train_step)  host    name\n"
-    "unchanged  0           +0.0%    500.0 us  500.0 us    500.0 us   500.0 us  1           load \"batch\", <1>         host    name\n"
-    "unchanged  0           +0.0%    250.0 us  250.0 us    250.0 us   250.0 us  0.5         backend_compile           host    name\n"
+    "unchanged  0           +0.0%    750.0 \xC2\xB5s  750.0 \xC2\xB5s     1.25 ms    1.25 ms  1           \xE8\xAE\xAD\xE7\xBB\x83\xE6\x95\xB0\xE6\x8D\xAE\xE7\x9A\x84\xE5\x8A\xA0\xE8\xBD\xBD\xE4\xB8\x8E\xE9\xA2\x84\xE5\xA4\x84\xE7\x90\x86 1             host    name\n"
+    "unchanged  0           +0.0%    500.0 \xC2\xB5s  500.0 \xC2\xB5s    750.0 \xC2\xB5s   750.0 \xC2\xB5s  1           PjitFunction(train_step)  host    name\n"
+    "unchanged  0           +0.0%    500.0 \xC2\xB5s  500.0 \xC2\xB5s    500.0 \xC2\xB5s   500.0 \xC2\xB5s  1           load \"batch\", <1>         host    name\n"
+    "unchanged  0           +0.0%    250.0 \xC2\xB5s  250.0 \xC2\xB5s    250.0 \xC2\xB5s   250.0 \xC2\xB5s  0.5         backend_compile           host    name\n"
     "\n"
     "Findings that changed (0)\n"
     "  none: the same findings in both runs\n"
@@ -977,7 +977,7 @@ static void cpu_report(void **state) {
     FILE *f = open_memstream(&o.text, &o.len);
     jp_error err;
     assert_int_equal(jp_render(a, JP_SECTION_REPORT, JP_FORMAT_CSV, NULL, f, &err), JP_ERR_ARG);
-    assert_string_equal(err.msg, "--csv needs a table command (ops, steps, ...)");
+    assert_string_equal(err.msg, "CSV needs a table section (ops, steps, ...)");
     assert_int_equal(fclose(f), 0);
     assert_int_equal(o.len, 0);
     free(o.text);
@@ -1135,7 +1135,7 @@ static void diff_outputs(void **state) {
     assert_non_null(page.text);
     remove(path);
     expect_golden("diff.html", &page);
-    assert_non_null(strstr(page.text, "<tr class=\"added\"><td>added</td><td class=\"n\">+250.0 us</td>"
+    assert_non_null(strstr(page.text, "<tr class=\"added\"><td>added</td><td class=\"n\">+250.0 \xC2\xB5s</td>"
                                       "<td class=\"n\">new</td>"));
     assert_non_null(strstr(page.text, "<code class=\"scope\">load &quot;batch&quot;, &lt;1&gt;</code>"));
     free(page.text);
@@ -1203,12 +1203,36 @@ static void control_characters_become_question_marks(void **state) {
     free(buf);
 }
 
+/* ?group= / jp_view.group: the ops the filter keeps, summed by a field into rows of the ops table. */
+static void ops_grouped(void **state) {
+    const jp_analysis *a = cpu_of(state);
+    static const jp_view by_module = {.group = "module", .columns = "name,module,count,total_ms,self_ms,pct_time"};
+    output o = render(a, JP_SECTION_OPS, JP_FORMAT_CSV, &by_module);
+    expect_bytes("cpu.ops.module.csv", &o, "name,module,count,total_ms,self_ms,pct_time\n"
+                                           "jit_train_step,jit_train_step,6,18.000000,14.000000,100\n");
+    free(o.text);
+    static const jp_view dot_add = {.group = "category", .filter = "^(dot\\.1|add\\.3)$", /* whole names only */
+                                    .columns = "name,category,count,self_ms"};
+    o = render(a, JP_SECTION_OPS, JP_FORMAT_CSV, &dot_add);
+    expect_bytes("cpu.ops.category.csv", &o, "name,category,count,self_ms\nmatmul,matmul,2,4.000000\n"
+                                             "elementwise,elementwise,2,2.000000\n");
+    free(o.text);
+    jp_error err;
+    FILE *f = fopen("/dev/null", "w");
+    static const jp_view bad = {.group = "op"};
+    assert_int_equal(jp_render(a, JP_SECTION_OPS, JP_FORMAT_JSON, &bad, f, &err), JP_ERR_ARG);
+    assert_string_equal(err.msg, "group 'op': category, module, scope or source");
+    assert_int_equal(jp_render(a, JP_SECTION_STEPS, JP_FORMAT_JSON, &by_module, f, &err), JP_ERR_ARG);
+    assert_string_equal(err.msg, "group: ops only");
+    fclose(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_sections), cmocka_unit_test(cpu_report),   cmocka_unit_test(cpu_views),
         cmocka_unit_test(gpu_outputs),  cmocka_unit_test(html_reports), cmocka_unit_test(html_roofline_skips_infinite_points),
         cmocka_unit_test(diff_outputs), cmocka_unit_test(golden_files_were_not_updated),
-        cmocka_unit_test(control_characters_become_question_marks),
+        cmocka_unit_test(control_characters_become_question_marks), cmocka_unit_test(ops_grouped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/arena.h"
 #include "decode/xnames.h"
 #include "profile/profile.h"
 #include "real_captures.h"
@@ -82,7 +83,7 @@ static void test_window_holds_what_the_exporter_writes(void **state) {
     (void)state;
     jp_timeline *tl;
     jp_error err;
-    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, NULL, &err), JP_OK);
+    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, 0, NULL, &err), JP_OK);
     char out[1100];
     snprintf(out, sizeof out, "%s/t.json", tmpdir);
     jp_trace_stats st;
@@ -100,7 +101,7 @@ static void test_range_totals_add_up(void **state) {
     (void)state;
     jp_timeline *tl;
     jp_error err;
-    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, NULL, &err), JP_OK);
+    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, 0, NULL, &err), JP_OK);
     int64_t end = jp_timeline_end_ns(tl) + 1, mid = end / 2;
     /* the whole profile: every event, each whole */
     assert_int_equal(range(tl, 0, end, "slices"), (long long)jp_timeline_event_count(tl));
@@ -148,7 +149,7 @@ static void test_every_event_has_details(void **state) {
     (void)state;
     jp_timeline *tl;
     jp_error err;
-    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, NULL, &err), JP_OK);
+    assert_int_equal(jp_timeline_new(&tl, FIXTURE, NULL, 0, NULL, &err), JP_OK);
     query_every_event(tl);
     answer a;
     assert_int_equal(jp_timeline_event(tl, jp_timeline_track_count(tl), 0, answer_open(&a), &err), JP_ERR_NOT_FOUND);
@@ -180,7 +181,7 @@ static void index_bytes(const uint8_t *data, size_t len, int *ok, int *failed) {
     fclose(f);
     jp_timeline *tl;
     jp_error err;
-    if (jp_timeline_new(&tl, in, NULL, NULL, &err) == JP_OK) {
+    if (jp_timeline_new(&tl, in, NULL, 0, NULL, &err) == JP_OK) {
         int64_t end = jp_timeline_end_ns(tl) + 1;
         long long merged;
         assert_int_equal(window_events(tl, &merged), (long long)jp_timeline_event_count(tl));
@@ -236,7 +237,7 @@ static void test_long_host_names(void **state) {
     }
     jp_timeline *tl;
     jp_error err;
-    assert_int_equal(jp_timeline_new(&tl, run, NULL, NULL, &err), JP_OK);
+    assert_int_equal(jp_timeline_new(&tl, run, NULL, 0, NULL, &err), JP_OK);
     jp_timeline_query q = {.start_ns = 0, .end_ns = jp_timeline_end_ns(tl) + 1, .px = 1000};
     answer a;
     assert_int_equal(jp_timeline_window(tl, &q, answer_open(&a), &err), JP_OK);
@@ -332,7 +333,7 @@ static walk_log walk_capture(const char *path) {
     jp_arena arena;
     jp_arena_init(&arena, 0);
     jp_vec xs = {0}, files = {0}, hosts = {0};
-    assert_int_equal(jp_layout_open_hosts(path, NULL, &arena, &xs, &files, &hosts, &err), JP_OK);
+    assert_int_equal(jp_layout_open_hosts(path, NULL, 0, &arena, &xs, &files, &hosts, &err), JP_OK);
     jp_profile *prof;
     assert_int_equal(jp_profile_from_xspaces(&prof, xs.data, files.data, xs.n, path, NULL, &err), JP_OK);
     int64_t *shift;
@@ -355,7 +356,7 @@ static walk_log walk_capture(const char *path) {
     assert_int_equal(jp_trace_export(path, out, NULL, &st, &err), JP_OK);
     unlink(out);
     jp_timeline *tl;
-    assert_int_equal(jp_timeline_new(&tl, path, NULL, NULL, &err), JP_OK);
+    assert_int_equal(jp_timeline_new(&tl, path, NULL, 0, NULL, &err), JP_OK);
     assert_int_equal(st.derived, w.records); /* nothing cut: every record is written */
     assert_int_equal(jp_timeline_event_count(tl), st.events_out + st.derived);
     jp_timeline_free(tl);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 #ifndef JP_TEST_DATA
 #define JP_TEST_DATA "tests/data"
@@ -71,6 +71,25 @@ static void test_chrome_export_counts(void **state) {
     assert_int_equal(count(json, "{\"ph\":\"s\""), st.flows);
     assert_non_null(strstr(json, "\"events_out\":"));
     free(json);
+    unlink(out);
+}
+
+/* The export reads its input with the caller's inflate limit (jp_trace_options.max_inflate, as
+ * jp_load_options'), never with one from the environment, and names the option neutrally. */
+static void test_export_takes_max_inflate(void **state) {
+    (void)state;
+    char out[1100];
+    path_in_tmp(out, sizeof out, "limited.json");
+    jp_trace_options opt = jp_trace_options_default();
+    opt.max_inflate = 1000; /* the fixture inflates to far more */
+    jp_error err;
+    assert_int_equal(jp_trace_export(JP_TEST_DATA "/cpu_small.xplane.pb.gz", out, &opt, NULL, &err), JP_ERR_LIMIT);
+    assert_non_null(strstr(err.msg, "cpu_small.xplane.pb.gz: gzip data at byte "));
+    assert_non_null(strstr(err.msg, "inflates beyond 1000 bytes (the limit: max_inflate); if the file is genuine, "
+                                    "raise the max_inflate limit"));
+    assert_int_equal(access(out, F_OK), -1); /* nothing written */
+    opt.max_inflate = (uint64_t)64 << 20;
+    assert_int_equal(jp_trace_export(JP_TEST_DATA "/cpu_small.xplane.pb.gz", out, &opt, NULL, &err), JP_OK);
     unlink(out);
 }
 
@@ -216,6 +235,7 @@ int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "%s", dir && *dir ? dir : "/tmp");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chrome_export_counts),
+        cmocka_unit_test(test_export_takes_max_inflate),
         cmocka_unit_test(test_perfetto_export_is_plain_protobuf),
         cmocka_unit_test(test_cuts_add_up),
         cmocka_unit_test(test_unwritable_output_is_an_io_error),

@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "decode/xspace.h"
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 #include "pbwrite.h"
 
 /* One host plane: line "python" (id 7, ts 100 ns) with two events, metadata for both event kinds,
@@ -313,7 +313,8 @@ static void gzip_members_and_trailing_bytes(void **state) {
 }
 
 /* A gzip bomb stops at the limit (64 times its size, at least 256 MiB) before taking the memory;
- * JAXPROF_MAX_INFLATE moves the limit, both ways. */
+ * the caller's max_inflate (jp_load_options) moves the limit, both ways, and the environment does
+ * not: the library reads no JAXPROF_MAX_INFLATE. */
 static void gzip_inflate_limit(void **state) {
     (void)state;
     size_t n = (size_t)300 << 20, len;
@@ -321,19 +322,28 @@ static void gzip_inflate_limit(void **state) {
     free(zeros);
     jp_xspace *xs;
     jp_error err;
-    unsetenv("JAXPROF_MAX_INFLATE");
+    setenv("JAXPROF_MAX_INFLATE", "512M", 1); /* ignored: only the option counts */
     assert_int_equal(jp_xspace_parse(&xs, bomb, len, "bomb.gz", &err), JP_ERR_LIMIT);
     assert_non_null(strstr(err.msg, "inflates beyond 268435456 bytes (the limit: 64 times the compressed size"));
-    setenv("JAXPROF_MAX_INFLATE", "512M", 1); /* raised: it inflates, and the zeros are no XSpace */
-    assert_int_equal(jp_xspace_parse(&xs, bomb, len, "bomb.gz", &err), JP_ERR_CORRUPT);
-    setenv("JAXPROF_MAX_INFLATE", "100", 1);  /* lowered: even a small profile is refused */
-    pbw w = build_space();
+    assert_non_null(strstr(err.msg, "if the file is genuine, raise the max_inflate limit"));
+    unsetenv("JAXPROF_MAX_INFLATE");
+    uint64_t raised = (uint64_t)512 << 20; /* raised: it inflates, and the zeros are no XSpace */
+    assert_int_equal(jp_xspace_parse_limited(&xs, bomb, len, "bomb.gz", 0, raised, &err), JP_ERR_CORRUPT);
+    pbw w = build_space(); /* lowered: even a small profile is refused */
     assert_true(w.len > 100);
     size_t gz_len;
     uint8_t *gz = pbw_gzip(w.buf, w.len, &gz_len);
-    assert_int_equal(jp_xspace_parse(&xs, gz, gz_len, "s.gz", &err), JP_ERR_LIMIT);
-    assert_non_null(strstr(err.msg, "inflates beyond 100 bytes (the limit: JAXPROF_MAX_INFLATE)"));
-    unsetenv("JAXPROF_MAX_INFLATE");
+    assert_int_equal(jp_xspace_parse_limited(&xs, gz, gz_len, "s.gz", 0, 100, &err), JP_ERR_LIMIT);
+    assert_non_null(strstr(err.msg, "inflates beyond 100 bytes (the limit: max_inflate)"));
+    jp_profile *p = NULL; /* the same through the public load options */
+    const jp_load_options small = {.max_inflate = 100};
+    assert_int_equal(jp_profile_parse(&p, gz, gz_len, "s.gz", &small, &err), JP_ERR_LIMIT);
+    assert_null(p);
+    assert_non_null(strstr(err.msg, "s.gz: gzip data at byte "));
+    assert_non_null(strstr(err.msg, "inflates beyond 100 bytes (the limit: max_inflate)"));
+    assert_int_equal(jp_profile_parse(&p, gz, gz_len, "s.gz", &(jp_load_options){.max_inflate = 1 << 20}, &err),
+                     JP_OK);
+    jp_profile_free(p);
     uint64_t v;
     assert_int_equal(jp_size_parse("20G", &v), 0);
     assert_true(v == (uint64_t)20 << 30);
@@ -606,7 +616,6 @@ static void compressed_stats_are_bounded_in_total(void **state) {
         pbw_uint(&st, 1, 5); pbw_bytes(&st, 8, gz, gz_len);
         pbw_msg(&ev, 4, &st);
     }
-    unsetenv("JAXPROF_MAX_INFLATE");
     jp_xspace *xs = parse_one_event(&ev, &space);
     const jp_plane *p = only_plane(xs);
     jp_stats_iter it = jp_stats_of_event(xs, &p->lines[0].events[0]);
@@ -624,16 +633,15 @@ static void compressed_stats_are_bounded_in_total(void **state) {
     char want[JP_ERROR_MSG_MAX];
     snprintf(want, sizeof want, "compressed stat at byte %llu: the profile's compressed stats inflate to more than "
              "67108864 bytes (the limit: 16 times the XSpace's size, at least 64 MiB, at most 1 GiB, for all "
-             "compressed stats together); if the file is genuine, raise it with --max-inflate SIZE or "
-             "JAXPROF_MAX_INFLATE", (unsigned long long)at);
+             "compressed stats together); if the file is genuine, raise the max_inflate limit",
+             (unsigned long long)at);
     assert_string_equal(err.msg, want);
     assert_int_equal(err.offset, at);
     assert_int_equal(jp_stat_str(xs, p, &s, &again, &err), JP_ERR_LIMIT); /* asked again: the same error */
     assert_string_equal(err.msg, want);
     jp_xspace_close(xs);
-    setenv("JAXPROF_MAX_INFLATE", "1G", 1); /* raised: all eight fit, 320 MiB */
-    xs = NULL;
-    assert_int_equal(jp_xspace_parse(&xs, space.buf, space.len, "mem", &err), JP_OK);
+    xs = NULL; /* raised: all eight fit, 320 MiB */
+    assert_int_equal(jp_xspace_parse_limited(&xs, space.buf, space.len, "mem", 0, (uint64_t)1 << 30, &err), JP_OK);
     p = only_plane(xs);
     it = jp_stats_of_event(xs, &p->lines[0].events[0]);
     int k = 0;
@@ -642,7 +650,6 @@ static void compressed_stats_are_bounded_in_total(void **state) {
         k++;
     }
     assert_int_equal(k, 8);
-    unsetenv("JAXPROF_MAX_INFLATE");
     jp_xspace_close(xs);
     free(gz);
     free(space.buf);

@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -106,17 +106,24 @@ def test_api_step_window_matches_the_cli(server, log_dir):
 
 # ---- Overview: the step chart and the step view --------------------------------------------------
 
-def test_step_chart_is_labelled_and_a_click_opens_the_step_view(server, browser, log_dir):
+def test_step_chart_is_the_reports_and_a_click_opens_the_step_view(server, browser, log_dir, tmp_path):
+    """The overview's step chart is the one the HTML report draws (charts.c, served by the chart
+    endpoint): hovering a bar repeats its title, clicking it opens that step."""
     full = jaxprof_json("steps", log_dir)["steps"]
     fresh(browser, server + "#/overview")
     wait_for(browser, "#step-summary")
-    # Step numbers on the axis, the time on hover.
-    assert [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#step-chart text.step-num")] == [str(s["step"]) for s in full]
-    bars = {b.get_attribute("data-step"): b for b in browser.find_elements(By.CSS_SELECTOR, "#step-chart .step-hit")}
-    assert sorted(bars, key=int) == [str(s["step"]) for s in full]
+    out = tmp_path / "report.html"
+    assert run_jaxprof("report", str(log_dir), "--html", str(out)).returncode == 0
+    html = out.read_text()
+    served = browser.execute_script(
+        "return fetch(`/api/run/${encodeURIComponent(state.run)}/chart/steps`).then((r) => r.text())")
+    assert served.startswith('<p class="legend">') and served.endswith("</svg>\n")
+    assert served in html[html.index('<section id="steps">'):html.index('<section id="breakdown">')]
+    bars = {b.get_attribute("data-step"): b for b in browser.find_elements(By.CSS_SELECTOR, "#step-chart g.step")}
+    assert list(bars) == [str(s["step"]) for s in full]
     ActionChains(browser).move_to_element(bars["3"]).perform()
     hover = wait_for(browser, "#step-hover", "step 3:").text
-    assert hover.startswith(f"step 3: {fmt_ms(full[3]['duration_ms'])} ms")
+    assert hover == bars["3"].find_element(By.TAG_NAME, "title").get_attribute("textContent")
     shot(browser, "overview")
     # KPIs this CPU profile cannot know say so instead of showing 0.
     kpis = {r[0]: r[1] for r in table_rows(browser, "kpis")}
@@ -240,6 +247,71 @@ def test_ops_columns_source_and_unknown_rates(server, browser, log_dir):
     wait_for(browser, "#ops-steps", "steps 2:2")
     step_ops = jaxprof_json("ops", log_dir, "--steps", "2:2")["ops"]
     assert ops_column(browser, "count") == [str(o["count"]) for o in sorted(step_ops, key=lambda o: -o["self_ms"])]
+
+
+# ---- Ops grouped: the library's sums (?group=), not the page's -------------------------------------
+
+def expected_groups(ops: list[dict], by: str) -> dict[str, dict]:
+    """The ops summed by their `by` field as jp_ops_group sums them (computed here from the rows)."""
+    groups: dict[str, dict] = {}
+    for o in ops:
+        k = o[by] or "(none)"
+        g = groups.setdefault(k, {"count": 0, "self_ms": 0.0, "total_ms": 0.0, "min_ms": o["min_ms"], "max_ms": 0.0,
+                                  "flops": 0.0, "bytes": 0.0, "devices": 0})
+        g["count"] += o["count"]
+        g["self_ms"] += o["self_ms"]
+        g["total_ms"] += o["total_ms"]
+        g["min_ms"], g["max_ms"] = min(g["min_ms"], o["min_ms"]), max(g["max_ms"], o["max_ms"])
+        g["flops"] += o["flops"]
+        g["bytes"] += o["bytes"]
+        g["devices"] = max(g["devices"], o["devices"])
+    return groups
+
+
+@pytest.mark.parametrize("by", ["category", "module", "scope", "source"])
+def test_api_groups_ops_by_a_field(server, log_dir, by):
+    """/ops?group=BY sums the ops (all of them, or those ?filter= keeps) into one row per key, the
+    key being the row's name and its BY field."""
+    run = get(f"{server}api/runs")[1][0]["id"]
+    ops = get(f"{server}api/run/{run}/ops")[1]["ops"]
+    status, doc = get(f"{server}api/run/{run}/ops?group={by}")
+    assert status == 200
+    want = expected_groups(ops, by)
+    assert [r["name"] for r in doc["ops"]] == sorted(want, key=lambda k: (-want[k]["self_ms"], k))
+    for r in doc["ops"]:
+        w = want[r["name"]]
+        assert r[by] == r["name"] and r["op_name"] == ""
+        assert (r["count"], r["devices"]) == (w["count"], w["devices"])
+        for key in ("self_ms", "total_ms", "min_ms", "max_ms", "flops", "bytes"):
+            assert r[key] == pytest.approx(w[key], rel=1e-5, abs=2e-6), key
+        assert r["avg_ms"] == pytest.approx(w["total_ms"] / w["count"], rel=1e-5, abs=2e-6)
+    name = ops[0]["name"]
+    picked = [o for o in ops if any(isinstance(v, str) and re.search(name, v) for v in o.values())]
+    status, doc = get(f"{server}api/run/{run}/ops?group={by}&filter={name}")
+    assert status == 200 and sorted(r["name"] for r in doc["ops"]) == sorted(expected_groups(picked, by))
+
+
+def test_api_group_refusals(server):
+    run = get(f"{server}api/runs")[1][0]["id"]
+    assert get(f"{server}api/run/{run}/ops?group=op")[0] == 400
+    assert get(f"{server}api/run/{run}/ops?group=op")[1]["error"] == "group 'op': category, module, scope or source"
+    assert get(f"{server}api/run/{run}/steps?group=category")[0] == 400
+    assert get(f"{server}api/run/{run}/ops?group=category&filter=(")[0] == 400
+
+
+def test_ops_page_groups_with_the_library(server, browser, log_dir):
+    """Grouping on the Ops page shows the library's rows (?group=) for the page's filter."""
+    fresh(browser, server + "#/ops")
+    wait_for(browser, "#ops-table td")
+    Select(browser.find_element(By.ID, "op-group")).select_by_visible_text("category")
+    wait_for(browser, "#op-count", "groups")
+    run = js(browser, "state.run")
+    rows = fetch_json(browser, f"/api/run/{run}/ops?group=category")["ops"]
+    assert ops_column(browser, "op") == [r["name"] for r in sorted(rows, key=lambda r: -r["self_ms"])]
+    assert ops_column(browser, "count") == [str(r["count"]) for r in sorted(rows, key=lambda r: -r["self_ms"])]
+    assert browser.find_element(By.ID, "op-count").text == f"{len(rows)} groups"
+    assert "group=category" in js(browser, "location.hash")
+    shot(browser, "ops_grouped")
 
 
 # ---- Compare: the user picks the runs -------------------------------------------------------------

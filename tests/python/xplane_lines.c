@@ -4,7 +4,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "jaxprof/jaxprof.h"
+#include "jaxprof/jaxprof_xspace.h"
 
 PyDoc_STRVAR(xplane_lines_doc,
              "xplane_lines(path) -> list[tuple[plane, line, line_id, n_events, total_duration_ps]]\n\n"

@@ -3,7 +3,8 @@
 "use strict";
 
 const PARTS = ["compute", "collective", "h2d", "d2h", "d2d", "compile", "host", "idle"];
-const PART_COLORS = ["#2563eb", "#7c3aed", "#0891b2", "#0d9488", "#65a30d", "#d97706", "#db2777", "#d1d5db"];
+// the library's palette (src/render/charts.c), so the charts it draws and the page's own bars agree
+const PART_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", "#edc948", "#e15759", "#b07aa1", "#d3d3d3"];
 // host: the picked host ("" for all), passed to every run request as ?host=; hosts: each run's host names.
 const state = { runs: [], run: null, page: "overview", params: new URLSearchParams(), host: "", hosts: {} };
 const $ = (sel) => document.querySelector(sel);
@@ -21,6 +22,15 @@ async function api(path) {
 function runApi(what, run) {
   const host = state.host ? `${what.includes("?") ? "&" : "?"}host=${encodeURIComponent(state.host)}` : "";
   return api(`/api/run/${encodeURIComponent(run || state.run)}/${what}${host}`);
+}
+
+// A chart as the library draws it for the HTML report ("steps", "roofline"): an HTML fragment.
+async function runChart(name) {
+  const host = state.host ? `?host=${encodeURIComponent(state.host)}` : "";
+  const r = await fetch(`/api/run/${encodeURIComponent(state.run)}/chart/${name}${host}`);
+  const body = await r.text();
+  if (!r.ok) throw new Error(JSON.parse(body).error || r.statusText);
+  return body;
 }
 
 // ---- routing: #/<page>?run=<id>&... -----------------------------------------------------------

@@ -31,7 +31,7 @@ function runDate(r) { return new Date(r.mtime_ms).toLocaleString(); }
 function runsTable(base, next) {
   const rows = [...state.runs].reverse().map((r) => { const id = String(r.id);
     return `<tr><td>${wrapName(r.path)}</td><td>${esc(runDate(r))}</td><td class="num">${r.hosts.length}</td>
-      <td class="num">${r.bytes >= 1e6 ? `${(r.bytes / 1e6).toFixed(1)} MB` : `${(r.bytes / 1e3).toFixed(1)} kB`}</td><td><button data-as="base" data-id="${esc(id)}" ${id === base ? "disabled" : ""}>base</button>
+      <td class="num">${r.bytes >= 2 ** 20 ? `${(r.bytes / 2 ** 20).toFixed(1)} MiB` : `${(r.bytes / 1024).toFixed(1)} KiB`}</td><td><button data-as="base" data-id="${esc(id)}" ${id === base ? "disabled" : ""}>base</button>
       <button data-as="new" data-id="${esc(id)}" ${id === next ? "disabled" : ""}>new</button></td></tr>`; }).join("");
   return `<h2>Runs under this directory</h2><table id="cmp-runs"><tr><th>run</th><th>written</th><th class="num">hosts</th>
     <th class="num">size</th><th>pick as</th></tr>${rows}</table>`;

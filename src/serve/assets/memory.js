@@ -1,9 +1,17 @@
 // memory.js - the viewer's Memory page: memory at the peak per compiled module (XLA's buffer assignment:
 // the program-order timeline stacked by buffer kind, the buffers live at a point, one buffer's
 // instruction, source and life), then the allocators' use over time when the capture records it.
-// Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses, and after overview.js
-// (niceTicks) and ops.js (wrapName).
+// Loaded after app.js, whose helpers (state, api, runApi, esc, ms, go) it uses, and after ops.js (wrapName).
 "use strict";
+
+// Round values for the y axis: 0 and multiples of 1, 2 or 5 x 10^k up to max, four or five of them.
+function niceTicks(max) {
+  const raw = max / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((f) => f * mag).find((s) => s >= raw);
+  const ticks = [];
+  for (let v = 0; v <= max * (1 + 1e-9); v += step) ticks.push(v);
+  return ticks;
+}
 
 // ---- sizes -------------------------------------------------------------------------------------
 const MEM_UNITS = [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]];
@@ -223,7 +231,7 @@ function allocatorsHtml(d) {
   }).join("");
   const rows = d.memory.map((m) => `<tr>${Object.values(m).map((v) => `<td>${esc(typeof v === "number" ? +v.toFixed(3) : v)}</td>`).join("")}</tr>`).join("");
   return `<h2>Allocators: memory in use over time</h2><svg id="memory-chart" width="${W}" height="${H}">${lines}
-    <text x="2" y="14">${(bMax / 1e6).toFixed(1)} MB</text><text x="${W - 80}" y="${H - 5}">${ms(tMax)} ms</text></svg>
+    <text x="2" y="14">${(bMax / 2 ** 20).toFixed(1)} MiB</text><text x="${W - 80}" y="${H - 5}">${ms(tMax)} ms</text></svg>
     <table><tr>${Object.keys(d.memory[0]).map((k) => `<th>${esc(k)}</th>`).join("")}</tr>${rows}</table>`;
 }
 

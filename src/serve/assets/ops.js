@@ -27,25 +27,6 @@ function opRate(r, key) {
   return amount > 0 && r.total_ms > 0 ? r[key] : null;
 }
 
-function groupOps(rows, by) {
-  if (by === "none") return rows;
-  const groups = new Map();
-  for (const r of rows) {
-    const k = r[by] || "(none)";
-    const g = groups.get(k) || { name: k, category: by === "category" ? k : "", count: 0, total_ms: 0, self_ms: 0,
-      avg_ms: 0, min_ms: Infinity, max_ms: 0, pct_time: 0, flops: 0, bytes: 0, devices: 0, module: by === "module" ? k : "",
-      scope: by === "scope" ? k : "", op_name: "", source: by === "source" ? k : "", function: "" };
-    g.count += r.count; g.total_ms += r.total_ms; g.self_ms += r.self_ms; g.pct_time += r.pct_time;
-    g.flops += r.flops; g.bytes += r.bytes; g.min_ms = Math.min(g.min_ms, r.min_ms); g.max_ms = Math.max(g.max_ms, r.max_ms);
-    g.devices = Math.max(g.devices, r.devices);
-    g.avg_ms = g.total_ms / g.count;
-    g.gflops_per_s = g.flops / (g.total_ms * 1e6);
-    g.gbytes_per_s = g.bytes / (g.total_ms * 1e6);
-    groups.set(k, g);
-  }
-  return [...groups.values()];
-}
-
 // The value a column sorts by: rates unknown are null, and nulls go last in either direction.
 function sortValue(r, key) { return key === "gflops_per_s" || key === "gbytes_per_s" ? opRate(r, key) : r[key]; }
 function sortRows(rows, key, dir) {
@@ -112,9 +93,18 @@ function saveOpsView(v) {
   history.replaceState(null, "", `#/ops?${p}`);
 }
 
+// The op rows as the library gives them: one per op, or summed by v.group (?group=, the same sums
+// as `jaxprof ops`' columns) over the ops v.filter keeps.
+function opsQuery(v, grouped) {
+  const q = new URLSearchParams();
+  if (v.steps) q.set("steps", v.steps);
+  if (grouped && v.group !== "none") { q.set("group", v.group); if (v.filter) q.set("filter", v.filter); }
+  return `ops${q.toString() ? `?${q}` : ""}`;
+}
+
 async function ops() {
   const v = opsView();
-  const d = await runApi(v.steps ? `ops?steps=${encodeURIComponent(v.steps)}` : "ops");
+  const d = await runApi(opsQuery(v, false));
   const stepsNote = v.steps ? `<span id="ops-steps" class="chip">steps ${esc(v.steps)} <a href="#" id="ops-all-steps" title="the whole run">×</a></span>` : "";
   $("#page").innerHTML = `<div class="toolbar">${stepsNote}
       <input id="op-filter" placeholder="filter (regex)" value="${esc(v.filter)}">
@@ -125,14 +115,21 @@ async function ops() {
       <span class="muted" id="op-count"></span></div>
     <div id="op-bars"></div><table id="ops-table"></table><p id="ops-empty" class="muted"></p>`;
   const shared = sharedNames(d.ops);
-  const draw = () => {
+  let drawn = 0; // the latest draw: an older answer arriving late is dropped
+  const draw = async () => {
+    const me = ++drawn;
     v.filter = $("#op-filter").value;
     v.group = $("#op-group").value;
     saveOpsView(v);
     let re;
     try { re = new RegExp(v.filter, "i"); } catch (e) { re = /.*/; }
-    const rows = sortRows(groupOps(d.ops.filter((r) => re.test(`${r.name} ${r.category} ${r.module} ${r.scope} ${r.op_name} ${r.source}`)),
-      v.group), v.sort, v.dir);
+    let groups = null;
+    if (v.group !== "none") {
+      try { groups = (await runApi(opsQuery(v, true))).ops; } catch (e) { groups = []; } // a regex the library refuses
+      if (me !== drawn) return;
+    }
+    const rows = sortRows(groups || d.ops.filter((r) => re.test(`${r.name} ${r.category} ${r.module} ${r.scope} ${r.op_name} ${r.source}`)),
+      v.sort, v.dir);
     const cols = OP_COLS.filter((c) => v.cols.includes(c[0]) || c[0] === "name");
     const top = [...rows].sort((a, b) => b.self_ms - a.self_ms).slice(0, 15), max = Math.max(...top.map((r) => r.self_ms), 1e-9);
     $("#op-bars").innerHTML = top.map((r) => `<div><span class="bar" style="width:${(300 * r.self_ms / max).toFixed(0)}px"></span>
@@ -142,7 +139,7 @@ async function ops() {
       title="sort by ${esc(h)}; click again to reverse">${esc(h)}${k === v.sort ? arrow : ""}</th>`).join("")}</tr>` +
       rows.map((r) => `<tr>${cols.map((c) => opCellHtml(r, c, shared)).join("")}</tr>`).join("");
     $("#ops-empty").textContent = rows.length ? "" : "No op matches the filter.";
-    $("#op-count").textContent = `${rows.length} of ${v.group === "none" ? d.ops.length : groupOps(d.ops, v.group).length} rows`;
+    $("#op-count").textContent = v.group === "none" ? `${rows.length} of ${d.ops.length} rows` : `${rows.length} groups`;
     document.querySelectorAll("#ops-table th").forEach((th) => {
       th.onclick = () => {
         const k = th.dataset.key;

@@ -13,52 +13,22 @@ function colHeads(table, keys) {
 }
 
 // ---- overview ----------------------------------------------------------------------------------
-// The step chart: a stacked bar per step (its parts), step numbers on the x axis, milliseconds on
-// the y axis; hovering a step names its time, clicking it opens the step view (#/overview?step=N).
-function stepChart(steps) {
+// The step chart: the library draws it (charts.c, the HTML report's chart, served by the chart
+// endpoint); each bar's <title> names its step and times. Hovering a bar repeats its title under the
+// chart, clicking it opens the step view (#/overview?step=N).
+function stepChart(svg, steps) {
   if (!steps.length) return "<p class='muted'>No steps found.</p>";
-  const W = 1000, H = 240, left = 56, bottom = 34, top = 10, max = Math.max(...steps.map((s) => s.duration_ms)) || 1;
-  const slot = (W - left) / steps.length, bw = Math.max(2, slot - 2), plotH = H - top - bottom;
-  const labelEvery = Math.max(1, Math.ceil((8 * String(steps[steps.length - 1].step).length + 10) / slot));
-  let bars = "", labels = "";
-  steps.forEach((s, i) => {
-    let y = H - bottom;
-    const x = left + i * slot;
-    PARTS.forEach((p, k) => {
-      const h = (s[p + "_ms"] / max) * plotH;
-      if (h <= 0) return;
-      y -= h;
-      bars += `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${h.toFixed(1)}" fill="${PART_COLORS[k]}"/>`;
-    });
-    const tip = `step ${s.step}: ${ms(s.duration_ms)} ms` + PARTS.filter((p) => s[p + "_ms"] > 0)
-      .map((p) => ` · ${p} ${ms(s[p + "_ms"])}`).join("");
-    bars += `<rect class="step-hit" data-step="${s.step}" data-tip="${esc(tip)}" x="${x.toFixed(1)}" y="${top}" width="${slot.toFixed(1)}"
-      height="${plotH}"><title>${esc(tip)} ms</title></rect>`;
-    if (i % labelEvery === 0)
-      labels += `<text class="step-num" x="${(x + bw / 2).toFixed(1)}" y="${H - bottom + 14}" text-anchor="middle">${s.step}</text>`;
-  });
-  const grid = niceTicks(max).map((v) => { const y = (H - bottom - (v / max) * plotH).toFixed(1);
-    return `<line class="grid" x1="${left}" x2="${W}" y1="${y}" y2="${y}"/><text x="${left - 6}" y="${+y + 4}" text-anchor="end">${+v.toPrecision(6)}</text>`; }).join("");
-  const legend = PARTS.map((p, k) => `<span><i style="background:${PART_COLORS[k]}"></i>${p}</span>`).join("");
-  return `<svg id="step-chart" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img">${grid}${bars}${labels}
-      <text x="${left + (W - left) / 2}" y="${H - 4}" text-anchor="middle" class="muted">step (click one for its breakdown, top ops and scopes)</text>
-      <text x="12" y="${top + plotH / 2}" transform="rotate(-90 12 ${top + plotH / 2})" text-anchor="middle" class="muted">step time (ms)</text></svg>
-    <div id="step-hover" class="muted">&nbsp;</div><div class="legend">${legend}</div>`;
-}
-
-// Round values for the y axis: 0 and multiples of 1, 2 or 5 x 10^k up to max, four or five of them.
-function niceTicks(max) {
-  const raw = max / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 5, 10].map((f) => f * mag).find((s) => s >= raw);
-  const ticks = [];
-  for (let v = 0; v <= max * (1 + 1e-9); v += step) ticks.push(v);
-  return ticks;
+  return `<div id="step-chart-box">${svg}</div><div id="step-hover" class="muted">&nbsp;</div>
+    <p class="muted">click a step for its breakdown, top ops and scopes</p>`;
 }
 
 function onStepChart() {
-  document.querySelectorAll("#step-chart .step-hit").forEach((r) => {
-    r.onclick = () => go("overview", { step: r.dataset.step });
-    r.onmouseenter = () => { $("#step-hover").textContent = r.dataset.tip + " ms"; };
+  document.querySelectorAll("#step-chart g.step").forEach((g) => {
+    const tip = g.querySelector("title").textContent, m = /^step (-?\d+):/.exec(tip);
+    if (!m) return;
+    g.dataset.step = m[1];
+    g.onclick = () => go("overview", { step: m[1] });
+    g.onmouseenter = () => { $("#step-hover").textContent = tip; };
   });
 }
 
@@ -68,7 +38,7 @@ function kpiValue(k) { return k.rating === "n/a" ? "n/a" : `${k.value.toFixed(2)
 async function overview() {
   const step = state.params.get("step");
   if (step !== null && step !== "") return stepView(step);
-  const d = await runApi("overview");
+  const [d, chart] = await Promise.all([runApi("overview"), runChart("steps")]);
   if (!state.host) state.hosts[state.run] = d.hosts;
   const hosts = await runHosts();
   const s = d.step_summary;
@@ -85,7 +55,7 @@ async function overview() {
     <p>${dev}</p>
     <h2>Steps</h2>
     <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
-    ${stepChart(d.steps)}
+    ${stepChart(chart, d.steps)}
     <table><tr>${PARTS.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr><tr>${breakdown}</tr></table>
     ${hostsSection(d)}
     ${linesSection(d)}
