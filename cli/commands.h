@@ -51,6 +51,8 @@ int cli_isolated(int (*work)(int, char **), int argc, char **argv);
 
 /* Prints CMD's usage and options (help.c); -1 when CMD is not one of the C commands. */
 int cli_help(const char *cmd, FILE *out);
+/* A section command's own arguments after "NAME [PATH]" in its synopsis: " [--html FILE]" or "". */
+const char *cli_section_synopsis(int section);
 /* 1 when an argument is --help or -h. */
 int cli_wants_help(int argc, char **argv);
 

@@ -44,51 +44,6 @@ typedef struct cmd_help {
 } cmd_help;
 
 static const cmd_help HELP[] = {
-    {"report", "report [PATH] [options] [--html FILE]",
-     "The overview: devices, steps and their breakdown, KPIs, top ops, scopes and source lines,\n"
-     "findings with their evidence and fix.\n"
-     "\n"
-     "  --html FILE        write it as one self-contained HTML page (charts, no scripts)\n", 1},
-    {"ops", "ops [PATH] [options]",
-     "XLA ops by self time: category, count, total, self, average, share of device time.\n"
-     "Text columns beyond the default (see --columns): scope, op_name, source, function, min_ms,\n"
-     "max_ms, gflops_per_s, gbytes_per_s, intensity, bound_by, module, device.\n", 1},
-    {"steps", "steps [PATH] [options]",
-     "One row per training step: its time, where it went (compute, communication, input,\n"
-     "host, idle), FLOPs and achieved GFLOP/s.\n", 1},
-    {"scopes", "scopes [PATH] [options]",
-     "Time by user scope: jax.named_scope / Flax module paths on the device, and\n"
-     "TraceAnnotation / jaxprof.annotate ranges on the host.\n", 1},
-    {"kernels", "kernels [PATH] [options]", "GPU kernels by total time, with their launch shapes and occupancy.\n", 1},
-    {"memory", "memory [PATH] [--module NAME] [options]",
-     "Memory at the peak, from XLA's buffer assignment (CPU, GPU and TPU captures): the compiled\n"
-     "modules that ran, largest peak first (peak, temporaries at the peak, parameters, outputs,\n"
-     "the instruction at the peak), then the largest module's top buffers live at its peak: size,\n"
-     "kind, the HLO instruction that made it, shape, op_name and the line of your code. Then the\n"
-     "allocator events, per allocator (GPU and TPU captures; XLA:CPU records none).\n"
-     "--top, --sort, --filter and --columns apply to the buffers (--top: per module, default 10).\n"
-     "--csv writes one row per buffer, with its module's columns first.\n"
-     "\n"
-     "  --module NAME      one module in detail: its peak, what lives all along, temporaries,\n"
-     "                     totals, and every buffer at the peak (--json adds its timeline); NAME\n"
-     "                     is the module's key (\"jit_step(6)\") or its name (\"jit_step\")\n", 1},
-    {"transfers", "transfers [PATH] [options]", "Host-to-device, device-to-host and device-to-device copies: count, bytes, time, GB/s.\n", 1},
-    {"compiles", "compiles [PATH] [options]", "XLA compilations during the capture: module, time, and what triggered them.\n", 1},
-    {"findings", "findings [PATH] [options]",
-     "Rated findings, most severe first, each with its evidence and the fix to try.\n", 1},
-    {"hosts", "hosts [PATH] [options]",
-     "Multi-host runs: each host's steps side by side, how the clocks were aligned, the\n"
-     "straggler per step, waiting and top ops per host.\n", 1},
-    {"lines", "lines [PATH] [options]",
-     "Device time by the line of your code that made each op (self time, count, % of device\n"
-     "time, function, the ops behind it).\n", 1},
-    {"flame", "flame [PATH] [options] [--folded [-o FILE]] [--pprof FILE]",
-     "Device time by Python call stack: the tree as a table, or folded stacks\n"
-     "(flamegraph.pl, speedscope), or a pprof profile (pprof -http).\n"
-     "\n"
-     "  --folded           \"frame;frame;op nanoseconds\" lines\n"
-     "  -o FILE            write the folded stacks there (default: stdout)\n"
-     "  --pprof FILE       write a gzip'd pprof profile there\n", 1},
     {"export", "export [PATH] [options]",
      "Writes the whole timeline, with no event cap, for Perfetto UI, chrome://tracing or\n"
      "TensorBoard; prints the file written.\n"
@@ -149,6 +104,40 @@ static const cmd_help HELP[] = {
     {"help", "help [CMD]", "The list of commands, or one command's usage and options.\n", 0},
 };
 
+/* What a section command takes beyond ANALYSIS_OPTIONS: its synopsis and its options. */
+typedef struct section_extra {
+    int section;          /* jp_section */
+    const char *synopsis; /* after "NAME [PATH] [options]" */
+    const char *options;  /* its own options' help */
+} section_extra;
+
+static const section_extra EXTRAS[] = {
+    {JP_SECTION_REPORT, " [--html FILE]",
+     "  --html FILE        write it as one self-contained HTML page (charts, no scripts)\n"},
+    {JP_SECTION_MEMORY, " [--module NAME]",
+     "  --module NAME      one module in detail: its peak, what lives all along, temporaries,\n"
+     "                     totals, and every buffer at the peak (--json adds its timeline); NAME\n"
+     "                     is the module's key (\"jit_step(6)\") or its name (\"jit_step\")\n"},
+    {JP_SECTION_FLAME, " [--folded [-o FILE]] [--pprof FILE]",
+     "  --folded           \"frame;frame;op nanoseconds\" lines\n"
+     "  -o FILE            write the folded stacks there (default: stdout)\n"
+     "  --pprof FILE       write a gzip'd pprof profile there\n"},
+};
+
+const char *cli_section_synopsis(int section) {
+    for (size_t i = 0; i < sizeof EXTRAS / sizeof EXTRAS[0]; i++)
+        if (EXTRAS[i].section == section) return EXTRAS[i].synopsis;
+    return "";
+}
+
+/* A section command's help: the registry's text, its own options, then the shared ones. */
+static void section_help(const jp_section_def *d, FILE *out) {
+    fprintf(out, "usage: jaxprof %s [PATH] [options]%s\n\n%s", d->name, cli_section_synopsis(d->id), d->help);
+    for (size_t i = 0; i < sizeof EXTRAS / sizeof EXTRAS[0]; i++)
+        if (EXTRAS[i].section == d->id) fprintf(out, "\n%s", EXTRAS[i].options);
+    fprintf(out, "\n%s", ANALYSIS_OPTIONS);
+}
+
 static const cmd_help *find_help(const char *cmd) {
     for (size_t i = 0; i < sizeof HELP / sizeof HELP[0]; i++)
         if (strcmp(HELP[i].name, cmd) == 0) return &HELP[i];
@@ -156,6 +145,11 @@ static const cmd_help *find_help(const char *cmd) {
 }
 
 int cli_help(const char *cmd, FILE *out) {
+    int section = jp_section_from_name(cmd);
+    if (section >= 0) {
+        section_help(jp_section_get(section), out);
+        return 0;
+    }
     const cmd_help *h = find_help(cmd);
     if (!h) return -1;
     fprintf(out, "usage: jaxprof %s\n\n%s", h->usage, h->text);

@@ -16,6 +16,17 @@
 #define JP_BUILD_PYTHON "python3"
 #endif
 
+/* "  NAME [PATH]...  summary" for every section in the registry. */
+static void section_usage(FILE *out) {
+    for (int s = 0; s < JP_SECTION_COUNT; s++) {
+        const jp_section_def *d = jp_section_get(s);
+        char head[128];
+        int n = snprintf(head, sizeof head, "  %s [PATH]%s", d->name, cli_section_synopsis(s));
+        if (n >= 0 && n < 21) fprintf(out, "%-21s%s\n", head, d->summary);
+        else fprintf(out, "%s\n%21s%s\n", head, "", d->summary);
+    }
+}
+
 static void usage(FILE *out) {
     fputs("usage: jaxprof <command> [options]\n"
           "\n"
@@ -34,23 +45,10 @@ static void usage(FILE *out) {
           "                     Python process of it that imports JAX: steps A..B-1 of its step\n"
           "                     function (default: 4 from call 10, once 2 steps in a row compile\n"
           "                     nothing), or a time window; report to stderr\n"
-          "  latest [DIR]       print the newest profile run under DIR (default: .)\n"
-          "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
-          "  report [PATH] --html FILE\n"
-          "                     the overview as one self-contained HTML page (charts, no scripts)\n"
-          "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
-          "                     one table of the analysis\n"
-          "  memory [PATH] [--module NAME]\n"
-          "                     what is live at each compiled module's memory peak, buffer by buffer,\n"
-          "                     with the line of your code that made it; then the allocator events\n"
-          "  lines [PATH]       device time by the line of your code that made each op (self time,\n"
-          "                     count, % of device time, function, the ops behind it)\n"
-          "  flame [PATH] [--folded [-o FILE]] [--pprof FILE]\n"
-          "                     device time by Python call stack: the tree as a table, or folded\n"
-          "                     stacks (flamegraph.pl, speedscope), or a pprof profile (pprof -http)\n"
-          "  hosts [PATH]       multi-host runs: each host's steps side by side, how the clocks were\n"
-          "                     aligned, the straggler per step, waiting and top ops per host\n"
-          "  export [PATH] [-o FILE] [--format chrome|perfetto] [--window A_MS:B_MS]\n"
+          "  latest [DIR]       print the newest profile run under DIR (default: .)\n",
+          out);
+    section_usage(out);
+    fputs(          "  export [PATH] [-o FILE] [--format chrome|perfetto] [--window A_MS:B_MS]\n"
           "         [--steps A:B] [--min-duration-us N] [--host NAME]\n"
           "                     write the whole timeline for Perfetto UI / chrome://tracing /\n"
           "                     TensorBoard (default: perfetto_trace.json.gz in the run directory)\n"
@@ -270,18 +268,20 @@ static int cmd_analysis(int section, int argc, char **argv) {
         fprintf(stderr, "jaxprof: --html goes only with report, without --json or --csv\n");
         return EXIT_USAGE;
     }
-    if (args.view.module && section != JP_SECTION_MEMORY) {
-        fprintf(stderr, "jaxprof: --module goes only with memory\n");
+    const jp_section_def *def = jp_section_get(section);
+    if (args.view.module && !(def->flags & JP_SECTION_TAKES_MODULE)) {
+        fputs("jaxprof: --module goes only with", stderr);
+        for (int s = 0; s < JP_SECTION_COUNT; s++)
+            if (jp_section_get(s)->flags & JP_SECTION_TAKES_MODULE) fprintf(stderr, " %s", jp_section_name(s));
+        fputc('\n', stderr);
         return EXIT_USAGE;
     }
     if ((args.folded || args.pprof || args.out) && section != JP_SECTION_FLAME) {
         fprintf(stderr, "jaxprof: --folded, --pprof and -o go only with flame\n");
         return EXIT_USAGE;
     }
-    if (args.load.has_steps && (section == JP_SECTION_KERNELS || section == JP_SECTION_HOSTS)) {
-        fprintf(stderr, "jaxprof: %s cannot take --step/--steps: %s\n", jp_section_name(section),
-                section == JP_SECTION_KERNELS ? "kernels are summed per kernel while the profile is read, not kept per step"
-                                              : "hosts compares whole runs host by host (jaxprof steps --host NAME --steps A:B shows one host's steps)");
+    if (args.load.has_steps && (def->flags & JP_SECTION_WHOLE_RUN)) { /* before loading: jp_render refuses it too */
+        fprintf(stderr, "jaxprof: %s cannot take --step/--steps: %s\n", def->name, def->whole_run_why);
         return EXIT_USAGE;
     }
     const char *outputs[] = {args.html, args.pprof, args.out};

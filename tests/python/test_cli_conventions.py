@@ -7,14 +7,17 @@ import csv
 import io
 import json
 import shutil
+import subprocess
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import REAL_CAPTURES, capture_steps, jaxprof_json, run_jaxprof
+from conftest import JAXPROF_BIN, REAL_CAPTURES, SECTIONS, capture_steps, jaxprof_json, read_until_link, run_jaxprof, stop
+from jaxprof import _core
+from test_view import free_port
 
-C_COMMANDS = ["report", "ops", "steps", "scopes", "kernels", "memory", "transfers", "compiles", "findings",
-              "hosts", "lines", "flame", "export", "diff", "list", "latest", "extract", "view", "version", "help"]
+C_COMMANDS = SECTIONS + ["export", "diff", "list", "latest", "extract", "view", "version", "help"]
 PYTHON_COMMANDS = ["demo", "capture", "calibrate", "run"]
 
 
@@ -42,6 +45,26 @@ def test_every_command_has_help(command):
     assert run_jaxprof("help", command).stdout == outputs[0]  # so does `jaxprof help CMD`
     if command in ("ops", "report", "lines"):
         assert "--columns" in outputs[0] and "--device NAME|N" in outputs[0] and "--sort KEY" in outputs[0]
+
+
+def test_usage_and_the_api_index_list_every_section_of_the_registry(log_dir):
+    """jaxprof help and the viewer's /api read the registry: each section once, with its summary."""
+    usage = run_jaxprof("help").stdout
+    for name, summary, _flags in _core.sections():
+        assert f"  {name} [PATH]" in usage and summary in usage, name
+    port = free_port()
+    proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--port", str(port), "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        read_until_link(proc)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=30) as r:
+            api = json.load(r)["api"]
+    finally:
+        stop(proc)
+    for name, _summary, flags in _core.sections():
+        path = "/api/run/<id>/" + ("overview" if name == "report" else name)
+        assert sum(e == path or e.startswith(path + "?") for e in api) == 1, name
+        assert (path + "?steps=A:B" in api or path + "?steps=A:B&module=" in api) == ("whole_run" not in flags), name
 
 
 def test_help_for_an_unknown_command_is_exit_2():
