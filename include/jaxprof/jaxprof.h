@@ -401,6 +401,11 @@ typedef struct jp_load_options {
 /* Parses a step range as `--steps` takes it: "N", "A:B", "A:" or ":B" (decimal, inclusive). 0, or
  * JP_ERR_ARG with err saying why (an empty end, a non-number, A > B). Thread-safe. */
 int jp_steps_parse(const char *spec, int64_t *first, int64_t *last, jp_error *err);
+/* Parses a duration as every jaxprof option takes one: a decimal number with an optional unit
+ * (ns, us, µs, ms, s, min), e.g. "500us", "2.5s"; a bare number is in units of bare_ps
+ * picoseconds (each option keeps its old unit). 0 and *ps, or -1 (no sign, no exponent, at most
+ * about 100 days). Thread-safe. */
+int jp_duration_parse(const char *text, int64_t bare_ps, int64_t *ps);
 
 typedef struct jp_device {
     const char *name;     /* "/host:CPU" (XLA:CPU thunks), "/device:GPU:0", ... */

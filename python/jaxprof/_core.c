@@ -385,12 +385,31 @@ static PyObject *steps_parse(PyObject *self, PyObject *args) {
     return a && b ? Py_BuildValue("(NN)", a, b) : (Py_XDECREF(a), Py_XDECREF(b), NULL);
 }
 
+PyDoc_STRVAR(duration_parse_doc,
+             "duration_parse(text, bare_unit_s) -> float\n\n"
+             "A duration as every jaxprof option reads it (jp_duration_parse): '500us', '10ms', '2s', '1min', or a\n"
+             "bare number in units of bare_unit_s seconds; in seconds. ValueError when it is not one.");
+
+static PyObject *duration_parse(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *text;
+    double bare_s;
+    if (!PyArg_ParseTuple(args, "sd", &text, &bare_s)) return NULL;
+    int64_t ps;
+    if (!(bare_s > 0 && bare_s <= 60) || jp_duration_parse(text, (int64_t)llround(bare_s * 1e12), &ps) != 0) {
+        PyErr_Format(PyExc_ValueError, "'%s' is not a duration (500us, 10ms, 2s, 1min)", text);
+        return NULL;
+    }
+    return PyFloat_FromDouble((double)ps / 1e12);
+}
+
 static PyMethodDef core_methods[] = {
     {"_annotate_setup", (PyCFunction)(void (*)(void))ann_setup, METH_FASTCALL, ann_setup_doc},
     {"default_trace_path", default_trace_path, METH_VARARGS, default_trace_path_doc},
     {"diff", (PyCFunction)(void (*)(void))diff, METH_VARARGS | METH_KEYWORDS, diff_doc},
     {"export_trace", (PyCFunction)(void (*)(void))export_trace, METH_VARARGS | METH_KEYWORDS, export_trace_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},
+    {"duration_parse", duration_parse, METH_VARARGS, duration_parse_doc},
     {"sections", sections, METH_NOARGS, sections_doc},
     {"steps_parse", steps_parse, METH_VARARGS, steps_parse_doc},
     {NULL, NULL, 0, NULL},

@@ -208,7 +208,7 @@ def test_every_command_under_asan_ubsan(name: str, realistic: Realistic, cli: Sa
     # export: every format, and the windows
     exports = {"chrome.json.gz": [], "chrome.json": ["--format", "chrome"],
                "trace.pftrace": ["--format", "perfetto"], "gz9.json.gz": ["--gzip-level", "9"],
-               "window.json": ["--window", "0:5"], "short.json": ["--min-duration-us", "10"],
+               "window.json": ["--window", "0:5"], "short.json": ["--min-duration", "10us"],
                "host.pftrace": ["--format", "perfetto", "--host", "vm"]}
     if steps:
         exports["steps.json"] = ["--steps", f"{steps[0]}:{steps[-1]}"]
