@@ -1,7 +1,8 @@
 /* help.c - `jaxprof help`, `jaxprof CMD --help`, `jaxprof CMD -h` and `jaxprof help CMD`: every
  * command's synopsis and help, printed from the tables its parser reads (options.h) and from the
  * section registry. The commands run by Python (demo, capture, calibrate, run) print argparse's
- * own help; only their one-line synopses for the list of commands live here. */
+ * own help (their options are written there, once); only what they do, for the list of commands,
+ * lives here. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,9 +15,9 @@ typedef struct python_command {
 } python_command;
 
 static const python_command PYTHON_COMMANDS[] = {
-    {"demo", "", "[--steps N] [--out DIR] [--data MNIST_DIR]",
+    {"demo", "", "[options]",
      "train a small MLP on MNIST-shaped data and profile it"},
-    {"capture", "ADDR", "[--duration DUR] [--out DIR] [--no-report]",
+    {"capture", "ADDR", "[options]",
      "trace a running JAX process that called\n"
      "jax.profiler.start_server(PORT) (ADDR: HOST:PORT or PORT), then\n"
      "print the report; needs the xprof package for the gRPC client"},
@@ -24,7 +25,7 @@ static const python_command PYTHON_COMMANDS[] = {
      "measure this machine's CPU peaks (f32 matmul FLOP/s, memory GB/s) as\n"
      "XLA:CPU reaches them; CPU profiles of this host then get a roofline\n"
      "and MFU (cached in ~/.cache/jaxprof/cpu_peaks)"},
-    {"run", "", "[--out DIR] [--steps A:B | --delay DUR --duration DUR] [--no-report] -- PROGRAM ...",
+    {"run", "", "[options] -- PROGRAM ...",
      "run PROGRAM (e.g. python train.py) unchanged and profile every\n"
      "Python process of it that imports JAX: steps A to B (inclusive) of its\n"
      "step function (default: 4 from call 10, once 2 steps in a row compile\n"

@@ -258,8 +258,8 @@ def test_diff_list_extract_under_asan_ubsan(realistic: Realistic, cli: Sanitized
         dst.mkdir(parents=True)
         (dst / f"{caps[name].xplane.name}.gz").write_bytes(gzip.compress(caps[name].xplane.read_bytes(), 1))
         cli.run("report", dst / f"{caps[name].xplane.name}.gz")
-        cli.run("extract", gz / name, "-o", tmp_path / "out" / name)
-    cli.run("extract", gz, "--run", caps["lm"].run_dir.name, "-o", tmp_path / "out-lm")
+        cli.run("extract", gz / name, "--out", tmp_path / "out" / name)
+    cli.run("extract", gz, "--run", caps["lm"].run_dir.name, "--out", tmp_path / "out-lm")
     cli.check()
     assert runs is not None and len(runs["runs"] if isinstance(runs, dict) else runs) == len(NAMES)
     for name in NAMES:

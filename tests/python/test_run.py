@@ -392,11 +392,29 @@ def test_capture_faults_leave_the_program_running(tmp_path):
     assert "nothing captured: process" in proc.stderr and not list(out.rglob("*.xplane.pb"))
 
 
+def test_steps_and_durations_are_read_by_the_library_rules():
+    """run --steps is the step range of every jaxprof command (jp_steps_parse, inclusive), held by the
+    launcher as (first call, first call left out); --delay/--duration are jp_duration_parse's."""
+    from jaxprof import _core, launch
+    assert _core.steps_parse("3:5") == (3, 5) and _core.steps_parse("4:") == (4, None)
+    assert _core.steps_parse(":2") == (None, 2) and _core.steps_parse("7") == (7, 7)
+    for text, half_open in (("3:5", (3, 6)), ("7", (7, 8)), (":2", (0, 3)), ("10:10", (10, 11))):
+        args, program = launch.parse(["--steps", text, "--", "true"])
+        assert args.steps == half_open and program == ["true"], text
+    for delay, duration, want in (("500ms", "2s", (0.5, 2.0)), ("1.5", "250", (1.5, 250.0)), ("0", "1min", (0.0, 60.0))):
+        args, _ = launch.parse(["--delay", delay, "--duration", duration, "--", "true"])
+        assert (args.delay, args.duration) == pytest.approx(want), (delay, duration)
+    assert _core.duration_parse("500us", 1.0) == pytest.approx(0.0005)
+    with pytest.raises(ValueError, match="is not a duration"):
+        _core.duration_parse("5 parsecs", 1.0)
+
+
 def test_bad_options_are_usage_errors():
     for args, message in ((["--steps", "5:2", "--", "true"], "the first step is after the last"),
                           (["--steps", "5:", "--", "true"], "the capture needs a last step"),
                           (["--steps", "1:3", "--duration", "1", "--", "true"], "give one"),
                           (["--delay", "1", "--", "true"], "--delay needs --duration"),
+                          (["--delay", "1x", "--duration", "1", "--", "true"], "'1x' is not a duration"),
                           ([], "no PROGRAM to run")):
         proc = jaxprof_run(*args)
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
