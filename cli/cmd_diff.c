@@ -1,7 +1,6 @@
 /* cmd_diff.c - `jaxprof diff BASE NEW`: compares two profiles (step time, breakdown, ops, scopes,
  * findings) and, given a limit, gates on regressions: exit 1 with an explanation when tripped. */
-#include <errno.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +8,6 @@
 
 #include "commands.h"
 #include "options.h"
-
-#include <stddef.h>
 #include "jaxprof/jaxprof.h"
 
 

@@ -1,7 +1,7 @@
 /* cmd_export.c - `jaxprof export`: writes a profile's whole timeline as a Chrome JSON or Perfetto
  * trace and says how many events went in and out. */
-#include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +9,6 @@
 
 #include "commands.h"
 #include "options.h"
-
-#include <stddef.h>
 #include "jaxprof/jaxprof.h"
 
 typedef struct export_args {

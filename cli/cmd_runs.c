@@ -6,8 +6,8 @@
 #include "options.h"
 
 #include <stddef.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { TEXT_WIDTH = 100, NAME_MAX_COLS = 32, HOSTS_MAX_COLS = 40 };

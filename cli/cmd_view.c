@@ -4,12 +4,11 @@
 #include "commands.h"
 #include "options.h"
 
-#include <stddef.h>
-
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

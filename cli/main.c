@@ -5,11 +5,11 @@
 #include "commands.h"
 #include "options.h"
 
-#include <stddef.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
