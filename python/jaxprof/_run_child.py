@@ -4,8 +4,8 @@ The bootstrap (``_bootstrap/sitecustomize.py``) calls :func:`install` right afte
 importing. It replaces ``jax.jit`` and ``jax.pmap`` with versions whose functions count their
 calls (JAX's C++ fast path skips Python after a jitted function's first call, so counting has to
 happen in front of the function, not inside JAX), picks the step function among them, and captures
-steps A..B-1 (or a time window) into the run directory the launcher named. Nothing here raises into
-the program: a failure is one warning and capture is off.
+the steps of ``--steps A:B`` (A to B, inclusive) or a time window into the run directory the
+launcher named. Nothing here raises into the program: a failure is one warning and capture is off.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from .runs import latest_run
 # The launcher's settings, passed to every descendant process in the environment.
 ENV_DIR = "JAXPROF_RUN_DIR"                 # the run directory every process files its xplane into
 ENV_STATE = "JAXPROF_RUN_STATE"             # the launcher's directory of per-process status files
-ENV_STEPS = "JAXPROF_RUN_STEPS"             # "A:B": capture executions A..B-1 (internal: half-open)
+ENV_STEPS = "JAXPROF_RUN_STEPS"             # "A:E": executions A..E-1 (E = B+1 of the inclusive --steps A:B)
 ENV_DELAY = "JAXPROF_RUN_DELAY"             # seconds from the import of JAX to the window's start
 ENV_DURATION = "JAXPROF_RUN_DURATION"       # the window's length in seconds
 ENV_PYTHON_TRACE = "JAXPROF_RUN_PYTHON_TRACE"  # "1": JAX's Python tracer on

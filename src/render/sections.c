@@ -51,7 +51,7 @@ static const jp_section_def SECTIONS[] = {
     {JP_SECTION_HOSTS, "hosts", "multi-host runs: hosts side by side, clocks, stragglers",
      "Multi-host runs: each host's steps side by side, how the clocks were aligned, the\n"
      "straggler per step, waiting and top ops per host.\n",
-     "hosts compares whole runs host by host (jaxprof steps --host NAME --steps A:B shows one host's steps)",
+     "hosts compares whole runs host by host (one host's steps: the steps section of that host, in a window)",
      JP_SECTION_WHOLE_RUN | JP_SECTION_TABLES},
     {JP_SECTION_LINES, "lines", "device time by the line of your code that made each op",
      "Device time by the line of your code that made each op (self time, count, % of device\n"
