@@ -1,19 +1,18 @@
 /* cmd_diff.c - `jaxprof diff BASE NEW`: compares two profiles (step time, breakdown, ops, scopes,
  * findings) and, given a limit, gates on regressions: exit 1 with an explanation when tripped. */
-#include <errno.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "options.h"
 #include "jaxprof/jaxprof.h"
 
 
 typedef struct diff_args {
     const char *paths[2];  /* BASE, NEW */
-    size_t n_paths;
     jp_load_options load;  /* --host applies to both runs */
     jp_view view;
     int format;            /* jp_format */
@@ -22,63 +21,45 @@ typedef struct diff_args {
     jp_diff_gate gate;     /* limits < 0 are off */
 } diff_args;
 
-/* A non-negative finite percentage for `flag`; prints the error and returns -1 when bad. */
-static int parse_pct(const char *flag, const char *v, double *out) {
-    char *end;
-    errno = 0;
-    double d = v && *v ? strtod(v, &end) : -1;
-    if (!v || !*v || *end || errno || !isfinite(d) || d < 0) {
-        fprintf(stderr, "jaxprof: %s needs a non-negative percentage\n", flag);
-        return -1;
-    }
-    *out = d;
-    return 0;
-}
+#define D(field) offsetof(diff_args, field)
 
-/* One option at argv[*i] (advancing *i past its value); 0 ok, -1 bad (already reported). */
-static int parse_option(int argc, char **argv, int *i, diff_args *a) {
-    const char *arg = argv[*i], *next = *i + 1 < argc ? argv[*i + 1] : NULL;
-    size_t n;
-    int rc = 0, takes_value = 1;
-    if (strcmp(arg, "--json") == 0) a->format = JP_FORMAT_JSON, takes_value = 0;
-    else if (strcmp(arg, "--csv") == 0) a->format = JP_FORMAT_CSV, takes_value = 0;
-    else if (strcmp(arg, "--top") == 0) rc = cli_parse_count(arg, next, &a->view.top);
-    else if (strcmp(arg, "--width") == 0 && !(rc = cli_parse_count(arg, next, &n))) a->view.width = (int)(n > 400 ? 400 : n);
-    else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next;
-    else if (strcmp(arg, "--host") == 0 && next) a->load.host = next;
-    else if (strcmp(arg, "--threads") == 0) rc = cli_parse_threads(arg, next, &a->load.threads);
-    else if (strcmp(arg, "--html") == 0 && next && *next) a->html = next;
-    else if (strcmp(arg, "--min-change") == 0) rc = parse_pct(arg, next, &a->opt.min_change_pct);
-    else if (strcmp(arg, "--min-share") == 0) rc = parse_pct(arg, next, &a->opt.min_share_pct);
-    else if (strcmp(arg, "--fail-if-slower") == 0) rc = parse_pct(arg, next, &a->gate.max_step_slowdown_pct);
-    else if (strcmp(arg, "--fail-if-op-slower") == 0) rc = parse_pct(arg, next, &a->gate.max_op_slowdown_pct);
-    else {
-        fprintf(stderr, "jaxprof: bad option '%s' for diff (see jaxprof diff --help)\n", arg);
-        return -1;
-    }
-    if (takes_value) (*i)++;
-    return rc;
-}
+static const cli_opt DIFF_OPTS[] = {
+    {"--json", NULL, NULL, NULL, cli_set_flag, D(format), JP_FORMAT_JSON, -1, 0, "machine-readable output"},
+    {"--csv", NULL, NULL, NULL, cli_set_flag, D(format), JP_FORMAT_CSV, -1, 0, "the op and scope changes as CSV"},
+    {"--html", NULL, NULL, "FILE", cli_set_string, D(html), 1, -1, 0, "the comparison as one HTML page"},
+    {"--top", NULL, NULL, "N", cli_set_count, D(view.top), 0, -1, 0, "rows per table"},
+    {"--filter", NULL, NULL, "REGEX", cli_set_string, D(view.filter), 0, -1, 0, "keep ops and scopes whose name matches"},
+    {"--host", NULL, NULL, "NAME", cli_set_string, D(load.host), 0, -1, 0, "only hosts whose name contains NAME"},
+    {"--min-change", NULL, NULL, "PCT", cli_set_percent, D(opt.min_change_pct), 0, -1, 0,
+     "changes below this are \"unchanged\" (default 5)"},
+    {"--min-share", NULL, NULL, "PCT", cli_set_percent, D(opt.min_share_pct), 0, -1, 0,
+     "ignore ops below this share of step time (default 0.5)"},
+    {"--fail-if-slower", NULL, NULL, "PCT", cli_set_percent, D(gate.max_step_slowdown_pct), 0, -1, 0,
+     "exit 1 when the step time got slower than this, beyond noise"},
+    {"--fail-if-op-slower", NULL, NULL, "PCT", cli_set_percent, D(gate.max_op_slowdown_pct), 0, -1, 0,
+     "exit 1 when an op got slower than this"},
+    {"--width", NULL, NULL, "N", cli_set_width, D(view.width), 0, -1, 0, "text width in columns"},
+    {"--threads", NULL, NULL, "1|2", cli_set_threads, D(load.threads), 0, -1, 0, "parse threads (as jaxprof ops)"},
+    {NULL},
+};
+
+const cli_command CLI_DIFF = {
+    .name = "diff", .args = "BASE NEW",
+    .synopsis = "[--json|--csv] [--top N] [--filter REGEX] [--host NAME] [--html FILE]\n"
+                "[--min-change PCT] [--min-share PCT] [--fail-if-slower PCT] [--fail-if-op-slower PCT]",
+    .summary = "compare two profiles: step time (with noise), breakdown, ops and scopes\n"
+               "added/removed/slower/faster per step, findings; a --fail-if limit exits 1\n"
+               "when the step time (beyond noise) or an op got slower by more than PCT",
+    .text = "Compares two profiles: step time (with noise), breakdown, ops and scopes added/removed/\n"
+            "slower/faster per step, findings. A --fail-if limit exits 1 when the step time (beyond\n"
+            "noise) or an op got slower by more than PCT, for CI.\n",
+    .opts = DIFF_OPTS, .pos_off = D(paths), .max_pos = 2, .min_pos = 2,
+};
 
 static int parse_diff_args(int argc, char **argv, diff_args *a) {
     memset(a, 0, sizeof *a);
     a->gate.max_step_slowdown_pct = a->gate.max_op_slowdown_pct = -1;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] != '-') {
-            if (a->n_paths == 2) {
-                fprintf(stderr, "jaxprof: diff takes two profiles, BASE and NEW (got a third: '%s')\n", argv[i]);
-                return -1;
-            }
-            a->paths[a->n_paths++] = argv[i];
-        } else if (parse_option(argc, argv, &i, a) != 0) {
-            return -1;
-        }
-    }
-    if (a->n_paths != 2) {
-        fprintf(stderr, "jaxprof: usage: jaxprof diff BASE NEW [options] (see jaxprof diff --help)\n");
-        return -1;
-    }
-    return 0;
+    return cli_parse(&CLI_DIFF, -1, argc, argv, a) < 0 ? -1 : 0;
 }
 
 /* Fills err for a failure of the command itself (not the library's); returns code. */

@@ -1,85 +1,107 @@
 /* cmd_export.c - `jaxprof export`: writes a profile's whole timeline as a Chrome JSON or Perfetto
  * trace and says how many events went in and out. */
-#include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "options.h"
 #include "jaxprof/jaxprof.h"
 
-/* Parses "A:B" of two non-negative decimals (either may be empty: open end) scaled by `unit`. */
-static int parse_range(const char *flag, const char *v, double unit, int64_t *lo, int64_t *hi) {
-    const char *colon = v ? strchr(v, ':') : NULL;
-    if (!colon) goto bad;
-    char *end;
-    errno = 0;
-    double a = colon == v ? 0 : strtod(v, &end);
-    if (colon != v && (end != colon || a < 0)) goto bad;
-    double b = colon[1] ? strtod(colon + 1, &end) : 0;
-    if (colon[1] && (*end || b < 0)) goto bad;
-    if (errno || a * unit > 9e18 || b * unit > 9e18) goto bad;
-    *lo = (int64_t)(a * unit);
-    *hi = colon[1] ? (int64_t)(b * unit) : INT64_MAX;
-    if (*hi <= *lo) goto bad;
-    return 0;
-bad:
-    fprintf(stderr, "jaxprof: %s needs START:END with START < END (got '%s')\n", flag, v ? v : "");
-    return -1;
-}
-
-/* "A:B" (inclusive, either end open) or "N": step numbers. */
-static int parse_steps(const char *v, jp_trace_options *o) {
-    const char *colon = v ? strchr(v, ':') : NULL;
-    char *end;
-    if (!v || !*v) return -1;
-    if (!colon) {
-        long long n = strtoll(v, &end, 10);
-        if (*end || n < 0) return -1;
-        o->first_step = o->last_step = n;
-        return 0;
-    }
-    long long a = colon == v ? 0 : strtoll(v, &end, 10);
-    if (colon != v && (end != colon || a < 0)) return -1;
-    long long b = colon[1] ? strtoll(colon + 1, &end, 10) : LLONG_MAX;
-    if ((colon[1] && *end) || b < a) return -1;
-    o->first_step = a;
-    o->last_step = b;
-    return 0;
-}
-
 typedef struct export_args {
-    const char *path, *out;
+    const char *path[1], *out;
     jp_trace_options opt;
+    int64_t min_duration_ps; /* --min-duration */
+    size_t gzip_level;       /* --gzip-level, or SIZE_MAX: the default */
 } export_args;
 
+/* --window A:B: two durations from the capture's start (bare numbers in ms), either end open. */
+static int set_window(const cli_opt *o, const char *flag, const char *v, void *args) {
+    (void)o;
+    jp_trace_options *opt = &((export_args *)args)->opt;
+    const char *colon = strchr(v, ':');
+    char lo[64];
+    int64_t a = 0, b = INT64_MAX;
+    int ok = colon && (size_t)(colon - v) < sizeof lo;
+    if (ok) {
+        memcpy(lo, v, (size_t)(colon - v));
+        lo[colon - v] = '\0';
+        ok = (!lo[0] || jp_duration_parse(lo, PS_PER_MS, &a) == 0) &&
+             (!colon[1] || jp_duration_parse(colon + 1, PS_PER_MS, &b) == 0) && b > a;
+    }
+    if (!ok) {
+        fprintf(stderr, "jaxprof: %s needs START:END with START < END (durations; bare numbers are ms) (got '%s')\n", flag, v);
+        return -1;
+    }
+    opt->window_start_ps = a, opt->window_end_ps = b;
+    return 0;
+}
+
+/* --steps A:B | N: step numbers, inclusive, either end open (jp_steps_parse, as every command). */
+static int set_steps(const cli_opt *o, const char *flag, const char *v, void *args) {
+    (void)o;
+    jp_trace_options *opt = &((export_args *)args)->opt;
+    jp_error err;
+    int64_t a, b;
+    if (jp_steps_parse(v, &a, &b, &err) != JP_OK) {
+        char msg[JP_ERROR_MSG_MAX + 64];
+        snprintf(msg, sizeof msg, "%s: %s", flag, err.msg);
+        cli_error(msg);
+        return -1;
+    }
+    opt->first_step = a == INT64_MIN ? 0 : a; /* the trace options' open ends */
+    opt->last_step = b == INT64_MAX ? LLONG_MAX : b;
+    return 0;
+}
+
+static int set_format(const cli_opt *o, const char *flag, const char *v, void *args) {
+    (void)o;
+    jp_trace_options *opt = &((export_args *)args)->opt;
+    if (strcmp(v, "chrome") == 0) opt->format = JP_TRACE_CHROME;
+    else if (strcmp(v, "perfetto") == 0) opt->format = JP_TRACE_PERFETTO;
+    else return fprintf(stderr, "jaxprof: %s needs chrome or perfetto\n", flag), -1;
+    return 0;
+}
+
+#define E(field) offsetof(export_args, field)
+
+static const cli_opt EXPORT_OPTS[] = {
+    {"--output", "-o", NULL, "FILE", cli_set_string, E(out), 1, -1, 0,
+     "where (default: perfetto_trace.json.gz in the run directory)"},
+    {"--format", NULL, NULL, "chrome|perfetto", set_format, 0, 0, -1, 0, "Chrome JSON (default) or Perfetto's protobuf trace"},
+    {"--window", NULL, NULL, "A:B", set_window, 0, 0, -1, 0,
+     "only events inside this window, from the capture's start (durations:\n"
+     "10ms, 2s; bare numbers are ms; either end open)"},
+    {"--steps", NULL, NULL, "A:B", set_steps, 0, 0, -1, 0, "only these steps (N, or A:B inclusive, either end open)"},
+    {"--min-duration", NULL, "--min-duration-us", "DUR", cli_set_duration, E(min_duration_ps), PS_PER_US, -1, 0,
+     "drop slices shorter than DUR (500us, 1ms; bare numbers are us)"},
+    {"--host", NULL, NULL, "NAME", cli_set_string, E(opt.host), 0, -1, 0, "only hosts whose name contains NAME"},
+    {"--gzip-level", NULL, NULL, "0-9", cli_set_count, E(gzip_level), 9, -1, 0,
+     "gzip level (default: 1 when FILE ends in .gz, else none)"},
+    {NULL},
+};
+
+const cli_command CLI_EXPORT = {
+    .name = "export", .args = "[PATH]", .synopsis = "[-o FILE] [--format chrome|perfetto] [--window A:B]\n[--steps A:B] [--min-duration DUR] [--host NAME]",
+    .summary = "write the whole timeline for Perfetto UI / chrome://tracing /\n"
+               "TensorBoard (default: perfetto_trace.json.gz in the run directory)",
+    .text = "Writes the whole timeline, with no event cap, for Perfetto UI, chrome://tracing or\n"
+            "TensorBoard; prints the file written.\n",
+    .opts = EXPORT_OPTS, .pos_off = E(path), .max_pos = 1,
+};
+
 static int parse_export_args(int argc, char **argv, export_args *a) {
-    a->path = "profiles";
-    a->out = NULL;
+    memset(a, 0, sizeof *a);
+    a->path[0] = CLI_DEFAULT_DIR;
     a->opt = jp_trace_options_default();
     a->opt.max_inflate = cli_max_inflate();
-    int have_path = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        size_t n;
-        int rc = 0;
-        if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && next) a->out = next, i++;
-        else if (strcmp(arg, "--format") == 0 && next && strcmp(next, "chrome") == 0) a->opt.format = JP_TRACE_CHROME, i++;
-        else if (strcmp(arg, "--format") == 0 && next && strcmp(next, "perfetto") == 0) a->opt.format = JP_TRACE_PERFETTO, i++;
-        else if (strcmp(arg, "--window") == 0) rc = parse_range(arg, next, 1e9, &a->opt.window_start_ps, &a->opt.window_end_ps), i++;
-        else if (strcmp(arg, "--steps") == 0) rc = parse_steps(next, &a->opt), i++;
-        else if (strcmp(arg, "--min-duration-us") == 0 && !(rc = cli_parse_count(arg, next, &n))) a->opt.min_duration_ps = (int64_t)n * 1000000, i++;
-        else if (strcmp(arg, "--gzip-level") == 0 && !(rc = cli_parse_count(arg, next, &n)) && n <= 9) a->opt.gzip_level = (int)n, i++;
-        else if (strcmp(arg, "--host") == 0 && next) a->opt.host = next, i++;
-        else if (arg[0] != '-' && !have_path) a->path = arg, have_path = 1;
-        else rc = -1, fprintf(stderr, "jaxprof: bad option '%s' for export (see jaxprof export --help)\n", arg);
-        if (rc) {
-            if (strcmp(arg, "--steps") == 0) fprintf(stderr, "jaxprof: --steps needs A:B or N (step numbers)\n");
-            return -1;
-        }
-    }
+    a->gzip_level = SIZE_MAX;
+    if (cli_parse(&CLI_EXPORT, -1, argc, argv, a) < 0) return -1;
+    a->opt.min_duration_ps = a->min_duration_ps;
+    if (a->gzip_level != SIZE_MAX) a->opt.gzip_level = (int)a->gzip_level;
     return 0;
 }
 
@@ -89,7 +111,7 @@ int cmd_export(int argc, char **argv) {
     jp_error err;
     char out[PATH_MAX];
     if (!args.out) {
-        if (jp_trace_default_path(args.path, args.opt.format, out, sizeof out, &err) != JP_OK) {
+        if (jp_trace_default_path(args.path[0], args.opt.format, out, sizeof out, &err) != JP_OK) {
             cli_error(err.msg);
             return EXIT_USAGE;
         }
@@ -97,8 +119,8 @@ int cmd_export(int argc, char **argv) {
     }
     jp_trace_stats st;
     args.opt.temp = cli_cleanup_on_signal();
-    if (jp_profile_output_check(args.path, args.out, &err) != JP_OK ||
-        jp_trace_export(args.path, args.out, &args.opt, &st, &err) != JP_OK) {
+    if (jp_profile_output_check(args.path[0], args.out, &err) != JP_OK ||
+        jp_trace_export(args.path[0], args.out, &args.opt, &st, &err) != JP_OK) {
         cli_error(err.msg);
         return EXIT_USAGE;
     }

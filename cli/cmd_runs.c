@@ -3,9 +3,11 @@
  * jp_runs_extract. */
 #include "jaxprof/jaxprof.h"
 #include "commands.h"
+#include "options.h"
 
-#include <stdlib.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { TEXT_WIDTH = 100, NAME_MAX_COLS = 32, HOSTS_MAX_COLS = 40 };
@@ -143,15 +145,28 @@ static int find_runs(jp_runs *runs, const char *dir) {
     return 0;
 }
 
+typedef struct list_args {
+    const char *dir[1]; /* DIR */
+    int json;           /* --json */
+} list_args;
+
+static const cli_opt LIST_OPTS[] = {
+    {"--json", NULL, NULL, NULL, cli_set_flag, offsetof(list_args, json), 1, -1, 0, "machine-readable output"},
+    {NULL},
+};
+
+const cli_command CLI_LIST = {
+    .name = "list", .args = "[DIR]", .synopsis = "[--json]",
+    .summary = "every run under DIR, newest last: hosts, files, steps, duration",
+    .text = "Every run under DIR (default ./profiles), newest last: hosts, files, steps, duration.\n",
+    .opts = LIST_OPTS, .pos_off = offsetof(list_args, dir), .max_pos = 1,
+};
+
 int cmd_list(int argc, char **argv) {
-    const char *dir = NULL;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = 1;
-        else if (argv[i][0] != '-' && !dir) dir = argv[i];
-        else return fprintf(stderr, "jaxprof: list: bad option '%s' (see jaxprof list --help)\n", argv[i]), EXIT_USAGE;
-    }
-    dir = dir ? dir : ".";
+    list_args a = {{CLI_DEFAULT_DIR}, 0};
+    if (cli_parse(&CLI_LIST, -1, argc, argv, &a) < 0) return EXIT_USAGE;
+    const char *dir = a.dir[0];
+    int json = a.json;
     jp_runs runs;
     int rc = find_runs(&runs, dir);
     if (rc != 0) return rc;
@@ -214,18 +229,36 @@ static void print_path(void *ctx, const char *path) {
     cli_put_name(path);
 }
 
+typedef struct extract_args {
+    const char *dir[1];          /* DIR */
+    const char *out, *want;      /* --out, --run */
+    int force;                   /* --force */
+} extract_args;
+
+#define X(field) offsetof(extract_args, field)
+
+static const cli_opt EXTRACT_OPTS[] = {
+    {"--out", NULL, "-o", "DIR", cli_set_string, X(out), 1, -1, 0, "where to write them (default: beside the originals)"},
+    {"--run", NULL, NULL, "NAME", cli_set_string, X(want), 0, -1, 0, "the run whose directory name contains NAME"},
+    {"--force", NULL, NULL, NULL, cli_set_flag, X(force), 1, -1, 0, "replace outputs that exist with other contents"},
+    {NULL},
+};
+
+const cli_command CLI_EXTRACT = {
+    .name = "extract", .args = "[DIR]", .synopsis = "[--out DIR] [--run NAME] [--force]",
+    .summary = "decompress the trace files of the newest (or named) run",
+    .text = "Decompresses the trace files of the newest run under DIR (default ./profiles), or of the\n"
+            "run NAME names (a name that matches several runs is refused and they are listed). An output\n"
+            "that exists with the same bytes is kept; one with other bytes is refused (exit 2) unless\n"
+            "--force.\n",
+    .opts = EXTRACT_OPTS, .pos_off = X(dir), .max_pos = 1,
+};
+
 int cmd_extract(int argc, char **argv) {
-    const char *dir = NULL, *out = NULL, *want = NULL;
-    jp_extract_options opt = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && next) out = next, i++;
-        else if (strcmp(argv[i], "--force") == 0) opt.force = 1;
-        else if (strcmp(argv[i], "--run") == 0 && next) want = next, i++;
-        else if (argv[i][0] != '-' && !dir) dir = argv[i];
-        else return fprintf(stderr, "jaxprof: extract: bad option '%s' (see jaxprof extract --help)\n", argv[i]), EXIT_USAGE;
-    }
-    dir = dir ? dir : ".";
+    extract_args a = {{CLI_DEFAULT_DIR}, NULL, NULL, 0};
+    if (cli_parse(&CLI_EXTRACT, -1, argc, argv, &a) < 0) return EXIT_USAGE;
+    const char *dir = a.dir[0], *out = a.out, *want = a.want;
+    jp_extract_options opt = {.force = a.force};
     jp_runs runs;
     int rc = find_runs(&runs, dir);
     if (rc != 0) return rc;

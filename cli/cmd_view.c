@@ -2,11 +2,13 @@
  * serves the built-in viewer's JSON API over every run. */
 #include "jaxprof/jaxprof_serve.h"
 #include "commands.h"
+#include "options.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +32,14 @@ enum { PERFETTO_PORT = 9001, TENSORBOARD_PORT = 6006, BUILTIN_PORT = 8791, PORT_
 enum { UI_PERFETTO = 0, UI_TENSORBOARD, UI_BUILTIN };
 
 typedef struct view_args {
-    const char *dir; /* the log directory searched for runs */
+    const char *dir[1]; /* the log directory searched for runs */
     int ui;          /* UI_PERFETTO, UI_TENSORBOARD or UI_BUILTIN */
-    long port;       /* the port asked for, or -1 for the UI's default */
-    const char *host; /* --host: the address to bind (builtin UI only), or NULL for 127.0.0.1 */
+    size_t port;     /* the port asked for, or SIZE_MAX for the UI's default */
+    const char *host; /* --bind: the address to bind (builtin UI only), or NULL for 127.0.0.1 */
     int no_browser;  /* 1: only print the link */
     int with_parent; /* 1: stop when the process that started us is gone (--exit-with-parent) */
     size_t workers;   /* --workers: analysis processes at once (builtin UI), 0 for the default */
-    size_t time_limit_s; /* --time-limit: seconds one analysis request may take, 0 for the default */
+    int64_t time_limit_ps; /* --time-limit: how long one analysis request may take, -1 for the default */
     size_t connections; /* --connections: connections at once, 0 for the default */
 } view_args;
 
@@ -59,65 +61,64 @@ static int should_stop(void *ctx) {
     return stop_signal != 0 || (f->parent != 0 && getppid() != f->parent);
 }
 
+/* The port asked for, or -1 for the UI's default. */
+static long port_asked(const view_args *a) { return a->port == SIZE_MAX ? -1 : (long)a->port; }
+
+static int set_ui(const cli_opt *o, const char *flag, const char *v, void *args) {
+    (void)o;
+    int *ui = &((view_args *)args)->ui;
+    if (strcmp(v, "builtin") == 0) *ui = UI_BUILTIN;
+    else if (strcmp(v, "perfetto") == 0) *ui = UI_PERFETTO;
+    else if (strcmp(v, "tensorboard") == 0) *ui = UI_TENSORBOARD;
+    else return fprintf(stderr, "jaxprof: %s needs perfetto, tensorboard or builtin\n", flag), -1;
+    return 0;
+}
+
+#define V(field) offsetof(view_args, field)
+
+static const cli_opt VIEW_OPTS[] = {
+    {"--ui", NULL, NULL, "builtin|perfetto|tensorboard", set_ui, V(ui), 0, -1, 0,
+     "the built-in viewer (default, offline), Perfetto UI or TensorBoard"},
+    {"--port", NULL, NULL, "N", cli_set_count, V(port), 65535, -1, 0, "port (default: a free one; Perfetto needs 9001)"},
+    {"--bind", NULL, "--host", "ADDR", cli_set_string, V(host), 1, -1, 0,
+     "address to listen on (built-in viewer only; default 127.0.0.1);\n"
+     "0.0.0.0 shares it, guarded by an access token"},
+    {"--no-browser", NULL, NULL, NULL, cli_set_flag, V(no_browser), 1, -1, 0, "print the link, open nothing"},
+    {"--workers", NULL, NULL, "N", cli_set_bounded, V(workers), 256, -1, 0,
+     "analysis processes at once (built-in viewer; default 4): each run is\n"
+     "analysed in a process of its own, so a crash fails only that run"},
+    {"--time-limit", NULL, NULL, "DUR", cli_set_duration, V(time_limit_ps), PS_PER_S, -1, 0,
+     "how long one analysis request may take before its process is stopped\n"
+     "(30s, 2min; bare numbers are seconds; default 120s)"},
+    {"--connections", NULL, NULL, "N", cli_set_bounded, V(connections), 65536, -1, 0, "connections at once (default 1024)"},
+    {"--exit-with-parent", NULL, NULL, NULL, cli_set_flag, V(with_parent), 1, -1, 0, NULL}, /* for jaxprof.viewers */
+    {NULL},
+};
+
+const cli_command CLI_VIEW = {
+    .name = "view", .args = "[DIR]", .synopsis = "[--ui builtin|perfetto|tensorboard] [--port N] [--bind ADDR] [--no-browser]",
+    .summary = "serve the runs in a viewer until Ctrl-C: the built-in one (default,\n"
+               "offline) on 127.0.0.1; --bind 0.0.0.0 shares it, guarded by a token",
+    .text = "Serves the runs under DIR (default ./profiles) in a viewer until Ctrl-C: the built-in one\n"
+            "(default, offline) on 127.0.0.1; --bind 0.0.0.0 shares it, guarded by a token.\n",
+    .opts = VIEW_OPTS, .pos_off = V(dir), .max_pos = 1,
+};
+
 static int parse_view_args(int argc, char **argv, view_args *a) {
-    *a = (view_args){".", UI_BUILTIN, -1, NULL, 0, 0, 0, 0, 0};
-    int have_dir = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        size_t n;
-        if (strcmp(arg, "--no-browser") == 0) a->no_browser = 1;
-        else if (strcmp(arg, "--exit-with-parent") == 0) a->with_parent = 1; /* for jaxprof.viewers */
-        else if (strcmp(arg, "--ui") == 0) {
-            if (!next || (strcmp(next, "perfetto") != 0 && strcmp(next, "tensorboard") != 0 &&
-                          strcmp(next, "builtin") != 0)) {
-                fprintf(stderr, "jaxprof: --ui needs perfetto, tensorboard or builtin\n");
-                return -1;
-            }
-            a->ui = strcmp(next, "tensorboard") == 0 ? UI_TENSORBOARD
-                    : strcmp(next, "builtin") == 0  ? UI_BUILTIN
-                                                    : UI_PERFETTO;
-            i++;
-        } else if (strcmp(arg, "--port") == 0) {
-            if (cli_parse_count(arg, next, &n) != 0) return -1;
-            if (n > 65535) {
-                fprintf(stderr, "jaxprof: --port needs a number from 0 to 65535\n");
-                return -1;
-            }
-            a->port = (long)n;
-            i++;
-        } else if (strcmp(arg, "--workers") == 0 || strcmp(arg, "--time-limit") == 0 ||
-                   strcmp(arg, "--connections") == 0) {
-            size_t *to = arg[2] == 'w' ? &a->workers : arg[2] == 't' ? &a->time_limit_s : &a->connections;
-            size_t most = arg[2] == 'w' ? 256 : arg[2] == 't' ? 86400 : 65536;
-            if (cli_parse_count(arg, next, &n) != 0) return -1;
-            if (n < 1 || n > most) {
-                fprintf(stderr, "jaxprof: %s needs a number from 1 to %zu\n", arg, most);
-                return -1;
-            }
-            *to = n;
-            i++;
-        } else if (strcmp(arg, "--host") == 0) {
-            if (!next || !*next) {
-                fprintf(stderr, "jaxprof: --host needs an address (e.g. 0.0.0.0)\n");
-                return -1;
-            }
-            a->host = next;
-            i++;
-        } else if (arg[0] != '-' && !have_dir) a->dir = arg, have_dir = 1;
-        else {
-            fprintf(stderr, "jaxprof: bad option '%s' (view [DIR] [--ui perfetto|tensorboard|builtin] [--port N] "
-                            "[--host ADDR] [--no-browser] [--workers N] [--time-limit S] [--connections N])\n", arg);
-            return -1;
-        }
+    *a = (view_args){{CLI_DEFAULT_DIR}, UI_BUILTIN, SIZE_MAX, NULL, 0, 0, 0, -1, 0};
+    if (cli_parse(&CLI_VIEW, -1, argc, argv, a) < 0) return -1;
+    if (a->time_limit_ps != -1 && (a->time_limit_ps < PS_PER_MS || a->time_limit_ps > 86400 * PS_PER_S)) {
+        fprintf(stderr, "jaxprof: --time-limit needs a duration from 1ms to 86400s\n");
+        return -1;
     }
     /* Perfetto UI's Content-Security-Policy only reaches http://127.0.0.1:9001 (see above), and
      * TensorBoard has no token to guard it with: only the built-in viewer may be exposed. */
-    if ((a->workers || a->time_limit_s) && a->ui != UI_BUILTIN) {
+    if ((a->workers || a->time_limit_ps != -1) && a->ui != UI_BUILTIN) {
         fprintf(stderr, "jaxprof: --workers and --time-limit are for --ui builtin only\n");
         return -1;
     }
     if (a->host && a->ui != UI_BUILTIN) {
-        fprintf(stderr, "jaxprof: --host is for --ui builtin only: ui.perfetto.dev can only load traces from "
+        fprintf(stderr, "jaxprof: --bind is for --ui builtin only: ui.perfetto.dev can only load traces from "
                         "127.0.0.1, and TensorBoard has no access token (run tensorboard --host yourself to "
                         "expose it)\n");
         return -1;
@@ -290,7 +291,7 @@ static int open_server(jp_http_server **srv, served_file *f, long port, size_t c
 static int view_perfetto(const view_args *a) {
     jp_runs runs;
     const jp_run *run;
-    int rc = find_latest(a->dir, &runs, &run);
+    int rc = find_latest(a->dir[0], &runs, &run);
     served_file f;
     char trace[PATH_MAX];
     jp_http_server *srv = NULL;
@@ -301,7 +302,7 @@ static int view_perfetto(const view_args *a) {
         url_path_for(run->name, f.url_path, sizeof f.url_path);
         install_signals();
         raise_fd_limit();
-        rc = open_server(&srv, &f, a->port, a->connections);
+        rc = open_server(&srv, &f, port_asked(a), a->connections);
     }
     if (rc == 0) {
         char url[sizeof f.url_path + 32];
@@ -354,7 +355,7 @@ static void print_install_hint(void) {
 static int view_tensorboard(const view_args *a) {
     jp_runs runs;
     const jp_run *run;
-    int rc = find_latest(a->dir, &runs, &run);
+    int rc = find_latest(a->dir[0], &runs, &run);
     jp_runs_deinit(&runs);
     if (rc != 0) return rc;
     char tool[PATH_MAX];
@@ -364,7 +365,7 @@ static int view_tensorboard(const view_args *a) {
         return 1;
     }
     unsigned port;
-    long wanted = a->port < 0 ? TENSORBOARD_PORT : a->port;
+    long wanted = port_asked(a) < 0 ? TENSORBOARD_PORT : port_asked(a);
     if ((rc = free_port(wanted, &port)) != 0) return rc;
     if (wanted != 0 && port != (unsigned)wanted)
         fprintf(stderr, "jaxprof: port %ld is taken; using %u\n", wanted, port);
@@ -372,11 +373,11 @@ static int view_tensorboard(const view_args *a) {
     snprintf(port_s, sizeof port_s, "%u", port);
     if (!is_tb) fprintf(stderr, "jaxprof: TensorBoard not found; starting %s, which listens on every network "
                                 "interface\n", tool);
-    printf("Starting %s --logdir %s on port %s (Ctrl-C to stop)\nOpen: http://127.0.0.1:%s/\n", tool, a->dir,
+    printf("Starting %s --logdir %s on port %s (Ctrl-C to stop)\nOpen: http://127.0.0.1:%s/\n", tool, a->dir[0],
            port_s, port_s);
     fflush(stdout);
-    if (is_tb) execl(tool, "tensorboard", "--logdir", a->dir, "--host", "127.0.0.1", "--port", port_s, (char *)NULL);
-    else execl(tool, "xprof", "--logdir", a->dir, "--port", port_s, (char *)NULL);
+    if (is_tb) execl(tool, "tensorboard", "--logdir", a->dir[0], "--host", "127.0.0.1", "--port", port_s, (char *)NULL);
+    else execl(tool, "xprof", "--logdir", a->dir[0], "--port", port_s, (char *)NULL);
     fprintf(stderr, "jaxprof: cannot run %s: %s\n", tool, strerror(errno));
     return EXIT_USAGE;
 }
@@ -450,7 +451,7 @@ static void base_url(char *buf, size_t cap, const char *host, unsigned port) {
 static int builtin_options(jp_http_options *o, const view_args *a, const char *host, char *token,
                            const char **allowed) {
     o->host = host;
-    o->port = (uint16_t)(a->port < 0 ? BUILTIN_PORT : a->port);
+    o->port = (uint16_t)(port_asked(a) < 0 ? BUILTIN_PORT : port_asked(a));
     o->port_tries = PORT_TRIES;
     allowed[0] = host;
     allowed[1] = NULL;
@@ -471,12 +472,12 @@ static int builtin_options(jp_http_options *o, const view_args *a, const char *h
 static int view_builtin(const view_args *a) {
     jp_runs runs;
     const jp_run *latest;
-    int found = find_latest(a->dir, &runs, &latest); /* like the other viewers: exit 1 with no run */
+    int found = find_latest(a->dir[0], &runs, &latest); /* like the other viewers: exit 1 with no run */
     jp_runs_deinit(&runs);
     if (found != 0) return found;
     jp_error err;
     builtin_ctx b = {NULL, a->with_parent ? getppid() : 0};
-    if (jp_viewer_new(&b.viewer, a->dir, &err) != JP_OK) {
+    if (jp_viewer_new(&b.viewer, a->dir[0], &err) != JP_OK) {
         cli_error(err.msg);
         return EXIT_USAGE;
     }
@@ -503,7 +504,7 @@ static int view_builtin(const view_args *a) {
     o.isolate = builtin_isolate;
     o.isolated_failed = builtin_failed;
     o.max_workers = (unsigned)a->workers;
-    o.work_timeout_ms = (uint32_t)(a->time_limit_s * 1000);
+    o.work_timeout_ms = a->time_limit_ps < 0 ? 0 : (uint32_t)(a->time_limit_ps / PS_PER_MS);
     o.max_conns = (unsigned)a->connections;
     raise_fd_limit();
     install_signals();
@@ -514,7 +515,7 @@ static int view_builtin(const view_args *a) {
         if (o.port != 0 && port != o.port) fprintf(stderr, "jaxprof: port %u is taken; serving on %u instead\n", o.port, port);
         char url[512], local[512];
         base_url(url, sizeof url, host, port);
-        printf("Serving the jaxprof viewer for %s on %s (Ctrl-C to stop)\nOpen: %s%s%s\n", a->dir, url, url,
+        printf("Serving the jaxprof viewer for %s on %s (Ctrl-C to stop)\nOpen: %s%s%s\n", a->dir[0], url, url,
                token[0] ? "?token=" : "", token);
         fflush(stdout);
         /* The browser here reaches a wildcard bind on loopback: this machine's name may not resolve. */

@@ -12,6 +12,13 @@
 
 enum { EXIT_USAGE = 2 };
 
+/* Where every command looks for runs, and `jaxprof run`/`demo`/`capture` write them, by default. */
+#define CLI_DEFAULT_DIR "profiles"
+
+struct cli_command;
+/* The commands' option tables (options.h), each beside its command. */
+extern const struct cli_command CLI_EXPORT, CLI_LIST, CLI_EXTRACT, CLI_VIEW, CLI_DIFF, CLI_LATEST;
+
 int cmd_export(int argc, char **argv);  /* cmd_export.c */
 int cmd_list(int argc, char **argv);    /* cmd_runs.c */
 int cmd_extract(int argc, char **argv); /* cmd_runs.c */
@@ -57,6 +64,15 @@ int cli_isolated(int (*work)(int, char **), int argc, char **argv);
 
 /* Prints CMD's usage and options (help.c); -1 when CMD is not one of the C commands. */
 int cli_help(const char *cmd, FILE *out);
+/* A section command's own options after "NAME [PATH]" in its synopsis, into buf: "[--html FILE]"
+ * or "" (main.c, from the options that only some sections take). */
+void cli_section_synopsis(int section, char *buf, size_t cap);
+/* 1 when Python runs cmd (demo, capture, calibrate, run). */
+int cli_is_python_command(const char *cmd);
+/* A section command's --help (main.c: its options are the analysis options). */
+void cli_section_help(int section, FILE *out);
+/* `jaxprof help`: every command, from the same tables. */
+void cli_usage(FILE *out);
 /* 1 when an argument is --help or -h. */
 int cli_wants_help(int argc, char **argv);
 

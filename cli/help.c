@@ -1,165 +1,89 @@
-/* help.c - `jaxprof CMD --help`, `jaxprof CMD -h` and `jaxprof help CMD`: one command's usage and
- * options. The commands run by Python (demo, capture, calibrate, run) print argparse's own help. */
+/* help.c - `jaxprof help`, `jaxprof CMD --help`, `jaxprof CMD -h` and `jaxprof help CMD`: every
+ * command's synopsis and help, printed from the tables its parser reads (options.h) and from the
+ * section registry. The commands run by Python (demo, capture, calibrate, run) print argparse's
+ * own help (their options are written there, once); only what they do, for the list of commands,
+ * lives here. */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "options.h"
 
-/* The options every analysis command (report and the tables) takes. */
-static const char ANALYSIS_OPTIONS[] =
-    "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
-    "default ./profiles.\n"
-    "\n"
-    "options:\n"
-    "  --top N            rows per table (report default 10, tables all)\n"
-    "  --sort KEY[:asc|:desc]\n"
-    "                     column to sort by: total, self, count, avg, name, ... (the --json keys);\n"
-    "                     numbers sort largest first, names A to Z, unless :asc or :desc says\n"
-    "  --filter REGEX     keep rows where a name matches (POSIX extended regex)\n"
-    "  --columns A,B,...  the columns to show, by their --json keys (e.g. name,self_ms,scope,source);\n"
-    "                     for one table (not report or hosts)\n"
-    "  --step N | --steps A:B\n"
-    "                     only what ran in step N, or steps A to B (inclusive, either end open)\n"
-    "  --host NAME        only hosts whose name contains NAME\n"
-    "  --device NAME|N    only devices whose name contains NAME, or device number N\n"
-    "                     (without it, an op's row sums every device it ran on)\n"
-    "  --json | --csv     machine-readable output (JSON schema in docs/design.md)\n"
-    "  --width N          text width in columns (default: the terminal's, else 100)\n"
-    "  --threads 1|2      parse on one thread, or ahead on a second (default: 2 for GPU/TPU\n"
-    "                     profiles of 500k events or more on 2+ CPUs; env JAXPROF_THREADS)\n"
-    "  --library-frames REGEX\n"
-    "                     frames whose file matches are library code, skipped to find an op's\n"
-    "                     source line (default: site-packages, the standard library, JAX/Flax/\n"
-    "                     Optax trees; \"\" makes every frame count)\n"
-    "  --peak-tflops X, --peak-gbps X\n"
-    "                     device peaks for the roofline and MFU (CPU profiles record none;\n"
-    "                     GPU/TPU peaks come from the profile unless given)\n"
-    "  -h, --help         this help\n";
+/* A command that Python runs: what jaxprof help lists about it. */
+typedef struct python_command {
+    const char *name, *args, *synopsis, *summary;
+} python_command;
 
-typedef struct cmd_help {
-    const char *name;
-    const char *usage;  /* the synopsis after "usage: jaxprof " */
-    const char *text;   /* what it does, then its own options */
-    int analysis;       /* 1: ANALYSIS_OPTIONS follow */
-} cmd_help;
-
-static const cmd_help HELP[] = {
-    {"report", "report [PATH] [options] [--html FILE]",
-     "The overview: devices, steps and their breakdown, KPIs, top ops, scopes and source lines,\n"
-     "findings with their evidence and fix.\n"
-     "\n"
-     "  --html FILE        write it as one self-contained HTML page (charts, no scripts)\n", 1},
-    {"ops", "ops [PATH] [options]",
-     "XLA ops by self time: category, count, total, self, average, share of device time.\n"
-     "Text columns beyond the default (see --columns): scope, op_name, source, function, min_ms,\n"
-     "max_ms, gflops_per_s, gbytes_per_s, intensity, bound_by, module, device.\n", 1},
-    {"steps", "steps [PATH] [options]",
-     "One row per training step: its time, where it went (compute, communication, input,\n"
-     "host, idle), FLOPs and achieved GFLOP/s.\n", 1},
-    {"scopes", "scopes [PATH] [options]",
-     "Time by user scope: jax.named_scope / Flax module paths on the device, and\n"
-     "TraceAnnotation / jaxprof.annotate ranges on the host.\n", 1},
-    {"kernels", "kernels [PATH] [options]", "GPU kernels by total time, with their launch shapes and occupancy.\n", 1},
-    {"memory", "memory [PATH] [--module NAME] [options]",
-     "Memory at the peak, from XLA's buffer assignment (CPU, GPU and TPU captures): the compiled\n"
-     "modules that ran, largest peak first (peak, temporaries at the peak, parameters, outputs,\n"
-     "the instruction at the peak), then the largest module's top buffers live at its peak: size,\n"
-     "kind, the HLO instruction that made it, shape, op_name and the line of your code. Then the\n"
-     "allocator events, per allocator (GPU and TPU captures; XLA:CPU records none).\n"
-     "--top, --sort, --filter and --columns apply to the buffers (--top: per module, default 10).\n"
-     "--csv writes one row per buffer, with its module's columns first.\n"
-     "\n"
-     "  --module NAME      one module in detail: its peak, what lives all along, temporaries,\n"
-     "                     totals, and every buffer at the peak (--json adds its timeline); NAME\n"
-     "                     is the module's key (\"jit_step(6)\") or its name (\"jit_step\")\n", 1},
-    {"transfers", "transfers [PATH] [options]", "Host-to-device, device-to-host and device-to-device copies: count, bytes, time, GB/s.\n", 1},
-    {"compiles", "compiles [PATH] [options]", "XLA compilations during the capture: module, time, and what triggered them.\n", 1},
-    {"findings", "findings [PATH] [options]",
-     "Rated findings, most severe first, each with its evidence and the fix to try.\n", 1},
-    {"hosts", "hosts [PATH] [options]",
-     "Multi-host runs: each host's steps side by side, how the clocks were aligned, the\n"
-     "straggler per step, waiting and top ops per host.\n", 1},
-    {"lines", "lines [PATH] [options]",
-     "Device time by the line of your code that made each op (self time, count, % of device\n"
-     "time, function, the ops behind it).\n", 1},
-    {"flame", "flame [PATH] [options] [--folded [-o FILE]] [--pprof FILE]",
-     "Device time by Python call stack: the tree as a table, or folded stacks\n"
-     "(flamegraph.pl, speedscope), or a pprof profile (pprof -http).\n"
-     "\n"
-     "  --folded           \"frame;frame;op nanoseconds\" lines\n"
-     "  -o FILE            write the folded stacks there (default: stdout)\n"
-     "  --pprof FILE       write a gzip'd pprof profile there\n", 1},
-    {"export", "export [PATH] [options]",
-     "Writes the whole timeline, with no event cap, for Perfetto UI, chrome://tracing or\n"
-     "TensorBoard; prints the file written.\n"
-     "\n"
-     "options:\n"
-     "  -o, --output FILE  where (default: perfetto_trace.json.gz in the run directory)\n"
-     "  --format chrome|perfetto\n"
-     "                     Chrome JSON (default) or Perfetto's protobuf trace\n"
-     "  --window A_MS:B_MS only events inside this window (ms from the capture's start)\n"
-     "  --steps A:B | N    only these steps (inclusive, either end open)\n"
-     "  --min-duration-us N\n"
-     "                     drop slices shorter than N microseconds\n"
-     "  --host NAME        only hosts whose name contains NAME\n"
-     "  --gzip-level 0-9   gzip level (default: 1 when FILE ends in .gz, else none)\n"
-     "  -h, --help         this help\n", 0},
-    {"diff", "diff BASE NEW [options]",
-     "Compares two profiles: step time (with noise), breakdown, ops and scopes added/removed/\n"
-     "slower/faster per step, findings. A --fail-if limit exits 1 when the step time (beyond\n"
-     "noise) or an op got slower by more than PCT, for CI.\n"
-     "\n"
-     "options:\n"
-     "  --json | --csv     machine-readable output\n"
-     "  --html FILE        the comparison as one HTML page\n"
-     "  --top N            rows per table\n"
-     "  --filter REGEX     keep ops and scopes whose name matches\n"
-     "  --host NAME        only hosts whose name contains NAME\n"
-     "  --min-change PCT   changes below this are \"unchanged\" (default 5)\n"
-     "  --min-share PCT    ignore ops below this share of step time (default 0.5)\n"
-     "  --fail-if-slower PCT\n"
-     "  --fail-if-op-slower PCT\n"
-     "  --width N, --threads 1|2\n"
-     "  -h, --help         this help\n", 0},
-    {"list", "list [DIR] [--json]",
-     "Every run under DIR (default .), newest last: hosts, files, steps, duration.\n", 0},
-    {"latest", "latest [DIR]", "Prints the newest run directory under DIR (default .); exit 1 when there is none.\n", 0},
-    {"extract", "extract [DIR] [-o OUT] [--run NAME] [--force]",
-     "Decompresses the trace files of the newest run, or of the run NAME names (a name that\n"
-     "matches several runs is refused and they are listed). An output that exists with the same\n"
-     "bytes is kept; one with other bytes is refused (exit 2) unless --force.\n"
-     "\n"
-     "  -o, --out OUT      where to write them (default: beside the originals)\n"
-     "  --run NAME         the run whose directory name contains NAME\n"
-     "  --force            replace outputs that exist with other contents\n", 0},
-    {"view", "view [DIR] [--ui builtin|perfetto|tensorboard] [--port N] [--host ADDR] [--no-browser]",
-     "Serves the runs under DIR (default ./profiles) in a viewer until Ctrl-C: the built-in one\n"
-     "(default, offline) on 127.0.0.1; --host 0.0.0.0 shares it, guarded by a token.\n"
-     "\n"
-     "  --ui builtin|perfetto|tensorboard\n"
-     "  --port N           port (default: a free one; Perfetto needs 9001)\n"
-     "  --host ADDR        address to listen on (built-in viewer only)\n"
-     "  --no-browser       print the link, open nothing\n"
-     "  --workers N        analysis processes at once (built-in viewer; default 4): each run is\n"
-     "                     analysed in a process of its own, so a crash fails only that run\n"
-     "  --time-limit S     seconds one analysis request may take before its process is stopped\n"
-     "                     (default 120)\n"
-     "  --connections N    connections at once (default 1024)\n", 0},
-    {"version", "version", "Prints the version.\n", 0},
-    {"help", "help [CMD]", "The list of commands, or one command's usage and options.\n", 0},
+static const python_command PYTHON_COMMANDS[] = {
+    {"demo", "", "[options]",
+     "train a small MLP on MNIST-shaped data and profile it"},
+    {"capture", "ADDR", "[options]",
+     "trace a running JAX process that called\n"
+     "jax.profiler.start_server(PORT) (ADDR: HOST:PORT or PORT), then\n"
+     "print the report; needs the xprof package for the gRPC client"},
+    {"calibrate", "", "",
+     "measure this machine's CPU peaks (f32 matmul FLOP/s, memory GB/s) as\n"
+     "XLA:CPU reaches them; CPU profiles of this host then get a roofline\n"
+     "and MFU (cached in ~/.cache/jaxprof/cpu_peaks)"},
+    {"run", "", "[options] -- PROGRAM ...",
+     "run PROGRAM (e.g. python train.py) unchanged and profile every\n"
+     "Python process of it that imports JAX: steps A to B (inclusive) of its\n"
+     "step function (default: 4 from call 10, once 2 steps in a row compile\n"
+     "nothing), or a time window; report to stderr"},
 };
 
-static const cmd_help *find_help(const char *cmd) {
-    for (size_t i = 0; i < sizeof HELP / sizeof HELP[0]; i++)
-        if (strcmp(HELP[i].name, cmd) == 0) return &HELP[i];
+/* The C commands other than the sections, in the order jaxprof help lists them after the sections. */
+static const cli_command *const COMMANDS[] = {&CLI_EXPORT, &CLI_DIFF, &CLI_LIST, &CLI_EXTRACT, &CLI_VIEW};
+
+int cli_is_python_command(const char *cmd) {
+    for (size_t i = 0; i < sizeof PYTHON_COMMANDS / sizeof PYTHON_COMMANDS[0]; i++)
+        if (strcmp(PYTHON_COMMANDS[i].name, cmd) == 0) return 1;
+    return 0;
+}
+
+static const cli_command *find_command(const char *cmd) {
+    if (strcmp(cmd, CLI_LATEST.name) == 0) return &CLI_LATEST;
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(COMMANDS[i]->name, cmd) == 0) return COMMANDS[i];
     return NULL;
 }
 
+void cli_usage(FILE *out) {
+    fputs("usage: jaxprof <command> [options]\n\ncommands:\n", out);
+    for (size_t i = 0; i < sizeof PYTHON_COMMANDS / sizeof PYTHON_COMMANDS[0]; i++) {
+        const python_command *p = &PYTHON_COMMANDS[i];
+        cli_print_summary(p->name, p->args, p->synopsis, p->summary, out);
+    }
+    cli_print_summary(CLI_LATEST.name, CLI_LATEST.args, CLI_LATEST.synopsis, CLI_LATEST.summary, out);
+    for (int s = 0; s < JP_SECTION_COUNT; s++) {
+        const jp_section_def *d = jp_section_get(s);
+        char synopsis[256];
+        cli_section_synopsis(s, synopsis, sizeof synopsis);
+        cli_print_summary(d->name, "[PATH]", synopsis, d->summary, out);
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        cli_print_summary(COMMANDS[i]->name, COMMANDS[i]->args, COMMANDS[i]->synopsis, COMMANDS[i]->summary, out);
+    cli_print_summary("version", "", "", "print the version", out);
+    cli_print_summary("help", "[CMD]", "", "this message, or CMD's usage and options (as jaxprof CMD --help)", out);
+    fputs("\n"
+          "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
+          "DIR is a log directory. Both default to ./profiles, where run, demo and capture write.\n"
+          "Report and the tables share options (--top, --sort, --filter, --columns, --step/--steps,\n"
+          "--host, --device, --json/--csv, --width, ...): see jaxprof ops --help. Durations take a\n"
+          "unit (500us, 10ms, 2s). Every command takes --max-inflate SIZE (e.g. 20G): how far a gzip\n"
+          "input may inflate (default 64x its size, at least 256M; env JAXPROF_MAX_INFLATE).\n",
+          out);
+}
+
 int cli_help(const char *cmd, FILE *out) {
-    const cmd_help *h = find_help(cmd);
-    if (!h) return -1;
-    fprintf(out, "usage: jaxprof %s\n\n%s", h->usage, h->text);
-    if (h->analysis) fprintf(out, "\n%s", ANALYSIS_OPTIONS);
+    int section = jp_section_from_name(cmd);
+    const cli_command *c = find_command(cmd);
+    if (section >= 0) cli_section_help(section, out);
+    else if (c) cli_print_help(c, -1, out);
+    else if (strcmp(cmd, "version") == 0) fputs("usage: jaxprof version\n\nPrints the version.\n", out);
+    else if (strcmp(cmd, "help") == 0)
+        fputs("usage: jaxprof help [CMD]\n\nThe list of commands, or one command's usage and options.\n", out);
+    else return -1;
     return 0;
 }
 

@@ -3,11 +3,13 @@
  * installed beside this executable. */
 #include "jaxprof/jaxprof.h"
 #include "commands.h"
+#include "options.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -16,69 +18,23 @@
 #define JP_BUILD_PYTHON "python3"
 #endif
 
-static void usage(FILE *out) {
-    fputs("usage: jaxprof <command> [options]\n"
-          "\n"
-          "commands:\n"
-          "  demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
-          "                     train a small MLP on MNIST-shaped data and profile it\n"
-          "  capture ADDR [--duration-ms N] [--out DIR] [--no-report]\n"
-          "                     trace a running JAX process that called\n"
-          "                     jax.profiler.start_server(PORT) (ADDR: HOST:PORT or PORT), then\n"
-          "                     print the report; needs the xprof package for the gRPC client\n"
-          "  calibrate          measure this machine's CPU peaks (f32 matmul FLOP/s, memory GB/s) as\n"
-          "                     XLA:CPU reaches them; CPU profiles of this host then get a roofline\n"
-          "                     and MFU (cached in ~/.cache/jaxprof/cpu_peaks)\n"
-          "  run [--out DIR] [--steps A:B | --delay S --duration S] [--no-report] -- PROGRAM ...\n"
-          "                     run PROGRAM (e.g. python train.py) unchanged and profile every\n"
-          "                     Python process of it that imports JAX: steps A..B-1 of its step\n"
-          "                     function (default: 4 from call 10, once 2 steps in a row compile\n"
-          "                     nothing), or a time window; report to stderr\n"
-          "  latest [DIR]       print the newest profile run under DIR (default: .)\n"
-          "  report [PATH]      overview: devices, steps, breakdown, top ops and scopes, findings\n"
-          "  report [PATH] --html FILE\n"
-          "                     the overview as one self-contained HTML page (charts, no scripts)\n"
-          "  ops|steps|scopes|kernels|memory|transfers|compiles|findings [PATH]\n"
-          "                     one table of the analysis\n"
-          "  memory [PATH] [--module NAME]\n"
-          "                     what is live at each compiled module's memory peak, buffer by buffer,\n"
-          "                     with the line of your code that made it; then the allocator events\n"
-          "  lines [PATH]       device time by the line of your code that made each op (self time,\n"
-          "                     count, % of device time, function, the ops behind it)\n"
-          "  flame [PATH] [--folded [-o FILE]] [--pprof FILE]\n"
-          "                     device time by Python call stack: the tree as a table, or folded\n"
-          "                     stacks (flamegraph.pl, speedscope), or a pprof profile (pprof -http)\n"
-          "  hosts [PATH]       multi-host runs: each host's steps side by side, how the clocks were\n"
-          "                     aligned, the straggler per step, waiting and top ops per host\n"
-          "  export [PATH] [-o FILE] [--format chrome|perfetto] [--window A_MS:B_MS]\n"
-          "         [--steps A:B] [--min-duration-us N] [--host NAME]\n"
-          "                     write the whole timeline for Perfetto UI / chrome://tracing /\n"
-          "                     TensorBoard (default: perfetto_trace.json.gz in the run directory)\n"
-          "  diff BASE NEW [--json|--csv] [--top N] [--filter REGEX] [--host NAME] [--html FILE]\n"
-          "       [--min-change PCT] [--min-share PCT] [--fail-if-slower PCT] [--fail-if-op-slower PCT]\n"
-          "                     compare two profiles: step time (with noise), breakdown, ops and scopes\n"
-          "                     added/removed/slower/faster per step, findings; a --fail-if limit exits 1\n"
-          "                     when the step time (beyond noise) or an op got slower by more than PCT\n"
-          "  list [DIR] [--json]  every run under DIR, newest last: hosts, files, steps, duration\n"
-          "  extract [DIR] [-o OUT] [--run NAME] [--force]\n"
-          "                     decompress the trace files of the newest (or named) run\n"
-          "  view [DIR] [--ui builtin|perfetto|tensorboard] [--port N] [--host ADDR] [--no-browser]\n"
-          "                     serve the runs in a viewer until Ctrl-C: the built-in one (default,\n"
-          "                     offline) on 127.0.0.1; --host 0.0.0.0 shares it, guarded by a token\n"
-          "  version            print the version\n"
-          "  help [CMD]         this message, or CMD's usage and options (as jaxprof CMD --help)\n"
-          "\n"
-          "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
-          "default ./profiles. Report and the tables share options (--top, --sort, --filter,\n"
-          "--columns, --step/--steps, --host, --device, --json/--csv, --width, ...): see\n"
-          "jaxprof ops --help. Every command takes --max-inflate SIZE (e.g. 20G): how far a gzip\n"
-          "input may inflate (default 64x its size, at least 256M; env JAXPROF_MAX_INFLATE).\n",
-          out);
-}
+typedef struct latest_args {
+    const char *dir[1]; /* DIR */
+} latest_args;
+
+static const cli_opt LATEST_OPTS[] = {{NULL}};
+
+const cli_command CLI_LATEST = {
+    .name = "latest", .args = "[DIR]", .synopsis = "", .summary = "print the newest profile run under DIR",
+    .text = "Prints the newest run directory under DIR (default ./profiles); exit 1 when there is none.\n",
+    .opts = LATEST_OPTS, .pos_off = offsetof(latest_args, dir), .max_pos = 1,
+};
 
 /* Prints the newest run's directory; exit 1 when DIR holds no run, 2 on error. */
 static int cmd_latest(int argc, char **argv) {
-    const char *dir = argc > 1 ? argv[1] : ".";
+    latest_args a = {{CLI_DEFAULT_DIR}};
+    if (cli_parse(&CLI_LATEST, -1, argc, argv, &a) < 0) return EXIT_USAGE;
+    const char *dir = a.dir[0];
     jp_runs runs;
     jp_error err;
     if (jp_runs_find(&runs, dir, &err) != JP_OK) {
@@ -98,28 +54,16 @@ static int cmd_latest(int argc, char **argv) {
 }
 
 typedef struct analysis_args {
-    const char *path;
+    const char *path[1]; /* PATH (default ./profiles) */
     jp_load_options load;
     jp_view view;
     int format;
     const char *html; /* --html FILE: write the report as an HTML page there (report only) */
     int folded;       /* flame --folded: folded stacks instead of the tree table */
     const char *pprof; /* flame --pprof FILE: a gzip'd pprof profile there */
-    const char *out;  /* -o FILE for --folded (default stdout) */
+    const char *out;  /* flame -o/--output FILE for --folded (default stdout) */
     char peaks_path[PATH_MAX]; /* storage for load.cpu_peaks_file */
 } analysis_args;
-
-/* --peak-tflops X / --peak-gbps X: a positive number. */
-static int parse_peak(const char *flag, const char *v, double *out) {
-    char *end;
-    double d = v && *v ? strtod(v, &end) : 0;
-    if (!v || !*v || *end || !(d > 0) || d > 1e9) {
-        fprintf(stderr, "jaxprof: %s needs a positive number\n", flag);
-        return -1;
-    }
-    *out = d;
-    return 0;
-}
 
 int cli_parse_count(const char *flag, const char *v, size_t *out) {
     char *end;
@@ -167,10 +111,11 @@ const char *cli_cpu_peaks_file(char *buf, size_t cap) {
                : NULL;
 }
 
-/* --step N (one step) or --steps A:B (inclusive, either end open) into the load options. */
-static int parse_step_range(const char *flag, const char *v, jp_load_options *load) {
+/* --step N (one step, aux 1) or --steps A:B (inclusive, either end open) into the load options. */
+static int set_steps(const cli_opt *o, const char *flag, const char *v, void *args) {
+    jp_load_options *load = &((analysis_args *)args)->load;
     jp_error err;
-    if (strcmp(flag, "--step") == 0 && strchr(v, ':')) {
+    if (o->aux && strchr(v, ':')) {
         fprintf(stderr, "jaxprof: --step takes one step number (--steps A:B for a range)\n");
         return -1;
     }
@@ -184,44 +129,97 @@ static int parse_step_range(const char *flag, const char *v, jp_load_options *lo
     return 0;
 }
 
-static int parse_analysis_args(int argc, char **argv, analysis_args *a) {
+#define A(field) offsetof(analysis_args, field)
+#define ANY -1, 0
+
+/* The options of report and every table, in their --help order. */
+static const cli_opt ANALYSIS_OPTS[] = {
+    {"--top", NULL, NULL, "N", cli_set_count, A(view.top), 0, ANY, "rows per table (report default 10, tables all)"},
+    {"--sort", NULL, NULL, "KEY[:asc|:desc]", cli_set_string, A(view.sort), 0, ANY,
+     "column to sort by: total, self, count, avg, name, ... (the --json keys);\n"
+     "numbers sort largest first, names A to Z, unless :asc or :desc says"},
+    {"--filter", NULL, NULL, "REGEX", cli_set_string, A(view.filter), 0, ANY,
+     "keep rows where a name matches (POSIX extended regex)"},
+    {"--columns", NULL, NULL, "A,B,...", cli_set_string, A(view.columns), 1, ANY,
+     "the columns to show, by their --json keys (e.g. name,self_ms,scope,source);\n"
+     "for one table (not report or hosts)"},
+    {"--step", NULL, NULL, "N", set_steps, A(load), 1, ANY, "only what ran in step N"},
+    {"--steps", NULL, NULL, "A:B", set_steps, A(load), 0, ANY,
+     "only what ran in steps A to B (inclusive, either end open: A: or :B)"},
+    {"--host", NULL, NULL, "NAME", cli_set_string, A(load.host), 0, ANY, "only hosts whose name contains NAME"},
+    {"--device", NULL, NULL, "NAME|N", cli_set_string, A(load.device), 0, ANY,
+     "only devices whose name contains NAME, or device number N\n"
+     "(without it, an op's row sums every device it ran on)"},
+    {"--json", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_JSON, ANY,
+     "machine-readable output (JSON schema in docs/design.md)"},
+    {"--csv", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_CSV, ANY, "one table as CSV"},
+    {"--width", NULL, NULL, "N", cli_set_width, A(view.width), 0, ANY,
+     "text width in columns (default: the terminal's, else 100)"},
+    {"--threads", NULL, NULL, "1|2", cli_set_threads, A(load.threads), 0, ANY,
+     "parse on one thread, or ahead on a second (default: 2 for GPU/TPU\n"
+     "profiles of 500k events or more on 2+ CPUs; env JAXPROF_THREADS)"},
+    {"--library-frames", NULL, NULL, "REGEX", cli_set_string, A(load.library_frames), 0, ANY,
+     "frames whose file matches are library code, skipped to find an op's\n"
+     "source line (default: site-packages, the standard library, JAX/Flax/\n"
+     "Optax trees; \"\" makes every frame count)"},
+    {"--peak-tflops", NULL, NULL, "X", cli_set_positive, A(load.peak_tflops), 0, ANY,
+     "device peak TFLOP/s for the roofline and MFU (CPU profiles record none;\n"
+     "GPU/TPU peaks come from the profile unless given)"},
+    {"--peak-gbps", NULL, NULL, "X", cli_set_positive, A(load.peak_gbps), 0, ANY, "device peak memory GB/s, likewise"},
+    /* options of one section (or of the sections with a registry flag) */
+    {"--html", NULL, NULL, "FILE", cli_set_string, A(html), 1, JP_SECTION_REPORT, 0,
+     "write it as one self-contained HTML page (charts, no scripts)"},
+    {"--module", NULL, NULL, "NAME", cli_set_string, A(view.module), 1, -1, JP_SECTION_TAKES_MODULE,
+     "one module in detail: its peak, what lives all along, temporaries,\n"
+     "totals, and every buffer at the peak (--json adds its timeline); NAME\n"
+     "is the module's key (\"jit_step(6)\") or its name (\"jit_step\")"},
+    {"--folded", NULL, NULL, NULL, cli_set_flag, A(folded), 1, JP_SECTION_FLAME, 0,
+     "\"frame;frame;op nanoseconds\" lines"},
+    {"--output", "-o", NULL, "FILE", cli_set_string, A(out), 1, JP_SECTION_FLAME, 0,
+     "write the folded stacks there (default: stdout)"},
+    {"--pprof", NULL, NULL, "FILE", cli_set_string, A(pprof), 1, JP_SECTION_FLAME, 0, "write a gzip'd pprof profile there"},
+    {NULL},
+};
+
+static const char PATH_HELP[] =
+    "PATH is an .xplane.pb[.gz] file, a run directory, or a log directory (its newest run);\n"
+    "default ./profiles.\n";
+
+void cli_section_synopsis(int section, char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (const cli_opt *o = ANALYSIS_OPTS; o->name && len < cap; o++) {
+        int own = o->only_section == section ||
+                  (o->only_flags && (jp_section_get(section)->flags & o->only_flags) == o->only_flags);
+        if (!own) continue;
+        int n = snprintf(buf + len, cap - len, "%s[%s%s%s]", len ? " " : "", o->alias ? o->alias : o->name,
+                         o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        if (n < 0) break;
+        len += (size_t)n;
+    }
+}
+
+/* A section command: its name, summary and help from the registry, its options from ANALYSIS_OPTS. */
+static cli_command section_command(int section) {
+    const jp_section_def *d = jp_section_get(section);
+    return (cli_command){.name = d->name, .args = "[PATH]", .synopsis = "",
+                         .summary = d->summary, .text = d->help, .opts = ANALYSIS_OPTS, .shared_head = PATH_HELP,
+                         .pos_off = A(path), .max_pos = 1};
+}
+
+void cli_section_help(int section, FILE *out) {
+    cli_command c = section_command(section);
+    cli_print_help(&c, section, out);
+}
+
+static int parse_analysis_args(int section, int argc, char **argv, analysis_args *a) {
     memset(a, 0, sizeof *a);
     a->load.cpu_peaks_file = cli_cpu_peaks_file(a->peaks_path, sizeof a->peaks_path);
-    a->path = "profiles";
+    a->path[0] = CLI_DEFAULT_DIR;
     a->load.threads = cli_env_threads();
     a->load.max_inflate = cli_max_inflate();
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        size_t n;
-        if (strcmp(arg, "--json") == 0) a->format = JP_FORMAT_JSON;
-        else if (strcmp(arg, "--csv") == 0) a->format = JP_FORMAT_CSV;
-        else if (strcmp(arg, "--top") == 0 && !cli_parse_count(arg, next, &a->view.top)) i++;
-        else if (strcmp(arg, "--width") == 0 && !cli_parse_count(arg, next, &n)) a->view.width = (int)(n > 400 ? 400 : n), i++;
-        else if (strcmp(arg, "--sort") == 0 && next) a->view.sort = next, i++;
-        else if (strcmp(arg, "--filter") == 0 && next) a->view.filter = next, i++;
-        else if (strcmp(arg, "--columns") == 0 && next && *next) a->view.columns = next, i++;
-        else if (strcmp(arg, "--module") == 0 && next && *next) a->view.module = next, i++;
-        else if (strcmp(arg, "--host") == 0 && next) a->load.host = next, i++;
-        else if (strcmp(arg, "--device") == 0 && next) a->load.device = next, i++;
-        else if ((strcmp(arg, "--step") == 0 || strcmp(arg, "--steps") == 0) && next) {
-            if (parse_step_range(arg, next, &a->load) != 0) return -1;
-            i++;
-        }
-        else if (strcmp(arg, "--threads") == 0 && !cli_parse_threads(arg, next, &a->load.threads)) i++;
-        else if (strcmp(arg, "--html") == 0 && next && *next) a->html = next, i++;
-        else if (strcmp(arg, "--library-frames") == 0 && next) a->load.library_frames = next, i++;
-        else if (strcmp(arg, "--peak-tflops") == 0 && !parse_peak(arg, next, &a->load.peak_tflops)) i++;
-        else if (strcmp(arg, "--peak-gbps") == 0 && !parse_peak(arg, next, &a->load.peak_gbps)) i++;
-        else if (strcmp(arg, "--folded") == 0) a->folded = 1;
-        else if (strcmp(arg, "--pprof") == 0 && next && *next) a->pprof = next, i++;
-        else if (strcmp(arg, "-o") == 0 && next && *next) a->out = next, i++;
-        else if (arg[0] != '-' && a->path == (const char *)"profiles") a->path = arg;
-        else {
-            fprintf(stderr, "jaxprof: bad option '%s' (see jaxprof %s --help)\n", arg, argv[0]);
-            return -1;
-        }
-    }
-    return 0;
+    cli_command c = section_command(section);
+    return cli_parse(&c, section, argc, argv, a) < 0 ? -1 : 0;
 }
 
 void cli_error(const char *msg) {
@@ -274,29 +272,20 @@ static int flame_export(const jp_analysis *a, const analysis_args *args, const j
 /* report and the table commands: load, analyse, render. Exit 2 on bad input or options. */
 static int cmd_analysis(int section, int argc, char **argv) {
     analysis_args args;
-    if (parse_analysis_args(argc, argv, &args) != 0) return EXIT_USAGE;
-    if (args.html && (section != JP_SECTION_REPORT || args.format != JP_FORMAT_TEXT)) {
+    if (parse_analysis_args(section, argc, argv, &args) != 0) return EXIT_USAGE;
+    if (args.html && args.format != JP_FORMAT_TEXT) { /* (the parser keeps --html to report) */
         fprintf(stderr, "jaxprof: --html goes only with report, without --json or --csv\n");
         return EXIT_USAGE;
     }
-    if (args.view.module && section != JP_SECTION_MEMORY) {
-        fprintf(stderr, "jaxprof: --module goes only with memory\n");
-        return EXIT_USAGE;
-    }
-    if ((args.folded || args.pprof || args.out) && section != JP_SECTION_FLAME) {
-        fprintf(stderr, "jaxprof: --folded, --pprof and -o go only with flame\n");
-        return EXIT_USAGE;
-    }
-    if (args.load.has_steps && (section == JP_SECTION_KERNELS || section == JP_SECTION_HOSTS)) {
-        fprintf(stderr, "jaxprof: %s cannot take --step/--steps: %s\n", jp_section_name(section),
-                section == JP_SECTION_KERNELS ? "kernels are summed per kernel while the profile is read, not kept per step"
-                                              : "hosts compares whole runs host by host (jaxprof steps --host NAME --steps A:B shows one host's steps)");
+    const jp_section_def *def = jp_section_get(section);
+    if (args.load.has_steps && (def->flags & JP_SECTION_WHOLE_RUN)) { /* before loading: jp_render refuses it too */
+        fprintf(stderr, "jaxprof: %s cannot take --step/--steps: %s\n", def->name, def->whole_run_why);
         return EXIT_USAGE;
     }
     const char *outputs[] = {args.html, args.pprof, args.out};
     for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
         jp_error clash;
-        if (outputs[i] && jp_profile_output_check(args.path, outputs[i], &clash) != JP_OK) {
+        if (outputs[i] && jp_profile_output_check(args.path[0], outputs[i], &clash) != JP_OK) {
             cli_error(clash.msg);
             return EXIT_USAGE;
         }
@@ -305,7 +294,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
     if (!args.view.width) args.view.width = cli_text_width();
     jp_profile *p;
     jp_error err;
-    if (jp_profile_load(&p, args.path, &args.load, &err) != JP_OK) {
+    if (jp_profile_load(&p, args.path[0], &args.load, &err) != JP_OK) {
         cli_error(err.msg);
         return EXIT_USAGE;
     }
@@ -359,14 +348,9 @@ static int run_python_command(int argc, char **argv) {
     return EXIT_USAGE;
 }
 
-static int is_python_command(const char *cmd) {
-    return strcmp(cmd, "demo") == 0 || strcmp(cmd, "capture") == 0 || strcmp(cmd, "calibrate") == 0 ||
-           strcmp(cmd, "run") == 0;
-}
-
 /* `jaxprof help CMD`: the command's own help, as `jaxprof CMD --help` prints it. */
 static int command_help(const char *cmd) {
-    if (is_python_command(cmd)) return run_python_command(2, (char *[]){(char *)cmd, "--help", NULL});
+    if (cli_is_python_command(cmd)) return run_python_command(2, (char *[]){(char *)cmd, "--help", NULL});
     if (cli_help(cmd, stdout) == 0) return 0;
     fprintf(stderr, "jaxprof: unknown command '%s' (see jaxprof help)\n", cmd);
     return EXIT_USAGE;
@@ -396,17 +380,17 @@ static int take_max_inflate(int *argc, char **argv) {
 int main(int argc, char **argv) {
     if (take_max_inflate(&argc, argv) != 0) return EXIT_USAGE;
     if (argc < 2) {
-        usage(stderr);
+        cli_usage(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
-        return argc > 2 ? command_help(argv[2]) : (usage(stdout), 0);
+        return argc > 2 ? command_help(argv[2]) : (cli_usage(stdout), 0);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("jaxprof %s\n", JP_VERSION);
         return 0;
     }
-    if (is_python_command(cmd)) return run_python_command(argc - 1, argv + 1);
+    if (cli_is_python_command(cmd)) return run_python_command(argc - 1, argv + 1);
     if (cli_wants_help(argc - 1, argv + 1) && cli_help(cmd, stdout) == 0) return 0;
     if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1); /* a server: guards its own requests */
     /* Every other command works in a child: a crash is exit 2 with a message, never a signal. */
@@ -417,6 +401,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "diff") == 0) return cli_isolated(cmd_diff, argc - 1, argv + 1);
     if (jp_section_from_name(cmd) >= 0) return cli_isolated(cmd_section, argc - 1, argv + 1);
     fprintf(stderr, "jaxprof: unknown command '%s'\n\n", cmd);
-    usage(stderr);
+    cli_usage(stderr);
     return EXIT_USAGE;
 }

@@ -230,6 +230,11 @@ int jp_cpu_peaks_path(const char *cache_dir, const char *xdg_cache_home, const c
 /* Parses a step range as `--steps` takes it: "N", "A:B", "A:" or ":B" (decimal, inclusive). 0, or
  * JP_ERR_ARG with err saying why (an empty end, a non-number, A > B). Thread-safe. */
 int jp_steps_parse(const char *spec, int64_t *first, int64_t *last, jp_error *err);
+/* Parses a duration as every jaxprof option takes one: a decimal number with an optional unit
+ * (ns, us, µs, ms, s, min), e.g. "500us", "2.5s"; a bare number is in units of bare_ps
+ * picoseconds (each option keeps its old unit). 0 and *ps, or -1 (no sign, no exponent, at most
+ * about 100 days). Thread-safe. */
+int jp_duration_parse(const char *text, int64_t bare_ps, int64_t *ps);
 
 /* Gzip input may inflate to 64 times its size, at least 256 MiB, at most the machine's memory, and
  * all compressed stats of one file together to 16 times its size, at least 64 MiB, at most 1 GiB
@@ -284,6 +289,32 @@ typedef enum jp_format { JP_FORMAT_TEXT = 0, JP_FORMAT_JSON, JP_FORMAT_CSV } jp_
 /* Section by its command name ("ops"), or -1. Threads: any (static table). */
 int jp_section_from_name(const char *name);
 const char *jp_section_name(int section);
+
+/* The section registry (src/render/sections.c): one row per jp_section value, in enum order, saying
+ * what the section is called, what it shows and what it takes. jp_render enforces the flags; the
+ * CLI's usage and help, the viewer's API and the tests read the rows. A new section is a value
+ * before JP_SECTION_COUNT, its row there, its analysis and its test. */
+typedef enum jp_section_flag {
+    JP_SECTION_IN_REPORT = 1u << 0,    /* its table is one of the JSON report's, in enum order */
+    JP_SECTION_REPORT_ALL = 1u << 1,   /* ...and there every row, whatever the view (steps, findings) */
+    JP_SECTION_WHOLE_RUN = 1u << 2,    /* covers the whole run: refuses an analysis of a step window */
+    JP_SECTION_TAKES_MODULE = 1u << 3, /* jp_view.module applies (one module in detail) */
+    JP_SECTION_TABLES = 1u << 4,       /* several tables: jp_view.columns does not apply */
+    JP_SECTION_NO_CSV = 1u << 5,       /* has no CSV form */
+    JP_SECTION_SPLIT_NOTE = 1u << 6,   /* its times are partly estimated: text and JSON say how much */
+} jp_section_flag;
+
+typedef struct jp_section_def {
+    int id;                    /* its jp_section value (the row's index) */
+    const char *name;          /* the command and the JSON "section" key: "ops" */
+    const char *summary;       /* one line: what it shows */
+    const char *help;          /* what it shows, in full (lines of at most 100 columns) */
+    const char *whole_run_why; /* JP_SECTION_WHOLE_RUN: why it takes no step window; else NULL */
+    unsigned flags;            /* jp_section_flag bits */
+} jp_section_def;
+
+/* The registry row of a section, or NULL when section is not one. Static storage: thread-safe. */
+const jp_section_def *jp_section_get(int section);
 
 typedef struct jp_view {
     size_t top;          /* rows per table; 0 means all */

@@ -427,6 +427,7 @@ typedef struct jp_analysis {
                                  * each naming the file (events whose metadata id names no metadata,
                                  * a file that looks cut after a plane, an ignored CPU peaks file) */
     size_t n_warnings;
+    int step_window;            /* 1: the analysis of a step window alone (jp_load_options.has_steps) */
 } jp_analysis;
 
 /* ---- comparing two profiles (jaxprof.h, jp_diff_*) ------------------------------------------- */

@@ -7,10 +7,8 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help", "help"):
-        print("usage: python -m jaxprof demo [--steps N] [--out DIR] [--data MNIST_DIR]\n"
-              "       python -m jaxprof capture ADDR [--duration-ms N] [--out DIR]\n"
-              "       python -m jaxprof calibrate [--matmul-n N] [--stream-mb MiB]\n"
-              "       python -m jaxprof run [--out DIR] [--steps A:B | --delay S --duration S] [--no-report] -- PROGRAM ...")
+        print("usage: python -m jaxprof {demo,capture,calibrate,run} [options]\n"
+              "(python -m jaxprof CMD --help, or jaxprof help, for each command's options)")
         return 0 if args else 2
     if args[0] == "demo":
         from . import demo

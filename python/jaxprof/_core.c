@@ -383,6 +383,71 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(sections_doc,
+             "sections() -> list[tuple[name, summary, flags]]\n\n"
+             "The section registry in order (jp_section_get): each section's name, one-line summary and\n"
+             "its set of flags: 'in_report', 'report_all', 'whole_run', 'takes_module', 'tables',\n"
+             "'no_csv', 'split_note'.");
+
+static PyObject *sections(PyObject *self, PyObject *unused) {
+    (void)self, (void)unused;
+    static const struct { unsigned bit; const char *name; } FLAGS[] = {
+        {JP_SECTION_IN_REPORT, "in_report"},       {JP_SECTION_REPORT_ALL, "report_all"},
+        {JP_SECTION_WHOLE_RUN, "whole_run"},       {JP_SECTION_TAKES_MODULE, "takes_module"},
+        {JP_SECTION_TABLES, "tables"},             {JP_SECTION_NO_CSV, "no_csv"},
+        {JP_SECTION_SPLIT_NOTE, "split_note"},
+    };
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < JP_SECTION_COUNT; i++) {
+        const jp_section_def *d = jp_section_get(i);
+        PyObject *flags = PyFrozenSet_New(NULL), *row = NULL;
+        for (size_t k = 0; flags && k < sizeof FLAGS / sizeof FLAGS[0]; k++) {
+            PyObject *name = (d->flags & FLAGS[k].bit) ? PyUnicode_FromString(FLAGS[k].name) : NULL;
+            if ((d->flags & FLAGS[k].bit) && (!name || PySet_Add(flags, name) != 0)) Py_CLEAR(flags);
+            Py_XDECREF(name);
+        }
+        if (flags) row = Py_BuildValue("(ssN)", d->name, d->summary, flags);
+        if (!row || PyList_Append(list, row) != 0) Py_CLEAR(list);
+        Py_XDECREF(row);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(steps_parse_doc,
+             "steps_parse(spec) -> tuple[first, last]\n\n"
+             "A step range as every jaxprof command reads it (jp_steps_parse): 'N', 'A:B' (inclusive), 'A:' or\n"
+             "':B' (an open end is None). ValueError says what is wrong.");
+
+static PyObject *steps_parse(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *spec;
+    if (!PyArg_ParseTuple(args, "s", &spec)) return NULL;
+    int64_t first, last;
+    jp_error err;
+    if (jp_steps_parse(spec, &first, &last, &err) != JP_OK) return raise_jp_error(&err);
+    PyObject *a = first == INT64_MIN ? Py_NewRef(Py_None) : PyLong_FromLongLong((long long)first);
+    PyObject *b = last == INT64_MAX ? Py_NewRef(Py_None) : PyLong_FromLongLong((long long)last);
+    return a && b ? Py_BuildValue("(NN)", a, b) : (Py_XDECREF(a), Py_XDECREF(b), NULL);
+}
+
+PyDoc_STRVAR(duration_parse_doc,
+             "duration_parse(text, bare_unit_s) -> float\n\n"
+             "A duration as every jaxprof option reads it (jp_duration_parse): '500us', '10ms', '2s', '1min', or a\n"
+             "bare number in units of bare_unit_s seconds; in seconds. ValueError when it is not one.");
+
+static PyObject *duration_parse(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *text;
+    double bare_s;
+    if (!PyArg_ParseTuple(args, "sd", &text, &bare_s)) return NULL;
+    int64_t ps;
+    if (!(bare_s > 0 && bare_s <= 60) || jp_duration_parse(text, (int64_t)llround(bare_s * 1e12), &ps) != 0) {
+        PyErr_Format(PyExc_ValueError, "'%s' is not a duration (500us, 10ms, 2s, 1min)", text);
+        return NULL;
+    }
+    return PyFloat_FromDouble((double)ps / 1e12);
+}
+
 static PyMethodDef core_methods[] = {
     {"_annotate_setup", (PyCFunction)(void (*)(void))ann_setup, METH_FASTCALL, ann_setup_doc},
     {"cpu_peaks_path", cpu_peaks_path, METH_VARARGS, cpu_peaks_path_doc},
@@ -390,7 +455,10 @@ static PyMethodDef core_methods[] = {
     {"diff", (PyCFunction)(void (*)(void))diff, METH_VARARGS | METH_KEYWORDS, diff_doc},
     {"export_trace", (PyCFunction)(void (*)(void))export_trace, METH_VARARGS | METH_KEYWORDS, export_trace_doc},
     {"find_runs", find_runs, METH_VARARGS, find_runs_doc},
+    {"duration_parse", duration_parse, METH_VARARGS, duration_parse_doc},
     {"xplane_host_len", xplane_host_len, METH_VARARGS, xplane_host_len_doc},
+    {"sections", sections, METH_NOARGS, sections_doc},
+    {"steps_parse", steps_parse, METH_VARARGS, steps_parse_doc},
     {NULL, NULL, 0, NULL},
 };
 

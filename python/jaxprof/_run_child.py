@@ -4,8 +4,8 @@ The bootstrap (``_bootstrap/sitecustomize.py``) calls :func:`install` right afte
 importing. It replaces ``jax.jit`` and ``jax.pmap`` with versions whose functions count their
 calls (JAX's C++ fast path skips Python after a jitted function's first call, so counting has to
 happen in front of the function, not inside JAX), picks the step function among them, and captures
-steps A..B-1 (or a time window) into the run directory the launcher named. Nothing here raises into
-the program: a failure is one warning and capture is off.
+the steps of ``--steps A:B`` (A to B, inclusive) or a time window into the run directory the
+launcher named. Nothing here raises into the program: a failure is one warning and capture is off.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from .runs import latest_run
 # The launcher's settings, passed to every descendant process in the environment.
 ENV_DIR = "JAXPROF_RUN_DIR"                 # the run directory every process files its xplane into
 ENV_STATE = "JAXPROF_RUN_STATE"             # the launcher's directory of per-process status files
-ENV_STEPS = "JAXPROF_RUN_STEPS"             # "A:B": capture executions A..B-1 of the step function
+ENV_STEPS = "JAXPROF_RUN_STEPS"             # "A:E": executions A..E-1 (E = B+1 of the inclusive --steps A:B)
 ENV_DELAY = "JAXPROF_RUN_DELAY"             # seconds from the import of JAX to the window's start
 ENV_DURATION = "JAXPROF_RUN_DURATION"       # the window's length in seconds
 ENV_PYTHON_TRACE = "JAXPROF_RUN_PYTHON_TRACE"  # "1": JAX's Python tracer on
@@ -191,16 +191,16 @@ class Tracker:
             return
         if self.phase == WAITING and index >= first and self._settled(calls, index):
             if index != first:
-                log.info("run: steps %d:%d instead: JAX compiled in step %d", index, index + end - first,
+                log.info("run: steps %d:%d instead: JAX compiled in step %d", index, index + end - first - 1,
                          calls.last_compiled)
             self._first, self._end = index, index + end - first
             self._begin_steps(index)
         elif self.phase == CAPTURING:
             self._close_annotation()
             if index >= end:
-                self._finish(f"captured steps {first}:{end} of {calls.name}")
+                self._finish(f"captured steps {first}:{end - 1} of {calls.name}")
             else:
-                self._note_vanished(f"was capturing steps {first}:{end} of {calls.name}, after {index + 1} calls "
+                self._note_vanished(f"was capturing steps {first}:{end - 1} of {calls.name}, after {index + 1} calls "
                                     f"of it (step {index} had begun)")  # between steps: in neither
                 self._open_annotation(index)
 
@@ -218,7 +218,7 @@ class Tracker:
         self._note_vanished(f"had run the step function {self.step_fn.name} {self.step_fn.count} times or more; "
                             "the capture had not begun")
         log.info("run: steps are calls of %s (%s; %s); capturing steps %d:%d%s",
-                 self.step_fn.name, _describe(self.step_fn), _others(candidates, self.step_fn), self._first, self._end,
+                 self.step_fn.name, _describe(self.step_fn), _others(candidates, self.step_fn), self._first, self._end - 1,
                  f" or later, after {self.settings.settle} steps in a row without compiling" if self.settings.settle else "")
 
     def _cost(self, calls: Calls) -> tuple[float, float]:
@@ -261,7 +261,7 @@ class Tracker:
     def _begin_steps(self, index: int) -> None:
         _jax.sync_devices()  # earlier work stays out of the first step
         if self._start():
-            self._note_vanished(f"was capturing steps {index}:{self._end} of {self.step_fn.name if self.step_fn else '?'}"
+            self._note_vanished(f"was capturing steps {index}:{self._end - 1} of {self.step_fn.name if self.step_fn else '?'}"
                                 f", after {index + 1} calls of it (step {index} had begun)")
             self._open_annotation(index)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import struct
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -145,12 +146,17 @@ def run(steps: int, out: Path, data: Path | None, batch: int = 128) -> Capture |
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxprof demo", description=__doc__)
-    parser.add_argument("--steps", type=int, default=30, help="training steps (default 30)")
-    parser.add_argument("--out", type=Path, default=Path("jaxprof-demo"), help="log directory (default ./jaxprof-demo)")
+    parser.add_argument("--train-steps", type=int, default=30, metavar="N", help="training steps to run (default 30)")
+    # --steps A:B is a step range in every other command; here it was the count: accepted for one release.
+    parser.add_argument("--steps", type=int, dest="old_steps", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, default=Path("profiles"), help="log directory (default ./profiles)")
     parser.add_argument("--data", type=Path, default=None, help="directory with MNIST IDX files (no downloads)")
     args = parser.parse_args(argv)
+    if args.old_steps is not None:
+        print("jaxprof: demo --steps is deprecated and will be removed: use --train-steps", file=sys.stderr)
+        args.train_steps = args.old_steps
     try:
-        capture = run(args.steps, args.out, args.data)
+        capture = run(args.train_steps, args.out, args.data)
     except (OSError, ValueError) as exc:
         print(f"jaxprof demo: {exc}")
         return 2

@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Callable, Sequence
 
 from ._run_child import Settings
-from . import _isolated, multihost, runs
+from . import _core, _isolated, multihost, runs
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "_bootstrap"
 DEFAULT_STEPS = (10, 14)
@@ -34,7 +34,7 @@ POLL_S = 0.2  # how often the launcher looks for a finished capture while PROGRA
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="jaxprof run",
-        usage="jaxprof run [--out DIR] [--steps A:B | --delay S --duration S] [--report|--no-report]\n"
+        usage="jaxprof run [--out DIR] [--steps A:B | --delay DUR --duration DUR] [--report|--no-report]\n"
               "                   [--python-trace] -- PROGRAM [ARGS...]",
         description="Run PROGRAM unchanged (e.g. python train.py) and profile the JAX work of every Python "
                     "process it starts that imports JAX. Steps are the calls of the step function: the jitted "
@@ -45,12 +45,14 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default="profiles", metavar="DIR",
                     help="log directory; the run goes to DIR/plugins/profile/<run>/ (default: ./profiles)")
     ap.add_argument("--steps", metavar="A:B", type=_steps,
-                    help=f"capture calls A..B-1 of the step function (default: {DEFAULT_STEPS[1] - DEFAULT_STEPS[0]} "
+                    help=f"capture calls A to B of the step function, inclusive, as every jaxprof --steps "
+                         f"(N: call N alone; :B from call 0) (default: {DEFAULT_STEPS[1] - DEFAULT_STEPS[0]} "
                          f"steps from call {DEFAULT_STEPS[0]}, or later, once {DEFAULT_SETTLE} steps in a row "
-                         "compiled nothing)")
-    ap.add_argument("--delay", type=_seconds, metavar="S",
-                    help="capture a time window instead, starting S seconds after JAX is imported (default 0)")
-    ap.add_argument("--duration", type=_seconds, metavar="S", help="the window's length in seconds")
+                         "compiled nothing). Until this release B was the first call left out: 10:14 now captures 5 calls")
+    ap.add_argument("--delay", type=_seconds, metavar="DUR",
+                    help="capture a time window instead, starting DUR after JAX is imported (2s, 500ms; bare "
+                         "numbers are seconds; default 0)")
+    ap.add_argument("--duration", type=_seconds, metavar="DUR", help="the window's length (bare numbers are seconds)")
     ap.add_argument("--report", dest="report", action="store_true", default=True,
                     help="print the report of the run to stderr (default)")
     ap.add_argument("--no-report", dest="report", action="store_false", help="print only the run directory")
@@ -59,23 +61,22 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _steps(text: str) -> tuple[int, int]:
+    """--steps as the library reads every step range (jp_steps_parse: N, A:B inclusive, :B), as the
+    half-open (first call, first call left out) pair the child works with."""
     try:
-        a, b = (int(v) for v in text.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not A:B (two integers, e.g. 10:14)") from None
-    if a < 0 or b <= a:
-        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= A < B")
-    return a, b
+        first, last = _core.steps_parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if last is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: the capture needs a last step (A:B, inclusive)")
+    return first or 0, last + 1
 
 
 def _seconds(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: need a finite number >= 0")
-    return value
+        return _core.duration_parse(text, 1.0)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -123,7 +124,7 @@ def main(argv: Sequence[str]) -> int:
     else:
         a, b = settings.steps  # type: ignore[misc]
         later = f", or later once {settings.settle} steps in a row compiled nothing" if settings.settle else ""
-        _say(f"capturing steps {a}:{b} (calls {a}-{b - 1} of the step function{later}) into {run_dir}")
+        _say(f"capturing steps {a}:{b - 1} (calls {a}-{b - 1} of the step function{later}) into {run_dir}")
     env = os.environ.copy()
     env.update(settings.to_env())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH")) if p)

@@ -1,4 +1,4 @@
-"""Remote capture: ``jaxprof capture ADDR --duration-ms N [--out DIR]``.
+"""Remote capture: ``jaxprof capture ADDR --duration DUR [--out DIR]``.
 
 A running JAX process that called ``jax.profiler.start_server(port)`` serves TSL's gRPC
 ProfilerService. The client that asks it for a trace ships with xprof (JAX's own
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import _core
 from .runs import find_runs
 
 DEFAULT_ATTEMPTS = 3
@@ -76,7 +77,7 @@ def capture(addr: str, duration_ms: int, out: str | os.PathLike[str] = "profiles
     """Traces the process serving at `addr` for `duration_ms` and returns the new run directory
     under `out`. Raises CaptureError with the reason when no trace comes back."""
     if duration_ms <= 0 or attempts <= 0:
-        raise CaptureError("--duration-ms and --attempts must be positive")
+        raise CaptureError("--duration and --attempts must be positive")
     client, target = _client(), normalize_address(addr)
     out = Path(out).resolve()
     started_ns = time.time_ns()
@@ -96,17 +97,35 @@ def capture(addr: str, duration_ms: int, out: str | os.PathLike[str] = "profiles
     return written[-1].path
 
 
+def _duration_ms(text: str) -> int:
+    """--duration as every jaxprof option reads a duration (bare numbers: seconds), in whole ms."""
+    try:
+        ms = round(_core.duration_parse(text, 1.0) * 1000)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if ms < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: need at least 1ms")
+    return ms
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="jaxprof capture", description="Capture a trace from a running JAX "
                                  "process that called jax.profiler.start_server(PORT), then print its report.")
     ap.add_argument("addr", help="HOST:PORT of the profiler server, or PORT on this machine")
-    ap.add_argument("--duration-ms", type=int, default=1000, help="how long to trace (default 1000)")
+    ap.add_argument("--duration", type=_duration_ms, default=1000, metavar="DUR",
+                    help="how long to trace (500ms, 2s; bare numbers are seconds; default 1s)")
+    ap.add_argument("--duration-ms", type=int, dest="old_duration_ms", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default="profiles", help="log directory for the run (default ./profiles)")
     ap.add_argument("--attempts", type=int, default=DEFAULT_ATTEMPTS, help="tries while nothing is traced")
     ap.add_argument("--no-report", action="store_true", help="only capture; print the run directory")
     for name, level in TRACER_LEVELS.items():
         ap.add_argument("--" + name.replace("_", "-"), type=int, default=level, help=f"default {level}")
     a = ap.parse_args(argv)
+    if a.old_duration_ms is not None:
+        print("jaxprof: capture --duration-ms is deprecated and will be removed: use --duration (e.g. 500ms)",
+              file=sys.stderr)
+        a.duration = a.old_duration_ms
+    a.duration_ms = a.duration
     options = {name: getattr(a, name) for name in TRACER_LEVELS}
     print(f"jaxprof: capturing {a.duration_ms} ms from {a.addr} ...", file=sys.stderr, flush=True)
     try:

@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line options (also used by ``--help``)."""
     parser = argparse.ArgumentParser(prog="python -m jaxprof.view_profile",
                                      description="List, unpack or open the newest JAX profile capture.")
-    parser.add_argument("--profile-dir", default=".", help="log directory holding the runs (default: .)")
+    parser.add_argument("--profile-dir", default="profiles", help="log directory holding the runs (default: ./profiles)")
     parser.add_argument("--ui", choices=("perfetto", "tensorboard", "both"), default="perfetto",
                         help="viewer to open (default: perfetto)")
     parser.add_argument("--extract", action="store_true", help="decompress the newest run's trace files first")

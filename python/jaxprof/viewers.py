@@ -111,7 +111,7 @@ def _read_link(lines: queue.Queue[str | None], timeout: float) -> tuple[str | No
 
 
 def open_latest_profile(
-    profile_dir: str | os.PathLike[str] = ".",
+    profile_dir: str | os.PathLike[str] = "profiles",
     ui: UI = "perfetto",
     port: int | None = None,
     browser: bool = True,

@@ -199,6 +199,7 @@ static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_option
     if (!w.n_steps) return no_step(full, opt, err);
     if (!w.steps) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     w.step_summary.method = full->step_summary.method;
+    w.step_window = 1;
     jp_model view;
     jp_vec owned[N_WINDOWED];
     int rc = window_view(m, lo, hi, host_lo, host_hi, &view, owned);

@@ -11,20 +11,6 @@
 #include "render/ops_group.h"
 #include "render/safe_text.h"
 
-static const char *const SECTIONS[JP_SECTION_COUNT] = {"report", "ops", "steps", "scopes", "kernels",
-                                                       "memory", "transfers", "compiles", "findings", "hosts",
-                                                       "lines", "flame"};
-
-int jp_section_from_name(const char *name) {
-    for (int i = 0; i < JP_SECTION_COUNT; i++)
-        if (strcmp(name, SECTIONS[i]) == 0) return i;
-    return -1;
-}
-
-const char *jp_section_name(int section) {
-    return section >= 0 && section < JP_SECTION_COUNT ? SECTIONS[section] : "?";
-}
-
 /* One spelling for every output, JAX's own (jax.devices()[0].platform); JSON consumers compare it. */
 static const char *const PLATFORMS[] = {[JP_PLATFORM_CPU] = "cpu", [JP_PLATFORM_GPU] = "gpu", [JP_PLATFORM_TPU] = "tpu"};
 _Static_assert(sizeof PLATFORMS / sizeof PLATFORMS[0] == JP_PLATFORM_TPU + 1, "a name per jp_platform");
@@ -224,13 +210,13 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
     if (section == JP_SECTION_REPORT) {
         json_step_summary(a, out);
         if (!rc) rc = json_table(a, &kpis, NULL, out, err);
-        for (int s = JP_SECTION_OPS; !rc && s <= JP_SECTION_FINDINGS; s++) {
+        for (int s = 0; s < JP_SECTION_COUNT; s++) { /* the report's tables, in registry order */
+            unsigned flags = jp_section_get(s)->flags;
+            if (!(flags & JP_SECTION_IN_REPORT)) continue;
             table t = section_table(a, s);
-            rc = json_table(a, &t, s == JP_SECTION_STEPS || s == JP_SECTION_FINDINGS ? NULL : v, out, err);
+            if (!rc) rc = json_table(a, &t, flags & JP_SECTION_REPORT_ALL ? NULL : v, out, err);
+            if (flags & JP_SECTION_SPLIT_NOTE) json_split_note(a, s, out);
         }
-        table lines = section_table(a, JP_SECTION_LINES);
-        if (!rc) rc = json_table(a, &lines, v, out, err);
-        json_split_note(a, JP_SECTION_LINES, out);
         json_memory_samples(a, out);
         jp_view modules = {.top = v ? v->top : 0}; /* each module's top buffers; --sort is for the ops */
         if (!rc) rc = jp_memory_json(a, &modules, out, err);
@@ -251,7 +237,7 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         if (!rc) rc = json_table(a, &t, memory ? NULL : v, out, err);
         if (memory) json_memory_samples(a, out);
         if (memory && !rc) rc = jp_memory_json(a, v, out, err);
-        if (section == JP_SECTION_LINES || section == JP_SECTION_FLAME) json_split_note(a, section, out);
+        if (jp_section_get(section)->flags & JP_SECTION_SPLIT_NOTE) json_split_note(a, section, out);
     }
     fputs("}\n", out);
     return rc;
@@ -303,7 +289,7 @@ static int section_text(const jp_analysis *a, int section, const jp_view *view, 
     if (section == JP_SECTION_MEMORY) return memory_text(a, view, out, err);
     table t = section_table(a, section);
     int rc = text_table(a, &t, view, out, err);
-    if (rc || (section != JP_SECTION_LINES && section != JP_SECTION_FLAME) || !split_total(a, section)) return rc;
+    if (rc || !(jp_section_get(section)->flags & JP_SECTION_SPLIT_NOTE) || !split_total(a, section)) return rc;
     char b[32];
     jp_format_time(b, sizeof b, (double)split_total(a, section));
     fprintf(out, "estimated: %s of it, fusions split over their lines by modelled cost (FLOPs, else bytes)\n", b);
@@ -331,15 +317,29 @@ static int render_ops_grouped(const jp_analysis *a, int format, const jp_view *v
     return rc;
 }
 
+/* What the registry says the section does not take: a step window, a module, columns, CSV. */
+static int check_section(const jp_analysis *a, const jp_section_def *d, int format, const jp_view *view, jp_error *err) {
+    if (a->step_window && (d->flags & JP_SECTION_WHOLE_RUN))
+        return jp_error_set(err, JP_ERR_ARG, 0, "%s covers the whole run and takes no step window: %s", d->name,
+                            d->whole_run_why);
+    if (view && view->module && !(d->flags & JP_SECTION_TAKES_MODULE))
+        return jp_error_set(err, JP_ERR_ARG, 0, "%s takes no module: one module in detail is memory's", d->name);
+    if (view && view->columns && (d->flags & JP_SECTION_TABLES)) /* several tables */
+        return jp_error_set(err, JP_ERR_ARG, 0, "columns picks the columns of one table: use it with ops, steps, ...");
+    if (format == JP_FORMAT_CSV && (d->flags & JP_SECTION_NO_CSV))
+        return jp_error_set(err, JP_ERR_ARG, 0, "CSV needs a table section (ops, steps, ...)");
+    return JP_OK;
+}
+
 int jp_render(const jp_analysis *a, int section, int format, const jp_view *view, FILE *out, jp_error *err) {
     jp_error_clear(err);
-    if (section < 0 || section >= JP_SECTION_COUNT) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
+    const jp_section_def *def = jp_section_get(section);
+    if (!def) return jp_error_set(err, JP_ERR_ARG, 0, "unknown section");
+    int rc = check_section(a, def, format, view, err);
+    if (rc) return rc;
     if (view && view->group && section != JP_SECTION_OPS) return jp_error_set(err, JP_ERR_ARG, 0, "group: ops only");
     if (view && view->group) return render_ops_grouped(a, format, view, out, err);
-    if (view && view->columns && (section == JP_SECTION_REPORT || section == JP_SECTION_HOSTS)) /* several tables */
-        return jp_error_set(err, JP_ERR_ARG, 0, "columns picks the columns of one table: use it with ops, steps, ...");
-    int rc;
-    if (section == JP_SECTION_MEMORY && view && view->module) { /* an unknown module: an error before any output */
+    if ((def->flags & JP_SECTION_TAKES_MODULE) && view && view->module) { /* an unknown module: an error before any output */
         const jp_module_memory **mods;
         size_t n;
         if ((rc = jp_memory_pick(a, view, &mods, &n, err))) return rc;
@@ -348,7 +348,6 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
     if (format == JP_FORMAT_JSON) {
         rc = render_json(a, section, view, out, err);
     } else if (format == JP_FORMAT_CSV) {
-        if (section == JP_SECTION_REPORT) return jp_error_set(err, JP_ERR_ARG, 0, "CSV needs a table section (ops, steps, ...)");
         host_step_row *rows = NULL;
         size_t *order, n;
         table t = section_table(a, section);

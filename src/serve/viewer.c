@@ -366,11 +366,13 @@ static int serve_section(jp_viewer *v, const run_request *r, int section, jp_htt
     cached *c = NULL;
     int hit = 0;
     jp_error err;
-    if (r->steps[0] && (section == JP_SECTION_KERNELS || section == JP_SECTION_HOSTS))
-        return respond_error(resp, 400, "kernels and hosts cover the whole run: they take no ?steps=");
+    unsigned flags = jp_section_get(section)->flags; /* checked before the run is loaded */
+    char why[128];
+    snprintf(why, sizeof why, "%s covers the whole run: it takes no ?steps=", jp_section_name(section));
+    if (r->steps[0] && (flags & JP_SECTION_WHOLE_RUN)) return respond_error(resp, 400, why);
     char module[MODULE_MAX];  /* ?module=: memory's one module in detail (jp_view.module) */
     int got = query_param(r->query, "module", module, sizeof module);
-    if (got < 0 || (got && section != JP_SECTION_MEMORY)) return respond_error(resp, 400, "bad module parameter (memory only)");
+    if (got < 0 || (got && !(flags & JP_SECTION_TAKES_MODULE))) return respond_error(resp, 400, "bad module parameter (memory only)");
     char group[PARAM_MAX], filter[PARAM_MAX]; /* ?group=: the ops summed by category, module, scope or
                                                 * source, over the ops ?filter= (a regex) keeps */
     int grouped = query_param(r->query, "group", group, sizeof group);
@@ -624,18 +626,32 @@ static int serve_diff(jp_viewer *v, const char *query, jp_http_response *resp) {
     return rc;
 }
 
-static const char API_INDEX[] =
-    "{\"api\":[\"/api/runs\",\"/api/run/<id>/overview?steps=A:B\",\"/api/run/<id>/ops\",\"/api/run/<id>/steps\","
-    "\"/api/run/<id>/scopes\",\"/api/run/<id>/transfers\",\"/api/run/<id>/kernels\",\"/api/run/<id>/memory?module=\","
-    "\"/api/run/<id>/compiles\",\"/api/run/<id>/findings\",\"/api/run/<id>/lines\",\"/api/run/<id>/flame\","
-    "\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
-    "\"/api/run/<id>/timeline/aggregate?start_us=&end_us=&tracks=&host=\","
-    "\"/api/run/<id>/event?track=&index=\",\"/api/diff?base=&new=&host=\"]}\n";
+/* The API's index: the run endpoints of every section in the registry ("overview" is the report),
+ * then the rest. */
+static int respond_api_index(jp_http_response *resp) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return jp_http_respond_status(resp, 500);
+    fputs("{\"api\":[\"/api/runs\"", f);
+    for (int s = 0; s < JP_SECTION_COUNT; s++) {
+        const jp_section_def *d = jp_section_get(s);
+        fprintf(f, ",\"/api/run/<id>/%s%s%s\"", s == JP_SECTION_REPORT ? "overview" : d->name,
+                d->flags & JP_SECTION_WHOLE_RUN ? "" : "?steps=A:B", d->flags & JP_SECTION_TAKES_MODULE ? "&module=" : "");
+    }
+    fputs(",\"/api/run/<id>/timeline?start_ms=&end_ms=&px=&host=\","
+          "\"/api/run/<id>/timeline/aggregate?start_us=&end_us=&tracks=&host=\","
+          "\"/api/run/<id>/event?track=&index=\",\"/api/diff?base=&new=&host=\"]}\n", f);
+    int bad = fclose(f) != 0;
+    int rc = bad ? jp_http_respond_status(resp, 500) : respond_json(resp, 200, buf, len);
+    free(buf);
+    return rc;
+}
 
 int jp_viewer_handle(jp_viewer *v, const jp_http_request *req, jp_http_response *resp) {
     if (!v || !req || !resp) return JP_ERR_ARG;
     if (strcmp(req->path, "/api") == 0 || strcmp(req->path, "/api/") == 0)
-        return respond_json(resp, 200, API_INDEX, sizeof API_INDEX - 1);
+        return respond_api_index(resp);
     if (strcmp(req->path, "/api/runs") == 0) return serve_runs(v, resp);
     if (strncmp(req->path, "/api/run/", 9) == 0) return serve_run(v, req->path + 9, req->query, resp);
     if (strcmp(req->path, "/api/diff") == 0) return serve_diff(v, req->query, resp);

@@ -28,6 +28,12 @@ os.environ["JAXPROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxprof-cache-")
 JAXPROF_BIN = Path(os.environ.get("JAXPROF_BIN") or Path(sys.executable).parent / "jaxprof")
 
 
+# The section commands (report, ops, ...) from the library's registry (src/render/sections.c), in
+# its order, with their flags: a new section is in every test that walks these lists.
+SECTION_FLAGS = {name: flags for name, _summary, flags in jaxprof._core.sections()}
+SECTIONS = list(SECTION_FLAGS)
+
+
 # Real captures written by others live beside the project, never in it (../shared/captures, its
 # README says where each comes from); JAXPROF_REAL_CAPTURES points elsewhere.
 REAL_CAPTURES = Path(os.environ.get("JAXPROF_REAL_CAPTURES") or Path(__file__).resolve().parents[3] / "shared" / "captures")

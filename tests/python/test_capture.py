@@ -51,7 +51,7 @@ def served_port() -> Iterator[int]:
 
 
 def test_capture_traces_the_running_process_and_reports(served_port, tmp_path):
-    proc = run_jaxprof("capture", f"127.0.0.1:{served_port}", "--duration-ms", "400", "--out", str(tmp_path))
+    proc = run_jaxprof("capture", f"127.0.0.1:{served_port}", "--duration", "400ms", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "jaxprof report:" in proc.stdout and "Steps:" in proc.stdout
     run = jaxprof.latest_run(tmp_path)
@@ -63,7 +63,7 @@ def test_capture_traces_the_running_process_and_reports(served_port, tmp_path):
 
 
 def test_a_bare_port_means_this_machine_and_no_report_prints_the_run(served_port, tmp_path):
-    proc = run_jaxprof("capture", str(served_port), "--duration-ms", "200", "--out", str(tmp_path), "--no-report")
+    proc = run_jaxprof("capture", str(served_port), "--duration", "200ms", "--out", str(tmp_path), "--no-report")
     assert proc.returncode == 0, proc.stderr
     run = Path(proc.stdout.strip())
     assert run == jaxprof.latest_run(tmp_path).path and "jaxprof report:" not in proc.stdout
@@ -71,7 +71,7 @@ def test_a_bare_port_means_this_machine_and_no_report_prints_the_run(served_port
 
 def test_nothing_listening_is_a_clear_error(tmp_path):
     port = free_port()
-    proc = run_jaxprof("capture", f"127.0.0.1:{port}", "--duration-ms", "100", "--attempts", "1", "--out", str(tmp_path))
+    proc = run_jaxprof("capture", f"127.0.0.1:{port}", "--duration", "100ms", "--attempts", "1", "--out", str(tmp_path))
     assert proc.returncode == 2
     assert f"jaxprof capture: no trace from 127.0.0.1:{port} after 1 attempt(s): UNAVAILABLE" in proc.stderr
     assert "jax.profiler.start_server(PORT)" in proc.stderr and "Traceback" not in proc.stderr

@@ -56,7 +56,7 @@ def test_latest_without_runs_and_missing_dir(tmp_path):
 
 
 def test_demo_prints_a_profile_location_with_an_xplane(tmp_path):
-    out = run_cli("demo", "--steps", "14", "--out", str(tmp_path))
+    out = run_cli("demo", "--train-steps", "14", "--out", str(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
     location = next(line.split(": ", 1)[1] for line in out.stdout.splitlines() if line.startswith("profile: "))
     xplane = next(Path(location).glob("*.xplane.pb"))
@@ -89,7 +89,7 @@ def test_demo_reads_real_mnist_idx_files(tmp_path):
     rng = np.random.default_rng(1)
     write_idx(tmp_path / "train-images-idx3-ubyte.gz", rng.integers(0, 255, (300, 28, 28)))
     write_idx(tmp_path / "train-labels-idx1-ubyte.gz", rng.integers(0, 10, 300))
-    out = run_cli("demo", "--steps", "4", "--out", str(tmp_path / "prof"), "--data", str(tmp_path))
+    out = run_cli("demo", "--train-steps", "4", "--out", str(tmp_path / "prof"), "--data", str(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"MNIST from {tmp_path} (300 images)" in out.stdout
 

@@ -6,15 +6,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
+import subprocess
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import REAL_CAPTURES, capture_steps, jaxprof_json, run_jaxprof
+from conftest import JAXPROF_BIN, REAL_CAPTURES, SECTIONS, capture_steps, jaxprof_json, read_until_link, run_jaxprof, stop
+from jaxprof import _core
+from test_view import free_port
 
-C_COMMANDS = ["report", "ops", "steps", "scopes", "kernels", "memory", "transfers", "compiles", "findings",
-              "hosts", "lines", "flame", "export", "diff", "list", "latest", "extract", "view", "version", "help"]
+C_COMMANDS = SECTIONS + ["export", "diff", "list", "latest", "extract", "view", "version", "help"]
 PYTHON_COMMANDS = ["demo", "capture", "calibrate", "run"]
 
 
@@ -42,6 +46,26 @@ def test_every_command_has_help(command):
     assert run_jaxprof("help", command).stdout == outputs[0]  # so does `jaxprof help CMD`
     if command in ("ops", "report", "lines"):
         assert "--columns" in outputs[0] and "--device NAME|N" in outputs[0] and "--sort KEY" in outputs[0]
+
+
+def test_usage_and_the_api_index_list_every_section_of_the_registry(log_dir):
+    """jaxprof help and the viewer's /api read the registry: each section once, with its summary."""
+    usage = run_jaxprof("help").stdout
+    for name, summary, _flags in _core.sections():
+        assert f"  {name} [PATH]" in usage and summary in usage, name
+    port = free_port()
+    proc = subprocess.Popen([str(JAXPROF_BIN), "view", str(log_dir), "--port", str(port), "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        read_until_link(proc)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=30) as r:
+            api = json.load(r)["api"]
+    finally:
+        stop(proc)
+    for name, _summary, flags in _core.sections():
+        path = "/api/run/<id>/" + ("overview" if name == "report" else name)
+        assert sum(e == path or e.startswith(path + "?") for e in api) == 1, name
+        assert (path + "?steps=A:B" in api or path + "?steps=A:B&module=" in api) == ("whole_run" not in flags), name
 
 
 def test_help_for_an_unknown_command_is_exit_2():
@@ -157,12 +181,84 @@ def test_extract_refuses_an_ambiguous_run(run, tmp_path):
     for parent in ("a", "b"):
         copy = tmp_path / "logs" / parent / "plugins" / "profile" / run.name
         shutil.copytree(run, copy)
-    proc = run_jaxprof("extract", tmp_path / "logs", "--run", run.name, "-o", tmp_path / "out")
+    proc = run_jaxprof("extract", tmp_path / "logs", "--run", run.name, "--out", tmp_path / "out")
     assert proc.returncode == 2 and not (tmp_path / "out").exists()
     lines = proc.stderr.splitlines()
     assert lines[0] == f"jaxprof: 2 runs under {tmp_path / 'logs'} match '{run.name}'; name one of them:"
     assert sorted(lines[1:]) == [f"  {tmp_path / 'logs' / p / 'plugins' / 'profile' / run.name}" for p in ("a", "b")]
-    one = run_jaxprof("extract", tmp_path / "logs", "--run", f"b/plugins/profile/{run.name}", "-o", tmp_path / "out")
+    one = run_jaxprof("extract", tmp_path / "logs", "--run", f"b/plugins/profile/{run.name}", "--out", tmp_path / "out")
     assert one.returncode == 0 and (tmp_path / "out").is_dir()
     missing = run_jaxprof("extract", tmp_path / "logs", "--run", "1999_01_01")
     assert missing.returncode == 2 and "no run named '1999_01_01'" in missing.stderr
+
+
+# ---- one option parser, one meaning per flag (issue 32) ------------------------------------------
+
+HELP_OPTION = re.compile(r"^  (?:(-\w), )?(--[\w-]+)(?: (\S+))?", re.M)
+
+
+@pytest.mark.parametrize("command", C_COMMANDS[:-2])  # not version, help
+def test_every_option_in_help_is_one_the_parser_takes(command, run, tmp_path):
+    """--help is printed from the table the parser reads: each option listed parses (an unknown one
+    would be "bad option"), with its short spelling too."""
+    listed = HELP_OPTION.findall(run_jaxprof(command, "--help").stdout)
+    assert listed and ("--help" in [name for _, name, _ in listed])
+    for short, name, metavar in listed:
+        if name == "--help":
+            continue
+        for flag in filter(None, (short, name)):
+            argv = [command, flag] + (["1:2" if "A:B" in metavar else "x"] if metavar else [])
+            proc = run_jaxprof(*argv, "--no-such-option-after")
+            assert "bad option '" + flag not in proc.stderr and "needs a value" not in proc.stderr, (argv, proc.stderr)
+
+
+@pytest.mark.parametrize("argv, old, new", [
+    (["view", "DIR", "--host", "127.0.0.1", "--ui", "perfetto"], "--host", "--bind"),
+    (["extract", "DIR", "-o", "OUT"], "-o", "--out"),
+    (["export", "DIR", "--min-duration-us", "50", "-o", "OUT/t.json"], "--min-duration-us", "--min-duration"),
+])
+def test_old_spellings_work_for_one_release_with_one_line_on_stderr(argv, old, new, log_dir, tmp_path):
+    argv = [str(log_dir) if a == "DIR" else a.replace("OUT", str(tmp_path / "out")) for a in argv]
+    (tmp_path / "out").mkdir()
+    proc = run_jaxprof(*argv)
+    first = proc.stderr.splitlines()[0]
+    assert first == f"jaxprof: {argv[0]} {old} is deprecated and will be removed: use {new}", proc.stderr
+    if argv[0] == "export":
+        assert proc.returncode == 0 and (tmp_path / "out" / "t.json").stat().st_size > 0
+    if argv[0] == "extract":
+        assert proc.returncode == 0 and any((tmp_path / "out").iterdir())
+    if argv[0] == "view":  # the old --host still meant the bind address: refused for Perfetto as --bind is
+        assert proc.returncode == 2 and "--bind is for --ui builtin only" in proc.stderr
+
+
+def test_durations_take_units_and_bare_numbers_keep_their_unit(run, tmp_path):
+    """export --min-duration 50us, 0.05ms and a bare 50 (the old flag's microseconds) cut the same events."""
+    said = []
+    for i, value in enumerate(["50us", "0.05ms", "50", "50000ns"]):
+        proc = run_jaxprof("export", run, "--min-duration", value, "-o", tmp_path / f"t{i}.json")
+        assert proc.returncode == 0, proc.stderr
+        said.append(re.search(r"exported (\d+) of (\d+) events", proc.stderr).groups())
+    assert len(set(said)) == 1 and int(said[0][0]) < int(said[0][1])
+    window = [run_jaxprof("export", run, "--window", w, "-o", tmp_path / "w.json").stderr for w in ("0:5", "0ms:5ms", ":0.005s")]
+    assert len({re.search(r"exported \d+ of \d+ events", s).group(0) for s in window}) == 1, window
+    bad = run_jaxprof("export", run, "--min-duration", "5 parsecs", "-o", tmp_path / "b.json")
+    assert bad.returncode == 2 and bad.stderr.startswith("jaxprof: --min-duration needs a duration: ")
+
+
+def test_every_command_defaults_to_the_profiles_directory(log_dir, run, tmp_path):
+    """report/tables, list, latest, extract and view all look in ./profiles, where run/demo/capture write."""
+    cwd = tmp_path / "project"
+    shutil.copytree(log_dir, cwd / "profiles")
+    here = {"cwd": cwd}
+    latest = subprocess.run([str(JAXPROF_BIN), "latest"], capture_output=True, text=True, timeout=120, **here)
+    rel = run.relative_to(log_dir)
+    assert latest.returncode == 0 and latest.stdout == f"profiles/{rel}\n", latest
+    listed = subprocess.run([str(JAXPROF_BIN), "list", "--json"], capture_output=True, text=True, timeout=120, **here)
+    assert listed.returncode == 0 and json.loads(listed.stdout)["dir"] == "profiles"
+    steps = subprocess.run([str(JAXPROF_BIN), "steps", "--json"], capture_output=True, text=True, timeout=120, **here)
+    assert steps.returncode == 0 and json.loads(steps.stdout)["steps"]
+    extract = subprocess.run([str(JAXPROF_BIN), "extract"], capture_output=True, text=True, timeout=120, **here)
+    assert extract.returncode == 0 and extract.stdout.startswith(f"profiles/{rel}/"), extract
+    for command in ("view", "list", "latest", "extract", "ops"):  # and their help says so
+        assert "(default ./profiles)" in run_jaxprof(command, "--help").stdout or \
+            "default ./profiles." in run_jaxprof(command, "--help").stdout, command

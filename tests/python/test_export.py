@@ -191,7 +191,7 @@ def test_window_steps_and_min_duration_cut_on_purpose(capture, tmp_path):
     steps = [e["name"] for e in events_of(doc) if thread_names(doc)[(e["pid"], e["tid"])] == "Steps"]
     assert steps == ["step 2"] and one["events_cut"] > 0
 
-    longer = export(capture, tmp_path / "d.json.gz", "--min-duration-us", "50")
+    longer = export(capture, tmp_path / "d.json.gz", "--min-duration", "50us")
     doc = load_chrome_trace(tmp_path / "d.json.gz")
     assert all(e["dur"] >= 50 for e in source_events(doc) if e["ph"] == "X")
     assert longer["events_out"] + longer["events_cut"] == longer["events_in"]

@@ -92,7 +92,7 @@ capture = profile_steps  # plain jax.profiler, one StepTraceAnnotation a step
 def test_planted_lm_under_jaxprof_run_names_the_slow_step_and_both_causes(tmp_path: Path, busy_machine):
     """tests/python/planted_lm.py: step 10 holds the 150 ms loader sleep and the helper's
     recompile; steps 11-13 hold neither."""
-    proc = subprocess.run([str(JAXPROF_BIN), "run", "--out", str(tmp_path / "prof"), "--steps", "10:14", "--no-report",
+    proc = subprocess.run([str(JAXPROF_BIN), "run", "--out", str(tmp_path / "prof"), "--steps", "10:13", "--no-report",
                            "--", sys.executable, str(HERE / "planted_lm.py")],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr

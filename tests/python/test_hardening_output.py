@@ -436,7 +436,7 @@ def test_an_output_that_would_join_the_input_run_is_refused(tmp_path: Path) -> N
 
 # ---- item 3: outputs are 0644 less the umask ------------------------------------------------------
 
-UMASK_WRITERS = [w for w in WRITERS] + [(["extract", "{run}", "-o", "{dir}"], "h.xplane.pb", lambda p: None)]
+UMASK_WRITERS = [w for w in WRITERS] + [(["extract", "{run}", "--out", "{dir}"], "h.xplane.pb", lambda p: None)]
 
 
 @pytest.mark.parametrize("argv,name,check", UMASK_WRITERS, ids=[w[0][0] + ":" + w[1] for w in UMASK_WRITERS])
@@ -473,7 +473,7 @@ def test_a_signal_during_extract_leaves_no_temporary_file(tmp_path: Path, big_gz
                                                           sig: signal.Signals) -> None:
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    rc, seen = interrupt([JAXPROF_BIN, "extract", big_gz_run, "-o", out_dir], out_dir, sig, min_bytes=1 << 20)
+    rc, seen = interrupt([JAXPROF_BIN, "extract", big_gz_run, "--out", out_dir], out_dir, sig, min_bytes=1 << 20)
     assert seen is not None, "the extract finished before a megabyte was seen"
     assert rc == -sig
     assert os.listdir(out_dir) == []

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import read_until_link, stop, under_ci
+from conftest import SECTIONS, read_until_link, stop, under_ci
 from test_view import free_port
 from trace_check import check_chrome_nesting, check_perfetto, decode_perfetto, load_chrome_trace
 
@@ -45,8 +45,6 @@ SAN_ENV = {
 }
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "LeakSanitizer", "runtime error:",
                    "UndefinedBehaviorSanitizer", "SUMMARY: ")
-SECTIONS = ["report", "ops", "steps", "scopes", "kernels", "memory", "transfers", "compiles", "findings",
-            "hosts", "lines", "flame"]
 OPS_COLUMNS = ("name,category,count,total_ms,self_ms,avg_ms,min_ms,max_ms,pct_time,scope,op_name,source,"
                "function,gflops_per_s,gbytes_per_s,intensity,bound_by,module,device")
 NAMES = list(rm.CAPTURES)
@@ -210,7 +208,7 @@ def test_every_command_under_asan_ubsan(name: str, realistic: Realistic, cli: Sa
     # export: every format, and the windows
     exports = {"chrome.json.gz": [], "chrome.json": ["--format", "chrome"],
                "trace.pftrace": ["--format", "perfetto"], "gz9.json.gz": ["--gzip-level", "9"],
-               "window.json": ["--window", "0:5"], "short.json": ["--min-duration-us", "10"],
+               "window.json": ["--window", "0:5"], "short.json": ["--min-duration", "10us"],
                "host.pftrace": ["--format", "perfetto", "--host", "vm"]}
     if steps:
         exports["steps.json"] = ["--steps", f"{steps[0]}:{steps[-1]}"]
@@ -260,8 +258,8 @@ def test_diff_list_extract_under_asan_ubsan(realistic: Realistic, cli: Sanitized
         dst.mkdir(parents=True)
         (dst / f"{caps[name].xplane.name}.gz").write_bytes(gzip.compress(caps[name].xplane.read_bytes(), 1))
         cli.run("report", dst / f"{caps[name].xplane.name}.gz")
-        cli.run("extract", gz / name, "-o", tmp_path / "out" / name)
-    cli.run("extract", gz, "--run", caps["lm"].run_dir.name, "-o", tmp_path / "out-lm")
+        cli.run("extract", gz / name, "--out", tmp_path / "out" / name)
+    cli.run("extract", gz, "--run", caps["lm"].run_dir.name, "--out", tmp_path / "out-lm")
     cli.check()
     assert runs is not None and len(runs["runs"] if isinstance(runs, dict) else runs) == len(NAMES)
     for name in NAMES:
@@ -325,8 +323,7 @@ def test_viewer_every_endpoint_under_asan_ubsan(asan_viewer, realistic: Realisti
     for r in runs:
         name = next(n for n in NAMES if r["path"].startswith(n + "/"))
         by_name[name] = r["id"]
-    sections = ["overview", "ops", "steps", "scopes", "transfers", "kernels", "memory", "compiles", "findings",
-                "hosts", "lines", "flame"]
+    sections = ["overview" if s == "report" else s for s in SECTIONS]
     for name, rid in by_name.items():
         base = f"/api/run/{rid}"
         for section in sections:

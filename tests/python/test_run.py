@@ -84,10 +84,10 @@ def event_names(run: Path) -> set[str]:
 def test_a_training_loop_runs_unchanged_and_its_steps_are_captured(tmp_path):
     train = script(tmp_path, "train.py", TRAIN)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "5:9", "--", sys.executable, train, 16, 3)
+    proc = jaxprof_run("--out", out, "--steps", "5:8", "--", sys.executable, train, 16, 3)
     assert proc.returncode == 3, proc.stderr  # PROGRAM's exit status
     assert re.fullmatch(r"final loss \d+\.\d{6}\n", proc.stdout), proc.stdout  # PROGRAM's stdout, only it
-    assert "capturing steps 5:9 (calls 5-8 of the step function)" in proc.stderr
+    assert "capturing steps 5:8 (calls 5-8 of the step function)" in proc.stderr
     assert "steps are calls of train_step" in proc.stderr  # the bigger compile of the two, called as often
     run = the_run(out, proc.stderr)
     (xplane,) = run.glob("*.xplane.pb")
@@ -108,7 +108,7 @@ def test_python_m_jaxprof_run_with_the_default_steps(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "jaxprof", "run", "--out", str(out), "--no-report", "--python-trace",
                            "--", sys.executable, str(train), "16", "0"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "capturing steps 10:14" in proc.stderr
+    assert "capturing steps 10:13" in proc.stderr
     run = the_run(out, proc.stderr)
     assert "jaxprof report:" not in proc.stderr  # --no-report: only the run directory
     assert step_numbers(run) == [10, 11, 12, 13]
@@ -153,19 +153,19 @@ def test_a_program_killed_by_a_signal_exits_128_plus_n(tmp_path, sig):
         os.kill(os.getpid(), {int(sig)})
     """)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "2:50", "--", sys.executable, killed)
+    proc = jaxprof_run("--out", out, "--steps", "2:49", "--", sys.executable, killed)
     assert proc.returncode == 128 + sig, proc.stderr
     assert proc.stdout == "killing myself\n"
     # killed mid-capture: no exit handler ran, so JAX never wrote; nothing is left half-made
     assert "nothing captured" in proc.stderr
     assert re.search(r"ended without running its exit handlers \(os._exit, a signal or a crash\); it was capturing "
-                     r"steps 2:50 of \S+, after 6 calls of it \(step 5 had begun\); nothing was written", proc.stderr), \
+                     r"steps 2:49 of \S+, after 6 calls of it \(step 5 had begun\); nothing was written", proc.stderr), \
         proc.stderr
     assert not list(out.rglob("*.xplane.pb")) and not list(out.glob(".jaxprof-run-*"))
 
 
 @pytest.mark.parametrize("calls, said", [
-    (12, "it was capturing steps 10:14 of train_step, after 12 calls of it (step 11 had begun)"),
+    (12, "it was capturing steps 10:13 of train_step, after 12 calls of it (step 11 had begun)"),
     (10, "it ran jitted functions; none had reached call 10 (the first step to capture)"),
 ])
 def test_a_program_that_vanishes_is_said_to_have_vanished(tmp_path, calls, said):
@@ -188,7 +188,7 @@ def test_a_program_that_vanishes_is_said_to_have_vanished(tmp_path, calls, said)
         os._exit(0)
     """)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "10:14", "--", sys.executable, vanishing)
+    proc = jaxprof_run("--out", out, "--steps", "10:13", "--", sys.executable, vanishing)
     assert proc.returncode == 0 and proc.stdout == "leaving\n", proc.stderr
     assert "no jitted function ran" not in proc.stderr
     assert f"ended without running its exit handlers (os._exit, a signal or a crash); {said}; nothing was written" \
@@ -279,7 +279,7 @@ def test_a_two_process_jax_distributed_job_writes_one_run(tmp_path):
     worker = script(tmp_path, "worker.py", WORKER)
     launcher = script(tmp_path, "launcher.py", LAUNCHER)  # never imports JAX itself
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "2:5", "--", sys.executable, launcher, worker, free_port(),
+    proc = jaxprof_run("--out", out, "--steps", "2:4", "--", sys.executable, launcher, worker, free_port(),
                        timeout=240)
     assert proc.returncode == 0, proc.stderr
     # both workers' output passed through (with gloo's own lines, and maybe interleaved on one pipe)
@@ -296,7 +296,7 @@ def test_a_jax_distributed_job_launched_per_process_writes_one_run(tmp_path):
     # one `jaxprof run` per process (as on a cluster, one per host): process 0 names the run for all
     worker = script(tmp_path, "worker.py", WORKER)
     out, port = tmp_path / "prof", str(free_port())
-    procs = [subprocess.Popen([str(JAXPROF_BIN), "run", "--out", str(out), "--steps", "2:5", "--no-report", "--",
+    procs = [subprocess.Popen([str(JAXPROF_BIN), "run", "--out", str(out), "--steps", "2:4", "--no-report", "--",
                                sys.executable, str(worker), str(i), port],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
     results = [p.communicate(timeout=240) for p in procs]
@@ -319,7 +319,7 @@ def test_subprocesses_that_import_jax_capture_into_the_same_run(tmp_path):
         sys.exit(max(c.wait() for c in children))
     """)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "2:4", "--no-report", "--", sys.executable, parent)
+    proc = jaxprof_run("--out", out, "--steps", "2:3", "--no-report", "--", sys.executable, parent)
     assert proc.returncode == 0, proc.stderr
     pids = proc.stdout.splitlines()[0].split()[1:]
     run = the_run(out, proc.stderr)
@@ -349,7 +349,7 @@ def test_ctrl_c_during_the_capture_reaches_the_program_and_the_files_are_written
             i += 1
     """)
     out = tmp_path / "prof"
-    proc = subprocess.Popen([str(JAXPROF_BIN), "run", "--out", str(out), "--steps", "3:100000", "--",
+    proc = subprocess.Popen([str(JAXPROF_BIN), "run", "--out", str(out), "--steps", "3:99999", "--",
                              sys.executable, str(looping)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     try:
@@ -386,16 +386,35 @@ def test_capture_faults_leave_the_program_running(tmp_path):
         exec(open({str(train)!r}).read())
     """)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "2:4", "--", sys.executable, own)
+    proc = jaxprof_run("--out", out, "--steps", "2:3", "--", sys.executable, own)
     assert proc.returncode == 0 and proc.stdout.startswith("final loss "), proc.stderr
     assert "another profiler trace is already active" in proc.stderr
     assert "nothing captured: process" in proc.stderr and not list(out.rglob("*.xplane.pb"))
 
 
+def test_steps_and_durations_are_read_by_the_library_rules():
+    """run --steps is the step range of every jaxprof command (jp_steps_parse, inclusive), held by the
+    launcher as (first call, first call left out); --delay/--duration are jp_duration_parse's."""
+    from jaxprof import _core, launch
+    assert _core.steps_parse("3:5") == (3, 5) and _core.steps_parse("4:") == (4, None)
+    assert _core.steps_parse(":2") == (None, 2) and _core.steps_parse("7") == (7, 7)
+    for text, half_open in (("3:5", (3, 6)), ("7", (7, 8)), (":2", (0, 3)), ("10:10", (10, 11))):
+        args, program = launch.parse(["--steps", text, "--", "true"])
+        assert args.steps == half_open and program == ["true"], text
+    for delay, duration, want in (("500ms", "2s", (0.5, 2.0)), ("1.5", "250", (1.5, 250.0)), ("0", "1min", (0.0, 60.0))):
+        args, _ = launch.parse(["--delay", delay, "--duration", duration, "--", "true"])
+        assert (args.delay, args.duration) == pytest.approx(want), (delay, duration)
+    assert _core.duration_parse("500us", 1.0) == pytest.approx(0.0005)
+    with pytest.raises(ValueError, match="is not a duration"):
+        _core.duration_parse("5 parsecs", 1.0)
+
+
 def test_bad_options_are_usage_errors():
-    for args, message in ((["--steps", "5:2", "--", "true"], "need 0 <= A < B"),
+    for args, message in ((["--steps", "5:2", "--", "true"], "the first step is after the last"),
+                          (["--steps", "5:", "--", "true"], "the capture needs a last step"),
                           (["--steps", "1:3", "--duration", "1", "--", "true"], "give one"),
                           (["--delay", "1", "--", "true"], "--delay needs --duration"),
+                          (["--delay", "1x", "--duration", "1", "--", "true"], "'1x' is not a duration"),
                           ([], "no PROGRAM to run")):
         proc = jaxprof_run(*args)
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
@@ -420,7 +439,7 @@ def test_a_function_jitted_anew_each_iteration_is_one_step_function(tmp_path):
         print(float(w[0, 0]) > -2)
     """)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "4:7", "--no-report", "--", sys.executable, inline)
+    proc = jaxprof_run("--out", out, "--steps", "4:6", "--no-report", "--", sys.executable, inline)
     assert proc.returncode == 0 and proc.stdout == "True\n", proc.stderr
     assert "steps are calls of step" in proc.stderr
     assert step_numbers(the_run(out, proc.stderr)) == [4, 5, 6]
@@ -462,7 +481,7 @@ def test_a_flax_nnx_and_optax_training_loop(tmp_path):
     """A real Flax NNX model trained with Optax: nnx.jit goes through jax.jit, so its steps count."""
     train = script(tmp_path, "flax_train.py", FLAX)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--steps", "3:6", "--", sys.executable, train)
+    proc = jaxprof_run("--out", out, "--steps", "3:5", "--", sys.executable, train)
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"loss \d+\.\d{4}\n", proc.stdout), proc.stdout
     run = the_run(out, proc.stderr)
@@ -492,8 +511,8 @@ def test_default_steps_wait_until_the_step_function_stops_compiling(tmp_path):
     out = tmp_path / "prof"
     proc = jaxprof_run("--out", out, "--no-report", "--", sys.executable, shapes)
     assert proc.returncode == 0 and proc.stdout == "done\n", proc.stderr
-    assert "capturing steps 10:14 (calls 10-13 of the step function, or later once 2 steps" in proc.stderr
-    assert "steps 13:17 instead: JAX compiled in step 10" in proc.stderr
+    assert "capturing steps 10:13 (calls 10-13 of the step function, or later once 2 steps" in proc.stderr
+    assert "steps 13:16 instead: JAX compiled in step 10" in proc.stderr
     run = the_run(out, proc.stderr)
     assert step_numbers(run) == [13, 14, 15, 16]
     assert [s["compiles"] for s in jaxprof.load(run).steps()] == [0, 0, 0, 0]
@@ -509,6 +528,6 @@ def test_given_steps_are_taken_as_given_even_while_compiling(tmp_path):
             f(jnp.ones((i + 1, 8)))  # a new shape, so a compile, every call
     """)
     out = tmp_path / "prof"
-    proc = jaxprof_run("--out", out, "--no-report", "--steps", "2:5", "--", sys.executable, shapes)
+    proc = jaxprof_run("--out", out, "--no-report", "--steps", "2:4", "--", sys.executable, shapes)
     assert proc.returncode == 0, proc.stderr
     assert step_numbers(the_run(out, proc.stderr)) == [2, 3, 4]

@@ -141,7 +141,7 @@ def check_extracted(run_dir: Path, out_dir: Path, stdout: str) -> None:
 
 def test_extract_newest_run(captured: Captured, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = run_jaxprof("extract", captured.log_dir, "-o", out)
+    proc = run_jaxprof("extract", captured.log_dir, "--out", out)
     assert proc.returncode == 0, proc.stderr
     check_extracted(captured.run_dirs[1], out, proc.stdout)
 
@@ -151,7 +151,7 @@ def test_extract_run_option_picks_the_older_run(captured: Captured, tmp_path: Pa
     tail = str(older.relative_to(captured.log_dir))  # step_00000002/plugins/profile/<name>
     for i, want in enumerate([tail, str(older)]):
         out = tmp_path / f"out{i}"
-        proc = run_jaxprof("extract", captured.log_dir, "--run", want, "-o", out)
+        proc = run_jaxprof("extract", captured.log_dir, "--run", want, "--out", out)
         assert proc.returncode == 0, proc.stderr
         check_extracted(older, out, proc.stdout)
 
@@ -165,14 +165,14 @@ def test_extract_in_place_by_default(captured: Captured, tmp_path: Path) -> None
 
 
 def test_extract_errors(captured: Captured, tmp_path: Path) -> None:
-    proc = run_jaxprof("extract", captured.log_dir, "--run", "no_such_run", "-o", tmp_path / "o")
+    proc = run_jaxprof("extract", captured.log_dir, "--run", "no_such_run", "--out", tmp_path / "o")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("jaxprof: ") and len(proc.stderr.splitlines()) == 1
     assert not (tmp_path / "o").exists()
     run = tmp_path / "plugins" / "profile" / "r"
     shutil.copytree(captured.run_dirs[0], run)
     (run / "cut.trace.json.gz").write_bytes(gzip.compress(b"x" * 100000)[:50])
-    proc = run_jaxprof("extract", tmp_path, "-o", tmp_path / "o2")
+    proc = run_jaxprof("extract", tmp_path, "--out", tmp_path / "o2")
     assert proc.returncode == 2
     assert "cut.trace.json.gz" in proc.stderr and "truncated" in proc.stderr
     assert not (tmp_path / "o2" / "cut.trace.json").exists()

@@ -15,12 +15,12 @@ import jax.numpy as jnp
 import pytest
 
 import jaxprof
-from conftest import capture_steps, jaxprof_json, only_xplane
+from conftest import SECTIONS as ALL_SECTIONS, capture_steps, jaxprof_json, only_xplane
 from test_export import export, gpu_profile
 from xplane_gen import big_xplane
 from test_view import free_port
 
-SECTIONS = ["ops", "steps", "scopes", "transfers", "kernels", "memory", "compiles", "findings"]
+SECTIONS = [s for s in ALL_SECTIONS if s != "report"]  # the report is /overview
 CAP = 20000
 
 

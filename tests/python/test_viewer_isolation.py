@@ -197,7 +197,7 @@ def test_300_idle_connections_do_not_stop_a_normal_client(log_dir, start, token_
     """Slowloris: 300 connections that send part of a head (or nothing) and wait. A normal client
     still gets the run list and a run's overview; in token mode too (no token is checked before a
     whole head has come). The 30 s socket timeout bounds the test; success is what is asserted."""
-    server = start(log_dir, *(["--host", "0.0.0.0"] if token_mode else []))
+    server = start(log_dir, *(["--bind", "0.0.0.0"] if token_mode else []))
     idle = []
     try:
         for i in range(300):

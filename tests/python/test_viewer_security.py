@@ -231,7 +231,7 @@ def test_garbage_request_line_is_400(serve, log_dir: Path, head: bytes) -> None:
 # ---- --host: token mode ----------------------------------------------------------------------------------
 
 def token_server(serve, log_dir: Path) -> tuple[Server, str]:
-    srv = serve(log_dir, "--host", "0.0.0.0")
+    srv = serve(log_dir, "--bind", "0.0.0.0")
     m = re.search(r"^Open: http://([^/:]+):(\d+)/\?token=([0-9a-f]+)$", srv.stdout, re.M)
     assert m, srv.stdout
     assert int(m.group(2)) == srv.port
@@ -306,16 +306,25 @@ def test_token_mode_accepts_the_token(serve, log_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("ui", ["perfetto", "tensorboard"])
-def test_host_is_refused_for_other_uis(log_dir: Path, ui: str) -> None:
-    proc = subprocess.run([str(JAXPROF_BIN), "view", str(log_dir), "--ui", ui, "--host", "0.0.0.0", "--no-browser"],
+def test_bind_is_refused_for_other_uis(log_dir: Path, ui: str) -> None:
+    proc = subprocess.run([str(JAXPROF_BIN), "view", str(log_dir), "--ui", ui, "--bind", "0.0.0.0", "--no-browser"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert "--host is for --ui builtin only" in proc.stderr
+    assert proc.stderr.startswith("jaxprof: --bind is for --ui builtin only: ")
     assert proc.stdout == ""
 
 
-def test_loopback_host_needs_no_token(serve, log_dir: Path) -> None:
+def test_old_host_spelling_still_binds_with_a_deprecation_line(serve, log_dir: Path) -> None:
+    """view --host ADDR was the bind address; --host is the host filter everywhere else. Accepted
+    for one release, with one line on stderr naming the new flag."""
     srv = serve(log_dir, "--host", "127.0.0.1")
+    assert re.search(r"^Open: http://127\.0\.0\.1:\d+/$", srv.stdout, re.M), srv.stdout
+    time.sleep(0.2)
+    assert "jaxprof: view --host is deprecated and will be removed: use --bind\n" in srv.stderr.read_text()
+
+
+def test_loopback_host_needs_no_token(serve, log_dir: Path) -> None:
+    srv = serve(log_dir, "--bind", "127.0.0.1")
     assert "token" not in srv.stdout
     assert re.search(r"^Open: http://127\.0\.0\.1:\d+/$", srv.stdout, re.M), srv.stdout
     assert srv.runs()[0]["path"] == REAL
