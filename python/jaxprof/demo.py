@@ -115,7 +115,7 @@ def run(steps: int, out: Path, data: Path | None, batch: int = 128) -> Capture |
     start = min(10, max(1, steps - 5))
     num = min(5, steps - start)
     if num < 1:
-        raise ValueError(f"--steps must be at least 2 (one warm-up step, one captured), got {steps}")
+        raise ValueError(f"--train-steps must be at least 2 (one warm-up step, one captured), got {steps}")
     print(f"jaxprof demo: MLP 784-512-256-10 on {source} ({len(images)} images), batch {batch}, "
           f"{steps} steps on {jax.devices()[0].platform.upper()}; capturing steps {start}-{start + num - 1}")
     params = init_params(jax.random.PRNGKey(0))

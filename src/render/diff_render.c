@@ -1,5 +1,5 @@
 /* diff_render.c - a diff of two profiles as text, JSON or CSV (jp_diff_render). The rows go through
- * the table module like the report's tables; the JSON document is described in docs/design.md. */
+ * the table module like the report's tables; the JSON document is described in docs/json-schema.md (generated from columns.c). */
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -59,7 +59,7 @@ const char *jp_diff_verdict(const jp_diff_steps *s) {
 #define ROW_COLS (jp_table_defs[JP_TABLE_DIFF_ROWS])
 
 /* The rule a paired op is judged by, said in the text output (after its table) and the JSON's
- * options. Keep in step with classify() in compare/diff.c and docs/design.md "Diff". */
+ * options. Keep in step with classify() in compare/diff.c and docs/design.md "Compare". */
 static void put_op_rule(const jp_diff *d, FILE *out) {
     fprintf(out, "an op is slower or faster when its self time per step moved by more than %g%% of itself, by at least "
                  "%g%% of the base step, and by more than its noise: 2 standard errors of the change, from the op's "

@@ -15,7 +15,7 @@ int jp_memory_pick(const jp_analysis *a, const jp_view *v, const jp_module_memor
 
 /* The modules part of `jaxprof memory` as text (the allocator part follows it, in render.c). */
 int jp_memory_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
-/* ,"modules":[...] as docs/design.md gives it; the timeline only with v->module. */
+/* ,"modules":[...] as docs/json-schema.md gives it; the timeline only with v->module. */
 int jp_memory_json(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);
 /* One row per buffer at the peak, the module's columns first. */
 int jp_memory_csv(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err);

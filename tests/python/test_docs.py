@@ -208,6 +208,38 @@ def test_a_planted_stale_name_fails_the_docs_check(tmp_path, monkeypatch):
         assert stale in found, (stale, found)
 
 
+def _cli_help_docs():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import cli_help_docs
+    finally:
+        sys.path.pop(0)
+    return cli_help_docs
+
+
+def test_cli_help_blocks_are_what_the_cli_prints():
+    """docs/cli.md's `usage: jaxprof ...` blocks are lines of today's `jaxprof CMD --help`, so a
+    renamed flag or a changed default cannot outlive its doc (tools/cli_help_docs.py --write
+    rewrites them)."""
+    from conftest import JAXPROF_BIN
+    tool = _cli_help_docs()
+    stale = tool.stale_blocks(str(JAXPROF_BIN), tool.DOC.read_text())
+    assert not stale, "stale help blocks in docs/cli.md (run tools/cli_help_docs.py JAXPROF --write):\n" + \
+        "\n".join(m.group(1).splitlines()[0] for m, _ in stale)
+    blocks = list(tool.BLOCK.finditer(tool.DOC.read_text()))
+    assert len(blocks) >= 20, len(blocks)  # every command has its block
+
+
+def test_a_stale_help_block_is_caught():
+    """The block check is not vacuous: an old flag spelling in a block is reported."""
+    from conftest import JAXPROF_BIN
+    tool = _cli_help_docs()
+    doc = "```\nusage: jaxprof view [DIR]\n  --host ADDR        address to listen on (built-in viewer only)\n```\n"
+    assert len(tool.stale_blocks(str(JAXPROF_BIN), doc)) == 1
+    fresh = "```\n" + tool.help_text(str(JAXPROF_BIN), "usage: jaxprof view").split("\n\n")[0] + "\n```\n"
+    assert tool.stale_blocks(str(JAXPROF_BIN), fresh) == []
+
+
 if __name__ == "__main__":
     stale = problems()
     print("\n".join(stale) or "docs: every name exists")
