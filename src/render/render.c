@@ -187,7 +187,8 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
 
 static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE *out, jp_error *err) {
     json_header(a, section, out);
-    int own = jp_section_get(section)->table == JP_TABLE_DEVICES; /* every document's: the view its own's */
+    /* the devices head every document; a section whose table they are has them there, with its view */
+    int own = jp_section_get(section)->table == JP_TABLE_DEVICES;
     table devices = jp_table_of(a, JP_TABLE_DEVICES), kpis = jp_table_of(a, JP_TABLE_KPIS);
     int rc = json_table(a, &devices, own ? v : NULL, out, err);
     if (section == JP_SECTION_REPORT) {
