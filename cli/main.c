@@ -167,6 +167,9 @@ static const cli_opt ANALYSIS_OPTS[] = {
      "GPU/TPU peaks come from the profile unless given)"},
     {"--peak-gbps", NULL, NULL, "X", cli_set_positive, A(load.peak_gbps), 0, ANY, "device peak memory GB/s, likewise"},
     /* options of one section (or of the sections with a registry flag) */
+    {"--group", NULL, NULL, "category|module|scope|source", cli_set_string, A(view.group), 1, JP_SECTION_OPS, 0,
+     "one row per category, module, scope or source line: its ops summed\n"
+     "(the key is the row's name; --filter picks the ops first)"},
     {"--html", NULL, NULL, "FILE", cli_set_string, A(html), 1, JP_SECTION_REPORT, 0,
      "write it as one self-contained HTML page (charts, no scripts)"},
     {"--module", NULL, NULL, "NAME", cli_set_string, A(view.module), 1, -1, JP_SECTION_TAKES_MODULE,

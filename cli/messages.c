@@ -18,6 +18,8 @@ static const wording WORDS[] = {
     {"sort: ", "--sort: ", 1},
     {"sort ", "--sort ", 1},
     {"module ", "--module ", 1},
+    {"group '", "--group '", 1},
+    {"group: ", "--group: ", 1},
     {"CSV needs a table section (ops, steps, ...)", "--csv needs a table command (ops, steps, ...)", 1},
     {"bad filter regex '", "bad --filter regex '", 0},
     {"bad library_frames regex '", "bad --library-frames regex '", 0},

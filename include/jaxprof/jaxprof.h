@@ -293,7 +293,8 @@ const char *jp_section_name(int section);
 /* The section registry (src/render/sections.c): one row per jp_section value, in enum order, saying
  * what the section is called, what it shows and what it takes. jp_render enforces the flags; the
  * CLI's usage and help, the viewer's API and the tests read the rows. A new section is a value
- * before JP_SECTION_COUNT, its row there, its analysis and its test. */
+ * before JP_SECTION_COUNT, its row there (naming its table: jp_render renders the table as text,
+ * CSV and JSON), its analysis and its test. */
 typedef enum jp_section_flag {
     JP_SECTION_IN_REPORT = 1u << 0,    /* its table is one of the JSON report's, in enum order */
     JP_SECTION_REPORT_ALL = 1u << 1,   /* ...and there every row, whatever the view (steps, findings) */
@@ -311,6 +312,9 @@ typedef struct jp_section_def {
     const char *help;          /* what it shows, in full (lines of at most 100 columns) */
     const char *whole_run_why; /* JP_SECTION_WHOLE_RUN: why it takes no step window; else NULL */
     unsigned flags;            /* jp_section_flag bits */
+    int table;                 /* its table, which declares the columns and where the analysis keeps
+                                * the rows: a library table id (src/render/columns.h), or -1 (the
+                                * report, made of the other sections' tables) */
 } jp_section_def;
 
 /* The registry row of a section, or NULL when section is not one. Static storage: thread-safe. */

@@ -723,46 +723,103 @@ static const column DIFF_FINDING_COLS[] = {
 
 /* ---- the tables --------------------------------------------------------------------------------- */
 
-#define DEF(NAME, CLASS, WHERE, COLS, DOC) {NAME, CLASS, DOC, WHERE, COLS, N_OF(COLS), 0}
+/* The rows an analysis keeps for a table: a->FIELD, COUNT of them (rows_FIELD). */
+#define ROWS(FIELD, COUNT)                                                  \
+    static const void *rows_##FIELD(const jp_analysis *a, size_t *n) {      \
+        *n = COUNT;                                                         \
+        return a->FIELD;                                                    \
+    }
+ROWS(devices, a->n_devices)
+ROWS(kpis, a->n_kpis)
+ROWS(ops, a->n_ops)
+ROWS(steps, a->n_steps)
+ROWS(scopes, a->n_scopes)
+ROWS(kernels, a->n_kernels)
+ROWS(memory, a->n_memory)
+ROWS(transfers, JP_XFER_COUNT)
+ROWS(compiles, a->n_compiles)
+ROWS(findings, a->n_findings)
+ROWS(lines, a->n_lines)
+ROWS(flame, a->n_flame)
+ROWS(host_stats, a->n_host_stats)
+ROWS(stragglers, a->n_stragglers)
+ROWS(modules, a->n_modules)
+
+/* A table's name, Python class, sections, columns and doc line. */
+#define DEF(NAME, CLASS, WHERE, COLS, DOC) \
+    .name = NAME, .py_class = CLASS, .doc = DOC, .where = WHERE, .cols = COLS, .n_cols = N_OF(COLS)
+/* Its rows: the analysis's FIELD (the row size is its element's, so getter and size cannot differ). */
+#define AT(FIELD) .rows = rows_##FIELD, .row_size = sizeof((const jp_analysis *)0)->FIELD[0]
 
 const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
-    [JP_TABLE_DEVICES] = DEF("devices", "Device", "every section", DEVICE_COLS, "one device of the profile"),
-    [JP_TABLE_KPIS] = DEF("kpis", "Kpi", "report, findings", KPI_COLS, "one key performance indicator, rated"),
-    [JP_TABLE_OPS] = DEF("ops", "Op", "report, ops; host_ops (hosts)", OP_COLS,
-                         "one HLO op (per compiled program), its occurrences summed over the devices it ran on"),
-    [JP_TABLE_STEPS] = DEF("steps", "Step", "report, steps", STEP_COLS, "one step, with its time broken down"),
-    [JP_TABLE_SCOPES] = DEF("scopes", "Scope", "report, scopes", SCOPE_COLS,
-                            "device time by named_scope path, or host time by TraceAnnotation name"),
-    [JP_TABLE_KERNELS] = DEF("kernels", "Kernel", "report, kernels", KERNEL_COLS,
-                             "one GPU kernel, its launches summed"),
-    [JP_TABLE_MEMORY] = DEF("memory", "AllocatorStat", "report, memory", MEMORY_COLS,
-                            "one allocator's use during the capture (GPU/TPU allocator events; none on CPU)"),
-    [JP_TABLE_TRANSFERS] = DEF("transfers", "Transfer", "report, transfers", TRANSFER_COLS,
-                               "host-device transfers of one direction, summed"),
-    [JP_TABLE_COMPILES] = DEF("compiles", "Compile", "report, compiles", COMPILE_COLS, "one compile event"),
-    [JP_TABLE_FINDINGS] = DEF("findings", "Finding", "report, findings", FINDING_COLS,
-                              "a named problem, with its evidence and fix"),
-    [JP_TABLE_LINES] = DEF("lines", "Line", "report, lines", LINE_COLS, "device self time by the user's source line"),
-    [JP_TABLE_FLAME] = DEF("flame", "FlameNode", "flame", FLAME_COLS,
-                           "a node of the device-time tree by Python call stack, in depth-first order"),
-    [JP_TABLE_HOST_STATS] = DEF("host_stats", "HostStat", "report, hosts", HOST_COLS,
-                                "one host of a multi-host run (empty for one host)"),
-    [JP_TABLE_HOST_STEPS] = DEF("host_steps", "HostStep", "report, hosts", HOST_STEP_COLS,
-                                "one host's step, by step then host (empty for one host)"),
-    [JP_TABLE_STRAGGLERS] = DEF("stragglers", "Straggler", "report, hosts", STRAGGLER_COLS,
-                                "a step in which the hosts waited on one host in collectives"),
-    [JP_TABLE_BUFFERS] = {"buffers", "Buffer",
-                          "one buffer live at a compiled module's memory peak (XLA's buffer assignment)",
-                          "report, memory: modules[].buffers; memory --csv with the module's columns first",
-                          BUFFER_COLS, N_OF(BUFFER_COLS), JP_BUFFER_FIRST_COL},
-    [JP_TABLE_MODULES] = DEF("modules", "ModuleMemory", "report, memory", MODULE_COLS,
-                             "a compiled module's memory at its peak (XLA's buffer assignment); after "
-                             "always_live_bytes comes kind_bytes{parameter, output, constant}, after note buffers[] "
-                             "(buffers rows) and, with --module, timeline[{bytes, instruction}]"),
-    [JP_TABLE_DIFF_ROWS] = DEF("diff_rows", "DiffRow", "diff: ops[], scopes[]", DIFF_ROW_COLS,
-                               "an op or scope of two runs, paired, with its change per step"),
-    [JP_TABLE_DIFF_BREAKDOWN] = DEF("diff_breakdown", "DiffPart", "diff: breakdown[]", DIFF_PART_COLS,
-                                    "one part of the step time breakdown, per step in both runs"),
-    [JP_TABLE_DIFF_FINDINGS] = DEF("diff_findings", "DiffFinding", "diff: findings[]", DIFF_FINDING_COLS,
-                                   "a finding that appeared in the new run or disappeared from it"),
+    [JP_TABLE_DEVICES] = {DEF("devices", "Device", "every section", DEVICE_COLS, "one device of the profile"),
+                          AT(devices)},
+    [JP_TABLE_KPIS] = {DEF("kpis", "Kpi", "report, findings", KPI_COLS, "one key performance indicator, rated"),
+                       AT(kpis)},
+    [JP_TABLE_OPS] = {DEF("ops", "Op", "report, ops; host_ops (hosts)", OP_COLS,
+                          "one HLO op (per compiled program), its occurrences summed over the devices it ran on"),
+                      AT(ops), .default_sort = "self_ms"},
+    [JP_TABLE_STEPS] = {DEF("steps", "Step", "report, steps", STEP_COLS, "one step, with its time broken down"),
+                        AT(steps)},
+    [JP_TABLE_SCOPES] = {DEF("scopes", "Scope", "report, scopes", SCOPE_COLS,
+                             "device time by named_scope path, or host time by TraceAnnotation name"),
+                         AT(scopes)},
+    [JP_TABLE_KERNELS] = {DEF("kernels", "Kernel", "report, kernels", KERNEL_COLS,
+                              "one GPU kernel, its launches summed"),
+                          AT(kernels)},
+    [JP_TABLE_MEMORY] = {DEF("memory", "AllocatorStat", "report, memory", MEMORY_COLS,
+                             "one allocator's use during the capture (GPU/TPU allocator events; none on CPU)"),
+                         AT(memory)},
+    [JP_TABLE_TRANSFERS] = {DEF("transfers", "Transfer", "report, transfers", TRANSFER_COLS,
+                                "host-device transfers of one direction, summed"),
+                            AT(transfers)},
+    [JP_TABLE_COMPILES] = {DEF("compiles", "Compile", "report, compiles", COMPILE_COLS, "one compile event"),
+                           AT(compiles)},
+    [JP_TABLE_FINDINGS] = {DEF("findings", "Finding", "report, findings", FINDING_COLS,
+                               "a named problem, with its evidence and fix"),
+                           AT(findings)},
+    [JP_TABLE_LINES] = {DEF("lines", "Line", "report, lines", LINE_COLS, "device self time by the user's source line"),
+                        AT(lines)},
+    [JP_TABLE_FLAME] = {DEF("flame", "FlameNode", "flame", FLAME_COLS,
+                            "a node of the device-time tree by Python call stack, in depth-first order"),
+                        AT(flame)},
+    [JP_TABLE_HOST_STATS] = {DEF("host_stats", "HostStat", "report, hosts", HOST_COLS,
+                                 "one host of a multi-host run (empty for one host)"),
+                             AT(host_stats)},
+    [JP_TABLE_HOST_STEPS] = {DEF("host_steps", "HostStep", "report, hosts", HOST_STEP_COLS,
+                                 "one host's step, by step then host (empty for one host)"),
+                             .row_size = sizeof(host_step_row)},
+    [JP_TABLE_STRAGGLERS] = {DEF("stragglers", "Straggler", "report, hosts", STRAGGLER_COLS,
+                                 "a step in which the hosts waited on one host in collectives"),
+                             AT(stragglers)},
+    [JP_TABLE_BUFFERS] = {DEF("buffers", "Buffer", "report, memory: modules[].buffers; memory --csv with the module's columns first",
+                              BUFFER_COLS, "one buffer live at a compiled module's memory peak (XLA's buffer assignment)"),
+                          .json_from = JP_BUFFER_FIRST_COL, .row_size = sizeof(buffer_row)},
+    [JP_TABLE_MODULES] = {DEF("modules", "ModuleMemory", "report, memory", MODULE_COLS,
+                              "a compiled module's memory at its peak (XLA's buffer assignment); after "
+                              "always_live_bytes comes kind_bytes{parameter, output, constant}, after note buffers[] "
+                              "(buffers rows) and, with --module, timeline[{bytes, instruction}]"),
+                          AT(modules)},
+    [JP_TABLE_DIFF_ROWS] = {DEF("diff_rows", "DiffRow", "diff: ops[], scopes[]", DIFF_ROW_COLS,
+                                "an op or scope of two runs, paired, with its change per step"),
+                            .row_size = sizeof(jp_diff_row)},
+    [JP_TABLE_DIFF_BREAKDOWN] = {DEF("diff_breakdown", "DiffPart", "diff: breakdown[]", DIFF_PART_COLS,
+                                     "one part of the step time breakdown, per step in both runs"),
+                                 .row_size = sizeof(diff_part_row)},
+    [JP_TABLE_DIFF_FINDINGS] = {DEF("diff_findings", "DiffFinding", "diff: findings[]", DIFF_FINDING_COLS,
+                                    "a finding that appeared in the new run or disappeared from it"),
+                                .row_size = sizeof(jp_diff_finding)},
 };
+
+table jp_table_over(int id, const void *rows, size_t n) {
+    if (id < 0 || id >= JP_TABLE_COUNT) return (table){.name = ""}; /* no table: no columns, no rows */
+    const jp_table_def *d = &jp_table_defs[id];
+    return (table){.name = d->name, .cols = d->cols, .n_cols = d->n_cols, .rows = rows, .row_size = d->row_size,
+                   .n_rows = n, .default_sort = d->default_sort};
+}
+
+table jp_table_of(const jp_analysis *a, int id) {
+    size_t n = 0;
+    const void *rows = id >= 0 && id < JP_TABLE_COUNT && jp_table_defs[id].rows ? jp_table_defs[id].rows(a, &n) : NULL;
+    return jp_table_over(id, rows, n);
+}

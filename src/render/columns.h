@@ -16,6 +16,10 @@ enum jp_table_id {
     JP_TABLE_COUNT
 };
 
+/* Where an analysis keeps a table's rows: the first (NULL or anything when none), their count in *n. */
+typedef const void *(*jp_table_rows_fn)(const jp_analysis *a, size_t *n);
+
+/* One table, declared once: its columns, and where its rows are. */
 typedef struct jp_table_def {
     const char *name;     /* the JSON array's key: "ops" (the diff's tables: "diff_rows", ...) */
     const char *py_class; /* the Python result class of a row: "Op" */
@@ -25,9 +29,19 @@ typedef struct jp_table_def {
     size_t n_cols;
     size_t json_from;     /* JSON and Python rows: cols[json_from..]; the columns before it are
                            * the CSV's only (buffers: their module's) */
+    jp_table_rows_fn rows; /* its rows in a jp_analysis; NULL for rows a renderer builds (host_steps,
+                            * buffers, the diff's) */
+    size_t row_size;       /* one row's size: the element type of what rows returns, else the built row's */
+    const char *default_sort; /* --sort when none is given (a column key), or NULL: the analysis's order */
 } jp_table_def;
 
 extern const jp_table_def jp_table_defs[JP_TABLE_COUNT];
+
+/* The table id (a jp_table_id) over the rows the analysis keeps for it: jp_table_defs[id].rows, none
+ * for a table without that getter; an id that is no table's: a table of no columns and no rows. */
+table jp_table_of(const jp_analysis *a, int id);
+/* The table id over n rows a renderer built (of jp_table_defs[id].row_size each). */
+table jp_table_over(int id, const void *rows, size_t n);
 
 /* One host's step, a row of the long (step, host) table. */
 typedef struct host_step_row {

@@ -72,36 +72,18 @@ static int host_step_rows(const jp_analysis *a, host_step_row **rows, size_t *n)
     return JP_OK;
 }
 
-#define TABLE(ID, ROWS, TYPE, N, SORT)                                                                            \
-    ((table){.name = jp_table_defs[ID].name, .cols = jp_table_defs[ID].cols, .n_cols = jp_table_defs[ID].n_cols,     \
-             .rows = ROWS, .row_size = sizeof(TYPE), .n_rows = N, .default_sort = SORT})
-
+/* A section's table, as its registry row names it: the columns and the analysis's rows. The report
+ * names none (its tables are the other sections'); hosts names its hosts table, and its CSV is its
+ * steps per host (host_step_table); memory names the allocators, its buffers are memory_render.c's. */
 static table section_table(const jp_analysis *a, int section) {
-    switch (section) {
-    case JP_SECTION_OPS: return TABLE(JP_TABLE_OPS, a->ops, jp_op_stat, a->n_ops, "self_ms");
-    case JP_SECTION_STEPS: return TABLE(JP_TABLE_STEPS, a->steps, jp_step, a->n_steps, NULL);
-    case JP_SECTION_SCOPES: return TABLE(JP_TABLE_SCOPES, a->scopes, jp_scope_stat, a->n_scopes, NULL);
-    case JP_SECTION_KERNELS: return TABLE(JP_TABLE_KERNELS, a->kernels, jp_kernel_stat, a->n_kernels, NULL);
-    case JP_SECTION_MEMORY: return TABLE(JP_TABLE_MEMORY, a->memory, jp_memory_stat, a->n_memory, NULL);
-    case JP_SECTION_TRANSFERS: return TABLE(JP_TABLE_TRANSFERS, a->transfers, jp_transfer_stat, JP_XFER_COUNT, NULL);
-    case JP_SECTION_COMPILES: return TABLE(JP_TABLE_COMPILES, a->compiles, jp_compile, a->n_compiles, NULL);
-    case JP_SECTION_HOSTS: return TABLE(JP_TABLE_HOST_STATS, a->host_stats, jp_host_stat, a->n_host_stats, NULL);
-    case JP_SECTION_LINES: return TABLE(JP_TABLE_LINES, a->lines, jp_line_stat, a->n_lines, NULL);
-    case JP_SECTION_FLAME: return TABLE(JP_TABLE_FLAME, a->flame, jp_flame_node, a->n_flame, NULL);
-    default: return TABLE(JP_TABLE_FINDINGS, a->findings, jp_finding, a->n_findings, NULL);
-    }
+    return jp_table_of(a, jp_section_get(section)->table);
 }
 
-static table host_step_table(const host_step_row *rows, size_t n) {
-    return TABLE(JP_TABLE_HOST_STEPS, rows, host_step_row, n, NULL);
-}
-
-static table kpi_table(const jp_analysis *a) { return TABLE(JP_TABLE_KPIS, a->kpis, jp_kpi, a->n_kpis, NULL); }
-static table device_table(const jp_analysis *a) { return TABLE(JP_TABLE_DEVICES, a->devices, jp_device, a->n_devices, NULL); }
+static table host_step_table(const host_step_row *rows, size_t n) { return jp_table_over(JP_TABLE_HOST_STEPS, rows, n); }
 
 /* The stragglers, rows on one line (as the hand-written array they replace was). */
 static table straggler_table(const jp_analysis *a) {
-    table t = TABLE(JP_TABLE_STRAGGLERS, a->stragglers, jp_straggler, a->n_stragglers, NULL);
+    table t = jp_table_of(a, JP_TABLE_STRAGGLERS);
     t.compact = 1;
     return t;
 }
@@ -205,8 +187,10 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
 
 static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE *out, jp_error *err) {
     json_header(a, section, out);
-    table devices = device_table(a), kpis = kpi_table(a);
-    int rc = json_table(a, &devices, NULL, out, err);
+    /* the devices head every document; a section whose table they are has them there, with its view */
+    int own = jp_section_get(section)->table == JP_TABLE_DEVICES;
+    table devices = jp_table_of(a, JP_TABLE_DEVICES), kpis = jp_table_of(a, JP_TABLE_KPIS);
+    int rc = json_table(a, &devices, own ? v : NULL, out, err);
     if (section == JP_SECTION_REPORT) {
         json_step_summary(a, out);
         if (!rc) rc = json_table(a, &kpis, NULL, out, err);
@@ -234,7 +218,7 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         if (section == JP_SECTION_STEPS) json_step_summary(a, out);
         if (section == JP_SECTION_FINDINGS && !rc) rc = json_table(a, &kpis, NULL, out, err);
         int memory = section == JP_SECTION_MEMORY; /* the view is for its buffers; all allocators */
-        if (!rc) rc = json_table(a, &t, memory ? NULL : v, out, err);
+        if (!rc && !own) rc = json_table(a, &t, memory ? NULL : v, out, err);
         if (memory) json_memory_samples(a, out);
         if (memory && !rc) rc = jp_memory_json(a, v, out, err);
         if (jp_section_get(section)->flags & JP_SECTION_SPLIT_NOTE) json_split_note(a, section, out);

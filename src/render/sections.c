@@ -1,9 +1,11 @@
 /* sections.c - the section registry: one row per jp_section (report, ops, steps, ...) naming it,
- * saying what it shows and what it takes. jp_render enforces the flags; the CLI's usage and help,
+ * saying what it shows, what it takes and its table (columns.c: the columns and where the analysis
+ * keeps the rows). jp_render enforces the flags and renders the table; the CLI's usage and help,
  * the viewer's API index and the tests read the rows, so a section is declared here once. */
 #include <string.h>
 
 #include "jaxprof/jaxprof.h"
+#include "render/columns.h"
 
 #define IN_REPORT JP_SECTION_IN_REPORT
 
@@ -12,23 +14,24 @@ static const jp_section_def SECTIONS[] = {
      "overview: devices, steps, breakdown, top ops and scopes, findings",
      "The overview: devices, steps and their breakdown, KPIs, top ops, scopes and source lines,\n"
      "findings with their evidence and fix.\n",
-     NULL, JP_SECTION_TABLES | JP_SECTION_NO_CSV},
+     NULL, JP_SECTION_TABLES | JP_SECTION_NO_CSV, -1},
     {JP_SECTION_OPS, "ops", "XLA ops by self time",
      "XLA ops by self time: category, count, total, self, average, share of device time.\n"
      "Text columns beyond the default (see --columns): scope, op_name, source, function, min_ms,\n"
      "max_ms, gflops_per_s, gbytes_per_s, intensity, bound_by, module, device.\n",
-     NULL, IN_REPORT},
+     NULL, IN_REPORT, JP_TABLE_OPS},
     {JP_SECTION_STEPS, "steps", "one row per training step: its time and where it went",
      "One row per training step: its time, where it went (compute, communication, input,\n"
      "host, idle), FLOPs and achieved GFLOP/s.\n",
-     NULL, IN_REPORT | JP_SECTION_REPORT_ALL},
+     NULL, IN_REPORT | JP_SECTION_REPORT_ALL, JP_TABLE_STEPS},
     {JP_SECTION_SCOPES, "scopes", "time by user scope (named_scope, Flax modules, annotations)",
      "Time by user scope: jax.named_scope / Flax module paths on the device, and\n"
      "TraceAnnotation / jaxprof.annotate ranges on the host.\n",
-     NULL, IN_REPORT},
+     NULL, IN_REPORT, JP_TABLE_SCOPES},
     {JP_SECTION_KERNELS, "kernels", "GPU kernels by total time, with launch shapes and occupancy",
      "GPU kernels by total time, with their launch shapes and occupancy.\n",
-     "kernels are summed per kernel while the profile is read, not kept per step", IN_REPORT | JP_SECTION_WHOLE_RUN},
+     "kernels are summed per kernel while the profile is read, not kept per step", IN_REPORT | JP_SECTION_WHOLE_RUN,
+     JP_TABLE_KERNELS},
     {JP_SECTION_MEMORY, "memory",
      "the buffers live at each compiled module's memory peak; allocator events",
      "Memory at the peak, from XLA's buffer assignment (CPU, GPU and TPU captures): the compiled\n"
@@ -38,30 +41,30 @@ static const jp_section_def SECTIONS[] = {
      "allocator events, per allocator (GPU and TPU captures; XLA:CPU records none).\n"
      "--top, --sort, --filter and --columns apply to the buffers (--top: per module, default 10).\n"
      "--csv writes one row per buffer, with its module's columns first.\n",
-     NULL, IN_REPORT | JP_SECTION_TAKES_MODULE},
+     NULL, IN_REPORT | JP_SECTION_TAKES_MODULE, JP_TABLE_MEMORY},
     {JP_SECTION_TRANSFERS, "transfers", "host/device copies: count, bytes, time, GB/s",
      "Host-to-device, device-to-host and device-to-device copies: count, bytes, time, GB/s.\n",
-     NULL, IN_REPORT},
+     NULL, IN_REPORT, JP_TABLE_TRANSFERS},
     {JP_SECTION_COMPILES, "compiles", "XLA compilations during the capture and their triggers",
      "XLA compilations during the capture: module, time, and what triggered them.\n",
-     NULL, IN_REPORT},
+     NULL, IN_REPORT, JP_TABLE_COMPILES},
     {JP_SECTION_FINDINGS, "findings", "rated findings, each with its evidence and fix",
      "Rated findings, most severe first, each with its evidence and the fix to try.\n",
-     NULL, IN_REPORT | JP_SECTION_REPORT_ALL},
+     NULL, IN_REPORT | JP_SECTION_REPORT_ALL, JP_TABLE_FINDINGS},
     {JP_SECTION_HOSTS, "hosts", "multi-host runs: hosts side by side, clocks, stragglers",
      "Multi-host runs: each host's steps side by side, how the clocks were aligned, the\n"
      "straggler per step, waiting and top ops per host.\n",
      "hosts compares whole runs host by host (one host's steps: the steps section of that host, in a window)",
-     JP_SECTION_WHOLE_RUN | JP_SECTION_TABLES},
+     JP_SECTION_WHOLE_RUN | JP_SECTION_TABLES, JP_TABLE_HOST_STATS},
     {JP_SECTION_LINES, "lines", "device time by the line of your code that made each op",
      "Device time by the line of your code that made each op (self time, count, % of device\n"
      "time, function, the ops behind it).\n",
-     NULL, IN_REPORT | JP_SECTION_SPLIT_NOTE},
+     NULL, IN_REPORT | JP_SECTION_SPLIT_NOTE, JP_TABLE_LINES},
     {JP_SECTION_FLAME, "flame",
      "device time by Python call stack: a tree, folded stacks or pprof",
      "Device time by Python call stack: the tree as a table, or folded stacks\n"
      "(flamegraph.pl, speedscope), or a pprof profile (pprof -http).\n",
-     NULL, JP_SECTION_SPLIT_NOTE},
+     NULL, JP_SECTION_SPLIT_NOTE, JP_TABLE_FLAME},
 };
 _Static_assert(sizeof SECTIONS / sizeof SECTIONS[0] == JP_SECTION_COUNT, "one registry row per jp_section");
 

@@ -1,5 +1,6 @@
 /* test_columns.c - the tables' column descriptors (src/render/columns.c): each column declared
- * whole (key, getter, doc), keys unique per table, and every getter sets the type its column
+ * whole (key, getter, doc), keys unique per table, each table's rows where it says (jp_table_of),
+ * and every getter sets the type its column
  * declares (the type the generated schema, Python classes and viewer lists promise) on every row
  * of the committed capture tests/data/cpu_small.xplane.pb.gz. */
 #include <setjmp.h>
@@ -90,10 +91,60 @@ static void getters_set_the_declared_types(void **state) {
     jp_profile_free(p);
 }
 
+/* A table over the analysis's rows (jp_table_of) is its columns, those rows and their count, of the
+ * declared row size; tables whose rows a renderer builds have none there but declare their size. */
+static void tables_know_where_their_rows_are(void **state) {
+    (void)state;
+    jp_profile *p = NULL;
+    jp_error err;
+    if (jp_profile_load(&p, JP_TEST_DATA "/cpu_small.xplane.pb.gz", NULL, &err)) fail_msg("%s", err.msg);
+    const jp_analysis *a = jp_profile_analysis(p);
+    const struct { int id; const void *rows; size_t n, size; } AT[] = {
+        {JP_TABLE_DEVICES, a->devices, a->n_devices, sizeof *a->devices},
+        {JP_TABLE_OPS, a->ops, a->n_ops, sizeof *a->ops},
+        {JP_TABLE_STEPS, a->steps, a->n_steps, sizeof *a->steps},
+        {JP_TABLE_TRANSFERS, a->transfers, JP_XFER_COUNT, sizeof *a->transfers},
+        {JP_TABLE_FINDINGS, a->findings, a->n_findings, sizeof *a->findings},
+        {JP_TABLE_FLAME, a->flame, a->n_flame, sizeof *a->flame},
+        {JP_TABLE_MODULES, a->modules, a->n_modules, sizeof *a->modules},
+        {JP_TABLE_STRAGGLERS, a->stragglers, a->n_stragglers, sizeof *a->stragglers},
+    };
+    for (size_t i = 0; i < sizeof AT / sizeof AT[0]; i++) {
+        table t = jp_table_of(a, AT[i].id);
+        assert_string_equal(t.name, jp_table_defs[AT[i].id].name);
+        assert_ptr_equal(t.cols, jp_table_defs[AT[i].id].cols);
+        assert_ptr_equal(t.rows, AT[i].rows);
+        assert_int_equal(t.n_rows, AT[i].n);
+        assert_int_equal(t.row_size, AT[i].size);
+    }
+    assert_true(a->n_ops == 2 && a->n_devices == 1);
+    assert_string_equal(jp_table_of(a, JP_TABLE_OPS).default_sort, "self_ms"); /* the only table sorted */
+    for (int t = 0; t < JP_TABLE_COUNT; t++) {
+        assert_true(jp_table_defs[t].row_size > 0);
+        if (t != JP_TABLE_OPS) assert_null(jp_table_defs[t].default_sort);
+    }
+    const int BUILT[] = {JP_TABLE_HOST_STEPS, JP_TABLE_BUFFERS, JP_TABLE_DIFF_ROWS, JP_TABLE_DIFF_BREAKDOWN,
+                         JP_TABLE_DIFF_FINDINGS};
+    for (size_t i = 0; i < sizeof BUILT / sizeof BUILT[0]; i++) {
+        assert_null(jp_table_defs[BUILT[i]].rows);
+        assert_int_equal(jp_table_of(a, BUILT[i]).n_rows, 0);
+    }
+    assert_int_equal(jp_table_defs[JP_TABLE_BUFFERS].row_size, sizeof(buffer_row));
+    buffer_row two[2] = {{&a->modules[0], &a->modules[0].buffers[0]}, {&a->modules[0], &a->modules[0].buffers[0]}};
+    table built = jp_table_over(JP_TABLE_BUFFERS, two, 2);
+    assert_true(built.rows == two && built.n_rows == 2 && built.n_cols == jp_table_defs[JP_TABLE_BUFFERS].n_cols);
+    for (int bad = -1; bad <= JP_TABLE_COUNT; bad += JP_TABLE_COUNT + 1) { /* no table: nothing at all */
+        table none = jp_table_of(a, bad);
+        assert_true(none.n_cols == 0 && none.n_rows == 0 && none.rows == NULL && strcmp(none.name, "") == 0);
+    }
+    jp_profile_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_column_is_declared_whole),
         cmocka_unit_test(getters_set_the_declared_types),
+        cmocka_unit_test(tables_know_where_their_rows_are),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

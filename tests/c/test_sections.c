@@ -12,12 +12,14 @@
 
 #include "jaxprof/jaxprof.h"
 #include "jaxprof/jaxprof_results.h"
+#include "render/columns.h"
 
 #ifndef JP_TEST_DATA
 #define JP_TEST_DATA "tests/data"
 #endif
 
-/* Every row: its own id, a name that maps back to it, texts, a reason exactly when whole-run. */
+/* Every row: its own id, a name that maps back to it, texts, a reason exactly when whole-run, a
+ * table (columns.c) with rows in the analysis but for the report. */
 static void rows_follow_the_enum(void **state) {
     (void)state;
     for (int s = 0; s < JP_SECTION_COUNT; s++) {
@@ -29,6 +31,9 @@ static void rows_follow_the_enum(void **state) {
         assert_true(d->summary && *d->summary && !strchr(d->summary, '\n'));
         assert_true(d->help && d->help[strlen(d->help) - 1] == '\n');
         assert_int_equal(d->whole_run_why != NULL, (d->flags & JP_SECTION_WHOLE_RUN) != 0);
+        if (s == JP_SECTION_REPORT) assert_int_equal(d->table, -1); /* the report: the others' tables */
+        else if (d->table < 0 || d->table >= JP_TABLE_COUNT || !jp_table_defs[d->table].rows)
+            fail_msg("%s: a table whose rows the analysis keeps", d->name);
     }
     assert_null(jp_section_get(-1));
     assert_null(jp_section_get(JP_SECTION_COUNT));
@@ -131,12 +136,32 @@ static void the_report_holds_the_in_report_tables_in_order(void **state) {
     jp_profile_free(p);
 }
 
+/* Each section's JSON document holds the table its registry row names, under that table's name. */
+static void each_section_renders_the_table_it_names(void **state) {
+    (void)state;
+    jp_profile *p = load(0);
+    for (int s = 0; s < JP_SECTION_COUNT; s++) {
+        const jp_section_def *d = jp_section_get(s);
+        char *buf = NULL, key[64];
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        jp_error err;
+        assert_int_equal(jp_render(jp_profile_analysis(p), s, JP_FORMAT_JSON, NULL, f, &err), JP_OK);
+        fclose(f);
+        snprintf(key, sizeof key, "\"%s\":[", d->table >= 0 ? jp_table_defs[d->table].name : "kpis");
+        if (!strstr(buf, key)) fail_msg("%s: no %s in its JSON", d->name, key);
+        free(buf);
+    }
+    jp_profile_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rows_follow_the_enum),
         cmocka_unit_test(whole_run_sections_refuse_a_window),
         cmocka_unit_test(views_a_section_does_not_take_are_refused),
         cmocka_unit_test(the_report_holds_the_in_report_tables_in_order),
+        cmocka_unit_test(each_section_renders_the_table_it_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

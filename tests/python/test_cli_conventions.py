@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import jaxprof
 from conftest import JAXPROF_BIN, REAL_CAPTURES, SECTIONS, capture_steps, jaxprof_json, read_until_link, run_jaxprof, stop
 from jaxprof import _core
 from test_view import free_port
@@ -143,6 +144,21 @@ def test_sort_direction(run):
     names = [o["name"] for o in jaxprof_json("ops", run, "--sort", "name:desc")["ops"]]
     assert names == sorted(names, reverse=True) and len(names) == len(ops)
     assert run_jaxprof("ops", run, "--sort", "self:sideways").returncode == 2
+
+
+def test_group_sums_the_ops_as_python_does(run):
+    """ops --group KEY is the library's grouping, the rows Python's Profile.ops(group=KEY) gives; the
+    other sections refuse it before the profile is read, and a bad key is named."""
+    cli = jaxprof_json("ops", run, "--group", "category")["ops"]
+    python = [r.to_dict() for r in jaxprof.load(run).ops(group="category")]
+    assert cli == json.loads(json.dumps(python))  # (as JSON: a row's stack is a tuple in Python)
+    ops = jaxprof_json("ops", run)["ops"]
+    assert sorted(r["name"] for r in cli) == sorted({o["category"] for o in ops}) and len(cli) >= 2
+    assert sum(r["count"] for r in cli) == sum(o["count"] for o in ops)
+    proc = run_jaxprof("steps", run, "--group", "category")
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr == "jaxprof: --group goes only with ops\n"
+    bad = run_jaxprof("ops", run, "--group", "x")
+    assert bad.returncode == 2 and bad.stderr == "jaxprof: --group 'x': category, module, scope or source\n"
 
 
 def test_width_widens_text_and_never_cuts_categories(run):
