@@ -151,7 +151,7 @@ static const cli_opt ANALYSIS_OPTS[] = {
      "only devices whose name contains NAME, or device number N\n"
      "(without it, an op's row sums every device it ran on)"},
     {"--json", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_JSON, ANY,
-     "machine-readable output (JSON schema in docs/design.md)"},
+     "machine-readable output (JSON schema in docs/json-schema.md)"},
     {"--csv", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_CSV, ANY, "one table as CSV"},
     {"--width", NULL, NULL, "N", cli_set_width, A(view.width), 0, ANY,
      "text width in columns (default: the terminal's, else 100)"},

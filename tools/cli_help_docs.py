@@ -16,12 +16,17 @@ import sys
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
-BLOCK = re.compile(r"^```\n(usage: jaxprof [^\n]*\n.*?)^```\n", re.S | re.M)
+BLOCK = re.compile(r"^```\n((?:usage: jaxprof |options:\n)[^\n]*\n?.*?)^```\n", re.S | re.M)
+# A block that starts with "options:" is the options the report and the tables share: those of
+# `jaxprof steps`, a table with no options of its own.
+SHARED_OPTIONS_OF = "usage: jaxprof steps"
 SHARED_START = "PATH is an "  # where the analysis commands' shared part begins
 
 
 def help_text(jaxprof: str, first_line: str) -> str:
     """What `jaxprof CMD --help` prints, CMD read from a block's usage line."""
+    if first_line == "options:":
+        first_line = SHARED_OPTIONS_OF
     cmd = first_line.split()[2]
     args = ["--help"] if cmd.startswith("<") else [cmd, "--help"]
     env = dict(os.environ, COLUMNS="100")  # argparse's width, for the Python commands
@@ -37,6 +42,8 @@ def is_current(block: str, help_out: str) -> bool:
 
 def rewritten(block: str, help_out: str) -> str:
     """The help as printed, without its shared part when the block left it out."""
+    if block.startswith("options:"):
+        return help_out[help_out.index("options:"):]
     if SHARED_START not in block and SHARED_START in help_out:
         help_out = help_out[:help_out.index(SHARED_START)].rstrip("\n") + "\n"
     return help_out
