@@ -23,7 +23,7 @@ static jp_op_stat group_row(const jp_op_stat *o, int by) {
     const char *k = group_key(o, by);
     jp_op_stat g = {.module = "", .name = k, .category = "", .op_name = "", .scope = "", .source = "", .function = "",
                     .device = o->device, .min_ps = o->min_ps, .max_ps = o->max_ps, .bound = JP_BOUND_UNKNOWN,
-                    .program_id = -1};
+                    .program_id = -1, .no_rate = 1};
     if (by == BY_CATEGORY) g.category = k;
     else if (by == BY_MODULE) g.module = k;
     else if (by == BY_SCOPE) g.scope = k;
@@ -31,19 +31,29 @@ static jp_op_stat group_row(const jp_op_stat *o, int by) {
     return g;
 }
 
+/* Adds o to its group g. A group's FLOPs and bytes are those of its ops that have rates, over all
+ * its time, so its FLOP/s and GB/s are the group's achieved rates: an asynchronous start or done
+ * half (no_rate) lists the whole transfer's bytes against a launch or a wait (2 TB in 2 µs: 10^6
+ * GB/s), which must not enter a rate. A group of such halves only sums their work and has no rate,
+ * like each of them. */
 static void group_add(jp_op_stat *g, const jp_op_stat *o) {
     g->count += o->count;
     g->total_ps += o->total_ps;
     g->self_ps += o->self_ps;
     g->min_ps = o->min_ps < g->min_ps ? o->min_ps : g->min_ps;
     g->max_ps = o->max_ps > g->max_ps ? o->max_ps : g->max_ps;
+    g->self_sumsq += o->self_sumsq;
+    g->n_devices = o->n_devices > g->n_devices ? o->n_devices : g->n_devices;
+    if (g->no_rate && !o->no_rate) { /* its first op with rates: the halves' work leaves the sums */
+        g->no_rate = 0;
+        g->flops = g->bytes = g->hlo_flops = g->xla_flops = g->transcendentals = 0;
+    }
+    if (!g->no_rate && o->no_rate) return;
     g->flops += o->flops;
     g->bytes += o->bytes;
     g->hlo_flops += o->hlo_flops;
     g->xla_flops += o->xla_flops;
     g->transcendentals += o->transcendentals;
-    g->self_sumsq += o->self_sumsq;
-    g->n_devices = o->n_devices > g->n_devices ? o->n_devices : g->n_devices;
 }
 
 typedef struct keyed {
