@@ -17,6 +17,7 @@
 #define JP_XN_STAT_HLO_MODULE "hlo_module"           /* its module */
 #define JP_XN_STAT_PROGRAM_ID "program_id"           /* the module's compilation */
 #define JP_XN_STAT_RUN_ID "run_id"                   /* the execution (XLA:CPU, GPU when present) */
+#define JP_XN_STAT_DEVICE_ORDINAL "device_ordinal"   /* XLA:CPU: the local device a thunk ran for */
 #define JP_XN_STAT_STEP_NUM "step_num"               /* StepTraceAnnotation */
 #define JP_XN_STAT_ROOT "_r"                         /* a root (step marker) TraceMe */
 #define JP_XN_STAT_KERNEL_DETAILS "kernel_details"   /* a GPU kernel's launch: grid, block, registers */

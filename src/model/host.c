@@ -93,18 +93,135 @@ static int add_host_event(jp_build_ctx *c, const jp_event_meta *em, jp_str name,
                ? jp_build_nomem(c->err) : JP_OK;
 }
 
-/* XLA:CPU runs each HLO op as a thunk TraceMe on a worker thread, tagged hlo_op/hlo_module. */
-static int add_cpu_op(jp_build_ctx *c, uint32_t *cpu, uint32_t line, int64_t start, int64_t dur, const jp_ev_info *info) {
-    if (*cpu == UINT32_MAX) {
-        *cpu = jp_build_add_device(c, c->plane->name, JP_PLATFORM_CPU);
-        if (*cpu == UINT32_MAX) return jp_build_nomem(c->err);
+/* ---- XLA:CPU's devices ------------------------------------------------------------------------ */
+
+/* XLA:CPU runs one program on several devices of one process (JAX's
+ * --xla_force_host_platform_device_count, or a TFRT CPU client's devices): each thunk TraceMe names
+ * the local device it ran for in `device_ordinal` (thunk_executor.cc), so each ordinal is a device
+ * of its own, "/device:CPU:<ordinal>" (GPU planes are numbered the same way, per host). A plane with
+ * one ordinal, or events that name none (older XLA; the H2D/D2H copies), keeps today's single device
+ * named after the plane, "/host:CPU". Devices are created as ordinals are first seen, in the order of
+ * the plane's threads, and ordered by ordinal once the plane is read (cpu_devs_finish). */
+typedef struct cpu_dev {
+    int64_t ordinal;  /* -1: events that name no device */
+    uint32_t device;  /* into m->devices; UINT32_MAX while none was needed, or when --device leaves it out */
+} cpu_dev;
+
+typedef struct cpu_devs {
+    jp_vec v;              /* cpu_dev, one per ordinal seen */
+    size_t last;           /* the previous lookup's entry: a thread's events mostly name one device */
+    uint32_t first_device; /* m->devices.n when the plane began: its devices follow */
+    size_t first_opdef, first_xfer, first_span;
+} cpu_devs;
+
+static int is_index(const char *d) { return strspn(d, "0123456789") == strlen(d); }
+
+/* Whether --device keeps ordinal's device: its name matches, or (-1) "/host:CPU" matches as before
+ * (index 0: XLA:CPU's only device); a filter that is no index and names the plane ("host",
+ * "/host:CPU") keeps all of them. */
+static int cpu_dev_selected(int64_t ordinal, const jp_load_options *opt) {
+    jp_str plane = {JP_XN_PLANE_HOST_CPU, sizeof JP_XN_PLANE_HOST_CPU - 1};
+    if (!opt || !opt->device || !*opt->device || ordinal < 0) return jp_device_selected(plane, opt);
+    char name[48];
+    int n = snprintf(name, sizeof name, "/device:CPU:%lld", (long long)ordinal);
+    if (jp_device_selected((jp_str){name, (size_t)n}, opt)) return 1;
+    return !is_index(opt->device) && jp_device_selected(plane, opt);
+}
+
+/* The device of ordinal's events (-1: none named) in *dev, UINT32_MAX when --device leaves it out. */
+static int cpu_device(jp_build_ctx *c, cpu_devs *d, int64_t ordinal, const jp_load_options *opt, uint32_t *dev) {
+    cpu_dev *e = d->last < d->v.n ? &JP_VEC_AT(&d->v, cpu_dev, d->last) : NULL;
+    if (!e || e->ordinal != ordinal) {
+        e = NULL;
+        for (size_t i = 0; i < d->v.n && !e; i++)
+            if (JP_VEC_AT(&d->v, cpu_dev, i).ordinal == ordinal) e = &JP_VEC_AT(&d->v, cpu_dev, i), d->last = i;
     }
+    if (!e) {
+        if (!(e = jp_vec_push(&d->v, sizeof *e))) return jp_build_nomem(c->err);
+        d->last = d->v.n - 1;
+        *e = (cpu_dev){ordinal, UINT32_MAX};
+        if (cpu_dev_selected(ordinal, opt)) {
+            char name[48];
+            int n = snprintf(name, sizeof name, "/device:CPU:%lld", (long long)ordinal);
+            e->device = jp_build_add_device(c, ordinal < 0 ? c->plane->name : (jp_str){name, (size_t)n}, JP_PLATFORM_CPU);
+            if (e->device == UINT32_MAX) return jp_build_nomem(c->err);
+        }
+    }
+    *dev = e->device;
+    return JP_OK;
+}
+
+static int cmp_cpu_dev(const void *a, const void *b) { /* by ordinal, events naming none last */
+    uint64_t x = (uint64_t)((const cpu_dev *)a)->ordinal, y = (uint64_t)((const cpu_dev *)b)->ordinal;
+    return (x > y) - (x < y);
+}
+
+/* Device index old -> new in the records this plane added (its op definitions, transfers and their
+ * spans; op spans come later, from link_op_ends). m->op_index keeps the old indices in its keys:
+ * only this plane looks them up, and it is read. */
+static void cpu_devs_remap(jp_model *m, const cpu_devs *d, const uint32_t *to) {
+    uint32_t first = d->first_device, n = (uint32_t)(m->devices.n - first);
+    for (size_t i = d->first_opdef; i < m->opdefs.n; i++) {
+        jp_opdef *o = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
+        if (o->device >= first && o->device - first < n) o->device = to[o->device - first];
+    }
+    for (size_t i = d->first_xfer; i < m->xfers.n; i++) {
+        jp_xfer_ev *x = &JP_VEC_AT(&m->xfers, jp_xfer_ev, i);
+        if (x->device >= first && x->device - first < n) x->device = to[x->device - first];
+    }
+    for (size_t i = d->first_span; i < m->spans.n; i++) {
+        jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
+        if (s->device >= first && s->device - first < n) s->device = to[s->device - first];
+    }
+}
+
+/* One ordinal at most (events naming none beside it are the same device): one device named after
+ * the plane, as before devices were told apart. Several: ordered by ordinal. */
+static int cpu_devs_finish(jp_build_ctx *c, cpu_devs *d) {
+    jp_model *m = c->m;
+    size_t n_ordinals = 0, n = m->devices.n - d->first_device;
+    for (size_t i = 0; i < d->v.n; i++) n_ordinals += JP_VEC_AT(&d->v, cpu_dev, i).ordinal >= 0;
+    if (n == 0) return JP_OK;
+    uint32_t *to = malloc(n * sizeof *to);
+    jp_device *was = malloc(n * sizeof *was);
+    if (!to || !was) {
+        free(to), free(was);
+        return jp_build_nomem(c->err);
+    }
+    memcpy(was, &JP_VEC_AT(&m->devices, jp_device, d->first_device), n * sizeof *was);
+    if (n_ordinals <= 1) {
+        for (size_t i = 0; i < n; i++) to[i] = d->first_device;
+        m->devices.n = d->first_device + 1;
+        JP_VEC_AT(&m->devices, jp_device, d->first_device).name = jp_intern_view(&m->intern, c->plane->name);
+    } else {
+        cpu_dev *e = d->v.data;
+        qsort(e, d->v.n, sizeof *e, cmp_cpu_dev);
+        uint32_t at = d->first_device;
+        for (size_t i = 0; i < d->v.n; i++) {
+            if (e[i].device == UINT32_MAX) continue;
+            to[e[i].device - d->first_device] = at;
+            JP_VEC_AT(&m->devices, jp_device, at++) = was[e[i].device - d->first_device];
+        }
+    }
+    cpu_devs_remap(m, d, to);
+    free(to), free(was);
+    return JP_VEC_AT(&m->devices, jp_device, d->first_device).name ? JP_OK : jp_build_nomem(c->err);
+}
+
+/* XLA:CPU runs each HLO op as a thunk TraceMe on a worker thread, tagged hlo_op/hlo_module and the
+ * device it ran for. */
+static int add_cpu_op(jp_build_ctx *c, cpu_devs *devs, const jp_load_options *opt, uint32_t line, int64_t start,
+                      int64_t dur, const jp_ev_info *info) {
+    uint32_t dev;
+    int64_t ordinal = jp_info_has(info, K_DEVICE_ORDINAL) && info->v[K_DEVICE_ORDINAL].i >= 0 ? info->v[K_DEVICE_ORDINAL].i : -1;
+    int rc = cpu_device(c, devs, ordinal, opt, &dev);
+    if (rc || dev == UINT32_MAX) return rc;
     const char *module = jp_build_info_interned(c, info, K_HLO_MODULE), *name = jp_build_info_interned(c, info, K_HLO_OP);
     if (!module || !name) return jp_build_nomem(c->err);
     int64_t program = jp_build_program_id(info);
-    uint32_t op = jp_build_op_for(c, *cpu, module, name, program, info);
+    uint32_t op = jp_build_op_for(c, dev, module, name, program, info);
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
-    int rc = jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 0);
+    rc = jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 0);
     if (rc == JP_OK) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).flow = (uint64_t)jp_info_int(info, K_FLOW_P);
     return rc;
 }
@@ -232,21 +349,22 @@ static int link_op_ends(jp_build_ctx *c, size_t first_op, jp_vec *ends) {
     return rc;
 }
 
-static int read_host_lines(jp_build_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends);
+static int read_host_lines(jp_build_ctx *c, const jp_load_options *opt, cpu_devs *devs, jp_vec *ends);
 
 int jp_build_read_host(jp_build_ctx *c, const jp_load_options *opt) {
-    uint32_t cpu = UINT32_MAX;
-    int cpu_wanted = jp_device_selected((jp_str){JP_XN_PLANE_HOST_CPU, sizeof JP_XN_PLANE_HOST_CPU - 1}, opt);
     size_t first_op = c->m->ops.n;
     jp_vec ends = {0};
-    int rc = read_host_lines(c, cpu_wanted, &cpu, &ends);
+    cpu_devs devs = {.first_device = (uint32_t)c->m->devices.n, .first_opdef = c->m->opdefs.n,
+                     .first_xfer = c->m->xfers.n, .first_span = c->m->spans.n};
+    int rc = read_host_lines(c, opt, &devs, &ends);
+    if (rc == JP_OK) rc = cpu_devs_finish(c, &devs);
     if (rc == JP_OK) rc = link_op_ends(c, first_op, &ends);
+    jp_vec_free(&devs.v);
     jp_vec_free(&ends);
     return rc;
 }
 
-static int read_host_lines(jp_build_ctx *c, int cpu_wanted, uint32_t *cpu_dev, jp_vec *ends) {
-    uint32_t cpu = *cpu_dev;
+static int read_host_lines(jp_build_ctx *c, const jp_load_options *opt, cpu_devs *devs, jp_vec *ends) {
     for (size_t l = 0; l < c->plane->n_lines; l++) {
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
@@ -266,7 +384,7 @@ static int read_host_lines(jp_build_ctx *c, int cpu_wanted, uint32_t *cpu_dev, j
             } else if (!c->has_devices && jp_info_has(info, K_HLO_OP) && jp_info_has(info, K_HLO_MODULE)) {
                 /* XLA:CPU's op thunks; beside a GPU the same stats tag the host's launch calls
                  * (cuLaunchKernel, hipModuleLaunchKernel), which are host runtime events */
-                if (cpu_wanted && (rc = add_cpu_op(c, &cpu, line, start, dur, info))) return rc;
+                if ((rc = add_cpu_op(c, devs, opt, line, start, dur, info))) return rc;
             } else if (jp_xn_has_prefix(name, "end: ") && jp_info_has(info, K_FLOW_C)) {
                 op_end *oe = jp_vec_push(ends, sizeof *oe);
                 if (!oe) return jp_build_nomem(c->err);
@@ -274,15 +392,14 @@ static int read_host_lines(jp_build_ctx *c, int cpu_wanted, uint32_t *cpu_dev, j
             } else if (!c->has_devices && cpu_transfer_kind(name) >= 0) {
                 /* XLA:CPU's "H2D Dispatch" is the copy itself; beside a GPU or TPU it only queues
                  * one, which the device plane records with its size */
-                if (cpu == UINT32_MAX && cpu_wanted && (cpu = jp_build_add_device(c, c->plane->name, JP_PLATFORM_CPU)) == UINT32_MAX)
-                    return jp_build_nomem(c->err);
-                if (cpu_wanted && (rc = jp_build_add_xfer(c, cpu, cpu_transfer_kind(name), start, dur, 0))) return rc;
+                uint32_t dev;
+                if ((rc = cpu_device(c, devs, -1, opt, &dev))) return rc;
+                if (dev != UINT32_MAX && (rc = jp_build_add_xfer(c, dev, cpu_transfer_kind(name), start, dur, 0))) return rc;
             } else if (!worker && (rc = add_host_event(c, em, name, line, start, dur, info))) {
                 return rc;
             }
         }
         if (rc < 0) return rc;
     }
-    *cpu_dev = cpu;
     return JP_OK;
 }
