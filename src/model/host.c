@@ -107,11 +107,17 @@ typedef struct cpu_dev {
     uint32_t device;  /* into m->devices; UINT32_MAX while none was needed, or when --device leaves it out */
 } cpu_dev;
 
+typedef struct cpu_xfer { /* an XLA:CPU copy, kept until the plane's devices are known */
+    int64_t start_ps, dur_ps;
+    int kind;
+} cpu_xfer;
+
 typedef struct cpu_devs {
     jp_vec v;              /* cpu_dev, one per ordinal seen */
     size_t last;           /* the previous lookup's entry: a thread's events mostly name one device */
     uint32_t first_device; /* m->devices.n when the plane began: its devices follow */
-    size_t first_opdef, first_xfer, first_span;
+    size_t first_opdef;    /* m->opdefs.n then */
+    jp_vec xfers;          /* cpu_xfer */
 } cpu_devs;
 
 static int is_index(const char *d) { return strspn(d, "0123456789") == strlen(d); }
@@ -156,56 +162,61 @@ static int cmp_cpu_dev(const void *a, const void *b) { /* by ordinal, events nam
     return (x > y) - (x < y);
 }
 
-/* Device index old -> new in the records this plane added (its op definitions, transfers and their
- * spans; op spans come later, from link_op_ends). m->op_index keeps the old indices in its keys:
- * only this plane looks them up, and it is read. */
-static void cpu_devs_remap(jp_model *m, const cpu_devs *d, const uint32_t *to) {
-    uint32_t first = d->first_device, n = (uint32_t)(m->devices.n - first);
-    for (size_t i = d->first_opdef; i < m->opdefs.n; i++) {
-        jp_opdef *o = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
-        if (o->device >= first && o->device - first < n) o->device = to[o->device - first];
-    }
-    for (size_t i = d->first_xfer; i < m->xfers.n; i++) {
-        jp_xfer_ev *x = &JP_VEC_AT(&m->xfers, jp_xfer_ev, i);
-        if (x->device >= first && x->device - first < n) x->device = to[x->device - first];
-    }
-    for (size_t i = d->first_span; i < m->spans.n; i++) {
-        jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        if (s->device >= first && s->device - first < n) s->device = to[s->device - first];
-    }
-}
-
-/* One ordinal at most (events naming none beside it are the same device): one device named after
- * the plane, as before devices were told apart. Several: ordered by ordinal. */
-static int cpu_devs_finish(jp_build_ctx *c, cpu_devs *d) {
+/* Orders the plane's devices by ordinal: devices and the op definitions (their only records so far:
+ * transfers are added after, op spans by link_op_ends) move to their new indices. m->op_index keeps
+ * the old ones in its keys; they stay within this plane's devices, which no later plane looks up. */
+static int cpu_devs_order(jp_build_ctx *c, cpu_devs *d, size_t n) {
     jp_model *m = c->m;
-    size_t n_ordinals = 0, n = m->devices.n - d->first_device;
-    for (size_t i = 0; i < d->v.n; i++) n_ordinals += JP_VEC_AT(&d->v, cpu_dev, i).ordinal >= 0;
-    if (n == 0) return JP_OK;
-    uint32_t *to = malloc(n * sizeof *to);
+    uint32_t first = d->first_device, *to = malloc(n * sizeof *to);
     jp_device *was = malloc(n * sizeof *was);
     if (!to || !was) {
         free(to), free(was);
         return jp_build_nomem(c->err);
     }
-    memcpy(was, &JP_VEC_AT(&m->devices, jp_device, d->first_device), n * sizeof *was);
-    if (n_ordinals <= 1) {
-        for (size_t i = 0; i < n; i++) to[i] = d->first_device;
-        m->devices.n = d->first_device + 1;
-        JP_VEC_AT(&m->devices, jp_device, d->first_device).name = jp_intern_view(&m->intern, c->plane->name);
-    } else {
-        cpu_dev *e = d->v.data;
-        qsort(e, d->v.n, sizeof *e, cmp_cpu_dev);
-        uint32_t at = d->first_device;
-        for (size_t i = 0; i < d->v.n; i++) {
-            if (e[i].device == UINT32_MAX) continue;
-            to[e[i].device - d->first_device] = at;
-            JP_VEC_AT(&m->devices, jp_device, at++) = was[e[i].device - d->first_device];
-        }
+    memcpy(was, &JP_VEC_AT(&m->devices, jp_device, first), n * sizeof *was);
+    cpu_dev *e = d->v.data;
+    qsort(e, d->v.n, sizeof *e, cmp_cpu_dev);
+    uint32_t at = first;
+    for (size_t i = 0; i < d->v.n; i++) {
+        if (e[i].device == UINT32_MAX) continue;
+        to[e[i].device - first] = at;
+        JP_VEC_AT(&m->devices, jp_device, at) = was[e[i].device - first];
+        e[i].device = at++;
     }
-    cpu_devs_remap(m, d, to);
+    for (size_t i = d->first_opdef; i < m->opdefs.n; i++) {
+        jp_opdef *o = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
+        if (o->device >= first && o->device - first < n) o->device = to[o->device - first];
+    }
+    d->last = 0;
     free(to), free(was);
-    return JP_VEC_AT(&m->devices, jp_device, d->first_device).name ? JP_OK : jp_build_nomem(c->err);
+    return JP_OK;
+}
+
+/* Once the plane is read: several ordinals are ordered devices; one ordinal alone keeps the name
+ * "/host:CPU" it had before devices were told apart. XLA:CPU's copies (H2D/D2H) name no device:
+ * they go to that one device, else to "/host:CPU", the device of the events that name none. */
+static int cpu_devs_finish(jp_build_ctx *c, cpu_devs *d, const jp_load_options *opt) {
+    jp_model *m = c->m;
+    size_t n_ordinals = 0, n = m->devices.n - d->first_device;
+    for (size_t i = 0; i < d->v.n; i++) n_ordinals += JP_VEC_AT(&d->v, cpu_dev, i).ordinal >= 0;
+    uint32_t xfer_dev = UINT32_MAX;
+    int rc = JP_OK;
+    if (n_ordinals > 1 && n > 1) {
+        rc = cpu_devs_order(c, d, n);
+    } else if (n_ordinals == 1 && n == 1 && d->v.n == 1) {
+        jp_device *dev = &JP_VEC_AT(&m->devices, jp_device, d->first_device);
+        if (!(dev->name = jp_intern_view(&m->intern, c->plane->name))) rc = jp_build_nomem(c->err);
+        xfer_dev = d->first_device;
+    }
+    if (rc || !d->xfers.n) return rc;
+    /* --device N picks a device of several, not the host's copies that "/host:CPU" (index 0) holds */
+    int picked = n_ordinals > 1 && opt && opt->device && *opt->device && is_index(opt->device);
+    if (xfer_dev == UINT32_MAX && !picked && (rc = cpu_device(c, d, -1, opt, &xfer_dev))) return rc;
+    for (size_t i = 0; i < d->xfers.n && xfer_dev != UINT32_MAX && rc == JP_OK; i++) {
+        const cpu_xfer *x = &JP_VEC_AT(&d->xfers, cpu_xfer, i);
+        rc = jp_build_add_xfer(c, xfer_dev, x->kind, x->start_ps, x->dur_ps, 0);
+    }
+    return rc;
 }
 
 /* XLA:CPU runs each HLO op as a thunk TraceMe on a worker thread, tagged hlo_op/hlo_module and the
@@ -354,12 +365,12 @@ static int read_host_lines(jp_build_ctx *c, const jp_load_options *opt, cpu_devs
 int jp_build_read_host(jp_build_ctx *c, const jp_load_options *opt) {
     size_t first_op = c->m->ops.n;
     jp_vec ends = {0};
-    cpu_devs devs = {.first_device = (uint32_t)c->m->devices.n, .first_opdef = c->m->opdefs.n,
-                     .first_xfer = c->m->xfers.n, .first_span = c->m->spans.n};
+    cpu_devs devs = {.first_device = (uint32_t)c->m->devices.n, .first_opdef = c->m->opdefs.n};
     int rc = read_host_lines(c, opt, &devs, &ends);
-    if (rc == JP_OK) rc = cpu_devs_finish(c, &devs);
+    if (rc == JP_OK) rc = cpu_devs_finish(c, &devs, opt);
     if (rc == JP_OK) rc = link_op_ends(c, first_op, &ends);
     jp_vec_free(&devs.v);
+    jp_vec_free(&devs.xfers);
     jp_vec_free(&ends);
     return rc;
 }
@@ -392,9 +403,9 @@ static int read_host_lines(jp_build_ctx *c, const jp_load_options *opt, cpu_devs
             } else if (!c->has_devices && cpu_transfer_kind(name) >= 0) {
                 /* XLA:CPU's "H2D Dispatch" is the copy itself; beside a GPU or TPU it only queues
                  * one, which the device plane records with its size */
-                uint32_t dev;
-                if ((rc = cpu_device(c, devs, -1, opt, &dev))) return rc;
-                if (dev != UINT32_MAX && (rc = jp_build_add_xfer(c, dev, cpu_transfer_kind(name), start, dur, 0))) return rc;
+                cpu_xfer *x = jp_vec_push(&devs->xfers, sizeof *x);
+                if (!x) return jp_build_nomem(c->err);
+                *x = (cpu_xfer){start, dur, cpu_transfer_kind(name)};
             } else if (!worker && (rc = add_host_event(c, em, name, line, start, dur, info))) {
                 return rc;
             }
