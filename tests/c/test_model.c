@@ -1,5 +1,6 @@
 /* test_model.c - the model builder: nesting past its depth limit is an error that says where, and
- * the ops table (model) and the exported XLA Ops rows (layout) count the same kernels. */
+ * the ops table (model) and the exported XLA Ops rows (layout) count the same kernels; XLA:CPU's
+ * thunks name their devices. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -314,12 +315,131 @@ static void dispatch_module_names(void **state) {
     }
 }
 
+
+/* ---- XLA:CPU devices ---------------------------------------------------------------------------- */
+
+/* A /host:CPU plane whose thunks (hlo_op, hlo_module, device_ordinal) name the devices in `ords`
+ * (-1: no device_ordinal stat), one thunk each, 10 ns apart on two worker lines, and an
+ * "H2D Dispatch" copy (it names no device). */
+static pbw cpu_devices_space(const int *ords, size_t n) {
+    pbw space = {0}, plane = {0};
+    for (uint64_t l = 0; l < 2; l++) {
+        pbw line = {0};
+        for (size_t i = l; i < n; i += 2) {
+            pbw ev = {0}, st = {0};
+            pbw_uint(&ev, 1, 1);
+            pbw_uint(&ev, 2, 10000 * i);
+            pbw_uint(&ev, 3, 5000);
+            pbw_uint(&st, 1, 1);
+            pbw_str(&st, 5, "dot.1");
+            pbw_msg(&ev, 4, &st);
+            pbw_uint(&st, 1, 2);
+            pbw_str(&st, 5, "jit_f");
+            pbw_msg(&ev, 4, &st);
+            if (ords[i] >= 0) {
+                pbw_uint(&st, 1, 3);
+                pbw_uint(&st, 3, (uint64_t)ords[i]);
+                pbw_msg(&ev, 4, &st);
+            }
+            pbw_msg(&line, 4, &ev);
+        }
+        if (l == 1) { /* the copy, last on its line */
+            pbw ev = {0};
+            pbw_uint(&ev, 1, 2);
+            pbw_uint(&ev, 2, 10000 * n);
+            pbw_uint(&ev, 3, 3000);
+            pbw_msg(&line, 4, &ev);
+        }
+        pbw_uint(&line, 1, 7 + l);
+        pbw_str(&line, 2, "tf_XLAPjRtCpuClient");
+        pbw_uint(&line, 3, 1000);
+        pbw_msg(&plane, 3, &line);
+    }
+    const char *stats[4] = {"", JP_XN_STAT_HLO_OP, JP_XN_STAT_HLO_MODULE, JP_XN_STAT_DEVICE_ORDINAL};
+    for (uint64_t id = 1; id < 4; id++) {
+        pbw meta = {0}, entry = {0};
+        pbw_uint(&meta, 1, id);
+        pbw_str(&meta, 2, stats[id]);
+        pbw_uint(&entry, 1, id);
+        pbw_msg(&entry, 2, &meta);
+        pbw_msg(&plane, 5, &entry);
+    }
+    const char *events[3] = {"", "dot.1", "H2D Dispatch"};
+    for (uint64_t id = 1; id < 3; id++) {
+        pbw meta = {0}, entry = {0};
+        pbw_uint(&meta, 1, id);
+        pbw_str(&meta, 2, events[id]);
+        pbw_uint(&entry, 1, id);
+        pbw_msg(&entry, 2, &meta);
+        pbw_msg(&plane, 4, &entry);
+    }
+    pbw_uint(&plane, 1, 1);
+    pbw_str(&plane, 2, JP_XN_PLANE_HOST_CPU);
+    pbw_msg(&space, 1, &plane);
+    return space;
+}
+
+/* Builds the model of cpu_devices_space(ords) with --device `device` (NULL: all) and checks its
+ * devices' names (want, n_want) and how many thunks each holds (n_ops; the copy's device last). */
+static void check_cpu_devices(const int *ords, size_t n, const char *device, const char *const *want,
+                              const size_t *n_ops, size_t n_want, size_t xfer_on) {
+    pbw space = cpu_devices_space(ords, n);
+    jp_error err;
+    jp_xspace *xs = NULL;
+    assert_int_equal(jp_xspace_parse_lazy(&xs, space.buf, space.len, "cpu.xplane.pb", &err), JP_OK);
+    jp_arena arena;
+    jp_arena_init(&arena, 0);
+    jp_model m;
+    jp_model_init(&m, &arena);
+    jp_load_options opt = {.device = device};
+    assert_int_equal(jp_model_add_xspace(&m, xs, "cpu", &opt, &err), JP_OK);
+    assert_int_equal(jp_model_finish(&m, &err), JP_OK);
+    assert_int_equal(m.devices.n, n_want);
+    size_t counted[8] = {0};
+    for (size_t i = 0; i < m.ops.n; i++) {
+        const jp_op_ev *e = &JP_VEC_AT(&m.ops, jp_op_ev, i);
+        counted[JP_VEC_AT(&m.opdefs, jp_opdef, e->op).device]++;
+    }
+    for (size_t d = 0; d < n_want; d++) {
+        assert_string_equal(JP_VEC_AT(&m.devices, jp_device, d).name, want[d]);
+        assert_int_equal(counted[d], n_ops[d]);
+    }
+    if (xfer_on == SIZE_MAX) {
+        assert_int_equal(m.xfers.n, 0);
+    } else {
+        assert_int_equal(m.xfers.n, 1);
+        assert_int_equal(JP_VEC_AT(&m.xfers, jp_xfer_ev, 0).device, xfer_on);
+    }
+    jp_model_deinit(&m);
+    jp_arena_deinit(&arena);
+    jp_xspace_close(xs);
+    free(space.buf);
+}
+
+static void cpu_thunks_name_their_devices(void **state) {
+    (void)state;
+    /* three ordinals, first seen out of order: ordered devices, the copy on /host:CPU after them */
+    static const int three[] = {2, 0, 1, 2, 2, 0};
+    static const char *const names3[] = {"/device:CPU:0", "/device:CPU:1", "/device:CPU:2", JP_XN_PLANE_HOST_CPU};
+    check_cpu_devices(three, 6, NULL, names3, (const size_t[]){2, 1, 3, 0}, 4, 3);
+    /* --device N picks one of them, without the host's copies */
+    check_cpu_devices(three, 6, "2", (const char *const[]){"/device:CPU:2"}, (const size_t[]){3}, 1, SIZE_MAX);
+    check_cpu_devices(three, 6, "0", (const char *const[]){"/device:CPU:0"}, (const size_t[]){2}, 1, SIZE_MAX);
+    /* one ordinal (or none: older XLA): the single /host:CPU device of before, the copy on it */
+    static const char *const host[] = {JP_XN_PLANE_HOST_CPU};
+    check_cpu_devices((const int[]){0, 0, 0}, 3, NULL, host, (const size_t[]){3}, 1, 0);
+    check_cpu_devices((const int[]){-1, -1, -1}, 3, NULL, host, (const size_t[]){3}, 1, 0);
+    check_cpu_devices((const int[]){0, 0, 0}, 3, "0", host, (const size_t[]){3}, 1, 0);
+    check_cpu_devices((const int[]){0, 0, 0}, 3, "1", host, (const size_t[]){0}, 0, SIZE_MAX);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nesting_past_the_limit_is_an_error),
         cmocka_unit_test(xla_ops_rows_count_what_the_ops_table_counts),
         cmocka_unit_test(per_program_costs),
         cmocka_unit_test(dispatch_module_names),
+        cmocka_unit_test(cpu_thunks_name_their_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
