@@ -241,21 +241,36 @@ static void device_ends(const jp_model *m, const jp_step *s, size_t n, int64_t *
     }
     if (dispatches.n > 1) qsort(dispatches.data, dispatches.n, sizeof(jp_exec), jp_exec_cmp_start);
     const jp_exec *x = m->execs.data, *d = dispatches.data;
-    /* the k-th dispatch of a module <-> its k-th execution: number both per module, in time order */
-    jp_map nth = {0}, ordinals = {0};
-    for (size_t j = 0; j < m->execs.n; j++) {
+    /* the k-th dispatch of a module <-> its k-th execution: number both per module, in time order.
+     * One dispatch runs on every device of its host (XLA:CPU's devices share the run_id): an
+     * execution is a (module, run_id, host), ending when its last device's part ends. */
+    jp_map nth = {0}, ordinals = {0}, runs = {0};
+    int64_t *run_end = malloc((m->execs.n ? m->execs.n : 1) * sizeof *run_end);
+    for (size_t j = 0; j < m->execs.n && run_end; j++) {
+        int seen = 0;
+        uint32_t first = x[j].run_id ? jp_map_get_or_put(&runs, jp_ptr_key(x[j].module), (uint64_t)x[j].run_id,
+                                                          x[j].host, (uint32_t)j, &seen)
+                                     : (uint32_t)j;
+        if (first == UINT32_MAX) break;
+        run_end[j] = x[j].end_ps;
+        if (seen) {
+            if (x[j].end_ps > run_end[first]) run_end[first] = x[j].end_ps;
+            continue;
+        }
         uint32_t k = ordinal(&ordinals, x[j].module);
         if (k == UINT32_MAX) break;
         jp_map_get_or_put(&nth, jp_ptr_key(x[j].module), k, 0, (uint32_t)j, NULL);
     }
+    jp_map_deinit(&runs);
     jp_map_deinit(&ordinals);
     for (size_t i = 0; i < dispatches.n; i++) {
         int found;
         uint32_t k = ordinal(&ordinals, d[i].module);
         uint32_t j = k == UINT32_MAX ? UINT32_MAX : jp_map_get_or_put(&nth, jp_ptr_key(d[i].module), k, 0, UINT32_MAX - 1, &found);
-        long step = k != UINT32_MAX && found && j < m->execs.n ? marker_at(s, n, d[i].start_ps) : -1;
-        if (step >= 0 && x[j].end_ps > end[step]) end[step] = x[j].end_ps;
+        long step = run_end && k != UINT32_MAX && found && j < m->execs.n ? marker_at(s, n, d[i].start_ps) : -1;
+        if (step >= 0 && run_end[j] > end[step]) end[step] = run_end[j];
     }
+    free(run_end);
     jp_map_deinit(&ordinals);
     jp_map_deinit(&nth);
     jp_vec_free(&dispatches);

@@ -53,6 +53,13 @@ CAPTURE = textwrap.dedent(f"""
             local(x, w).block_until_ready()
     jax.profiler.stop_trace()
 
+    jax.profiler.start_trace(sys.argv[1] + "/async")  # dispatched ahead: a step's work runs into the next
+    for i in range({STEPS}):
+        with jax.profiler.StepTraceAnnotation("train", step_num=i):
+            r = reduce(a, b)
+    r.block_until_ready()
+    jax.profiler.stop_trace()
+
     jax.profiler.start_trace(sys.argv[1] + "/single")  # unsharded: device 0 alone
     for i in range({STEPS}):
         with jax.profiler.StepTraceAnnotation("train", step_num=i):
@@ -62,11 +69,11 @@ CAPTURE = textwrap.dedent(f"""
 
 
 @pytest.fixture(scope="module")
-def captures(tmp_path_factory) -> tuple[Path, Path]:
+def captures(tmp_path_factory) -> tuple[Path, Path, Path]:
     root = tmp_path_factory.mktemp("cpu_devices")
     proc = subprocess.run([sys.executable, "-c", CAPTURE, str(root)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return only_xplane(root / "multi"), only_xplane(root / "single")
+    return only_xplane(root / "multi"), only_xplane(root / "single"), only_xplane(root / "async")
 
 
 def raw_thunks(xplane: Path) -> tuple[list[dict], dict[int, int]]:
@@ -122,7 +129,7 @@ def union_ns(spans: list[tuple[float, float]]) -> float:
 
 
 def test_eight_devices_each_with_its_own_ops_and_busy_time(captures):
-    multi, _ = captures
+    multi = captures[0]
     thunks, ends = raw_thunks(multi)
     assert {t["dev"] for t in thunks} == set(range(N_DEV))  # every thunk names its device
     count = collections.Counter(t["dev"] for t in thunks)
@@ -141,7 +148,7 @@ def test_eight_devices_each_with_its_own_ops_and_busy_time(captures):
 
 
 def test_ops_run_on_all_eight_devices(captures):
-    multi, _ = captures
+    multi = captures[0]
     thunks, _ = raw_thunks(multi)
     per_op = collections.defaultdict(set)
     n = collections.Counter()
@@ -160,7 +167,7 @@ def test_ops_run_on_all_eight_devices(captures):
 
 @pytest.mark.parametrize("index", [0, 5])
 def test_device_option_picks_one_cpu_device(captures, index):
-    multi, _ = captures
+    multi = captures[0]
     thunks, ends = raw_thunks(multi)
     mine = [t for t in thunks if t["dev"] == index]
     n = collections.Counter((t["module"], t["op"]) for t in mine)
@@ -179,10 +186,51 @@ def test_device_option_picks_one_cpu_device(captures, index):
 
 
 def test_one_device_program_keeps_the_host_cpu_device(captures):
-    _, single = captures
+    single = captures[1]
     thunks, _ = raw_thunks(single)
     assert thunks and {t["dev"] for t in thunks} == {0}  # one device named: today's single device
     report = jaxprof_json("report", single)
     assert [(d["name"], d["ops"]) for d in report["devices"]] == [("/host:CPU", len(thunks))]
     assert all(r["devices"] == 1 and r["device"] == "/host:CPU" for r in jaxprof_json("ops", single)["ops"])
     assert [d["name"] for d in jaxprof_json("report", single, "--device", "0")["devices"]] == ["/host:CPU"]
+
+
+def test_a_marked_step_ends_when_its_run_ends_on_every_device(captures):
+    """Steps dispatched ahead (no sync inside the markers): the k-th dispatch ran the k-th run
+    (run_id) of jit_reduce on all 8 devices, and its step lasts until the last device's part of
+    that run ends, or the next marker begins (docs/design.md, steps method 1)."""
+    xplane = captures[2]
+    thunks, ends = raw_thunks(xplane)
+    markers, dispatches = [], []
+    for plane in raw_planes(xplane):
+        for line in plane.lines:
+            for ev in line.events:
+                st = dict(ev.stats)
+                if "step_num" in st and "_r" in st:
+                    markers.append((ev.start_ns, ev.start_ns + ev.duration_ns))
+                elif ev.name == "PjitFunction(reduce)":
+                    dispatches.append((ev.start_ns, ev.start_ns + ev.duration_ns))
+    markers.sort()
+    dispatches.sort()  # JAX nests one PjitFunction(reduce) in another: the outer one is the dispatch
+    outer = [d for i, d in enumerate(dispatches) if not (i and dispatches[i - 1][0] <= d[0] <= dispatches[i - 1][1])]
+    assert len(markers) == STEPS and len(outer) == STEPS
+    spans = op_spans(thunks, ends)
+    run_start, run_end = {}, collections.defaultdict(float)
+    for t, (dev, a, b) in zip(thunks, spans):
+        if t["module"] == "jit_reduce":
+            run_start[t["run"]] = min(run_start.get(t["run"], a), a)
+            run_end[t["run"]] = max(run_end[t["run"]], b)
+    runs = sorted(run_start, key=run_start.get)
+    assert len(runs) == STEPS
+    assert all(len({t["dev"] for t in thunks if t["run"] == r}) == N_DEV for r in runs)
+    bounds = [markers[0][0]]
+    for i in range(STEPS - 1):
+        end = max(markers[i][1], run_end[runs[i]])
+        bounds.append(max(markers[i + 1][0], end, bounds[-1]))
+    steps = jaxprof_json("steps", xplane)["steps"]
+    assert [s["step"] for s in steps] == list(range(STEPS))
+    got = [s["start_ms"] - steps[0]["start_ms"] for s in steps]
+    want = [(b - bounds[0]) / 1e6 for b in bounds]
+    assert got == pytest.approx(want, abs=2e-6)
+    # the work really ran past the markers: a step ended on its run's last device, not a marker
+    assert any(run_end[runs[i]] > markers[i + 1][0] for i in range(STEPS - 1))
