@@ -16,7 +16,8 @@ extern "C" {
 typedef enum jp_platform { JP_PLATFORM_CPU = 0, JP_PLATFORM_GPU, JP_PLATFORM_TPU } jp_platform;
 
 typedef struct jp_device {
-    const char *name;     /* "/host:CPU" (XLA:CPU thunks), "/device:GPU:0", ... */
+    const char *name;     /* "/host:CPU" (XLA:CPU's one device; of several "/device:CPU:0", ...),
+                           * "/device:GPU:0", ... */
     const char *host;     /* hostname (file name without .xplane.pb) */
     int platform;         /* jp_platform */
     int64_t busy_ps;      /* union of its op and transfer intervals */

@@ -113,7 +113,7 @@ int jp_device_selected(jp_str plane_name, const jp_load_options *opt) {
     snprintf(name, sizeof name, "%.*s", (int)(plane_name.len > 200 ? 200 : plane_name.len), plane_name.ptr);
     const char *d = opt->device;
     if (strspn(d, "0123456789") == strlen(d)) { /* an index: "/device:GPU:1" is device 1 */
-        if (strcmp(name, JP_XN_PLANE_HOST_CPU) == 0) return strcmp(d, "0") == 0; /* XLA:CPU, the only device */
+        if (strcmp(name, JP_XN_PLANE_HOST_CPU) == 0) return strcmp(d, "0") == 0; /* XLA:CPU's one device */
         const char *colon = strrchr(name, ':');
         return colon && strcmp(colon + 1, d) == 0;
     }
