@@ -114,6 +114,7 @@ typedef struct cpu_xfer { /* an XLA:CPU copy, kept until the plane's devices are
 
 typedef struct cpu_devs {
     jp_vec v;              /* cpu_dev, one per ordinal seen */
+    jp_map index;          /* ordinal -> its entry in v (a hostile file may name millions) */
     size_t last;           /* the previous lookup's entry: a thread's events mostly name one device */
     uint32_t first_device; /* m->devices.n when the plane began: its devices follow */
     size_t first_opdef;    /* m->opdefs.n then */
@@ -138,13 +139,15 @@ static int cpu_dev_selected(int64_t ordinal, const jp_load_options *opt) {
 static int cpu_device(jp_build_ctx *c, cpu_devs *d, int64_t ordinal, const jp_load_options *opt, uint32_t *dev) {
     cpu_dev *e = d->last < d->v.n ? &JP_VEC_AT(&d->v, cpu_dev, d->last) : NULL;
     if (!e || e->ordinal != ordinal) {
-        e = NULL;
-        for (size_t i = 0; i < d->v.n && !e; i++)
-            if (JP_VEC_AT(&d->v, cpu_dev, i).ordinal == ordinal) e = &JP_VEC_AT(&d->v, cpu_dev, i), d->last = i;
-    }
-    if (!e) {
-        if (!(e = jp_vec_push(&d->v, sizeof *e))) return jp_build_nomem(c->err);
-        d->last = d->v.n - 1;
+        int found;
+        uint32_t k = jp_map_get_or_put(&d->index, (uint64_t)ordinal, 0, 0, (uint32_t)d->v.n, &found);
+        e = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&d->v, cpu_dev, k) : jp_vec_push(&d->v, sizeof *e);
+        if (!e) return jp_build_nomem(c->err);
+        d->last = k;
+        if (found) {
+            *dev = e->device;
+            return JP_OK;
+        }
         *e = (cpu_dev){ordinal, UINT32_MAX};
         if (cpu_dev_selected(ordinal, opt)) {
             char name[48];
@@ -187,8 +190,12 @@ static int cpu_devs_order(jp_build_ctx *c, cpu_devs *d, size_t n) {
         jp_opdef *o = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
         if (o->device >= first && o->device - first < n) o->device = to[o->device - first];
     }
-    d->last = 0;
     free(to), free(was);
+    jp_map_deinit(&d->index); /* its entries moved: the copies' lookup (cpu_devs_finish) indexes them again */
+    d->last = SIZE_MAX;
+    for (size_t i = 0; i < d->v.n; i++)
+        if (jp_map_get_or_put(&d->index, (uint64_t)e[i].ordinal, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
+            return jp_build_nomem(c->err);
     return JP_OK;
 }
 
@@ -370,6 +377,7 @@ int jp_build_read_host(jp_build_ctx *c, const jp_load_options *opt) {
     if (rc == JP_OK) rc = cpu_devs_finish(c, &devs, opt);
     if (rc == JP_OK) rc = link_op_ends(c, first_op, &ends);
     jp_vec_free(&devs.v);
+    jp_map_deinit(&devs.index);
     jp_vec_free(&devs.xfers);
     jp_vec_free(&ends);
     return rc;
