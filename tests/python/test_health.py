@@ -108,3 +108,27 @@ def test_a_truncated_error_field_is_an_offset_error(capture, tmp_path):
     proc = run_jaxprof("report", path)
     assert proc.returncode != 0
     assert f"truncated XSpace at byte {len(data)}: field 2 claims 40 bytes, 10 remain" in proc.stderr
+
+
+def test_the_viewers_overview_shows_the_health_banner(capture, tmp_path):
+    """The Overview heads its page with the capture's health: each item's kind, host and text."""
+    from selenium.webdriver.common.by import By
+
+    from conftest import headless_chromium
+    from test_viewer_browser import serve_dir, wait_for
+
+    run = tmp_path / "log" / "plugins" / "profile" / "2026_01_01_00_00_00"
+    run.mkdir(parents=True)
+    data = capture.read_bytes() + _string_field(2, "CUPTI buffer full") + _string_field(3, "GPU events dropped")
+    (run / "host.xplane.pb").write_bytes(data)
+    for url in serve_dir(tmp_path / "log"):
+        for browser in headless_chromium():
+            browser.get(url + "#/overview")
+            banner = wait_for(browser, "#capture-health", "Capture health")
+            items = [li.text for li in banner.find_elements(By.TAG_NAME, "li")]
+            assert items == ["error (host): CUPTI buffer full", "warning (host): GPU events dropped"]
+            assert "bad" in banner.get_attribute("class").split()
+            # above the devices line, right under the run's facts
+            assert browser.execute_script(
+                "const b = document.getElementById('capture-health');"
+                "return b.previousElementSibling.textContent.startsWith('platform ')")
