@@ -1201,7 +1201,7 @@ static void capture_health(ctx *c) {
         int own = strcmp(h->kind, "error") == 0 || strcmp(h->kind, "warning") == 0;
         profiler |= own, empty |= strcmp(h->kind, "empty device") == 0, no_hlo |= strcmp(h->kind, "no HLO") == 0;
         bad |= strcmp(h->kind, "error") == 0 || strcmp(h->kind, "empty device") == 0;
-        jp_text_printf(&what, own ? "%s%s %s: \"%s\"" : "%s%s %s: %s", i ? "; " : "", h->host, h->kind, h->text);
+        jp_text_printf(&what, own ? "%s%s (%s): \"%s\"" : "%s%s (%s): %s", i ? "; " : "", h->kind, h->host, h->text);
     }
     char fix_buf[768];
     jp_text fix = jp_text_make(fix_buf, sizeof fix_buf);

@@ -378,7 +378,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     if (a->op_busy_ps > 0) /* XProf's window for idle time; the KPIs below are over the steps */
         fprintf(out, "device idle %.1f%% of each device's first-to-last activity\n", a->device_idle_pct);
     for (size_t i = 0; i < a->n_health; i++) /* the capture's own troubles before anything read from it */
-        fprintf(out, "capture health: %s %s: %s\n", a->health[i].host, a->health[i].kind, a->health[i].text);
+        fprintf(out, "capture health: %s (%s): %s\n", a->health[i].kind, a->health[i].host, a->health[i].text);
     for (size_t i = 0; i < a->n_warnings; i++) fprintf(out, "warning: %s\n", a->warnings[i]);
     if (a->n_steps) {
         jp_format_time(b[0], 32, s->mean_ps);

@@ -10,6 +10,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import jaxprof
+
 from conftest import jaxprof_json, only_xplane, profile_steps, run_jaxprof
 
 
@@ -65,7 +67,7 @@ def test_a_real_capture_without_errors_has_an_empty_health_list(capture):
     errors, warnings = raw_notes(capture.read_bytes())
     assert errors == [] and warnings == []
     report = jaxprof_json("report", capture)
-    assert report["capture_health"] == []
+    assert report["capture_health"] == [] and jaxprof.load(capture).capture_health() == []
     assert "capture_health" not in {f["id"] for f in report["findings"]}
     for command in ("ops", "steps", "findings"):  # every section document carries the list
         assert jaxprof_json(command, capture)["capture_health"] == []
@@ -90,6 +92,7 @@ def test_the_profilers_own_errors_and_warnings_are_shown(capture, tmp_path):
     report = jaxprof_json("report", path)
     assert report["capture_health"] == want
     assert jaxprof_json("ops", path)["capture_health"] == want
+    assert jaxprof.load(path).capture_health() == want
     (finding,) = [f for f in report["findings"] if f["id"] == "capture_health"]
     assert finding["severity"] == "bad"
     assert all(f'"{text}"' in finding["evidence"] for text in errors + warnings)
@@ -97,8 +100,9 @@ def test_the_profilers_own_errors_and_warnings_are_shown(capture, tmp_path):
     lines = run_jaxprof("report", path).stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("capture health:"))
     assert first <= 3  # right under the header (title, platform line, device idle line)
-    assert lines[first:first + 3] == [f"capture health: host error: {errors[0]}", f"capture health: host error: {errors[1]}",
-                                      f"capture health: host warning: {warnings[0]}"]
+    assert lines[first:first + 3] == [f"capture health: error (host): {errors[0]}",
+                                      f"capture health: error (host): {errors[1]}",
+                                      f"capture health: warning (host): {warnings[0]}"]
 
 
 def test_a_truncated_error_field_is_an_offset_error(capture, tmp_path):
