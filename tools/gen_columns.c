@@ -81,7 +81,8 @@ static void schema_document(void) {
     puts("## The document\n");
     puts("Every section's document starts with `schema_version`, `jaxprof_version`, `section`, `path` (the file,\n"
          "or the run directory whose files were loaded), `platform` (`cpu`, `gpu` or `tpu`), `hosts[]`,\n"
-         "`events`, `span_ms`, `device_busy_ms`, `device_idle_pct` and `devices[]`. Then, by section:\n");
+         "`events`, `span_ms`, `device_busy_ms`, `device_idle_pct`, `capture_health[]` and `devices[]`. Then, by\n"
+         "section:\n");
     puts("| section | keys after the header |\n|---|---|");
     puts("| `report` | `step_summary`, `kpis[]`, `ops[]`, `steps[]`, `scopes[]`, `kernels[]`, `memory[]`, "
          "`transfers[]`, `compiles[]`, `findings[]`, `lines[]`, `split_ms`, `split_note`, `memory_timeline`, "
@@ -108,7 +109,11 @@ static void schema_document(void) {
          "  host) with every buffer and `timeline[{bytes, instruction}]`.");
     puts("- `clock_method`: how the hosts' clocks were aligned (\"\" for one host); `host_ops`: `{host: [ops\n"
          "  rows]}`, each host's ops alone.");
-    puts("- `warnings[]`: what loading met that the analysis stands without, one sentence each.\n");
+    puts("- `warnings[]`: what loading met that the analysis stands without, one sentence each.");
+    puts("- `capture_health[]`: what the capture itself lacks, in every document: `{kind, host, text}`, `kind`\n"
+         "  `error` or `warning` (the profiler's own words: the XSpace's errors and warnings), `empty device` (a\n"
+         "  host whose every GPU/TPU plane recorded nothing while it dispatched programs) or `no HLO` (a module\n"
+         "  that ran without an HloProto: no FLOPs, bytes or memory for it); `[]` for a complete capture.\n");
 }
 
 static void schema_table(const jp_table_def *d) {

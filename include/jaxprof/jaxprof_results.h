@@ -370,6 +370,15 @@ typedef struct jp_straggler {
     int64_t step_ps;             /* the step's median time over the hosts */
 } jp_straggler;
 
+/* One thing that makes the capture itself incomplete (jp_analysis.health). */
+typedef struct jp_health {
+    const char *kind; /* "error", "warning": the profiler's own words (XSpace errors, warnings);
+                       * "empty device": a device plane without events while its host dispatched;
+                       * "no HLO": a module that ran without an HloProto in the metadata */
+    const char *host; /* the host whose XSpace says so */
+    const char *text; /* the profiler's message, or ours naming the device or module */
+} jp_health;
+
 typedef struct jp_analysis {
     const char *path;           /* the xplane file, or the run directory */
     const char **hosts;
@@ -429,6 +438,9 @@ typedef struct jp_analysis {
                                  * a file that looks cut after a plane, an ignored CPU peaks file) */
     size_t n_warnings;
     int step_window;            /* 1: the analysis of a step window alone (jp_load_options.has_steps) */
+    jp_health *health;          /* what the capture lacks: the XSpaces' own errors and warnings, empty
+                                 * device planes, modules without HLO; empty for a complete capture */
+    size_t n_health;
 } jp_analysis;
 
 /* ---- comparing two profiles (jaxprof.h, jp_diff_*) ------------------------------------------- */

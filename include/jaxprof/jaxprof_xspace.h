@@ -94,6 +94,10 @@ void jp_xspace_close(jp_xspace *xs);
 const jp_plane *jp_xspace_planes(const jp_xspace *xs, size_t *n_planes);
 /* Hostnames recorded in the XSpace (may be empty). */
 const jp_str *jp_xspace_hostnames(const jp_xspace *xs, size_t *n);
+/* The profiler's own errors and warnings (XSpace fields 2 and 3: "GPU events dropped", a tracer
+ * that failed to start), in file order; may be empty. Views into the input, like every jp_str. */
+const jp_str *jp_xspace_errors(const jp_xspace *xs, size_t *n);
+const jp_str *jp_xspace_warnings(const jp_xspace *xs, size_t *n);
 /* Total events over all planes and lines. */
 uint64_t jp_xspace_event_count(const jp_xspace *xs);
 /* Bytes of the decoded input (after gunzip). */

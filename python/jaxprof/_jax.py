@@ -12,8 +12,7 @@ import jax
 
 from ._log import log
 
-#: ProfileOptions fields a caller may set through ``options=`` dicts.
-_OPTION_FIELDS = ("host_tracer_level", "device_tracer_level", "python_tracer_level", "duration_ms")
+from .config import check_profile_options
 
 
 def make_options(
@@ -39,10 +38,12 @@ def make_options(
         "device_tracer_level": 1 if device_trace else 0,
         "python_tracer_level": 1 if python_trace else 0,
     }
-    wanted.update(extra or {})
+    wanted.update(check_profile_options(extra or {}))
     for field, value in wanted.items():
-        if hasattr(options, field):
-            setattr(options, field, value)
+        if field == "advanced_configuration" and not value:
+            continue  # JAX's default: nothing to set (and nothing to warn about on an older JAX)
+        if hasattr(type(options), field):  # the type's: setting an unknown name on the instance would stick silently
+            setattr(options, field, dict(value) if field == "advanced_configuration" else value)
         elif field == "device_tracer_level" and value == 1:
             pass  # device tracing is on by default where the knob is missing
         else:
@@ -54,10 +55,7 @@ def options_from(value: Any) -> Any | None:
     """Accepts a ready ``ProfileOptions``, a dict of its fields, or ``None``."""
     if value is None or not isinstance(value, Mapping):
         return value
-    unknown = set(value) - set(_OPTION_FIELDS)
-    if unknown:
-        raise ValueError(f"options: unknown ProfileOptions fields {sorted(unknown)}; known: {list(_OPTION_FIELDS)}")
-    return make_options(extra=value)
+    return make_options(extra=check_profile_options(value))
 
 
 def _profile_state() -> Any | None:

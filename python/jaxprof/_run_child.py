@@ -10,6 +10,7 @@ launcher named. Nothing here raises into the program: a failure is one warning a
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import socket
 import threading
@@ -24,6 +25,7 @@ import jax
 import numpy as np
 
 from . import _jax, multihost
+from .config import check_profile_options
 from ._log import log
 from .runs import latest_run
 
@@ -35,6 +37,7 @@ ENV_DELAY = "JAXPROF_RUN_DELAY"             # seconds from the import of JAX to 
 ENV_DURATION = "JAXPROF_RUN_DURATION"       # the window's length in seconds
 ENV_PYTHON_TRACE = "JAXPROF_RUN_PYTHON_TRACE"  # "1": JAX's Python tracer on
 ENV_SETTLE = "JAXPROF_RUN_SETTLE"           # N: start at A or later, after N steps in a row compiled nothing
+ENV_OPTIONS = "JAXPROF_RUN_OPTIONS"         # JSON object: ProfileOptions fields (--preset, --host-tracer-level, --option)
 SETTLE_WAIT = 20                            # with a settle rule, start by call A + this all the same
 STEP_NAME = "train"                         # the StepTraceAnnotation name of the steps (as Profiler's)
 RUN_NAME_KEY = "jaxprof/run/cli-run-name"   # jax.distributed key-value store: process 0's run name
@@ -52,10 +55,13 @@ class Settings:
     python_trace: bool = False             # JAX's Python tracer on
     settle: int = 0                        # steps: begin at the first call >= A after this many steps
                                            # in a row that compiled nothing (0: exactly at A)
+    options: Mapping[str, Any] = field(default_factory=dict)  # ProfileOptions fields over jaxprof's defaults
 
     def to_env(self) -> dict[str, str]:
         env = {ENV_DIR: str(self.run_dir), ENV_PYTHON_TRACE: "1" if self.python_trace else "0",
                ENV_SETTLE: str(self.settle)}
+        if self.options:
+            env[ENV_OPTIONS] = json.dumps(dict(self.options), sort_keys=True)
         if self.state_dir is not None:
             env[ENV_STATE] = str(self.state_dir)
         if self.steps is not None:
@@ -69,7 +75,8 @@ class Settings:
         """Raises ValueError on a malformed value (the launcher never writes one)."""
         state = env.get(ENV_STATE)
         common = dict(run_dir=Path(env[ENV_DIR]), state_dir=Path(state) if state else None,
-                      python_trace=env.get(ENV_PYTHON_TRACE) == "1", settle=int(env.get(ENV_SETTLE, "0")))
+                      python_trace=env.get(ENV_PYTHON_TRACE) == "1", settle=int(env.get(ENV_SETTLE, "0")),
+                      options=check_profile_options(json.loads(env[ENV_OPTIONS]), ENV_OPTIONS) if env.get(ENV_OPTIONS) else {})
         if ENV_STEPS in env:
             a, b = (int(v) for v in env[ENV_STEPS].split(":"))
             return cls(steps=(a, b), **common)
@@ -99,7 +106,7 @@ class Tracker:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.options = _jax.make_options(python_trace=settings.python_trace)
+        self.options = _jax.make_options(python_trace=settings.python_trace, extra=settings.options)
         # one Calls per Python function jitted, gone with the function; a list for those that
         # take no weak reference
         self._calls_of: weakref.WeakKeyDictionary[Any, Calls] = weakref.WeakKeyDictionary()

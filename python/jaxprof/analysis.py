@@ -132,6 +132,12 @@ class Profile:
         ignored CPU peaks cache file. Empty for a sound profile."""
         return self._json("report")["warnings"]
 
+    def capture_health(self) -> list[dict[str, str]]:
+        """What the capture itself lacks, each ``{kind, host, text}``: the profiler's own ``error``
+        and ``warning`` messages (the XSpace's), an ``empty device`` (a host whose devices recorded
+        nothing while it dispatched), a module with ``no HLO``. Empty for a complete capture."""
+        return self._json("findings")["capture_health"]
+
     def __repr__(self) -> str:
         return f"Profile({self.path!r})"
 

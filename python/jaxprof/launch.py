@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Callable, Sequence
 
 from ._run_child import Settings
+from .config import PRESETS, options_of, parse_option, preset_options
 from . import _core, _isolated, multihost, runs
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "_bootstrap"
@@ -35,7 +36,8 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="jaxprof run",
         usage="jaxprof run [--out DIR] [--steps A:B | --delay DUR --duration DUR] [--report|--no-report]\n"
-              "                   [--python-trace] -- PROGRAM [ARGS...]",
+              "                   [--python-trace] [--preset lean] [--host-tracer-level N] [--option KEY=VALUE]...\n"
+              "                   -- PROGRAM [ARGS...]",
         description="Run PROGRAM unchanged (e.g. python train.py) and profile the JAX work of every Python "
                     "process it starts that imports JAX. Steps are the calls of the step function: the jitted "
                     "function (jax.jit, jax.pmap, Flax's nnx.jit) that, among those called at least twice by "
@@ -57,7 +59,33 @@ def parser() -> argparse.ArgumentParser:
                     help="print the report of the run to stderr (default)")
     ap.add_argument("--no-report", dest="report", action="store_false", help="print only the run directory")
     ap.add_argument("--python-trace", action="store_true", help="turn on JAX's Python tracer (bigger traces)")
+    ap.add_argument("--preset", choices=sorted(PRESETS),
+                    help="a named set of ProfileOptions: lean (host tracer level 1, no Python tracer, no dataset "
+                         "ops, CUPTI buffers of 1 Mi events) for big GPU jobs; the options below override it")
+    ap.add_argument("--host-tracer-level", type=int, choices=range(4), metavar="N",
+                    help="JAX's host tracer level: 0 off, 1 user annotations and dispatches, 2 (default), 3 verbose")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", type=_option,
+                    help="any ProfileOptions field (enable_hlo_proto=false) or advanced_configuration key "
+                         "(gpu_max_activity_api_events=4000000, tpu_trace_mode=TRACE_COMPUTE); repeatable")
     return ap
+
+
+def _option(text: str) -> tuple[str, object]:
+    try:
+        return parse_option(text, "--option")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def profile_options(args: argparse.Namespace) -> dict:
+    """The ProfileOptions fields ``jaxprof run`` asked for: the preset's, then --python-trace and
+    --host-tracer-level, then every --option (later ones win); ValueError for a value of the wrong kind."""
+    pairs = list(args.option)
+    if args.host_tracer_level is not None:
+        pairs.insert(0, ("host_tracer_level", args.host_tracer_level))
+    if args.python_trace:
+        pairs.insert(0, ("python_tracer_level", 1))
+    return options_of(pairs, preset_options(args.preset) if args.preset else None)
 
 
 def _steps(text: str) -> tuple[int, int]:
@@ -98,6 +126,10 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
         ap.error("--delay needs --duration")
     if args.duration is not None and args.duration <= 0:
         ap.error("--duration must be > 0")
+    try:
+        args.options = profile_options(args)
+    except ValueError as exc:
+        ap.error(str(exc))
     return args, program
 
 
@@ -118,7 +150,8 @@ def main(argv: Sequence[str]) -> int:
     settings = Settings(run_dir=run_dir.resolve(), state_dir=state_dir,
                         steps=None if window else (args.steps or DEFAULT_STEPS),
                         settle=DEFAULT_SETTLE if args.steps is None and not window else 0,
-                        delay_s=args.delay or 0.0, duration_s=args.duration or 0.0, python_trace=args.python_trace)
+                        delay_s=args.delay or 0.0, duration_s=args.duration or 0.0, python_trace=args.python_trace,
+                        options=args.options)
     if window:
         _say(f"capturing {settings.duration_s:g} s from {settings.delay_s:g} s after JAX is imported into {run_dir}")
     else:

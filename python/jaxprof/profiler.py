@@ -15,7 +15,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import jax
 
@@ -95,13 +95,22 @@ class Profiler:
         max_total_bytes: int | None = None,
         processes: Sequence[int] | None = None,
         report_timeout_s: float | None = None,
+        enable_hlo_proto: bool = True,
+        include_dataset_ops: bool = True,
+        raise_error_on_start_failure: bool = False,
+        start_timestamp_ns: int = 0,
+        trace_duration_ms: int = 0,
+        advanced_configuration: Mapping[str, Any] | None = None,
     ) -> None:
         if num_steps is None:
             num_steps = 0 if duration_ms > 0 else 1
         check_profiler_args(dict(
             start_step=start_step, num_steps=num_steps, every_n_steps=every_n_steps, skip_first=skip_first,
             host_trace_level=host_trace_level, max_profiles=max_profiles, max_total_bytes=max_total_bytes,
-            duration_ms=duration_ms, report=report, processes=processes, report_timeout_s=report_timeout_s))
+            duration_ms=duration_ms, report=report, processes=processes, report_timeout_s=report_timeout_s,
+            enable_hlo_proto=enable_hlo_proto, include_dataset_ops=include_dataset_ops,
+            raise_error_on_start_failure=raise_error_on_start_failure, start_timestamp_ns=start_timestamp_ns,
+            trace_duration_ms=trace_duration_ms, advanced_configuration=advanced_configuration or {}))
 
         self.log_dir = Path(log_dir)
         self.start_step = start_step
@@ -123,8 +132,17 @@ class Profiler:
         self._instance = _next_instance(self.log_dir)
         self._over_disk_budget = False       # set (with one warning) once max_total_bytes stops captures
         self._reports: list[threading.Thread] = []  # background analyses of finished captures
+        # the other ProfileOptions fields, where they differ from JAX's defaults (so that an older
+        # JAX without one warns only when it was asked for)
+        chosen = dict(enable_hlo_proto=enable_hlo_proto, include_dataset_ops=include_dataset_ops,
+                      raise_error_on_start_failure=raise_error_on_start_failure,
+                      start_timestamp_ns=start_timestamp_ns, duration_ms=trace_duration_ms,
+                      advanced_configuration=dict(advanced_configuration or {}))
+        defaults = dict(enable_hlo_proto=True, include_dataset_ops=True, raise_error_on_start_failure=False,
+                        start_timestamp_ns=0, duration_ms=0, advanced_configuration={})
         self.options = _jax.make_options(
-            device_trace=device_trace, python_trace=python_trace, host_trace_level=host_trace_level
+            device_trace=device_trace, python_trace=python_trace, host_trace_level=host_trace_level,
+            extra={k: v for k, v in chosen.items() if v != defaults[k]},
         )
         self.captures: list[Capture] = []  #: finished captures, in order
         self._active: _Active | None = None

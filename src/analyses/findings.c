@@ -1188,6 +1188,39 @@ static void rate_above_peak(ctx *c) {
             "%s", what.buf);
 }
 
+/* The capture itself is incomplete (a->health, health.c): the profiler's own errors and warnings,
+ * quoted, then empty device planes and modules without HLO. The fix follows what is missing. */
+static void capture_health(ctx *c) {
+    const jp_analysis *a = c->a;
+    if (!a->n_health) return;
+    char buf[EVIDENCE_MAX];
+    jp_text what = jp_text_make(buf, sizeof buf);
+    int bad = 0, profiler = 0, empty = 0, no_hlo = 0;
+    for (size_t i = 0; i < a->n_health; i++) {
+        const jp_health *h = &a->health[i];
+        int own = strcmp(h->kind, "error") == 0 || strcmp(h->kind, "warning") == 0;
+        profiler |= own, empty |= strcmp(h->kind, "empty device") == 0, no_hlo |= strcmp(h->kind, "no HLO") == 0;
+        bad |= strcmp(h->kind, "error") == 0 || strcmp(h->kind, "empty device") == 0;
+        jp_text_printf(&what, own ? "%s%s (%s): \"%s\"" : "%s%s (%s): %s", i ? "; " : "", h->kind, h->host, h->text);
+    }
+    char fix_buf[768];
+    jp_text fix = jp_text_make(fix_buf, sizeof fix_buf);
+    if (profiler)
+        jp_text_puts(&fix, "The profiler reported trouble while capturing: where events were dropped (a full CUPTI "
+                           "buffer), raise advanced_configuration gpu_max_activity_api_events and "
+                           "gpu_max_callback_api_events, or capture less (lower host_tracer_level, "
+                           "python_tracer_level 0, a shorter trace: the `lean` preset of ProfilerConfig). ");
+    if (empty)
+        jp_text_puts(&fix, "A device recorded nothing while programs ran on it: check device_tracer_level (1) and that "
+                           "the device tracer could start (CUPTI permissions, one profiler per process). ");
+    if (no_hlo)
+        jp_text_puts(&fix, "Modules without an HloProto have no FLOPs, bytes or memory: capture with "
+                           "enable_hlo_proto=True, and compile inside the trace or run them once more in it.");
+    const char *fixed = jp_analysis_printf(c->arena, "%s", fix_buf);
+    finding(c, "capture_health", bad ? JP_RATING_BAD : JP_RATING_WARNING, "The capture is incomplete",
+            fixed ? fixed : "", "%s", buf);
+}
+
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {.m = m, .arena = arena, .a = a};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
@@ -1212,6 +1245,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     large_transfers(&c);
     dominant_op(&c);
     peak_temporaries(&c);
+    capture_health(&c);
     free(c.busy);
     /* most severe first, stable otherwise */
     for (size_t i = 1; i < a->n_findings; i++)

@@ -24,6 +24,8 @@ struct jp_xspace {
     size_t n_planes;
     jp_str *hostnames;
     size_t n_hostnames;
+    jp_str *notes[2];      /* the XSpace's own errors and warnings (fields 2 and 3), views */
+    size_t n_notes[2];
     uint64_t n_events;     /* over all planes */
     const uint8_t *data;   /* the serialized XSpace */
     size_t size;
@@ -40,7 +42,7 @@ struct jp_xspace {
 };
 
 enum {
-    XSPACE_PLANES = 1, XSPACE_HOSTNAMES = 4,
+    XSPACE_PLANES = 1, XSPACE_ERRORS = 2, XSPACE_WARNINGS = 3, XSPACE_HOSTNAMES = 4,
     PLANE_ID = 1, PLANE_NAME = 2, PLANE_LINES = 3, PLANE_EVENT_META = 4, PLANE_STAT_META = 5, PLANE_STATS = 6,
     LINE_ID = 1, LINE_NAME = 2, LINE_TIMESTAMP = 3, LINE_EVENTS = 4, LINE_DURATION = 9, LINE_DISPLAY_ID = 10,
     LINE_DISPLAY_NAME = 11,
@@ -660,19 +662,23 @@ static int decode_space(jp_xspace *xs, jp_error *err) {
                             json_at);
     jp_pb c = jp_pb_make(xs->data, xs->size, xs->data);
     jp_pb_field f;
-    size_t n_planes = 0, n_hosts = 0;
+    size_t n_planes = 0, n_hosts = 0, n_notes[2] = {0, 0};
     for (jp_pb scan = c; !jp_pb_done(&scan);) {
         int rc = jp_pb_next(&scan, &f, "XSpace", err);
         if (rc) return rc;
-        if (f.number == XSPACE_PLANES || f.number == XSPACE_HOSTNAMES) {
+        if (f.number >= XSPACE_PLANES && f.number <= XSPACE_HOSTNAMES) {
             if ((rc = want(&f, JP_PB_LEN, "XSpace", err))) return rc;
             n_planes += f.number == XSPACE_PLANES;
             n_hosts += f.number == XSPACE_HOSTNAMES;
+            if (f.number == XSPACE_ERRORS || f.number == XSPACE_WARNINGS) n_notes[f.number - XSPACE_ERRORS]++;
         }
     }
     xs->planes = alloc_array(xs, n_planes, sizeof(jp_plane), err);
     xs->hostnames = alloc_array(xs, n_hosts, sizeof(jp_str), err);
-    if ((n_planes && !xs->planes) || (n_hosts && !xs->hostnames)) return err ? err->code : JP_ERR_NOMEM;
+    for (int k = 0; k < 2; k++) xs->notes[k] = alloc_array(xs, n_notes[k], sizeof(jp_str), err);
+    if ((n_planes && !xs->planes) || (n_hosts && !xs->hostnames) || (n_notes[0] && !xs->notes[0]) ||
+        (n_notes[1] && !xs->notes[1]))
+        return err ? err->code : JP_ERR_NOMEM;
     int last_is_plane = 0;
     while (!jp_pb_done(&c)) {
         int rc = jp_pb_next(&c, &f, "XSpace", err);
@@ -682,6 +688,9 @@ static int decode_space(jp_xspace *xs, jp_error *err) {
             if ((rc = decode_plane(xs, jp_pb_sub(&c, &f), &xs->planes[xs->n_planes++], err))) return rc;
         } else if (f.number == XSPACE_HOSTNAMES) {
             xs->hostnames[xs->n_hostnames++] = str_of(&f);
+        } else if (f.number == XSPACE_ERRORS || f.number == XSPACE_WARNINGS) {
+            int k = f.number == XSPACE_WARNINGS;
+            xs->notes[k][xs->n_notes[k]++] = str_of(&f);
         }
     }
     return last_is_plane && !n_hosts ? cut_after_planes(xs, err) : JP_OK;
@@ -953,6 +962,16 @@ const jp_plane *jp_xspace_planes(const jp_xspace *xs, size_t *n_planes) {
 const jp_str *jp_xspace_hostnames(const jp_xspace *xs, size_t *n) {
     *n = xs->n_hostnames;
     return xs->hostnames;
+}
+
+const jp_str *jp_xspace_errors(const jp_xspace *xs, size_t *n) {
+    *n = xs->n_notes[0];
+    return xs->notes[0];
+}
+
+const jp_str *jp_xspace_warnings(const jp_xspace *xs, size_t *n) {
+    *n = xs->n_notes[1];
+    return xs->notes[1];
 }
 
 uint64_t jp_xspace_event_count(const jp_xspace *xs) { return xs->n_events; }

@@ -23,7 +23,8 @@ void jp_model_init(jp_model *m, jp_arena *arena) {
 
 void jp_model_deinit(jp_model *m) {
     jp_vec *vecs[] = {&m->hosts, &m->devices, &m->hlo, &m->opdefs, &m->ops, &m->host, &m->xfers,
-                      &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans, &m->warnings};
+                      &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans, &m->warnings,
+                      &m->capture_notes};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) jp_vec_free(vecs[i]);
     jp_map_deinit(&m->op_index);
     jp_map_deinit(&m->run_program);
@@ -198,6 +199,21 @@ static int64_t capture_start_ns(const jp_xspace *xs, const jp_plane *planes, siz
     return 0;
 }
 
+/* The XSpace's own errors and warnings, copied: the model outlives the file's bytes. */
+static int add_capture_notes(jp_model *m, const jp_xspace *xs, const char *host) {
+    for (int k = 0; k < 2; k++) {
+        size_t n;
+        const jp_str *notes = k ? jp_xspace_warnings(xs, &n) : jp_xspace_errors(xs, &n);
+        for (size_t i = 0; i < n; i++) {
+            jp_health *h = jp_vec_push(&m->capture_notes, sizeof *h);
+            if (!h) return JP_ERR_NOMEM;
+            *h = (jp_health){k ? "warning" : "error", host, jp_arena_strndup(m->arena, notes[i].ptr, notes[i].len)};
+            if (!h->text) return JP_ERR_NOMEM;
+        }
+    }
+    return JP_OK;
+}
+
 int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt, jp_error *err) {
     size_t n_planes;
     const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
@@ -213,7 +229,8 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     jp_build_ctx c = {.m = m, .xs = xs, .host = h->name, .host_index = (uint32_t)(m->hosts.n - 1), .err = err,
                       .op_nest.line = UINT32_MAX, .host_nest.line = UINT32_MAX};
     for (size_t i = 0; i < n_planes; i++) c.has_devices |= jp_plane_role_of(&planes[i], NULL) == JP_ROLE_DEVICE;
-    int rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
+    int rc = add_capture_notes(m, xs, h->name) ? jp_build_nomem(err) : JP_OK;
+    if (rc == JP_OK) rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
     jp_stream_close(c.stream);
     size_t n_names;

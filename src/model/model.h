@@ -197,6 +197,7 @@ typedef struct jp_model {
     jp_vec warnings;         /* const char * (arena), one sentence each: what reading met that the
                               * profile is still usable without (events naming no metadata, an
                               * ignored calibration file, a file that looks cut short) */
+    jp_vec capture_notes;    /* jp_health: each XSpace's own errors and warnings (arena strings) */
 } jp_model;
 
 void jp_model_init(jp_model *m, jp_arena *arena);

@@ -136,6 +136,17 @@ static void json_header(const jp_analysis *a, int section, FILE *out) {
     fprintf(out, "],\"events\":%llu,\"span_ms\":%.6f,\"device_busy_ms\":%.6f,\"device_idle_pct\":%.4f",
             (unsigned long long)a->n_events, (double)a->span_ps / 1e9, (double)a->op_busy_ps / 1e9,
             a->device_idle_pct);
+    fputs(",\"capture_health\":[", out); /* what the capture lacks (jp_analysis.health): every document */
+    for (size_t i = 0; i < a->n_health; i++) {
+        fputs(i ? ",{\"kind\":" : "{\"kind\":", out);
+        jp_json_fput_cstr(out, a->health[i].kind);
+        fputs(",\"host\":", out);
+        jp_json_fput_cstr(out, a->health[i].host);
+        fputs(",\"text\":", out);
+        jp_json_fput_cstr(out, a->health[i].text);
+        fputc('}', out);
+    }
+    fputc(']', out);
 }
 
 static void json_memory_samples(const jp_analysis *a, FILE *out) {
@@ -366,6 +377,8 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     fprintf(out, "%s captured, device busy %s\n", b[0], b[1]);
     if (a->op_busy_ps > 0) /* XProf's window for idle time; the KPIs below are over the steps */
         fprintf(out, "device idle %.1f%% of each device's first-to-last activity\n", a->device_idle_pct);
+    for (size_t i = 0; i < a->n_health; i++) /* the capture's own troubles before anything read from it */
+        fprintf(out, "capture health: %s (%s): %s\n", a->health[i].kind, a->health[i].host, a->health[i].text);
     for (size_t i = 0; i < a->n_warnings; i++) fprintf(out, "warning: %s\n", a->warnings[i]);
     if (a->n_steps) {
         jp_format_time(b[0], 32, s->mean_ps);

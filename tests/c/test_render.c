@@ -515,11 +515,11 @@ static const jp_analysis *gpu_of(void **state) { return jp_profile_analysis(((fi
  *     [8,8.5) of outer and [9.5,9.75) of idle: host 1.75 -> 1.25, idle 0.75 -> 0.5 per step. */
 
 #define CPU_JSON_HEAD(section) \
-    "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"cpu.xplane.pb\",\"platform\":\"cpu\",\"hosts\":[\"cpu\"],\"events\":19,\"span_ms\":20.000000,\"device_busy_ms\":14.500000,\"device_idle_pct\":14.7059,\"devices\":[\n" \
+    "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"cpu.xplane.pb\",\"platform\":\"cpu\",\"hosts\":[\"cpu\"],\"events\":19,\"span_ms\":20.000000,\"device_busy_ms\":14.500000,\"device_idle_pct\":14.7059,\"capture_health\":[],\"devices\":[\n" \
     "{\"name\":\"/host:CPU\",\"host\":\"cpu\",\"platform\":\"cpu\",\"busy_ms\":14.500000,\"ops\":6,\"first_ms\":1.000000,\"last_ms\":18.000000,\"idle_pct\":14.7059,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\"}]"
 
 #define GPU_JSON_HEAD(section) \
-    "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"gpu.xplane.pb\",\"platform\":\"gpu\",\"hosts\":[\"gpu\"],\"events\":4,\"span_ms\":7.000000,\"device_busy_ms\":5.500000,\"device_idle_pct\":21.4286,\"devices\":[\n" \
+    "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"gpu.xplane.pb\",\"platform\":\"gpu\",\"hosts\":[\"gpu\"],\"events\":4,\"span_ms\":7.000000,\"device_busy_ms\":5.500000,\"device_idle_pct\":21.4286,\"capture_health\":[{\"kind\":\"no HLO\",\"host\":\"gpu\",\"text\":\"module jit_step ran without an HloProto in the metadata: its ops have no FLOPs, bytes or memory (enable_hlo_proto)\"}],\"devices\":[\n" \
     "{\"name\":\"/device:GPU:0\",\"host\":\"gpu\",\"platform\":\"gpu\",\"busy_ms\":5.500000,\"ops\":3,\"first_ms\":0.000000,\"last_ms\":7.000000,\"idle_pct\":21.4286,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\"}]"
 
 /* The findings as text, alone and at the end of the report. */
@@ -761,6 +761,7 @@ static const char GPU_REPORT_TXT[] =
     "jaxprof report: gpu.xplane.pb\n"
     "platform gpu, 1 host(s), 1 device(s), 4 events, 7.00 ms captured, device busy 5.50 ms\n"
     "device idle 21.4% of each device's first-to-last activity\n"
+    "capture health: no HLO (gpu): module jit_step ran without an HloProto in the metadata: its ops have no FLOPs, bytes or memory (enable_hlo_proto)\n"
     "\n"
     "Steps: none found (no StepTraceAnnotation and no repeated execution)\n"
     "\n"
@@ -786,12 +787,17 @@ static const char GPU_REPORT_TXT[] =
     "fusion_kernel      2  4.00 ms  2.00 ms    32  8,1,1  256,1,1  50.00\n"
     "gemm_kernel        1  1.00 ms  1.00 ms   128  4,4,1  128,1,1  25.00\n"
     "\n"
-    "Findings (1)\n"
+    "Findings (2)\n"
     "  [warning] One op dominates device time (dominant_op)\n"
     "      evidence: fusion.1 (fusion, module jit_step) takes 80% of device op time (over 50%): 2 runs,\n"
     "                2.00 ms each; device computes 0% of step time\n"
     "      fix: One op dominates: look at its shapes and whether XLA could fuse or avoid it (e.g. a\n"
-    "           transpose or copy from layout changes, or a reduction over a large axis).\n";
+    "           transpose or copy from layout changes, or a reduction over a large axis).\n"
+    "  [warning] The capture is incomplete (capture_health)\n"
+    "      evidence: no HLO (gpu): module jit_step ran without an HloProto in the metadata: its ops have\n"
+    "                no FLOPs, bytes or memory (enable_hlo_proto)\n"
+    "      fix: Modules without an HloProto have no FLOPs, bytes or memory: capture with\n"
+    "           enable_hlo_proto=True, and compile inside the trace or run them once more in it.\n";
 
 static const char GPU_STEPS_TXT[] =
     "step  time  compute  collect  h2d  d2h  compile  host  idle  ops  outlier  no device work  gap\n"

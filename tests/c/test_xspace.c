@@ -375,6 +375,51 @@ static void truncation_reports_file_and_offset(void **state) {
     free(w.buf);
 }
 
+/* The profiler's own errors and warnings (XSpace fields 2 and 3) decode in file order; one cut
+ * short names its byte; one of the wrong wire type is corrupt at its tag. */
+static void capture_errors_and_warnings_decode(void **state) {
+    (void)state;
+    pbw w = build_space();
+    size_t base = w.len;
+    pbw_str(&w, 2, "CUPTI buffer full");
+    pbw_str(&w, 3, "GPU events dropped: 17");
+    pbw_str(&w, 2, "second error");
+    jp_xspace *xs;
+    jp_error err;
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "mem", &err), JP_OK);
+    size_t n_err, n_warn;
+    const jp_str *errors = jp_xspace_errors(xs, &n_err), *warnings = jp_xspace_warnings(xs, &n_warn);
+    assert_int_equal(n_err, 2);
+    assert_int_equal(n_warn, 1);
+    assert_true(jp_str_eq(errors[0], "CUPTI buffer full"));
+    assert_true(jp_str_eq(errors[1], "second error"));
+    assert_true(jp_str_eq(warnings[0], "GPU events dropped: 17"));
+    jp_xspace_close(xs);
+    /* Cut inside the last error's text: its length claims more bytes than remain. */
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len - 3, "cut.xplane.pb", &err), JP_ERR_TRUNCATED);
+    assert_null(xs);
+    size_t last = w.len - strlen("second error") - 2;
+    assert_int_equal(err.offset, last);
+    char want[160];
+    snprintf(want, sizeof want, "cut.xplane.pb: truncated XSpace at byte %zu: field 2 claims 12 bytes, 9 remain", last);
+    assert_string_equal(err.msg, want);
+    /* A warning written as a varint: corrupt, at its tag. */
+    w.len = base;
+    pbw_uint(&w, 3, 5);
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "bad.xplane.pb", &err), JP_ERR_CORRUPT);
+    assert_int_equal(err.offset, base);
+    assert_non_null(strstr(err.msg, "field 3 has wire type 0, expected length-delimited"));
+    /* None: empty lists. */
+    w.len = base;
+    assert_int_equal(jp_xspace_parse(&xs, w.buf, w.len, "mem", &err), JP_OK);
+    assert_null(jp_xspace_errors(xs, &n_err));
+    assert_int_equal(n_err, 0);
+    jp_xspace_warnings(xs, &n_warn);
+    assert_int_equal(n_warn, 0);
+    jp_xspace_close(xs);
+    free(w.buf);
+}
+
 static void corrupt_and_wrong_type_inputs(void **state) {
     (void)state;
     jp_xspace *xs;
@@ -756,6 +801,7 @@ int main(void) {
         cmocka_unit_test(lazy_reader_streams_the_same_events),
         cmocka_unit_test(lazy_open_reports_corrupt_events_when_read),
         cmocka_unit_test(truncation_reports_file_and_offset),
+        cmocka_unit_test(capture_errors_and_warnings_decode),
         cmocka_unit_test(corrupt_and_wrong_type_inputs),
         cmocka_unit_test(random_byte_flips_never_crash),
         cmocka_unit_test(compressed_stats_are_bounded_in_total),

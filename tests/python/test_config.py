@@ -6,6 +6,7 @@ import inspect
 from dataclasses import fields
 from pathlib import Path
 
+import jax
 import pytest
 
 import jaxprof
@@ -158,3 +159,123 @@ def test_processes_from_env_flag_and_config(tmp_path):
         ProfilerConfig.from_env({"PROFILE_PROCESSES": "0,x"})
     with pytest.raises(ValueError, match="profile_processes"):
         ProfilerConfig(profile_processes=[-1]).validate()
+
+
+# ---- issue 33 item 5: every ProfileOptions field and advanced_configuration key --------------------
+
+from jaxprof.config import ADVANCED_CONFIGURATION, PRESETS, PROFILE_OPTION_FIELDS  # noqa: E402
+
+
+def test_every_jax_profile_options_field_is_known():
+    """The fields we set are those the installed JAX's ProfileOptions has (but the two the Profiler
+    owns, and device_tracer_level, which this JAX does not expose and we warn about instead)."""
+    theirs = {name for name in dir(jax.profiler.ProfileOptions) if not name.startswith("_")}
+    assert theirs - set(PROFILE_OPTION_FIELDS) == {"repository_path", "session_id"}
+    assert set(PROFILE_OPTION_FIELDS) - theirs <= {"device_tracer_level"}
+
+
+OPTIONS = dict(host_trace_level=1, profile_python_trace=True, profile_gpu_trace=True, enable_hlo_proto=False,
+               include_dataset_ops=False, raise_error_on_start_failure=True, start_timestamp_ns=5,
+               trace_duration_ms=7, advanced_configuration={"gpu_max_activity_api_events": 4000000,
+                                                            "tpu_trace_mode": "TRACE_COMPUTE"})
+
+
+def test_options_round_trip_dataclass_env_and_flags():
+    """The same options as fields, as PROFILE_* variables and as flags make equal configs and equal
+    ProfileOptions, and every value lands in JAX's ProfileOptions."""
+    by_fields = ProfilerConfig(**OPTIONS)
+    by_env = ProfilerConfig.from_env({
+        "PROFILE_HOST_TRACER_LEVEL": "1", "PROFILE_PYTHON_TRACE": "1", "PROFILE_DEVICE_TRACE": "1",
+        "PROFILE_ENABLE_HLO_PROTO": "0", "PROFILE_INCLUDE_DATASET_OPS": "false",
+        "PROFILE_RAISE_ON_START_FAILURE": "yes", "PROFILE_START_TIMESTAMP_NS": "5", "PROFILE_TRACE_DURATION_MS": "7",
+        "PROFILE_OPTIONS": "gpu_max_activity_api_events=4000000, tpu_trace_mode=TRACE_COMPUTE"})
+    parser = add_argparse_arguments(argparse.ArgumentParser())
+    by_flags = ProfilerConfig.from_args(parser.parse_args([
+        "--host_trace_level", "1", "--profile_python_trace", "--profile_gpu_trace", "--no-enable_hlo_proto",
+        "--no-include_dataset_ops", "--raise_error_on_start_failure", "--start_timestamp_ns", "5",
+        "--trace_duration_ms", "7", "--profile_option", "gpu_max_activity_api_events=4000000",
+        "--profile_option", "tpu_trace_mode=TRACE_COMPUTE"]))
+    assert by_fields == by_env == by_flags
+    # PROFILE_OPTIONS also takes the plain fields, by JAX's names
+    assert ProfilerConfig.from_env({"PROFILE_OPTIONS": "host_tracer_level=1,python_tracer_level=1,enable_hlo_proto=0,"
+                                    "include_dataset_ops=0,raise_error_on_start_failure=1,start_timestamp_ns=5,"
+                                    "duration_ms=7,gpu_max_activity_api_events=4000000,"
+                                    "tpu_trace_mode=TRACE_COMPUTE"}) == by_fields
+    options = jaxprof.Profiler.from_config(by_fields).options
+    assert (options.host_tracer_level, options.python_tracer_level, options.enable_hlo_proto,
+            options.include_dataset_ops, options.raise_error_on_start_failure, options.start_timestamp_ns,
+            options.duration_ms) == (1, 1, False, False, True, 5, 7)
+    assert options.advanced_configuration == {"gpu_max_activity_api_events": 4000000, "tpu_trace_mode": "TRACE_COMPUTE"}
+
+
+def test_lean_preset_values():
+    """lean: host level 1, no Python tracer, no dataset ops, CUPTI buffers of 1 Mi events; the
+    variables and flags given with it override it."""
+    assert PRESETS["lean"] == {"host_tracer_level": 1, "python_tracer_level": 0, "include_dataset_ops": False,
+                               "advanced_configuration": {"gpu_max_activity_api_events": 1048576,
+                                                          "gpu_max_callback_api_events": 1048576}}
+    cfg = ProfilerConfig.preset("lean", profile_python_trace=True)
+    assert (cfg.host_trace_level, cfg.profile_python_trace, cfg.include_dataset_ops, cfg.enable_hlo_proto) == (1, True, False, True)
+    assert cfg.advanced_configuration == {"gpu_max_activity_api_events": 1 << 20, "gpu_max_callback_api_events": 1 << 20}
+    by_env = ProfilerConfig.from_env({"PROFILE_PRESET": "lean", "PROFILE_OPTIONS": "gpu_max_callback_api_events=99"})
+    assert by_env.advanced_configuration == {"gpu_max_activity_api_events": 1 << 20, "gpu_max_callback_api_events": 99}
+    by_flags = ProfilerConfig.from_args(add_argparse_arguments(argparse.ArgumentParser()).parse_args(
+        ["--profile_preset", "lean", "--host_trace_level", "2"]))
+    assert (by_flags.host_trace_level, by_flags.include_dataset_ops) == (2, False)
+    options = jaxprof.Profiler.from_config(ProfilerConfig.preset("lean")).options
+    assert (options.host_tracer_level, options.python_tracer_level, options.include_dataset_ops) == (1, 0, False)
+    assert options.advanced_configuration == PRESETS["lean"]["advanced_configuration"]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: ProfilerConfig(advanced_configuration={"gpu_max_events": 1}).validate(),
+     "advanced_configuration: unknown key 'gpu_max_events'; known: \\['gpu_dump_graph_node_mapping'"),
+    (lambda: ProfilerConfig(advanced_configuration={"gpu_max_activity_api_events": "many"}).validate(),
+     "advanced_configuration\\['gpu_max_activity_api_events'\\] must be int, got 'many'"),
+    (lambda: ProfilerConfig(advanced_configuration={"tpu_trace_mode": "FAST"}).validate(),
+     "tpu_trace_mode'\\] must be one of \\['TRACE_ONLY_HOST'"),
+    (lambda: ProfilerConfig.from_env({"PROFILE_OPTIONS": "no_such_key=1"}),
+     "PROFILE_OPTIONS: unknown key 'no_such_key'; known: ProfileOptions fields"),
+    (lambda: ProfilerConfig.from_env({"PROFILE_OPTIONS": "gpu_max_activity_api_events"}),
+     "PROFILE_OPTIONS must be KEY=VALUE, got 'gpu_max_activity_api_events'"),
+    (lambda: ProfilerConfig.from_env({"PROFILE_PRESET": "tiny"}), "PROFILE_PRESET must be one of \\['lean'\\]"),
+    (lambda: jaxprof.Profiler("/nonexistent", advanced_configuration={"cupti": 1}),
+     "advanced_configuration: unknown key 'cupti'"),
+    (lambda: jaxprof.trace("/nonexistent", options={"advanced_configuration": {"cupti": 1}}),
+     "options.advanced_configuration: unknown key 'cupti'"),
+])
+def test_unknown_keys_are_errors(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_unknown_flag_key_is_a_usage_error(capsys):
+    parser = add_argparse_arguments(argparse.ArgumentParser())
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--profile_option", "gpu_events=5"])
+    assert "--profile_option: unknown key 'gpu_events'" in capsys.readouterr().err
+
+
+def _host_names(path: Path) -> list[str]:
+    """Every event name of the /host:CPU plane, read with JAX's ProfileData."""
+    data = jax.profiler.ProfileData.from_file(str(path))
+    return [e.name for p in data.planes if p.name == "/host:CPU" for line in p.lines for e in line.events]
+
+
+def test_options_reach_jax(tmp_path, step_fn, w0):
+    """A config's tracer levels change what JAX records: host level 0 records no host event at all
+    (level 2 records the dispatches), and the Python tracer records this test's own frames."""
+    def capture(name: str, **options) -> list[str]:
+        cfg = ProfilerConfig(enable_profiling=True, profiling_dir=str(tmp_path / name), profiler_start_step=0,
+                             profiler_num_steps=1, profile_report=False, **options)
+        with jaxprof.Profiler.from_config(cfg) as prof:
+            with prof.step(0):
+                step_fn(w0).block_until_ready()
+        return _host_names(only_xplane(tmp_path / name))
+
+    default = capture("default")
+    assert any(n.startswith("PjitFunction(") for n in default)
+    assert not any(n.startswith("$") for n in default)  # the Python tracer is off by default
+    assert capture("off", host_trace_level=0) == []
+    python = capture("python", profile_python_trace=True, advanced_configuration={"gpu_max_activity_api_events": 1000})
+    assert f"$conftest.py:{step_fn.__code__.co_firstlineno} run" in python  # step_fn, called in the captured step

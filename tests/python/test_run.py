@@ -16,7 +16,7 @@ import pytest
 
 import jaxprof
 
-from conftest import JAXPROF_BIN
+from conftest import JAXPROF_BIN, jaxprof_json
 
 TRAIN = """
     import sys
@@ -531,3 +531,41 @@ def test_given_steps_are_taken_as_given_even_while_compiling(tmp_path):
     proc = jaxprof_run("--out", out, "--no-report", "--steps", "2:4", "--", sys.executable, shapes)
     assert proc.returncode == 0, proc.stderr
     assert step_numbers(the_run(out, proc.stderr)) == [2, 3, 4]
+
+
+def test_profile_options_reach_the_program(tmp_path):
+    """Issue 33 item 5: --preset, --host-tracer-level and --option reach JAX in PROGRAM's process.
+    The lean preset turns the Python tracer off; an --option after it turns it on again, and the
+    raw events (JAX's ProfileData) hold its "$file:line fn" frames; enable_hlo_proto=false leaves
+    every module that ran without its HloProto, which the capture's health then names (item 4): the
+    modules of the raw events' hlo_module stats."""
+    from jaxprof import launch
+    args, _ = launch.parse(["--preset", "lean", "--python-trace", "--host-tracer-level", "2",
+                            "--option", "gpu_max_callback_api_events=7", "--", "true"])
+    assert args.options == {"host_tracer_level": 2, "python_tracer_level": 1, "include_dataset_ops": False,
+                            "advanced_configuration": {"gpu_max_activity_api_events": 1 << 20,
+                                                       "gpu_max_callback_api_events": 7}}
+    train = script(tmp_path, "train.py", TRAIN)
+    out = tmp_path / "prof"
+    proc = jaxprof_run("--out", out, "--steps", "3:4", "--no-report", "--preset", "lean",
+                       "--option", "python_tracer_level=1", "--option", "enable_hlo_proto=false",
+                       "--", sys.executable, train, 8, 0)
+    assert proc.returncode == 0, proc.stderr
+    run = the_run(out, proc.stderr)
+    assert any(name.startswith("$") for name in event_names(run))
+    (xplane,) = run.glob("*.xplane.pb")
+    ran = {str(dict(e.stats)["hlo_module"]) for p in jax.profiler.ProfileData.from_file(str(xplane)).planes
+           for line in p.lines for e in line.events if "hlo_module" in dict(e.stats)}
+    assert {"jit_train_step", "jit_loss"} <= ran
+    health = jaxprof_json("report", run)["capture_health"]
+    assert {h["kind"] for h in health} == {"no HLO"}
+    assert {h["text"].split()[1] for h in health} == ran
+
+
+def test_unknown_profile_options_are_usage_errors():
+    for args, message in ((["--option", "gpu_events=5", "--", "true"], "--option: unknown key 'gpu_events'"),
+                          (["--option", "host_tracer_level=two", "--", "true"], "must be an integer, got 'two'"),
+                          (["--option", "tpu_trace_mode=FAST", "--", "true"], "must be one of ['TRACE_ONLY_HOST'"),
+                          (["--preset", "tiny", "--", "true"], "invalid choice: 'tiny'")):
+        proc = jaxprof_run(*args)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)

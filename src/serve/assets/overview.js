@@ -52,6 +52,7 @@ async function overview() {
   $("#page").innerHTML = `<div class="toolbar">${hostPicker(hosts)}</div>
     <h2>${esc(d.path)}</h2>
     <p>platform ${esc(d.platform)} · hosts ${esc(d.hosts.join(", "))} · ${d.events.toLocaleString()} events · span ${ms(d.span_ms)} ms</p>
+    ${healthBanner(d.capture_health || [])}
     <p>${dev}</p>
     <h2>Steps</h2>
     <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
@@ -63,6 +64,16 @@ async function overview() {
     <h2>Findings</h2><div id="findings">${findingsHtml(d.findings)}</div>`;
   onStepChart();
   onHostPick(() => go("overview"));
+}
+
+// What the capture itself lacks (the JSON's capture_health): the profiler's own errors and
+// warnings, devices that recorded nothing, modules without HLO; nothing for a complete capture.
+function healthBanner(items) {
+  if (!items.length) return "";
+  const bad = items.some((h) => h.kind === "error" || h.kind === "empty device");
+  const rows = items.map((h) => `<li><b>${esc(h.kind)}</b> (${esc(h.host)}): ${esc(h.text)}</li>`).join("");
+  return `<div id="capture-health" class="finding ${bad ? "bad" : "warning"}"><b class="severity-${bad ? "bad" : "warning"}">
+    Capture health: the capture is incomplete</b><ul>${rows}</ul></div>`;
 }
 
 function findingsHtml(findings) {
