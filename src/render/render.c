@@ -364,6 +364,17 @@ static void precision_text(const jp_analysis *a, FILE *out) {
     fputc('\n', out);
 }
 
+/* One line: the ops that recompute (jax.checkpoint, XLA's remat clones), when there are any. */
+static void remat_text(const jp_analysis *a, FILE *out) {
+    size_t n = 0;
+    int64_t self = 0;
+    for (size_t i = 0; i < a->n_ops; i++)
+        if (a->ops[i].remat) n++, self += a->ops[i].self_ps;
+    if (!n) return;
+    fprintf(out, "Rematerialised: %zu op%s, %.1f%% of op self time (ops --columns name,self_ms,remat)\n", n,
+            n == 1 ? "" : "s", a->op_self_ps ? 100.0 * (double)self / (double)a->op_self_ps : 0);
+}
+
 /* The ops that waste the most time short of their roof (ops --sort wasted), when any has a roof. */
 static int wasted_text(const jp_analysis *a, const jp_view *top, FILE *out, jp_error *err) {
     size_t n = 0;
@@ -458,7 +469,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         t.keep = is_xla_op;
         rc = text_table(a, &t, &top, out, err);
     }
-    if (!rc && a->n_ops) precision_text(a, out);
+    if (!rc && a->n_ops) precision_text(a, out), remat_text(a, out);
     if (!rc && a->n_ops) rc = wasted_text(a, &top, out, err);
     size_t n_apart = 0;
     for (size_t i = 0; i < a->n_ops; i++) n_apart += (size_t)a->ops[i].no_xla_op;

@@ -214,6 +214,12 @@ def test_jax_checkpoint_recomputation_is_tagged_remat(remat: Path) -> None:
     assert any(want.values()) and not all(want.values()), want
     tagged = jaxprof_json("ops", remat, "--top", "1000", "--columns", "name,remat")
     assert {o["name"] for o in tagged["ops"] if o["remat"]} == {n for n, r in want.items() if r}
+    times = raw_times_ms(remat, "jit_remat_grad")
+    share = 100 * sum(ms for n, ms in times.items() if want.get(n)) / sum(
+        o["self_ms"] for o in jaxprof_json("ops", remat, "--top", "1000")["ops"])
+    line = re.search(r"^Rematerialised: (\d+) ops, ([\d.]+)% of op self time", run_jaxprof("report", remat).stdout, re.M)
+    assert line and int(line.group(1)) == sum(want.values())
+    assert float(line.group(2)) == pytest.approx(share, abs=0.051)
 
 
 # ---- wasted time -------------------------------------------------------------------------------
