@@ -21,6 +21,11 @@ const char *jp_platform_name(int platform) {
 
 /* The report's ops table keeps kernels that no XLA op launched apart from the HLO ops. */
 static int is_xla_op(const void *row) { return !((const jp_op_stat *)row)->no_xla_op; }
+/* An op that falls short of a roof it has. */
+static int wastes(const void *row) {
+    const jp_op_stat *o = row;
+    return !o->no_xla_op && o->bound != JP_BOUND_UNKNOWN && o->wasted_ps > 0;
+}
 static int is_no_xla_op(const void *row) { return ((const jp_op_stat *)row)->no_xla_op; }
 
 /* What split_ms means, said where it is shown: JSON's "split_note", text's closing line. */
@@ -378,11 +383,11 @@ static void remat_text(const jp_analysis *a, FILE *out) {
 /* The ops that waste the most time short of their roof (ops --sort wasted), when any has a roof. */
 static int wasted_text(const jp_analysis *a, const jp_view *top, FILE *out, jp_error *err) {
     size_t n = 0;
-    for (size_t i = 0; i < a->n_ops; i++) n += a->ops[i].bound != JP_BOUND_UNKNOWN && a->ops[i].wasted_ps > 0;
+    for (size_t i = 0; i < a->n_ops; i++) n += (size_t)wastes(&a->ops[i]);
     if (!n) return JP_OK;
     fputs("\nTop wasted time (self time x (1 - fraction of its roof reached))\n", out);
     table t = section_table(a, JP_SECTION_OPS);
-    t.keep = is_xla_op;
+    t.keep = wastes;
     jp_view wv = *top;
     wv.top = top->top < 5 ? top->top : 5;
     wv.sort = "wasted_ms";

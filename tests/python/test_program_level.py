@@ -374,6 +374,13 @@ def test_the_roofline_chart_draws_the_steps(tmp_path: Path) -> None:
     for (n, x), s in zip(points, doc["steps"]):
         assert float(x) == pytest.approx(s["intensity"], rel=1e-2)
     assert "a step, all its ops as one program" in page
+    # under the chart: the top wasters, in --sort wasted's order, and the precision split
+    wasted = page.split("<h3>Top wasted time</h3>")[1].split("</table>")[0]
+    names = re.findall(r'<code class="op">([^<]+)</code>', wasted)
+    ranked = [o["name"] for o in jaxprof_json("ops", TPU, "--sort", "wasted", "--top", "1000")["ops"]
+              if o["wasted_ms"]]
+    assert names == ranked[:20] and names[0] == "all-reduce"
+    assert "Op time by the precision ops compute in (HLO element types): 32-bit 100.0%." in page
 
 
 def test_tpu_wasted_time_from_xla_costs() -> None:
