@@ -21,6 +21,7 @@ import pytest
 import hlo_truth
 from conftest import REAL_CAPTURES, jaxprof_json, only_xplane, profile_steps, run_jaxprof
 from raw_events import raw_planes
+from xplane_gen import HloComputation, HloInstruction, HloModule, Uint, XSpace
 
 TPU = REAL_CAPTURES / "jax_tpu_v6e_4core_inference.xplane.pb.gz"
 GEMM = REAL_CAPTURES / "mi300_jax08_gemm.xplane.pb.gz"
@@ -220,6 +221,27 @@ def test_jax_checkpoint_recomputation_is_tagged_remat(remat: Path) -> None:
     line = re.search(r"^Rematerialised: (\d+) ops, ([\d.]+)% of op self time", run_jaxprof("report", remat).stdout, re.M)
     assert line and int(line.group(1)) == sum(want.values())
     assert float(line.group(2)) == pytest.approx(share, abs=0.051)
+
+
+def test_xla_remat_clones_are_tagged(tmp_path: Path) -> None:
+    """XLA's rematerialization pass clones an instruction as "<name>.remat" (again: ".remat2", made
+    unique: ".remat.1"); a name that merely starts with "remat" after a dot is not one. The HLO here
+    has no shapes: no dtype, all op time "unknown" precision."""
+    names = {"fusion.3.remat": True, "fusion.3.remat2": True, "dot.1.remat.1": True, "fusion.3": False,
+             "copy.rematerialized": False, "add.remat_x": False}
+    space = XSpace(hostnames=["h"])
+    space.hlo_module(7, HloModule("jit_step", [HloComputation("main", 1, [
+        HloInstruction(n, "fusion" if n.startswith("fusion") else "add", op_name="jit(step)/f") for n in names])]))
+    stream = space.plane("/device:GPU:0").line("Stream #13(Compute)", id=13)
+    for k, name in enumerate(names):
+        stream.span("kernel_" + str(k), 100 * k, 100 * k + 50,
+                    {"hlo_op": name, "hlo_module": "jit_step", "program_id": 7, "correlation_id": Uint(k + 1)})
+    profile = space.write(tmp_path / "h.xplane.pb")
+    doc = jaxprof_json("ops", profile, "--top", "100")
+    assert {o["name"]: o["remat"] for o in doc["ops"]} == names
+    assert all(o["dtype"] == "" for o in doc["ops"])
+    assert [r["precision"] for r in doc["precision"]] == ["unknown"]
+    assert "Rematerialised: 3 ops, 50.0% of op self time" in run_jaxprof("report", profile).stdout
 
 
 # ---- wasted time -------------------------------------------------------------------------------
