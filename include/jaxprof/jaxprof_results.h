@@ -109,7 +109,24 @@ typedef struct jp_op_stat {
                            * its time is the launch or the wait, not the work, so no FLOP/s, GB/s or
                            * roof is computed for it (its FLOPs and bytes are still listed; a done's
                            * bytes, which repeat its start's, stay out of the bandwidth KPI) */
+    const char *dtype;    /* the element type it computes in, from the HLO: a dot's, convolution's or
+                           * library call's left operand's, a fusion's first fused dot's or
+                           * convolution's left operand's, else its output's ("bf16", "f32"); ""
+                           * without HLO */
+    int remat;            /* 1: rematerialised: XLA's clone ("fusion.3.remat") or, from
+                           * jax.checkpoint, an op_name under "rematted_computation" */
+    int64_t wasted_ps;    /* self time x (1 - roof_pct / 100), roof_pct capped at 100: the time it
+                           * spends short of its roof; 0 when bound is UNKNOWN */
 } jp_op_stat;
+
+/* Op self time by the precision the ops compute in (jp_op_stat.dtype): "16-bit" (bf16, f16),
+ * "32-bit" (f32), "8-bit" (8-bit floats and integers), "other" (other types), "unknown" (no HLO). */
+typedef struct jp_precision_stat {
+    const char *precision;
+    int64_t self_ps;      /* its ops' self time */
+    double flops;         /* its ops' FLOPs */
+    uint32_t n_ops;       /* op rows */
+} jp_precision_stat;
 
 enum jp_part { /* the parts of a step, in the priority order of the breakdown sweep */
     JP_PART_COMPUTE, JP_PART_COLLECTIVE, JP_PART_H2D, JP_PART_D2H, JP_PART_D2D,
@@ -170,6 +187,11 @@ typedef struct jp_step {
                                     * until the next dispatch, when neither host dispatch nor device
                                     * work of the step ran (the program's Python between calls); in
                                     * no step. 0 otherwise */
+    double bytes;                  /* bytes accessed by the op occurrences starting in the step (an
+                                    * asynchronous done half's, which repeat its start's, left out) */
+    double roof_pct;               /* the step as one program on the roofline: its FLOP/s (compute
+                                    * bound) or bytes/s (memory bound) over the summed roofs of the
+                                    * devices that ran ops, at its intensity flops / bytes; -1 unknown */
 } jp_step;
 
 typedef struct jp_step_summary {
@@ -441,6 +463,8 @@ typedef struct jp_analysis {
     jp_health *health;          /* what the capture lacks: the XSpaces' own errors and warnings, empty
                                  * device planes, modules without HLO; empty for a complete capture */
     size_t n_health;
+    jp_precision_stat *precision; /* op self time by precision, the most first; empty without ops */
+    size_t n_precision;
 } jp_analysis;
 
 /* ---- comparing two profiles (jaxprof.h, jp_diff_*) ------------------------------------------- */

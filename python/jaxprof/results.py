@@ -33,6 +33,7 @@ __all__ = [
     "DiffRow",
     "DiffPart",
     "DiffFinding",
+    "Precision",
 ]
 
 
@@ -146,6 +147,17 @@ class Op(Row):
     xla_op: bool
     #: its rate is above the physical peak it is compared with
     above_peak: bool
+    #: the element type it computes in, from the HLO: a dot's, convolution's or library call's left
+    #: operand's, a fusion's first fused dot's or convolution's, else its output's; "" without HLO
+    dtype: str
+    #: rematerialised: XLA's clone ("fusion.3.remat") or, from jax.checkpoint, an op_name under
+    #: "rematted_computation"
+    remat: bool
+    #: self time x (1 - roof_pct / 100), roof_pct capped at 100: its time short of its roof; null
+    #: without a roof [ms]
+    wasted_ms: float | None
+    #: wasted_ms, % of every op's self time: pct_time x (1 - roof fraction); null without a roof [%]
+    wasted_pct: float | None
 
 
 @dataclass(frozen=True)
@@ -195,6 +207,17 @@ class Step(Row):
     issued_start_ms: float
     #: how long the host's marker or dispatch lasted; 0 when unknown [ms]
     issued_ms: float
+    #: bytes accessed by the op occurrences starting in it (an asynchronous done half's left out:
+    #: they repeat its start's) [bytes]
+    bytes: float
+    #: flops / bytes; 0 without bytes [FLOPs/byte]
+    intensity: float
+    #: bytes over the step's duration: achieved [GB/s]
+    gbytes_per_s: float
+    #: the step as one program on the roofline: its FLOP/s (compute bound) or bytes/s (memory
+    #: bound), % of the summed roofs of the devices that ran ops at its intensity; null without
+    #: peaks or counts [%]
+    roof_pct: float | None
 
 
 @dataclass(frozen=True)
@@ -618,6 +641,25 @@ class DiffFinding(Row):
     appeared: bool
 
 
+@dataclass(frozen=True)
+class Precision(Row):
+    """Op self time by the precision the ops compute in (their dtype), the most first (the
+    ``precision`` table).
+    """
+
+    #: "16-bit" (bf16, f16), "32-bit" (f32), "8-bit" (8-bit floats and integers), "other", "unknown"
+    #: (no HLO): the ops' dtype
+    precision: str
+    #: its ops' self time [ms]
+    self_ms: float
+    #: that, % of every op's self time [%]
+    pct_time: float
+    #: its ops' FLOPs [FLOPs]
+    flops: float
+    #: its op rows
+    ops: int
+
+
 # The row class of each table, by its JSON key.
 TABLES: dict[str, type[Row]] = {
     "devices": Device,
@@ -640,4 +682,5 @@ TABLES: dict[str, type[Row]] = {
     "diff_rows": DiffRow,
     "diff_breakdown": DiffPart,
     "diff_findings": DiffFinding,
+    "precision": Precision,
 }

@@ -24,6 +24,8 @@ void jp_steps_summarize(jp_analysis *a);
 /* Each op's spread of self time per step (jp_op_stat.step_sd_ps), for the diff's noise: after steps. */
 int jp_ops_spread_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_roofline_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* after steps */
+/* 1 for an asynchronous start half ("copy-start.4"), 2 for a done half ("all-gather-done"), else 0. */
+int jp_op_async_half(const char *name);
 int jp_scopes_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_compiles_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_transfers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);

@@ -78,7 +78,7 @@ static int cmp_op_total(const void *a, const void *b) {
  * transfer's bytes, but neither one's time is the transfer's (the start only issues it, the done
  * only waits for what is left), so their rates mean nothing: XProf shows 546,269x its roof for a
  * copy-start and 1.1 million x for a copy-done on the v6e capture. 1 for a start, 2 for a done. */
-static int async_half(const char *name) {
+int jp_op_async_half(const char *name) {
     static const char *const halves[] = {"-start", "-done"};
     for (int i = 0; i < 2; i++) {
         const char *p = strstr(name, halves[i]);
@@ -86,6 +86,18 @@ static int async_half(const char *name) {
         if (p && (p[n] == '\0' || p[n] == '.')) return i + 1;
     }
     return 0;
+}
+
+/* A rematerialised op: XLA's rematerialization pass clones an instruction as "<name>.remat" (then
+ * ".remat2", ...), and jax.checkpoint lowers the recomputed forward pass under the name-stack
+ * component "rematted_computation" (a fusion reports its dot's op_name, hlo.c). */
+static int is_remat(const char *name, const char *op_name) {
+    for (const char *p = name ? strstr(name, ".remat") : NULL; p; p = strstr(p + 1, ".remat")) {
+        const char *q = p + 6;
+        while (*q >= '0' && *q <= '9') q++;
+        if (*q == '\0' || *q == '.') return 1;
+    }
+    return op_name && strstr(op_name, "rematted_computation") != NULL;
 }
 
 /* Adds count occurrences of an op (their sums and extremes) to row r. */
@@ -159,8 +171,9 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         a->ops[i] = (jp_op_stat){.module = d->module, .name = d->name, .category = d->category,
                                  .op_name = d->op_name, .scope = d->scope, .source = d->source,
                                  .function = d->function, .device = d->device, .min_ps = INT64_MAX,
-                                 .program_id = d->program_id, .no_rate = async_half(d->name),
-                                 .no_xla_op = d->no_xla_op};
+                                 .program_id = d->program_id, .no_rate = jp_op_async_half(d->name),
+                                 .no_xla_op = d->no_xla_op, .dtype = d->dtype ? d->dtype : "",
+                                 .remat = is_remat(d->name, d->op_name)};
     }
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);

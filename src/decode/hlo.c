@@ -481,7 +481,8 @@ static int read_shape(hlo_ctx *c, jp_pb shape, int depth, hlo_node *node, double
     *bytes += n * element_bytes(type);
     if (depth == 0) node->dims = own, node->type = (uint8_t)(type < 256 ? type : 0);
     if (node->first_elems == 0 && node->first_bytes == 0)
-        node->first_elems = n, node->first_bytes = n * element_bytes(type), node->first_dims = own;
+        node->first_elems = n, node->first_bytes = n * element_bytes(type), node->first_dims = own,
+        node->first_type = (uint8_t)(type < 256 ? type : 0);
     return JP_OK;
 }
 
@@ -577,7 +578,7 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node 
     const char *fusion_kind = "kLoop";
     comp_info called = {0, 0};
     const char *empty = jp_intern_str(c->intern, "", 0);
-    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL, NULL, 0};
+    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL, NULL, 0, ""};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
@@ -882,6 +883,55 @@ static int attribute_fusions(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
     return JP_OK;
 }
 
+/* ---- the element type an instruction computes in ------------------------------------------------ */
+
+static int is_dot_like(const char *opcode) {
+    return strcmp(opcode, "dot") == 0 || strcmp(opcode, "convolution") == 0 || strcmp(opcode, "custom-call") == 0;
+}
+
+/* The name of a node's first array type, "" when it has none (a token, an unknown type). */
+static const char *node_dtype(const hlo_node *n) {
+    const char *name = jp_hlo_type_name(n->first_type);
+    return name && jp_hlo_type_bits(n->first_type) ? name : "";
+}
+
+/* The type of node n's left operand, NULL when it has none or it is not in the module. */
+static const char *left_operand_dtype(const hlo_ir *ir, const hlo_id_slot *ids, const hlo_node *n) {
+    int64_t k = n->operands.n ? jp_hlo_id_lookup(ids, ir->n_nodes, n->operands.v[0]) : -1;
+    return k < 0 ? NULL : node_dtype(&ir->nodes[k]);
+}
+
+/* The first dot or convolution of the computations a fusion calls (not nested further), or NULL. */
+static const hlo_node *fused_dot(const hlo_ir *ir, const hlo_id_slot *comps, const hlo_node *fusion) {
+    for (uint32_t k = 0; k < fusion->called.n; k++) {
+        int64_t ci = jp_hlo_id_lookup(comps, ir->n_comps, fusion->called.v[k]);
+        if (ci < 0) continue;
+        const hlo_comp *comp = &ir->comps[ci];
+        for (uint32_t i = comp->first; i < comp->first + comp->n && i < ir->n_nodes; i++)
+            if (strcmp(ir->nodes[i].opcode, "dot") == 0 || strcmp(ir->nodes[i].opcode, "convolution") == 0)
+                return &ir->nodes[i];
+    }
+    return NULL;
+}
+
+/* Each instruction's dtype (jp_hlo_instr.dtype): a matmul's precision is its inputs' (bf16 x bf16
+ * accumulating into f32 runs on the 16-bit units), everything else's its output's. */
+static int set_dtypes(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
+    hlo_id_slot *ids = jp_hlo_id_slots(ir, &c->scratch);
+    hlo_id_slot *comps = jp_arena_alloc(&c->scratch, (ir->n_comps ? ir->n_comps : 1) * sizeof *comps);
+    if (!ids || !comps) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < ir->n_comps; i++) comps[i] = (hlo_id_slot){ir->comps[i].id, (uint32_t)i};
+    qsort(comps, ir->n_comps, sizeof *comps, cmp_id_slot);
+    for (size_t i = 0; i < ir->n_nodes; i++) {
+        const hlo_node *n = &ir->nodes[i], *dot = NULL;
+        const char *t = NULL;
+        if (is_dot_like(n->opcode)) t = left_operand_dtype(ir, ids, n);
+        else if (strcmp(n->opcode, "fusion") == 0 && (dot = fused_dot(ir, comps, n))) t = left_operand_dtype(ir, ids, dot);
+        out->instrs[n->instr].dtype = t && *t ? t : node_dtype(n);
+    }
+    return JP_OK;
+}
+
 static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     size_t n_instrs = 0;
     int rc = scan_module(c, module, out, &n_instrs);
@@ -896,7 +946,8 @@ static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     if (c->has_buffers && (rc = jp_hlo_buffers_decode(c->buffers, &ir, out->instrs, c->intern, c->arena, &c->scratch,
                                                       c->err, &out->memory)))
         return rc;
-    if ((rc = jp_hlo_cost(&ir, out)) || (rc = attribute_fusions(c, &ir, out))) return rc;
+    if ((rc = jp_hlo_cost(&ir, out)) || (rc = attribute_fusions(c, &ir, out)) || (rc = set_dtypes(c, &ir, out)))
+        return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
     return JP_OK;
 }

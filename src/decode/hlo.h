@@ -49,6 +49,10 @@ typedef struct jp_hlo_instr {
     const jp_hlo_share *shares; /* a fusion whose fused instructions come from two or more source
                                  * lines: each line's share, the largest first; else NULL */
     uint32_t n_shares;
+    const char *dtype;    /* the element type it computes in ("bf16", "f32"; static): a dot's,
+                           * convolution's or custom call's left operand's, a fusion's first fused
+                           * dot's or convolution's left operand's, else its output's (a tuple's
+                           * first array); "" when unknown */
 } jp_hlo_instr;
 
 /* ---- XLA's buffer assignment (HloProto field 3, decoded by hlo_buffers.c) ---- */

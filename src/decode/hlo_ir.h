@@ -32,6 +32,7 @@ typedef struct hlo_node {
     uint32_t instr;            /* index into jp_hlo_module.instrs before they are sorted */
     hlo_ints dims;             /* output dimensions (array shapes; empty for tuples and scalars) */
     uint8_t type, tuple;       /* element type (xla.PrimitiveType) of an array output; 1 for a tuple */
+    uint8_t first_type;        /* element type of the first array leaf (a tuple's too) */
     double elems, bytes;       /* output elements and bytes; a tuple sums its leaves */
     double first_elems, first_bytes; /* of the first array leaf (a GPU gemm's result, not its workspace) */
     hlo_ints first_dims;       /* that leaf's dimensions (a library convolution's result) */

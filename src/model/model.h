@@ -60,6 +60,7 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     const char *kernel[JP_OPDEF_KERNELS]; /* GPU: the first distinct kernels seen running the op */
     uint64_t kernel_n[JP_OPDEF_KERNELS];  /* launches of each */
     uint64_t n_kernels;      /* GPU: kernel events of the op */
+    const char *dtype;       /* the element type it computes in (jp_hlo_instr.dtype); "" without HLO */
 } jp_opdef;
 
 /* The share of an op's FLOPs and bytes each of its events carries. A GPU op that runs as several

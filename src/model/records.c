@@ -90,7 +90,8 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
     if (!op) return UINT32_MAX;
     const char *empty = jp_intern_str(&m->intern, "", 0);
     *op = (jp_opdef){.module = module, .name = name, .op_name = empty, .scope = empty, .source = empty,
-                     .function = empty, .device = device, .program_id = slot ? hm->program_id : -1};
+                     .function = empty, .device = device, .program_id = slot ? hm->program_id : -1,
+                     .dtype = ""};
     op->shared_name = programs > 1;
     const jp_hlo_instr *in = hm ? jp_hlo_find(hm, name) : NULL;
     if (in) {
@@ -104,6 +105,7 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
         op->hlo_flops = op->flops = in->flops;
         op->transcendentals = in->transcendentals;
         op->bytes = in->bytes;
+        op->dtype = in->dtype ? in->dtype : "";
     } else {
         op->category = framework_type(c, name);
         if (!op->category) op->category = jp_hlo_category_of_name(name);

@@ -9,7 +9,7 @@
 
 enum { CHART_W = JP_CHART_W, CHART_H = JP_CHART_H, CHART_LEFT = JP_CHART_LEFT, CHART_BOTTOM = JP_CHART_BOTTOM };
 /* The roofline: its most ops and the plot box inside its SVG. */
-enum { ROOF_DOTS = 50, ROOF_W = 760, ROOF_H = 420, ROOF_LEFT = 96, ROOF_RIGHT = 32, ROOF_TOP = 12, ROOF_BOTTOM = 44 };
+enum { ROOF_DOTS = 50, STEP_DOTS = 200, ROOF_W = 760, ROOF_H = 420, ROOF_LEFT = 96, ROOF_RIGHT = 32, ROOF_TOP = 12, ROOF_BOTTOM = 44 };
 
 /* One colour per jp_part, in enum order (compute ... idle). */
 static const char *const PART_COLOURS[JP_PART_COUNT] = {"#4e79a7", "#f28e2b", "#59a14f", "#76b7b2",
@@ -18,6 +18,7 @@ static const char *const PART_COLOURS[JP_PART_COUNT] = {"#4e79a7", "#f28e2b", "#
 /* Roofline dots by the roof they sit under (jp_bound order: unknown, compute, memory). */
 static const char *const BOUND_COLOURS[] = {"#888888", "#e15759", "#4e79a7"};
 static const char *const BOUND_NAMES[] = {"bound unknown", "compute bound", "memory bound"};
+static const char *const STEP_COLOUR = "#59a14f"; /* a step as one program: a square */
 
 const char *jp_chart_part_colour(int part) {
     return part >= 0 && part < JP_PART_COUNT ? PART_COLOURS[part] : PART_COLOURS[JP_PART_COUNT - 1];
@@ -120,6 +121,24 @@ typedef struct roof_plot {
 } roof_plot;
 
 static double op_intensity(const jp_op_stat *o) { return o->flops / o->bytes; }
+
+/* Devices that ran ops: a step's FLOPs are theirs together, so its point is their mean FLOP/s
+ * against one device's roofs (its roof_pct is against their summed roofs: the same fraction). */
+static double op_devices(const jp_analysis *a) {
+    size_t n = 0;
+    for (size_t d = 0; d < a->n_devices; d++) n += a->devices[d].n_ops > 0;
+    return n ? (double)n : 1;
+}
+
+/* Whether step s has a point: FLOPs, bytes and time, on finite axes. */
+static int step_placed(const jp_step *s) {
+    return s->flops > 0 && s->bytes > 0 && s->dur_ps > 0 && isfinite(s->flops / s->bytes) &&
+           isfinite(s->flops / ((double)s->dur_ps * 1e-12));
+}
+static double step_intensity(const jp_step *s) { return s->flops / s->bytes; }
+static double step_flops_s(const jp_analysis *a, const jp_step *s) {
+    return s->flops / ((double)s->dur_ps * 1e-12) / op_devices(a);
+}
 static double op_flops_s(const jp_op_stat *o) { return o->flops / ((double)o->total_ps * 1e-12); }
 
 static double roof_x(const roof_plot *p, double intensity) {
@@ -172,6 +191,12 @@ static void roof_ranges(const jp_analysis *a, const size_t *pick, size_t n, roof
     p->x_hi = p->y_hi = -INFINITY;
     for (size_t k = 0; k < n; k++) {
         double x = log10(op_intensity(&a->ops[pick[k]])), y = log10(op_flops_s(&a->ops[pick[k]]));
+        p->x_lo = fmin(p->x_lo, x), p->x_hi = fmax(p->x_hi, x);
+        p->y_lo = fmin(p->y_lo, y), p->y_hi = fmax(p->y_hi, y);
+    }
+    for (size_t k = 0; k < a->n_steps && k < STEP_DOTS; k++) {
+        if (!step_placed(&a->steps[k])) continue;
+        double x = log10(step_intensity(&a->steps[k])), y = log10(step_flops_s(a, &a->steps[k]));
         p->x_lo = fmin(p->x_lo, x), p->x_hi = fmax(p->x_hi, x);
         p->y_lo = fmin(p->y_lo, y), p->y_hi = fmax(p->y_hi, y);
     }
@@ -250,6 +275,21 @@ static void write_roof_dot(const roof_plot *p, const jp_analysis *a, const jp_op
     fputs("</title></circle>\n", out);
 }
 
+/* Each step as one program (the first STEP_DOTS steps): a square, its numbers on hover. */
+static void write_step_points(const roof_plot *p, const jp_analysis *a, FILE *out) {
+    for (size_t k = 0; k < a->n_steps && k < STEP_DOTS; k++) {
+        const jp_step *s = &a->steps[k];
+        if (!step_placed(s)) continue;
+        double x = roof_x(p, step_intensity(s)), y = roof_y(p, step_flops_s(a, s));
+        fprintf(out, "<rect class=\"step\" x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\" "
+                     "fill-opacity=\"0.8\"><title>step %lld: %.3g FLOP/byte, %.4g GFLOP/s per device, ",
+                x - 4, y - 4, STEP_COLOUR, (long long)s->step_num, step_intensity(s), step_flops_s(a, s) / 1e9);
+        put_time(out, (double)s->dur_ps);
+        if (s->roof_pct >= 0) fprintf(out, ", at %.1f%% of the roof", s->roof_pct);
+        fputs("</title></rect>\n", out);
+    }
+}
+
 void jp_chart_roofline(const jp_analysis *a, FILE *out) {
     size_t pick[ROOF_DOTS];
     size_t counted;
@@ -276,6 +316,12 @@ void jp_chart_roofline(const jp_analysis *a, FILE *out) {
     for (int b = p.dev ? JP_BOUND_COMPUTE : JP_BOUND_UNKNOWN; b <= (p.dev ? JP_BOUND_MEMORY : JP_BOUND_UNKNOWN); b++)
         fprintf(out, "<span class=\"sw\" style=\"background:%s;border-radius:6px\"></span>%s", BOUND_COLOURS[b],
                 BOUND_NAMES[b]);
+    for (size_t k = 0; k < a->n_steps && k < STEP_DOTS; k++)
+        if (step_placed(&a->steps[k])) {
+            fprintf(out, "<span class=\"sw\" style=\"background:%s\"></span>a step, all its ops as one program",
+                    STEP_COLOUR);
+            break;
+        }
     fputs("</p>\n", out);
     fprintf(out, "<svg id=\"roofline-chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
                  "aria-label=\"roofline: FLOP/s against FLOP per byte, log-log\">\n",
@@ -283,6 +329,7 @@ void jp_chart_roofline(const jp_analysis *a, FILE *out) {
     write_roof_axes(&p, out);
     if (p.dev) write_roofs(&p, out);
     for (size_t k = 0; k < n; k++) write_roof_dot(&p, a, &a->ops[pick[k]], out);
+    write_step_points(&p, a, out);
     fputs("</svg>", out);
 }
 

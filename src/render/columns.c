@@ -103,6 +103,11 @@ GET(op_xla_flops, jp_op_stat, set_num(c, r->xla_flops))
 GET(op_program_id, jp_op_stat, r->program_id >= 0 ? set_int(c, r->program_id) : set_none(c))
 GET(op_xla_op, jp_op_stat, set_bool(c, !r->no_xla_op))
 GET(op_above_peak, jp_op_stat, set_bool(c, r->bound != JP_BOUND_UNKNOWN && r->roof_pct > 100))
+GET(op_dtype, jp_op_stat, set_str(c, r->dtype))
+GET(op_remat, jp_op_stat, set_bool(c, r->remat))
+GET(op_wasted, jp_op_stat, r->bound != JP_BOUND_UNKNOWN ? set_time(c, r->wasted_ps) : set_none(c))
+GET(op_wasted_pct, jp_op_stat,
+    r->bound != JP_BOUND_UNKNOWN ? set_pct(c, pct_of((double)r->wasted_ps, (double)a->op_self_ps)) : set_none(c))
 
 static const column OP_COLS[] = {
     COL_VIEW("name", "op", 0, CELL_STR, 0, NULL, op_name, 2, NULL,
@@ -154,6 +159,17 @@ static const column OP_COLS[] = {
         "false for a GPU kernel no XLA op launched (not in XProf's op tables)"),
     COL("above_peak", NULL, 0, CELL_BOOL, NULL, op_above_peak,
         "its rate is above the physical peak it is compared with"),
+    COL_VIEW("dtype", NULL, 0, CELL_STR, 0, NULL, op_dtype, 1, NULL,
+             "the element type it computes in, from the HLO: a dot's, convolution's or library call's left "
+             "operand's, a fusion's first fused dot's or convolution's, else its output's; \"\" without HLO"),
+    COL_VIEW("remat", NULL, 0, CELL_BOOL, 0, NULL, op_remat, 1, NULL,
+             "rematerialised: XLA's clone (\"fusion.3.remat\") or, from jax.checkpoint, an op_name under "
+             "\"rematted_computation\""),
+    COL_VIEW("wasted_ms", NULL, 0, CELL_TIME, 1, NULL, op_wasted, 1, NULL,
+             "self time x (1 - roof_pct / 100), roof_pct capped at 100: its time short of its roof; null "
+             "without a roof"),
+    COL_VIEW("wasted_pct", NULL, 0, CELL_PCT, 1, NULL, op_wasted_pct, 1, NULL,
+             "wasted_ms, % of every op's self time: pct_time x (1 - roof fraction); null without a roof"),
 };
 
 /* ---- source lines and the flame tree ------------------------------------------------------------ */
@@ -242,6 +258,10 @@ GET(step_no_device_work, jp_step, set_bool(c, r->no_device_work))
 GET(step_gap, jp_step, set_time(c, r->gap_ps))
 GET(step_issued_start, jp_step, set_time(c, r->host_start_ps))
 GET(step_issued, jp_step, set_time(c, r->host_dur_ps))
+GET(step_bytes, jp_step, set_num(c, r->bytes))
+GET(step_intensity, jp_step, set_num(c, r->bytes > 0 ? r->flops / r->bytes : 0))
+GET(step_gbytes, jp_step, set_num(c, r->dur_ps > 0 ? r->bytes / ((double)r->dur_ps / 1e12) / 1e9 : 0)) /* achieved */
+GET(step_roof_pct, jp_step, r->roof_pct >= 0 ? set_num(c, r->roof_pct) : set_none(c))
 
 _Static_assert(JP_PART_COUNT == 8, "a steps column per part of the breakdown");
 
@@ -276,6 +296,32 @@ static const column STEP_COLS[] = {
         "when the host issued the step (its marker, or the dispatch it was inferred from); 0 when unknown"),
     COL("issued_ms", NULL, 0, CELL_TIME, NULL, step_issued,
         "how long the host's marker or dispatch lasted; 0 when unknown"),
+    COL("bytes", NULL, 0, CELL_NUM, "bytes", step_bytes,
+        "bytes accessed by the op occurrences starting in it (an asynchronous done half's left out: they repeat "
+        "its start's)"),
+    COL("intensity", NULL, 0, CELL_NUM, "FLOPs/byte", step_intensity, "flops / bytes; 0 without bytes"),
+    COL("gbytes_per_s", NULL, 0, CELL_NUM, "GB/s", step_gbytes, "bytes over the step's duration: achieved"),
+    COL_NULL("roof_pct", NULL, 0, CELL_NUM, "%", step_roof_pct,
+             "the step as one program on the roofline: its FLOP/s (compute bound) or bytes/s (memory bound), % "
+             "of the summed roofs of the devices that ran ops at its intensity; null without peaks or counts"),
+};
+
+/* ---- op time by precision ------------------------------------------------------------------------- */
+
+GET(prec_name, jp_precision_stat, set_str(c, r->precision))
+GET(prec_self, jp_precision_stat, set_time(c, r->self_ps))
+GET(prec_pct, jp_precision_stat, set_pct(c, pct_of((double)r->self_ps, (double)a->op_self_ps)))
+GET(prec_flops, jp_precision_stat, set_num(c, r->flops))
+GET(prec_ops, jp_precision_stat, set_int(c, r->n_ops))
+
+static const column PRECISION_COLS[] = {
+    COL("precision", "precision", 9, CELL_STR, NULL, prec_name,
+        "\"16-bit\" (bf16, f16), \"32-bit\" (f32), \"8-bit\" (8-bit floats and integers), \"other\", "
+        "\"unknown\" (no HLO): the ops' dtype"),
+    COL("self_ms", "self", 9, CELL_TIME, NULL, prec_self, "its ops' self time"),
+    COL("pct_time", "%time", 6, CELL_PCT, NULL, prec_pct, "that, % of every op's self time"),
+    COL("flops", NULL, 0, CELL_NUM, "FLOPs", prec_flops, "its ops' FLOPs"),
+    COL("ops", "ops", 5, CELL_INT, NULL, prec_ops, "its op rows"),
 };
 
 /* ---- scopes ------------------------------------------------------------------------------------- */
@@ -744,6 +790,7 @@ ROWS(flame, a->n_flame)
 ROWS(host_stats, a->n_host_stats)
 ROWS(stragglers, a->n_stragglers)
 ROWS(modules, a->n_modules)
+ROWS(precision, a->n_precision)
 
 /* A table's name, Python class, sections, columns and doc line. */
 #define DEF(NAME, CLASS, WHERE, COLS, DOC) \
@@ -809,6 +856,9 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
     [JP_TABLE_DIFF_FINDINGS] = {DEF("diff_findings", "DiffFinding", "diff: findings[]", DIFF_FINDING_COLS,
                                     "a finding that appeared in the new run or disappeared from it"),
                                 .row_size = sizeof(jp_diff_finding)},
+    [JP_TABLE_PRECISION] = {DEF("precision", "Precision", "report, ops", PRECISION_COLS,
+                                "op self time by the precision the ops compute in (their dtype), the most first"),
+                            AT(precision)},
 };
 
 table jp_table_over(int id, const void *rows, size_t n) {

@@ -284,9 +284,43 @@ static void write_lines(const jp_analysis *a, FILE *out) {
 /* ---- roofline ----------------------------------------------------------------------------------- */
 
 /* Log-log: each op's FLOP/s against its FLOP per byte accessed (charts.c draws it). */
+/* The ops wasting the most time short of their roof (self x (1 - roof fraction)), when any has a
+ * roof, and the op time by precision. */
+static void write_wasted(const jp_analysis *a, FILE *out) {
+    size_t i = next_ranked(a->ops, sizeof *a->ops, a->n_ops, offsetof(jp_op_stat, wasted_ps), SIZE_MAX);
+    if (i == SIZE_MAX || a->ops[i].wasted_ps <= 0) return;
+    fputs("<h3>Top wasted time</h3><p>Self time &times; (1 &minus; the fraction of its roof the op reaches): "
+          "the time it would not need at its roof.</p>\n", out);
+    static const char *const cols[] = {"op", "category", "bound by", "% of roof", "wasted", "% of op time"};
+    thead(out, cols, 6);
+    for (int k = 0; k < TOP_ROWS && i != SIZE_MAX && a->ops[i].wasted_ps > 0; k++) {
+        const jp_op_stat *o = &a->ops[i];
+        fputs("<tr><td><code class=\"op\">", out);
+        esc(out, o->name);
+        fputs("</code></td>", out);
+        td_text(out, o->category);
+        td_text(out, o->bound == JP_BOUND_COMPUTE ? "compute" : "memory");
+        fprintf(out, "<td class=\"n\">%.1f</td>", o->roof_pct);
+        td_time(out, (double)o->wasted_ps);
+        fprintf(out, "<td class=\"n\">%.1f</td></tr>\n", pct(o->wasted_ps, a->op_self_ps));
+        i = next_ranked(a->ops, sizeof *a->ops, a->n_ops, offsetof(jp_op_stat, wasted_ps), i);
+    }
+    fputs("</tbody></table>\n", out);
+}
+
+static void write_precision(const jp_analysis *a, FILE *out) {
+    if (!a->n_precision || (a->n_precision == 1 && strcmp(a->precision[0].precision, "unknown") == 0)) return;
+    fputs("<p id=\"precision\">Op time by the precision ops compute in (HLO element types):", out);
+    for (size_t k = 0; k < a->n_precision; k++)
+        fprintf(out, "%s %s %.1f%%", k ? "," : "", a->precision[k].precision, pct(a->precision[k].self_ps, a->op_self_ps));
+    fputs(".</p>\n", out);
+}
+
 static void write_roofline(const jp_analysis *a, FILE *out) {
     fputs("<section id=\"roofline\"><h2>Roofline</h2>\n", out);
     jp_chart_roofline(a, out);
+    write_wasted(a, out);
+    write_precision(a, out);
     fputs("</section>\n", out);
 }
 

@@ -21,6 +21,11 @@ const char *jp_platform_name(int platform) {
 
 /* The report's ops table keeps kernels that no XLA op launched apart from the HLO ops. */
 static int is_xla_op(const void *row) { return !((const jp_op_stat *)row)->no_xla_op; }
+/* An op that falls short of a roof it has. */
+static int wastes(const void *row) {
+    const jp_op_stat *o = row;
+    return !o->no_xla_op && o->bound != JP_BOUND_UNKNOWN && o->wasted_ps > 0;
+}
 static int is_no_xla_op(const void *row) { return ((const jp_op_stat *)row)->no_xla_op; }
 
 /* What split_ms means, said where it is shown: JSON's "split_note", text's closing line. */
@@ -222,6 +227,8 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
             jp_json_fput_cstr(out, a->warnings[i]);
         }
         fputc(']', out);
+        table prec = jp_table_of(a, JP_TABLE_PRECISION);
+        if (!rc) rc = json_table(a, &prec, NULL, out, err);
     } else if (section == JP_SECTION_HOSTS) {
         if (!rc) rc = json_hosts(a, v, out, err);
     } else {
@@ -233,6 +240,8 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         if (memory) json_memory_samples(a, out);
         if (memory && !rc) rc = jp_memory_json(a, v, out, err);
         if (jp_section_get(section)->flags & JP_SECTION_SPLIT_NOTE) json_split_note(a, section, out);
+        table prec = jp_table_of(a, JP_TABLE_PRECISION);
+        if (section == JP_SECTION_OPS && !rc) rc = json_table(a, &prec, NULL, out, err);
     }
     fputs("}\n", out);
     return rc;
@@ -361,6 +370,43 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
     return rc;
 }
 
+/* One line: the ops' self time by the precision they compute in, when the HLO says for any. */
+static void precision_text(const jp_analysis *a, FILE *out) {
+    if (a->n_precision == 1 && strcmp(a->precision[0].precision, "unknown") == 0) return;
+    fputs("\nPrecision (op self time by the element type ops compute in, from the HLO):", out);
+    for (size_t i = 0; i < a->n_precision; i++)
+        fprintf(out, " %s %.1f%%", a->precision[i].precision,
+                a->op_self_ps ? 100.0 * (double)a->precision[i].self_ps / (double)a->op_self_ps : 0);
+    fputc('\n', out);
+}
+
+/* One line: the ops that recompute (jax.checkpoint, XLA's remat clones), when there are any. */
+static void remat_text(const jp_analysis *a, FILE *out) {
+    size_t n = 0;
+    int64_t self = 0;
+    for (size_t i = 0; i < a->n_ops; i++)
+        if (a->ops[i].remat) n++, self += a->ops[i].self_ps;
+    if (!n) return;
+    fprintf(out, "Rematerialised: %zu op%s, %.1f%% of op self time (ops --columns name,self_ms,remat)\n", n,
+            n == 1 ? "" : "s", a->op_self_ps ? 100.0 * (double)self / (double)a->op_self_ps : 0);
+}
+
+/* The ops that waste the most time short of their roof (ops --sort wasted), when any has a roof. */
+static int wasted_text(const jp_analysis *a, const jp_view *top, FILE *out, jp_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_ops; i++) n += (size_t)wastes(&a->ops[i]);
+    if (!n) return JP_OK;
+    fputs("\nTop wasted time (self time x (1 - fraction of its roof reached))\n", out);
+    table t = section_table(a, JP_SECTION_OPS);
+    t.keep = wastes;
+    jp_view wv = *top;
+    wv.top = top->top < 5 ? top->top : 5;
+    wv.sort = "wasted_ms";
+    wv.columns = "name,category,pct_time,bound_by,roof_pct,wasted_ms,wasted_pct";
+    wv.filter = NULL;
+    return text_table(a, &t, &wv, out, err);
+}
+
 /* The overview: what ran where, how long steps take and where that time goes, then the top of
  * each table and the findings. Kept within the view width (100 columns by default). */
 static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
@@ -441,6 +487,8 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         t.keep = is_xla_op;
         rc = text_table(a, &t, &top, out, err);
     }
+    if (!rc && a->n_ops) precision_text(a, out), remat_text(a, out);
+    if (!rc && a->n_ops) rc = wasted_text(a, &top, out, err);
     size_t n_apart = 0;
     for (size_t i = 0; i < a->n_ops; i++) n_apart += (size_t)a->ops[i].no_xla_op;
     if (!rc && n_apart) {

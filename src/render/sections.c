@@ -18,7 +18,8 @@ static const jp_section_def SECTIONS[] = {
     {JP_SECTION_OPS, "ops", "XLA ops by self time",
      "XLA ops by self time: category, count, total, self, average, share of device time.\n"
      "Text columns beyond the default (see --columns): scope, op_name, source, function, min_ms,\n"
-     "max_ms, gflops_per_s, gbytes_per_s, intensity, bound_by, module, device.\n",
+     "max_ms, gflops_per_s, gbytes_per_s, intensity, bound_by, module, device, dtype, remat,\n"
+     "wasted_ms, wasted_pct (--sort wasted: the time each op spends short of its roof).\n",
      NULL, IN_REPORT, JP_TABLE_OPS},
     {JP_SECTION_STEPS, "steps", "one row per training step: its time and where it went",
      "One row per training step: its time, where it went (compute, communication, input,\n"

@@ -42,7 +42,7 @@ typedef struct column {
     const char *label;  /* the viewer's heading; NULL: the header (else the key) with its unit */
 } column;
 
-enum { TABLE_MAX_COLS = 32 };
+enum { TABLE_MAX_COLS = 48 }; /* the ops have 34 */
 
 typedef struct table {
     const char *name;          /* JSON array name: "ops" */

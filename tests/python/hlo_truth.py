@@ -69,8 +69,18 @@ class Program:
     entry: list[str] = field(default_factory=list)              # the entry computation's instructions
 
 
-def programs(path: str | Path) -> list[Program]:
-    """Every HloProto in the xplane's /host:metadata plane, printed by XLA's parser."""
+def _metadata_text(module_proto: bytes) -> str:
+    """The module as XLA prints it with each instruction's metadata={op_name=...}."""
+    from jax._src.lib import hlo
+
+    opts = hlo.HloPrintOptions()
+    opts.print_metadata = True
+    return hlo.HloModule.from_serialized_hlo_module_proto(module_proto).to_string(opts)
+
+
+def programs(path: str | Path, metadata: bool = False) -> list[Program]:
+    """Every HloProto in the xplane's /host:metadata plane, printed by XLA's parser (metadata=True:
+    with each instruction's metadata, op_name included)."""
     raw = Path(path).read_bytes()
     if str(path).endswith(".gz"):
         raw = gzip.decompress(raw)
@@ -108,7 +118,7 @@ def programs(path: str | Path) -> list[Program]:
                 if proto is None:
                     continue
                 module_proto = next(v for a, _, v in _fields(proto) if a == 1)
-                text = xla_client.XlaComputation(module_proto).as_hlo_text()
+                text = _metadata_text(module_proto) if metadata else xla_client.XlaComputation(module_proto).as_hlo_text()
                 m = re.match(r"(.*)\((\d+)\)$", name)
                 if pid is None and m:
                     pid = int(m.group(2))
