@@ -199,3 +199,32 @@ def test_launch_is_empty_without_correlation(tmp_path) -> None:
     got = jaxprof_json("launch", path)
     assert got["launches"] == []
     assert all(d["idle_host_ms"] == 0 and d["launched"] == 0 for d in got["devices"])
+
+
+def findings_of(path: Path) -> dict[str, dict]:
+    return {f["id"]: f for f in jaxprof_json("findings", path)["findings"]}
+
+
+def test_findings_on_real_captures() -> None:
+    """launch_bound where most launches are kernels shorter than their call and the device waits for
+    the host (the ROCm gemm and conv captures: ops launched one by one from Python);
+    host_wait_idle where the device waits for the host with longer kernels (attention, TF BERT);
+    neither where launches queue far ahead (fused attention)."""
+    gemm = findings_of(REAL_CAPTURES / "mi300_jax08_gemm.xplane.pb.gz")
+    assert gemm["launch_bound"]["severity"] == "bad" and "host_wait_idle" not in gemm
+    assert gemm["launch_bound"]["evidence"].startswith("/device:GPU:0: 32 of its 54 launches are kernels shorter")
+    att = findings_of(REAL_CAPTURES / "mi300_jax08_attention.xplane.pb.gz")
+    assert att["host_wait_idle"]["severity"] == "bad" and "launch_bound" not in att
+    te = findings_of(REAL_CAPTURES / "te_fused_attn_934987a2fc2f.xplane.pb.gz")
+    assert "launch_bound" not in te and "host_wait_idle" not in te
+
+
+def test_planted_host_wait_finding(planted) -> None:
+    path, info = planted
+    dev = {d["name"]: d for d in jaxprof_json("launch", path)["devices"]}["/device:GPU:0"]
+    share = dev["idle_host_ms"] / (dev["last_ms"] - dev["first_ms"])
+    f = findings_of(path)
+    assert "launch_bound" not in f  # every planted kernel lasts at least its 3 µs call
+    assert ("host_wait_idle" in f) == (share >= 0.10)
+    if share >= 0.10:
+        assert f"{100 * share:.0f}% of its" in f["host_wait_idle"]["evidence"]
