@@ -1195,64 +1195,70 @@ enum { JP_LAUNCH_MIN = 20 };
 
 static double window_ps(const jp_device *d) { return d->last_ps > d->first_ps ? (double)(d->last_ps - d->first_ps) : 0; }
 
-/* The summed api and kernel time of the device's matched launches of kernels that mostly ran
- * shorter than their call (its rows of a->launches with half or more short). */
-static void launch_sums(const jp_analysis *a, size_t dev, double *api, double *kernel, double *n) {
-    *api = *kernel = *n = 0;
+/* The summed api time and device time of the device's launches matched to their calls. */
+static void launch_sums(const jp_analysis *a, size_t dev, double *api, double *work) {
+    *api = *work = 0;
     for (size_t i = 0; i < a->n_launches; i++) {
         const jp_launch_stat *l = &a->launches[i];
-        if (l->device != dev || !l->kernel || !l->matched || 2 * l->n_short < l->matched) continue;
+        if (l->device != dev || !l->matched) continue;
         *api += (double)l->api_ps;
-        *kernel += (double)l->kernel_ps * (double)l->matched / (double)l->count;
-        *n += (double)l->matched;
+        *work += (double)l->kernel_ps * (double)l->matched / (double)l->count;
     }
 }
 
+/* Whether launching the device's work took the host at least as long as the device took to run
+ * it: a host launching back to back cannot then keep the device busy. */
+static int launch_limited(const jp_analysis *a, size_t dev) {
+    double api, work;
+    launch_sums(a, dev, &api, &work);
+    return api > 0 && api >= work;
+}
+
 /* The device whose host-wait idle is the largest share of its window, among those with enough
- * launches (and, when `short_half`, half or more of them kernels shorter than their call). */
-static size_t worst_host_wait(const jp_analysis *a, int short_half, double *share) {
+ * launches (and, when `limited`, whose launches took the host as long as their work took it). */
+static size_t worst_host_wait(const jp_analysis *a, int limited, double *share) {
     size_t worst = SIZE_MAX;
     *share = 0;
     for (size_t d = 0; d < a->n_devices; d++) {
         const jp_device *dv = &a->devices[d];
         double w = window_ps(dv);
-        if (dv->n_launched < JP_LAUNCH_MIN || w <= 0 || (short_half && 2 * dv->n_short < dv->n_launched)) continue;
+        if (dv->n_launched < JP_LAUNCH_MIN || w <= 0 || (limited && !launch_limited(a, d))) continue;
         if ((double)dv->idle_host_ps / w > *share) *share = (double)dv->idle_host_ps / w, worst = d;
     }
     return worst;
 }
 
-/* launch_bound: half or more of a device's launches are kernels that ran shorter than the host
- * call that launched them (HTA's "short kernels") and the device waits for the host >= 10% of its
- * window: the host cannot launch as fast as the device runs. Bad from 30%. */
+/* launch_bound: the host's launch calls for a device's work took at least as long as that work ran
+ * on the device (HTA flags kernels shorter than their call one by one; summed, this says the host
+ * launching flat out could not keep the device busy), and the device waits for the host >= 10% of
+ * its window. Bad from 30%. */
 static void launch_bound(ctx *c) {
     const jp_analysis *a = c->a;
     double share;
     size_t d = worst_host_wait(a, 1, &share);
     if (d == SIZE_MAX || share < 0.10) return;
     const jp_device *dv = &a->devices[d];
-    double api, kernel, n;
-    launch_sums(a, d, &api, &kernel, &n);
+    double api, work;
+    launch_sums(a, d, &api, &work);
     finding(c, "launch_bound", share >= 0.30 ? JP_RATING_BAD : JP_RATING_WARNING, "Kernels are launch-bound",
             "Give each launch more work: jit larger functions so XLA fuses more per kernel, loop on the device "
             "(lax.scan, lax.fori_loop) instead of in Python, raise the batch size, and keep XLA's command buffers "
             "(CUDA graphs) on (XLA_FLAGS=--xla_gpu_enable_command_buffer) so one launch replays many kernels.",
-            "%s: %llu of its %llu launches are kernels shorter than their launch call (%.1f \xC2\xB5s of kernel "
-            "against %.1f \xC2\xB5s of API call per launch); it waits for the host %.2f ms, %.0f%% of its "
-            "%.2f ms window; %.1f launches outstanding on average (most %u)",
-            dv->name, (unsigned long long)dv->n_short, (unsigned long long)dv->n_launched,
-            n ? kernel / n / 1e6 : 0, n ? api / n / 1e6 : 0, ms((double)dv->idle_host_ps), 100 * share,
-            ms(window_ps(dv)), dv->queue_mean, dv->queue_max);
+            "%s: its %llu launches took the host %.2f ms of API calls for %.2f ms of device work; %llu are kernels "
+            "shorter than their launch call; it waits for the host %.2f ms, %.0f%% of its %.2f ms window; %.1f "
+            "launches outstanding on average (most %u)",
+            dv->name, (unsigned long long)dv->n_launched, ms(api), ms(work), (unsigned long long)dv->n_short,
+            ms((double)dv->idle_host_ps), 100 * share, ms(window_ps(dv)), dv->queue_mean, dv->queue_max);
 }
 
 /* host_wait_idle: a device waits for the host (its next launch call began only after it went
  * idle) >= 10% of its window, bad from 30%; not where launch_bound already explains it. */
 static void host_wait_idle(ctx *c) {
     const jp_analysis *a = c->a;
-    double share, short_share;
+    double share, limited_share;
     size_t d = worst_host_wait(a, 0, &share);
     if (d == SIZE_MAX || share < 0.10) return;
-    if (worst_host_wait(a, 1, &short_share) != SIZE_MAX && short_share >= 0.10) return; /* launch_bound's */
+    if (worst_host_wait(a, 1, &limited_share) != SIZE_MAX && limited_share >= 0.10) return; /* launch_bound's */
     const jp_device *dv = &a->devices[d];
     double idle = (double)(dv->idle_host_ps + dv->idle_kernel_ps + dv->idle_other_ps);
     finding(c, "host_wait_idle", share >= 0.30 ? JP_RATING_BAD : JP_RATING_WARNING, "The device waits for the host",
