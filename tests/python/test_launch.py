@@ -233,3 +233,16 @@ def test_planted_host_wait_finding(planted) -> None:
     assert ("host_wait_idle" in f) == (share >= 0.10)
     if share >= 0.10:
         assert f"{100 * share:.0f}% of its" in f["host_wait_idle"]["evidence"]
+
+
+def test_python_api_launches() -> None:
+    """jaxprof.load(...).launches() gives the launch table's rows, devices() the idle split."""
+    import jaxprof
+
+    p = jaxprof.load(str(REAL_CAPTURES / "mi300_jax08_gemm.xplane.pb.gz"))
+    rows = p.launches()
+    doc = jaxprof_json("launch", REAL_CAPTURES / "mi300_jax08_gemm.xplane.pb.gz")
+    assert [(r.device, r.name, r.count, r.matched) for r in rows] == [
+        (r["device"], r["name"], r["count"], r["matched"]) for r in doc["launches"]]
+    (g0,) = [d for d in p.devices() if d.name == "/device:GPU:0"]
+    assert g0.idle_host_ms == doc["devices"][0]["idle_host_ms"] and g0.launched == 54
