@@ -19,6 +19,8 @@ capture on XLA:CPU, and docs/profile-format.md for GPU):
   (peak_teraflops_per_second...), compute streams `Stream #N(Compute)` with kernels (`hlo_op`,
   `hlo_module`, `tf_op`, `kernel_details` by ref, `program_id`, `correlation_id`), copy streams
   `Stream #N(MemcpyH2D)` / `(MemcpyD2H)` with `memcpy_details`, a `CUPTI overhead` line.
+  With --plant-launch: each GPU its own launcher thread, with launch delays and host-wait,
+  kernel-to-kernel and other gaps of known length (PLANT; the --json output says how much of each).
 
 Speed: one training step's events are encoded once per line as a byte template; every other step
 is that template with its per-step fields (offset_ps, step_num, run_id, flow and correlation ids)
@@ -433,6 +435,108 @@ def gpu_layout(gpus: int, ops_per_step: int, seed: int) -> tuple[list[PlaneSpec]
     return planes, info
 
 
+# Planted launch timings (gpu layout with plant_launch): every value a test asserts.
+PLANT = {"api_ps": 3 * US,          # each kernel's launch call
+         "queue_ps": 5 * US,        # call end -> kernel start, for a launch that found the device idle
+         "host_gap_ps": 50 * US,    # the host's pause before such a launch (the device drains)
+         "k2k_ps": 2 * US,          # gap before a kernel launched in time: kernel to kernel
+         "other_ps": 30 * US,       # gap before a kernel launched in time, waiting on something else
+         "copy_api_ps": 6 * US, "copy_ps": 14 * US, "min_kernel_ps": 3 * US}
+
+
+def plant_kind(i: int) -> str:
+    """What precedes kernel i of a step: the host ("host"), a short gap ("k2k") or a long one ("other")."""
+    return "host" if i % 10 == 5 else "other" if i % 10 == 7 else "k2k"
+
+
+def gpu_launch_layout(gpus: int, ops_per_step: int, seed: int) -> tuple[list[PlaneSpec], dict]:
+    """The gpu layout with planted launch timings (PLANT): each GPU has its own launcher thread that
+    runs ahead of its device, except before every kernel i with plant_kind(i) == "host", where it
+    pauses host_gap_ps after the device's previous work ended, so that kernel waits for the host.
+    info["planted"] holds, per device, the idle it was given by cause, and its launches."""
+    rng = random.Random(seed)
+    program_id = 40
+    module, ops = make_module("jit_train_step", ops_per_step, rng, 0.2)
+    for op in ops:  # long enough that a launcher 4 µs per launch stays ahead
+        op.dur_ps = max(op.dur_ps, PLANT["min_kernel_ps"])
+    host = Plane(2, "/host:CPU")
+    host.plane_stats({"process_id": 26902})
+    acts = ops_per_step + 2
+    corr_per_step = gpus * acts
+    api, queue = PLANT["api_ps"], PLANT["queue_ps"]
+    py = Template()
+    launchers, dev_planes, planted = [], [], {}
+    ends = []
+    for g in range(gpus):
+        dev = Plane(3 + g, f"/device:GPU:{g}")
+        dev.plane_stats({"device_vendor": "Nvidia", "device_type_string": "NVIDIA H100 80GB HBM3",
+                         "clock_rate": 1_980_000, "core_count": 132, "peak_teraflops_per_second": 989.4,
+                         "peak_hbm_bw_gigabytes_per_second": 3352.3})
+        compute, h2d, d2h, launcher = [Template(), Template()], Template(), Template(), Template()
+        c0 = g * acts
+        idle = {"host": 0, "k2k": 0, "other": 0}
+        # the batch copy: called at 20 µs, starts queue_ps after the call returned
+        call = 20 * US
+        launcher.event(host, "cuMemcpyHtoDAsync_v2", call, PLANT["copy_api_ps"], 0,
+                       {"correlation_id": PerStep(1 + c0, corr_per_step, FLOW_W)})
+        first_start = call + PLANT["copy_api_ps"] + queue
+        h2d.event(dev, "MemcpyH2D", first_start, PLANT["copy_ps"], 0, {
+            "correlation_id": PerStep(1 + c0, corr_per_step, FLOW_W),
+            "memcpy_details": f"kind_src:pinned kind_dst:device size:{64 << 20} dest:{g} async:1"})
+        busy_end = first_start + PLANT["copy_ps"]
+        free = call + PLANT["copy_api_ps"] + US  # when the launcher can call next
+        for i, op in enumerate(ops):
+            corr = PerStep(2 + c0 + i, corr_per_step, FLOW_W)
+            kind = plant_kind(i)
+            if kind == "host":
+                call = max(free, busy_end + PLANT["host_gap_ps"])
+                start = call + api + queue
+            else:
+                call = free
+                start = busy_end + (PLANT["k2k_ps"] if kind == "k2k" else PLANT["other_ps"])
+                assert call + api <= busy_end, "the launcher fell behind its device"
+            idle[kind] += start - busy_end
+            launcher.event(host, "cuLaunchKernel", call, api, 0, {"correlation_id": corr})
+            stream = compute[1] if op.opcode == "all-reduce" else compute[0]
+            stream.event(dev, KERNELS.get(op.opcode, op.name.replace(".", "_")), start, op.dur_ps, 0, {
+                "correlation_id": corr, "hlo_op": Ref(op.name), "hlo_module": Ref("jit_train_step"),
+                "program_id": program_id, "kernel_details": Ref("regs:32 grid:132,1,1 block:128,1,1")})
+            free = call + api + US
+            busy_end = start + op.dur_ps
+        call = free  # the loss copy, launched in time: a kernel-to-kernel gap
+        assert call + PLANT["copy_api_ps"] <= busy_end
+        launcher.event(host, "cuMemcpyDtoHAsync_v2", call, PLANT["copy_api_ps"], 0,
+                       {"correlation_id": PerStep(2 + c0 + ops_per_step, corr_per_step, FLOW_W)})
+        d2h.event(dev, "MemcpyD2H", busy_end + PLANT["k2k_ps"], 3 * US, 0, {
+            "correlation_id": PerStep(2 + c0 + ops_per_step, corr_per_step, FLOW_W),
+            "memcpy_details": f"kind_src:device kind_dst:pinned size:4 dest:{g} async:0"})
+        idle["k2k"] += PLANT["k2k_ps"]
+        busy_end += PLANT["k2k_ps"] + 3 * US
+        ends.append((busy_end, first_start))
+        planted[f"/device:GPU:{g}"] = {"idle_ps": idle, "launches": acts}
+        lines = [LineSpec(13, "Stream #13(Compute)", compute[0]), LineSpec(17, "Stream #17(Compute)", compute[1]),
+                 LineSpec(14, "Stream #14(MemcpyH2D)", h2d), LineSpec(15, "Stream #15(MemcpyD2H)", d2h)]
+        dev_planes.append(PlaneSpec(dev, [ln for ln in lines if ln.tpl.n_events]))
+        launchers.append(launcher)
+    # next step's batch copy is called at period + 20 µs, after the device drained: host wait
+    period = max(e for e, _ in ends) + 40 * US
+    for name, (end, first_start) in zip(planted, ends):
+        planted[name]["between_steps_ps"] = period + first_start - end  # host wait, once per step after the first
+    py.event(host, "train", 2 * US, period - 4 * US, 0, {"_r": 1, "step_num": PerStep(0, 1)})
+    py.event(host, "PjitFunction(train_step)", 4 * US, 10 * US, 0)
+    for tpl in [py] + launchers + [ln.tpl for p in dev_planes for ln in p.lines]:
+        for k in range(len(tpl.pos)):
+            if tpl.width[k] == OFFSET_W:
+                tpl.incr[k] = period
+    lines = [LineSpec(thread_id("python3"), "python3", py)]
+    lines += [LineSpec(thread_id(f"launcher/{g}"), f"tf_XLAPjRtGpuClient/{g}", t) for g, t in enumerate(launchers)]
+    planes = [metadata_plane(1, [(program_id, module)], "gpu"), PlaneSpec(host, lines)] + dev_planes
+    info = {"program_id": program_id, "module": "jit_train_step", "ops": [o.name for o in ops],
+            "op_ps": {o.name: o.dur_ps for o in ops}, "period_ps": period, "gpus": gpus, "planted": planted,
+            "plant": dict(PLANT)}
+    return planes, info
+
+
 # ---- writing --------------------------------------------------------------------------------------
 
 
@@ -481,18 +585,24 @@ def write(path: Path, planes: list[PlaneSpec], steps: int, chunk_bytes: int = 32
         return f.tell()
 
 
-def build(layout: str, *, threads: int, gpus: int, ops_per_step: int, seed: int) -> tuple[list[PlaneSpec], dict]:
+def build(layout: str, *, threads: int, gpus: int, ops_per_step: int, seed: int,
+          plant_launch: bool = False) -> tuple[list[PlaneSpec], dict]:
     if layout == "cpu":
         return cpu_layout(threads, ops_per_step, seed)
+    if layout == "gpu" and plant_launch:
+        return gpu_launch_layout(gpus, ops_per_step, seed)
     if layout == "gpu":
         return gpu_layout(gpus, ops_per_step, seed)
     raise ValueError(f"unknown layout {layout!r}")
 
 
 def generate(path: Path, layout: str, *, size_mb: Optional[float] = None, steps: Optional[int] = None,
-             threads: int = 32, gpus: int = 2, ops_per_step: int = 120, seed: int = 7) -> dict:
-    """Writes the profile; returns what it holds (steps, events per plane, ops, bytes)."""
-    planes, info = build(layout, threads=threads, gpus=gpus, ops_per_step=ops_per_step, seed=seed)
+             threads: int = 32, gpus: int = 2, ops_per_step: int = 120, seed: int = 7,
+             plant_launch: bool = False) -> dict:
+    """Writes the profile; returns what it holds (steps, events per plane, ops, bytes). plant_launch
+    (gpu): launch timings planted with known values (gpu_launch_layout), info["planted"]."""
+    planes, info = build(layout, threads=threads, gpus=gpus, ops_per_step=ops_per_step, seed=seed,
+                         plant_launch=plant_launch)
     # Task Environment's stop time depends on the number of steps: size it with a placeholder.
     per_step = sum(len(ln.tpl.buf) for p in planes for ln in p.lines)
     fixed = sizes(planes + [task_env_plane(len(planes) + 1, 0)], 0)
@@ -522,9 +632,11 @@ def main() -> None:
     ap.add_argument("--ops", type=int, default=120, help="HLO ops executed per step")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print what was written as JSON")
+    ap.add_argument("--plant-launch", action="store_true",
+                    help="gpu: plant launch delays and host-wait gaps of known length (PLANT)")
     a = ap.parse_args()
     info = generate(a.out, a.layout, size_mb=a.size_mb, steps=a.steps, threads=a.threads, gpus=a.gpus,
-                    ops_per_step=a.ops, seed=a.seed)
+                    ops_per_step=a.ops, seed=a.seed, plant_launch=a.plant_launch)
     if a.json:
         print(json.dumps({k: v for k, v in info.items() if k not in ("op_ps",)}))
     else:

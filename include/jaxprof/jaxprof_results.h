@@ -34,7 +34,20 @@ typedef struct jp_device {
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
     const int64_t (*busy)[2]; /* the union of its op spans as [start, end) ps, in time order */
     size_t n_busy;
+    /* Launch and idle causes (launch.c; GPU captures whose launches carry correlation ids, else 0):
+     * each gap between its correlated device events (all streams together) goes to one cause by
+     * the event that ends it. See docs/design.md "Launch and idle causes". */
+    int64_t idle_host_ps;     /* its launch call began after the device went idle: waiting for the host */
+    int64_t idle_kernel_ps;   /* launched before, and the gap is under JP_LAUNCH_K2K_PS: kernel to kernel */
+    int64_t idle_other_ps;    /* launched before, longer gap (a dependency, a sync), or its launch unknown */
+    uint64_t n_launched;      /* device events matched to their launch call */
+    uint64_t n_short;         /* of those, kernels that ran shorter than their launch call took */
+    uint32_t queue_max;       /* most launches outstanding at once (call begun, work not ended) */
+    double queue_mean;        /* their time-weighted mean from the first call to the last end */
 } jp_device;
+
+/* Kernel-to-kernel gaps: shorter than this, with the next launch already made (docs/design.md). */
+enum { JP_LAUNCH_K2K_PS = 10000000 }; /* 10 µs */
 
 /* One frame of the Python call stack JAX recorded for an op (current JAX writes the stack into
  * the HLO; older ones only a source file and line). */
@@ -249,6 +262,23 @@ typedef struct jp_kernel_stat {
     int64_t total_ps, min_ps, max_ps;
 } jp_kernel_stat;
 
+/* One kernel (or copy, memset) on one device, its correlated launches summed (launch.c). Times
+ * of a launch: api = the host call's duration; queue = device start - call end (negative when
+ * the call returned after the work began: synchronous copies); delay = device start - call start. */
+typedef struct jp_launch_stat {
+    const char *name;         /* the kernel or copy */
+    const char *api;          /* the launch call of its first launch ("cuLaunchKernel"), "" when none matched */
+    uint32_t device;          /* index into jp_analysis.devices */
+    int kernel;               /* 1: a kernel; 0: a copy or memset */
+    uint64_t count;           /* its device events with a correlation id */
+    uint64_t matched;         /* of those, with their launch call found */
+    uint64_t n_short;         /* matched kernels shorter than their launch call */
+    uint64_t n_host_wait;     /* launches that found the device idle (the gap before went to the host) */
+    int64_t kernel_ps;        /* summed device time */
+    int64_t api_ps, queue_ps, delay_ps; /* summed over the matched launches */
+    int64_t queue_max_ps, delay_max_ps;
+} jp_launch_stat;
+
 typedef struct jp_memory_sample {
     int64_t t_ps;
     int64_t bytes_in_use;
@@ -441,6 +471,8 @@ typedef struct jp_analysis {
     jp_kernel_stat *kernels;    /* by total time */
     size_t n_kernels;
     uint64_t n_small_kernels;   /* kernel launches under 0.1 ms */
+    jp_launch_stat *launches;   /* launch statistics per (device, kernel), by summed launch delay */
+    size_t n_launches;
     jp_memory_stat *memory;     /* allocator events, per allocator */
     size_t n_memory;
     jp_module_memory *modules;  /* memory at the peak per compiled module (one entry per host and

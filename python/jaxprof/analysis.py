@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from . import _core, calibrate
 from .results import (AllocatorStat, Buffer, Compile, Device, Finding, FlameNode, Frame, HostStat, HostStep, Kernel,
-                      Kpi, Line, ModuleMemory, Op, Row, Scope, Step, Straggler, Transfer)
+                      Kpi, Launch, Line, ModuleMemory, Op, Row, Scope, Step, Straggler, Transfer)
 
 PathLike = str | os.PathLike[str]
 
@@ -81,6 +81,11 @@ class Profile:
 
     def kernels(self, **view: Any) -> list[Kernel]:
         return _rows(Kernel, self._json("kernels", **view)["kernels"])
+
+    def launches(self, **view: Any) -> list[Launch]:
+        """GPU: per (device, kernel) its launches matched to their host calls: api, queue and launch
+        delay, short kernels (the devices' idle split by cause is in devices())."""
+        return _rows(Launch, self._json("launch", **view)["launches"])
 
     def lines(self, **view: Any) -> list[Line]:
         """Device self time by the user's source line that made the ops."""

@@ -34,6 +34,7 @@ __all__ = [
     "DiffPart",
     "DiffFinding",
     "Precision",
+    "Launch",
 ]
 
 
@@ -63,6 +64,22 @@ class Device(Row):
     peak_gbps: float
     #: where the peaks come from: "device", "clock x cores", "table", "calibrated", "flag", or ""
     peak_source: str
+    #: idle before device work whose launch call began after the device went idle: waiting for the
+    #: host (GPU) [ms]
+    idle_host_ms: float
+    #: idle gaps under 10 us before work launched earlier: kernel to kernel (GPU) [ms]
+    idle_kernel_ms: float
+    #: other idle gaps between its correlated device work: launched earlier, longer gaps, or launch
+    #: unknown (GPU) [ms]
+    idle_other_ms: float
+    #: device events matched to their launch call (GPU)
+    launched: int
+    #: of those, kernels shorter than their launch call
+    short_kernels: int
+    #: most launches outstanding at once: call begun, device work not ended (GPU)
+    queue_max: int
+    #: launches outstanding, time-weighted mean from the first call to the last end (GPU)
+    queue_mean: float
 
 
 @dataclass(frozen=True)
@@ -660,6 +677,48 @@ class Precision(Row):
     ops: int
 
 
+@dataclass(frozen=True)
+class Launch(Row):
+    """One kernel (or copy) on one device, its correlated launches summed (the ``launches`` table).
+    """
+
+    #: the kernel, copy or memset
+    name: str
+    #: the device it ran on
+    device: str
+    #: its device events with a correlation id
+    count: int
+    #: of those, with their launch call found on the host
+    matched: int
+    #: device time per event [ms]
+    kernel_avg_ms: float
+    #: the launch call's duration, per matched launch [ms]
+    api_avg_ms: float
+    #: device start - launch call end, per matched launch (negative: the call returned after the
+    #: work began) [ms]
+    queue_avg_ms: float
+    #: the longest queue time [ms]
+    queue_max_ms: float
+    #: launch delay: device start - launch call start, per matched launch [ms]
+    delay_avg_ms: float
+    #: the longest launch delay [ms]
+    delay_max_ms: float
+    #: launch delays summed (the sort) [ms]
+    delay_total_ms: float
+    #: device time summed [ms]
+    kernel_total_ms: float
+    #: launch call time summed [ms]
+    api_total_ms: float
+    #: matched kernels that ran shorter than their launch call
+    short: int
+    #: launches that found the device idle: the call began after the device's previous work ended
+    host_wait: int
+    #: true for a kernel, false for a copy or memset
+    kernel: bool
+    #: the launch call (its first matched one), "" when none matched
+    api: str
+
+
 # The row class of each table, by its JSON key.
 TABLES: dict[str, type[Row]] = {
     "devices": Device,
@@ -683,4 +742,5 @@ TABLES: dict[str, type[Row]] = {
     "diff_breakdown": DiffPart,
     "diff_findings": DiffFinding,
     "precision": Precision,
+    "launches": Launch,
 }

@@ -1221,6 +1221,91 @@ static void capture_health(ctx *c) {
             fixed ? fixed : "", "%s", buf);
 }
 
+/* ---- launch and idle causes (launch.c; docs/design.md "Launch and idle causes") ----------------
+ * A device's window is its first to last activity; the idle split covers the gaps between its
+ * correlated device work. Both rules need JP_LAUNCH_MIN launches matched to their calls. */
+enum { JP_LAUNCH_MIN = 20 };
+
+static double window_ps(const jp_device *d) { return d->last_ps > d->first_ps ? (double)(d->last_ps - d->first_ps) : 0; }
+
+/* The summed api time and device time of the device's launches matched to their calls. */
+static void launch_sums(const jp_analysis *a, size_t dev, double *api, double *work) {
+    *api = *work = 0;
+    for (size_t i = 0; i < a->n_launches; i++) {
+        const jp_launch_stat *l = &a->launches[i];
+        if (l->device != dev || !l->matched) continue;
+        *api += (double)l->api_ps;
+        *work += (double)l->kernel_ps * (double)l->matched / (double)l->count;
+    }
+}
+
+/* Whether launching the device's work took the host at least as long as the device took to run
+ * it: a host launching back to back cannot then keep the device busy. */
+static int launch_limited(const jp_analysis *a, size_t dev) {
+    double api, work;
+    launch_sums(a, dev, &api, &work);
+    return api > 0 && api >= work;
+}
+
+/* The device whose host-wait idle is the largest share of its window, among those with enough
+ * launches (and, when `limited`, whose launches took the host as long as their work took it). */
+static size_t worst_host_wait(const jp_analysis *a, int limited, double *share) {
+    size_t worst = SIZE_MAX;
+    *share = 0;
+    for (size_t d = 0; d < a->n_devices; d++) {
+        const jp_device *dv = &a->devices[d];
+        double w = window_ps(dv);
+        if (dv->n_launched < JP_LAUNCH_MIN || w <= 0 || (limited && !launch_limited(a, d))) continue;
+        if ((double)dv->idle_host_ps / w > *share) *share = (double)dv->idle_host_ps / w, worst = d;
+    }
+    return worst;
+}
+
+/* launch_bound: the host's launch calls for a device's work took at least as long as that work ran
+ * on the device (HTA flags kernels shorter than their call one by one; summed, this says the host
+ * launching flat out could not keep the device busy), and the device waits for the host >= 10% of
+ * its window. Bad from 30%. */
+static void launch_bound(ctx *c) {
+    const jp_analysis *a = c->a;
+    double share;
+    size_t d = worst_host_wait(a, 1, &share);
+    if (d == SIZE_MAX || share < 0.10) return;
+    const jp_device *dv = &a->devices[d];
+    double api, work;
+    launch_sums(a, d, &api, &work);
+    finding(c, "launch_bound", share >= 0.30 ? JP_RATING_BAD : JP_RATING_WARNING, "Kernels are launch-bound",
+            "Give each launch more work: jit larger functions so XLA fuses more per kernel, loop on the device "
+            "(lax.scan, lax.fori_loop) instead of in Python, raise the batch size, and keep XLA's command buffers "
+            "(CUDA graphs) on (XLA_FLAGS=--xla_gpu_enable_command_buffer) so one launch replays many kernels.",
+            "%s: its %llu launches took the host %.2f ms of API calls for %.2f ms of device work; %llu are kernels "
+            "shorter than their launch call; it waits for the host %.2f ms, %.0f%% of its %.2f ms window; %.1f "
+            "launches outstanding on average (most %u)",
+            dv->name, (unsigned long long)dv->n_launched, ms(api), ms(work), (unsigned long long)dv->n_short,
+            ms((double)dv->idle_host_ps), 100 * share, ms(window_ps(dv)), dv->queue_mean, dv->queue_max);
+}
+
+/* host_wait_idle: a device waits for the host (its next launch call began only after it went
+ * idle) >= 10% of its window, bad from 30%; not where launch_bound already explains it. */
+static void host_wait_idle(ctx *c) {
+    const jp_analysis *a = c->a;
+    double share, limited_share;
+    size_t d = worst_host_wait(a, 0, &share);
+    if (d == SIZE_MAX || share < 0.10) return;
+    if (worst_host_wait(a, 1, &limited_share) != SIZE_MAX && limited_share >= 0.10) return; /* launch_bound's */
+    const jp_device *dv = &a->devices[d];
+    double idle = (double)(dv->idle_host_ps + dv->idle_kernel_ps + dv->idle_other_ps);
+    finding(c, "host_wait_idle", share >= 0.30 ? JP_RATING_BAD : JP_RATING_WARNING, "The device waits for the host",
+            "Keep the host ahead of the device: dispatch asynchronously (no block_until_ready, .item(), "
+            "np.asarray or printing of device values inside the step), prefetch the next batch to the device "
+            "while this one computes, and move Python work (logging, metrics) out of the step.",
+            "%s idles %.2f ms (%.0f%% of its %.2f ms window) before work whose launch call began only after it "
+            "went idle; of its idle between launches %.0f%% is waiting for the host, %.0f%% kernel to kernel, "
+            "%.0f%% other; %.1f launches outstanding on average (most %u)",
+            dv->name, ms((double)dv->idle_host_ps), 100 * share, ms(window_ps(dv)),
+            idle > 0 ? 100 * (double)dv->idle_host_ps / idle : 0, idle > 0 ? 100 * (double)dv->idle_kernel_ps / idle : 0,
+            idle > 0 ? 100 * (double)dv->idle_other_ps / idle : 0, dv->queue_mean, dv->queue_max);
+}
+
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {.m = m, .arena = arena, .a = a};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
@@ -1246,6 +1331,8 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     dominant_op(&c);
     peak_temporaries(&c);
     capture_health(&c);
+    launch_bound(&c);
+    host_wait_idle(&c);
     free(c.busy);
     /* most severe first, stable otherwise */
     for (size_t i = 1; i < a->n_findings; i++)

@@ -51,11 +51,26 @@ static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_e
     return JP_OK;
 }
 
+int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
+                        int64_t start, int64_t dur, int kernel) {
+    if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
+    if (!name) return jp_build_nomem(c->err);
+    jp_launch_ev *l = jp_vec_push(&c->m->launches, sizeof *l);
+    if (!l) return jp_build_nomem(c->err);
+    *l = (jp_launch_ev){(uint64_t)info->v[K_CORRELATION_ID].i, start, start + dur, name, c->host_index, device, line,
+                        (uint8_t)(kernel != 0)};
+    return JP_OK;
+}
+
 static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
                           int64_t dur, const jp_ev_info *info) {
     jp_str name = em ? em->name : (jp_str){"", 0};
     jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
     int kind = jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
+    if ((kind < JP_XFER_COUNT || jp_xn_gpu_is_op_work(kind)) && jp_info_has(info, K_CORRELATION_ID)) {
+        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, line, start, dur, kind == JP_XN_GPU_KERNEL);
+        if (rc) return rc;
+    }
     if (kind < JP_XFER_COUNT)
         return jp_build_add_xfer(c, dev, kind, start, dur, jp_xn_details_uint(memcpy_details, "size:"));
     if (!jp_xn_gpu_is_op_work(kind)) return JP_OK;

@@ -134,6 +134,19 @@ typedef struct jp_kernel_sum {
     int64_t total_ps, min_ps, max_ps;
 } jp_kernel_sum;
 
+/* One end of a launch (launch.c): a host API call (cuLaunchKernel, hipModuleLaunchKernel,
+ * cudaMemcpyAsync, ...) or the device work it queued, linked by their correlation_id, which is
+ * unique within one process (one host's XSpace). */
+typedef struct jp_launch_ev {
+    uint64_t correlation;
+    int64_t start_ps, end_ps;
+    const char *name;        /* interned: the kernel or copy, or the API call */
+    uint32_t host;           /* index into jp_model.hosts: correlation ids are per process */
+    uint32_t device;         /* device index; UINT32_MAX for the host's API call */
+    uint32_t line;           /* global line number: the stream, or the calling thread */
+    uint8_t kernel;          /* device side: a kernel (not a copy or memset) */
+} jp_launch_ev;
+
 typedef struct jp_mem_ev {
     int64_t t_ps;
     const char *allocator;   /* interned */
@@ -191,6 +204,7 @@ typedef struct jp_model {
     jp_vec execs;            /* jp_exec, from run_id groups or XLA Modules lines */
     jp_vec device_steps;     /* jp_exec, from device Steps lines (TPU, saved GPU ones; module = step name) */
     jp_vec spans;            /* jp_span */
+    jp_vec launches;         /* jp_launch_ev: both ends of every correlated launch, in reading order */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;

@@ -40,6 +40,7 @@ static const char *const STAT_NAMES[K_COUNT] = {
     [K_BYTES_RESERVED] = JP_XN_STAT_BYTES_RESERVED,
     [K_INDEX_ON_HOST] = JP_XN_STAT_INDEX_ON_HOST,
     [K_DEVICE_ORDINAL] = JP_XN_STAT_DEVICE_ORDINAL,
+    [K_CORRELATION_ID] = JP_XN_STAT_CORRELATION_ID,
 };
 
 _Static_assert(K_COUNT <= 32, "one bit per key");

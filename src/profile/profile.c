@@ -35,6 +35,7 @@ static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, anal
         {jp_scopes_analyze, "scopes"}, {jp_compiles_analyze, "compiles"}, {jp_transfers_analyze, "transfers"},
         {jp_kernels_analyze, "kernels"}, {jp_memory_analyze, "memory"}, {jp_buffers_analyze, "buffers"},
         {jp_health_analyze, "health"},
+        {jp_launch_analyze, "launch"},
         {jp_findings_analyze, "findings"},
     };
     a->span_ps = m->last_ps - m->first_ps;

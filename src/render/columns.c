@@ -486,6 +486,13 @@ GET(device_idle, jp_device, /* of its own first-to-last window */
 GET(device_peak_tflops, jp_device, set_num(c, r->peak_flops / 1e12))
 GET(device_peak_gbps, jp_device, set_num(c, r->peak_bw / 1e9))
 GET(device_peak_source, jp_device, set_str(c, r->peak_source))
+GET(device_idle_host, jp_device, set_time(c, r->idle_host_ps))
+GET(device_idle_kernel, jp_device, set_time(c, r->idle_kernel_ps))
+GET(device_idle_other, jp_device, set_time(c, r->idle_other_ps))
+GET(device_launched, jp_device, set_int(c, (int64_t)r->n_launched))
+GET(device_short, jp_device, set_int(c, (int64_t)r->n_short))
+GET(device_queue_max, jp_device, set_int(c, r->queue_max))
+GET(device_queue_mean, jp_device, set_num(c, r->queue_mean))
 
 static const column DEVICE_COLS[] = {
     COL("name", "device", 0, CELL_STR, NULL, device_name, "\"/host:CPU\", \"/device:GPU:0\", ..."),
@@ -500,7 +507,18 @@ static const column DEVICE_COLS[] = {
     COL("peak_tflops", NULL, 0, CELL_NUM, "TFLOP/s", device_peak_tflops, "its peak FLOP/s; 0 when unknown"),
     COL("peak_gbps", NULL, 0, CELL_NUM, "GB/s", device_peak_gbps, "its peak memory bandwidth; 0 when unknown"),
     COL("peak_source", NULL, 0, CELL_STR, NULL, device_peak_source,
-        "where the peaks come from: \"device\", \"clock x cores\", \"table\", \"calibrated\", \"flag\", or \"\""),
+        "where the peaks come from: \"device\", \"clock x cores\", \"table\", \"calibrated\", \"flag\", or \"\""),    COL("idle_host_ms", NULL, 0, CELL_TIME, NULL, device_idle_host,
+        "idle before device work whose launch call began after the device went idle: waiting for the host (GPU)"),
+    COL("idle_kernel_ms", NULL, 0, CELL_TIME, NULL, device_idle_kernel,
+        "idle gaps under 10 us before work launched earlier: kernel to kernel (GPU)"),
+    COL("idle_other_ms", NULL, 0, CELL_TIME, NULL, device_idle_other,
+        "other idle gaps between its correlated device work: launched earlier, longer gaps, or launch unknown (GPU)"),
+    COL("launched", NULL, 0, CELL_INT, NULL, device_launched, "device events matched to their launch call (GPU)"),
+    COL("short_kernels", NULL, 0, CELL_INT, NULL, device_short, "of those, kernels shorter than their launch call"),
+    COL("queue_max", NULL, 0, CELL_INT, NULL, device_queue_max,
+        "most launches outstanding at once: call begun, device work not ended (GPU)"),
+    COL("queue_mean", NULL, 0, CELL_NUM, NULL, device_queue_mean,
+        "launches outstanding, time-weighted mean from the first call to the last end (GPU)"),
 };
 
 /* ---- hosts (multi-host profiles) ---------------------------------------------------------------- */
@@ -767,6 +785,52 @@ static const column DIFF_FINDING_COLS[] = {
     COL("appeared", NULL, 0, CELL_BOOL, NULL, dfind_appeared, "true: only in the new run; false: only in the base run"),
 };
 
+/* ---- launches (launch.c) ----------------------------------------------------------------------- */
+
+/* A mean over n, 0 for none. */
+static int64_t mean_ps(int64_t sum, uint64_t n) { return n ? sum / (int64_t)n : 0; }
+
+GET(launch_name, jp_launch_stat, set_str(c, r->name))
+GET(launch_device, jp_launch_stat, set_str(c, r->device < a->n_devices ? a->devices[r->device].name : ""))
+GET(launch_api_name, jp_launch_stat, set_str(c, r->api))
+GET(launch_kernel, jp_launch_stat, set_bool(c, r->kernel))
+GET(launch_count, jp_launch_stat, set_int(c, (int64_t)r->count))
+GET(launch_matched, jp_launch_stat, set_int(c, (int64_t)r->matched))
+GET(launch_kernel_avg, jp_launch_stat, set_time(c, mean_ps(r->kernel_ps, r->count)))
+GET(launch_api_avg, jp_launch_stat, set_time(c, mean_ps(r->api_ps, r->matched)))
+GET(launch_queue_avg, jp_launch_stat, set_time(c, mean_ps(r->queue_ps, r->matched)))
+GET(launch_queue_max, jp_launch_stat, set_time(c, r->queue_max_ps))
+GET(launch_delay_avg, jp_launch_stat, set_time(c, mean_ps(r->delay_ps, r->matched)))
+GET(launch_delay_max, jp_launch_stat, set_time(c, r->delay_max_ps))
+GET(launch_delay_total, jp_launch_stat, set_time(c, r->delay_ps))
+GET(launch_kernel_total, jp_launch_stat, set_time(c, r->kernel_ps))
+GET(launch_api_total, jp_launch_stat, set_time(c, r->api_ps))
+GET(launch_short, jp_launch_stat, set_int(c, (int64_t)r->n_short))
+GET(launch_host_wait, jp_launch_stat, set_int(c, (int64_t)r->n_host_wait))
+
+static const column LAUNCH_COLS[] = {
+    COL("name", "kernel", 0, CELL_STR, NULL, launch_name, "the kernel, copy or memset"),
+    COL("device", "device", 14, CELL_STR, NULL, launch_device, "the device it ran on"),
+    COL("count", "count", 6, CELL_INT, NULL, launch_count, "its device events with a correlation id"),
+    COL("matched", NULL, 0, CELL_INT, NULL, launch_matched, "of those, with their launch call found on the host"),
+    COL("kernel_avg_ms", "kernel", 9, CELL_TIME, NULL, launch_kernel_avg, "device time per event"),
+    COL("api_avg_ms", "api", 9, CELL_TIME, NULL, launch_api_avg, "the launch call's duration, per matched launch"),
+    COL("queue_avg_ms", "queue", 9, CELL_TIME, NULL, launch_queue_avg,
+        "device start - launch call end, per matched launch (negative: the call returned after the work began)"),
+    COL("queue_max_ms", NULL, 0, CELL_TIME, NULL, launch_queue_max, "the longest queue time"),
+    COL("delay_avg_ms", "delay", 9, CELL_TIME, NULL, launch_delay_avg,
+        "launch delay: device start - launch call start, per matched launch"),
+    COL("delay_max_ms", NULL, 0, CELL_TIME, NULL, launch_delay_max, "the longest launch delay"),
+    COL("delay_total_ms", "delay_sum", 10, CELL_TIME, NULL, launch_delay_total, "launch delays summed (the sort)"),
+    COL("kernel_total_ms", NULL, 0, CELL_TIME, NULL, launch_kernel_total, "device time summed"),
+    COL("api_total_ms", NULL, 0, CELL_TIME, NULL, launch_api_total, "launch call time summed"),
+    COL("short", "short", 6, CELL_INT, NULL, launch_short, "matched kernels that ran shorter than their launch call"),
+    COL("host_wait", "hwait", 6, CELL_INT, NULL, launch_host_wait,
+        "launches that found the device idle: the call began after the device's previous work ended"),
+    COL("kernel", NULL, 0, CELL_BOOL, NULL, launch_kernel, "true for a kernel, false for a copy or memset"),
+    COL("api", NULL, 0, CELL_STR, NULL, launch_api_name, "the launch call (its first matched one), \"\" when none matched"),
+};
+
 /* ---- the tables --------------------------------------------------------------------------------- */
 
 /* The rows an analysis keeps for a table: a->FIELD, COUNT of them (rows_FIELD). */
@@ -791,6 +855,7 @@ ROWS(host_stats, a->n_host_stats)
 ROWS(stragglers, a->n_stragglers)
 ROWS(modules, a->n_modules)
 ROWS(precision, a->n_precision)
+ROWS(launches, a->n_launches)
 
 /* A table's name, Python class, sections, columns and doc line. */
 #define DEF(NAME, CLASS, WHERE, COLS, DOC) \
@@ -859,6 +924,9 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
     [JP_TABLE_PRECISION] = {DEF("precision", "Precision", "report, ops", PRECISION_COLS,
                                 "op self time by the precision the ops compute in (their dtype), the most first"),
                             AT(precision)},
+    [JP_TABLE_LAUNCHES] = {DEF("launches", "Launch", "launch", LAUNCH_COLS,
+                               "one kernel (or copy) on one device, its correlated launches summed"),
+                           AT(launches)},
 };
 
 table jp_table_over(int id, const void *rows, size_t n) {

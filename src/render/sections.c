@@ -66,6 +66,14 @@ static const jp_section_def SECTIONS[] = {
      "Device time by Python call stack: the tree as a table, or folded stacks\n"
      "(flamegraph.pl, speedscope), or a pprof profile (pprof -http).\n",
      NULL, JP_SECTION_SPLIT_NOTE, JP_TABLE_FLAME},
+    {JP_SECTION_LAUNCH, "launch", "GPU launches: API, queue and launch delay per kernel; idle causes",
+     "GPU kernels and copies matched to the host call that launched them (correlation_id): per\n"
+     "kernel and device the launch call's time (api), the queue time (start - call end), the\n"
+     "kernel time, the launch delay (start - call start) and the kernels shorter than their call.\n"
+     "Each device's idle split (waiting for the host, kernel to kernel, other) and launch queue\n"
+     "depth are device columns: idle_host_ms, idle_kernel_ms, idle_other_ms, queue_max, queue_mean\n"
+     "(in every --json document).\n",
+     "launches are matched over the whole capture", JP_SECTION_WHOLE_RUN, JP_TABLE_LAUNCHES},
 };
 _Static_assert(sizeof SECTIONS / sizeof SECTIONS[0] == JP_SECTION_COUNT, "one registry row per jp_section");
 

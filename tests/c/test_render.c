@@ -55,7 +55,9 @@
 
 /* Stat metadata ids, the same in every plane built here. */
 enum { S_STEP = 1, S_ROOT, S_HLO_OP, S_HLO_MODULE, S_RUN_ID, S_PROGRAM, S_ALLOCATOR, S_BYTES_ALLOCATED, S_FLOPS,
-       S_BYTES_ACCESSED, S_KERNEL, S_MEMCPY, S_HLO_PROTO, S_COUNT };
+       S_BYTES_ACCESSED, S_KERNEL, S_MEMCPY, S_HLO_PROTO,
+       S_CORRELATION, /* launch_causes */
+       S_COUNT };
 static const char *const STAT_NAMES[S_COUNT] = {
     [S_STEP] = JP_XN_STAT_STEP_NUM, [S_ROOT] = JP_XN_STAT_ROOT, [S_HLO_OP] = JP_XN_STAT_HLO_OP,
     [S_HLO_MODULE] = JP_XN_STAT_HLO_MODULE, [S_RUN_ID] = JP_XN_STAT_RUN_ID, [S_PROGRAM] = JP_XN_STAT_PROGRAM_ID,
@@ -63,6 +65,7 @@ static const char *const STAT_NAMES[S_COUNT] = {
     [S_FLOPS] = JP_XN_STAT_FLOPS, [S_BYTES_ACCESSED] = JP_XN_STAT_BYTES_ACCESSED,
     [S_KERNEL] = JP_XN_STAT_KERNEL_DETAILS, [S_MEMCPY] = JP_XN_STAT_MEMCPY_DETAILS,
     [S_HLO_PROTO] = JP_XN_STAT_HLO_PROTO,
+    [S_CORRELATION] = JP_XN_STAT_CORRELATION_ID,
 };
 
 /* One XStat: a string when s is set, a double when d is, else the integer i. */
@@ -516,11 +519,11 @@ static const jp_analysis *gpu_of(void **state) { return jp_profile_analysis(((fi
 
 #define CPU_JSON_HEAD(section) \
     "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"cpu.xplane.pb\",\"platform\":\"cpu\",\"hosts\":[\"cpu\"],\"events\":19,\"span_ms\":20.000000,\"device_busy_ms\":14.500000,\"device_idle_pct\":14.7059,\"capture_health\":[],\"devices\":[\n" \
-    "{\"name\":\"/host:CPU\",\"host\":\"cpu\",\"platform\":\"cpu\",\"busy_ms\":14.500000,\"ops\":6,\"first_ms\":1.000000,\"last_ms\":18.000000,\"idle_pct\":14.7059,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\"}]"
+    "{\"name\":\"/host:CPU\",\"host\":\"cpu\",\"platform\":\"cpu\",\"busy_ms\":14.500000,\"ops\":6,\"first_ms\":1.000000,\"last_ms\":18.000000,\"idle_pct\":14.7059,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"idle_host_ms\":0.000000,\"idle_kernel_ms\":0.000000,\"idle_other_ms\":0.000000,\"launched\":0,\"short_kernels\":0,\"queue_max\":0,\"queue_mean\":0}]"
 
 #define GPU_JSON_HEAD(section) \
     "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"gpu.xplane.pb\",\"platform\":\"gpu\",\"hosts\":[\"gpu\"],\"events\":4,\"span_ms\":7.000000,\"device_busy_ms\":5.500000,\"device_idle_pct\":21.4286,\"capture_health\":[{\"kind\":\"no HLO\",\"host\":\"gpu\",\"text\":\"module jit_step ran without an HloProto in the metadata: its ops have no FLOPs, bytes or memory (enable_hlo_proto)\"}],\"devices\":[\n" \
-    "{\"name\":\"/device:GPU:0\",\"host\":\"gpu\",\"platform\":\"gpu\",\"busy_ms\":5.500000,\"ops\":3,\"first_ms\":0.000000,\"last_ms\":7.000000,\"idle_pct\":21.4286,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\"}]"
+    "{\"name\":\"/device:GPU:0\",\"host\":\"gpu\",\"platform\":\"gpu\",\"busy_ms\":5.500000,\"ops\":3,\"first_ms\":0.000000,\"last_ms\":7.000000,\"idle_pct\":21.4286,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"idle_host_ms\":0.000000,\"idle_kernel_ms\":0.000000,\"idle_other_ms\":0.000000,\"launched\":0,\"short_kernels\":0,\"queue_max\":0,\"queue_mean\":0}]"
 
 /* The findings as text, alone and at the end of the report. */
 #define CPU_FINDINGS_LIST \
@@ -1242,8 +1245,83 @@ static void ops_grouped(void **state) {
     fclose(f);
 }
 
+/* ---- launch and idle causes (launch.c) ---------------------------------------------------------- */
+
+/* A GPU capture whose host thread launches each kernel (times in µs; c = correlation id):
+ *   call c1 [0, 10)   -> fusion_kernel [15, 20)   short (5 < 10); the first: no gap before
+ *   call c2 [12, 14)  -> gemm_kernel   [22, 40)   gap 2, launched before the device went idle: kernel to kernel
+ *   call c3 [16, 18)  -> fusion_kernel [60, 65)   gap 20, launched before: other
+ *   call c4 [100, 103)-> gemm_kernel   [110, 130) gap 45, launched after the device went idle: host
+ *   (no call)  c99    -> fusion_kernel [130, 131) unmatched
+ * Queue: 1 launch outstanding over [0,12), 2 [12,16), 3 [16,20), 2 [20,40), 1 [40,65), 0 [65,100),
+ * 1 [100,130): 127 µs of depth over 130 µs, at most 3. */
+enum { L_CALL = 1, L_FUSION, L_GEMM, L_COUNT };
+static const char *const LAUNCH_NAMES[L_COUNT] = {"", "cuLaunchKernel", "fusion_kernel", "gemm_kernel"};
+
+static pbw launch_space(void) {
+    const event_spec calls[] = {
+        {L_CALL, 0, 10 * US, {{S_CORRELATION, .i = 1}}},   {L_CALL, 12 * US, 2 * US, {{S_CORRELATION, .i = 2}}},
+        {L_CALL, 16 * US, 2 * US, {{S_CORRELATION, .i = 3}}}, {L_CALL, 100 * US, 3 * US, {{S_CORRELATION, .i = 4}}},
+    };
+    const event_spec stream[] = {
+        {L_FUSION, 15 * US, 5 * US, {{S_CORRELATION, .i = 1}}},   {L_GEMM, 22 * US, 18 * US, {{S_CORRELATION, .i = 2}}},
+        {L_FUSION, 60 * US, 5 * US, {{S_CORRELATION, .i = 3}}},   {L_GEMM, 110 * US, 20 * US, {{S_CORRELATION, .i = 4}}},
+        {L_FUSION, 130 * US, 1 * US, {{S_CORRELATION, .i = 99}}},
+    };
+    pbw space = {0}, host = {0}, dev = {0};
+    put_line(&host, 5, "launcher", calls, sizeof calls / sizeof calls[0]);
+    finish_plane(&space, &host, 1, JP_XN_PLANE_HOST_CPU, LAUNCH_NAMES, L_COUNT, NULL, 0);
+    put_line(&dev, 7, "Stream #7(Compute)", stream, sizeof stream / sizeof stream[0]);
+    finish_plane(&space, &dev, 2, "/device:GPU:0", LAUNCH_NAMES, L_COUNT, NULL, 0);
+    pbw_str(&space, 4, "gpu");
+    return space;
+}
+
+static void launch_causes(void **state) {
+    (void)state;
+    jp_profile *p = load(launch_space(), "launch.xplane.pb");
+    const jp_analysis *a = jp_profile_analysis(p);
+    const jp_device *d = NULL;
+    for (size_t i = 0; i < a->n_devices; i++)
+        if (strcmp(a->devices[i].name, "/device:GPU:0") == 0) d = &a->devices[i];
+    assert_non_null(d);
+    assert_int_equal(d->idle_host_ps, 45 * US);
+    assert_int_equal(d->idle_kernel_ps, 2 * US);
+    assert_int_equal(d->idle_other_ps, 20 * US);
+    assert_int_equal(d->n_launched, 4);
+    assert_int_equal(d->n_short, 1);
+    assert_int_equal(d->queue_max, 3);
+    double off = d->queue_mean - 127.0 / 130.0;
+    assert_true(off < 1e-12 && off > -1e-12);
+    assert_int_equal(a->n_launches, 2);
+    const jp_launch_stat *f = &a->launches[0], *g = &a->launches[1]; /* by summed delay: 59 then 20 µs */
+    assert_string_equal(f->name, "fusion_kernel");
+    assert_string_equal(f->api, "cuLaunchKernel");
+    assert_int_equal(f->count, 3);
+    assert_int_equal(f->matched, 2);
+    assert_int_equal(f->api_ps, 12 * US);
+    assert_int_equal(f->queue_ps, 47 * US);
+    assert_int_equal(f->delay_ps, 59 * US);
+    assert_int_equal(f->queue_max_ps, 42 * US);
+    assert_int_equal(f->kernel_ps, 11 * US);
+    assert_int_equal(f->n_short, 1);
+    assert_int_equal(f->n_host_wait, 0);
+    assert_string_equal(g->name, "gemm_kernel");
+    assert_int_equal(g->matched, 2);
+    assert_int_equal(g->delay_ps, 20 * US);
+    assert_int_equal(g->n_host_wait, 1);
+    output o = render(a, JP_SECTION_LAUNCH, JP_FORMAT_TEXT, NULL);
+    expect_bytes("launch.txt", &o,
+                 "kernel         device         count   kernel     api    queue    delay  delay_sum  short  hwait\n"
+                 "fusion_kernel  /device:GPU:0      3   3.7 \xC2\xB5" "s  6.0 \xC2\xB5" "s  23.5 \xC2\xB5" "s  29.5 \xC2\xB5" "s    59.0 \xC2\xB5" "s      1      0\n"
+                 "gemm_kernel    /device:GPU:0      2  19.0 \xC2\xB5" "s  2.5 \xC2\xB5" "s   7.5 \xC2\xB5" "s  10.0 \xC2\xB5" "s    20.0 \xC2\xB5" "s      0      1\n");
+    free(o.text);
+    jp_profile_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(launch_causes),
         cmocka_unit_test(cpu_sections), cmocka_unit_test(cpu_report),   cmocka_unit_test(cpu_views),
         cmocka_unit_test(gpu_outputs),  cmocka_unit_test(html_reports), cmocka_unit_test(html_roofline_skips_infinite_points),
         cmocka_unit_test(diff_outputs), cmocka_unit_test(golden_files_were_not_updated),

@@ -197,7 +197,12 @@ def test_gpu_devices_and_header(gpu_file):
     assert dev == {"name": "/device:GPU:0", "host": "gpu-host", "platform": "gpu", "busy_ms": approx(ms(busy)),
                    "ops": 8, "first_ms": approx(ms(150)), "last_ms": approx(ms(1740)),  # kernels
                    "idle_pct": pytest.approx(idle, abs=1e-4),
-                   "peak_tflops": 0, "peak_gbps": 0, "peak_source": ""}  # no capability stats written
+                   "peak_tflops": 0, "peak_gbps": 0, "peak_source": "",  # no capability stats written
+                   # the kernels and copies carry correlation ids but no host call does: every gap
+                   # between them is "other" idle (its launch unknown), nothing is matched
+                   "idle_host_ms": 0, "idle_kernel_ms": 0,
+                   "idle_other_ms": approx(ms((300 - 250) + (370 - 360) + (400 - 390) + (1450 - 600))),
+                   "launched": 0, "short_kernels": 0, "queue_max": 0, "queue_mean": 0}
     assert doc["device_idle_pct"] == pytest.approx(idle, abs=1e-4)
 
 

@@ -1,0 +1,297 @@
+/* launch.c - launch and idle causes: each device event (kernel, copy, memset) matched to the host
+ * API call that queued it by their correlation_id; per (device, kernel) the call's time, the queue
+ * time and the launch delay; per device its idle gaps split by cause (waiting for the host, kernel
+ * to kernel, other) and the launch queue's depth. Definitions and their sources (HTA, nsys) are in
+ * docs/design.md "Launch and idle causes". */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+
+typedef struct item {      /* one device event, with its launch call's start when found */
+    int64_t start, end;
+    int64_t call_start;    /* NO_CALL when its call is unknown */
+    uint32_t device;
+    uint32_t stat;         /* index into the stats vector */
+} item;
+
+#define NO_CALL INT64_MIN
+
+static int cmp_item(const void *x, const void *y) {
+    const item *a = x, *b = y;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
+static int cmp_stat(const void *x, const void *y) {
+    const jp_launch_stat *a = x, *b = y;
+    if (a->delay_ps != b->delay_ps) return a->delay_ps < b->delay_ps ? 1 : -1;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The rows by (device, name): a map, and before it a direct-mapped cache of recent pairs, as a
+ * capture runs a few hundred kernels millions of times. */
+enum { STAT_CACHE = 1024 };
+typedef struct stat_index {
+    jp_map map;
+    struct { const char *name; uint32_t device, at; } cache[STAT_CACHE];
+} stat_index;
+
+/* The stat row of (device, name), created on first sight; NULL when out of memory. */
+static jp_launch_stat *stat_for(stat_index *index, jp_vec *stats, const jp_launch_ev *l, uint32_t *at) {
+    size_t slot = (size_t)(((uintptr_t)l->name >> 4) ^ ((uintptr_t)l->device * 40503u)) % STAT_CACHE;
+    if (index->cache[slot].name == l->name && index->cache[slot].device == l->device) {
+        *at = index->cache[slot].at;
+        return &JP_VEC_AT(stats, jp_launch_stat, *at);
+    }
+    int found;
+    uint32_t k = jp_map_get_or_put(&index->map, l->device, jp_ptr_key(l->name), 0, (uint32_t)stats->n, &found);
+    if (k == UINT32_MAX) return NULL;
+    jp_launch_stat *s = found ? &JP_VEC_AT(stats, jp_launch_stat, k) : jp_vec_push(stats, sizeof *s);
+    if (!s) return NULL;
+    if (!found) *s = (jp_launch_stat){.name = l->name, .api = "", .device = l->device, .kernel = l->kernel};
+    index->cache[slot].name = l->name, index->cache[slot].device = l->device, index->cache[slot].at = k;
+    *at = k;
+    return s;
+}
+
+/* Adds one device event to its row (and the call's times when matched). */
+static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_launch_ev *call) {
+    s->count++;
+    s->kernel_ps += dev->end_ps - dev->start_ps;
+    if (!call) return;
+    int64_t api = call->end_ps - call->start_ps, queue = dev->start_ps - call->end_ps,
+            delay = dev->start_ps - call->start_ps;
+    if (!s->matched) s->api = call->name;
+    s->matched++;
+    s->n_short += dev->kernel && dev->end_ps - dev->start_ps < api;
+    s->api_ps += api;
+    s->queue_ps += queue;
+    s->delay_ps += delay;
+    if (s->matched == 1 || queue > s->queue_max_ps) s->queue_max_ps = queue;
+    if (s->matched == 1 || delay > s->delay_max_ps) s->delay_max_ps = delay;
+}
+
+/* Device items[0..n) (one device, by start): each gap of their union goes to the cause of the
+ * event that ends it. HTA's rule: the host, when that event's launch call began after the device
+ * went idle; kernel to kernel, when it was queued before and the gap is short; else other. */
+static void split_idle(jp_device *d, item *v, size_t n, jp_launch_stat *stats) {
+    int64_t busy_end = v[0].end;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].start > busy_end) {
+            int64_t gap = v[i].start - busy_end;
+            if (v[i].call_start != NO_CALL && v[i].call_start > busy_end) {
+                d->idle_host_ps += gap;
+                stats[v[i].stat].n_host_wait++;
+            } else if (v[i].call_start != NO_CALL && gap < JP_LAUNCH_K2K_PS) {
+                d->idle_kernel_ps += gap;
+            } else {
+                d->idle_other_ps += gap;
+            }
+        }
+        if (v[i].end > busy_end) busy_end = v[i].end;
+    }
+}
+
+/* Sorts n elements of `size` bytes (at most 32) by the int64 key at their start, ascending and
+ * stable. Device events come stream by stream, each stream in time order: a few sorted runs,
+ * merged pairwise (a pass per doubling of the run length) rather than radix-sorted; many runs
+ * go to the radix sort. JP_ERR_NOMEM or JP_OK. */
+enum { MERGE_RUNS_MAX = 64 };
+static int64_t key_at(const unsigned char *e) {
+    int64_t k;
+    memcpy(&k, e, sizeof k);
+    return k;
+}
+
+static int sort_runs(void *base, size_t n, size_t size) {
+    unsigned char *v = base;
+    size_t runs[MERGE_RUNS_MAX + 1], n_runs = 0;
+    for (size_t i = 0; i < n && n_runs <= MERGE_RUNS_MAX; i++)
+        if (i == 0 || key_at(v + i * size) < key_at(v + (i - 1) * size)) runs[n_runs++] = i;
+    if (n_runs <= 1) return JP_OK;
+    if (n_runs > MERGE_RUNS_MAX) {
+        jp_sort_by_key64(base, n, size, 0, 1, jp_cmp_i64);
+        return JP_OK;
+    }
+    unsigned char *tmp = malloc(n * size), *src = v, *dst = tmp;
+    if (!tmp) return JP_ERR_NOMEM;
+    runs[n_runs] = n;
+    while (n_runs > 1) { /* merge runs 2k and 2k+1 from src into dst */
+        size_t out = 0;
+        for (size_t r = 0; r < n_runs; r += 2) {
+            size_t i = runs[r], mid = runs[r + 1], j = mid, end = r + 2 <= n_runs ? runs[r + 2] : n;
+            if (r + 1 == n_runs) mid = j = end = n; /* an odd run out: copied as it is */
+            runs[out++] = i;
+            size_t at = i;
+            while (i < mid && j < end) { /* ties from the left run first: stable */
+                const unsigned char *take = key_at(src + j * size) < key_at(src + i * size) ? src + size * j++ : src + size * i++;
+                memcpy(dst + size * at++, take, size);
+            }
+            memcpy(dst + size * at, src + size * i, (mid - i) * size);
+            at += mid - i;
+            memcpy(dst + size * at, src + size * j, (end - j) * size);
+        }
+        runs[out] = n;
+        n_runs = out;
+        unsigned char *t = src;
+        src = dst, dst = t;
+    }
+    if (src != v) memcpy(v, src, n * size);
+    free(tmp);
+    return JP_OK;
+}
+
+/* The launch queue of one device: launches outstanding from the call's start to the work's end
+ * (HTA's queue length, over all the device's streams): the sorted call starts and the sorted ends,
+ * merged (an end before a start at one instant: no depth that never was). JP_ERR_NOMEM or JP_OK. */
+static int queue_depth(jp_device *d, const item *v, size_t n) {
+    int64_t *starts = malloc((n ? 2 * n : 1) * sizeof *starts), *ends = starts + n;
+    if (!starts) return JP_ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].call_start != NO_CALL) starts[k] = v[i].call_start, ends[k++] = v[i].end;
+    if (sort_runs(starts, k, sizeof *starts) || sort_runs(ends, k, sizeof *ends)) {
+        free(starts);
+        return JP_ERR_NOMEM;
+    }
+    long depth = 0;
+    double area = 0;
+    int64_t t = k ? starts[0] : 0;
+    for (size_t i = 0, j = 0; j < k;) {
+        int start = i < k && starts[i] < ends[j];
+        int64_t now = start ? starts[i++] : ends[j++];
+        if (depth > 0) area += (double)depth * (double)(now - t);
+        t = now;
+        depth += start ? 1 : -1;
+        if (depth > (long)d->queue_max) d->queue_max = (uint32_t)depth;
+    }
+    d->queue_mean = k && ends[k - 1] > starts[0] ? area / (double)(ends[k - 1] - starts[0]) : 0;
+    free(starts);
+    return JP_OK;
+}
+
+/* The calls of one host (launches[first..last)) by correlation id: a dense table over the ids'
+ * range when it is at most 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...),
+ * else a map. */
+typedef struct call_index {
+    uint64_t lo;
+    uint32_t *dense;       /* [id - lo] -> launch index, UINT32_MAX for none; NULL: map */
+    size_t n_dense;
+    jp_map map;
+} call_index;
+
+static int calls_index(const jp_launch_ev *l, size_t first, size_t last, call_index *ix) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t n = 0;
+    for (size_t i = first; i < last; i++)
+        if (l[i].device == UINT32_MAX) {
+            n++;
+            if (l[i].correlation < lo) lo = l[i].correlation;
+            if (l[i].correlation > hi) hi = l[i].correlation;
+        }
+    memset(ix, 0, sizeof *ix);
+    if (!n) return JP_OK;
+    ix->lo = lo;
+    if (hi - lo < 4 * (uint64_t)n + 4096 && (ix->dense = malloc((size_t)(hi - lo + 1) * sizeof *ix->dense))) {
+        ix->n_dense = (size_t)(hi - lo + 1);
+        memset(ix->dense, 0xff, ix->n_dense * sizeof *ix->dense);
+        for (size_t i = first; i < last; i++) /* the first call of an id wins */
+            if (l[i].device == UINT32_MAX && ix->dense[l[i].correlation - lo] == UINT32_MAX)
+                ix->dense[l[i].correlation - lo] = (uint32_t)i;
+        return JP_OK;
+    }
+    for (size_t i = first; i < last; i++)
+        if (l[i].device == UINT32_MAX && jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
+            return JP_ERR_NOMEM;
+    return JP_OK;
+}
+
+static uint32_t call_of(const call_index *ix, uint64_t correlation) {
+    if (!ix->dense) return jp_map_get(&ix->map, correlation, 0, 0);
+    return correlation >= ix->lo && correlation - ix->lo < ix->n_dense ? ix->dense[correlation - ix->lo] : UINT32_MAX;
+}
+
+/* Matches the device events of one host (launches[first..last)) to their calls, adding to the rows
+ * and to items[*n..]. JP_ERR_NOMEM or JP_OK. */
+static int match_host(const jp_launch_ev *l, size_t first, size_t last, size_t n_devices, stat_index *index,
+                      jp_vec *stats, item *items, size_t *n) {
+    call_index ix;
+    int rc = calls_index(l, first, last, &ix);
+    for (size_t i = first; i < last && rc == JP_OK; i++) {
+        if (l[i].device == UINT32_MAX || l[i].device >= n_devices) continue;
+        uint32_t c = call_of(&ix, l[i].correlation), at = 0;
+        const jp_launch_ev *call = c == UINT32_MAX ? NULL : &l[c];
+        jp_launch_stat *s = stat_for(index, stats, &l[i], &at);
+        if (!s) {
+            rc = JP_ERR_NOMEM;
+            break;
+        }
+        count_launch(s, &l[i], call);
+        items[(*n)++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, l[i].device, at};
+    }
+    free(ix.dense);
+    jp_map_deinit(&ix.map);
+    return rc;
+}
+
+/* Matches every device event to its call, host by host (each host's records are one run of the
+ * vector), filling the rows and the items. JP_ERR_NOMEM or JP_OK. */
+static int match(const jp_model *m, size_t n_devices, jp_vec *stats, item *items, size_t *n_items) {
+    const jp_launch_ev *l = m->launches.data;
+    stat_index *index = calloc(1, sizeof *index);
+    int rc = index ? JP_OK : JP_ERR_NOMEM;
+    *n_items = 0;
+    for (size_t first = 0, last; rc == JP_OK && first < m->launches.n; first = last) {
+        for (last = first; last < m->launches.n && l[last].host == l[first].host; last++) {}
+        rc = match_host(l, first, last, n_devices, index, stats, items, n_items);
+    }
+    if (index) jp_map_deinit(&index->map);
+    free(index);
+    return rc;
+}
+
+/* Orders items by (device, start): they come device by device (planes are read in turn), each
+ * device's streams one after another, so each device's run is a few sorted runs to merge.
+ * JP_ERR_NOMEM or JP_OK. */
+static int order_items(item *v, size_t n) {
+    for (size_t i = 1; i < n; i++)
+        if (v[i].device < v[i - 1].device) {
+            qsort(v, n, sizeof *v, cmp_item);
+            return JP_OK;
+        }
+    int rc = JP_OK;
+    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
+        for (j = i + 1; j < n && v[j].device == v[i].device; j++) {}
+        rc = sort_runs(&v[i], j - i, sizeof *v);
+    }
+    return rc;
+}
+
+int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    if (!m->launches.n) return JP_OK;
+    item *items = malloc(m->launches.n * sizeof *items);
+    jp_vec stats = {0};
+    size_t n = 0;
+    int rc = items ? match(m, a->n_devices, &stats, items, &n) : JP_ERR_NOMEM;
+    if (rc == JP_OK) rc = order_items(items, n);
+    for (size_t i = 0, j; rc == JP_OK && i < n; i = j) { /* one device at a time */
+        jp_device *d = &a->devices[items[i].device];
+        for (j = i; j < n && items[j].device == items[i].device; j++) d->n_launched += items[j].call_start != NO_CALL;
+        split_idle(d, &items[i], j - i, stats.data);
+        rc = queue_depth(d, &items[i], j - i);
+    }
+    for (size_t i = 0; rc == JP_OK && i < stats.n; i++)
+        a->devices[JP_VEC_AT(&stats, jp_launch_stat, i).device].n_short += JP_VEC_AT(&stats, jp_launch_stat, i).n_short;
+    if (rc == JP_OK && stats.n) {
+        qsort(stats.data, stats.n, sizeof(jp_launch_stat), cmp_stat);
+        a->launches = jp_analysis_copy(arena, &stats, sizeof(jp_launch_stat));
+        a->n_launches = a->launches ? stats.n : 0;
+        if (!a->launches) rc = JP_ERR_NOMEM;
+    }
+    free(items);
+    jp_vec_free(&stats);
+    return rc;
+}
