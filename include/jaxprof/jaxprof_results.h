@@ -33,6 +33,9 @@ typedef struct jp_device {
     double bytes_accessed; /* summed over its op occurrences, 0 when the profile does not say */
     const int64_t (*busy)[2]; /* the union of its op spans as [start, end) ps, in time order */
     size_t n_busy;
+    int64_t comm_ps;      /* the union of its collectives' spans (an async pair: start to done) */
+    int64_t comm_hidden_ps; /* of that, the time its compute ops ran too: |comm U n compute U| */
+    double comm_overlap_pct; /* comm_hidden_ps / comm_ps in %, -1 without collectives */
 } jp_device;
 
 /* One frame of the Python call stack JAX recorded for an op (current JAX writes the stack into
@@ -169,6 +172,10 @@ typedef struct jp_step {
                                     * until the next dispatch, when neither host dispatch nor device
                                     * work of the step ran (the program's Python between calls); in
                                     * no step. 0 otherwise */
+    int64_t comm_hidden_ps;        /* its collective time that overlapped compute on the same device,
+                                    * and the rest (exposed): per device, the mean over the devices
+                                    * that ran collectives in the step (docs/design.md "Communication") */
+    int64_t comm_exposed_ps;
 } jp_step;
 
 typedef struct jp_step_summary {
@@ -369,6 +376,32 @@ typedef struct jp_straggler {
     int64_t step_ps;             /* the step's median time over the hosts */
 } jp_straggler;
 
+/* One collective op (jaxprof comm): its instances on every device, an asynchronous -start/-done
+ * pair as one instance spanning start to done. docs/design.md "Communication" defines each number. */
+typedef struct jp_comm_stat {
+    const char *module;
+    const char *name;        /* the op; an async pair by its start's name ("all-reduce-start.1") */
+    const char *type;        /* "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                              * "collective-permute", ... */
+    uint32_t n_devices;      /* devices it ran on */
+    uint64_t count;          /* instances, summed over the devices */
+    int64_t total_ps;        /* their spans, summed */
+    int64_t hidden_ps;       /* the part of those spans a compute op ran on the same device */
+    int64_t exposed_ps;      /* total - hidden */
+    double bytes;            /* S per instance by the nccl-tests convention, from the HLO; 0 unknown */
+    uint32_t group_size;     /* n: devices per replica group, from the HLO; 0 unknown */
+    double algbw;            /* bytes/s: S / mean instance time; 0 when S is unknown */
+    double busbw;            /* algbw x the nccl-tests factor of its type and n; -1 unknown */
+    int64_t wait_ps;         /* per instance matched across devices (the k-th on each): the spread
+                              * (max - min) of exposed time, summed over instances */
+    int64_t wait_max_ps;     /* the largest such spread */
+    const char *last_device; /* the device that started its instance last most often; "" */
+    uint32_t n_late;         /* instances it started last */
+    uint64_t n_straggler;    /* (instance, device) pairs whose start is a robust outlier: median/MAD
+                              * z-score above 3.5 among >= 3 devices */
+    const char *straggler;   /* the device most often such an outlier; "" when none */
+} jp_comm_stat;
+
 typedef struct jp_analysis {
     const char *path;           /* the xplane file, or the run directory */
     const char **hosts;
@@ -428,6 +461,9 @@ typedef struct jp_analysis {
                                  * a file that looks cut after a plane, an ignored CPU peaks file) */
     size_t n_warnings;
     int step_window;            /* 1: the analysis of a step window alone (jp_load_options.has_steps) */
+    jp_comm_stat *comms;        /* collectives by total time (jaxprof comm) */
+    size_t n_comms;
+    int64_t comm_ps, comm_hidden_ps; /* summed over devices: jp_device.comm_ps, comm_hidden_ps */
 } jp_analysis;
 
 /* ---- comparing two profiles (jaxprof.h, jp_diff_*) ------------------------------------------- */

@@ -33,6 +33,7 @@ __all__ = [
     "DiffRow",
     "DiffPart",
     "DiffFinding",
+    "Collective",
 ]
 
 
@@ -62,6 +63,14 @@ class Device(Row):
     peak_gbps: float
     #: where the peaks come from: "device", "clock x cores", "table", "calibrated", "flag", or ""
     peak_source: str
+    #: the union of its collectives' spans (an asynchronous pair: start to done) [ms]
+    collective_ms: float
+    #: of that, the time a compute op ran on it too [ms]
+    collective_hidden_ms: float
+    #: the rest: collectives alone [ms]
+    collective_exposed_ms: float
+    #: collective_hidden_ms / collective_ms; null without collectives [%]
+    overlap_pct: float | None
 
 
 @dataclass(frozen=True)
@@ -195,6 +204,11 @@ class Step(Row):
     issued_start_ms: float
     #: how long the host's marker or dispatch lasted; 0 when unknown [ms]
     issued_ms: float
+    #: its collective time under compute on the same device (the mean over the devices that ran
+    #: collectives) [ms]
+    collective_hidden_ms: float
+    #: its collective time with no compute on the same device (likewise) [ms]
+    collective_exposed_ms: float
 
 
 @dataclass(frozen=True)
@@ -618,6 +632,59 @@ class DiffFinding(Row):
     appeared: bool
 
 
+@dataclass(frozen=True)
+class Collective(Row):
+    """One collective op, its instances on every device (an async start/done pair as one) (the
+    ``comm`` table).
+    """
+
+    #: the collective op; an asynchronous -start/-done pair by its start's name
+    name: str
+    #: "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", ...
+    type: str
+    #: instances, summed over the devices
+    count: int
+    #: devices it ran on
+    devices: int
+    #: the instances' spans (start to done), summed [ms]
+    total_ms: float
+    #: total / count [ms]
+    avg_ms: float
+    #: the part of total a compute op ran on the same device [ms]
+    hidden_ms: float
+    #: total - hidden [ms]
+    exposed_ms: float
+    #: hidden / total [%]
+    overlap_pct: float
+    #: message size S per instance from the HLO, by the nccl-tests convention (all-gather: the
+    #: gathered buffer; reduce-scatter: the whole input); null when unknown [bytes]
+    bytes: int | None
+    #: devices per replica group, from the HLO (a permute: its source-target pairs); null when
+    #: unknown
+    group_size: int | None
+    #: S / the mean instance time; null when S is unknown [GB/s]
+    algbw_gbps: float | None
+    #: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all), 1 (permute);
+    #: null when unknown [GB/s]
+    busbw_gbps: float | None
+    #: per instance (the k-th on each device), max - min of its exposed time across devices, summed
+    #: [ms]
+    wait_ms: float
+    #: the largest such spread [ms]
+    wait_max_ms: float
+    #: the device that started its instance last most often
+    last_device: str
+    #: instances that device started last
+    last_count: int
+    #: (instance, device) pairs whose start is a robust outlier: median/MAD z-score > 3.5 over >= 3
+    #: devices
+    stragglers: int
+    #: the device most often such an outlier; "" when none
+    straggler: str
+    #: the HLO module
+    module: str
+
+
 # The row class of each table, by its JSON key.
 TABLES: dict[str, type[Row]] = {
     "devices": Device,
@@ -640,4 +707,5 @@ TABLES: dict[str, type[Row]] = {
     "diff_rows": DiffRow,
     "diff_breakdown": DiffPart,
     "diff_findings": DiffFinding,
+    "comm": Collective,
 }

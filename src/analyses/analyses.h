@@ -34,6 +34,8 @@ int jp_buffers_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 /* One module's memory at the peak from its buffer assignment (memory colour 0, as XProf's memory
  * viewer): every field of *out but name, host and runs. JP_ERR_NOMEM or JP_OK. */
 int jp_buffers_module(const jp_hlo_memory *mem, jp_arena *arena, jp_module_memory *out);
+/* Collectives: hidden/exposed per op, device and step, bus bandwidth, waits (a->comms). After steps. */
+int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* KPIs, findings */
 
 /* Index of the step containing t (start <= t < end), or -1. Steps are sorted by start. */

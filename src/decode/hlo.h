@@ -49,6 +49,14 @@ typedef struct jp_hlo_instr {
     const jp_hlo_share *shares; /* a fusion whose fused instructions come from two or more source
                                  * lines: each line's share, the largest first; else NULL */
     uint32_t n_shares;
+    /* collectives (docs/design.md "Communication"): the message size S by the nccl-tests
+     * convention (all-reduce, reduce-scatter, all-to-all, permute: the operand bytes; all-gather:
+     * the gathered buffer, operand bytes x n), the replica-group size n (0 when unknown), and for
+     * an asynchronous "-done" half the name of its "-start" (interned; NULL otherwise). A done half
+     * repeats its start's size and n. */
+    double coll_bytes;
+    uint32_t group_size;
+    const char *async_start;
 } jp_hlo_instr;
 
 /* ---- XLA's buffer assignment (HloProto field 3, decoded by hlo_buffers.c) ---- */

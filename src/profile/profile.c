@@ -34,6 +34,7 @@ static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, anal
         {jp_roofline_analyze, "roofline"},
         {jp_scopes_analyze, "scopes"}, {jp_compiles_analyze, "compiles"}, {jp_transfers_analyze, "transfers"},
         {jp_kernels_analyze, "kernels"}, {jp_memory_analyze, "memory"}, {jp_buffers_analyze, "buffers"},
+        {jp_comm_analyze, "comm"},
         {jp_findings_analyze, "findings"},
     };
     a->span_ps = m->last_ps - m->first_ps;
