@@ -261,6 +261,13 @@ def test_tpu_all_reduce_against_xprof_and_the_hlo(tpu):
     assert r["busbw_gbps"] == pytest.approx(algbw * 2 * (n - 1) / n, rel=1e-6)
 
 
+def test_python_comm_rows_are_the_json_rows(tpu):
+    """jaxprof.load(...).comm() returns the comm table as typed rows."""
+    import jaxprof
+    (row,) = jaxprof.load(str(TPU)).comm()
+    assert row.to_dict() == tpu["comm"][0] and row.busbw_gbps == row["busbw_gbps"]
+
+
 def test_tpu_wait_and_last_device_from_the_raw_events(tpu):
     """Per instance across the 4 cores: the spread of exposed time and the core that started last."""
     (r,) = tpu["comm"]
