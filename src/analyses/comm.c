@@ -195,7 +195,6 @@ static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_v
     step_acc *steps = calloc(a->n_steps ? a->n_steps : 1, sizeof *steps);
     if (!steps) return JP_ERR_NOMEM;
     int rc = JP_OK;
-    for (size_t i = 0; i < a->n_devices; i++) a->devices[i].comm_overlap_pct = -1;
     for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
         uint32_t d = v[i].device;
         for (j = i; j < n && v[j].device == d;) j++;
@@ -311,8 +310,17 @@ static int cmp_stat(const void *x, const void *y) {
     return c ? c : strcmp(a->name, b->name);
 }
 
+/* 1 when some op is a collective: without one there is nothing to do (and no pass over the ops). */
+static int any_collective(const jp_model *m) {
+    for (size_t i = 0; i < m->opdefs.n; i++)
+        if (JP_VEC_AT(&m->opdefs, jp_opdef, i).collective) return 1;
+    return 0;
+}
+
 int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     size_t nd = m->devices.n;
+    for (size_t i = 0; i < a->n_devices; i++) a->devices[i].comm_overlap_pct = -1;
+    if (!any_collective(m)) return JP_OK;
     jp_vec evs = {0};
     jp_map rows_of = {0};
     jp_vec *comp = calloc(nd ? nd : 1, sizeof *comp);

@@ -150,7 +150,7 @@ def cpu(tmp_path_factory):
     opcode = {(m, n): i.opcode for m, p in progs.items() for n, i in p.instrs.items()}
     ops = cpu_ops(path, split)
     truth = overlap_truth(ops, lambda o: opcode.get((o[1], o[2])) in COLLECTIVES)
-    return {"doc": doc, "steps": steps, "progs": progs, "ops": ops, "truth": truth, "opcode": opcode}
+    return {"doc": doc, "steps": steps, "progs": progs, "ops": ops, "truth": truth, "opcode": opcode, "path": path}
 
 
 def rows_by_key(doc):
@@ -222,6 +222,7 @@ def test_cpu_device_overlap_and_steps(cpu):
         assert d["overlap_pct"] == pytest.approx(100 * d["collective_hidden_ms"] / d["collective_ms"], abs=1e-3)
     steps = cpu["steps"]["steps"]
     assert len(steps) == 3
+    hid_all = exp_all = 0.0
     for s in steps:
         lo, hi = s["start_ms"] * 1e6, (s["start_ms"] + s["duration_ms"]) * 1e6  # ns
         hid, exp, n = 0.0, 0.0, 0
@@ -233,6 +234,18 @@ def test_cpu_device_overlap_and_steps(cpu):
         assert n > 0
         assert s["collective_hidden_ms"] == pytest.approx(hid / n * 1e-6, abs=2e-5)
         assert s["collective_exposed_ms"] == pytest.approx(exp / n * 1e-6, abs=2e-5)
+        hid_all, exp_all = hid_all + hid / n * 1e-6, exp_all + exp / n * 1e-6
+    # the findings' rule on those numbers: exposed >= 20% of step time is communication_bound (40%:
+    # bad), else collectives >= 10% with under 25% hidden is poor_overlap
+    total = sum(s["duration_ms"] for s in steps)
+    exp_pct, comm_pct = 100 * exp_all / total, 100 * (hid_all + exp_all) / total
+    want = ("communication_bound", "bad" if exp_pct >= 40 else "warning") if exp_pct >= 20 else \
+        ("poor_overlap", "warning") if comm_pct >= 10 and hid_all / (hid_all + exp_all) < 0.25 else None
+    found = {f["id"]: f for f in jaxprof_json("findings", cpu["path"])["findings"]}
+    got = [(i, f["severity"]) for i, f in found.items() if i in ("communication_bound", "poor_overlap")]
+    assert got == ([want] if want else [])
+    if want:
+        assert f"{exp_pct:.0f}% of step time" in found[want[0]]["evidence"] or want[0] == "poor_overlap"
 
 
 # ---- the real TPU capture ----------------------------------------------------------------------------
