@@ -80,17 +80,28 @@ static double bus_factor(const char *type, uint32_t n) {
     return -1;
 }
 
-/* The opdef a done half counts under: its start's on the same device and module, else its own. */
-static uint32_t start_of(const jp_model *m, uint32_t op) {
+/* The opdef a done half counts under: its start's on the same device, module and program, else
+ * its own. Looked up once per opdef (memo[op], UINT32_MAX until then): a GPU profile has thousands. */
+static uint32_t start_of(const jp_model *m, uint32_t op, uint32_t *memo) {
+    if (memo[op] != UINT32_MAX) return memo[op];
     const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, op);
-    if (!d->async_start) return op;
-    for (size_t i = 0; i < m->opdefs.n; i++) {
+    memo[op] = op;
+    for (size_t i = 0; d->async_start && i < m->opdefs.n; i++) {
         const jp_opdef *s = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
         if (s->name == d->async_start && s->module == d->module && s->device == d->device &&
-            s->program_id == d->program_id)
-            return (uint32_t)i;
+            s->program_id == d->program_id) {
+            memo[op] = (uint32_t)i;
+            break;
+        }
     }
-    return op;
+    return memo[op];
+}
+
+/* An asynchronous half of any op ("copy-start.2", "copy-done"): its time is a launch or a wait, not
+ * compute, so it hides no collective. */
+static int async_half(const jp_opdef *d) {
+    const char *s = d->opcode ? d->opcode : d->name;
+    return ends_with(s, "-start") || ends_with(s, "-done") || strstr(s, "-start.") || strstr(s, "-done.");
 }
 
 /* Merges sorted intervals in place; returns how many remain. */
@@ -124,12 +135,13 @@ static int64_t covered(const iv *u, size_t n, int64_t s, int64_t e) {
 
 /* The collective instances and each device's compute spans from the op events; an async done
  * closes the start before it (same key and device) into one instance. */
-static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
+static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows, uint32_t *memo) {
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
         if (d->device >= m->devices.n) continue;
         if (!d->collective) {
+            if (async_half(d)) continue;
             iv *c = jp_vec_push(&comp[d->device], sizeof *c);
             if (!c) return JP_ERR_NOMEM;
             *c = (iv){e->start_ps, e->end_ps};
@@ -138,7 +150,7 @@ static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
         comm_ev *c = jp_vec_push(evs, sizeof *c);
         if (!c) return JP_ERR_NOMEM;
         uint8_t half = d->async_start ? 2 : ends_with(d->name, "-start") || strstr(d->name, "-start.") ? 1 : 0;
-        uint32_t key = start_of(m, e->op);
+        uint32_t key = start_of(m, e->op, memo);
         const jp_opdef *k = &JP_VEC_AT(&m->opdefs, jp_opdef, key);
         uint32_t row = jp_map_get_or_put(rows, jp_ptr_key(k->module), jp_ptr_key(k->name), (uint64_t)k->program_id, key,
                                          NULL);
@@ -160,6 +172,15 @@ static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
     evs->n = k;
     for (size_t i = 0; i < k; i++) v[i].k = i && v[i - 1].key == v[i].key && v[i - 1].device == v[i].device ? v[i - 1].k + 1 : 0;
     return JP_OK;
+}
+
+static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
+    uint32_t *memo = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *memo);
+    if (!memo) return JP_ERR_NOMEM;
+    memset(memo, 0xff, (m->opdefs.n ? m->opdefs.n : 1) * sizeof *memo);
+    int rc = collect_events(m, evs, comp, rows, memo);
+    free(memo);
+    return rc;
 }
 
 typedef struct step_acc { int64_t hidden, exposed; uint32_t devices, last_device; } step_acc;

@@ -83,7 +83,10 @@ def overlap_truth(ops, is_comm):
     totals; the union segments per device with their hidden time, for the steps."""
     comp, comm = collections.defaultdict(list), collections.defaultdict(list)
     for op in ops:
-        (comm if is_comm(op) else comp)[op[0]].append(op)
+        if is_comm(op):
+            comm[op[0]].append(op)
+        elif not re.search(r"-(start|done)(\.\d+)?$", op[2]):  # an async half's time is no compute
+            comp[op[0]].append(op)
     unions = {d: merge((o[3], o[4]) for o in v) for d, v in comp.items()}
     rows = collections.defaultdict(lambda: {"count": 0, "total": 0.0, "hidden": 0.0, "inst": collections.defaultdict(dict)})
     devices, segments = {}, {}
