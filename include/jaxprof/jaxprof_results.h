@@ -36,6 +36,8 @@ typedef struct jp_device {
     int64_t comm_ps;      /* the union of its collectives' spans (an async pair: start to done) */
     int64_t comm_hidden_ps; /* of that, the time its compute ops ran too: |comm U n compute U| */
     double comm_overlap_pct; /* comm_hidden_ps / comm_ps in %, -1 without collectives */
+    int64_t comm_wait_ps; /* summed over collective instances (the k-th of an op on each device): its
+                           * exposed time minus the least exposed time of any device: waiting */
 } jp_device;
 
 /* One frame of the Python call stack JAX recorded for an op (current JAX writes the stack into

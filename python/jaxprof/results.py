@@ -71,6 +71,9 @@ class Device(Row):
     collective_exposed_ms: float
     #: collective_hidden_ms / collective_ms; null without collectives [%]
     overlap_pct: float | None
+    #: per collective instance, its exposed time minus the least of any device's, summed: waiting
+    #: for the last to arrive [ms]
+    collective_wait_ms: float
 
 
 @dataclass(frozen=True)

@@ -247,7 +247,8 @@ typedef struct tally { uint32_t *late, *strag; } tally;
 
 /* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
  * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5). */
-static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, size_t n_dev) {
+static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a) {
+    size_t n_dev = a->n_devices;
     int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN;
     uint32_t late = 0;
     for (size_t i = 0; i < n; i++) {
@@ -257,6 +258,8 @@ static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scrat
         if (v[i].start > last) last = v[i].start, late = v[i].device;
     }
     if (n < 2) return;
+    for (size_t i = 0; i < n; i++) /* each device's wait: its exposed time beyond the last to arrive */
+        if (v[i].device < n_dev) a->devices[v[i].device].comm_wait_ps += v[i].dur - v[i].hidden - lo;
     s->wait_ps += hi - lo;
     if (hi - lo > s->wait_max_ps) s->wait_max_ps = hi - lo;
     if (late < n_dev) t->late[late]++;
@@ -306,7 +309,7 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
                 if (v[k].device < a->n_devices && !seen[v[k].device]) seen[v[k].device] = 1, s->n_devices++;
                 k++;
             }
-            instance(s, v + j, k - j, scratch, &t, a->n_devices);
+            instance(s, v + j, k - j, scratch, &t, a);
             j = k;
         }
         s->exposed_ps = s->total_ps - s->hidden_ps;

@@ -451,6 +451,7 @@ GET(device_peak_source, jp_device, set_str(c, r->peak_source))
 GET(device_comm, jp_device, set_time(c, r->comm_ps))
 GET(device_comm_hidden, jp_device, set_time(c, r->comm_hidden_ps))
 GET(device_comm_exposed, jp_device, set_time(c, r->comm_ps - r->comm_hidden_ps))
+GET(device_comm_wait, jp_device, set_time(c, r->comm_wait_ps))
 GET(device_overlap, jp_device, r->comm_overlap_pct >= 0 ? set_pct(c, r->comm_overlap_pct) : set_none(c))
 
 static const column DEVICE_COLS[] = {
@@ -474,6 +475,9 @@ static const column DEVICE_COLS[] = {
     COL("collective_exposed_ms", NULL, 0, CELL_TIME, NULL, device_comm_exposed, "the rest: collectives alone"),
     COL_NULL("overlap_pct", NULL, 0, CELL_PCT, NULL, device_overlap,
              "collective_hidden_ms / collective_ms; null without collectives"),
+    COL("collective_wait_ms", NULL, 0, CELL_TIME, NULL, device_comm_wait,
+        "per collective instance, its exposed time minus the least of any device's, summed: waiting for the "
+        "last to arrive"),
 };
 
 /* ---- communication (jaxprof comm) --------------------------------------------------------------- */

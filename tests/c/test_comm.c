@@ -176,6 +176,8 @@ static void async_pairs_wait_and_straggler(void **state) {
         int d = dv->name[strlen(dv->name) - 1] - '0';
         assert_int_equal(dv->comm_ps, (42 - arrival(d, 0) + 42 - arrival(d, 1)) * US);
         assert_int_equal(dv->comm_hidden_ps, 8 * US);
+        static const int64_t wait_us[] = {30 + 3, 29 + 2, 28 + 1, 0}; /* exposed minus the instance's least */
+        assert_int_equal(dv->comm_wait_ps, wait_us[d] * US);
     }
     assert_int_equal(a->comm_hidden_ps, 32 * US);
     jp_profile_free(p);

@@ -516,11 +516,11 @@ static const jp_analysis *gpu_of(void **state) { return jp_profile_analysis(((fi
 
 #define CPU_JSON_HEAD(section) \
     "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"cpu.xplane.pb\",\"platform\":\"cpu\",\"hosts\":[\"cpu\"],\"events\":19,\"span_ms\":20.000000,\"device_busy_ms\":14.500000,\"device_idle_pct\":14.7059,\"devices\":[\n" \
-    "{\"name\":\"/host:CPU\",\"host\":\"cpu\",\"platform\":\"cpu\",\"busy_ms\":14.500000,\"ops\":6,\"first_ms\":1.000000,\"last_ms\":18.000000,\"idle_pct\":14.7059,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"collective_ms\":0.000000,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000,\"overlap_pct\":null}]"
+    "{\"name\":\"/host:CPU\",\"host\":\"cpu\",\"platform\":\"cpu\",\"busy_ms\":14.500000,\"ops\":6,\"first_ms\":1.000000,\"last_ms\":18.000000,\"idle_pct\":14.7059,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"collective_ms\":0.000000,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000,\"overlap_pct\":null,\"collective_wait_ms\":0.000000}]"
 
 #define GPU_JSON_HEAD(section) \
     "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"gpu.xplane.pb\",\"platform\":\"gpu\",\"hosts\":[\"gpu\"],\"events\":4,\"span_ms\":7.000000,\"device_busy_ms\":5.500000,\"device_idle_pct\":21.4286,\"devices\":[\n" \
-    "{\"name\":\"/device:GPU:0\",\"host\":\"gpu\",\"platform\":\"gpu\",\"busy_ms\":5.500000,\"ops\":3,\"first_ms\":0.000000,\"last_ms\":7.000000,\"idle_pct\":21.4286,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"collective_ms\":0.000000,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000,\"overlap_pct\":null}]"
+    "{\"name\":\"/device:GPU:0\",\"host\":\"gpu\",\"platform\":\"gpu\",\"busy_ms\":5.500000,\"ops\":3,\"first_ms\":0.000000,\"last_ms\":7.000000,\"idle_pct\":21.4286,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"collective_ms\":0.000000,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000,\"overlap_pct\":null,\"collective_wait_ms\":0.000000}]"
 
 /* The findings as text, alone and at the end of the report. */
 #define CPU_FINDINGS_LIST \

@@ -106,16 +106,21 @@ def overlap_truth(ops, is_comm):
                 r["inst"][k][dev] = (op[3], dur - hid)
         segs = merge((o[3], o[4]) for o in evs)
         segments[dev] = [(s, e, covered(u, s, e)) for s, e in segs]
-        devices[dev] = (sum(e - s for s, e, _ in segments[dev]), sum(h for _, _, h in segments[dev]))
+        devices[dev] = [sum(e - s for s, e, _ in segments[dev]), sum(h for _, _, h in segments[dev])]
+    dev_wait = collections.Counter()
     for r in rows.values():
         waits, late = [], collections.Counter()
         for per_dev in r["inst"].values():
             if len(per_dev) >= 2:
                 exposed = [x for _, x in per_dev.values()]
                 waits.append(max(exposed) - min(exposed))
+                for dev, (_, x) in per_dev.items():
+                    dev_wait[dev] += x - min(exposed)
                 late[max(per_dev, key=lambda d: per_dev[d][0])] += 1
         r["wait"], r["wait_max"] = sum(waits), max(waits, default=0.0)
         r["last_count"] = max(late.values(), default=0)
+    for dev in devices:
+        devices[dev].append(dev_wait[dev])
     return rows, devices, segments
 
 
@@ -218,9 +223,11 @@ def test_cpu_device_overlap_and_steps(cpu):
     _, dev_truth, segments = cpu["truth"]
     devs = [d for d in cpu["doc"]["devices"] if d["collective_ms"] > 0]
     assert len(devs) == len(dev_truth)
-    assert sum(d["collective_ms"] for d in devs) == pytest.approx(sum(c for c, _ in dev_truth.values()) * 1e-6, abs=1e-5)
+    assert sum(d["collective_ms"] for d in devs) == pytest.approx(sum(c for c, _, _ in dev_truth.values()) * 1e-6, abs=1e-5)
     assert sum(d["collective_hidden_ms"] for d in devs) == pytest.approx(
-        sum(h for _, h in dev_truth.values()) * 1e-6, abs=1e-5)
+        sum(h for _, h, _ in dev_truth.values()) * 1e-6, abs=1e-5)
+    assert sum(d["collective_wait_ms"] for d in devs) == pytest.approx(
+        sum(w for _, _, w in dev_truth.values()) * 1e-6, abs=1e-5)
     for d in devs:
         assert d["overlap_pct"] == pytest.approx(100 * d["collective_hidden_ms"] / d["collective_ms"], abs=1e-3)
     steps = cpu["steps"]["steps"]
@@ -295,6 +302,8 @@ def test_tpu_wait_and_last_device_from_the_raw_events(tpu):
     assert r["wait_max_ms"] == pytest.approx(t["wait_max"] * 1e-6, abs=1e-5)
     assert r["last_count"] == t["last_count"]
     by_name = {d["name"]: d for d in tpu["devices"]}
-    for dev, (comm, hidden) in devices.items():
+    for dev, (comm, hidden, wait) in devices.items():  # per core: its union, and its wait for the last
         assert by_name[dev]["collective_ms"] == pytest.approx(comm * 1e-6, abs=1e-5)
         assert by_name[dev]["collective_hidden_ms"] == pytest.approx(hidden * 1e-6, abs=1e-5)
+        assert by_name[dev]["collective_wait_ms"] == pytest.approx(wait * 1e-6, abs=1e-5)
+    assert sum(by_name[d]["collective_wait_ms"] > 0 for d in devices) >= 3

@@ -36,6 +36,8 @@ const JP_COLUMNS = {
       doc: "the rest: collectives alone" },
     { key: "overlap_pct", header: "", label: "overlap_pct", unit: "%", type: "number", nullable: true, view: 0,
       doc: "collective_hidden_ms / collective_ms; null without collectives" },
+    { key: "collective_wait_ms", header: "", label: "collective_wait ms", unit: "ms", type: "number", nullable: false, view: 0,
+      doc: "per collective instance, its exposed time minus the least of any device's, summed: waiting for the last to arrive" },
   ],
   kpis: [
     { key: "name", header: "kpi", label: "kpi", unit: "", type: "string", nullable: false, view: 0,
