@@ -44,6 +44,11 @@ typedef struct jp_device {
     uint64_t n_short;         /* of those, kernels that ran shorter than their launch call took */
     uint32_t queue_max;       /* most launches outstanding at once (call begun, work not ended) */
     double queue_mean;        /* their time-weighted mean from the first call to the last end */
+    int64_t comm_ps;      /* the union of its collectives' spans (an async pair: start to done) */
+    int64_t comm_hidden_ps; /* of that, the time its compute ops ran too: |comm U n compute U| */
+    double comm_overlap_pct; /* comm_hidden_ps / comm_ps in %, -1 without collectives */
+    int64_t comm_wait_ps; /* summed over collective instances (the k-th of an op on each device): its
+                           * exposed time minus the least exposed time of any device: waiting */
 } jp_device;
 
 /* Kernel-to-kernel gaps: shorter than this, with the next launch already made (docs/design.md). */
@@ -205,6 +210,10 @@ typedef struct jp_step {
     double roof_pct;               /* the step as one program on the roofline: its FLOP/s (compute
                                     * bound) or bytes/s (memory bound) over the summed roofs of the
                                     * devices that ran ops, at its intensity flops / bytes; -1 unknown */
+    int64_t comm_hidden_ps;        /* its collective time that overlapped compute on the same device,
+                                    * and the rest (exposed): per device, the mean over the devices
+                                    * that ran collectives in the step (docs/design.md "Communication") */
+    int64_t comm_exposed_ps;
 } jp_step;
 
 typedef struct jp_step_summary {
@@ -430,6 +439,31 @@ typedef struct jp_health {
     const char *host; /* the host whose XSpace says so */
     const char *text; /* the profiler's message, or ours naming the device or module */
 } jp_health;
+/* One collective op (jaxprof comm): its instances on every device, an asynchronous -start/-done
+ * pair as one instance spanning start to done. docs/design.md "Communication" defines each number. */
+typedef struct jp_comm_stat {
+    const char *module;
+    const char *name;        /* the op; an async pair by its start's name ("all-reduce-start.1") */
+    const char *type;        /* "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                              * "collective-permute", ... */
+    uint32_t n_devices;      /* devices it ran on */
+    uint64_t count;          /* instances, summed over the devices */
+    int64_t total_ps;        /* their spans, summed */
+    int64_t hidden_ps;       /* the part of those spans a compute op ran on the same device */
+    int64_t exposed_ps;      /* total - hidden */
+    double bytes;            /* S per instance by the nccl-tests convention, from the HLO; 0 unknown */
+    uint32_t group_size;     /* n: devices per replica group, from the HLO; 0 unknown */
+    double algbw;            /* bytes/s: S / mean instance time; 0 when S is unknown */
+    double busbw;            /* algbw x the nccl-tests factor of its type and n; -1 unknown */
+    int64_t wait_ps;         /* per instance matched across devices (the k-th on each): the spread
+                              * (max - min) of exposed time, summed over instances */
+    int64_t wait_max_ps;     /* the largest such spread */
+    const char *last_device; /* the device that started its instance last most often; "" */
+    uint32_t n_late;         /* instances it started last */
+    uint64_t n_straggler;    /* (instance, device) pairs whose start is a robust outlier: median/MAD
+                              * z-score above 3.5 among >= 3 devices */
+    const char *straggler;   /* the device most often such an outlier; "" when none */
+} jp_comm_stat;
 
 typedef struct jp_analysis {
     const char *path;           /* the xplane file, or the run directory */
@@ -497,6 +531,9 @@ typedef struct jp_analysis {
     size_t n_health;
     jp_precision_stat *precision; /* op self time by precision, the most first; empty without ops */
     size_t n_precision;
+    jp_comm_stat *comms;        /* collectives by total time (jaxprof comm) */
+    size_t n_comms;
+    int64_t comm_ps, comm_hidden_ps; /* summed over devices: jp_device.comm_ps, comm_hidden_ps */
 } jp_analysis;
 
 /* ---- comparing two profiles (jaxprof.h, jp_diff_*) ------------------------------------------- */

@@ -13,8 +13,8 @@ import sys
 from typing import Any, TextIO
 
 from . import _core, calibrate
-from .results import (AllocatorStat, Buffer, Compile, Device, Finding, FlameNode, Frame, HostStat, HostStep, Kernel,
-                      Kpi, Launch, Line, ModuleMemory, Op, Row, Scope, Step, Straggler, Transfer)
+from .results import (AllocatorStat, Buffer, Collective, Compile, Device, Finding, FlameNode, Frame, HostStat,
+                      HostStep, Kernel, Kpi, Launch, Line, ModuleMemory, Op, Row, Scope, Step, Straggler, Transfer)
 
 PathLike = str | os.PathLike[str]
 
@@ -94,6 +94,11 @@ class Profile:
     def flame(self) -> list[FlameNode]:
         """Device time by Python call stack as a tree, in depth-first order (``parent`` indexes it)."""
         return _rows(FlameNode, self._json("flame")["flame"])
+
+    def comm(self, **view: Any) -> list[Collective]:
+        """Per collective op: hidden and exposed time, message size, group size, algbw and busbw
+        (nccl-tests convention), the wait across devices and the last to arrive."""
+        return _rows(Collective, self._json("comm", **view)["comm"])
 
     def devices(self) -> list[Device]:
         return _rows(Device, self._json("findings")["devices"])

@@ -35,6 +35,7 @@ __all__ = [
     "DiffFinding",
     "Precision",
     "Launch",
+    "Collective",
 ]
 
 
@@ -80,6 +81,17 @@ class Device(Row):
     queue_max: int
     #: launches outstanding, time-weighted mean from the first call to the last end (GPU)
     queue_mean: float
+    #: the union of its collectives' spans (an asynchronous pair: start to done) [ms]
+    collective_ms: float
+    #: of that, the time a compute op ran on it too [ms]
+    collective_hidden_ms: float
+    #: the rest: collectives alone [ms]
+    collective_exposed_ms: float
+    #: collective_hidden_ms / collective_ms; null without collectives [%]
+    overlap_pct: float | None
+    #: per collective instance, its exposed time minus the least of any device's, summed: waiting
+    #: for the last to arrive [ms]
+    collective_wait_ms: float
 
 
 @dataclass(frozen=True)
@@ -235,6 +247,11 @@ class Step(Row):
     #: bound), % of the summed roofs of the devices that ran ops at its intensity; null without
     #: peaks or counts [%]
     roof_pct: float | None
+    #: its collective time under compute on the same device (the mean over the devices that ran
+    #: collectives) [ms]
+    collective_hidden_ms: float
+    #: its collective time with no compute on the same device (likewise) [ms]
+    collective_exposed_ms: float
 
 
 @dataclass(frozen=True)
@@ -719,6 +736,59 @@ class Launch(Row):
     api: str
 
 
+@dataclass(frozen=True)
+class Collective(Row):
+    """One collective op, its instances on every device (an async start/done pair as one) (the
+    ``comm`` table).
+    """
+
+    #: the collective op; an asynchronous -start/-done pair by its start's name
+    name: str
+    #: "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", ...
+    type: str
+    #: instances, summed over the devices
+    count: int
+    #: devices it ran on
+    devices: int
+    #: the instances' spans (start to done), summed [ms]
+    total_ms: float
+    #: total / count [ms]
+    avg_ms: float
+    #: the part of total a compute op ran on the same device [ms]
+    hidden_ms: float
+    #: total - hidden [ms]
+    exposed_ms: float
+    #: hidden / total [%]
+    overlap_pct: float
+    #: message size S per instance from the HLO, by the nccl-tests convention (all-gather: the
+    #: gathered buffer; reduce-scatter: the whole input); null when unknown [bytes]
+    bytes: int | None
+    #: devices per replica group, from the HLO (a permute: its source-target pairs); null when
+    #: unknown
+    group_size: int | None
+    #: S / the mean instance time; null when S is unknown [GB/s]
+    algbw_gbps: float | None
+    #: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all), 1 (permute);
+    #: null when unknown [GB/s]
+    busbw_gbps: float | None
+    #: per instance (the k-th on each device), max - min of its exposed time across devices, summed
+    #: [ms]
+    wait_ms: float
+    #: the largest such spread [ms]
+    wait_max_ms: float
+    #: the device that started its instance last most often
+    last_device: str
+    #: instances that device started last
+    last_count: int
+    #: (instance, device) pairs whose start is a robust outlier: median/MAD z-score > 3.5 over >= 3
+    #: devices
+    stragglers: int
+    #: the device most often such an outlier; "" when none
+    straggler: str
+    #: the HLO module
+    module: str
+
+
 # The row class of each table, by its JSON key.
 TABLES: dict[str, type[Row]] = {
     "devices": Device,
@@ -743,4 +813,5 @@ TABLES: dict[str, type[Row]] = {
     "diff_findings": DiffFinding,
     "precision": Precision,
     "launches": Launch,
+    "comm": Collective,
 }

@@ -41,6 +41,8 @@ int jp_buffers_module(const jp_hlo_memory *mem, jp_arena *arena, jp_module_memor
 int jp_health_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 /* Launch statistics per (device, kernel) and each device's idle causes and launch queue: before findings. */
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
+/* Collectives: hidden/exposed per op, device and step, bus bandwidth, waits (a->comms). After steps. */
+int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* KPIs, findings */
 
 /* Index of the step containing t (start <= t < end), or -1. Steps are sorted by start. */

@@ -1306,6 +1306,59 @@ static void host_wait_idle(ctx *c) {
             idle > 0 ? 100 * (double)dv->idle_other_ps / idle : 0, dv->queue_mean, dv->queue_max);
 }
 
+/* communication_bound / poor_overlap (comm.c): the steps' collective time per device (the mean
+ * over the devices that ran collectives), exposed and hidden. Exposed time of 20% of step time or
+ * more is communication bound (40%: bad); else collectives of 10% or more of step time with under
+ * a quarter of them hidden behind compute is poor overlap. The evidence names the collectives
+ * with the most exposed time. */
+static void communication(ctx *c) {
+    const jp_analysis *a = c->a;
+    double hidden = 0, exposed = 0;
+    int all_idle = a->step_summary.n_no_device == a->n_steps;
+    for (size_t i = 0; i < a->n_steps; i++)
+        if (all_idle || !a->steps[i].no_device_work)
+            hidden += (double)a->steps[i].comm_hidden_ps, exposed += (double)a->steps[i].comm_exposed_ps;
+    if (!(c->step_total > 0) || !(hidden + exposed > 0) || !a->n_comms) return;
+    double exp_pct = 100 * exposed / c->step_total, comm_pct = 100 * (hidden + exposed) / c->step_total;
+    double hid_pct = 100 * hidden / (hidden + exposed);
+    const jp_comm_stat *top[3] = {0};
+    for (size_t i = 0; i < a->n_comms; i++) /* the three with the most exposed time */
+        for (int k = 0; k < 3; k++) {
+            if (top[k] && top[k]->exposed_ps >= a->comms[i].exposed_ps) continue;
+            for (int j = 2; j > k; j--) top[j] = top[j - 1];
+            top[k] = &a->comms[i];
+            break;
+        }
+    char names[512];
+    jp_text t = jp_text_make(names, sizeof names);
+    for (int k = 0; k < 3 && top[k]; k++) {
+        jp_text_printf(&t, "%s%s (%s, %s) %.2f ms exposed over %u device%s", k ? "; " : "", top[k]->name,
+                       top[k]->type, top[k]->module, ms((double)top[k]->exposed_ps), top[k]->n_devices,
+                       top[k]->n_devices == 1 ? "" : "s");
+        if (top[k]->busbw >= 0) jp_text_printf(&t, ", busbw %.2f GB/s", top[k]->busbw / 1e9);
+    }
+    if (exp_pct >= 20) {
+        finding(c, "communication_bound", exp_pct >= 40 ? JP_RATING_BAD : JP_RATING_WARNING,
+                "Collectives not hidden by compute take much of the step",
+                "Overlap communication with compute: let XLA schedule collectives asynchronously (on GPU "
+                "the latency-hiding scheduler, --xla_gpu_enable_latency_hiding_scheduler=true), give it "
+                "independent work to overlap (e.g. the next layer's weights gathered while this one "
+                "computes), move less data (reduce-scatter + all-gather instead of all-reduce, bf16 "
+                "gradients, a larger batch per device), or shard so fewer devices share each collective.",
+                "exposed collective time is %.0f%% of step time per device (over 20%%); collectives %.0f%% of "
+                "the step, %.0f%% of them hidden behind compute; top: %s",
+                exp_pct, comm_pct, hid_pct, names);
+    } else if (comm_pct >= 10 && hid_pct < 25) {
+        finding(c, "poor_overlap", JP_RATING_WARNING, "Collectives barely overlap compute",
+                "Give the scheduler work to run beside each collective: asynchronous collectives (on GPU "
+                "--xla_gpu_enable_latency_hiding_scheduler=true), collectives issued early (gradients "
+                "reduced per layer during the backward pass), or compute that does not depend on them.",
+                "collectives take %.0f%% of step time per device and only %.0f%% of them is hidden behind "
+                "compute (under 25%%); top: %s",
+                comm_pct, hid_pct, names);
+    }
+}
+
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {.m = m, .arena = arena, .a = a};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
@@ -1333,6 +1386,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     capture_health(&c);
     launch_bound(&c);
     host_wait_idle(&c);
+    communication(&c);
     free(c.busy);
     /* most severe first, stable otherwise */
     for (size_t i = 1; i < a->n_findings; i++)

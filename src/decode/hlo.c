@@ -11,7 +11,10 @@
 
 enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     HLO_PROTO_MODULE = 1, HLO_PROTO_BUFFERS = 3,
-    MODULE_NAME = 1, MODULE_COMPUTATIONS = 3, MODULE_STACK_FRAMES = 17,
+    MODULE_NAME = 1, MODULE_COMPUTATIONS = 3, MODULE_DEVICE_ASSIGNMENT = 15, MODULE_STACK_FRAMES = 17,
+    DA_REPLICAS = 1, DA_COMPUTATIONS = 2, /* DeviceAssignmentProto */
+    INSTR_REPLICA_GROUPS = 49, INSTR_SOURCE_TARGET = 52, INSTR_DEVICE_LIST = 87,
+    GROUP_IDS = 1, DEVLIST_GROUPS = 1, DEVLIST_IOTA = 2, IOTA_PER_GROUP = 2, /* ReplicaGroup, CollectiveDeviceListProto */
     COMP_INSTRUCTIONS = 2, COMP_ID = 5,
     INSTR_NAME = 1, INSTR_OPCODE = 2, INSTR_SHAPE = 3, INSTR_METADATA = 7, INSTR_FUSION_KIND = 11,
     INSTR_WINDOW = 15, INSTR_CONV_DIMS = 16, INSTR_CUSTOM_TARGET = 28, INSTR_DOT_DIMS = 30,
@@ -187,6 +190,7 @@ typedef struct hlo_ctx {
     int want_text;     /* write jp_hlo_instr.text (jp_hlo_decode_text) */
     jp_pb buffers;     /* the HloProto's BufferAssignmentProto, when has_buffers */
     int has_buffers;
+    int64_t n_devices; /* replicas x partitions of its device assignment, 0 when absent */
 } hlo_ctx;
 
 static const char *intern_field(hlo_ctx *c, const jp_pb_field *f) {
@@ -551,6 +555,44 @@ static int read_dot_dims(hlo_ctx *c, jp_pb dnums, hlo_node *node) {
     return JP_OK;
 }
 
+static int count_one(void *arg, int64_t v) {
+    (void)v;
+    ++*(int64_t *)arg;
+    return 0;
+}
+
+/* One ReplicaGroup: its size is the collective's n (the first group; XLA's groups are equal). */
+static int read_group(hlo_ctx *c, jp_pb group, hlo_node *node) {
+    if (node->group_size > 0) return JP_OK;
+    int64_t n = 0;
+    jp_pb_field f;
+    while (!jp_pb_done(&group)) {
+        int rc = jp_pb_next(&group, &f, "ReplicaGroup", c->err);
+        if (rc) return rc;
+        if (f.number == GROUP_IDS && (rc = jp_hlo_each_int(&group, &f, count_one, &n, c->err))) return rc;
+    }
+    node->group_size = n;
+    return JP_OK;
+}
+
+/* CollectiveDeviceListProto: explicit groups, or an iota list's devices per group. */
+static int read_device_list(hlo_ctx *c, jp_pb list, hlo_node *node) {
+    jp_pb_field f;
+    while (!jp_pb_done(&list)) {
+        int rc = jp_pb_next(&list, &f, "CollectiveDeviceListProto", c->err);
+        if (rc) return rc;
+        if (f.wire != JP_PB_LEN) continue;
+        if (f.number == DEVLIST_GROUPS && (rc = read_group(c, jp_pb_sub(&list, &f), node))) return rc;
+        if (f.number != DEVLIST_IOTA) continue;
+        for (jp_pb p = jp_pb_sub(&list, &f); !jp_pb_done(&p);) {
+            jp_pb_field g;
+            if ((rc = jp_pb_next(&p, &g, "IotaReplicaGroupListProto", c->err))) return rc;
+            if (g.number == IOTA_PER_GROUP && g.wire == JP_PB_VARINT && g.u < INT32_MAX) node->group_size = (int64_t)g.u;
+        }
+    }
+    return JP_OK;
+}
+
 /* The facts of one field that only the cost model reads. */
 static int read_cost_field(hlo_ctx *c, const jp_pb *instr, const jp_pb_field *f, hlo_node *node) {
     int len = f->wire == JP_PB_LEN;
@@ -569,6 +611,9 @@ static int read_cost_field(hlo_ctx *c, const jp_pb *instr, const jp_pb_field *f,
     case INSTR_CONV_DIMS: return len ? read_conv_dims(c, jp_pb_sub(instr, f), &node->conv) : 0;
     case INSTR_FEATURE_GROUPS: node->feature_groups = (int64_t)f->u; return JP_OK;
     case INSTR_BATCH_GROUPS: node->batch_groups = (int64_t)f->u; return JP_OK;
+    case INSTR_REPLICA_GROUPS: return len ? read_group(c, jp_pb_sub(instr, f), node) : 0;
+    case INSTR_DEVICE_LIST: return len ? read_device_list(c, jp_pb_sub(instr, f), node) : 0;
+    case INSTR_SOURCE_TARGET: node->group_size += len; return JP_OK; /* a permute: its pairs */
     default: return JP_OK;
     }
 }
@@ -578,7 +623,7 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node 
     const char *fusion_kind = "kLoop";
     comp_info called = {0, 0};
     const char *empty = jp_intern_str(c->intern, "", 0);
-    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL, NULL, 0, ""};
+    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL, NULL, 0, "", 0, 0, NULL};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
@@ -630,6 +675,21 @@ static int find_module(hlo_ctx *c, jp_pb *module, size_t *n_comps) {
     return JP_OK;
 }
 
+/* The program's devices: replicas x partitions (computations) of its DeviceAssignmentProto, the
+ * n of a collective whose replica groups are left empty (every device). */
+static int read_device_assignment(hlo_ctx *c, jp_pb da) {
+    jp_pb_field f;
+    uint64_t replicas = 1, parts = 1;
+    while (!jp_pb_done(&da)) {
+        int rc = jp_pb_next(&da, &f, "DeviceAssignmentProto", c->err);
+        if (rc) return rc;
+        if (f.wire == JP_PB_VARINT && f.number == DA_REPLICAS && f.u) replicas = f.u;
+        if (f.wire == JP_PB_VARINT && f.number == DA_COMPUTATIONS && f.u) parts = f.u;
+    }
+    c->n_devices = replicas < (1u << 20) && parts < (1u << 20) ? (int64_t)(replicas * parts) : 0;
+    return JP_OK;
+}
+
 /* Pass 1 over the module: name, stack frames, and what each computation contains. */
 static int scan_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out, size_t *n_instrs) {
     jp_pb_field f;
@@ -640,6 +700,7 @@ static int scan_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out, size_t *n_i
         if (f.wire != JP_PB_LEN) continue;
         if (f.number == MODULE_NAME && !(out->name = intern_field(c, &f))) return JP_ERR_NOMEM;
         if (f.number == MODULE_STACK_FRAMES && (rc = read_frames(c, jp_pb_sub(&m, &f)))) return rc;
+        if (f.number == MODULE_DEVICE_ASSIGNMENT && (rc = read_device_assignment(c, jp_pb_sub(&m, &f)))) return rc;
         if (f.number == MODULE_COMPUTATIONS && (rc = scan_computation(c, jp_pb_sub(&m, &f), &c->comps[ci++], n_instrs)))
             return rc;
     }
@@ -932,6 +993,52 @@ static int set_dtypes(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
     return JP_OK;
 }
 
+/* The operands' bytes of node n (its first operand alone when `first`). */
+static double operand_bytes(const hlo_ir *ir, const hlo_id_slot *ids, const hlo_node *n, int first) {
+    double bytes = 0;
+    for (uint32_t k = 0; k < n->operands.n && (!first || k == 0); k++) {
+        int64_t hit = jp_hlo_id_lookup(ids, ir->n_nodes, n->operands.v[k]);
+        if (hit >= 0) bytes += ir->nodes[hit].bytes;
+    }
+    return bytes;
+}
+
+static int has_prefix(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+static int ends_with_str(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Each collective's message size and group size (the nccl-tests convention, docs/design.md
+ * "Communication"), then each "-done" half takes its "-start"'s (its operand). Runs before the
+ * instructions are sorted (node.instr indexes them in file order). */
+static int collective_sizes(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
+    hlo_id_slot *ids = jp_hlo_id_slots(ir, &c->scratch);
+    if (!ids) return JP_ERR_NOMEM;
+    for (int done = 0; done < 2; done++) {
+        for (size_t i = 0; i < ir->n_nodes; i++) {
+            const hlo_node *n = &ir->nodes[i];
+            jp_hlo_instr *in = &out->instrs[n->instr];
+            if (!jp_hlo_is_collective(in->category) || ends_with_str(n->opcode, "-done") != done) continue;
+            if (done) {
+                int64_t hit = n->operands.n ? jp_hlo_id_lookup(ids, ir->n_nodes, n->operands.v[0]) : -1;
+                if (hit < 0) continue;
+                const jp_hlo_instr *start = &out->instrs[ir->nodes[hit].instr];
+                in->coll_bytes = start->coll_bytes, in->group_size = start->group_size, in->async_start = start->name;
+                continue;
+            }
+            int64_t g = n->group_size > 0 ? n->group_size : c->n_devices;
+            in->group_size = g > 0 && g < UINT32_MAX ? (uint32_t)g : 0;
+            int permute = has_prefix(n->opcode, "collective-permute");
+            in->coll_bytes = operand_bytes(ir, ids, n, permute);
+            if (has_prefix(n->opcode, "all-gather")) /* S is the gathered buffer */
+                in->coll_bytes = in->group_size ? in->coll_bytes * in->group_size : n->bytes;
+        }
+    }
+    return JP_OK;
+}
+
 static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     size_t n_instrs = 0;
     int rc = scan_module(c, module, out, &n_instrs);
@@ -946,7 +1053,8 @@ static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     if (c->has_buffers && (rc = jp_hlo_buffers_decode(c->buffers, &ir, out->instrs, c->intern, c->arena, &c->scratch,
                                                       c->err, &out->memory)))
         return rc;
-    if ((rc = jp_hlo_cost(&ir, out)) || (rc = attribute_fusions(c, &ir, out)) || (rc = set_dtypes(c, &ir, out)))
+    if ((rc = jp_hlo_cost(&ir, out)) || (rc = attribute_fusions(c, &ir, out)) || (rc = set_dtypes(c, &ir, out)) ||
+        (rc = collective_sizes(c, &ir, out)))
         return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
     return JP_OK;

@@ -53,6 +53,14 @@ typedef struct jp_hlo_instr {
                            * convolution's or custom call's left operand's, a fusion's first fused
                            * dot's or convolution's left operand's, else its output's (a tuple's
                            * first array); "" when unknown */
+    /* collectives (docs/design.md "Communication"): the message size S by the nccl-tests
+     * convention (all-reduce, reduce-scatter, all-to-all, permute: the operand bytes; all-gather:
+     * the gathered buffer, operand bytes x n), the replica-group size n (0 when unknown), and for
+     * an asynchronous "-done" half the name of its "-start" (interned; NULL otherwise). A done half
+     * repeats its start's size and n. */
+    double coll_bytes;
+    uint32_t group_size;
+    const char *async_start;
 } jp_hlo_instr;
 
 /* ---- XLA's buffer assignment (HloProto field 3, decoded by hlo_buffers.c) ---- */

@@ -49,6 +49,8 @@ typedef struct hlo_node {
     const char *op_name;       /* its own metadata.op_name (jp_hlo_instr's is a fusion's dot's) */
     const char *source, *function; /* its own source line and function (likewise) */
     const jp_hlo_frame *frame; /* its own innermost frame (likewise) */
+    int64_t group_size;        /* collectives: devices per replica group (first group), 0 unknown;
+                                * -1: replica_groups given empty (every device of the program) */
 } hlo_node;
 
 typedef struct hlo_comp {

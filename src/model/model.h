@@ -61,6 +61,10 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     uint64_t kernel_n[JP_OPDEF_KERNELS];  /* launches of each */
     uint64_t n_kernels;      /* GPU: kernel events of the op */
     const char *dtype;       /* the element type it computes in (jp_hlo_instr.dtype); "" without HLO */
+    double coll_bytes;       /* collectives: message size from the HLO (jp_hlo_instr), 0 unknown */
+    uint32_t group_size;     /* collectives: replica-group size n from the HLO, 0 unknown */
+    const char *async_start; /* an asynchronous "-done" half: its "-start"'s name; else NULL */
+    const char *opcode;      /* its HLO opcode ("all-reduce-start"), NULL without the HLO */
 } jp_opdef;
 
 /* The share of an op's FLOPs and bytes each of its events carries. A GPU op that runs as several

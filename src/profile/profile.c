@@ -36,6 +36,7 @@ static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, anal
         {jp_kernels_analyze, "kernels"}, {jp_memory_analyze, "memory"}, {jp_buffers_analyze, "buffers"},
         {jp_health_analyze, "health"},
         {jp_launch_analyze, "launch"},
+        {jp_comm_analyze, "comm"},
         {jp_findings_analyze, "findings"},
     };
     a->span_ps = m->last_ps - m->first_ps;

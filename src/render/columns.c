@@ -265,6 +265,9 @@ GET(step_roof_pct, jp_step, r->roof_pct >= 0 ? set_num(c, r->roof_pct) : set_non
 
 _Static_assert(JP_PART_COUNT == 8, "a steps column per part of the breakdown");
 
+GET(step_comm_hidden, jp_step, set_time(c, r->comm_hidden_ps))
+GET(step_comm_exposed, jp_step, set_time(c, r->comm_exposed_ps))
+
 static const column STEP_COLS[] = {
     COL("step", "step", 7, CELL_INT, NULL, step_step, "the step number: StepTraceAnnotation's, or the execution index"),
     COL("start_ms", NULL, 0, CELL_TIME, NULL, step_start, "when it began on the device, from the capture's start"),
@@ -304,6 +307,10 @@ static const column STEP_COLS[] = {
     COL_NULL("roof_pct", NULL, 0, CELL_NUM, "%", step_roof_pct,
              "the step as one program on the roofline: its FLOP/s (compute bound) or bytes/s (memory bound), % "
              "of the summed roofs of the devices that ran ops at its intensity; null without peaks or counts"),
+    COL("collective_hidden_ms", NULL, 0, CELL_TIME, NULL, step_comm_hidden,
+        "its collective time under compute on the same device (the mean over the devices that ran collectives)"),
+    COL("collective_exposed_ms", NULL, 0, CELL_TIME, NULL, step_comm_exposed,
+        "its collective time with no compute on the same device (likewise)"),
 };
 
 /* ---- op time by precision ------------------------------------------------------------------------- */
@@ -494,6 +501,12 @@ GET(device_short, jp_device, set_int(c, (int64_t)r->n_short))
 GET(device_queue_max, jp_device, set_int(c, r->queue_max))
 GET(device_queue_mean, jp_device, set_num(c, r->queue_mean))
 
+GET(device_comm, jp_device, set_time(c, r->comm_ps))
+GET(device_comm_hidden, jp_device, set_time(c, r->comm_hidden_ps))
+GET(device_comm_exposed, jp_device, set_time(c, r->comm_ps - r->comm_hidden_ps))
+GET(device_comm_wait, jp_device, set_time(c, r->comm_wait_ps))
+GET(device_overlap, jp_device, r->comm_overlap_pct >= 0 ? set_pct(c, r->comm_overlap_pct) : set_none(c))
+
 static const column DEVICE_COLS[] = {
     COL("name", "device", 0, CELL_STR, NULL, device_name, "\"/host:CPU\", \"/device:GPU:0\", ..."),
     COL("host", "host", 12, CELL_STR, NULL, device_host, "the host whose capture holds it"),
@@ -507,7 +520,8 @@ static const column DEVICE_COLS[] = {
     COL("peak_tflops", NULL, 0, CELL_NUM, "TFLOP/s", device_peak_tflops, "its peak FLOP/s; 0 when unknown"),
     COL("peak_gbps", NULL, 0, CELL_NUM, "GB/s", device_peak_gbps, "its peak memory bandwidth; 0 when unknown"),
     COL("peak_source", NULL, 0, CELL_STR, NULL, device_peak_source,
-        "where the peaks come from: \"device\", \"clock x cores\", \"table\", \"calibrated\", \"flag\", or \"\""),    COL("idle_host_ms", NULL, 0, CELL_TIME, NULL, device_idle_host,
+        "where the peaks come from: \"device\", \"clock x cores\", \"table\", \"calibrated\", \"flag\", or \"\""),
+    COL("idle_host_ms", NULL, 0, CELL_TIME, NULL, device_idle_host,
         "idle before device work whose launch call began after the device went idle: waiting for the host (GPU)"),
     COL("idle_kernel_ms", NULL, 0, CELL_TIME, NULL, device_idle_kernel,
         "idle gaps under 10 us before work launched earlier: kernel to kernel (GPU)"),
@@ -519,6 +533,71 @@ static const column DEVICE_COLS[] = {
         "most launches outstanding at once: call begun, device work not ended (GPU)"),
     COL("queue_mean", NULL, 0, CELL_NUM, NULL, device_queue_mean,
         "launches outstanding, time-weighted mean from the first call to the last end (GPU)"),
+    COL("collective_ms", NULL, 0, CELL_TIME, NULL, device_comm,
+        "the union of its collectives' spans (an asynchronous pair: start to done)"),
+    COL("collective_hidden_ms", NULL, 0, CELL_TIME, NULL, device_comm_hidden,
+        "of that, the time a compute op ran on it too"),
+    COL("collective_exposed_ms", NULL, 0, CELL_TIME, NULL, device_comm_exposed, "the rest: collectives alone"),
+    COL_NULL("overlap_pct", NULL, 0, CELL_PCT, NULL, device_overlap,
+             "collective_hidden_ms / collective_ms; null without collectives"),
+    COL("collective_wait_ms", NULL, 0, CELL_TIME, NULL, device_comm_wait,
+        "per collective instance, its exposed time minus the least of any device's, summed: waiting for the "
+        "last to arrive"),
+};
+
+/* ---- communication (jaxprof comm) --------------------------------------------------------------- */
+
+GET(comm_name, jp_comm_stat, set_str(c, r->name))
+GET(comm_type, jp_comm_stat, set_str(c, r->type))
+GET(comm_module, jp_comm_stat, set_str(c, r->module))
+GET(comm_devices, jp_comm_stat, set_int(c, r->n_devices))
+GET(comm_count, jp_comm_stat, set_int(c, (int64_t)r->count))
+GET(comm_total, jp_comm_stat, set_time(c, r->total_ps))
+GET(comm_avg, jp_comm_stat, set_time(c, r->count ? r->total_ps / (int64_t)r->count : 0))
+GET(comm_hidden, jp_comm_stat, set_time(c, r->hidden_ps))
+GET(comm_exposed, jp_comm_stat, set_time(c, r->exposed_ps))
+GET(comm_overlap, jp_comm_stat, set_pct(c, pct_of((double)r->hidden_ps, (double)r->total_ps)))
+GET(comm_bytes, jp_comm_stat, r->bytes > 0 ? set_bytes(c, (int64_t)r->bytes) : set_none(c))
+GET(comm_group, jp_comm_stat, r->group_size ? set_int(c, r->group_size) : set_none(c))
+GET(comm_algbw, jp_comm_stat, r->algbw > 0 ? set_num(c, r->algbw / 1e9) : set_none(c))
+GET(comm_busbw, jp_comm_stat, r->busbw >= 0 ? set_num(c, r->busbw / 1e9) : set_none(c))
+GET(comm_wait, jp_comm_stat, set_time(c, r->wait_ps))
+GET(comm_wait_max, jp_comm_stat, set_time(c, r->wait_max_ps))
+GET(comm_last, jp_comm_stat, set_str(c, r->last_device))
+GET(comm_late, jp_comm_stat, set_int(c, r->n_late))
+GET(comm_stragglers, jp_comm_stat, set_int(c, (int64_t)r->n_straggler))
+GET(comm_straggler, jp_comm_stat, set_str(c, r->straggler))
+
+static const column COMM_COLS[] = {
+    COL("name", "collective", 0, CELL_STR, NULL, comm_name,
+        "the collective op; an asynchronous -start/-done pair by its start's name"),
+    COL("type", "type", 14, CELL_STR, NULL, comm_type,
+        "\"all-reduce\", \"all-gather\", \"reduce-scatter\", \"all-to-all\", \"collective-permute\", ..."),
+    COL("count", "count", 6, CELL_INT, NULL, comm_count, "instances, summed over the devices"),
+    COL("devices", "devs", 4, CELL_INT, NULL, comm_devices, "devices it ran on"),
+    COL("total_ms", "total", 9, CELL_TIME, NULL, comm_total, "the instances' spans (start to done), summed"),
+    COL("avg_ms", NULL, 0, CELL_TIME, NULL, comm_avg, "total / count"),
+    COL("hidden_ms", "hidden", 9, CELL_TIME, NULL, comm_hidden, "the part of total a compute op ran on the same device"),
+    COL("exposed_ms", "exposed", 9, CELL_TIME, NULL, comm_exposed, "total - hidden"),
+    COL("overlap_pct", "ovl%", 5, CELL_PCT, NULL, comm_overlap, "hidden / total"),
+    COL_NULL("bytes", "size", 9, CELL_BYTES, NULL, comm_bytes,
+             "message size S per instance from the HLO, by the nccl-tests convention (all-gather: the gathered "
+             "buffer; reduce-scatter: the whole input); null when unknown"),
+    COL_NULL("group_size", "n", 3, CELL_INT, NULL, comm_group,
+             "devices per replica group, from the HLO (a permute: its source-target pairs); null when unknown"),
+    COL_NULL("algbw_gbps", "algbw", 7, CELL_NUM, "GB/s", comm_algbw, "S / the mean instance time; null when S is unknown"),
+    COL_NULL("busbw_gbps", "busbw", 7, CELL_NUM, "GB/s", comm_busbw,
+             "algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all), 1 (permute); null "
+             "when unknown"),
+    COL("wait_ms", "wait", 9, CELL_TIME, NULL, comm_wait,
+        "per instance (the k-th on each device), max - min of its exposed time across devices, summed"),
+    COL("wait_max_ms", NULL, 0, CELL_TIME, NULL, comm_wait_max, "the largest such spread"),
+    COL("last_device", "last", 13, CELL_STR, NULL, comm_last, "the device that started its instance last most often"),
+    COL("last_count", NULL, 0, CELL_INT, NULL, comm_late, "instances that device started last"),
+    COL("stragglers", NULL, 0, CELL_INT, NULL, comm_stragglers,
+        "(instance, device) pairs whose start is a robust outlier: median/MAD z-score > 3.5 over >= 3 devices"),
+    COL("straggler", NULL, 0, CELL_STR, NULL, comm_straggler, "the device most often such an outlier; \"\" when none"),
+    COL("module", NULL, 0, CELL_STR, NULL, comm_module, "the HLO module"),
 };
 
 /* ---- hosts (multi-host profiles) ---------------------------------------------------------------- */
@@ -856,6 +935,7 @@ ROWS(stragglers, a->n_stragglers)
 ROWS(modules, a->n_modules)
 ROWS(precision, a->n_precision)
 ROWS(launches, a->n_launches)
+ROWS(comms, a->n_comms)
 
 /* A table's name, Python class, sections, columns and doc line. */
 #define DEF(NAME, CLASS, WHERE, COLS, DOC) \
@@ -927,6 +1007,9 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
     [JP_TABLE_LAUNCHES] = {DEF("launches", "Launch", "launch", LAUNCH_COLS,
                                "one kernel (or copy) on one device, its correlated launches summed"),
                            AT(launches)},
+    [JP_TABLE_COMM] = {DEF("comm", "Collective", "report, comm", COMM_COLS,
+                           "one collective op, its instances on every device (an async start/done pair as one)"),
+                       AT(comms)},
 };
 
 table jp_table_over(int id, const void *rows, size_t n) {

@@ -15,6 +15,7 @@ enum jp_table_id {
     JP_TABLE_DIFF_ROWS, JP_TABLE_DIFF_BREAKDOWN, JP_TABLE_DIFF_FINDINGS, /* jaxprof diff's document */
     JP_TABLE_PRECISION,
     JP_TABLE_LAUNCHES,
+    JP_TABLE_COMM,
     JP_TABLE_COUNT
 };
 

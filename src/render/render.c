@@ -521,6 +521,12 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
         table t = section_table(a, JP_SECTION_KERNELS);
         rc = text_table(a, &t, &top, out, err);
     }
+    if (!rc && a->n_comms) { /* only where collectives ran */
+        fprintf(out, "\nCommunication (%.1f%% of collective time hidden behind compute on the same device; jaxprof comm)\n",
+                a->comm_ps ? 100.0 * (double)a->comm_hidden_ps / (double)a->comm_ps : 0);
+        table t = section_table(a, JP_SECTION_COMM);
+        rc = text_table(a, &t, &top, out, err);
+    }
     fprintf(out, "\nFindings (%zu)\n", a->n_findings);
     findings_text(a, NULL, width, out); /* all of them: --top and --filter are for the tables */
     return rc;

@@ -74,6 +74,13 @@ static const jp_section_def SECTIONS[] = {
      "depth are device columns: idle_host_ms, idle_kernel_ms, idle_other_ms, queue_max, queue_mean\n"
      "(in every --json document).\n",
      "launches are matched over the whole capture", JP_SECTION_WHOLE_RUN, JP_TABLE_LAUNCHES},
+    {JP_SECTION_COMM, "comm", "collectives: hidden/exposed time, message size, bus bandwidth, wait",
+     "Collectives, one row per op (an async start/done pair as one): count, total, the time hidden\n"
+     "behind compute on the same device and the exposed rest, message size and group size n from the\n"
+     "HLO, algorithm and bus bandwidth by the nccl-tests convention, the wait across devices per\n"
+     "instance, the device that arrived last and robust stragglers. Per device and per step: the\n"
+     "devices and steps tables' collective_hidden_ms, collective_exposed_ms and overlap_pct (JSON).\n",
+     NULL, IN_REPORT, JP_TABLE_COMM},
 };
 _Static_assert(sizeof SECTIONS / sizeof SECTIONS[0] == JP_SECTION_COUNT, "one registry row per jp_section");
 

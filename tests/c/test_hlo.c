@@ -309,6 +309,76 @@ static void test_long_scope_is_kept_whole(void **state) {
     jp_arena_deinit(&arena);
 }
 
+/* A collective: name, opcode, f32 output dims, one operand, and its groups already written in g
+ * (field 49 or 87; NULL: none). */
+static void coll(pbw *comp, const char *name, const char *opcode, const int64_t *dims, size_t n_dims, int64_t id,
+                 int64_t operand, uint32_t group_field, pbw *g) {
+    pbw in = {0}, ops = {0};
+    pbw_str(&in, 1, name);
+    pbw_str(&in, 2, opcode);
+    shape(&in, 3, dims, n_dims);
+    pbw_uint(&in, 35, (uint64_t)id);
+    pbw_varint(&ops, (uint64_t)operand);
+    pbw_msg(&in, 36, &ops);
+    if (g) pbw_msg(&in, group_field, g);
+    pbw_msg(comp, 2, &in);
+}
+
+/* Message size S and group size n of each collective (the nccl-tests convention): an iota device
+ * list, explicit replica groups, empty groups (the device assignment's replicas x computations),
+ * a permute's pairs; a -done half takes its -start's, and names it. */
+static void test_collective_sizes_and_groups(void **state) {
+    (void)state;
+    static const int64_t d[] = {8, 16}, gathered[] = {16, 16}, scattered[] = {1, 16};
+    pbw comp = {0}, module = {0}, proto = {0}, da = {0}, iota = {0}, list = {0}, group = {0}, ids = {0};
+    pbw pair1 = {0}, pair2 = {0};
+    pbw_str(&comp, 1, "main");
+    instr(&comp, "p", "parameter", d, 2, NULL, 0, 1, 0, -1);
+    pbw_uint(&iota, 1, 2); /* 2 groups of 4 */
+    pbw_uint(&iota, 2, 4);
+    pbw_msg(&list, 2, &iota);
+    coll(&comp, "all-reduce-start.1", "all-reduce-start", d, 2, 2, 1, 87, &list);
+    coll(&comp, "all-reduce-done.1", "all-reduce-done", d, 2, 3, 2, 0, NULL);
+    pbw_varint(&ids, 0);
+    pbw_varint(&ids, 1);
+    pbw_msg(&group, 1, &ids); /* {0,1} */
+    coll(&comp, "all-gather.2", "all-gather", gathered, 2, 4, 1, 49, &group);
+    coll(&comp, "reduce-scatter.3", "reduce-scatter", scattered, 2, 5, 1, 0, NULL);
+    pbw_uint(&pair1, 1, 0), pbw_uint(&pair1, 2, 1);
+    pbw_uint(&pair2, 1, 1), pbw_uint(&pair2, 2, 0);
+    pbw in = {0}, ops = {0};
+    pbw_str(&in, 1, "collective-permute.4");
+    pbw_str(&in, 2, "collective-permute");
+    shape(&in, 3, d, 2);
+    pbw_uint(&in, 35, 6);
+    pbw_varint(&ops, 1);
+    pbw_msg(&in, 36, &ops);
+    pbw_msg(&in, 52, &pair1);
+    pbw_msg(&in, 52, &pair2);
+    pbw_msg(&comp, 2, &in);
+    pbw_uint(&comp, 5, 1);
+    pbw_str(&module, 1, "jit_step");
+    pbw_msg(&module, 3, &comp);
+    pbw_uint(&da, 1, 1);
+    pbw_uint(&da, 2, 8);
+    pbw_msg(&module, 15, &da); /* 1 replica x 8 partitions */
+    pbw_msg(&proto, 1, &module);
+    decoded dd;
+    decode(&dd, &proto, JP_HLO_LIBRARY_FRAMES);
+    const jp_hlo_instr *start = find(&dd, "all-reduce-start.1"), *done = find(&dd, "all-reduce-done.1");
+    assert_true(start->coll_bytes == 512 && start->group_size == 4 && start->async_start == NULL);
+    assert_true(done->coll_bytes == 512 && done->group_size == 4);
+    assert_string_equal(done->async_start, "all-reduce-start.1");
+    const jp_hlo_instr *ag = find(&dd, "all-gather.2"), *rs = find(&dd, "reduce-scatter.3");
+    assert_true(ag->group_size == 2 && ag->coll_bytes == 2 * 512); /* the gathered buffer */
+    assert_true(rs->group_size == 8 && rs->coll_bytes == 512);     /* the whole input */
+    const jp_hlo_instr *cp = find(&dd, "collective-permute.4");
+    assert_true(cp->group_size == 2 && cp->coll_bytes == 512);
+    assert_true(find(&dd, "p")->coll_bytes == 0 && find(&dd, "p")->group_size == 0);
+    release(&dd);
+    free(proto.buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_line_skips_library_frames),
@@ -318,6 +388,7 @@ int main(void) {
         cmocka_unit_test(test_hostile_frame_references),
         cmocka_unit_test(test_long_scope_is_kept_whole),
         cmocka_unit_test(test_fusion_takes_its_dot_line_and_shares_its_lines),
+        cmocka_unit_test(test_collective_sizes_and_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

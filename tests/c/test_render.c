@@ -519,11 +519,11 @@ static const jp_analysis *gpu_of(void **state) { return jp_profile_analysis(((fi
 
 #define CPU_JSON_HEAD(section) \
     "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"cpu.xplane.pb\",\"platform\":\"cpu\",\"hosts\":[\"cpu\"],\"events\":19,\"span_ms\":20.000000,\"device_busy_ms\":14.500000,\"device_idle_pct\":14.7059,\"capture_health\":[],\"devices\":[\n" \
-    "{\"name\":\"/host:CPU\",\"host\":\"cpu\",\"platform\":\"cpu\",\"busy_ms\":14.500000,\"ops\":6,\"first_ms\":1.000000,\"last_ms\":18.000000,\"idle_pct\":14.7059,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"idle_host_ms\":0.000000,\"idle_kernel_ms\":0.000000,\"idle_other_ms\":0.000000,\"launched\":0,\"short_kernels\":0,\"queue_max\":0,\"queue_mean\":0}]"
+    "{\"name\":\"/host:CPU\",\"host\":\"cpu\",\"platform\":\"cpu\",\"busy_ms\":14.500000,\"ops\":6,\"first_ms\":1.000000,\"last_ms\":18.000000,\"idle_pct\":14.7059,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"idle_host_ms\":0.000000,\"idle_kernel_ms\":0.000000,\"idle_other_ms\":0.000000,\"launched\":0,\"short_kernels\":0,\"queue_max\":0,\"queue_mean\":0,\"collective_ms\":0.000000,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000,\"overlap_pct\":null,\"collective_wait_ms\":0.000000}]"
 
 #define GPU_JSON_HEAD(section) \
     "{\"schema_version\":1,\"jaxprof_version\":\"" JP_VERSION "\",\"section\":\"" section "\",\"path\":\"gpu.xplane.pb\",\"platform\":\"gpu\",\"hosts\":[\"gpu\"],\"events\":4,\"span_ms\":7.000000,\"device_busy_ms\":5.500000,\"device_idle_pct\":21.4286,\"capture_health\":[{\"kind\":\"no HLO\",\"host\":\"gpu\",\"text\":\"module jit_step ran without an HloProto in the metadata: its ops have no FLOPs, bytes or memory (enable_hlo_proto)\"}],\"devices\":[\n" \
-    "{\"name\":\"/device:GPU:0\",\"host\":\"gpu\",\"platform\":\"gpu\",\"busy_ms\":5.500000,\"ops\":3,\"first_ms\":0.000000,\"last_ms\":7.000000,\"idle_pct\":21.4286,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"idle_host_ms\":0.000000,\"idle_kernel_ms\":0.000000,\"idle_other_ms\":0.000000,\"launched\":0,\"short_kernels\":0,\"queue_max\":0,\"queue_mean\":0}]"
+    "{\"name\":\"/device:GPU:0\",\"host\":\"gpu\",\"platform\":\"gpu\",\"busy_ms\":5.500000,\"ops\":3,\"first_ms\":0.000000,\"last_ms\":7.000000,\"idle_pct\":21.4286,\"peak_tflops\":1,\"peak_gbps\":100,\"peak_source\":\"flag\",\"idle_host_ms\":0.000000,\"idle_kernel_ms\":0.000000,\"idle_other_ms\":0.000000,\"launched\":0,\"short_kernels\":0,\"queue_max\":0,\"queue_mean\":0,\"collective_ms\":0.000000,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000,\"overlap_pct\":null,\"collective_wait_ms\":0.000000}]"
 
 /* The findings as text, alone and at the end of the report. */
 #define CPU_FINDINGS_LIST \
@@ -626,9 +626,9 @@ static const char CPU_OPS_CSV[] =
     "add.3,elementwise,2,2.000000,2.000000,1.000000,1.000000,1.000000,14.2857,0,0,0,0,jit_train_step,/host:CPU,train_step,jit(train_step)/add,/work/proj/train.py:30,1,train_step,\"/work/proj/train.py:30 train_step\",0,0,0,,0,0,,true,false,,false,,\n";
 
 static const char CPU_STEPS_CSV[] =
-    "step,start_ms,duration_ms,compute_ms,collective_ms,h2d_ms,d2h_ms,d2d_ms,compile_ms,host_ms,idle_ms,ops,compiles,outlier,flops,gflops_per_s,no_device_work,gap_ms,issued_start_ms,issued_ms,bytes,intensity,gbytes_per_s,roof_pct\n"
-    "0,0.000000,10.000000,7.000000,0.000000,0.000000,0.000000,0.000000,0.500000,1.750000,0.750000,3,1,false,1300000000,130,false,0.000000,0.000000,10.000000,310000000,4.1935483871,31,31\n"
-    "1,10.000000,10.000000,7.000000,0.000000,0.500000,0.000000,0.000000,0.000000,1.750000,0.750000,3,0,false,1300000000,130,false,0.000000,10.000000,10.000000,310000000,4.1935483871,31,31\n";
+    "step,start_ms,duration_ms,compute_ms,collective_ms,h2d_ms,d2h_ms,d2d_ms,compile_ms,host_ms,idle_ms,ops,compiles,outlier,flops,gflops_per_s,no_device_work,gap_ms,issued_start_ms,issued_ms,bytes,intensity,gbytes_per_s,roof_pct,collective_hidden_ms,collective_exposed_ms\n"
+    "0,0.000000,10.000000,7.000000,0.000000,0.000000,0.000000,0.000000,0.500000,1.750000,0.750000,3,1,false,1300000000,130,false,0.000000,0.000000,10.000000,310000000,4.1935483871,31,31,0.000000,0.000000\n"
+    "1,10.000000,10.000000,7.000000,0.000000,0.500000,0.000000,0.000000,0.000000,1.750000,0.750000,3,0,false,1300000000,130,false,0.000000,10.000000,10.000000,310000000,4.1935483871,31,31,0.000000,0.000000\n";
 
 static const char CPU_SCOPES_CSV[] =
     "scope,kind,user,depth,count,total_ms,self_ms,pct,wall_ms\n"
@@ -671,8 +671,8 @@ static const char CPU_OPS_JSON[] =
 static const char CPU_STEPS_JSON[] =
     CPU_JSON_HEAD("steps")
     ",\"step_summary\":{\"method\":\"StepTraceAnnotation\",\"flops_per_step\":1300000000,\"mfu_pct\":13,\"count\":2,\"mean_ms\":10.000000,\"median_ms\":10.000000,\"p90_ms\":10.000000,\"std_ms\":0.000000,\"min_ms\":10.000000,\"max_ms\":10.000000,\"total_ms\":20.000000,\"breakdown_ms\":{\"compute\":14.000000,\"collective\":0.000000,\"h2d\":0.500000,\"d2h\":0.000000,\"d2d\":0.000000,\"compile\":0.500000,\"host\":3.500000,\"idle\":1.500000},\"no_device_work_steps\":0,\"gap_ms\":0.000000},\"steps\":[\n"
-    "{\"step\":0,\"start_ms\":0.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.000000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.500000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":1,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130,\"no_device_work\":false,\"gap_ms\":0.000000,\"issued_start_ms\":0.000000,\"issued_ms\":10.000000,\"bytes\":310000000,\"intensity\":4.1935483871,\"gbytes_per_s\":31,\"roof_pct\":31},\n"
-    "{\"step\":1,\"start_ms\":10.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.500000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.000000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":0,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130,\"no_device_work\":false,\"gap_ms\":0.000000,\"issued_start_ms\":10.000000,\"issued_ms\":10.000000,\"bytes\":310000000,\"intensity\":4.1935483871,\"gbytes_per_s\":31,\"roof_pct\":31}]}\n";
+    "{\"step\":0,\"start_ms\":0.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.000000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.500000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":1,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130,\"no_device_work\":false,\"gap_ms\":0.000000,\"issued_start_ms\":0.000000,\"issued_ms\":10.000000,\"bytes\":310000000,\"intensity\":4.1935483871,\"gbytes_per_s\":31,\"roof_pct\":31,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000},\n"
+    "{\"step\":1,\"start_ms\":10.000000,\"duration_ms\":10.000000,\"compute_ms\":7.000000,\"collective_ms\":0.000000,\"h2d_ms\":0.500000,\"d2h_ms\":0.000000,\"d2d_ms\":0.000000,\"compile_ms\":0.000000,\"host_ms\":1.750000,\"idle_ms\":0.750000,\"ops\":3,\"compiles\":0,\"outlier\":false,\"flops\":1300000000,\"gflops_per_s\":130,\"no_device_work\":false,\"gap_ms\":0.000000,\"issued_start_ms\":10.000000,\"issued_ms\":10.000000,\"bytes\":310000000,\"intensity\":4.1935483871,\"gbytes_per_s\":31,\"roof_pct\":31,\"collective_hidden_ms\":0.000000,\"collective_exposed_ms\":0.000000}]}\n";
 
 static const char CPU_SCOPES_JSON[] =
     CPU_JSON_HEAD("scopes")

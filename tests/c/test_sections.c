@@ -130,7 +130,7 @@ static void the_report_holds_the_in_report_tables_in_order(void **state) {
         at = hit;
         n++;
     }
-    assert_int_equal(n, 9); /* ops steps scopes kernels memory transfers compiles findings lines */
+    assert_int_equal(n, 10); /* ops steps scopes kernels memory transfers compiles findings lines comm */
     assert_null(strstr(buf, "\"flame\":[")); /* not flagged in-report */
     free(buf);
     jp_profile_free(p);

@@ -1,0 +1,363 @@
+/* comm.c - communication (jaxprof comm): per collective op and per device, the time its
+ * collectives took, the part of it hidden behind compute on the same device and the exposed rest;
+ * message size, replica-group size and bus bandwidth by the nccl-tests convention; per instance
+ * the wait across devices, the device that arrived last, and robust stragglers. Works from the
+ * model's op events per device (docs/design.md "Communication"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyses.h"
+
+typedef struct comm_ev { /* one collective instance on one device */
+    int64_t start, end;
+    int64_t dur;         /* its time: the device's own measure of a synchronous op (TPU: as XProf),
+                          * start to done of an async pair */
+    uint32_t key;        /* its opdef (a done half: its start's), which pairs the halves */
+    uint32_t row;        /* its row: the first opdef of the key's (module, name, program) on any device */
+    uint32_t device;
+    uint32_t k;          /* its index among the key's instances on its device, in time order */
+    uint8_t half;        /* 0 synchronous, 1 an async start, 2 an async done */
+    int64_t hidden;      /* the part of [start, end) a compute op covered on its device */
+} comm_ev;
+
+typedef struct iv { int64_t start, end; } iv;
+
+static int cmp_iv(const void *x, const void *y) {
+    const iv *a = x, *b = y;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
+static int cmp_ev(const void *x, const void *y) { /* by device, key, start */
+    const comm_ev *a = x, *b = y;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return (a->half > b->half) - (a->half < b->half);
+}
+
+static int cmp_ev_instance(const void *x, const void *y) { /* by row, instance, device */
+    const comm_ev *a = x, *b = y;
+    if (a->row != b->row) return a->row < b->row ? -1 : 1;
+    if (a->k != b->k) return a->k < b->k ? -1 : 1;
+    return (a->device > b->device) - (a->device < b->device);
+}
+
+static int cmp_i64(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* "all-reduce-start" -> "all-reduce": the collective's kind from its HLO opcode, else its name
+ * (XLA:CPU names ops after JAX's primitive, "psum_invariant.7", so the opcode comes first). */
+static const char *comm_type(const jp_opdef *d) {
+    static const char *const kinds[] = {"ragged-all-to-all", "all-reduce", "all-gather", "reduce-scatter",
+                                        "all-to-all", "collective-permute", "collective-broadcast", "send", "recv"};
+    for (int pass = 0; pass < 2; pass++) {
+        const char *s = pass ? d->name : d->opcode;
+        for (size_t i = 0; s && i < sizeof kinds / sizeof kinds[0]; i++)
+            if (strncmp(s, kinds[i], strlen(kinds[i])) == 0) return kinds[i];
+    }
+    return d->category;
+}
+
+/* The nccl-tests bus-bandwidth factor of a kind over n devices (doc/PERFORMANCE.md); -1 unknown. */
+static double bus_factor(const char *type, uint32_t n) {
+    if (strcmp(type, "collective-permute") == 0 || strcmp(type, "collective-broadcast") == 0 ||
+        strcmp(type, "send") == 0 || strcmp(type, "recv") == 0)
+        return 1;
+    if (n == 0) return -1;
+    double f = (double)(n - 1) / n;
+    if (strcmp(type, "all-reduce") == 0) return 2 * f;
+    if (strcmp(type, "all-gather") == 0 || strcmp(type, "reduce-scatter") == 0 || strcmp(type, "all-to-all") == 0 ||
+        strcmp(type, "ragged-all-to-all") == 0)
+        return f;
+    return -1;
+}
+
+/* The opdef a done half counts under: its start's on the same device, module and program, else
+ * its own. Looked up once per opdef (memo[op], UINT32_MAX until then): a GPU profile has thousands. */
+static uint32_t start_of(const jp_model *m, uint32_t op, uint32_t *memo) {
+    if (memo[op] != UINT32_MAX) return memo[op];
+    const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, op);
+    memo[op] = op;
+    for (size_t i = 0; d->async_start && i < m->opdefs.n; i++) {
+        const jp_opdef *s = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
+        if (s->name == d->async_start && s->module == d->module && s->device == d->device &&
+            s->program_id == d->program_id) {
+            memo[op] = (uint32_t)i;
+            break;
+        }
+    }
+    return memo[op];
+}
+
+/* An asynchronous half of any op ("copy-start.2", "copy-done"): its time is a launch or a wait, not
+ * compute, so it hides no collective. */
+static int async_half(const jp_opdef *d) {
+    const char *s = d->opcode ? d->opcode : d->name;
+    return ends_with(s, "-start") || ends_with(s, "-done") || strstr(s, "-start.") || strstr(s, "-done.");
+}
+
+/* Merges sorted intervals in place; returns how many remain. */
+static size_t merge(iv *v, size_t n) {
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_iv);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].start <= v[k].end) {
+            if (v[i].end > v[k].end) v[k].end = v[i].end;
+        } else v[++k] = v[i];
+    }
+    return k + 1;
+}
+
+/* |[s, e) n U| over the merged, sorted union u. */
+static int64_t covered(const iv *u, size_t n, int64_t s, int64_t e) {
+    size_t lo = 0, hi = n; /* first interval ending after s */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u[mid].end <= s) lo = mid + 1;
+        else hi = mid;
+    }
+    int64_t t = 0;
+    for (size_t i = lo; i < n && u[i].start < e; i++) {
+        int64_t a = u[i].start > s ? u[i].start : s, b = u[i].end < e ? u[i].end : e;
+        if (b > a) t += b - a;
+    }
+    return t;
+}
+
+/* The collective instances and each device's compute spans from the op events; an async done
+ * closes the start before it (same key and device) into one instance. */
+static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows, uint32_t *memo) {
+    for (size_t i = 0; i < m->ops.n; i++) {
+        const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
+        const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
+        if (d->device >= m->devices.n) continue;
+        if (!d->collective) {
+            if (async_half(d)) continue;
+            iv *c = jp_vec_push(&comp[d->device], sizeof *c);
+            if (!c) return JP_ERR_NOMEM;
+            *c = (iv){e->start_ps, e->end_ps};
+            continue;
+        }
+        comm_ev *c = jp_vec_push(evs, sizeof *c);
+        if (!c) return JP_ERR_NOMEM;
+        uint8_t half = d->async_start ? 2 : ends_with(d->name, "-start") || strstr(d->name, "-start.") ? 1 : 0;
+        uint32_t key = start_of(m, e->op, memo);
+        const jp_opdef *k = &JP_VEC_AT(&m->opdefs, jp_opdef, key);
+        uint32_t row = jp_map_get_or_put(rows, jp_ptr_key(k->module), jp_ptr_key(k->name), (uint64_t)k->program_id, key,
+                                         NULL);
+        if (row == UINT32_MAX) return JP_ERR_NOMEM;
+        *c = (comm_ev){e->start_ps, e->end_ps, e->dur_ps, key, row, d->device, 0, half, 0};
+    }
+    comm_ev *v = evs->data;
+    if (evs->n) qsort(v, evs->n, sizeof *v, cmp_ev);
+    size_t k = 0;
+    for (size_t i = 0; i < evs->n; i++) { /* pair each start with the done after it */
+        if (v[i].half == 2 && k && v[k - 1].half == 1 && v[k - 1].key == v[i].key && v[k - 1].device == v[i].device) {
+            if (v[i].end > v[k - 1].end) v[k - 1].end = v[i].end;
+            v[k - 1].dur = v[k - 1].end - v[k - 1].start;
+            v[k - 1].half = 3; /* closed */
+            continue;
+        }
+        v[k++] = v[i];
+    }
+    evs->n = k;
+    for (size_t i = 0; i < k; i++) v[i].k = i && v[i - 1].key == v[i].key && v[i - 1].device == v[i].device ? v[i - 1].k + 1 : 0;
+    return JP_OK;
+}
+
+static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
+    uint32_t *memo = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *memo);
+    if (!memo) return JP_ERR_NOMEM;
+    memset(memo, 0xff, (m->opdefs.n ? m->opdefs.n : 1) * sizeof *memo);
+    int rc = collect_events(m, evs, comp, rows, memo);
+    free(memo);
+    return rc;
+}
+
+typedef struct step_acc { int64_t hidden, exposed; uint32_t devices, last_device; } step_acc;
+
+/* Device d's collective union against its compute union: its totals, and each union segment's
+ * hidden and exposed time added to the step it starts in. */
+static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n, const iv *cu, size_t ncu,
+                          step_acc *steps) {
+    iv *u = malloc((n ? n : 1) * sizeof *u);
+    if (!u) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) u[i] = (iv){v[i].start, v[i].end};
+    size_t nu = merge(u, n);
+    jp_device *dev = &a->devices[d];
+    long hint = -1;
+    for (size_t i = 0; i < nu; i++) {
+        int64_t len = u[i].end - u[i].start, hid = covered(cu, ncu, u[i].start, u[i].end);
+        dev->comm_ps += len, dev->comm_hidden_ps += hid;
+        long s = jp_step_at_hint(a, hint, u[i].start);
+        if (s < 0) continue;
+        hint = s;
+        step_acc *acc = &steps[s];
+        acc->hidden += hid, acc->exposed += len - hid;
+        if (acc->last_device != d + 1) acc->devices++, acc->last_device = d + 1;
+    }
+    free(u);
+    dev->comm_overlap_pct = dev->comm_ps ? 100.0 * (double)dev->comm_hidden_ps / (double)dev->comm_ps : -1;
+    a->comm_ps += dev->comm_ps, a->comm_hidden_ps += dev->comm_hidden_ps;
+    return JP_OK;
+}
+
+/* Per device: hidden time of each instance, the device's union totals, the steps' split. */
+static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_vec *comp) {
+    step_acc *steps = calloc(a->n_steps ? a->n_steps : 1, sizeof *steps);
+    if (!steps) return JP_ERR_NOMEM;
+    int rc = JP_OK;
+    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
+        uint32_t d = v[i].device;
+        for (j = i; j < n && v[j].device == d;) j++;
+        iv *cu = comp[d].data;
+        size_t ncu = merge(cu, comp[d].n);
+        for (size_t k = i; k < j; k++) {
+            v[k].hidden = covered(cu, ncu, v[k].start, v[k].end);
+            if (v[k].hidden > v[k].dur) v[k].hidden = v[k].dur;
+        }
+        if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps);
+    }
+    for (size_t s = 0; s < a->n_steps && rc == JP_OK; s++) {
+        if (!steps[s].devices) continue;
+        a->steps[s].comm_hidden_ps = steps[s].hidden / steps[s].devices;
+        a->steps[s].comm_exposed_ps = steps[s].exposed / steps[s].devices;
+    }
+    (void)m;
+    free(steps);
+    return rc;
+}
+
+/* Median of n values (sorted in place). */
+static double median(int64_t *x, size_t n) {
+    qsort(x, n, sizeof *x, cmp_i64);
+    return n % 2 ? (double)x[n / 2] : ((double)x[n / 2 - 1] + (double)x[n / 2]) / 2;
+}
+
+typedef struct tally { uint32_t *late, *strag; } tally;
+
+/* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
+ * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5). */
+static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a) {
+    size_t n_dev = a->n_devices;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN;
+    uint32_t late = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t exposed = v[i].dur - v[i].hidden;
+        if (exposed < lo) lo = exposed;
+        if (exposed > hi) hi = exposed;
+        if (v[i].start > last) last = v[i].start, late = v[i].device;
+    }
+    if (n < 2) return;
+    for (size_t i = 0; i < n; i++) /* each device's wait: its exposed time beyond the last to arrive */
+        if (v[i].device < n_dev) a->devices[v[i].device].comm_wait_ps += v[i].dur - v[i].hidden - lo;
+    s->wait_ps += hi - lo;
+    if (hi - lo > s->wait_max_ps) s->wait_max_ps = hi - lo;
+    if (late < n_dev) t->late[late]++;
+    if (n < 3) return;
+    for (size_t i = 0; i < n; i++) scratch[i] = v[i].start;
+    double med = median(scratch, n);
+    for (size_t i = 0; i < n; i++) scratch[i] = (int64_t)fabs((double)v[i].start - med);
+    double mad = median(scratch, n);
+    if (mad <= 0) return;
+    for (size_t i = 0; i < n; i++)
+        if (0.6745 * ((double)v[i].start - med) / mad > 3.5 && v[i].device < n_dev) s->n_straggler++, t->strag[v[i].device]++;
+}
+
+static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint32_t *best) {
+    size_t arg = 0;
+    *best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i] > *best) *best = c[i], arg = i;
+    return *best ? a->devices[arg].name : "";
+}
+
+/* One row per op across devices: v sorted by row, instance, device. */
+static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n) {
+    size_t n_keys = 0;
+    for (size_t i = 0; i < n; i++) n_keys += !i || v[i].row != v[i - 1].row;
+    jp_comm_stat *out = jp_arena_alloc(arena, (n_keys ? n_keys : 1) * sizeof *out);
+    int64_t *scratch = malloc((n ? n : 1) * sizeof *scratch);
+    uint32_t *counts = calloc(2 * (a->n_devices ? a->n_devices : 1) + 1, sizeof *counts);
+    uint8_t *seen = calloc(a->n_devices ? a->n_devices : 1, 1);
+    if (!out || !scratch || !counts || !seen) {
+        free(scratch), free(counts), free(seen);
+        return JP_ERR_NOMEM;
+    }
+    size_t r = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, v[i].row);
+        jp_comm_stat *s = &out[r++];
+        *s = (jp_comm_stat){.module = d->module, .name = d->name, .type = comm_type(d), .bytes = d->coll_bytes,
+                            .group_size = d->group_size, .busbw = -1};
+        memset(counts, 0, (2 * a->n_devices + 1) * sizeof *counts);
+        memset(seen, 0, a->n_devices);
+        tally t = {counts, counts + a->n_devices};
+        for (j = i; j < n && v[j].row == v[i].row;) {
+            size_t k = j;
+            while (k < n && v[k].row == v[i].row && v[k].k == v[j].k) {
+                s->count++, s->total_ps += v[k].dur, s->hidden_ps += v[k].hidden;
+                if (v[k].device < a->n_devices && !seen[v[k].device]) seen[v[k].device] = 1, s->n_devices++;
+                k++;
+            }
+            instance(s, v + j, k - j, scratch, &t, a);
+            j = k;
+        }
+        s->exposed_ps = s->total_ps - s->hidden_ps;
+        double secs = (double)s->total_ps / 1e12;
+        if (s->bytes > 0 && secs > 0) s->algbw = s->bytes * (double)s->count / secs;
+        double f = bus_factor(s->type, s->group_size);
+        if (s->algbw > 0 && f >= 0) s->busbw = s->algbw * f;
+        s->last_device = most(a, t.late, a->n_devices, &s->n_late);
+        uint32_t ns;
+        s->straggler = most(a, t.strag, a->n_devices, &ns);
+    }
+    free(scratch), free(counts), free(seen);
+    a->comms = out;
+    a->n_comms = r;
+    return JP_OK;
+}
+
+static int cmp_stat(const void *x, const void *y) {
+    const jp_comm_stat *a = x, *b = y;
+    if (a->total_ps != b->total_ps) return a->total_ps < b->total_ps ? 1 : -1;
+    int c = strcmp(a->module, b->module);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* 1 when some op is a collective: without one there is nothing to do (and no pass over the ops). */
+static int any_collective(const jp_model *m) {
+    for (size_t i = 0; i < m->opdefs.n; i++)
+        if (JP_VEC_AT(&m->opdefs, jp_opdef, i).collective) return 1;
+    return 0;
+}
+
+int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    size_t nd = m->devices.n;
+    for (size_t i = 0; i < a->n_devices; i++) a->devices[i].comm_overlap_pct = -1;
+    if (!any_collective(m)) return JP_OK;
+    jp_vec evs = {0};
+    jp_map rows_of = {0};
+    jp_vec *comp = calloc(nd ? nd : 1, sizeof *comp);
+    if (!comp) return JP_ERR_NOMEM;
+    int rc = collect(m, &evs, comp, &rows_of);
+    jp_map_deinit(&rows_of);
+    comm_ev *v = evs.data;
+    if (rc == JP_OK) rc = overlap(m, a, v, evs.n, comp);
+    if (rc == JP_OK && evs.n) qsort(v, evs.n, sizeof *v, cmp_ev_instance);
+    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
+    if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);
+    for (size_t i = 0; i < nd; i++) jp_vec_free(&comp[i]);
+    free(comp);
+    jp_vec_free(&evs);
+    return rc;
+}
