@@ -412,6 +412,15 @@ def report_section(profile: Path, section: str, tmp: Path) -> str:
     return body
 
 
+def report_chart(profile: Path, tmp: Path) -> str:
+    """The roofline chart of `jaxprof report --html`: its section up to the end of the SVG (the
+    tables and notes after it, top wasted time and precision, are the report's, not the chart's)."""
+    body = report_section(profile, "roofline", tmp)
+    end = body.index("</svg>") + len("</svg>")
+    assert body[end:] == "" or body[end:].startswith(("<h3>Top wasted time", '<p id="precision">')), body[end:][:80]
+    return body[:end] + ("\n" if body[end:end + 1] == "\n" else "")
+
+
 def on_top(driver: webdriver.Chrome, el) -> bool:
     """Whether el is what a click at its centre hits (dots may overlap)."""
     return driver.execute_script("""const r = arguments[0].getBoundingClientRect();
@@ -433,7 +442,7 @@ def test_roofline_places_the_tpu_ops_under_the_device_roofs(tpu_server, browser,
     assert placed and all(ops[i]["gflops_per_s"] > 0 for i in placed)
     capture = REAL / "jax_tpu_v6e_4core_inference.xplane.pb.gz"
     served = chart_text(browser, "roofline")
-    assert served == report_section(capture, "roofline", tmp_path)  # byte for byte the report's
+    assert served == report_chart(capture, tmp_path)  # byte for byte the report's
     note = browser.find_element(By.CSS_SELECTOR, "#rf-chart p").text
     assert note.startswith(f"Roofs of {dev['name']}: 918 TFLOP/s, 1638 GB/s (device); ridge at 560 FLOP/byte.")
     assert f"{len(placed)} ops with FLOP and byte counts" in note
@@ -486,7 +495,7 @@ def test_roofline_without_peaks_draws_dots_only(server, browser, log_dir, tmp_pa
     wait_for(browser, "#roofline-chart circle.op")
     d = ops_json(browser)
     assert not any(v["peak_tflops"] > 0 and v["peak_gbps"] > 0 for v in d["devices"]), "the CPU capture has no peaks"
-    assert chart_text(browser, "roofline") == report_section(log_dir, "roofline", tmp_path)
+    assert chart_text(browser, "roofline") == report_chart(log_dir, tmp_path)
     assert browser.find_element(By.CSS_SELECTOR, "#rf-chart p").text.startswith(
         "No device peaks known (pass --peak-tflops/--peak-gbps): the ops without roofs.")
     assert not browser.find_elements(By.CSS_SELECTOR, "#roofline-chart polyline.roof")
