@@ -41,18 +41,20 @@ typedef struct stat_index {
 
 /* The stat row of (device, name), created on first sight; NULL when out of memory. */
 static jp_launch_stat *stat_for(stat_index *index, jp_vec *stats, const jp_launch_ev *l, uint32_t *at) {
-    size_t slot = (size_t)(((uintptr_t)l->name >> 4) ^ ((uintptr_t)l->device * 40503u)) % STAT_CACHE;
-    if (index->cache[slot].name == l->name && index->cache[slot].device == l->device) {
+    uint32_t device = jp_launch_device(l);
+    size_t slot = (size_t)(((uintptr_t)l->name >> 4) ^ ((uintptr_t)device * 40503u)) % STAT_CACHE;
+    if (index->cache[slot].name == l->name && index->cache[slot].device == device) {
         *at = index->cache[slot].at;
         return &JP_VEC_AT(stats, jp_launch_stat, *at);
     }
     int found;
-    uint32_t k = jp_map_get_or_put(&index->map, l->device, jp_ptr_key(l->name), 0, (uint32_t)stats->n, &found);
+    uint32_t k = jp_map_get_or_put(&index->map, device, jp_ptr_key(l->name), 0, (uint32_t)stats->n, &found);
     if (k == UINT32_MAX) return NULL;
     jp_launch_stat *s = found ? &JP_VEC_AT(stats, jp_launch_stat, k) : jp_vec_push(stats, sizeof *s);
     if (!s) return NULL;
-    if (!found) *s = (jp_launch_stat){.name = l->name, .api = "", .device = l->device, .kernel = l->kernel};
-    index->cache[slot].name = l->name, index->cache[slot].device = l->device, index->cache[slot].at = k;
+    if (!found) *s = (jp_launch_stat){.name = l->name, .api = "", .device = device,
+                                   .kernel = (uint8_t)jp_launch_is_kernel(l)};
+    index->cache[slot].name = l->name, index->cache[slot].device = device, index->cache[slot].at = k;
     *at = k;
     return s;
 }
@@ -66,7 +68,7 @@ static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_la
             delay = dev->start_ps - call->start_ps;
     if (!s->matched) s->api = call->name;
     s->matched++;
-    s->n_short += dev->kernel && dev->end_ps - dev->start_ps < api;
+    s->n_short += jp_launch_is_kernel(dev) && dev->end_ps - dev->start_ps < api;
     s->api_ps += api;
     s->queue_ps += queue;
     s->delay_ps += delay;
@@ -187,7 +189,7 @@ static int calls_index(const jp_launch_ev *l, size_t first, size_t last, call_in
     uint64_t lo = UINT64_MAX, hi = 0;
     size_t n = 0;
     for (size_t i = first; i < last; i++)
-        if (l[i].device == UINT32_MAX) {
+        if (jp_launch_is_call(&l[i])) {
             n++;
             if (l[i].correlation < lo) lo = l[i].correlation;
             if (l[i].correlation > hi) hi = l[i].correlation;
@@ -199,12 +201,12 @@ static int calls_index(const jp_launch_ev *l, size_t first, size_t last, call_in
         ix->n_dense = (size_t)(hi - lo + 1);
         memset(ix->dense, 0xff, ix->n_dense * sizeof *ix->dense);
         for (size_t i = first; i < last; i++) /* the first call of an id wins */
-            if (l[i].device == UINT32_MAX && ix->dense[l[i].correlation - lo] == UINT32_MAX)
+            if (jp_launch_is_call(&l[i]) && ix->dense[l[i].correlation - lo] == UINT32_MAX)
                 ix->dense[l[i].correlation - lo] = (uint32_t)i;
         return JP_OK;
     }
     for (size_t i = first; i < last; i++)
-        if (l[i].device == UINT32_MAX && jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
+        if (jp_launch_is_call(&l[i]) && jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
             return JP_ERR_NOMEM;
     return JP_OK;
 }
@@ -221,7 +223,7 @@ static int match_host(const jp_launch_ev *l, size_t first, size_t last, size_t n
     call_index ix;
     int rc = calls_index(l, first, last, &ix);
     for (size_t i = first; i < last && rc == JP_OK; i++) {
-        if (l[i].device == UINT32_MAX || l[i].device >= n_devices) continue;
+        if (jp_launch_is_call(&l[i]) || jp_launch_device(&l[i]) >= n_devices) continue;
         uint32_t c = call_of(&ix, l[i].correlation), at = 0;
         const jp_launch_ev *call = c == UINT32_MAX ? NULL : &l[c];
         jp_launch_stat *s = stat_for(index, stats, &l[i], &at);
@@ -230,7 +232,8 @@ static int match_host(const jp_launch_ev *l, size_t first, size_t last, size_t n
             break;
         }
         count_launch(s, &l[i], call);
-        items[(*n)++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, l[i].device, at};
+        items[(*n)++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL,
+                                 jp_launch_device(&l[i]), at};
     }
     free(ix.dense);
     jp_map_deinit(&ix.map);
@@ -271,8 +274,9 @@ static int order_items(item *v, size_t n) {
 }
 
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    if (!m->launches.n) return JP_OK;
-    item *items = malloc(m->launches.n * sizeof *items);
+    size_t n_work = m->launches.n - m->n_launch_calls; /* the device ends: one item each at most */
+    if (!n_work) return JP_OK;
+    item *items = malloc(n_work * sizeof *items);
     jp_vec stats = {0};
     size_t n = 0;
     int rc = items ? match(m, a->n_devices, &stats, items, &n) : JP_ERR_NOMEM;

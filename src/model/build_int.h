@@ -108,9 +108,9 @@ int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t s
 int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes);
 
 /* Records one end of a correlated launch (devices.c): the event being read when it carries a
- * correlation_id, on device `device` (UINT32_MAX: a host API call) and global line `line`. */
-int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
-                        int64_t start, int64_t dur, int kernel);
+ * correlation_id, on device `device` (JP_LAUNCH_CALL: a host API call). */
+int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
+                        int64_t dur, int kernel);
 
 /* ---- the plane readers ---- */
 

@@ -51,14 +51,16 @@ static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_e
     return JP_OK;
 }
 
-int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
-                        int64_t start, int64_t dur, int kernel) {
+int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
+                        int64_t dur, int kernel) {
     if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
     if (!name) return jp_build_nomem(c->err);
+    if (device != JP_LAUNCH_CALL && device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
     jp_launch_ev *l = jp_vec_push(&c->m->launches, sizeof *l);
     if (!l) return jp_build_nomem(c->err);
-    *l = (jp_launch_ev){(uint64_t)info->v[K_CORRELATION_ID].i, start, start + dur, name, c->host_index, device, line,
-                        (uint8_t)(kernel != 0)};
+    *l = (jp_launch_ev){(uint64_t)info->v[K_CORRELATION_ID].i, start, start + dur, name, c->host_index,
+                        device | (device != JP_LAUNCH_CALL && kernel ? JP_LAUNCH_KERNEL : 0)};
+    c->m->n_launch_calls += device == JP_LAUNCH_CALL;
     return JP_OK;
 }
 
@@ -68,7 +70,7 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
     int kind = jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
     if ((kind < JP_XFER_COUNT || jp_xn_gpu_is_op_work(kind)) && jp_info_has(info, K_CORRELATION_ID)) {
-        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, line, start, dur, kind == JP_XN_GPU_KERNEL);
+        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, start, dur, kind == JP_XN_GPU_KERNEL);
         if (rc) return rc;
     }
     if (kind < JP_XFER_COUNT)

@@ -137,15 +137,20 @@ typedef struct jp_kernel_sum {
 /* One end of a launch (launch.c): a host API call (cuLaunchKernel, hipModuleLaunchKernel,
  * cudaMemcpyAsync, ...) or the device work it queued, linked by their correlation_id, which is
  * unique within one process (one host's XSpace). */
-typedef struct jp_launch_ev {
+typedef struct jp_launch_ev { /* 40 bytes: a GPU profile holds one pair a kernel, millions of them */
     uint64_t correlation;
     int64_t start_ps, end_ps;
     const char *name;        /* interned: the kernel or copy, or the API call */
     uint32_t host;           /* index into jp_model.hosts: correlation ids are per process */
-    uint32_t device;         /* device index; UINT32_MAX for the host's API call */
-    uint32_t line;           /* global line number: the stream, or the calling thread */
-    uint8_t kernel;          /* device side: a kernel (not a copy or memset) */
+    uint32_t where;          /* the device index, with JP_LAUNCH_KERNEL for a kernel (not a copy or
+                              * memset); JP_LAUNCH_CALL for the host's API call */
 } jp_launch_ev;
+
+#define JP_LAUNCH_CALL UINT32_MAX
+#define JP_LAUNCH_KERNEL 0x80000000u
+static inline uint32_t jp_launch_device(const jp_launch_ev *l) { return l->where & ~JP_LAUNCH_KERNEL; }
+static inline int jp_launch_is_call(const jp_launch_ev *l) { return l->where == JP_LAUNCH_CALL; }
+static inline int jp_launch_is_kernel(const jp_launch_ev *l) { return !jp_launch_is_call(l) && (l->where & JP_LAUNCH_KERNEL); }
 
 typedef struct jp_mem_ev {
     int64_t t_ps;
@@ -205,6 +210,7 @@ typedef struct jp_model {
     jp_vec device_steps;     /* jp_exec, from device Steps lines (TPU, saved GPU ones; module = step name) */
     jp_vec spans;            /* jp_span */
     jp_vec launches;         /* jp_launch_ev: both ends of every correlated launch, in reading order */
+    size_t n_launch_calls;   /* of them, the host API calls (the rest are device work) */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;
