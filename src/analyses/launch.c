@@ -175,9 +175,8 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
     return JP_OK;
 }
 
-/* The calls of one host (launches[first..last)) by correlation id: a dense table over the ids'
- * range when it is at most 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...),
- * else a map. */
+/* The calls of one host by correlation id: a dense table over the ids' range when it is at most
+ * 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...), else a map. */
 typedef struct call_index {
     uint64_t lo;
     uint32_t *dense;       /* [id - lo] -> launch index, UINT32_MAX for none; NULL: map */
@@ -185,24 +184,18 @@ typedef struct call_index {
     jp_map map;
 } call_index;
 
-static int calls_index(const jp_launch_ev *l, size_t first, size_t last, call_index *ix) {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    size_t n = 0;
-    for (size_t i = first; i < last; i++)
-        if (jp_launch_is_call(&l[i])) {
-            n++;
-            if (l[i].correlation < lo) lo = l[i].correlation;
-            if (l[i].correlation > hi) hi = l[i].correlation;
-        }
+static int calls_index(const jp_launch_ev *l, const jp_launch_host *h, call_index *ix) {
     memset(ix, 0, sizeof *ix);
-    if (!n) return JP_OK;
-    ix->lo = lo;
-    if (hi - lo < 4 * (uint64_t)n + 4096 && (ix->dense = malloc((size_t)(hi - lo + 1) * sizeof *ix->dense))) {
-        ix->n_dense = (size_t)(hi - lo + 1);
+    if (!h->n_calls) return JP_OK;
+    ix->lo = h->lo;
+    size_t first = h->first, last = h->first + h->n;
+    if (h->hi - h->lo < 4 * (uint64_t)h->n_calls + 4096 &&
+        (ix->dense = malloc((size_t)(h->hi - h->lo + 1) * sizeof *ix->dense))) {
+        ix->n_dense = (size_t)(h->hi - h->lo + 1);
         memset(ix->dense, 0xff, ix->n_dense * sizeof *ix->dense);
         for (size_t i = first; i < last; i++) /* the first call of an id wins */
-            if (jp_launch_is_call(&l[i]) && ix->dense[l[i].correlation - lo] == UINT32_MAX)
-                ix->dense[l[i].correlation - lo] = (uint32_t)i;
+            if (jp_launch_is_call(&l[i]) && ix->dense[l[i].correlation - ix->lo] == UINT32_MAX)
+                ix->dense[l[i].correlation - ix->lo] = (uint32_t)i;
         return JP_OK;
     }
     for (size_t i = first; i < last; i++)
@@ -216,13 +209,13 @@ static uint32_t call_of(const call_index *ix, uint64_t correlation) {
     return correlation >= ix->lo && correlation - ix->lo < ix->n_dense ? ix->dense[correlation - ix->lo] : UINT32_MAX;
 }
 
-/* Matches the device events of one host (launches[first..last)) to their calls, adding to the rows
- * and to items[*n..]. JP_ERR_NOMEM or JP_OK. */
-static int match_host(const jp_launch_ev *l, size_t first, size_t last, size_t n_devices, stat_index *index,
+/* Matches the device events of one host's run to their calls, adding to the rows and to
+ * items[*n..]. JP_ERR_NOMEM or JP_OK. */
+static int match_host(const jp_launch_ev *l, const jp_launch_host *h, size_t n_devices, stat_index *index,
                       jp_vec *stats, item *items, size_t *n) {
     call_index ix;
-    int rc = calls_index(l, first, last, &ix);
-    for (size_t i = first; i < last && rc == JP_OK; i++) {
+    int rc = calls_index(l, h, &ix);
+    for (size_t i = h->first; i < h->first + h->n && rc == JP_OK; i++) {
         if (jp_launch_is_call(&l[i]) || jp_launch_device(&l[i]) >= n_devices) continue;
         uint32_t c = call_of(&ix, l[i].correlation), at = 0;
         const jp_launch_ev *call = c == UINT32_MAX ? NULL : &l[c];
@@ -243,14 +236,12 @@ static int match_host(const jp_launch_ev *l, size_t first, size_t last, size_t n
 /* Matches every device event to its call, host by host (each host's records are one run of the
  * vector), filling the rows and the items. JP_ERR_NOMEM or JP_OK. */
 static int match(const jp_model *m, size_t n_devices, jp_vec *stats, item *items, size_t *n_items) {
-    const jp_launch_ev *l = m->launches.data;
     stat_index *index = calloc(1, sizeof *index);
     int rc = index ? JP_OK : JP_ERR_NOMEM;
     *n_items = 0;
-    for (size_t first = 0, last; rc == JP_OK && first < m->launches.n; first = last) {
-        for (last = first; last < m->launches.n && l[last].host == l[first].host; last++) {}
-        rc = match_host(l, first, last, n_devices, index, stats, items, n_items);
-    }
+    for (size_t h = 0; rc == JP_OK && h < m->launch_hosts.n; h++)
+        rc = match_host(m->launches.data, &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h), n_devices, index, stats,
+                        items, n_items);
     if (index) jp_map_deinit(&index->map);
     free(index);
     return rc;
@@ -274,7 +265,8 @@ static int order_items(item *v, size_t n) {
 }
 
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    size_t n_work = m->launches.n - m->n_launch_calls; /* the device ends: one item each at most */
+    size_t n_work = m->launches.n; /* the device ends: one item each at most */
+    for (size_t h = 0; h < m->launch_hosts.n; h++) n_work -= JP_VEC_AT(&m->launch_hosts, jp_launch_host, h).n_calls;
     if (!n_work) return JP_OK;
     item *items = malloc(n_work * sizeof *items);
     jp_vec stats = {0};

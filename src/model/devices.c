@@ -56,11 +56,24 @@ int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *nam
     if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
     if (!name) return jp_build_nomem(c->err);
     if (device != JP_LAUNCH_CALL && device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
+    jp_vec *hosts = &c->m->launch_hosts;
+    if (!c->launch_host) { /* this XSpace's first: hosts are read one after another */
+        jp_launch_host *first = jp_vec_push(hosts, sizeof *first);
+        if (!first) return jp_build_nomem(c->err);
+        *first = (jp_launch_host){c->m->launches.n, 0, 0, UINT64_MAX, 0};
+        c->launch_host = hosts->n;
+    }
+    jp_launch_host *h = &JP_VEC_AT(hosts, jp_launch_host, c->launch_host - 1);
     jp_launch_ev *l = jp_vec_push(&c->m->launches, sizeof *l);
     if (!l) return jp_build_nomem(c->err);
-    *l = (jp_launch_ev){(uint64_t)info->v[K_CORRELATION_ID].i, start, start + dur, name, c->host_index,
-                        device | (device != JP_LAUNCH_CALL && kernel ? JP_LAUNCH_KERNEL : 0)};
-    c->m->n_launch_calls += device == JP_LAUNCH_CALL;
+    uint64_t id = (uint64_t)info->v[K_CORRELATION_ID].i;
+    *l = (jp_launch_ev){id, start, start + dur, name, device | (device != JP_LAUNCH_CALL && kernel ? JP_LAUNCH_KERNEL : 0)};
+    h->n++;
+    if (device == JP_LAUNCH_CALL) {
+        h->n_calls++;
+        if (id < h->lo) h->lo = id;
+        if (id > h->hi) h->hi = id;
+    }
     return JP_OK;
 }
 

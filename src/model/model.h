@@ -141,7 +141,6 @@ typedef struct jp_launch_ev { /* 40 bytes: a GPU profile holds one pair a kernel
     uint64_t correlation;
     int64_t start_ps, end_ps;
     const char *name;        /* interned: the kernel or copy, or the API call */
-    uint32_t host;           /* index into jp_model.hosts: correlation ids are per process */
     uint32_t where;          /* the device index, with JP_LAUNCH_KERNEL for a kernel (not a copy or
                               * memset); JP_LAUNCH_CALL for the host's API call */
 } jp_launch_ev;
@@ -151,6 +150,14 @@ typedef struct jp_launch_ev { /* 40 bytes: a GPU profile holds one pair a kernel
 static inline uint32_t jp_launch_device(const jp_launch_ev *l) { return l->where & ~JP_LAUNCH_KERNEL; }
 static inline int jp_launch_is_call(const jp_launch_ev *l) { return l->where == JP_LAUNCH_CALL; }
 static inline int jp_launch_is_kernel(const jp_launch_ev *l) { return !jp_launch_is_call(l) && (l->where & JP_LAUNCH_KERNEL); }
+
+/* One host's run of jp_model.launches (correlation ids are per process), with what its calls'
+ * ids span, kept while reading so that matching need not scan the records for it. */
+typedef struct jp_launch_host {
+    size_t first, n;         /* its records: launches[first..first + n) */
+    size_t n_calls;          /* of them, host API calls */
+    uint64_t lo, hi;         /* the calls' least and greatest correlation ids (lo > hi: none) */
+} jp_launch_host;
 
 typedef struct jp_mem_ev {
     int64_t t_ps;
@@ -210,7 +217,7 @@ typedef struct jp_model {
     jp_vec device_steps;     /* jp_exec, from device Steps lines (TPU, saved GPU ones; module = step name) */
     jp_vec spans;            /* jp_span */
     jp_vec launches;         /* jp_launch_ev: both ends of every correlated launch, in reading order */
-    size_t n_launch_calls;   /* of them, the host API calls (the rest are device work) */
+    jp_vec launch_hosts;     /* jp_launch_host: each host's run of launches, in order */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;
