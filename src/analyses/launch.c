@@ -60,7 +60,7 @@ static jp_launch_stat *stat_for(stat_index *index, jp_vec *stats, const jp_launc
 }
 
 /* Adds one device event to its row (and the call's times when matched). */
-static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_launch_ev *call) {
+static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_launch_call *call) {
     s->count++;
     s->kernel_ps += dev->end_ps - dev->start_ps;
     if (!call) return;
@@ -179,27 +179,27 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
  * 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...), else a map. */
 typedef struct call_index {
     uint64_t lo;
-    uint32_t *dense;       /* [id - lo] -> launch index, UINT32_MAX for none; NULL: map */
+    uint32_t *dense;       /* [id - lo] -> index into launch_calls, UINT32_MAX for none; NULL: map */
     size_t n_dense;
     jp_map map;
 } call_index;
 
-static int calls_index(const jp_launch_ev *l, const jp_launch_host *h, call_index *ix) {
+static int calls_index(const jp_launch_call *l, const jp_launch_host *h, call_index *ix) {
     memset(ix, 0, sizeof *ix);
     if (!h->n_calls) return JP_OK;
     ix->lo = h->lo;
-    size_t first = h->first, last = h->first + h->n;
+    size_t first = h->first_call, last = h->first_call + h->n_calls;
     if (h->hi - h->lo < 4 * (uint64_t)h->n_calls + 4096 &&
         (ix->dense = malloc((size_t)(h->hi - h->lo + 1) * sizeof *ix->dense))) {
         ix->n_dense = (size_t)(h->hi - h->lo + 1);
         memset(ix->dense, 0xff, ix->n_dense * sizeof *ix->dense);
         for (size_t i = first; i < last; i++) /* the first call of an id wins */
-            if (jp_launch_is_call(&l[i]) && ix->dense[l[i].correlation - ix->lo] == UINT32_MAX)
+            if (ix->dense[l[i].correlation - ix->lo] == UINT32_MAX)
                 ix->dense[l[i].correlation - ix->lo] = (uint32_t)i;
         return JP_OK;
     }
     for (size_t i = first; i < last; i++)
-        if (jp_launch_is_call(&l[i]) && jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
+        if (jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
             return JP_ERR_NOMEM;
     return JP_OK;
 }
@@ -211,14 +211,16 @@ static uint32_t call_of(const call_index *ix, uint64_t correlation) {
 
 /* Matches the device events of one host's run to their calls, adding to the rows and to
  * items[*n..]. JP_ERR_NOMEM or JP_OK. */
-static int match_host(const jp_launch_ev *l, const jp_launch_host *h, size_t n_devices, stat_index *index,
+static int match_host(const jp_model *m, const jp_launch_host *h, size_t n_devices, stat_index *index,
                       jp_vec *stats, item *items, size_t *n) {
+    const jp_launch_call *calls = m->launch_calls.data;
+    const jp_launch_ev *l = m->launch_work.data;
     call_index ix;
-    int rc = calls_index(l, h, &ix);
-    for (size_t i = h->first; i < h->first + h->n && rc == JP_OK; i++) {
-        if (jp_launch_is_call(&l[i]) || jp_launch_device(&l[i]) >= n_devices) continue;
+    int rc = calls_index(calls, h, &ix);
+    for (size_t i = h->first_work; i < h->first_work + h->n_work && rc == JP_OK; i++) {
+        if (jp_launch_device(&l[i]) >= n_devices) continue;
         uint32_t c = call_of(&ix, l[i].correlation), at = 0;
-        const jp_launch_ev *call = c == UINT32_MAX ? NULL : &l[c];
+        const jp_launch_call *call = c == UINT32_MAX ? NULL : &calls[c];
         jp_launch_stat *s = stat_for(index, stats, &l[i], &at);
         if (!s) {
             rc = JP_ERR_NOMEM;
@@ -240,7 +242,7 @@ static int match(const jp_model *m, size_t n_devices, jp_vec *stats, item *items
     int rc = index ? JP_OK : JP_ERR_NOMEM;
     *n_items = 0;
     for (size_t h = 0; rc == JP_OK && h < m->launch_hosts.n; h++)
-        rc = match_host(m->launches.data, &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h), n_devices, index, stats,
+        rc = match_host(m, &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h), n_devices, index, stats,
                         items, n_items);
     if (index) jp_map_deinit(&index->map);
     free(index);
@@ -265,10 +267,8 @@ static int order_items(item *v, size_t n) {
 }
 
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    size_t n_work = m->launches.n; /* the device ends: one item each at most */
-    for (size_t h = 0; h < m->launch_hosts.n; h++) n_work -= JP_VEC_AT(&m->launch_hosts, jp_launch_host, h).n_calls;
-    if (!n_work) return JP_OK;
-    item *items = malloc(n_work * sizeof *items);
+    if (!m->launch_work.n) return JP_OK;
+    item *items = malloc(m->launch_work.n * sizeof *items); /* one a device end at most */
     jp_vec stats = {0};
     size_t n = 0;
     int rc = items ? match(m, a->n_devices, &stats, items, &n) : JP_ERR_NOMEM;

@@ -110,6 +110,7 @@ int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start,
 
 /* Records one end of a correlated launch (devices.c): the event being read when it carries a
  * correlation_id, on device `device` (JP_LAUNCH_CALL: a host API call). */
+#define JP_LAUNCH_CALL UINT32_MAX
 int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
                         int64_t dur, int kernel);
 

@@ -56,24 +56,28 @@ int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *nam
     if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
     if (!name) return jp_build_nomem(c->err);
     if (device != JP_LAUNCH_CALL && device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
-    jp_vec *hosts = &c->m->launch_hosts;
+    jp_model *m = c->m;
     if (!c->launch_host) { /* this XSpace's first: hosts are read one after another */
-        jp_launch_host *first = jp_vec_push(hosts, sizeof *first);
+        jp_launch_host *first = jp_vec_push(&m->launch_hosts, sizeof *first);
         if (!first) return jp_build_nomem(c->err);
-        *first = (jp_launch_host){c->m->launches.n, 0, 0, UINT64_MAX, 0};
-        c->launch_host = hosts->n;
+        *first = (jp_launch_host){m->launch_calls.n, 0, m->launch_work.n, 0, UINT64_MAX, 0};
+        c->launch_host = m->launch_hosts.n;
     }
-    jp_launch_host *h = &JP_VEC_AT(hosts, jp_launch_host, c->launch_host - 1);
-    jp_launch_ev *l = jp_vec_push(&c->m->launches, sizeof *l);
-    if (!l) return jp_build_nomem(c->err);
+    jp_launch_host *h = &JP_VEC_AT(&m->launch_hosts, jp_launch_host, c->launch_host - 1);
     uint64_t id = (uint64_t)info->v[K_CORRELATION_ID].i;
-    *l = (jp_launch_ev){id, start, start + dur, name, device | (device != JP_LAUNCH_CALL && kernel ? JP_LAUNCH_KERNEL : 0)};
-    h->n++;
     if (device == JP_LAUNCH_CALL) {
+        jp_launch_call *l = jp_vec_push(&m->launch_calls, sizeof *l);
+        if (!l) return jp_build_nomem(c->err);
+        *l = (jp_launch_call){id, start, start + dur, name};
         h->n_calls++;
         if (id < h->lo) h->lo = id;
         if (id > h->hi) h->hi = id;
+        return JP_OK;
     }
+    jp_launch_ev *l = jp_vec_push(&m->launch_work, sizeof *l);
+    if (!l) return jp_build_nomem(c->err);
+    *l = (jp_launch_ev){id, start, start + dur, name, device | (kernel ? JP_LAUNCH_KERNEL : 0)};
+    h->n_work++;
     return JP_OK;
 }
 
