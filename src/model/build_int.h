@@ -32,6 +32,7 @@ typedef struct jp_build_ctx {
     const char *host;
     uint32_t host_index;   /* into m->hosts */
     size_t launch_host;    /* 1 + its entry in m->launch_hosts, 0 before its first launch record */
+    size_t launch_run;     /* work records of launch_hosts' last_device in a row, so far */
     int has_devices;       /* the XSpace has device planes: the host CPU is no device of its own */
     jp_stat_keys keys;     /* of plane */
     int64_t noted_run;     /* the run_id last put in m->run_program: a line's ops come run by run */

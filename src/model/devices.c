@@ -60,7 +60,7 @@ int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *nam
     if (!c->launch_host) { /* this XSpace's first: hosts are read one after another */
         jp_launch_host *first = jp_vec_push(&m->launch_hosts, sizeof *first);
         if (!first) return jp_build_nomem(c->err);
-        *first = (jp_launch_host){m->launch_calls.n, 0, m->launch_work.n, 0, UINT64_MAX, 0};
+        *first = (jp_launch_host){m->launch_calls.n, 0, m->launch_work.n, 0, UINT64_MAX, 0, 0, UINT32_MAX, 0};
         c->launch_host = m->launch_hosts.n;
     }
     jp_launch_host *h = &JP_VEC_AT(&m->launch_hosts, jp_launch_host, c->launch_host - 1);
@@ -78,6 +78,12 @@ int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *nam
     if (!l) return jp_build_nomem(c->err);
     *l = (jp_launch_ev){id, start, start + dur, name, device | (kernel ? JP_LAUNCH_KERNEL : 0)};
     h->n_work++;
+    if (device != h->last_device) { /* planes are read in turn: each device's work is one run */
+        h->device_back |= h->last_device != UINT32_MAX && device < h->last_device;
+        h->last_device = device;
+        c->launch_run = 0;
+    }
+    if (++c->launch_run > h->longest_run) h->longest_run = c->launch_run;
     return JP_OK;
 }
 

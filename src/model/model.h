@@ -161,6 +161,9 @@ typedef struct jp_launch_host {
     size_t first_call, n_calls; /* launch_calls[first_call..first_call + n_calls) */
     size_t first_work, n_work;  /* launch_work[first_work..first_work + n_work) */
     uint64_t lo, hi;            /* the calls' least and greatest correlation ids (lo > hi: none) */
+    size_t longest_run;         /* the most work records of one device in a row */
+    uint32_t last_device;       /* of the latest work record */
+    uint8_t device_back;        /* a device's work came again after another device's */
 } jp_launch_host;
 
 typedef struct jp_mem_ev {
