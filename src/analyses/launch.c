@@ -41,24 +41,26 @@ typedef struct stat_index {
 
 /* The stat row of (device, name), created on first sight; NULL when out of memory. */
 static jp_launch_stat *stat_for(stat_index *index, jp_vec *stats, const jp_launch_ev *l, uint32_t *at) {
-    size_t slot = (size_t)(((uintptr_t)l->name >> 4) ^ ((uintptr_t)l->device * 40503u)) % STAT_CACHE;
-    if (index->cache[slot].name == l->name && index->cache[slot].device == l->device) {
+    uint32_t device = jp_launch_device(l);
+    size_t slot = (size_t)(((uintptr_t)l->name >> 4) ^ ((uintptr_t)device * 40503u)) % STAT_CACHE;
+    if (index->cache[slot].name == l->name && index->cache[slot].device == device) {
         *at = index->cache[slot].at;
         return &JP_VEC_AT(stats, jp_launch_stat, *at);
     }
     int found;
-    uint32_t k = jp_map_get_or_put(&index->map, l->device, jp_ptr_key(l->name), 0, (uint32_t)stats->n, &found);
+    uint32_t k = jp_map_get_or_put(&index->map, device, jp_ptr_key(l->name), 0, (uint32_t)stats->n, &found);
     if (k == UINT32_MAX) return NULL;
     jp_launch_stat *s = found ? &JP_VEC_AT(stats, jp_launch_stat, k) : jp_vec_push(stats, sizeof *s);
     if (!s) return NULL;
-    if (!found) *s = (jp_launch_stat){.name = l->name, .api = "", .device = l->device, .kernel = l->kernel};
-    index->cache[slot].name = l->name, index->cache[slot].device = l->device, index->cache[slot].at = k;
+    if (!found) *s = (jp_launch_stat){.name = l->name, .api = "", .device = device,
+                                   .kernel = (uint8_t)jp_launch_is_kernel(l)};
+    index->cache[slot].name = l->name, index->cache[slot].device = device, index->cache[slot].at = k;
     *at = k;
     return s;
 }
 
 /* Adds one device event to its row (and the call's times when matched). */
-static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_launch_ev *call) {
+static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_launch_call *call) {
     s->count++;
     s->kernel_ps += dev->end_ps - dev->start_ps;
     if (!call) return;
@@ -66,7 +68,7 @@ static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_la
             delay = dev->start_ps - call->start_ps;
     if (!s->matched) s->api = call->name;
     s->matched++;
-    s->n_short += dev->kernel && dev->end_ps - dev->start_ps < api;
+    s->n_short += jp_launch_is_kernel(dev) && dev->end_ps - dev->start_ps < api;
     s->api_ps += api;
     s->queue_ps += queue;
     s->delay_ps += delay;
@@ -173,38 +175,31 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
     return JP_OK;
 }
 
-/* The calls of one host (launches[first..last)) by correlation id: a dense table over the ids'
- * range when it is at most 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...),
- * else a map. */
+/* The calls of one host by correlation id: a dense table over the ids' range when it is at most
+ * 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...), else a map. */
 typedef struct call_index {
     uint64_t lo;
-    uint32_t *dense;       /* [id - lo] -> launch index, UINT32_MAX for none; NULL: map */
+    uint32_t *dense;       /* [id - lo] -> index into launch_calls, UINT32_MAX for none; NULL: map */
     size_t n_dense;
     jp_map map;
 } call_index;
 
-static int calls_index(const jp_launch_ev *l, size_t first, size_t last, call_index *ix) {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    size_t n = 0;
-    for (size_t i = first; i < last; i++)
-        if (l[i].device == UINT32_MAX) {
-            n++;
-            if (l[i].correlation < lo) lo = l[i].correlation;
-            if (l[i].correlation > hi) hi = l[i].correlation;
-        }
+static int calls_index(const jp_launch_call *l, const jp_launch_host *h, call_index *ix) {
     memset(ix, 0, sizeof *ix);
-    if (!n) return JP_OK;
-    ix->lo = lo;
-    if (hi - lo < 4 * (uint64_t)n + 4096 && (ix->dense = malloc((size_t)(hi - lo + 1) * sizeof *ix->dense))) {
-        ix->n_dense = (size_t)(hi - lo + 1);
+    if (!h->n_calls) return JP_OK;
+    ix->lo = h->lo;
+    size_t first = h->first_call, last = h->first_call + h->n_calls;
+    if (h->hi - h->lo < 4 * (uint64_t)h->n_calls + 4096 &&
+        (ix->dense = malloc((size_t)(h->hi - h->lo + 1) * sizeof *ix->dense))) {
+        ix->n_dense = (size_t)(h->hi - h->lo + 1);
         memset(ix->dense, 0xff, ix->n_dense * sizeof *ix->dense);
         for (size_t i = first; i < last; i++) /* the first call of an id wins */
-            if (l[i].device == UINT32_MAX && ix->dense[l[i].correlation - lo] == UINT32_MAX)
-                ix->dense[l[i].correlation - lo] = (uint32_t)i;
+            if (ix->dense[l[i].correlation - ix->lo] == UINT32_MAX)
+                ix->dense[l[i].correlation - ix->lo] = (uint32_t)i;
         return JP_OK;
     }
     for (size_t i = first; i < last; i++)
-        if (l[i].device == UINT32_MAX && jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
+        if (jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
             return JP_ERR_NOMEM;
     return JP_OK;
 }
@@ -214,44 +209,16 @@ static uint32_t call_of(const call_index *ix, uint64_t correlation) {
     return correlation >= ix->lo && correlation - ix->lo < ix->n_dense ? ix->dense[correlation - ix->lo] : UINT32_MAX;
 }
 
-/* Matches the device events of one host (launches[first..last)) to their calls, adding to the rows
- * and to items[*n..]. JP_ERR_NOMEM or JP_OK. */
-static int match_host(const jp_launch_ev *l, size_t first, size_t last, size_t n_devices, stat_index *index,
-                      jp_vec *stats, item *items, size_t *n) {
-    call_index ix;
-    int rc = calls_index(l, first, last, &ix);
-    for (size_t i = first; i < last && rc == JP_OK; i++) {
-        if (l[i].device == UINT32_MAX || l[i].device >= n_devices) continue;
-        uint32_t c = call_of(&ix, l[i].correlation), at = 0;
-        const jp_launch_ev *call = c == UINT32_MAX ? NULL : &l[c];
-        jp_launch_stat *s = stat_for(index, stats, &l[i], &at);
-        if (!s) {
-            rc = JP_ERR_NOMEM;
-            break;
-        }
-        count_launch(s, &l[i], call);
-        items[(*n)++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, l[i].device, at};
-    }
-    free(ix.dense);
-    jp_map_deinit(&ix.map);
-    return rc;
-}
-
-/* Matches every device event to its call, host by host (each host's records are one run of the
- * vector), filling the rows and the items. JP_ERR_NOMEM or JP_OK. */
-static int match(const jp_model *m, size_t n_devices, jp_vec *stats, item *items, size_t *n_items) {
-    const jp_launch_ev *l = m->launches.data;
-    stat_index *index = calloc(1, sizeof *index);
-    int rc = index ? JP_OK : JP_ERR_NOMEM;
-    *n_items = 0;
-    for (size_t first = 0, last; rc == JP_OK && first < m->launches.n; first = last) {
-        for (last = first; last < m->launches.n && l[last].host == l[first].host; last++) {}
-        rc = match_host(l, first, last, n_devices, index, stats, items, n_items);
-    }
-    if (index) jp_map_deinit(&index->map);
-    free(index);
-    return rc;
-}
+/* Where matched device events gather until their device is done: one device's run at a time
+ * when each device's work is one run of the records (planes are read in turn), else all of it. */
+typedef struct gather {
+    item *items;
+    size_t n;
+    int all_at_once;
+    jp_analysis *a;
+    jp_vec stats;          /* jp_launch_stat rows */
+    stat_index *index;
+} gather;
 
 /* Orders items by (device, start): they come device by device (planes are read in turn), each
  * device's streams one after another, so each device's run is a few sorted runs to merge.
@@ -270,19 +237,74 @@ static int order_items(item *v, size_t n) {
     return rc;
 }
 
-int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    if (!m->launches.n) return JP_OK;
-    item *items = malloc(m->launches.n * sizeof *items);
-    jp_vec stats = {0};
-    size_t n = 0;
-    int rc = items ? match(m, a->n_devices, &stats, items, &n) : JP_ERR_NOMEM;
-    if (rc == JP_OK) rc = order_items(items, n);
+/* The idle split and launch queue of the devices gathered, which are then let go. JP_ERR_NOMEM or JP_OK. */
+static int flush(gather *g) {
+    item *items = g->items;
+    size_t n = g->n;
+    int rc = order_items(items, n);
     for (size_t i = 0, j; rc == JP_OK && i < n; i = j) { /* one device at a time */
-        jp_device *d = &a->devices[items[i].device];
+        jp_device *d = &g->a->devices[items[i].device];
         for (j = i; j < n && items[j].device == items[i].device; j++) d->n_launched += items[j].call_start != NO_CALL;
-        split_idle(d, &items[i], j - i, stats.data);
+        split_idle(d, &items[i], j - i, g->stats.data);
         rc = queue_depth(d, &items[i], j - i);
     }
+    g->n = 0;
+    return rc;
+}
+
+/* Matches the device events of one host's run to their calls, adding to the rows and gathering
+ * them. JP_ERR_NOMEM or JP_OK. */
+static int match_host(const jp_model *m, const jp_launch_host *h, gather *g) {
+    const jp_launch_call *calls = m->launch_calls.data;
+    const jp_launch_ev *l = m->launch_work.data;
+    call_index ix;
+    int rc = calls_index(calls, h, &ix);
+    for (size_t i = h->first_work; i < h->first_work + h->n_work && rc == JP_OK; i++) {
+        uint32_t device = jp_launch_device(&l[i]);
+        if (device >= g->a->n_devices) continue;
+        if (!g->all_at_once && g->n && g->items[g->n - 1].device != device && (rc = flush(g))) break;
+        uint32_t c = call_of(&ix, l[i].correlation), at = 0;
+        const jp_launch_call *call = c == UINT32_MAX ? NULL : &calls[c];
+        jp_launch_stat *s = stat_for(g->index, &g->stats, &l[i], &at);
+        if (!s) {
+            rc = JP_ERR_NOMEM;
+            break;
+        }
+        count_launch(s, &l[i], call);
+        g->items[g->n++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, device, at};
+    }
+    free(ix.dense);
+    jp_map_deinit(&ix.map);
+    return rc;
+}
+
+/* Matches every device event to its call, host by host, filling the rows and the devices' idle
+ * split and queue. JP_ERR_NOMEM or JP_OK. */
+static int match(const jp_model *m, gather *g) {
+    size_t cap = 0;
+    for (size_t h = 0; h < m->launch_hosts.n; h++) {
+        const jp_launch_host *lh = &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h);
+        g->all_at_once |= lh->device_back;
+        if (lh->longest_run > cap) cap = lh->longest_run;
+    }
+    if (g->all_at_once) cap = m->launch_work.n;
+    g->items = malloc((cap ? cap : 1) * sizeof *g->items);
+    g->index = calloc(1, sizeof *g->index);
+    int rc = g->items && g->index ? JP_OK : JP_ERR_NOMEM;
+    for (size_t h = 0; rc == JP_OK && h < m->launch_hosts.n; h++)
+        rc = match_host(m, &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h), g);
+    if (rc == JP_OK) rc = flush(g);
+    if (g->index) jp_map_deinit(&g->index->map);
+    free(g->index);
+    free(g->items);
+    return rc;
+}
+
+int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    if (!m->launch_work.n) return JP_OK;
+    gather g = {.a = a};
+    int rc = match(m, &g);
+    jp_vec stats = g.stats;
     for (size_t i = 0; rc == JP_OK && i < stats.n; i++)
         a->devices[JP_VEC_AT(&stats, jp_launch_stat, i).device].n_short += JP_VEC_AT(&stats, jp_launch_stat, i).n_short;
     if (rc == JP_OK && stats.n) {
@@ -291,7 +313,6 @@ int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         a->n_launches = a->launches ? stats.n : 0;
         if (!a->launches) rc = JP_ERR_NOMEM;
     }
-    free(items);
     jp_vec_free(&stats);
     return rc;
 }

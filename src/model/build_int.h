@@ -31,6 +31,8 @@ typedef struct jp_build_ctx {
     const jp_plane *plane;
     const char *host;
     uint32_t host_index;   /* into m->hosts */
+    size_t launch_host;    /* 1 + its entry in m->launch_hosts, 0 before its first launch record */
+    size_t launch_run;     /* work records of launch_hosts' last_device in a row, so far */
     int has_devices;       /* the XSpace has device planes: the host CPU is no device of its own */
     jp_stat_keys keys;     /* of plane */
     int64_t noted_run;     /* the run_id last put in m->run_program: a line's ops come run by run */
@@ -108,9 +110,10 @@ int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t s
 int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes);
 
 /* Records one end of a correlated launch (devices.c): the event being read when it carries a
- * correlation_id, on device `device` (UINT32_MAX: a host API call) and global line `line`. */
-int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
-                        int64_t start, int64_t dur, int kernel);
+ * correlation_id, on device `device` (JP_LAUNCH_CALL: a host API call). */
+#define JP_LAUNCH_CALL UINT32_MAX
+int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
+                        int64_t dur, int kernel);
 
 /* ---- the plane readers ---- */
 

@@ -51,14 +51,39 @@ static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_e
     return JP_OK;
 }
 
-int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
-                        int64_t start, int64_t dur, int kernel) {
+int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
+                        int64_t dur, int kernel) {
     if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
     if (!name) return jp_build_nomem(c->err);
-    jp_launch_ev *l = jp_vec_push(&c->m->launches, sizeof *l);
+    if (device != JP_LAUNCH_CALL && device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
+    jp_model *m = c->m;
+    if (!c->launch_host) { /* this XSpace's first: hosts are read one after another */
+        jp_launch_host *first = jp_vec_push(&m->launch_hosts, sizeof *first);
+        if (!first) return jp_build_nomem(c->err);
+        *first = (jp_launch_host){m->launch_calls.n, 0, m->launch_work.n, 0, UINT64_MAX, 0, 0, UINT32_MAX, 0};
+        c->launch_host = m->launch_hosts.n;
+    }
+    jp_launch_host *h = &JP_VEC_AT(&m->launch_hosts, jp_launch_host, c->launch_host - 1);
+    uint64_t id = (uint64_t)info->v[K_CORRELATION_ID].i;
+    if (device == JP_LAUNCH_CALL) {
+        jp_launch_call *l = jp_vec_push(&m->launch_calls, sizeof *l);
+        if (!l) return jp_build_nomem(c->err);
+        *l = (jp_launch_call){id, start, start + dur, name};
+        h->n_calls++;
+        if (id < h->lo) h->lo = id;
+        if (id > h->hi) h->hi = id;
+        return JP_OK;
+    }
+    jp_launch_ev *l = jp_vec_push(&m->launch_work, sizeof *l);
     if (!l) return jp_build_nomem(c->err);
-    *l = (jp_launch_ev){(uint64_t)info->v[K_CORRELATION_ID].i, start, start + dur, name, c->host_index, device, line,
-                        (uint8_t)(kernel != 0)};
+    *l = (jp_launch_ev){id, start, start + dur, name, device | (kernel ? JP_LAUNCH_KERNEL : 0)};
+    h->n_work++;
+    if (device != h->last_device) { /* planes are read in turn: each device's work is one run */
+        h->device_back |= h->last_device != UINT32_MAX && device < h->last_device;
+        h->last_device = device;
+        c->launch_run = 0;
+    }
+    if (++c->launch_run > h->longest_run) h->longest_run = c->launch_run;
     return JP_OK;
 }
 
@@ -68,7 +93,7 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
     int kind = jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
     if ((kind < JP_XFER_COUNT || jp_xn_gpu_is_op_work(kind)) && jp_info_has(info, K_CORRELATION_ID)) {
-        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, line, start, dur, kind == JP_XN_GPU_KERNEL);
+        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, start, dur, kind == JP_XN_GPU_KERNEL);
         if (rc) return rc;
     }
     if (kind < JP_XFER_COUNT)

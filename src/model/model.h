@@ -138,18 +138,37 @@ typedef struct jp_kernel_sum {
     int64_t total_ps, min_ps, max_ps;
 } jp_kernel_sum;
 
-/* One end of a launch (launch.c): a host API call (cuLaunchKernel, hipModuleLaunchKernel,
- * cudaMemcpyAsync, ...) or the device work it queued, linked by their correlation_id, which is
- * unique within one process (one host's XSpace). */
-typedef struct jp_launch_ev {
+/* The two ends of a launch (launch.c): a host API call (cuLaunchKernel, hipModuleLaunchKernel,
+ * cudaMemcpyAsync, ...) and the device work it queued, linked by their correlation_id, which is
+ * unique within one process (one host's XSpace). Kept apart and small: a GPU profile holds a pair
+ * for every kernel, millions of them. */
+typedef struct jp_launch_call { /* 32 bytes */
     uint64_t correlation;
     int64_t start_ps, end_ps;
-    const char *name;        /* interned: the kernel or copy, or the API call */
-    uint32_t host;           /* index into jp_model.hosts: correlation ids are per process */
-    uint32_t device;         /* device index; UINT32_MAX for the host's API call */
-    uint32_t line;           /* global line number: the stream, or the calling thread */
-    uint8_t kernel;          /* device side: a kernel (not a copy or memset) */
+    const char *name;        /* interned: the API call */
+} jp_launch_call;
+
+typedef struct jp_launch_ev {   /* device work, 40 bytes */
+    uint64_t correlation;
+    int64_t start_ps, end_ps;
+    const char *name;        /* interned: the kernel or copy */
+    uint32_t where;          /* the device index, with JP_LAUNCH_KERNEL for a kernel (not a copy or memset) */
 } jp_launch_ev;
+
+#define JP_LAUNCH_KERNEL 0x80000000u
+static inline uint32_t jp_launch_device(const jp_launch_ev *l) { return l->where & ~JP_LAUNCH_KERNEL; }
+static inline int jp_launch_is_kernel(const jp_launch_ev *l) { return (l->where & JP_LAUNCH_KERNEL) != 0; }
+
+/* One host's runs of jp_model.launch_calls and launch_work (correlation ids are per process),
+ * with what its calls' ids span, kept while reading so that matching need not scan for it. */
+typedef struct jp_launch_host {
+    size_t first_call, n_calls; /* launch_calls[first_call..first_call + n_calls) */
+    size_t first_work, n_work;  /* launch_work[first_work..first_work + n_work) */
+    uint64_t lo, hi;            /* the calls' least and greatest correlation ids (lo > hi: none) */
+    size_t longest_run;         /* the most work records of one device in a row */
+    uint32_t last_device;       /* of the latest work record */
+    uint8_t device_back;        /* a device's work came again after another device's */
+} jp_launch_host;
 
 typedef struct jp_mem_ev {
     int64_t t_ps;
@@ -208,7 +227,9 @@ typedef struct jp_model {
     jp_vec execs;            /* jp_exec, from run_id groups or XLA Modules lines */
     jp_vec device_steps;     /* jp_exec, from device Steps lines (TPU, saved GPU ones; module = step name) */
     jp_vec spans;            /* jp_span */
-    jp_vec launches;         /* jp_launch_ev: both ends of every correlated launch, in reading order */
+    jp_vec launch_calls;     /* jp_launch_call: the host end of every correlated launch, in reading order */
+    jp_vec launch_work;      /* jp_launch_ev: the device end of every correlated launch, in reading order */
+    jp_vec launch_hosts;     /* jp_launch_host: each host's runs of those two, in order */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;

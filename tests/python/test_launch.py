@@ -191,6 +191,37 @@ def test_planted_launch_delays_are_exact(planted) -> None:
         gen_xplane.plant_kind(i) == "host" for i in range(OPS))
 
 
+def test_each_host_matches_its_own_calls(tmp_path) -> None:
+    """Correlation ids are per process: two hosts' GPU captures, numbered alike (1, 2, 3, ...) but
+    timed differently (two generator seeds), read as one run. Every row equals what that host's own
+    raw events give, and every device's idle split what its generator planted: no device event
+    took the other host's call of its id."""
+    want_rows, planted, ids = [], {}, []
+    for host, seed in (("hostA", 3), ("hostB", 11)):
+        path = tmp_path / f"{host}.xplane.pb"
+        info = gen_xplane.generate(path, "gpu", steps=STEPS, gpus=GPUS, ops_per_step=OPS, plant_launch=True, seed=seed)
+        rows, _ = expected(path)
+        want_rows.append(sorted((dev, name, r["count"], r["matched"], r["api"], r["delay"]) for (dev, name), r in rows.items()))
+        planted.update({(dev, host): p for dev, p in info["planted"].items()})
+        ids.append({c for *_, c in raw_launches(path)[0]})
+    assert ids[0] & ids[1], "the two hosts share correlation ids"
+    assert want_rows[0] != want_rows[1], "the two hosts' launches differ"
+    got = jaxprof_json("launch", tmp_path)
+    rows = sorted((r["device"], r["name"], r["count"], r["matched"], ms_to_ns(r["api_total_ms"]),
+                   ms_to_ns(r["delay_total_ms"])) for r in got["launches"])
+    want = sorted(want_rows[0] + want_rows[1])
+    assert [r[:4] for r in rows] == [w[:4] for w in want]
+    for r, w in zip(rows, want):  # the JSON's ms have ns resolution
+        assert r[4:] == pytest.approx(w[4:], abs=1), r
+    by_key = {(d["name"], d["host"]): d for d in got["devices"]}
+    assert set(by_key) == set(planted)
+    for key, p in planted.items():
+        d = by_key[key]
+        assert round(d["idle_host_ms"] * 1e9) == p["idle_ps"]["host"] * STEPS + (STEPS - 1) * p["between_steps_ps"], key
+        assert round(d["idle_other_ms"] * 1e9) == p["idle_ps"]["other"] * STEPS, key
+        assert d["launched"] == STEPS * (OPS + 2), key
+
+
 def test_launch_is_empty_without_correlation(tmp_path) -> None:
     """The default GPU layout and XLA:CPU captures have no launch pairs to report wrongly: the
     CPU layout has no correlation ids at all."""
