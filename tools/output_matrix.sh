@@ -15,7 +15,7 @@ fi
 inputs=/tmp/jp-matrix-inputs; mkdir -p "$inputs"
 for f in "$@"; do ln -sf "$(realpath "$f")" "$inputs/$(basename "$f")"; done
 cd "$out" || exit 2
-tables="report ops steps scopes kernels memory transfers compiles findings lines flame hosts"
+tables="report ops steps scopes kernels memory transfers compiles findings lines flame hosts launch comm"
 one() { # one NAME ARGS...: run, keep stdout, stderr and the exit code
     local name=$1; shift
     "$jp" "$@" >"$name.out" 2>"$name.err"; echo "rc=$?" >>"$name.err"
