@@ -202,7 +202,11 @@ def test_gpu_devices_and_header(gpu_file):
                    # between them is "other" idle (its launch unknown), nothing is matched
                    "idle_host_ms": 0, "idle_kernel_ms": 0,
                    "idle_other_ms": approx(ms((300 - 250) + (370 - 360) + (400 - 390) + (1450 - 600))),
-                   "launched": 0, "short_kernels": 0, "queue_max": 0, "queue_mean": 0}
+                   "launched": 0, "short_kernels": 0, "queue_max": 0, "queue_mean": 0,
+                   # the all-reduce's two kernels (450-600, 1580-1730) start where the adds end: no
+                   # compute beside them, so all exposed; one device, so no wait across devices
+                   "collective_ms": approx(ms(150 + 150)), "collective_hidden_ms": 0,
+                   "collective_exposed_ms": approx(ms(150 + 150)), "overlap_pct": 0, "collective_wait_ms": 0}
     assert doc["device_idle_pct"] == pytest.approx(idle, abs=1e-4)
 
 
