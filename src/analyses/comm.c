@@ -21,13 +21,6 @@ typedef struct comm_ev { /* one collective instance on one device */
     int64_t hidden;      /* the part of [start, end) a compute op covered on its device */
 } comm_ev;
 
-typedef struct iv { int64_t start, end; } iv;
-
-static int cmp_iv(const void *x, const void *y) {
-    const iv *a = x, *b = y;
-    return (a->start > b->start) - (a->start < b->start);
-}
-
 static int cmp_ev(const void *x, const void *y) { /* by device, key, start */
     const comm_ev *a = x, *b = y;
     if (a->device != b->device) return a->device < b->device ? -1 : 1;
@@ -46,11 +39,6 @@ static int cmp_ev_instance(const void *x, const void *y) { /* by row, instance, 
 static int cmp_i64(const void *x, const void *y) {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
     return (a > b) - (a < b);
-}
-
-static int ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
 /* "all-reduce-start" -> "all-reduce": the collective's kind from its HLO opcode, else its name
@@ -97,42 +85,6 @@ static uint32_t start_of(const jp_model *m, uint32_t op, uint32_t *memo) {
     return memo[op];
 }
 
-/* An asynchronous half of any op ("copy-start.2", "copy-done"): its time is a launch or a wait, not
- * compute, so it hides no collective. */
-static int async_half(const jp_opdef *d) {
-    const char *s = d->opcode ? d->opcode : d->name;
-    return ends_with(s, "-start") || ends_with(s, "-done") || strstr(s, "-start.") || strstr(s, "-done.");
-}
-
-/* Merges sorted intervals in place; returns how many remain. */
-static size_t merge(iv *v, size_t n) {
-    if (!n) return 0;
-    qsort(v, n, sizeof *v, cmp_iv);
-    size_t k = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (v[i].start <= v[k].end) {
-            if (v[i].end > v[k].end) v[k].end = v[i].end;
-        } else v[++k] = v[i];
-    }
-    return k + 1;
-}
-
-/* |[s, e) n U| over the merged, sorted union u. */
-static int64_t covered(const iv *u, size_t n, int64_t s, int64_t e) {
-    size_t lo = 0, hi = n; /* first interval ending after s */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u[mid].end <= s) lo = mid + 1;
-        else hi = mid;
-    }
-    int64_t t = 0;
-    for (size_t i = lo; i < n && u[i].start < e; i++) {
-        int64_t a = u[i].start > s ? u[i].start : s, b = u[i].end < e ? u[i].end : e;
-        if (b > a) t += b - a;
-    }
-    return t;
-}
-
 /* The collective instances and each device's compute spans from the op events; an async done
  * closes the start before it (same key and device) into one instance. */
 static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows, uint32_t *memo) {
@@ -141,15 +93,15 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
         if (d->device >= m->devices.n) continue;
         if (!d->collective) {
-            if (async_half(d)) continue;
-            iv *c = jp_vec_push(&comp[d->device], sizeof *c);
+            if (jp_op_async_half(d->opcode ? d->opcode : d->name)) continue; /* a launch or a wait: no compute */
+            jp_interval *c = jp_vec_push(&comp[d->device], sizeof *c);
             if (!c) return JP_ERR_NOMEM;
-            *c = (iv){e->start_ps, e->end_ps};
+            *c = (jp_interval){e->start_ps, e->end_ps};
             continue;
         }
         comm_ev *c = jp_vec_push(evs, sizeof *c);
         if (!c) return JP_ERR_NOMEM;
-        uint8_t half = d->async_start ? 2 : ends_with(d->name, "-start") || strstr(d->name, "-start.") ? 1 : 0;
+        uint8_t half = d->async_start ? 2 : jp_op_async_half(d->name) == 1 ? 1 : 0;
         uint32_t key = start_of(m, e->op, memo);
         const jp_opdef *k = &JP_VEC_AT(&m->opdefs, jp_opdef, key);
         uint32_t row = jp_map_get_or_put(rows, jp_ptr_key(k->module), jp_ptr_key(k->name), (uint64_t)k->program_id, key,
@@ -187,16 +139,17 @@ typedef struct step_acc { int64_t hidden, exposed; uint32_t devices, last_device
 
 /* Device d's collective union against its compute union: its totals, and each union segment's
  * hidden and exposed time added to the step it starts in. */
-static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n, const iv *cu, size_t ncu,
+static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n, const jp_interval *cu, size_t ncu,
                           step_acc *steps) {
-    iv *u = malloc((n ? n : 1) * sizeof *u);
+    jp_interval *u = malloc((n ? n : 1) * sizeof *u);
     if (!u) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) u[i] = (iv){v[i].start, v[i].end};
-    size_t nu = merge(u, n);
+    for (size_t i = 0; i < n; i++) u[i] = (jp_interval){v[i].start, v[i].end};
+    jp_intervals_sort(u, n);
+    size_t nu = jp_intervals_merge_sorted(u, n);
     jp_device *dev = &a->devices[d];
     long hint = -1;
     for (size_t i = 0; i < nu; i++) {
-        int64_t len = u[i].end - u[i].start, hid = covered(cu, ncu, u[i].start, u[i].end);
+        int64_t len = u[i].end - u[i].start, hid = jp_intervals_covered(cu, ncu, u[i].start, u[i].end);
         dev->comm_ps += len, dev->comm_hidden_ps += hid;
         long s = jp_step_at_hint(a, hint, u[i].start);
         if (s < 0) continue;
@@ -219,10 +172,11 @@ static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_v
     for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
         uint32_t d = v[i].device;
         for (j = i; j < n && v[j].device == d;) j++;
-        iv *cu = comp[d].data;
-        size_t ncu = merge(cu, comp[d].n);
+        jp_interval *cu = comp[d].data;
+        jp_intervals_sort(cu, comp[d].n);
+        size_t ncu = jp_intervals_merge_sorted(cu, comp[d].n);
         for (size_t k = i; k < j; k++) {
-            v[k].hidden = covered(cu, ncu, v[k].start, v[k].end);
+            v[k].hidden = jp_intervals_covered(cu, ncu, v[k].start, v[k].end);
             if (v[k].hidden > v[k].dur) v[k].hidden = v[k].dur;
         }
         if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps);

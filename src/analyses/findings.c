@@ -39,7 +39,7 @@ typedef struct ctx {
     int64_t *tracing;                  /* per step: host-only time tracing functions that compiled, ps */
     double typ_total;                  /* summed time of the typical steps (all but the slow), ps */
     double typ_part[JP_PART_COUNT];    /* their parts, summed, ps */
-    struct interval *busy;             /* device activity of every device (device_busy), computed once */
+    jp_interval *busy;                 /* device activity of every device (device_busy), computed once */
     size_t n_busy;
 } ctx;
 
@@ -251,77 +251,41 @@ static void many_small_ops(ctx *c) {
                 a->kernels[0].name);
 }
 
-typedef struct interval {
-    int64_t start, end;
-} interval;
-
-static int cmp_interval(const void *x, const void *y) {
-    int64_t p = ((const interval *)x)->start, q = ((const interval *)y)->start;
-    return (p > q) - (p < q);
-}
-
-/* Merges the intervals v[0..k) (sorted by start) into disjoint ones at v's front; returns how many. */
-static size_t merge_sorted(interval *v, size_t k) {
-    size_t out = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (out && v[i].start <= v[out - 1].end) {
-            if (v[i].end > v[out - 1].end) v[out - 1].end = v[i].end;
-        } else {
-            v[out++] = v[i];
-        }
-    }
-    return out;
-}
-
 /* Device activity of every device (ops and transfers) as sorted disjoint intervals: the union of
  * the devices' own unions (ops.c), far fewer than the spans; NULL (n 0) when there is none or
  * memory runs out. The caller frees. */
-static interval *device_busy(const jp_analysis *a, size_t *n) {
+static jp_interval *device_busy(const jp_analysis *a, size_t *n) {
     size_t k = 0;
     for (size_t d = 0; d < a->n_devices; d++) k += a->devices[d].n_busy;
-    interval *v = malloc((k ? k : 1) * sizeof *v);
+    jp_interval *v = malloc((k ? k : 1) * sizeof *v);
     *n = 0;
     if (!v) return NULL;
     k = 0;
     for (size_t d = 0; d < a->n_devices; d++)
-        for (size_t i = 0; i < a->devices[d].n_busy; i++) v[k++] = (interval){a->devices[d].busy[i][0], a->devices[d].busy[i][1]};
-    if (a->n_devices > 1) jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
-    *n = merge_sorted(v, k);
+        for (size_t i = 0; i < a->devices[d].n_busy; i++) v[k++] = (jp_interval){a->devices[d].busy[i][0], a->devices[d].busy[i][1]};
+    if (a->n_devices > 1) jp_intervals_sort(v, k);
+    *n = jp_intervals_merge_sorted(v, k);
     return v;
 }
 
 /* Device activity (c->busy) and compilation, as sorted disjoint intervals; NULL (n 0) when memory
  * runs out. The caller frees. */
-static interval *busy_with_compiles(const ctx *c, size_t *n) {
+static jp_interval *busy_with_compiles(const ctx *c, size_t *n) {
     const jp_model *m = c->m;
     size_t k = c->n_busy;
     for (size_t i = 0; i < m->spans.n; i++) k += JP_VEC_AT(&m->spans, jp_span, i).part == JP_PART_COMPILE;
-    interval *v = malloc((k ? k : 1) * sizeof *v);
+    jp_interval *v = malloc((k ? k : 1) * sizeof *v);
     *n = 0;
     if (!v) return NULL;
     memcpy(v, c->busy, c->n_busy * sizeof *v);
     k = c->n_busy;
     for (size_t i = 0; i < m->spans.n; i++) {
         const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
-        if (sp->part == JP_PART_COMPILE && sp->end_ps > sp->start_ps) v[k++] = (interval){sp->start_ps, sp->end_ps};
+        if (sp->part == JP_PART_COMPILE && sp->end_ps > sp->start_ps) v[k++] = (jp_interval){sp->start_ps, sp->end_ps};
     }
-    jp_sort_by_key64(v, k, sizeof *v, offsetof(interval, start), 1, cmp_interval);
-    *n = merge_sorted(v, k);
+    jp_intervals_sort(v, k);
+    *n = jp_intervals_merge_sorted(v, k);
     return v;
-}
-
-/* Time of [start, end) covered by the sorted disjoint intervals v. */
-static int64_t covered(const interval *v, size_t n, int64_t start, int64_t end) {
-    size_t lo = 0, hi = n; /* first interval ending after start */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].end <= start) lo = mid + 1;
-        else hi = mid;
-    }
-    int64_t sum = 0;
-    for (size_t i = lo; i < n && v[i].start < end; i++)
-        sum += (v[i].end < end ? v[i].end : end) - (v[i].start > start ? v[i].start : start);
-    return sum;
 }
 
 /* 1 when step i is one that slow_step explains: the loop-wide rules leave it out. */
@@ -358,7 +322,7 @@ static int cmp_ev_at(const void *x, const void *y) {
  * time never exceeds the step). Returns the largest. */
 static const name_count *host_while_idle(const ctx *c, int kind, long step, name_count *t, size_t *nt) {
     size_t nb = c->n_busy, ne = 0;
-    const interval *busy = c->busy;
+    const jp_interval *busy = c->busy;
     ev_at *order = malloc((c->m->host.n ? c->m->host.n : 1) * sizeof *order);
     *nt = 0;
     for (size_t i = 0; order && i < c->m->host.n; i++) {
@@ -374,7 +338,7 @@ static const name_count *host_while_idle(const ctx *c, int kind, long step, name
         int64_t from = h->start_ps > nc->covered_to ? h->start_ps : nc->covered_to;
         if (h->end_ps > nc->covered_to) nc->covered_to = h->end_ps;
         if (from >= h->end_ps) continue;
-        int64_t d = h->end_ps - from, idle = d - covered(busy, nb, from, h->end_ps);
+        int64_t d = h->end_ps - from, idle = d - jp_intervals_covered(busy, nb, from, h->end_ps);
         if (kind != JP_HOST_USER) /* runtime events nest: their self time, scaled to the idle part */
             idle = d > 0 ? (int64_t)((double)idle * (double)(h->self_ps < d ? h->self_ps : d) / (double)d) : 0;
         nc->ps += idle;
@@ -391,7 +355,7 @@ static const name_count *host_while_idle(const ctx *c, int kind, long step, name
  * annotations use. */
 static void python_while_idle(const ctx *c, long step, jp_text *out) {
     size_t nb = c->n_busy;
-    const interval *busy = c->busy;
+    const jp_interval *busy = c->busy;
     jp_map idx = {0};
     jp_vec tally = {0}; /* name_count */
     for (size_t i = 0; i < c->m->host.n; i++) {
@@ -401,7 +365,7 @@ static void python_while_idle(const ctx *c, long step, jp_text *out) {
         /* only the part inside its step: a call blocking past the step's end is not step time */
         const jp_step *st = &c->a->steps[in];
         int64_t stop = h->end_ps < st->start_ps + st->dur_ps ? h->end_ps : st->start_ps + st->dur_ps;
-        int64_t full = h->end_ps - h->start_ps, d = stop - h->start_ps, idle = d - covered(busy, nb, h->start_ps, stop);
+        int64_t full = h->end_ps - h->start_ps, d = stop - h->start_ps, idle = d - jp_intervals_covered(busy, nb, h->start_ps, stop);
         idle = full > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)full) : 0;
         int found;
         uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(h->name), 0, 0, (uint32_t)tally.n, &found);
@@ -751,7 +715,7 @@ enum { SLOW_STEPS_MAX = 3 };
 static void tracing_per_step(const ctx *c, int64_t *out) {
     const jp_model *m = c->m;
     size_t nb = 0;
-    interval *busy = NULL; /* device activity and compiles, made at the first dispatch that compiled */
+    jp_interval *busy = NULL; /* device activity and compiles, made at the first dispatch that compiled */
     int no_memory = 0;
     uint32_t open_line = UINT32_MAX;
     int64_t open_end = 0;
@@ -768,7 +732,7 @@ static void tracing_per_step(const ctx *c, int64_t *out) {
             compiled = h->kind == JP_HOST_COMPILE;
         }
         if (compiled && !busy) no_memory = !(busy = busy_with_compiles(c, &nb));
-        if (compiled && busy) out[step] += d->end_ps - d->start_ps - covered(busy, nb, d->start_ps, d->end_ps);
+        if (compiled && busy) out[step] += d->end_ps - d->start_ps - jp_intervals_covered(busy, nb, d->start_ps, d->end_ps);
     }
     free(busy);
 }
