@@ -11,7 +11,9 @@
 
 enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     HLO_PROTO_MODULE = 1, HLO_PROTO_BUFFERS = 3,
-    MODULE_NAME = 1, MODULE_COMPUTATIONS = 3, MODULE_DEVICE_ASSIGNMENT = 15, MODULE_STACK_FRAMES = 17,
+    MODULE_NAME = 1, MODULE_COMPUTATIONS = 3, MODULE_ENTRY_ID = 6, MODULE_SCHEDULE = 7, MODULE_DEVICE_ASSIGNMENT = 15,
+    MODULE_STACK_FRAMES = 17,
+    SCHED_SEQUENCES = 1, MAP_KEY = 1, MAP_VALUE = 2, SEQ_IDS = 1, /* HloScheduleProto, its map entries */
     DA_REPLICAS = 1, DA_COMPUTATIONS = 2, /* DeviceAssignmentProto */
     INSTR_REPLICA_GROUPS = 49, INSTR_SOURCE_TARGET = 52, INSTR_DEVICE_LIST = 87,
     GROUP_IDS = 1, DEVLIST_GROUPS = 1, DEVLIST_IOTA = 2, IOTA_PER_GROUP = 2, /* ReplicaGroup, CollectiveDeviceListProto */
@@ -191,6 +193,12 @@ typedef struct hlo_ctx {
     jp_pb buffers;     /* the HloProto's BufferAssignmentProto, when has_buffers */
     int has_buffers;
     int64_t n_devices; /* replicas x partitions of its device assignment, 0 when absent */
+    uint64_t entry_id; /* the entry computation's id */
+    jp_pb schedule;    /* the module's HloScheduleProto, when has_schedule */
+    int has_schedule;
+    const char **scheduled; /* the entry computation's scheduled instructions that run on the device,
+                             * by name (scratch), until the sorted instructions can be looked up */
+    size_t n_scheduled, max_scheduled;
 } hlo_ctx;
 
 static const char *intern_field(hlo_ctx *c, const jp_pb_field *f) {
@@ -697,10 +705,12 @@ static int scan_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out, size_t *n_i
     for (jp_pb m = module; !jp_pb_done(&m);) {
         int rc = jp_pb_next(&m, &f, "HloModuleProto", c->err);
         if (rc) return rc;
+        if (f.number == MODULE_ENTRY_ID && f.wire == JP_PB_VARINT) c->entry_id = f.u;
         if (f.wire != JP_PB_LEN) continue;
         if (f.number == MODULE_NAME && !(out->name = intern_field(c, &f))) return JP_ERR_NOMEM;
         if (f.number == MODULE_STACK_FRAMES && (rc = read_frames(c, jp_pb_sub(&m, &f)))) return rc;
         if (f.number == MODULE_DEVICE_ASSIGNMENT && (rc = read_device_assignment(c, jp_pb_sub(&m, &f)))) return rc;
+        if (f.number == MODULE_SCHEDULE) c->schedule = jp_pb_sub(&m, &f), c->has_schedule = 1;
         if (f.number == MODULE_COMPUTATIONS && (rc = scan_computation(c, jp_pb_sub(&m, &f), &c->comps[ci++], n_instrs)))
             return rc;
     }
@@ -1039,6 +1049,76 @@ static int collective_sizes(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
     return JP_OK;
 }
 
+/* ---- the entry computation's schedule ------------------------------------------------------- */
+
+/* Opcodes that never run on the device themselves: what is left of a schedule without them is the
+ * order in which the program's kernels, copies and library calls run. */
+static int runs_nothing(const char *opcode) {
+    static const char *const NONE[] = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
+                                       "after-all", "add-dependency", "opt-barrier", "domain"};
+    for (size_t i = 0; i < sizeof NONE / sizeof NONE[0]; i++)
+        if (strcmp(opcode, NONE[i]) == 0) return 1;
+    return 0;
+}
+
+typedef struct sched_dest {
+    hlo_ctx *c;
+    const hlo_ir *ir;
+    const hlo_id_slot *ids;
+    const jp_hlo_instr *instrs; /* in file order (node.instr indexes them) */
+} sched_dest;
+
+static int push_scheduled(void *arg, int64_t id) {
+    sched_dest *d = arg;
+    int64_t k = jp_hlo_id_lookup(d->ids, d->ir->n_nodes, id);
+    if (k < 0 || runs_nothing(d->ir->nodes[k].opcode)) return 0;
+    if (d->c->n_scheduled == d->c->max_scheduled) return 1; /* ids repeated past the module's size */
+    d->c->scheduled[d->c->n_scheduled++] = d->instrs[d->ir->nodes[k].instr].name;
+    return 0;
+}
+
+/* The entry computation's sequence from the HloScheduleProto (a map from computation id to its
+ * instruction ids) into c->scheduled. A module without a schedule keeps none. */
+static int read_schedule(hlo_ctx *c, const hlo_ir *ir, const jp_hlo_module *out) {
+    hlo_id_slot *ids = jp_hlo_id_slots(ir, &c->scratch);
+    c->max_scheduled = ir->n_nodes;
+    c->scheduled = jp_arena_alloc(&c->scratch, (ir->n_nodes ? ir->n_nodes : 1) * sizeof *c->scheduled);
+    if (!ids || !c->scheduled) return JP_ERR_NOMEM;
+    sched_dest d = {c, ir, ids, out->instrs};
+    jp_pb_field f, g, h;
+    for (jp_pb s = c->schedule; !jp_pb_done(&s);) {
+        int rc = jp_pb_next(&s, &f, "HloScheduleProto", c->err);
+        if (rc) return rc;
+        if (f.number != SCHED_SEQUENCES || f.wire != JP_PB_LEN) continue;
+        uint64_t key = UINT64_MAX;
+        jp_pb seq = {0};
+        for (jp_pb e = jp_pb_sub(&s, &f); !jp_pb_done(&e);) {
+            if ((rc = jp_pb_next(&e, &g, "HloScheduleProto.SequencesEntry", c->err))) return rc;
+            if (g.number == MAP_KEY && g.wire == JP_PB_VARINT) key = g.u;
+            if (g.number == MAP_VALUE && g.wire == JP_PB_LEN) seq = jp_pb_sub(&e, &g);
+        }
+        if (key != c->entry_id || !seq.p) continue;
+        c->n_scheduled = 0; /* a repeated entry: the last one holds */
+        for (jp_pb q = seq; !jp_pb_done(&q);) {
+            if ((rc = jp_pb_next(&q, &h, "InstructionSequence", c->err))) return rc;
+            if (h.number == SEQ_IDS && (rc = jp_hlo_each_int(&q, &h, push_scheduled, &d, c->err)) < 0) return rc;
+        }
+    }
+    return JP_OK;
+}
+
+/* After the sort: the scheduled names as instructions, in out's arena. */
+static int resolve_schedule(hlo_ctx *c, jp_hlo_module *out) {
+    if (!c->n_scheduled) return JP_OK;
+    out->schedule = jp_arena_alloc(c->arena, c->n_scheduled * sizeof *out->schedule);
+    if (!out->schedule) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < c->n_scheduled; i++) {
+        const jp_hlo_instr *in = jp_hlo_find(out, c->scheduled[i]);
+        if (in) out->schedule[out->n_schedule++] = in;
+    }
+    return JP_OK;
+}
+
 static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     size_t n_instrs = 0;
     int rc = scan_module(c, module, out, &n_instrs);
@@ -1056,8 +1136,9 @@ static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     if ((rc = jp_hlo_cost(&ir, out)) || (rc = attribute_fusions(c, &ir, out)) || (rc = set_dtypes(c, &ir, out)) ||
         (rc = collective_sizes(c, &ir, out)))
         return rc;
+    if (c->has_schedule && (rc = read_schedule(c, &ir, out))) return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
-    return JP_OK;
+    return resolve_schedule(c, out);
 }
 
 static int decode(jp_bytes proto, const uint8_t *origin, const regex_t *library, jp_intern *t, jp_arena *a,

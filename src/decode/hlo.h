@@ -130,6 +130,10 @@ typedef struct jp_hlo_module {
     jp_hlo_instr *instrs;  /* sorted by name pointer for bsearch */
     size_t n_instrs;
     jp_hlo_memory *memory; /* its buffer assignment, NULL when the HloProto has none */
+    const jp_hlo_instr **schedule; /* the entry computation's instructions that run on the device (no
+                                    * parameter, tuple, bitcast, ...), in the order its schedule runs
+                                    * them; n_schedule is 0 when the HloProto has no schedule */
+    size_t n_schedule;
 } jp_hlo_module;
 
 /* The default library-frame rule: files of installed packages, the standard library, and JAX,

@@ -110,6 +110,17 @@ static int transfer_kind(int name_kind, jp_str details) {
     return JP_XFER_D2D;
 }
 
+/* "Memset", or "Memset 3" as JAX 0.11 names it: the number is CUPTI's memory kind (3 device, 0 unknown:
+ * its Memset_details say the same). */
+static int is_memset(jp_str name) {
+    if (name.len < 6 || memcmp(name.ptr, "Memset", 6) != 0) return 0;
+    if (name.len == 6) return 1;
+    if (name.ptr[6] != ' ' || name.len == 7) return 0;
+    for (size_t i = 7; i < name.len; i++)
+        if (name.ptr[i] < '0' || name.ptr[i] > '9') return 0;
+    return 1;
+}
+
 int jp_xn_gpu_event_kind(jp_str name, int name_kind, jp_str memcpy_details) {
     int xk = transfer_kind(name_kind, memcpy_details);
     if (xk >= 0) return xk;
@@ -119,7 +130,7 @@ int jp_xn_gpu_event_kind(jp_str name, int name_kind, jp_str memcpy_details) {
                                               "UnifiedMemory", "HostRegister", "HostUnregister"};
     for (size_t i = 0; i < sizeof BOOKKEEPING / sizeof BOOKKEEPING[0]; i++)
         if (jp_str_eq(name, BOOKKEEPING[i])) return JP_XN_GPU_BOOKKEEPING;
-    return jp_str_eq(name, "Memset") ? JP_XN_GPU_MEMSET : JP_XN_GPU_KERNEL;
+    return is_memset(name) ? JP_XN_GPU_MEMSET : JP_XN_GPU_KERNEL;
 }
 
 uint64_t jp_xn_details_uint(jp_str details, const char *key) {

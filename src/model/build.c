@@ -233,7 +233,9 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     int rc = add_capture_notes(m, xs, h->name) ? jp_build_nomem(err) : JP_OK;
     if (rc == JP_OK) rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);
     if (rc == JP_OK) rc = read_planes(&c, planes, n_planes, opt);
+    if (rc == JP_OK) rc = jp_build_resolve_graphs(&c);
     jp_stream_close(c.stream);
+    jp_vec_free(&c.graph_kernels);
     size_t n_names;
     const jp_str *names = jp_xspace_hostnames(xs, &n_names);
     double cal_tflops = 0, cal_gbps = 0;

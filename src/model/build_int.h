@@ -24,6 +24,20 @@ typedef struct jp_nest_track {
     int64_t ends[JP_NEST_MAX_DEPTH];  /* their ends, outermost first */
 } jp_nest_track;
 
+/* A kernel (or memset) run inside a CUDA graph, its op event still under the graph's op until
+ * graphs.c finds the instruction it ran. */
+typedef struct jp_graph_kernel {
+    size_t ev;               /* its op event (index into m->ops) */
+    int64_t start_ps;
+    uint64_t graph, node, correlation; /* cuda_graph_id, cuda_graph_node_id, the launch's correlation_id */
+    int64_t program;         /* the event's program_id, -1 without one */
+    const struct jp_hlo_module *module; /* its module's HLO, which has a schedule */
+    const char *kernel;      /* interned kernel name */
+    uint32_t op;             /* the command buffer's opdef */
+    uint32_t kernel_sum;     /* its entry in m->kernels, UINT32_MAX for a memset */
+    uint8_t memset;
+} jp_graph_kernel;
+
 typedef struct jp_build_ctx {
     jp_model *m;
     jp_xspace *xs;
@@ -47,6 +61,7 @@ typedef struct jp_build_ctx {
     uint64_t n_unknown;      /* events of the line so far whose metadata id names no metadata */
     uint64_t unknown_at;     /* the byte offset of the first of them */
     jp_nest_track op_nest, host_nest; /* nesting of the line's ops and host events */
+    jp_vec graph_kernels;  /* jp_graph_kernel of this XSpace, resolved once its planes are read */
     /* The last HLO module lookup (jp_build_op_for): a run's ops all name one module and program,
      * so the search of m->hlo is made once a run, not once an op. */
     struct {
@@ -108,6 +123,18 @@ static inline int64_t jp_build_program_id(const jp_ev_info *info) {
 int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur, int64_t run_id,
                           int64_t program_id, int with_span);
 int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start, int64_t dur, uint64_t bytes);
+/* Counts one kernel (or memset) event of op def under its name. */
+void jp_build_count_kernel(jp_opdef *def, const char *kernel);
+
+/* ---- command buffers (graphs.c) ---- */
+
+/* Which scheduled instruction of hm (its schedule) each kernel of one command-buffer execution ran,
+ * the kernels in the order they ran: out[i] indexes hm->schedule, or -1 (matched nothing, or a
+ * memset before no kernel). JP_ERR_NOMEM or 0. */
+int jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t n, const struct jp_hlo_module *hm,
+                   int32_t *out);
+/* Moves every kernel of c->graph_kernels to the op it ran, once the XSpace's planes are read. */
+int jp_build_resolve_graphs(jp_build_ctx *c);
 
 /* Records one end of a correlated launch (devices.c): the event being read when it carries a
  * correlation_id, on device `device` (JP_LAUNCH_CALL: a host API call). */

@@ -29,7 +29,8 @@ static void use_device_duration(jp_build_ctx *c, const jp_ev_info *info) {
     e->dur_ps = e->self_ps = d;
 }
 
-static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_ev_info *info) {
+/* Adds a kernel to its (name, details) sum; *index: the sum's entry in m->kernels. */
+static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_ev_info *info, uint32_t *index) {
     jp_model *m = c->m;
     const char *details = jp_build_info_interned(c, info, K_KERNEL_DETAILS);
     if (!name || !details) return jp_build_nomem(c->err);
@@ -48,7 +49,21 @@ static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_e
     sum->total_ps += dur;
     if (dur < sum->min_ps) sum->min_ps = dur;
     if (dur > sum->max_ps) sum->max_ps = dur;
+    *index = (uint32_t)(sum - (jp_kernel_sum *)m->kernels.data);
     return JP_OK;
+}
+
+/* A kernel that ran inside a CUDA graph whose op names the graph, not an instruction of its module,
+ * where that module's schedule can tell which (graphs.c): its op event is added now, under the
+ * graph's op, and its kernel count and activity span once graphs.c has settled its op. */
+static int defer_graph_kernel(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t start, int64_t dur,
+                              const jp_ev_info *info, const char *kernel, uint32_t kernel_sum, int memset) {
+    jp_graph_kernel *g = jp_vec_push(&c->graph_kernels, sizeof *g);
+    if (!g) return jp_build_nomem(c->err);
+    *g = (jp_graph_kernel){c->m->ops.n, start, (uint64_t)jp_info_int(info, K_CUDA_GRAPH_ID),
+                           (uint64_t)jp_info_int(info, K_CUDA_GRAPH_NODE), (uint64_t)jp_info_int(info, K_CORRELATION_ID),
+                           jp_build_program_id(info), c->hlo_memo.hm, kernel, op, kernel_sum, (uint8_t)memset};
+    return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), jp_build_program_id(info), 0);
 }
 
 int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
@@ -101,7 +116,8 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     if (!jp_xn_gpu_is_op_work(kind)) return JP_OK;
     const char *interned = jp_build_event_name(c, em);
     if (!interned) return jp_build_nomem(c->err);
-    int rc = kind == JP_XN_GPU_MEMSET ? JP_OK : add_kernel(c, interned, dur, info);
+    uint32_t kernel_sum = UINT32_MAX;
+    int rc = kind == JP_XN_GPU_MEMSET ? JP_OK : add_kernel(c, interned, dur, info, &kernel_sum);
     if (rc) return rc;
     /* The op a kernel ran for: its HLO op (XLA), else the framework op that launched it (TensorFlow
      * names it in tf_op or in the annotation), else the kernel itself. Each kernel is one occurrence
@@ -118,15 +134,13 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     uint32_t op = jp_build_op_for(c, dev, module, op_name, program, info);
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
     jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
-    int k = 0;
-    while (k < JP_OPDEF_KERNELS - 1 && def->kernel[k] && def->kernel[k] != interned) k++;
-    if (!def->kernel[k]) def->kernel[k] = interned;
-    def->kernel_n[k]++;
+    if (has_op && !def->opcode && jp_info_has(info, K_CUDA_GRAPH_NODE) && c->hlo_memo.hm && c->hlo_memo.hm->n_schedule)
+        return defer_graph_kernel(c, op, line, start, dur, info, interned, kernel_sum, kind == JP_XN_GPU_MEMSET);
+    jp_build_count_kernel(def, interned);
     if (op_name == interned && !*module) { /* ROCm's copyBuffer, a library's helper launched by itself */
         def->no_xla_op = 1;
         def->category = JP_CATEGORY_NO_XLA_OP;
     }
-    def->n_kernels++;
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 1);
 }
 

@@ -167,3 +167,11 @@ int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start,
     *x = (jp_xfer_ev){start, start + dur, bytes, device, (uint8_t)kind};
     return jp_build_add_span(c->m, start, start + dur, device, JP_PART_H2D + kind) ? jp_build_nomem(c->err) : JP_OK;
 }
+
+void jp_build_count_kernel(jp_opdef *def, const char *kernel) {
+    int k = 0;
+    while (k < JP_OPDEF_KERNELS - 1 && def->kernel[k] && def->kernel[k] != kernel) k++;
+    if (!def->kernel[k]) def->kernel[k] = kernel;
+    def->kernel_n[k]++;
+    def->n_kernels++;
+}

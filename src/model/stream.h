@@ -17,6 +17,7 @@ enum stat_key {
     K_HLO_CATEGORY, K_HLO_PROTO, K_PEAK_TFLOPS, K_PEAK_HBM_GBPS, K_FLOW_P, K_FLOW_C, K_TF_OP, K_SOURCE,
     K_DEVICE_DURATION, K_ANNOTATION, K_BYTES_RESERVED, K_INDEX_ON_HOST, K_DEVICE_ORDINAL,
     K_CORRELATION_ID, /* launch.c: a host launch call and the device work it queued */
+    K_CUDA_GRAPH_ID, K_CUDA_GRAPH_NODE, /* graphs.c: a kernel of a command buffer and its node */
     K_COUNT
 };
 

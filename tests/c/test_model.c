@@ -13,6 +13,7 @@
 #include "base/map.h"
 #include "decode/xnames.h"
 #include "timeline/layout.h"
+#include "model/build_int.h"
 #include "model/model.h"
 #include "pbwrite.h"
 #include "real_captures.h"
@@ -433,6 +434,37 @@ static void cpu_thunks_name_their_devices(void **state) {
     check_cpu_devices((const int[]){0, 0, 0}, 3, "1", host, (const size_t[]){0}, 0, SIZE_MAX);
 }
 
+
+/* Command buffers: kernels run inside a CUDA graph are matched to the module's schedule in order.
+ * XLA names a kernel after a fusion of the same kind (one kernel can serve several identical
+ * fusions: "loop_add_fusion_1" runs loop_add_fusion.6); a library kernel runs a custom call; a
+ * memset belongs to the call whose kernel follows it; a kernel that fits nothing keeps no match. */
+static void graph_kernels_follow_the_schedule(void **state) {
+    (void)state;
+    jp_hlo_instr in[] = {{.name = "loop_add_fusion.6", .opcode = "fusion", .category = "loop fusion"},
+                         {.name = "custom-call.3", .opcode = "custom-call", .category = "custom-call"},
+                         {.name = "input_reduce_fusion.2", .opcode = "fusion", .category = "input fusion"},
+                         {.name = "copy.1", .opcode = "copy", .category = "data formatting"},
+                         {.name = "gemm_fusion_dot.7", .opcode = "fusion", .category = "matmul fusion"},
+                         {.name = "loop_add_fusion", .opcode = "fusion", .category = "loop fusion"}};
+    const jp_hlo_instr *sched[] = {&in[0], &in[1], &in[2], &in[3], &in[4], &in[5]};
+    jp_hlo_module hm = {.schedule = sched, .n_schedule = 6};
+    const char *kernels[] = {"loop_add_fusion_1", "Memset 3", "nvjet_sm90_tst_128x128", "input_reduce_fusion_11",
+                             "gemm_fusion_dot_262", "mystery_kernel", "loop_add_fusion_6"};
+    const uint8_t memset[] = {0, 1, 0, 0, 0, 0, 0};
+    int32_t out[7];
+    assert_int_equal(jp_graph_align(kernels, memset, 7, &hm, out), 0);
+    const int32_t want[] = {0, 1, 1, 2, 4, -1, 5};
+    for (int i = 0; i < 7; i++) assert_int_equal(out[i], want[i]);
+
+    /* a second graph of the module starts mid-schedule: its first kernel may match anywhere */
+    const char *later[] = {"gemm_fusion_dot_9", "loop_add_fusion_3"};
+    const uint8_t none[] = {0, 0};
+    assert_int_equal(jp_graph_align(later, none, 2, &hm, out), 0);
+    assert_int_equal(out[0], 4);
+    assert_int_equal(out[1], 5);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nesting_past_the_limit_is_an_error),
@@ -440,6 +472,7 @@ int main(void) {
         cmocka_unit_test(per_program_costs),
         cmocka_unit_test(dispatch_module_names),
         cmocka_unit_test(cpu_thunks_name_their_devices),
+        cmocka_unit_test(graph_kernels_follow_the_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,202 @@
+"""The real NVIDIA captures of tests/data/gpu (H200, JAX 0.11.2; README there). Truth comes from
+outside jaxprof: the program's own step timer and XLA's cost analysis (meta.json), the raw events
+read with jax.profiler.ProfileData, and XLA's own hlo_op labels on the kernels of the capture made
+with command buffers off."""
+from __future__ import annotations
+
+import collections
+import gzip
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from jax.profiler import ProfileData
+
+from conftest import jaxprof_json
+
+GPU = Path(__file__).resolve().parents[1] / "data" / "gpu"
+META = json.loads((GPU / "meta.json").read_text())
+CAPTURES = sorted(GPU.glob("*.xplane.pb.gz"))
+
+
+def raw_device_events(path: Path) -> list[tuple[str, int, int, dict[str, Any]]]:
+    """(name, start ns, duration ns, stats) of every event on the GPU planes' stream lines."""
+    data = path.read_bytes()
+    pd = ProfileData.from_serialized_xspace(gzip.decompress(data) if path.suffix == ".gz" else data)
+    return [(e.name, e.start_ns, e.duration_ns, dict(e.stats))
+            for p in pd.planes if p.name.startswith("/device:GPU") for line in p.lines for e in line.events]
+
+
+def is_copy_or_memset(name: str) -> bool:
+    return name.startswith(("Memcpy", "Memset"))
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name.split(".")[0])
+def test_steps_are_the_programs_own_step_times(path: Path) -> None:
+    """Each StepTraceAnnotation step lasts what the program timed around it (a blocking step), to
+    0.1 ms: the step ends at the marker's end, not at the device's last kernel."""
+    walls = META[path.name.split(".")[0]]["step_wall_ms"]
+    steps = jaxprof_json("steps", path)["steps"]
+    assert [s["step"] for s in steps] == list(range(len(walls)))
+    for s, wall in zip(steps, walls):
+        assert s["duration_ms"] == pytest.approx(wall, abs=0.1)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name.split(".")[0])
+def test_kernels_are_the_raw_kernel_events(path: Path) -> None:
+    """The kernels table counts every kernel event and no memset ("Memset 3" as JAX 0.11 names
+    them) or copy, as XProf's kernel_stats does."""
+    raw = [e for e in raw_device_events(path) if not is_copy_or_memset(e[0])]
+    kernels = jaxprof_json("kernels", path)["kernels"]
+    assert sum(k["count"] for k in kernels) == len(raw)
+    assert sum(k["total_ms"] for k in kernels) == pytest.approx(sum(e[2] for e in raw) / 1e6, rel=1e-6)
+
+
+def test_command_buffer_kernels_are_named_by_their_instruction() -> None:
+    """With command buffers on (XLA's default), every kernel of the train step ran inside a CUDA
+    graph and carries the graph's name (hlo_op command_buffer_1): XProf's op tables are empty.
+    jaxprof names each by the HLO instruction it ran; the op table keeps all the device time."""
+    path = GPU / "h200_transformer_cb.xplane.pb.gz"
+    raw = [e for e in raw_device_events(path) if not e[0].startswith("Memcpy")]
+    assert {e[3].get("hlo_op") for e in raw if e[3].get("hlo_module") == "jit_train_step"} == {"command_buffer_1"}
+    ops = jaxprof_json("ops", path)["ops"]
+    assert not [o for o in ops if o["name"].startswith("command_buffer")]
+    assert len(ops) == 448  # the schedule's instructions that run on the device, as in the nocb capture
+    assert sum(o["count"] for o in ops) == len(raw)
+    assert sum(o["self_ms"] for o in ops) == pytest.approx(sum(e[2] for e in raw) / 1e6, rel=1e-6)
+
+
+# ---- a command-buffer capture made from the one with XLA's own labels ------------------------------
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
+    at = 0
+    while at < len(data):
+        key, at = _varint(data, at)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = _varint(data, at)
+        elif wire == 2:
+            n, at = _varint(data, at)
+            value, at = data[at:at + n], at + n
+        elif wire == 1:
+            value, at = data[at:at + 8], at + 8
+        elif wire == 5:
+            value, at = data[at:at + 4], at + 4
+        else:
+            raise ValueError(wire)
+        yield num, wire, value
+
+
+def _enc_varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _enc(num: int, wire: int, value: Any) -> bytes:
+    key = _enc_varint(num << 3 | wire)
+    if wire == 0:
+        return key + _enc_varint(value)
+    if wire == 2:
+        return key + _enc_varint(len(value)) + value
+    return key + value
+
+
+def as_command_buffer(data: bytes, module: str, executions: int) -> bytes:
+    """The XSpace with every device event of `module` rewritten as a command buffer would record it:
+    hlo_op "command_buffer_1", one correlation id per execution, and cuda_graph_id/_node_id stats
+    (the node is the event's position in its execution). Everything else is left as it was."""
+    def rewrite_plane(plane: bytes) -> bytes:
+        fields = list(_fields(plane))
+        if not any(n == 2 and v.startswith(b"/device:GPU") for n, _, v in fields):
+            return plane
+        names = {}
+        for n, _, entry in fields:
+            if n == 5:
+                md = {a: b for a, _, b in _fields(next(v for k, _, v in _fields(entry) if k == 2))}
+                names[md.get(2, b"").decode()] = md.get(1, 0)
+        top = max(names.values())
+        graph_id, node_id, cb_name = top + 1, top + 2, top + 3
+        hlo_op, hlo_module, corr = names["hlo_op"], names["hlo_module"], names["correlation_id"]
+        module_ref = names[module]
+        events = []  # (offset, line index, event index) of the module's events
+        lines = [list(_fields(v)) for n, _, v in fields if n == 3]
+        for li, line in enumerate(lines):
+            for ei, (n, _, ev) in enumerate(line):
+                if n == 4 and any(a == 4 and dict((x, y) for x, _, y in _fields(b)).get(7) == module_ref
+                                  for a, _, b in _fields(ev)):
+                    events.append((dict((a, b) for a, _, b in _fields(ev) if a == 2).get(2, 0), li, ei))
+        events.sort()
+        per = len(events) // executions
+        assert per * executions == len(events)
+        where = {(li, ei): (k // per, k % per) for k, (_, li, ei) in enumerate(events)}
+
+        def rewrite_event(ev: bytes, execution: int, node: int) -> bytes:
+            out = b""
+            for a, w, b in _fields(ev):
+                if a == 4:
+                    st = list(_fields(b))
+                    mid = next(y for x, _, y in st if x == 1)
+                    if mid == hlo_op:
+                        b = _enc(1, 0, hlo_op) + _enc(7, 0, cb_name)
+                    elif mid == corr:
+                        b = _enc(1, 0, corr) + _enc(3, 0, 1 + execution)
+                out += _enc(a, w, b)
+            return (out + _enc(4, 2, _enc(1, 0, graph_id) + _enc(3, 0, 7))
+                    + _enc(4, 2, _enc(1, 0, node_id) + _enc(3, 0, 1000 + node)))
+
+        out, li = b"", 0
+        for n, w, v in fields:
+            if n == 3:
+                line = b""
+                for ei, (a, lw, lv) in enumerate(lines[li]):
+                    if (li, ei) in where:
+                        lv = rewrite_event(lv, *where[(li, ei)])
+                    line += _enc(a, lw, lv)
+                v, li = line, li + 1
+            out += _enc(n, w, v)
+        for mid, name in ((graph_id, b"cuda_graph_id"), (node_id, b"cuda_graph_node_id"), (cb_name, b"command_buffer_1")):
+            out += _enc(5, 2, _enc(1, 0, mid) + _enc(2, 2, _enc(1, 0, mid) + _enc(2, 2, name)))
+        return out
+
+    return b"".join(_enc(n, w, rewrite_plane(v) if n == 1 else v) for n, w, v in _fields(data))
+
+
+def test_graph_kernels_get_the_instruction_xla_labelled(tmp_path: Path) -> None:
+    """The capture made with command buffers off names each kernel's HLO instruction (XLA's own
+    hlo_op). Rewritten as a command buffer records it (every kernel hlo_op command_buffer_1, with
+    graph node ids), jaxprof recovers every instruction: the ops table equals XLA's labels, op by
+    op, count and time."""
+    src = GPU / "h200_transformer_nocb.xplane.pb.gz"
+    raw = raw_device_events(src)
+    truth: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+    for name, _, dur, st in raw:
+        if st.get("hlo_module") == "jit_train_step" and not name.startswith("Memcpy"):
+            truth[st["hlo_op"]][0] += 1
+            truth[st["hlo_op"]][1] += dur / 1e6
+    rewritten = tmp_path / "cb.xplane.pb"
+    rewritten.write_bytes(as_command_buffer(gzip.decompress(src.read_bytes()), "jit_train_step", 4))
+    labels = {e[3].get("hlo_op") for e in raw_device_events(rewritten) if e[3].get("hlo_module")}
+    assert labels == {"command_buffer_1"}
+    ops = {o["name"]: o for o in jaxprof_json("ops", rewritten)["ops"] if o["module"] == "jit_train_step"}
+    assert set(ops) == set(truth)
+    for name, (count, ms) in truth.items():
+        assert ops[name]["count"] == count, name
+        assert ops[name]["self_ms"] == pytest.approx(ms, abs=1e-6), name
+
