@@ -123,6 +123,9 @@ typedef struct jp_op_stat {
                            * library's helper kernel), listed under its kernel name with category
                            * JP_CATEGORY_NO_XLA_OP; XProf leaves these out of its op tables, the text
                            * report lists them apart from the HLO ops */
+    int autotuning;       /* 1: GPU work of XLA's autotuner while a host compiled (candidate GEMM
+                           * kernels, redzone and comparison kernels): no op of the program, listed
+                           * apart in the text report (docs/design.md "Autotuning") */
     int no_rate;          /* 1: an asynchronous start or done half ("copy-start.4", "all-gather-done"):
                            * its time is the launch or the wait, not the work, so no FLOP/s, GB/s or
                            * roof is computed for it (its FLOPs and bytes are still listed; a done's
@@ -531,6 +534,7 @@ typedef struct jp_analysis {
     size_t n_health;
     jp_precision_stat *precision; /* op self time by precision, the most first; empty without ops */
     size_t n_precision;
+    int64_t precision_ps;            /* the self time those classes share: every op's but the autotuner's */
     jp_comm_stat *comms;        /* collectives by total time (jaxprof comm) */
     size_t n_comms;
     int64_t comm_ps, comm_hidden_ps; /* summed over devices: jp_device.comm_ps, comm_hidden_ps */

@@ -174,6 +174,9 @@ class Op(Row):
     program_id: int | None
     #: false for a GPU kernel no XLA op launched (not in XProf's op tables)
     xla_op: bool
+    #: GPU work of XLA's autotuner while a host compiled (candidate GEMM kernels, redzone checks):
+    #: no op of the program
+    autotuning: bool
     #: its rate is above the physical peak it is compared with
     above_peak: bool
     #: the element type it computes in, from the HLO: a dot's, convolution's or library call's left
@@ -393,7 +396,7 @@ class Line(Row):
     function: str
     #: the self time of its ops [ms]
     self_ms: float
-    #: that, % of every op's self time [%]
+    #: that, % of the ops' self time (XLA's autotuner's excluded) [%]
     pct_device: float
     #: op occurrences
     count: int
@@ -686,7 +689,7 @@ class Precision(Row):
     precision: str
     #: its ops' self time [ms]
     self_ms: float
-    #: that, % of every op's self time [%]
+    #: that, % of the ops' self time (XLA's autotuner's excluded) [%]
     pct_time: float
     #: its ops' FLOPs [FLOPs]
     flops: float

@@ -103,14 +103,15 @@ static int consider(const jp_model *m, const char *module, uint32_t host, jp_vec
 }
 
 /* Modules whose ops ran on a device (or whose executions a device recorded) with no HloProto from
- * their host. Host dispatches are left out: they name the function, not always its module. */
+ * their host. Host dispatches are left out: they name the function, not always its module; so are
+ * the modules XLA's autotuner runs while it compiles (autotune.c). */
 static int modules_without_hlo(const jp_model *m, jp_arena *arena, jp_vec *out) {
     jp_vec named = {0}; /* lacking */
     lacking last = {0};
     int rc = JP_OK;
     for (size_t i = 0; i < m->opdefs.n && rc == JP_OK; i++) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
-        if (d->device < m->devices.n && !d->no_xla_op)
+        if (d->device < m->devices.n && !d->no_xla_op && !d->autotuning) /* the autotuner's modules have none */
             rc = consider(m, d->module, (uint32_t)host_of_device(m, d->device), &named, &last);
     }
     for (size_t i = 0; i < m->execs.n && rc == JP_OK; i++) {

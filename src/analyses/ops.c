@@ -172,7 +172,7 @@ int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
                                  .op_name = d->op_name, .scope = d->scope, .source = d->source,
                                  .function = d->function, .device = d->device, .min_ps = INT64_MAX,
                                  .program_id = d->program_id, .no_rate = jp_op_async_half(d->name),
-                                 .no_xla_op = d->no_xla_op, .dtype = d->dtype ? d->dtype : "",
+                                 .no_xla_op = d->no_xla_op, .autotuning = d->autotuning, .dtype = d->dtype ? d->dtype : "",
                                  .remat = is_remat(d->name, d->op_name)};
     }
     for (size_t i = 0; i < m->ops.n; i++) {

@@ -171,19 +171,22 @@ static int cmp_precision(const void *x, const void *y) {
     return strcmp(a->precision, b->precision);
 }
 
-/* The ops' self time and FLOPs by precision class, classes with ops only, the most time first. */
+/* The ops' self time and FLOPs by precision class, classes with ops only, the most time first; the
+ * autotuner's kernels are no op of the program. */
 static int precision_split(jp_arena *arena, jp_analysis *a) {
     jp_precision_stat sum[PREC_COUNT];
     for (int p = 0; p < PREC_COUNT; p++) sum[p] = (jp_precision_stat){PRECISION[p], 0, 0, 0};
     for (size_t i = 0; i < a->n_ops; i++) {
+        if (a->ops[i].autotuning) continue;
         jp_precision_stat *s = &sum[precision_of(a->ops[i].dtype)];
         s->self_ps += a->ops[i].self_ps, s->flops += a->ops[i].flops, s->n_ops++;
     }
     a->precision = jp_arena_alloc(arena, PREC_COUNT * sizeof *a->precision);
     if (!a->precision) return JP_ERR_NOMEM;
     a->n_precision = 0;
+    a->precision_ps = 0;
     for (int p = 0; p < PREC_COUNT; p++)
-        if (sum[p].n_ops) a->precision[a->n_precision++] = sum[p];
+        if (sum[p].n_ops) a->precision[a->n_precision++] = sum[p], a->precision_ps += sum[p].self_ps;
     qsort(a->precision, a->n_precision, sizeof *a->precision, cmp_precision);
     return JP_OK;
 }

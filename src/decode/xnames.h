@@ -36,6 +36,7 @@
 #define JP_XN_STAT_FLOW_PRODUCER "_p"                /* XLA:CPU: an async op starts a flow */
 #define JP_XN_STAT_FLOW_CONSUMER "_c"                /* its "end:" event ends it */
 #define JP_XN_STAT_CORRELATION_ID "correlation_id"   /* CUPTI/ROCm: a launch and its kernel or copy */
+#define JP_XN_TF_OP_MODULE_LEVEL "XlaModule:"      /* tf_op of a GPU kernel run outside the module's ops */
 #define JP_XN_STAT_CUDA_GRAPH_ID "cuda_graph_id"     /* a kernel run inside a CUDA graph (command buffer) */
 #define JP_XN_STAT_CUDA_GRAPH_NODE "cuda_graph_node_id" /* its node in that graph */
 #define JP_XN_STAT_TF_OP "tf_op"                     /* the framework op ("scope/op:Type") */

@@ -124,8 +124,13 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
      * of its op, as XProf counts them: without an execution id, back-to-back runs of a one-kernel op
      * cannot be told from one run of a several-kernel op. */
     int has_op = jp_info_str(info, K_HLO_OP).len > 0;
-    const char *module = has_op ? jp_build_info_interned(c, info, K_HLO_MODULE) : jp_intern_str(&c->m->intern, "", 0);
+    /* tf_op "XlaModule:" without an hlo_op: a kernel the executable ran outside its ops (the
+     * autotuner's buffer initialisation), its own op in its module */
+    int module_level = !has_op && jp_str_eq(jp_info_str(info, K_TF_OP), JP_XN_TF_OP_MODULE_LEVEL);
+    const char *module = has_op || module_level ? jp_build_info_interned(c, info, K_HLO_MODULE)
+                                                : jp_intern_str(&c->m->intern, "", 0);
     const char *op_name = has_op                                ? jp_build_info_interned(c, info, K_HLO_OP)
+                          : module_level                        ? interned
                           : jp_info_str(info, K_TF_OP).len      ? jp_build_framework_op(c, info)
                           : jp_info_str(info, K_ANNOTATION).len ? jp_build_annotation_op(c, info)
                                                                 : interned;
@@ -134,10 +139,11 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     uint32_t op = jp_build_op_for(c, dev, module, op_name, program, info);
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
     jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
+    def->with_program |= program >= 0;
     if (has_op && !def->opcode && jp_info_has(info, K_CUDA_GRAPH_NODE) && c->hlo_memo.hm && c->hlo_memo.hm->n_schedule)
         return defer_graph_kernel(c, op, line, start, dur, info, interned, kernel_sum, kind == JP_XN_GPU_MEMSET);
     jp_build_count_kernel(def, interned);
-    if (op_name == interned && !*module) { /* ROCm's copyBuffer, a library's helper launched by itself */
+    if (op_name == interned && !has_op) { /* ROCm's copyBuffer, a library's helper launched by itself */
         def->no_xla_op = 1;
         def->category = JP_CATEGORY_NO_XLA_OP;
     }

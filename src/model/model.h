@@ -57,6 +57,8 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     int64_t program_id;      /* with shared_name, the program its events named (its costs are that
                               * program's); -1 when the name has one program or the event named none */
     uint8_t no_xla_op;       /* GPU: a kernel that no XLA (or framework) op launched, named after itself */
+    uint8_t with_program;    /* GPU: one of its events named its program_id */
+    uint8_t autotuning;      /* GPU: device work of XLA's autotuner during a compile (autotune.c) */
     const char *kernel[JP_OPDEF_KERNELS]; /* GPU: the first distinct kernels seen running the op */
     uint64_t kernel_n[JP_OPDEF_KERNELS];  /* launches of each */
     uint64_t n_kernels;      /* GPU: kernel events of the op */
@@ -249,6 +251,8 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
                         jp_error *err);
 /* Sorts, nests (self time, depth) and derives executions once every host is added. */
 int jp_model_finish(jp_model *m, jp_error *err);
+/* Marks the ops that are XLA's autotuner at work during a compile (jp_opdef.autotuning). */
+int jp_model_mark_autotuning(jp_model *m);
 
 /* A finished model's records of host h alone, for analyses that take a jp_model: *view borrows
  * m's tables (devices, op definitions and interned strings are shared, so device and op indices

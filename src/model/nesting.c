@@ -185,7 +185,7 @@ int jp_model_finish(jp_model *m, jp_error *err) {
     if (rc) return rc;
     if (m->host.n > 1) sort_unless_sorted(m->host.data, m->host.n, sizeof(jp_host_ev), cmp_host_ev);
     if ((rc = nest_host(m, err))) return rc;
-    if (group_executions(m)) return jp_build_nomem(err);
+    if (group_executions(m) || jp_model_mark_autotuning(m)) return jp_build_nomem(err);
     if (m->device_steps.n > 1) qsort(m->device_steps.data, m->device_steps.n, sizeof(jp_exec), jp_exec_cmp_start);
     if (m->first_ps > m->last_ps) m->first_ps = m->last_ps = 0;
     return JP_OK;

@@ -102,6 +102,7 @@ GET(op_roof_pct, jp_op_stat, set_num(c, r->roof_pct))
 GET(op_xla_flops, jp_op_stat, set_num(c, r->xla_flops))
 GET(op_program_id, jp_op_stat, r->program_id >= 0 ? set_int(c, r->program_id) : set_none(c))
 GET(op_xla_op, jp_op_stat, set_bool(c, !r->no_xla_op))
+GET(op_autotuning, jp_op_stat, set_bool(c, r->autotuning))
 GET(op_above_peak, jp_op_stat, set_bool(c, r->bound != JP_BOUND_UNKNOWN && r->roof_pct > 100))
 GET(op_dtype, jp_op_stat, set_str(c, r->dtype))
 GET(op_remat, jp_op_stat, set_bool(c, r->remat))
@@ -157,6 +158,9 @@ static const column OP_COLS[] = {
              "the compiled program (XLA's program_id) when its module's name has several; null otherwise"),
     COL("xla_op", NULL, 0, CELL_BOOL, NULL, op_xla_op,
         "false for a GPU kernel no XLA op launched (not in XProf's op tables)"),
+    COL("autotuning", NULL, 0, CELL_BOOL, NULL, op_autotuning,
+        "GPU work of XLA's autotuner while a host compiled (candidate GEMM kernels, redzone checks): no op "
+        "of the program"),
     COL("above_peak", NULL, 0, CELL_BOOL, NULL, op_above_peak,
         "its rate is above the physical peak it is compared with"),
     COL_VIEW("dtype", NULL, 0, CELL_STR, 0, NULL, op_dtype, 1, NULL,
@@ -196,7 +200,7 @@ static const column LINE_COLS[] = {
     COL("source", "line", 0, CELL_STR, NULL, line_source, "\"file:line\" of the user's code that made the ops"),
     COL("function", "function", 16, CELL_STR, NULL, line_function, "the function of that line; \"\" when unknown"),
     COL("self_ms", "self", 9, CELL_TIME, NULL, line_self, "the self time of its ops"),
-    COL_LABEL("pct_device", "%dev", 6, CELL_PCT, NULL, line_pct_device, "% device", "that, % of every op's self time"),
+    COL_LABEL("pct_device", "%dev", 6, CELL_PCT, NULL, line_pct_device, "% device", "that, % of the ops' self time (XLA's autotuner's excluded)"),
     COL("count", "count", 6, CELL_INT, NULL, line_count, "op occurrences"),
     COL("n_ops", "ops", 4, CELL_INT, NULL, line_n_ops, "distinct ops"),
     COL("ops", "top ops", 20, CELL_STR, NULL, line_ops, "its ops by self time, at most five: \"dot.3, fusion.2, ...\""),
@@ -317,7 +321,7 @@ static const column STEP_COLS[] = {
 
 GET(prec_name, jp_precision_stat, set_str(c, r->precision))
 GET(prec_self, jp_precision_stat, set_time(c, r->self_ps))
-GET(prec_pct, jp_precision_stat, set_pct(c, pct_of((double)r->self_ps, (double)a->op_self_ps)))
+GET(prec_pct, jp_precision_stat, set_pct(c, pct_of((double)r->self_ps, (double)a->precision_ps)))
 GET(prec_flops, jp_precision_stat, set_num(c, r->flops))
 GET(prec_ops, jp_precision_stat, set_int(c, r->n_ops))
 
@@ -326,7 +330,7 @@ static const column PRECISION_COLS[] = {
         "\"16-bit\" (bf16, f16), \"32-bit\" (f32), \"8-bit\" (8-bit floats and integers), \"other\", "
         "\"unknown\" (no HLO): the ops' dtype"),
     COL("self_ms", "self", 9, CELL_TIME, NULL, prec_self, "its ops' self time"),
-    COL("pct_time", "%time", 6, CELL_PCT, NULL, prec_pct, "that, % of every op's self time"),
+    COL("pct_time", "%time", 6, CELL_PCT, NULL, prec_pct, "that, % of the ops' self time (XLA's autotuner's excluded)"),
     COL("flops", NULL, 0, CELL_NUM, "FLOPs", prec_flops, "its ops' FLOPs"),
     COL("ops", "ops", 5, CELL_INT, NULL, prec_ops, "its op rows"),
 };

@@ -312,7 +312,7 @@ static void write_precision(const jp_analysis *a, FILE *out) {
     if (!a->n_precision || (a->n_precision == 1 && strcmp(a->precision[0].precision, "unknown") == 0)) return;
     fputs("<p id=\"precision\">Op time by the precision ops compute in (HLO element types):", out);
     for (size_t k = 0; k < a->n_precision; k++)
-        fprintf(out, "%s %s %.1f%%", k ? "," : "", a->precision[k].precision, pct(a->precision[k].self_ps, a->op_self_ps));
+        fprintf(out, "%s %s %.1f%%", k ? "," : "", a->precision[k].precision, pct(a->precision[k].self_ps, a->precision_ps));
     fputs(".</p>\n", out);
 }
 

@@ -20,13 +20,20 @@ const char *jp_platform_name(int platform) {
 }
 
 /* The report's ops table keeps kernels that no XLA op launched apart from the HLO ops. */
-static int is_xla_op(const void *row) { return !((const jp_op_stat *)row)->no_xla_op; }
+static int is_xla_op(const void *row) {
+    const jp_op_stat *o = row;
+    return !o->no_xla_op && !o->autotuning;
+}
 /* An op that falls short of a roof it has. */
 static int wastes(const void *row) {
     const jp_op_stat *o = row;
     return !o->no_xla_op && o->bound != JP_BOUND_UNKNOWN && o->wasted_ps > 0;
 }
-static int is_no_xla_op(const void *row) { return ((const jp_op_stat *)row)->no_xla_op; }
+static int is_no_xla_op(const void *row) {
+    const jp_op_stat *o = row;
+    return o->no_xla_op && !o->autotuning;
+}
+static int is_autotuning(const void *row) { return ((const jp_op_stat *)row)->autotuning; }
 
 /* What split_ms means, said where it is shown: JSON's "split_note", text's closing line. */
 static const char SPLIT_NOTE[] = "a fusion made by several source lines has its time split over them by the "
@@ -373,10 +380,10 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
 /* One line: the ops' self time by the precision they compute in, when the HLO says for any. */
 static void precision_text(const jp_analysis *a, FILE *out) {
     if (a->n_precision == 1 && strcmp(a->precision[0].precision, "unknown") == 0) return;
+    int64_t all = a->precision_ps;
     fputs("\nPrecision (op self time by the element type ops compute in, from the HLO):", out);
     for (size_t i = 0; i < a->n_precision; i++)
-        fprintf(out, " %s %.1f%%", a->precision[i].precision,
-                a->op_self_ps ? 100.0 * (double)a->precision[i].self_ps / (double)a->op_self_ps : 0);
+        fprintf(out, " %s %.1f%%", a->precision[i].precision, all ? 100.0 * (double)a->precision[i].self_ps / (double)all : 0);
     fputc('\n', out);
 }
 
@@ -489,12 +496,26 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     }
     if (!rc && a->n_ops) precision_text(a, out), remat_text(a, out);
     if (!rc && a->n_ops) rc = wasted_text(a, &top, out, err);
-    size_t n_apart = 0;
-    for (size_t i = 0; i < a->n_ops; i++) n_apart += (size_t)a->ops[i].no_xla_op;
+    size_t n_apart = 0, n_tuning = 0;
+    int64_t tuning_ps = 0;
+    for (size_t i = 0; i < a->n_ops; i++) {
+        n_apart += (size_t)is_no_xla_op(&a->ops[i]);
+        n_tuning += (size_t)a->ops[i].autotuning;
+        tuning_ps += a->ops[i].autotuning ? a->ops[i].self_ps : 0;
+    }
     if (!rc && n_apart) {
         fprintf(out, "\nKernels without an XLA op (%zu; not HLO ops, and not in XProf's op tables)\n", n_apart);
         table t = section_table(a, JP_SECTION_OPS);
         t.keep = is_no_xla_op;
+        rc = text_table(a, &t, &top, out, err);
+    }
+    if (!rc && n_tuning) {
+        char took[32];
+        jp_format_time(took, sizeof took, (double)tuning_ps);
+        fprintf(out, "\nAutotuning (%zu ops, %s of device time while XLA compiled: its candidate kernels and checks, "
+                     "not your program)\n", n_tuning, took);
+        table t = section_table(a, JP_SECTION_OPS);
+        t.keep = is_autotuning;
         rc = text_table(a, &t, &top, out, err);
     }
     if (!rc && a->n_lines) {

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import pytest
 from jax.profiler import ProfileData
 
-from conftest import jaxprof_json
+from conftest import jaxprof_json, run_jaxprof
 
 GPU = Path(__file__).resolve().parents[1] / "data" / "gpu"
 META = json.loads((GPU / "meta.json").read_text())
@@ -200,3 +200,29 @@ def test_graph_kernels_get_the_instruction_xla_labelled(tmp_path: Path) -> None:
         assert ops[name]["count"] == count, name
         assert ops[name]["self_ms"] == pytest.approx(ms, abs=1e-6), name
 
+
+
+def test_autotuning_is_apart_from_the_program() -> None:
+    """The eval step compiles inside step 1: XLA's autotuner runs candidate GEMM kernels (modules
+    named after the fusion, no program_id, no HloProto) and its redzone and comparison kernels.
+    jaxprof marks exactly the ops whose kernels carry no program_id and ran while the host compiled
+    (raw events), keeps them out of the top ops and the precision split, and does not call their
+    modules an HloProto missing from the capture."""
+    path = GPU / "h200_compile.xplane.pb.gz"
+    pd = ProfileData.from_serialized_xspace(gzip.decompress(path.read_bytes()))
+    compiles = [(e.start_ns, e.start_ns + e.duration_ns) for p in pd.planes if p.name == "/host:CPU"
+                for line in p.lines for e in line.events if e.name == "PJRT_Client_Compile"]
+    assert compiles
+    raw = [e for e in raw_device_events(path) if not e[0].startswith("Memcpy")]
+    assert all("program_id" in e[3] for e in raw if e[3].get("hlo_module", "").startswith("jit_"))
+    tuning = [e for e in raw if "program_id" not in e[3] and any(a <= e[1] < b for a, b in compiles)]
+    assert len(tuning) > 1000
+    ops = jaxprof_json("ops", path)["ops"]
+    marked = [o for o in ops if o["autotuning"]]
+    assert sum(o["count"] for o in marked) == len(tuning)
+    assert sum(o["self_ms"] for o in marked) == pytest.approx(sum(e[2] for e in tuning) / 1e6, rel=1e-6)
+    assert not [h for h in jaxprof_json("report", path)["capture_health"] if h["kind"] == "no HLO"]
+    text = run_jaxprof("report", str(path)).stdout
+    top = text.split("Top ops by self time\n")[1].split("\n\n")[0]
+    assert "Redzone" not in top and "kernel, no XLA op" not in top
+    assert f"Autotuning ({len(marked)} ops," in text
