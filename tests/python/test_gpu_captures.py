@@ -226,3 +226,17 @@ def test_autotuning_is_apart_from_the_program() -> None:
     top = text.split("Top ops by self time\n")[1].split("\n\n")[0]
     assert "Redzone" not in top and "kernel, no XLA op" not in top
     assert f"Autotuning ({len(marked)} ops," in text
+
+
+def test_graph_runs_count_with_the_labelled_run() -> None:
+    """In the compile capture the train step ran once with every kernel labelled by XLA, then twice
+    as a CUDA graph (284 kernels labelled command_buffer_1, two launches). XProf counts only the
+    labelled run; the same executable ran the same kernels each time, so every op ran three times."""
+    path = GPU / "h200_compile.xplane.pb.gz"
+    raw = [e for e in raw_device_events(path) if e[3].get("hlo_module") == "jit_train_step"]
+    graph = [e for e in raw if e[3]["hlo_op"] == "command_buffer_1"]
+    runs = len({e[3]["correlation_id"] for e in graph})
+    labelled = collections.Counter(e[3]["hlo_op"] for e in raw if e[3]["hlo_op"] != "command_buffer_1")
+    assert runs == 2 and len(graph) == runs * sum(labelled.values())
+    ops = {o["name"]: o["count"] for o in jaxprof_json("ops", path)["ops"] if o["module"] == "jit_train_step"}
+    assert ops == {op: n * (1 + runs) for op, n in labelled.items()}
