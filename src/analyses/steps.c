@@ -142,11 +142,17 @@ static const char *dominant(const jp_exec *runs, size_t n) {
     return best;
 }
 
-/* Host-side dispatches PjitFunction(f), as runs named by the function. */
+/* Host-side dispatches PjitFunction(f), as runs named by the function: the outermost ones, a jit
+ * called inside a jit being part of its caller's run. A dispatch inside a user's annotation (a
+ * TraceAnnotation or jaxprof.trace(name=...) around the loop) counts. */
 static int host_dispatches(const jp_model *m, jp_vec *out) {
-    for (size_t i = 0; i < m->host.n; i++) {
+    uint32_t line = UINT32_MAX;
+    int64_t open_end = INT64_MIN; /* the end of the last outermost dispatch on `line` */
+    for (size_t i = 0; i < m->host.n; i++) { /* by line, then start: a nested one follows its caller */
         const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
-        if (!h->is_dispatch || h->depth > 0) continue;
+        if (!h->is_dispatch) continue;
+        if (h->line == line && h->start_ps < open_end) continue;
+        line = h->line, open_end = h->end_ps;
         jp_exec *x = jp_vec_push(out, sizeof *x);
         if (!x) return JP_ERR_NOMEM;
         *x = (jp_exec){.module = h->name, .start_ps = h->start_ps, .end_ps = h->end_ps, .device = UINT32_MAX};
