@@ -17,8 +17,10 @@ Captures (MODES below):
   compile            a small model whose eval step compiles inside the trace
                      (autotuning kernels, the compiler's host events)
   transformer_graphtrace  command buffers on, CUPTI told to record each CUDA
-                     graph as one activity (crashed JAX 0.11.2 once: run
-                     with faulthandler to see where)
+                     graph as one activity (crashed JAX 0.11.2 twice)
+  scan_cb, scan_nocb the transformer with its layers stacked and scanned (a
+                     while loop), command buffers on and off
+CAPTURE_MODES=a,b picks some.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ MODES = {
     "transfers": ("", {}, "gpu", 4, False),
     "compile": ("", {}, "small", 3, True),
     "transformer_graphtrace": ("", {"gpu_enable_cupti_activity_graph_trace": True}, "small", 3, False),
+    "scan_cb": ("", {}, "gpu", 4, False),
+    "scan_nocb": ("--xla_gpu_enable_command_buffer=", {}, "gpu", 4, False),
 }
 
 
@@ -82,22 +86,30 @@ def forward(params: dict, tokens: Any, H: int) -> Any:
     with jax.named_scope("embed"):
         x = (params["embed"][tokens] + params["pos"][:T]).astype(bf)
     mask = jnp.tril(jnp.ones((T, T), bool))
-    for i, p in enumerate(params["layers"]):
-        with jax.named_scope(f"block{i}"):
-            with jax.named_scope("attention"):
-                h = norm(x, p["ln1"])
-                D = h.shape[-1]
-                q, k, v = (jnp.einsum("btd,de->bte", h, p[w].astype(bf)).reshape(B, T, H, D // H)
-                           for w in ("wq", "wk", "wv"))
-                s = jnp.einsum("bthd,bshd->bhts", q, k) * (D // H) ** -0.5
-                s = jnp.where(mask, s.astype(jnp.float32), -1e9)
-                a = jax.nn.softmax(s, -1).astype(bf)
-                o = jnp.einsum("bhts,bshd->bthd", a, v).reshape(B, T, D)
-                x = x + jnp.einsum("btd,de->bte", o, p["wo"].astype(bf))
-            with jax.named_scope("mlp"):
-                h = norm(x, p["ln2"])
-                h = jax.nn.gelu(jnp.einsum("btd,df->btf", h, p["w1"].astype(bf)) + p["b1"].astype(bf))
-                x = x + jnp.einsum("btf,fd->btd", h, p["w2"].astype(bf)) + p["b2"].astype(bf)
+
+    def block(x: Any, p: dict) -> Any:
+        with jax.named_scope("attention"):
+            h = norm(x, p["ln1"])
+            D = h.shape[-1]
+            q, k, v = (jnp.einsum("btd,de->bte", h, p[w].astype(bf)).reshape(B, T, H, D // H)
+                       for w in ("wq", "wk", "wv"))
+            s = jnp.einsum("bthd,bshd->bhts", q, k) * (D // H) ** -0.5
+            s = jnp.where(mask, s.astype(jnp.float32), -1e9)
+            a = jax.nn.softmax(s, -1).astype(bf)
+            o = jnp.einsum("bhts,bshd->bthd", a, v).reshape(B, T, D)
+            x = x + jnp.einsum("btd,de->bte", o, p["wo"].astype(bf))
+        with jax.named_scope("mlp"):
+            h = norm(x, p["ln2"])
+            h = jax.nn.gelu(jnp.einsum("btd,df->btf", h, p["w1"].astype(bf)) + p["b1"].astype(bf))
+            return x + jnp.einsum("btf,fd->btd", h, p["w2"].astype(bf)) + p["b2"].astype(bf)
+
+    if isinstance(params["layers"], dict):  # stacked: one scanned block (a while loop in the HLO)
+        with jax.named_scope("blocks"):
+            x, _ = jax.lax.scan(lambda x, p: (block(x, p), None), x, params["layers"])
+    else:
+        for i, p in enumerate(params["layers"]):
+            with jax.named_scope(f"block{i}"):
+                x = block(x, p)
     with jax.named_scope("head"):
         return jnp.einsum("btd,vd->btv", norm(x, params["lnf"]), params["embed"].astype(bf))
 
@@ -112,7 +124,7 @@ def start_trace(out: Path) -> None:
     jax.profiler.start_trace(str(out), profiler_options=options)
 
 
-def run_transformer(out: Path, size: dict, steps: int, with_eval: bool) -> dict:
+def run_transformer(out: Path, size: dict, steps: int, with_eval: bool, scan: bool = False) -> dict:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -120,6 +132,8 @@ def run_transformer(out: Path, size: dict, steps: int, with_eval: bool) -> dict:
 
     H = size["H"]
     params = init_params(jax.random.key(0), **size)
+    if scan:
+        params["layers"] = jax.tree.map(lambda *a: jnp.stack(a), *params["layers"])
     opt = optax.adamw(3e-4)
     opt_state = opt.init(params)
 
@@ -252,7 +266,7 @@ def child(mode: str, out: Path, size_name: str) -> None:
     if mode == "transfers":
         info.update(run_transfers(out, mb=256 if size_name == "gpu" else 8, steps=steps))
     else:
-        info.update(run_transformer(out, SIZES[model], steps, with_eval))
+        info.update(run_transformer(out, SIZES[model], steps, with_eval, scan=mode.startswith("scan")))
     info["seconds"] = time.time() - t0
     (out / "meta.json").write_text(json.dumps(info, indent=1))
 
@@ -265,7 +279,8 @@ def main() -> int:
     size_name = sys.argv[2] if len(sys.argv) > 2 else "gpu"  # "cpu": every model small
     deadline = time.time() + float(os.environ.get("CAPTURE_BUDGET_S", "330"))
     meta = {}
-    for mode, (flags, advanced, *_) in MODES.items():
+    chosen = os.environ.get("CAPTURE_MODES", "").split(",") if os.environ.get("CAPTURE_MODES") else list(MODES)
+    for mode, (flags, advanced, *_) in ((m, MODES[m]) for m in chosen):
         left = deadline - time.time()
         if left < 30:
             print(f"skipping {mode}: {left:.0f} s left", flush=True)

@@ -15,6 +15,26 @@ from ._log import log
 from .config import check_profile_options
 
 
+#: advanced_configuration keys that killed the traced process where we tried them: dropped with a
+#: warning unless JAXPROF_ALLOW_CRASHING_OPTIONS=1, since profiling must never end a training run.
+CRASHING_OPTIONS = {
+    "gpu_enable_cupti_activity_graph_trace": "a segmentation fault in 2 of 2 captures (JAX 0.11.2, H200; "
+                                             "tests/data/gpu/README.md)",
+}
+
+
+def _without_crashing(advanced: Mapping[str, Any]) -> dict[str, Any]:
+    kept = dict(advanced)
+    if os.environ.get("JAXPROF_ALLOW_CRASHING_OPTIONS") == "1":
+        return kept
+    for key, seen in CRASHING_OPTIONS.items():
+        if kept.get(key):
+            log.warning("advanced_configuration %s dropped: it caused %s; set JAXPROF_ALLOW_CRASHING_OPTIONS=1 "
+                        "to pass it anyway", key, seen)
+            del kept[key]
+    return kept
+
+
 def make_options(
     *,
     device_trace: bool = True,
@@ -39,6 +59,8 @@ def make_options(
         "python_tracer_level": 1 if python_trace else 0,
     }
     wanted.update(check_profile_options(extra or {}))
+    if wanted.get("advanced_configuration"):
+        wanted["advanced_configuration"] = _without_crashing(wanted["advanced_configuration"])
     for field, value in wanted.items():
         if field == "advanced_configuration" and not value:
             continue  # JAX's default: nothing to set (and nothing to warn about on an older JAX)

@@ -22,7 +22,8 @@ ADVANCED_CONFIGURATION: dict[str, type] = {
     "gpu_max_activity_api_events": int,      # CUPTI activity (kernel, memcpy) events kept (XLA default 2 Mi)
     "gpu_max_annotation_strings": int,       # distinct annotation strings kept
     "gpu_enable_nvtx_tracking": bool,        # record NVTX ranges
-    "gpu_enable_cupti_activity_graph_trace": bool,  # CUDA graphs as one activity each
+    "gpu_enable_cupti_activity_graph_trace": bool,  # CUDA graphs as one activity each (crashed JAX 0.11.2:
+                                                    # dropped unless JAXPROF_ALLOW_CRASHING_OPTIONS=1, _jax.py)
     "gpu_dump_graph_node_mapping": bool,     # log CUDA graph node -> op mapping
     "gpu_pm_sample_counters": str,           # comma-separated PM sampling metrics
     "gpu_pm_sample_interval_us": int,        # PM sampling interval

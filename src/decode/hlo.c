@@ -196,9 +196,11 @@ typedef struct hlo_ctx {
     uint64_t entry_id; /* the entry computation's id */
     jp_pb schedule;    /* the module's HloScheduleProto, when has_schedule */
     int has_schedule;
-    const char **scheduled; /* the entry computation's scheduled instructions that run on the device,
-                             * by name (scratch), until the sorted instructions can be looked up */
+    const char **scheduled; /* every computation's scheduled instructions that run on the device, by
+                             * name (scratch), until the sorted instructions can be looked up */
     size_t n_scheduled, max_scheduled;
+    struct sched_run { size_t first, n; int entry; } *runs; /* each sequence's part of scheduled */
+    size_t n_runs;
 } hlo_ctx;
 
 static const char *intern_field(hlo_ctx *c, const jp_pb_field *f) {
@@ -1077,13 +1079,14 @@ static int push_scheduled(void *arg, int64_t id) {
     return 0;
 }
 
-/* The entry computation's sequence from the HloScheduleProto (a map from computation id to its
- * instruction ids) into c->scheduled. A module without a schedule keeps none. */
+/* Every computation's sequence from the HloScheduleProto (a map from computation id to its
+ * instruction ids) into c->scheduled, one run each. A module without a schedule keeps none. */
 static int read_schedule(hlo_ctx *c, const hlo_ir *ir, const jp_hlo_module *out) {
     hlo_id_slot *ids = jp_hlo_id_slots(ir, &c->scratch);
     c->max_scheduled = ir->n_nodes;
     c->scheduled = jp_arena_alloc(&c->scratch, (ir->n_nodes ? ir->n_nodes : 1) * sizeof *c->scheduled);
-    if (!ids || !c->scheduled) return JP_ERR_NOMEM;
+    c->runs = jp_arena_alloc(&c->scratch, (ir->n_comps ? ir->n_comps : 1) * sizeof *c->runs);
+    if (!ids || !c->scheduled || !c->runs) return JP_ERR_NOMEM;
     sched_dest d = {c, ir, ids, out->instrs};
     jp_pb_field f, g, h;
     for (jp_pb s = c->schedule; !jp_pb_done(&s);) {
@@ -1097,25 +1100,37 @@ static int read_schedule(hlo_ctx *c, const hlo_ir *ir, const jp_hlo_module *out)
             if (g.number == MAP_KEY && g.wire == JP_PB_VARINT) key = g.u;
             if (g.number == MAP_VALUE && g.wire == JP_PB_LEN) seq = jp_pb_sub(&e, &g);
         }
-        if (key != c->entry_id || !seq.p) continue;
-        c->n_scheduled = 0; /* a repeated entry: the last one holds */
+        if (!seq.p || c->n_runs == ir->n_comps) continue; /* more sequences than computations: corrupt */
+        size_t first = c->n_scheduled;
         for (jp_pb q = seq; !jp_pb_done(&q);) {
             if ((rc = jp_pb_next(&q, &h, "InstructionSequence", c->err))) return rc;
             if (h.number == SEQ_IDS && (rc = jp_hlo_each_int(&q, &h, push_scheduled, &d, c->err)) < 0) return rc;
         }
+        if (c->n_scheduled > first)
+            c->runs[c->n_runs++] = (struct sched_run){first, c->n_scheduled - first, key == c->entry_id};
     }
     return JP_OK;
 }
 
-/* After the sort: the scheduled names as instructions, in out's arena. */
+/* After the sort: each scheduled run as a sequence of instructions, in out's arena, the entry
+ * computation's first. */
 static int resolve_schedule(hlo_ctx *c, jp_hlo_module *out) {
-    if (!c->n_scheduled) return JP_OK;
-    out->schedule = jp_arena_alloc(c->arena, c->n_scheduled * sizeof *out->schedule);
-    if (!out->schedule) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < c->n_scheduled; i++) {
-        const jp_hlo_instr *in = jp_hlo_find(out, c->scheduled[i]);
-        if (in) out->schedule[out->n_schedule++] = in;
-    }
+    if (!c->n_runs) return JP_OK;
+    out->sequences = jp_arena_alloc(c->arena, c->n_runs * sizeof *out->sequences);
+    const jp_hlo_instr **instrs = jp_arena_alloc(c->arena, c->n_scheduled * sizeof *instrs);
+    if (!out->sequences || !instrs) return JP_ERR_NOMEM;
+    for (int entry = 1; entry >= 0; entry--)
+        for (size_t r = 0; r < c->n_runs; r++) {
+            if (c->runs[r].entry != entry) continue;
+            jp_hlo_sequence *q = &out->sequences[out->n_sequences];
+            *q = (jp_hlo_sequence){instrs, 0, entry};
+            for (size_t i = c->runs[r].first; i < c->runs[r].first + c->runs[r].n; i++) {
+                const jp_hlo_instr *in = jp_hlo_find(out, c->scheduled[i]);
+                if (in) instrs[q->n++] = in;
+            }
+            instrs += q->n;
+            out->n_sequences += q->n > 0;
+        }
     return JP_OK;
 }
 

@@ -121,6 +121,13 @@ typedef struct jp_hlo_memory { /* the BufferAssignmentProto of one module */
     size_t n_traces;
 } jp_hlo_memory;
 
+typedef struct jp_hlo_sequence { /* one computation's schedule */
+    const jp_hlo_instr **instrs; /* its instructions that run on the device (no parameter, tuple,
+                                  * bitcast, ...), in the order the schedule runs them */
+    size_t n;
+    int entry;                   /* the entry computation's (the module's first sequence) */
+} jp_hlo_sequence;
+
 typedef struct jp_hlo_module {
     const char *name;      /* interned module name ("jit_train_step") */
     const char *key;       /* the metadata entry's name, XProf's key: "jit_train_step(6)"; NULL
@@ -130,10 +137,10 @@ typedef struct jp_hlo_module {
     jp_hlo_instr *instrs;  /* sorted by name pointer for bsearch */
     size_t n_instrs;
     jp_hlo_memory *memory; /* its buffer assignment, NULL when the HloProto has none */
-    const jp_hlo_instr **schedule; /* the entry computation's instructions that run on the device (no
-                                    * parameter, tuple, bitcast, ...), in the order its schedule runs
-                                    * them; n_schedule is 0 when the HloProto has no schedule */
-    size_t n_schedule;
+    jp_hlo_sequence *sequences; /* HloModuleProto.schedule: each computation's with device work (a
+                                 * while loop's body has its own), the entry's first; none when the
+                                 * HloProto has no schedule */
+    size_t n_sequences;
 } jp_hlo_module;
 
 /* The default library-frame rule: files of installed packages, the standard library, and JAX,

@@ -31,7 +31,7 @@ typedef struct jp_graph_kernel {
     int64_t start_ps;
     uint64_t graph, node, correlation; /* cuda_graph_id, cuda_graph_node_id, the launch's correlation_id */
     int64_t program;         /* the event's program_id, -1 without one */
-    const struct jp_hlo_module *module; /* its module's HLO, which has a schedule */
+    const struct jp_hlo_module *module; /* its module's HLO, which has a schedule (n_sequences > 0) */
     const char *kernel;      /* interned kernel name */
     uint32_t op;             /* the command buffer's opdef */
     uint32_t kernel_sum;     /* its entry in m->kernels, UINT32_MAX for a memset */
@@ -128,11 +128,11 @@ void jp_build_count_kernel(jp_opdef *def, const char *kernel);
 
 /* ---- command buffers (graphs.c) ---- */
 
-/* Which scheduled instruction of hm (its schedule) each kernel of one command-buffer execution ran,
- * the kernels in the order they ran: out[i] indexes hm->schedule, or -1 (matched nothing, or a
- * memset before no kernel). JP_ERR_NOMEM or 0. */
-int jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t n, const struct jp_hlo_module *hm,
-                   int32_t *out);
+/* Which instruction of one computation's schedule each kernel of one command-buffer execution ran,
+ * the kernels in the order they ran: out[i] indexes seq->instrs, or -1 (matched nothing, or a
+ * memset before no kernel). Returns how many kernels matched, -1 when out of memory. */
+long jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t n, const struct jp_hlo_sequence *seq,
+                    int32_t *out);
 /* Moves every kernel of c->graph_kernels to the op it ran, once the XSpace's planes are read. */
 int jp_build_resolve_graphs(jp_build_ctx *c);
 

@@ -106,7 +106,10 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
                           int64_t dur, const jp_ev_info *info) {
     jp_str name = em ? em->name : (jp_str){"", 0};
     jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
-    int kind = jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
+    /* launch details make a kernel, whatever its name: a CUDA graph's copy node runs as the
+     * driver's kernel "memcpy128" (XProf's kernel_stats counts it too) */
+    int kind = jp_info_str(info, K_KERNEL_DETAILS).len ? JP_XN_GPU_KERNEL
+                                                       : jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
     if ((kind < JP_XFER_COUNT || jp_xn_gpu_is_op_work(kind)) && jp_info_has(info, K_CORRELATION_ID)) {
         int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, start, dur, kind == JP_XN_GPU_KERNEL);
         if (rc) return rc;
@@ -140,7 +143,7 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
     jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
     def->with_program |= program >= 0;
-    if (has_op && !def->opcode && jp_info_has(info, K_CUDA_GRAPH_NODE) && c->hlo_memo.hm && c->hlo_memo.hm->n_schedule)
+    if (has_op && !def->opcode && jp_info_has(info, K_CUDA_GRAPH_NODE) && c->hlo_memo.hm && c->hlo_memo.hm->n_sequences)
         return defer_graph_kernel(c, op, line, start, dur, info, interned, kernel_sum, kind == JP_XN_GPU_MEMSET);
     jp_build_count_kernel(def, interned);
     if (op_name == interned && !has_op) { /* ROCm's copyBuffer, a library's helper launched by itself */

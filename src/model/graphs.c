@@ -1,18 +1,23 @@
 /* graphs.c - command buffers: the kernels XLA runs inside a CUDA graph all carry the graph's name
  * (hlo_op "command_buffer_1") instead of their HLO instruction's, so every op table would show one
  * op for the whole step (XProf then resolves none). Their instruction is recovered from the order
- * they ran in: a graph runs the commands of its thunk sequence, which is the module's schedule, so
- * one execution's kernels follow the entry computation's scheduled instructions. Each kernel is
- * matched to the next scheduled instruction its name fits (XLA names a kernel after a fusion of the
- * same kind; library kernels run custom calls), and the match, made once per graph, names every
- * execution's kernels by their graph node. What matches nothing keeps the graph's name. */
+ * they ran in: a graph runs the commands of a thunk sequence, which is one computation's schedule
+ * (the entry's, or a while loop body's), so one execution's kernels follow that computation's
+ * scheduled instructions. Each kernel is matched to the next scheduled instruction its name fits
+ * (XLA names a kernel after a fusion of the same kind; library kernels run custom calls), against
+ * each computation, the one matching the most kernels kept; the match, made once per graph, names
+ * every execution's kernels by their graph node. What matches nothing keeps the graph's name. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "model/build_int.h"
 
-enum { LOOKAHEAD = 64 }; /* scheduled instructions skipped at most between two matched kernels */
+enum {
+    LOOKAHEAD = 64,        /* scheduled instructions skipped at most before an XLA kernel's match */
+    LIBRARY_LOOKAHEAD = 8  /* before a library kernel's: it fits many instructions, so a far one is
+                            * more likely a wrong one than a run of instructions without kernels */
+};
 
 /* The length of a name without its trailing instance number ("loop_add_fusion.6", "gemm_fusion_dot_262"). */
 static size_t stem_len(const char *s, size_t n) {
@@ -32,7 +37,7 @@ static int stems_equal(const char *a, const char *b) {
     return 1;
 }
 
-/* The sanitised stems of a module's scheduled instructions, sorted: the names an XLA-generated
+/* The sanitised stems of a computation's scheduled instructions, sorted: the names an XLA-generated
  * kernel can carry. Anything else is a library's kernel (cuBLAS "nvjet_...", cuDNN, NCCL). */
 typedef struct stem_set {
     char *text;   /* every stem, sanitised, one after another */
@@ -47,16 +52,16 @@ static int cmp_stem(const void *a, const void *b) {
     return d ? d : (x->len > y->len) - (x->len < y->len);
 }
 
-static int stem_set_make(stem_set *s, const jp_hlo_module *hm) {
+static int stem_set_make(stem_set *s, const jp_hlo_sequence *seq) {
     size_t bytes = 0;
-    for (size_t i = 0; i < hm->n_schedule; i++) bytes += strlen(hm->schedule[i]->name);
+    for (size_t i = 0; i < seq->n; i++) bytes += strlen(seq->instrs[i]->name);
     s->text = malloc(bytes + 1);
-    s->stems = malloc((hm->n_schedule + 1) * sizeof *s->stems);
+    s->stems = malloc((seq->n + 1) * sizeof *s->stems);
     s->n = 0;
     if (!s->text || !s->stems) return JP_ERR_NOMEM;
     char *p = s->text;
-    for (size_t i = 0; i < hm->n_schedule; i++) {
-        const char *name = hm->schedule[i]->name;
+    for (size_t i = 0; i < seq->n; i++) {
+        const char *name = seq->instrs[i]->name;
         size_t len = stem_len(name, strlen(name));
         for (size_t k = 0; k < len; k++) p[k] = sanitized(name[k]);
         s->stems[s->n++] = (jp_str){p, len};
@@ -78,40 +83,47 @@ static int xla_named(const stem_set *s, const char *kernel) {
 
 /* An XLA kernel fits the instructions of its stem; a library kernel a custom call, or a fusion a
  * library may run (a GEMM fusion the autotuner gave to cuBLAS, a cuDNN fusion), never a loop,
- * input or output fusion, which XLA always generates itself. */
+ * input or output fusion, which XLA always generates itself; the driver's copy kernels of a graph's
+ * memcpy node ("memcpy128", "memcpy32_post") a copy, an asynchronous start (a dynamic slice fusion
+ * XLA runs as a copy) or a dynamic slice. */
 static int fits(const char *kernel, int library, const jp_hlo_instr *in) {
     if (!library) return stems_equal(kernel, in->name);
+    if (strncmp(kernel, "memcpy", 6) == 0)
+        return strcmp(in->opcode, "copy") == 0 || strcmp(in->opcode, "async-start") == 0 ||
+               strstr(in->name, "dynamic") != NULL;
     if (strcmp(in->opcode, "custom-call") == 0) return 1;
     return strcmp(in->opcode, "fusion") == 0 && in->category &&
            (strcmp(in->category, "matmul fusion") == 0 || strcmp(in->category, "convolution fusion") == 0 ||
             strcmp(in->category, "custom fusion") == 0);
 }
 
-int jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t n, const jp_hlo_module *hm,
-                   int32_t *out) {
+long jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t n, const jp_hlo_sequence *seq,
+                    int32_t *out) {
     stem_set stems;
-    if (stem_set_make(&stems, hm)) {
+    if (stem_set_make(&stems, seq)) {
         stem_set_free(&stems);
-        return JP_ERR_NOMEM;
+        return -1;
     }
     size_t next = 0; /* the first scheduled instruction not yet matched past */
-    int anchored = 0;
+    long matched = 0;
     for (size_t i = 0; i < n; i++) {
         out[i] = -1;
         if (is_memset[i]) continue;
         int library = !xla_named(&stems, kernels[i]);
-        /* the first match may lie anywhere: a second graph of the module starts mid-schedule */
-        size_t end = anchored && hm->n_schedule - next > LOOKAHEAD ? next + LOOKAHEAD : hm->n_schedule;
+        /* the first XLA kernel's match may lie anywhere (a second graph of the computation starts
+         * mid-schedule); a library kernel's only nearby */
+        size_t reach = library ? LIBRARY_LOOKAHEAD : LOOKAHEAD;
+        size_t end = (matched || library) && seq->n - next > reach ? next + reach : seq->n;
         for (size_t t = next; t < end; t++)
-            if (fits(kernels[i], library, hm->schedule[t])) {
-                out[i] = (int32_t)t, next = t + 1, anchored = 1;
+            if (fits(kernels[i], library, seq->instrs[t])) {
+                out[i] = (int32_t)t, next = t + 1, matched++;
                 break;
             }
     }
     for (size_t i = n; i-- > 0;) /* a library's memset runs just before its call's kernel */
         if (is_memset[i]) out[i] = i + 1 < n && !is_memset[i + 1] ? out[i + 1] : -1;
     stem_set_free(&stems);
-    return JP_OK;
+    return matched;
 }
 
 /* ---- the records read, grouped by graph ---------------------------------------------------------- */
@@ -127,7 +139,7 @@ static int cmp_graph_kernel(const void *a, const void *b) {
 
 typedef struct node_instr {
     uint64_t node;
-    int32_t at; /* index into the module's schedule, -1: unmatched */
+    const jp_hlo_instr *in; /* the instruction it ran, NULL: unmatched */
 } node_instr;
 
 static int cmp_node(const void *a, const void *b) {
@@ -148,49 +160,59 @@ static void longest_run(const jp_graph_kernel *g, size_t a, size_t b, size_t *ra
 
 /* Moves one record's op event from the command buffer to the op it ran (or leaves it there), and
  * does what reading does for any op event: counts its kernel and adds its activity span. */
-static int settle(jp_build_ctx *c, const jp_graph_kernel *k, const jp_hlo_module *hm, int32_t at) {
+static int settle(jp_build_ctx *c, const jp_graph_kernel *k, const jp_hlo_instr *in) {
     jp_model *m = c->m;
     jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, k->ev);
-    if (at >= 0) {
+    if (in) {
         const jp_opdef graph_op = JP_VEC_AT(&m->opdefs, jp_opdef, k->op); /* a copy: op_for may grow opdefs */
-        uint32_t op = jp_build_op_for(c, graph_op.device, graph_op.module, hm->schedule[at]->name, k->program, NULL);
+        uint32_t op = jp_build_op_for(c, graph_op.device, graph_op.module, in->name, k->program, NULL);
         if (op == UINT32_MAX) return jp_build_nomem(c->err);
         e->op = op;
         if (k->kernel_sum != UINT32_MAX) {
             jp_kernel_sum *sum = &JP_VEC_AT(&m->kernels, jp_kernel_sum, k->kernel_sum);
-            if (sum->op == graph_op.name) sum->op = hm->schedule[at]->name;
+            if (sum->op == graph_op.name) sum->op = in->name;
         }
     }
     jp_build_count_kernel(&JP_VEC_AT(&m->opdefs, jp_opdef, e->op), k->kernel);
     return jp_build_add_op_span(m, e) ? jp_build_nomem(c->err) : JP_OK;
 }
 
-/* Resolves the records [a, b) of one graph of one command buffer op. */
-static int resolve_graph(jp_build_ctx *c, jp_graph_kernel *g, size_t a, size_t b) {
-    const jp_hlo_module *hm = g[a].module;
-    size_t ra, rb;
-    longest_run(g, a, b, &ra, &rb);
-    size_t n = rb - ra;
+/* Which instruction each kernel of one execution ran: the computation whose schedule matches the
+ * most of them (ties: the first, the entry's). nodes[i] gets kernel i's graph node. */
+static int match_execution(const jp_graph_kernel *g, size_t n, const jp_hlo_module *hm, node_instr *nodes) {
     const char **kernels = malloc(n * sizeof *kernels);
     uint8_t *is_memset = malloc(n);
-    int32_t *at = malloc(n * sizeof *at);
-    node_instr *nodes = malloc(n * sizeof *nodes);
-    int rc = kernels && is_memset && at && nodes ? JP_OK : jp_build_nomem(c->err);
-    if (rc == JP_OK) {
-        for (size_t i = 0; i < n; i++) kernels[i] = g[ra + i].kernel, is_memset[i] = g[ra + i].memset;
-        rc = jp_graph_align(kernels, is_memset, n, hm, at) ? jp_build_nomem(c->err) : JP_OK;
+    int32_t *at = malloc(n * sizeof *at), *best_at = malloc(n * sizeof *best_at);
+    int rc = kernels && is_memset && at && best_at ? JP_OK : JP_ERR_NOMEM;
+    const jp_hlo_sequence *best = NULL;
+    long most = 0;
+    for (size_t i = 0; i < n && rc == JP_OK; i++) kernels[i] = g[i].kernel, is_memset[i] = g[i].memset;
+    for (size_t q = 0; q < hm->n_sequences && rc == JP_OK; q++) {
+        long got = jp_graph_align(kernels, is_memset, n, &hm->sequences[q], at);
+        if (got < 0) rc = JP_ERR_NOMEM;
+        else if (got > most) most = got, best = &hm->sequences[q], memcpy(best_at, at, n * sizeof *at);
     }
-    if (rc == JP_OK) {
-        for (size_t i = 0; i < n; i++) nodes[i] = (node_instr){g[ra + i].node, at[i]};
-        qsort(nodes, n, sizeof *nodes, cmp_node);
-        for (size_t i = a; i < b && rc == JP_OK; i++) {
-            node_instr key = {g[i].node, -1}, *hit = bsearch(&key, nodes, n, sizeof key, cmp_node);
-            rc = settle(c, &g[i], hm, hit ? hit->at : -1);
-        }
-    }
+    for (size_t i = 0; i < n && rc == JP_OK; i++)
+        nodes[i] = (node_instr){g[i].node, best && best_at[i] >= 0 ? best->instrs[best_at[i]] : NULL};
     free(kernels);
     free(is_memset);
     free(at);
+    free(best_at);
+    return rc;
+}
+
+/* Resolves the records [a, b) of one graph of one command buffer op. */
+static int resolve_graph(jp_build_ctx *c, jp_graph_kernel *g, size_t a, size_t b) {
+    size_t ra, rb;
+    longest_run(g, a, b, &ra, &rb);
+    size_t n = rb - ra;
+    node_instr *nodes = malloc(n * sizeof *nodes);
+    int rc = !nodes || match_execution(g + ra, n, g[a].module, nodes) ? jp_build_nomem(c->err) : JP_OK;
+    if (rc == JP_OK) qsort(nodes, n, sizeof *nodes, cmp_node);
+    for (size_t i = a; i < b && rc == JP_OK; i++) {
+        node_instr key = {g[i].node, NULL}, *hit = bsearch(&key, nodes, n, sizeof key, cmp_node);
+        rc = settle(c, &g[i], hit ? hit->in : NULL);
+    }
     free(nodes);
     return rc;
 }

@@ -254,3 +254,25 @@ def test_dispatch_steps_inside_a_users_annotation() -> None:
     assert len(host) == 6 and len(outer) == 3  # each call shows its dispatch twice, nested
     summary = jaxprof_json("steps", path)["step_summary"]
     assert summary["count"] == len(outer) and summary["method"] == "host dispatches of PjitFunction(step)"
+
+
+def test_graphs_of_a_loop_body_are_named_by_the_body() -> None:
+    """With the layers scanned, each iteration of the while loops launches the body's own CUDA graph
+    (command_buffer_21 forward, command_buffer_144 backward): their kernels run the body
+    computation's schedule, not the entry's. Every kernel is named, and the op table matches the
+    one XLA labelled itself in the same program compiled without command buffers: the same kernel
+    ops run as often, except where the autotuner chose another GEMM (a Triton fusion for a cuBLAS
+    call) and cuBLAS's memsets (counted with their call), which only the run without graphs records.
+    (The loop's dynamic slices run as memcpy nodes in the graph, as copies without it: compared apart.)"""
+    cb = {(o["module"], o["name"]): o for o in jaxprof_json("ops", GPU / "h200_scan_cb.xplane.pb.gz")["ops"]}
+    raw = raw_device_events(GPU / "h200_scan_nocb.xplane.pb.gz")
+    labelled = collections.Counter((e[3]["hlo_module"], e[3]["hlo_op"]) for e in raw
+                                   if "hlo_op" in e[3] and not e[0].startswith("Memcpy"))
+    assert not [k for k in cb if k[1].startswith("command_buffer")]
+    shared = set(cb) & set(labelled)
+    assert len(shared) >= len(labelled) - 3
+    differ = [k for k in shared if cb[k]["count"] != labelled[k]]
+    assert all(cb[k]["category"] == "custom-call" for k in differ) and len(differ) <= 2
+    copies = [o for o in cb.values() if o["name"].startswith("fusion-start")]
+    graph_copies = [e for e in raw_device_events(GPU / "h200_scan_cb.xplane.pb.gz") if e[0].startswith("memcpy")]
+    assert sum(o["count"] for o in copies) + sum(cb[k]["count"] for k in cb if k[1].startswith("copy.")) == len(graph_copies)
