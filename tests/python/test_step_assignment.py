@@ -128,7 +128,10 @@ def test_viewer_step_page_and_steps_row_agree_with_the_markers(tmp_path, launch_
     for n in (10, 15, 20):  # the step's own page: its window's overview row
         (row,) = v.json(f"/api/run/{rid}/overview?steps={n}:{n}")["steps"]
         assert row["step"] == n and row["compiles"] == 1
-    assert v.json(f"/api/run/{rid}/overview?steps=11:11")["steps"][0]["compiles"] == 0
+    # a step without a planted compile: as many as the raw events put in its marker (none, unless the
+    # runtime compiled something of its own there: seen once on a loaded machine)
+    raw = raw_compile_steps(xplanes(tmp_path / "prof")[0])
+    assert v.json(f"/api/run/{rid}/overview?steps=11:11")["steps"][0]["compiles"] == raw.count(11)
     doc = v.json(f"/api/run/{rid}/timeline?px=1000000")
     details = lambda track, e: v.json(f"/api/run/{rid}/event?track={track['id']}&index={e[4]}")
     markers, boxes = {}, {}
