@@ -116,13 +116,16 @@ static int steps_from_runs(const jp_exec *runs, size_t n, const char *module, jp
     return rc;
 }
 
-/* The module with the most total time among those run at least twice. */
-static const char *dominant(const jp_exec *runs, size_t n) {
+/* The module with the most total time among those run at least twice; by_count: the one run most
+ * often, the most total time between those (a dispatch's time is the host's, which a compile
+ * inflates: a benchmark's 12 calls of a helper that compiled outweigh its 18 of the GEMM). */
+static const char *dominant(const jp_exec *runs, size_t n, int by_count) {
     jp_map idx = {0};
     int64_t *total = calloc(n ? n : 1, sizeof *total);
     uint32_t *count = calloc(n ? n : 1, sizeof *count);
     const char *best = NULL;
     int64_t best_total = -1;
+    uint32_t best_count = 0;
     for (size_t pass = 0; total && count && pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(runs[i].module), 0, 0, (uint32_t)idx.n, NULL);
@@ -130,8 +133,10 @@ static const char *dominant(const jp_exec *runs, size_t n) {
             if (pass == 0) {
                 total[k] += runs[i].end_ps - runs[i].start_ps;
                 count[k]++;
-            } else if (count[k] >= 2 && total[k] > best_total) {
-                best_total = total[k];
+            } else if (count[k] >= 2 && (by_count ? count[k] > best_count ||
+                                                     (count[k] == best_count && total[k] > best_total)
+                                                   : total[k] > best_total)) {
+                best_total = total[k], best_count = count[k];
                 best = runs[i].module;
             }
         }
@@ -352,13 +357,13 @@ static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps)
     }
     steps->n = 0;
     if (m->device_steps.n) return steps_from_device_lines(m, steps) == JP_OK ? "device Steps line" : NULL;
-    const char *mod = dominant(m->execs.data, m->execs.n);
+    const char *mod = dominant(m->execs.data, m->execs.n, 0);
     if (mod) {
         if (steps_from_runs(m->execs.data, m->execs.n, mod, steps)) return NULL;
         return jp_analysis_printf(arena, "executions of %s", mod);
     }
     jp_vec dispatches = {0};
-    if (host_dispatches(m, &dispatches) == JP_OK && (mod = dominant(dispatches.data, dispatches.n))) {
+    if (host_dispatches(m, &dispatches) == JP_OK && (mod = dominant(dispatches.data, dispatches.n, 1))) {
         int rc = steps_from_dispatches(m, dispatches.data, dispatches.n, mod, steps);
         jp_vec_free(&dispatches);
         if (rc) return NULL;

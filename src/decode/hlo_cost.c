@@ -241,6 +241,10 @@ static double node_bytes(const hlo_ir *ir, const hlo_node *n) {
     const char *op = n->opcode;
     if (IN(op, FREE) || strcmp(op, "while") == 0 || strcmp(op, "conditional") == 0 || strcmp(op, "call") == 0)
         return 0;
+    /* an asynchronous wrapper's shape holds its operands and its result together (a dynamic slice
+     * started asynchronously: the whole stacked array of a scan): what it moves is its wrapped
+     * computation's, which is not decoded here, so it counts none rather than all of that */
+    if (strcmp(op, "async-start") == 0 || strcmp(op, "async-update") == 0 || strcmp(op, "async-done") == 0) return 0;
     /* XLA's own rules for ops that touch part of an operand: read and write the part moved, plus
      * the indices */
     double bytes = is_library_call(n) ? n->first_bytes : n->bytes;
