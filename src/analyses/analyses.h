@@ -3,6 +3,7 @@
 #ifndef JP_ANALYSES_H
 #define JP_ANALYSES_H
 
+#include "base/interval.h"
 #include "model/model.h"
 
 /* Copies a model vector into the arena (the analysis outlives the model's heap vectors). */
@@ -10,18 +11,6 @@ void *jp_analysis_copy(jp_arena *a, const jp_vec *v, size_t elem);
 /* Frame f and its callers as an array, innermost first, into the arena (at most JP_HLO_MAX_STACK;
  * *stack and *n_stack untouched when f is NULL). JP_ERR_NOMEM or JP_OK. */
 int jp_analysis_stack(jp_arena *a, const jp_hlo_frame *f, const jp_source_frame **stack, uint32_t *n_stack);
-/* A time span [start, end) in ps; the overlap measures (device idle, hidden communication) work
- * on unions of them. */
-typedef struct jp_interval {
-    int64_t start, end;
-} jp_interval;
-/* Sorts v[0..n) by start (stable). */
-void jp_intervals_sort(jp_interval *v, size_t n);
-/* Merges v[0..n) (sorted by start) into disjoint intervals at v's front; returns how many. */
-size_t jp_intervals_merge_sorted(jp_interval *v, size_t n);
-/* Time of [start, end) covered by the sorted disjoint intervals u[0..n) (a binary search, then a
- * walk over the ones that meet it). */
-int64_t jp_intervals_covered(const jp_interval *u, size_t n, int64_t start, int64_t end);
 /* Formats into the arena; NULL when out of memory. */
 const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

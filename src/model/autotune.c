@@ -6,52 +6,23 @@
  * program) and at least half of its time runs while a host compiles. */
 #include <stdlib.h>
 
+#include "base/interval.h"
 #include "model/build_int.h"
 
-typedef struct window {
-    int64_t start_ps, end_ps;
-} window;
-
-static int cmp_window(const void *a, const void *b) {
-    const window *x = a, *y = b;
-    return (x->start_ps > y->start_ps) - (x->start_ps < y->start_ps);
-}
-
-/* The compile spans of every host, sorted and merged into disjoint windows; *n of them. */
-static window *compile_windows(const jp_model *m, size_t *n) {
+/* The compile spans of every host, sorted and merged into disjoint intervals; *n of them. */
+static jp_interval *compile_windows(const jp_model *m, size_t *n) {
     *n = 0;
     for (size_t i = 0; i < m->spans.n; i++) *n += JP_VEC_AT(&m->spans, jp_span, i).part == JP_PART_COMPILE;
-    window *w = malloc((*n ? *n : 1) * sizeof *w);
+    jp_interval *w = malloc((*n ? *n : 1) * sizeof *w);
     if (!w) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < m->spans.n; i++) {
         const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        if (s->part == JP_PART_COMPILE) w[k++] = (window){s->start_ps, s->end_ps};
+        if (s->part == JP_PART_COMPILE) w[k++] = (jp_interval){s->start_ps, s->end_ps};
     }
-    if (k > 1) qsort(w, k, sizeof *w, cmp_window);
-    size_t u = 0;
-    for (size_t i = 1; i < k; i++) {
-        if (w[i].start_ps > w[u].end_ps) w[++u] = w[i];
-        else if (w[i].end_ps > w[u].end_ps) w[u].end_ps = w[i].end_ps;
-    }
-    *n = k ? u + 1 : 0;
+    jp_intervals_sort(w, k);
+    *n = jp_intervals_merge_sorted(w, k);
     return w;
-}
-
-/* The part of [start, end) inside the windows. */
-static int64_t inside(const window *w, size_t n, int64_t start, int64_t end) {
-    size_t lo = 0, hi = n; /* the first window ending after start */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w[mid].end_ps <= start) lo = mid + 1;
-        else hi = mid;
-    }
-    int64_t sum = 0;
-    for (size_t i = lo; i < n && w[i].start_ps < end; i++) {
-        int64_t a = w[i].start_ps > start ? w[i].start_ps : start, b = w[i].end_ps < end ? w[i].end_ps : end;
-        if (b > a) sum += b - a;
-    }
-    return sum;
 }
 
 static int candidate(const jp_model *m, const jp_opdef *d) {
@@ -61,7 +32,7 @@ static int candidate(const jp_model *m, const jp_opdef *d) {
 
 int jp_model_mark_autotuning(jp_model *m) {
     size_t n_win;
-    window *w = compile_windows(m, &n_win);
+    jp_interval *w = compile_windows(m, &n_win);
     int64_t(*time)[2] = calloc(m->opdefs.n ? m->opdefs.n : 1, sizeof *time); /* inside, total */
     if (!w || !time) {
         free(w);
@@ -71,7 +42,7 @@ int jp_model_mark_autotuning(jp_model *m) {
     for (size_t i = 0; n_win && i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         if (!candidate(m, &JP_VEC_AT(&m->opdefs, jp_opdef, e->op))) continue;
-        time[e->op][0] += inside(w, n_win, e->start_ps, e->end_ps);
+        time[e->op][0] += jp_intervals_covered(w, n_win, e->start_ps, e->end_ps);
         time[e->op][1] += e->end_ps - e->start_ps;
     }
     for (size_t i = 0; n_win && i < m->opdefs.n; i++)

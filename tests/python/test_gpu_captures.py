@@ -8,12 +8,14 @@ import collections
 import gzip
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from jax.profiler import ProfileData
 
 from conftest import jaxprof_json, run_jaxprof
+from hlo_truth import _fields
+from xplane_gen import f_bytes, f_varint, tag
 
 GPU = Path(__file__).resolve().parents[1] / "data" / "gpu"
 META = json.loads((GPU / "meta.json").read_text())
@@ -70,53 +72,11 @@ def test_command_buffer_kernels_are_named_by_their_instruction() -> None:
 
 # ---- a command-buffer capture made from the one with XLA's own labels ------------------------------
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at += 1
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
-def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
-    at = 0
-    while at < len(data):
-        key, at = _varint(data, at)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = _varint(data, at)
-        elif wire == 2:
-            n, at = _varint(data, at)
-            value, at = data[at:at + n], at + n
-        elif wire == 1:
-            value, at = data[at:at + 8], at + 8
-        elif wire == 5:
-            value, at = data[at:at + 4], at + 4
-        else:
-            raise ValueError(wire)
-        yield num, wire, value
-
-
-def _enc_varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
 def _enc(num: int, wire: int, value: Any) -> bytes:
-    key = _enc_varint(num << 3 | wire)
+    """One field as _fields read it (a varint, a length-delimited value, or fixed bytes)."""
     if wire == 0:
-        return key + _enc_varint(value)
-    if wire == 2:
-        return key + _enc_varint(len(value)) + value
-    return key + value
+        return f_varint(num, value)
+    return f_bytes(num, value) if wire == 2 else tag(num, wire) + value
 
 
 def as_command_buffer(data: bytes, module: str, executions: int) -> bytes:
