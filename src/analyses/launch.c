@@ -218,6 +218,8 @@ typedef struct gather {
     jp_analysis *a;
     jp_vec stats;          /* jp_launch_stat rows */
     stat_index *index;
+    jp_interval *compiles; /* the hosts' compile spans, merged: launches made in them are left out */
+    size_t n_compiles;
 } gather;
 
 /* Orders items by (device, start): they come device by device (planes are read in turn), each
@@ -265,6 +267,8 @@ static int match_host(const jp_model *m, const jp_launch_host *h, gather *g) {
         if (!g->all_at_once && g->n && g->items[g->n - 1].device != device && (rc = flush(g))) break;
         uint32_t c = call_of(&ix, l[i].correlation), at = 0;
         const jp_launch_call *call = c == UINT32_MAX ? NULL : &calls[c];
+        int64_t made = call ? call->start_ps : l[i].start_ps;
+        if (jp_intervals_covered(g->compiles, g->n_compiles, made, made + 1)) continue; /* the autotuner's */
         jp_launch_stat *s = stat_for(g->index, &g->stats, &l[i], &at);
         if (!s) {
             rc = JP_ERR_NOMEM;
@@ -300,10 +304,27 @@ static int match(const jp_model *m, gather *g) {
     return rc;
 }
 
+/* The hosts' compile spans as sorted disjoint intervals (*n of them), NULL when out of memory. While
+ * XLA compiles, the launches are its autotuner's (candidate kernels, redzone checks), not the
+ * program's: their API and queue times would describe the compiler. */
+static jp_interval *compile_spans(const jp_model *m, size_t *n) {
+    jp_interval *w = malloc((m->spans.n ? m->spans.n : 1) * sizeof *w);
+    size_t k = 0;
+    for (size_t i = 0; w && i < m->spans.n; i++) {
+        const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
+        if (sp->part == JP_PART_COMPILE) w[k++] = (jp_interval){sp->start_ps, sp->end_ps};
+    }
+    if (w) jp_intervals_sort(w, k);
+    *n = w ? jp_intervals_merge_sorted(w, k) : 0;
+    return w;
+}
+
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     if (!m->launch_work.n) return JP_OK;
     gather g = {.a = a};
-    int rc = match(m, &g);
+    g.compiles = compile_spans(m, &g.n_compiles);
+    int rc = g.compiles ? match(m, &g) : JP_ERR_NOMEM;
+    free(g.compiles);
     jp_vec stats = g.stats;
     for (size_t i = 0; rc == JP_OK && i < stats.n; i++)
         a->devices[JP_VEC_AT(&stats, jp_launch_stat, i).device].n_short += JP_VEC_AT(&stats, jp_launch_stat, i).n_short;

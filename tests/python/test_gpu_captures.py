@@ -236,3 +236,19 @@ def test_graphs_of_a_loop_body_are_named_by_the_body() -> None:
     copies = [o for o in cb.values() if o["name"].startswith("fusion-start")]
     graph_copies = [e for e in raw_device_events(GPU / "h200_scan_cb.xplane.pb.gz") if e[0].startswith("memcpy")]
     assert sum(o["count"] for o in copies) + sum(cb[k]["count"] for k in cb if k[1].startswith("copy.")) == len(graph_copies)
+
+
+def test_launches_made_while_compiling_are_left_out() -> None:
+    """The launch analysis matches each device event to the host API call with its correlation_id;
+    the calls made while the host compiles are the autotuner's, and are left out: what remains is
+    every device event whose call (raw host events) started outside the compile spans."""
+    path = GPU / "h200_compile.xplane.pb.gz"
+    pd = ProfileData.from_serialized_xspace(gzip.decompress(path.read_bytes()))
+    host = [e for p in pd.planes if p.name == "/host:CPU" for line in p.lines for e in line.events]
+    compiles = [(e.start_ns, e.start_ns + e.duration_ns) for e in host if e.name == "PJRT_Client_Compile"]
+    calls = {dict(e.stats)["correlation_id"]: e.start_ns for e in host if "correlation_id" in dict(e.stats)}
+    device = [e for e in raw_device_events(path) if e[3].get("correlation_id") in calls]
+    kept = [e for e in device if not any(a <= calls[e[3]["correlation_id"]] < b for a, b in compiles)]
+    assert 0 < len(kept) < len(device) // 2
+    launches = jaxprof_json("launch", path)["launches"]
+    assert sum(x["matched"] for x in launches) == len(kept)
