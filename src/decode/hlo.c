@@ -17,7 +17,7 @@ enum { /* field numbers of xla/service/hlo.proto and xla/xla_data.proto */
     DA_REPLICAS = 1, DA_COMPUTATIONS = 2, /* DeviceAssignmentProto */
     INSTR_REPLICA_GROUPS = 49, INSTR_SOURCE_TARGET = 52, INSTR_DEVICE_LIST = 87,
     GROUP_IDS = 1, DEVLIST_GROUPS = 1, DEVLIST_IOTA = 2, IOTA_PER_GROUP = 2, /* ReplicaGroup, CollectiveDeviceListProto */
-    COMP_INSTRUCTIONS = 2, COMP_ID = 5,
+    COMP_INSTRUCTIONS = 2, COMP_ID = 5, COMP_ROOT_ID = 6, INSTR_PARAM_NUMBER = 9,
     INSTR_NAME = 1, INSTR_OPCODE = 2, INSTR_SHAPE = 3, INSTR_METADATA = 7, INSTR_FUSION_KIND = 11,
     INSTR_WINDOW = 15, INSTR_CONV_DIMS = 16, INSTR_CUSTOM_TARGET = 28, INSTR_DOT_DIMS = 30,
     INSTR_BACKEND_CONFIG = 43, INSTR_ID = 35, INSTR_OPERANDS = 36,
@@ -624,6 +624,7 @@ static int read_cost_field(hlo_ctx *c, const jp_pb *instr, const jp_pb_field *f,
     case INSTR_REPLICA_GROUPS: return len ? read_group(c, jp_pb_sub(instr, f), node) : 0;
     case INSTR_DEVICE_LIST: return len ? read_device_list(c, jp_pb_sub(instr, f), node) : 0;
     case INSTR_SOURCE_TARGET: node->group_size += len; return JP_OK; /* a permute: its pairs */
+    case INSTR_PARAM_NUMBER: node->param_no = f->wire == JP_PB_VARINT ? (int64_t)f->u : 0; return JP_OK;
     default: return JP_OK;
     }
 }
@@ -727,10 +728,11 @@ static int read_instructions(hlo_ctx *c, jp_pb module, jp_hlo_module *out, hlo_i
         if (rc) return rc;
         if (f.number != MODULE_COMPUTATIONS || f.wire != JP_PB_LEN) continue;
         hlo_comp *comp = &ir->comps[ir->n_comps];
-        *comp = (hlo_comp){c->comps[ir->n_comps].id, (uint32_t)ir->n_nodes, 0, 0, 0, 0};
+        *comp = (hlo_comp){c->comps[ir->n_comps].id, -1, (uint32_t)ir->n_nodes, 0, 0, 0, 0};
         for (jp_pb cp = jp_pb_sub(&m, &f); !jp_pb_done(&cp);) {
             jp_pb_field g;
             if ((rc = jp_pb_next(&cp, &g, "HloComputationProto", c->err))) return rc;
+            if (g.number == COMP_ROOT_ID && g.wire == JP_PB_VARINT) comp->root_id = (int64_t)g.u;
             if (g.number != COMP_INSTRUCTIONS || g.wire != JP_PB_LEN) continue;
             hlo_node *node = &ir->nodes[ir->n_nodes];
             *node = (hlo_node){.comp = (uint32_t)ir->n_comps, .instr = (uint32_t)out->n_instrs};

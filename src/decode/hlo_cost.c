@@ -234,6 +234,59 @@ static cost comp_cost(hlo_ir *ir, int64_t comp_id, int depth) {
 
 /* ---- bytes ----------------------------------------------------------------------------------- */
 
+/* ---- a fusion's bytes: what it reads of each operand, and writes ------------------------------
+ * XLA's HloCostAnalysis (FusionParameterReadBytes, FusionProcessOutputBytesAccessed): a fused
+ * parameter is read by what its users inside the fusion take of it. A slice, or a dynamic slice of
+ * it, reads the part sliced; a dynamic-update-slice updating it in place reads none of it (the
+ * buffer is the output, aliased); a broadcast or reshape reads it whole, each; other users share
+ * one whole read. An output that a dynamic-update-slice makes in place writes only the update. */
+
+static const hlo_comp *comp_of(const hlo_ir *ir, int64_t id) {
+    for (size_t i = 0; i < ir->n_comps; i++)
+        if (ir->comps[i].id == id) return &ir->comps[i];
+    return NULL;
+}
+
+static double param_read_bytes(const hlo_ir *ir, const hlo_comp *fc, const hlo_node *p) {
+    double bytes = 0;
+    int shared = 0; /* a whole read that other users can share has been counted */
+    for (uint32_t i = fc->first; i < fc->first + fc->n && i < ir->n_nodes; i++) {
+        const hlo_node *u = &ir->nodes[i];
+        for (uint32_t k = 0; k < u->operands.n; k++) {
+            if (u->operands.v[k] != p->id) continue;
+            const char *op = u->opcode;
+            if (strcmp(op, "slice") == 0 || (strcmp(op, "dynamic-slice") == 0 && k == 0)) bytes += u->bytes;
+            else if (strcmp(op, "dynamic-update-slice") == 0 && k == 0) continue; /* aliased to the output */
+            else if (strcmp(op, "broadcast") == 0 || strcmp(op, "reshape") == 0) bytes += p->bytes;
+            else if (!shared) shared = 1, bytes += p->bytes;
+        }
+    }
+    return bytes;
+}
+
+/* The bytes one output (the root, or one operand of a tuple root) writes. */
+static double output_bytes(const hlo_ir *ir, const hlo_node *root) {
+    return strcmp(root->opcode, "dynamic-update-slice") == 0 ? operand_bytes(ir, root, 1) : root->bytes;
+}
+
+static double fusion_bytes(const hlo_ir *ir, const hlo_node *n, const hlo_comp *fc) {
+    const hlo_node *root = fc->root_id >= 0 ? node_by_id(ir, fc->root_id) : NULL;
+    double bytes = 0;
+    if (!root) bytes = n->bytes;
+    else if (strcmp(root->opcode, "tuple") != 0) bytes = output_bytes(ir, root);
+    else
+        for (uint32_t k = 0; k < root->operands.n; k++) {
+            const hlo_node *o = node_by_id(ir, root->operands.v[k]);
+            if (o) bytes += output_bytes(ir, o);
+        }
+    for (uint32_t i = fc->first; i < fc->first + fc->n && i < ir->n_nodes; i++) {
+        const hlo_node *p = &ir->nodes[i];
+        if (strcmp(p->opcode, "parameter") == 0 && p->param_no >= 0 && p->param_no < (int64_t)n->operands.n)
+            bytes += param_read_bytes(ir, fc, p);
+    }
+    return bytes;
+}
+
 /* Operands read plus the output written, at the instruction's boundary: a fusion's intermediate
  * values stay in registers or cache and are not counted. Control flow (while, conditional, call)
  * counts nothing here: the instructions it runs are ops of their own in a profile. */
@@ -248,6 +301,8 @@ static double node_bytes(const hlo_ir *ir, const hlo_node *n) {
     /* XLA's own rules for ops that touch part of an operand: read and write the part moved, plus
      * the indices */
     double bytes = is_library_call(n) ? n->first_bytes : n->bytes;
+    const hlo_comp *fc = strcmp(op, "fusion") == 0 && n->called.n ? comp_of(ir, n->called.v[0]) : NULL;
+    if (fc && !is_library_call(n)) return fusion_bytes(ir, n, fc);
     if (strcmp(op, "slice") == 0) return 2 * n->bytes;
     if (strcmp(op, "dynamic-slice") == 0 || strcmp(op, "gather") == 0) return 2 * n->bytes + operand_bytes(ir, n, 1);
     if (strcmp(op, "dynamic-update-slice") == 0) return 2 * operand_bytes(ir, n, 1) + operand_bytes(ir, n, 2);

@@ -49,12 +49,14 @@ typedef struct hlo_node {
     const char *op_name;       /* its own metadata.op_name (jp_hlo_instr's is a fusion's dot's) */
     const char *source, *function; /* its own source line and function (likewise) */
     const jp_hlo_frame *frame; /* its own innermost frame (likewise) */
+    int64_t param_no;          /* a parameter's number (parameter_number; absent: 0) */
     int64_t group_size;        /* collectives: devices per replica group (first group), 0 unknown;
                                 * -1: replica_groups given empty (every device of the program) */
 } hlo_node;
 
 typedef struct hlo_comp {
     int64_t id;
+    int64_t root_id;           /* its root instruction's id (root_id), -1 when absent */
     uint32_t first, n;         /* its nodes: hlo_ir.nodes[first .. first + n) */
     double flops;              /* summed over its nodes, once computed (flops_done) */
     double transcendentals;

@@ -102,6 +102,25 @@ int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *nam
     return JP_OK;
 }
 
+/* A copy XLA ran for an instruction of its module (a dynamic slice done as a memcpy) is also an
+ * occurrence of that op, as XProf counts it: its time is in the op table, its activity stays the
+ * copy's (no compute span). A copy naming no instruction of a known module is a copy only. */
+static int copy_as_op(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
+                      int64_t dur, const jp_ev_info *info) {
+    if (!jp_info_str(info, K_HLO_OP).len || !jp_info_str(info, K_HLO_MODULE).len) return JP_OK;
+    const char *module = jp_build_info_interned(c, info, K_HLO_MODULE);
+    const char *op_name = jp_build_info_interned(c, info, K_HLO_OP), *copy = jp_build_event_name(c, em);
+    if (!module || !op_name || !copy) return jp_build_nomem(c->err);
+    int64_t program = jp_build_program_id(info);
+    uint32_t op = jp_build_op_for(c, dev, module, op_name, program, info);
+    if (op == UINT32_MAX) return jp_build_nomem(c->err);
+    jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
+    if (!def->opcode) return JP_OK; /* no such instruction (a command buffer's name) */
+    def->with_program |= program >= 0;
+    jp_build_count_kernel(def, copy);
+    return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 0);
+}
+
 static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
                           int64_t dur, const jp_ev_info *info) {
     jp_str name = em ? em->name : (jp_str){"", 0};
@@ -114,8 +133,10 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
         int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, start, dur, kind == JP_XN_GPU_KERNEL);
         if (rc) return rc;
     }
-    if (kind < JP_XFER_COUNT)
-        return jp_build_add_xfer(c, dev, kind, start, dur, jp_xn_details_uint(memcpy_details, "size:"));
+    if (kind < JP_XFER_COUNT) {
+        int rc = jp_build_add_xfer(c, dev, kind, start, dur, jp_xn_details_uint(memcpy_details, "size:"));
+        return rc ? rc : copy_as_op(c, dev, line, em, start, dur, info);
+    }
     if (!jp_xn_gpu_is_op_work(kind)) return JP_OK;
     const char *interned = jp_build_event_name(c, em);
     if (!interned) return jp_build_nomem(c->err);

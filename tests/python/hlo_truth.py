@@ -180,8 +180,9 @@ def _parse(p: Program) -> Program:
         p.instrs[name] = Instr(name, _shapes(shape), opcode, operands, attrs, calls.group(1) if calls else None)
         if in_entry:
             p.entry.append(name)
-    # computations by name -> their instructions, for fusions
+    # computations by name -> their instructions, for fusions; and each one's root
     p.computations = {}  # type: ignore[attr-defined]
+    p.roots = {}  # type: ignore[attr-defined]
     comp_name = None
     for line in p.text.splitlines():
         head = re.match(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$", line)
@@ -192,6 +193,8 @@ def _parse(p: Program) -> Program:
         m = LINE.match(line)
         if m and comp_name:
             p.computations[comp_name].append(m.group(1))  # type: ignore[attr-defined]
+            if line.lstrip().startswith("ROOT"):
+                p.roots[comp_name] = m.group(1)  # type: ignore[attr-defined]
     return p
 
 
@@ -291,12 +294,49 @@ def flops(p: Program, name: str) -> float:
     return 0.0
 
 
+def _fusion_bytes(p: Program, ins: Instr) -> float:
+    """XLA's HloCostAnalysis for a fusion (hlo_cost_analysis.cc, FusionParameterReadBytes and
+    FusionProcessOutputBytesAccessed): each fused parameter is read as its users inside take it (a
+    slice or a dynamic slice of it: the part; a dynamic-update-slice of it: nothing, it is the
+    output in place; a broadcast or reshape: whole, each; any other users: one shared whole read);
+    an output made by a dynamic-update-slice writes the update only."""
+    body = [p.instrs[n] for n in p.computations.get(ins.calls, []) if n in p.instrs]  # type: ignore[attr-defined]
+    root = p.instrs.get(p.roots.get(ins.calls, ""))  # type: ignore[attr-defined]
+
+    def written(x: Instr) -> int:
+        if x.opcode == "dynamic-update-slice":
+            return _nbytes(p.instrs[x.operands[1]].shapes)
+        return _nbytes(x.shapes)
+
+    out = sum(written(p.instrs[o]) for o in root.operands) if root and root.opcode == "tuple" else (
+        written(root) if root else _nbytes(ins.shapes))
+    read = 0
+    for param in (x for x in body if x.opcode == "parameter"):
+        shared = False
+        for user in body:
+            for k, o in enumerate(user.operands):
+                if o != param.name:
+                    continue
+                if user.opcode == "slice" or (user.opcode == "dynamic-slice" and k == 0):
+                    read += _nbytes(user.shapes)
+                elif user.opcode == "dynamic-update-slice" and k == 0:
+                    pass
+                elif user.opcode in ("broadcast", "reshape"):
+                    read += _nbytes(param.shapes)
+                elif not shared:
+                    shared = True
+                    read += _nbytes(param.shapes)
+    return float(out + read)
+
+
 def nbytes(p: Program, name: str) -> float:
     """Operands read plus the output written (a library GEMM's or convolution's output tuple: its
-    first array, the rest is the library's workspace)."""
+    first array, the rest is the library's workspace); a fusion by XLA's rule (_fusion_bytes)."""
     ins = p.instrs[name]
     target = re.search(r'custom_call_target="([^"]+)"', ins.attrs)
     library = ins.opcode == "custom-call" and target and any(k in target.group(1) for k in ("gemm", "matmul", "$conv"))
+    if ins.opcode == "fusion" and ins.calls in p.computations and not library:  # type: ignore[attr-defined]
+        return _fusion_bytes(p, ins)
     out = ins.shapes[:1] if library else ins.shapes
     return float(_nbytes(out) + sum(_nbytes(p.instrs[o].shapes) for o in ins.operands if o in p.instrs))
 

@@ -252,3 +252,22 @@ def test_launches_made_while_compiling_are_left_out() -> None:
     assert 0 < len(kept) < len(device) // 2
     launches = jaxprof_json("launch", path)["launches"]
     assert sum(x["matched"] for x in launches) == len(kept)
+
+
+def test_in_place_update_fusions_move_what_xprof_says() -> None:
+    """A fusion that updates a buffer in place (dynamic-update-slice into a scan's stacked array)
+    reads and writes the update, not the buffer: XLA's cost analysis, which XProf reports. Each such
+    fusion of the program's computations runs at XProf's bandwidth, below the H200's peak. (The
+    ones XLA wraps in an asynchronous start and runs as a memcpy are left out: XProf's GPU analysis
+    counts those by operand utilization, which jaxprof does not model; docs/design.md.)"""
+    import hlo_truth
+    import xprof_oracle
+
+    path = GPU / "h200_scan_nocb.xplane.pb.gz"
+    (program,) = [p for p in hlo_truth.programs(path) if p.module == "jit_train_step"]
+    x = {o["name"]: o for o in xprof_oracle.xprof_numbers(path)["hlo_ops"] if "dynamic_update_slice_fusion" in o["name"]}
+    mine = {o["name"]: o for o in jaxprof_json("ops", path)["ops"] if o["name"] in x and o["name"] in program.instrs}
+    assert len(mine) >= 20
+    for name, o in mine.items():
+        assert o["gbytes_per_s"] == pytest.approx(x[name]["hbm_gib_per_s"] * 2**30 / 1e9, rel=0.01), name
+        assert o["gbytes_per_s"] < 4814  # below the H200's peak, as a real copy must be

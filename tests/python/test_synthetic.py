@@ -681,3 +681,25 @@ def test_gpu_cuda_driver_calls_are_runtime_not_user_scopes(tmp_path):
     path = space.write(tmp_path / "driver.xplane.pb")
     scopes = by(jaxprof_json("scopes", path)["scopes"], "scope")
     assert scopes["cuLaunchKernel"]["kind"] == "runtime"
+
+
+def test_a_step_window_leaves_a_later_steps_compile_out(tmp_path):
+    # The host runs ahead: step 0's marker closes at +200 us, its kernel runs until +2500 us, and
+    # step 1's marker (from +1000 us) holds a compile. In the window of step 0 alone, the compile
+    # lies in step 0's device tail but was issued by step 1: it is no compile of step 0.
+    space = XSpace()
+    py = space.plane("/host:CPU").line("python3", id=1)
+    stream = space.plane("/device:GPU:0").line("Stream #7(Compute)", id=7)
+    for step in range(2):
+        base = step * 1000
+        py.span("train", base, base + 200, {"_r": 1, "step_num": step})
+        py.span("PjitFunction(f)", base + 50, base + 150)
+    py.span("backend_compile_and_load", 1050, 1100)
+    stream.span(ADD, 300, 2500, {"hlo_op": "fusion.1", "hlo_module": "jit_f"})
+    stream.span(ADD, 2500, 2600, {"hlo_op": "fusion.1", "hlo_module": "jit_f"})
+    path = space.write(tmp_path / "ahead.xplane.pb")
+    assert [s["compiles"] for s in jaxprof_json("steps", path)["steps"]] == [0, 1]
+    (only,) = jaxprof_json("steps", path, "--steps", "0:0")["steps"]
+    assert only["step"] == 0 and only["compiles"] == 0
+    (only,) = jaxprof_json("steps", path, "--steps", "1:1")["steps"]
+    assert only["step"] == 1 and only["compiles"] == 1
