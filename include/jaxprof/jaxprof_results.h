@@ -272,6 +272,7 @@ typedef struct jp_kernel_stat {
     double occupancy;   /* percent, 0 when unknown */
     uint64_t count;
     int64_t total_ps, min_ps, max_ps;
+    int autotuning;     /* 1: XLA's autotuner's, while a host compiled (jp_op_stat.autotuning) */
 } jp_kernel_stat;
 
 /* One kernel (or copy, memset) on one device, its correlated launches summed (launch.c). Times

@@ -312,6 +312,9 @@ class Kernel(Row):
     occupancy_pct: float
     #: the HLO op of its first launch; "" when unknown
     op: str
+    #: XLA's autotuner's kernel while a host compiled (a candidate GEMM, a redzone check): not the
+    #: program's
+    autotuning: bool
 
 
 @dataclass(frozen=True)

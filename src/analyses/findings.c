@@ -240,15 +240,17 @@ static void many_small_ops(ctx *c) {
                 c->step_total > 0 ? 100 * c->part[JP_PART_HOST] / c->step_total : 0);
         return;
     }
-    uint64_t kernels = 0;
-    for (size_t i = 0; i < a->n_kernels; i++) kernels += a->kernels[i].count;
+    uint64_t kernels = 0; /* the program's: the autotuner's kernels while it compiles are not */
+    const jp_kernel_stat *top = NULL;
+    for (size_t i = 0; i < a->n_kernels; i++)
+        if (!a->kernels[i].autotuning) kernels += a->kernels[i].count, top = top ? top : &a->kernels[i];
     if (kernels && (double)kernels / (double)a->n_steps >= 100 && a->n_small_kernels * 2 >= kernels)
         finding(c, "many_small_ops", JP_RATING_WARNING, "Many small kernels",
                 "Let XLA fuse more: jit larger functions, avoid Python loops of small ops inside jit "
                 "(use lax.scan/vmap), and check for layout-changing transposes between ops.",
                 "%.0f kernels per step, %.0f%% of them under 0.1 ms; top kernel %s",
                 (double)kernels / (double)a->n_steps, 100.0 * (double)a->n_small_kernels / (double)kernels,
-                a->kernels[0].name);
+                top->name);
 }
 
 /* Device activity of every device (ops and transfers) as sorted disjoint intervals: the union of

@@ -51,7 +51,8 @@ int jp_kernels_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         s->total_ps = k->total_ps;
         s->min_ps = k->min_ps;
         s->max_ps = k->max_ps;
-        a->n_small_kernels += k->n_small;
+        s->autotuning = k->autotuning;
+        if (!k->autotuning) a->n_small_kernels += k->n_small; /* the program's kernels only */
     }
     if (m->kernels.n > 1) qsort(out, m->kernels.n, sizeof *out, cmp_kernel); /* glibc's is stable */
     a->kernels = out;

@@ -47,6 +47,10 @@ int jp_model_mark_autotuning(jp_model *m) {
     }
     for (size_t i = 0; n_win && i < m->opdefs.n; i++)
         if (time[i][1] > 0 && 2 * time[i][0] >= time[i][1]) JP_VEC_AT(&m->opdefs, jp_opdef, i).autotuning = 1;
+    for (size_t i = 0; i < m->kernels.n; i++) { /* a kernel sum without program ids is its first op's */
+        jp_kernel_sum *k = &JP_VEC_AT(&m->kernels, jp_kernel_sum, i);
+        k->autotuning = !k->with_program && k->opdef < m->opdefs.n && JP_VEC_AT(&m->opdefs, jp_opdef, k->opdef).autotuning;
+    }
     free(w);
     free(time);
     return JP_OK;

@@ -34,14 +34,15 @@ static int add_kernel(jp_build_ctx *c, const char *name, int64_t dur, const jp_e
     jp_model *m = c->m;
     const char *details = jp_build_info_interned(c, info, K_KERNEL_DETAILS);
     if (!name || !details) return jp_build_nomem(c->err);
-    int found;
-    uint32_t k = jp_map_get_or_put(&m->kernel_index, jp_ptr_key(name), jp_ptr_key(details), 0, (uint32_t)m->kernels.n,
-                                   &found);
+    int found, with_program = jp_build_program_id(info) >= 0;
+    uint32_t k = jp_map_get_or_put(&m->kernel_index, jp_ptr_key(name), jp_ptr_key(details), (uint64_t)with_program,
+                                   (uint32_t)m->kernels.n, &found);
     jp_kernel_sum *sum = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&m->kernels, jp_kernel_sum, k)
                                                         : jp_vec_push(&m->kernels, sizeof *sum);
     if (!sum) return jp_build_nomem(c->err);
     if (!found) {
-        *sum = (jp_kernel_sum){name, details, jp_build_info_interned(c, info, K_HLO_OP), 0, 0, 0, INT64_MAX, 0};
+        *sum = (jp_kernel_sum){name, details, jp_build_info_interned(c, info, K_HLO_OP), UINT32_MAX,
+                               (uint8_t)with_program, 0, 0, 0, 0, INT64_MAX, 0};
         if (!sum->op) return jp_build_nomem(c->err);
     }
     sum->count++;
@@ -164,6 +165,8 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     if (op == UINT32_MAX) return jp_build_nomem(c->err);
     jp_opdef *def = &JP_VEC_AT(&c->m->opdefs, jp_opdef, op);
     def->with_program |= program >= 0;
+    if (kernel_sum != UINT32_MAX && JP_VEC_AT(&c->m->kernels, jp_kernel_sum, kernel_sum).opdef == UINT32_MAX)
+        JP_VEC_AT(&c->m->kernels, jp_kernel_sum, kernel_sum).opdef = op;
     if (has_op && !def->opcode && jp_info_has(info, K_CUDA_GRAPH_NODE) && c->hlo_memo.hm && c->hlo_memo.hm->n_sequences)
         return defer_graph_kernel(c, op, line, start, dur, info, interned, kernel_sum, kind == JP_XN_GPU_MEMSET);
     jp_build_count_kernel(def, interned);

@@ -136,6 +136,10 @@ typedef struct jp_kernel_sum {
     const char *name;        /* interned kernel name */
     const char *details;     /* interned kernel_details, "" when absent */
     const char *op;          /* the first kernel's hlo_op, or "" */
+    uint32_t opdef;          /* the first kernel's opdef, UINT32_MAX until it is known */
+    uint8_t with_program;    /* its kernels name a program_id (a sum is kept per value: the
+                              * autotuner runs the program's own kernel names without one) */
+    uint8_t autotuning;      /* XLA's autotuner's (autotune.c) */
     uint64_t count, n_small; /* kernels, and those under JP_SMALL_KERNEL_PS */
     int64_t total_ps, min_ps, max_ps;
 } jp_kernel_sum;

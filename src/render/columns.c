@@ -386,6 +386,7 @@ GET(kernel_grid, jp_kernel_stat, set_dims(c, r->grid))
 GET(kernel_block, jp_kernel_stat, set_dims(c, r->block))
 GET(kernel_occupancy, jp_kernel_stat, set_num(c, r->occupancy))
 GET(kernel_op, jp_kernel_stat, set_str(c, r->op))
+GET(kernel_autotuning, jp_kernel_stat, set_bool(c, r->autotuning))
 
 static const column KERNEL_COLS[] = {
     COL("name", "kernel", 0, CELL_STR, NULL, kernel_name, "the GPU kernel"),
@@ -401,6 +402,8 @@ static const column KERNEL_COLS[] = {
     COL("block", "block", 11, CELL_STR, NULL, kernel_block, "block dimensions \"x,y,z\""),
     COL("occupancy_pct", "occ%", 5, CELL_NUM, "%", kernel_occupancy, "occupancy; 0 when unknown"),
     COL("op", NULL, 0, CELL_STR, NULL, kernel_op, "the HLO op of its first launch; \"\" when unknown"),
+    COL("autotuning", NULL, 0, CELL_BOOL, NULL, kernel_autotuning,
+        "XLA's autotuner's kernel while a host compiled (a candidate GEMM, a redzone check): not the program's"),
 };
 
 GET(mem_allocator, jp_memory_stat, set_str(c, r->allocator))

@@ -821,15 +821,15 @@ static const char GPU_KERNELS_TXT[] =
     "gemm_kernel        1  1.00 ms  1.00 ms   128  4,4,1  128,1,1  25.00\n";
 
 static const char GPU_KERNELS_CSV[] =
-    "name,count,total_ms,avg_ms,min_ms,max_ms,registers,static_shared,dynamic_shared,grid,block,occupancy_pct,op\n"
-    "fusion_kernel,2,4.000000,2.000000,2.000000,2.000000,32,0,1024,\"8,1,1\",\"256,1,1\",50,fusion.1\n"
-    "gemm_kernel,1,1.000000,1.000000,1.000000,1.000000,128,16384,0,\"4,4,1\",\"128,1,1\",25,dot.2\n";
+    "name,count,total_ms,avg_ms,min_ms,max_ms,registers,static_shared,dynamic_shared,grid,block,occupancy_pct,op,autotuning\n"
+    "fusion_kernel,2,4.000000,2.000000,2.000000,2.000000,32,0,1024,\"8,1,1\",\"256,1,1\",50,fusion.1,false\n"
+    "gemm_kernel,1,1.000000,1.000000,1.000000,1.000000,128,16384,0,\"4,4,1\",\"128,1,1\",25,dot.2,false\n";
 
 static const char GPU_KERNELS_JSON[] =
     GPU_JSON_HEAD("kernels")
     ",\"kernels\":[\n"
-    "{\"name\":\"fusion_kernel\",\"count\":2,\"total_ms\":4.000000,\"avg_ms\":2.000000,\"min_ms\":2.000000,\"max_ms\":2.000000,\"registers\":32,\"static_shared\":0,\"dynamic_shared\":1024,\"grid\":\"8,1,1\",\"block\":\"256,1,1\",\"occupancy_pct\":50,\"op\":\"fusion.1\"},\n"
-    "{\"name\":\"gemm_kernel\",\"count\":1,\"total_ms\":1.000000,\"avg_ms\":1.000000,\"min_ms\":1.000000,\"max_ms\":1.000000,\"registers\":128,\"static_shared\":16384,\"dynamic_shared\":0,\"grid\":\"4,4,1\",\"block\":\"128,1,1\",\"occupancy_pct\":25,\"op\":\"dot.2\"}]}\n";
+    "{\"name\":\"fusion_kernel\",\"count\":2,\"total_ms\":4.000000,\"avg_ms\":2.000000,\"min_ms\":2.000000,\"max_ms\":2.000000,\"registers\":32,\"static_shared\":0,\"dynamic_shared\":1024,\"grid\":\"8,1,1\",\"block\":\"256,1,1\",\"occupancy_pct\":50,\"op\":\"fusion.1\",\"autotuning\":false},\n"
+    "{\"name\":\"gemm_kernel\",\"count\":1,\"total_ms\":1.000000,\"avg_ms\":1.000000,\"min_ms\":1.000000,\"max_ms\":1.000000,\"registers\":128,\"static_shared\":16384,\"dynamic_shared\":0,\"grid\":\"4,4,1\",\"block\":\"128,1,1\",\"occupancy_pct\":25,\"op\":\"dot.2\",\"autotuning\":false}]}\n";
 
 static const char GPU_TRANSFERS_TXT[] =
     "kind  count    bytes     total   longest  GB/s\n"

@@ -182,6 +182,8 @@ def test_autotuning_is_apart_from_the_program() -> None:
     marked = [o for o in ops if o["autotuning"]]
     assert sum(o["count"] for o in marked) == len(tuning)
     assert sum(o["self_ms"] for o in marked) == pytest.approx(sum(e[2] for e in tuning) / 1e6, rel=1e-6)
+    kernels = jaxprof_json("kernels", path)["kernels"]
+    assert sum(k["count"] for k in kernels if k["autotuning"]) == sum(1 for e in tuning if not e[0].startswith("Memset"))
     assert not [h for h in jaxprof_json("report", path)["capture_health"] if h["kind"] == "no HLO"]
     text = run_jaxprof("report", str(path)).stdout
     top = text.split("Top ops by self time\n")[1].split("\n\n")[0]

@@ -236,6 +236,8 @@ const JP_COLUMNS = {
       doc: "occupancy; 0 when unknown" },
     { key: "op", header: "", label: "op", unit: "", type: "string", nullable: false, view: 0,
       doc: "the HLO op of its first launch; \"\" when unknown" },
+    { key: "autotuning", header: "", label: "autotuning", unit: "", type: "boolean", nullable: false, view: 0,
+      doc: "XLA's autotuner's kernel while a host compiled (a candidate GEMM, a redzone check): not the program's" },
   ],
   memory: [
     { key: "allocator", header: "allocator", label: "allocator", unit: "", type: "string", nullable: false, view: 0,
