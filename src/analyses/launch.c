@@ -78,14 +78,19 @@ static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_la
 
 /* Device items[0..n) (one device, by start): each gap of their union goes to the cause of the
  * event that ends it. HTA's rule: the host, when that event's launch call began after the device
- * went idle; kernel to kernel, when it was queued before and the gap is short; else other. */
-static void split_idle(jp_device *d, item *v, size_t n, jp_launch_stat *stats) {
+ * went idle; kernel to kernel, when it was queued before and the gap is short; else other. The part
+ * of a host wait during which a host compiled (`compiles`, merged) is other: the host was not
+ * slow to launch, it was compiling, which compiles and findings report apart. */
+static void split_idle(jp_device *d, item *v, size_t n, jp_launch_stat *stats, const jp_interval *compiles,
+                       size_t n_compiles) {
     int64_t busy_end = v[0].end;
     for (size_t i = 1; i < n; i++) {
         if (v[i].start > busy_end) {
             int64_t gap = v[i].start - busy_end;
             if (v[i].call_start != NO_CALL && v[i].call_start > busy_end) {
-                d->idle_host_ps += gap;
+                int64_t compiling = jp_intervals_covered(compiles, n_compiles, busy_end, v[i].start);
+                d->idle_host_ps += gap - compiling;
+                d->idle_other_ps += compiling;
                 stats[v[i].stat].n_host_wait++;
             } else if (v[i].call_start != NO_CALL && gap < JP_LAUNCH_K2K_PS) {
                 d->idle_kernel_ps += gap;
@@ -247,7 +252,7 @@ static int flush(gather *g) {
     for (size_t i = 0, j; rc == JP_OK && i < n; i = j) { /* one device at a time */
         jp_device *d = &g->a->devices[items[i].device];
         for (j = i; j < n && items[j].device == items[i].device; j++) d->n_launched += items[j].call_start != NO_CALL;
-        split_idle(d, &items[i], j - i, g->stats.data);
+        split_idle(d, &items[i], j - i, g->stats.data, g->compiles, g->n_compiles);
         rc = queue_depth(d, &items[i], j - i);
     }
     g->n = 0;

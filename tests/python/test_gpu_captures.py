@@ -254,6 +254,18 @@ def test_launches_made_while_compiling_are_left_out() -> None:
     assert 0 < len(kept) < len(device) // 2
     launches = jaxprof_json("launch", path)["launches"]
     assert sum(x["matched"] for x in launches) == len(kept)
+    # and the device idle while the host compiled is no wait for a slow launch
+    spans = sorted(compiles)
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    compiling_ms = sum(b - a for a, b in merged) / 1e6
+    dev = jaxprof_json("launch", path)["devices"][0]
+    assert dev["idle_other_ms"] >= 0.9 * compiling_ms and dev["idle_host_ms"] < 0.1 * compiling_ms
+    assert "launch_bound" not in {f["id"] for f in jaxprof_json("findings", path)["findings"]}
 
 
 def test_in_place_update_fusions_move_what_xprof_says() -> None:
