@@ -634,7 +634,7 @@ static int read_instruction(hlo_ctx *c, jp_pb instr, jp_hlo_instr *in, hlo_node 
     const char *fusion_kind = "kLoop";
     comp_info called = {0, 0};
     const char *empty = jp_intern_str(c->intern, "", 0);
-    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL, NULL, 0, "", 0, 0, NULL};
+    *in = (jp_hlo_instr){empty, empty, NULL, empty, empty, empty, NULL, 0, 0, 0, NULL, NULL, 0, "", 0, 0, NULL, NULL, 0};
     while (!jp_pb_done(&instr)) {
         int rc = jp_pb_next(&instr, &f, "HloInstructionProto", c->err);
         if (rc) return rc;
@@ -1136,6 +1136,31 @@ static int resolve_schedule(hlo_ctx *c, jp_hlo_module *out) {
     return JP_OK;
 }
 
+/* Each instruction's users (jp_hlo_instr.users): the instructions naming it as an operand. Runs
+ * before the instructions are sorted (node.instr indexes them in file order). */
+static int set_users(hlo_ctx *c, const hlo_ir *ir, jp_hlo_module *out) {
+    hlo_id_slot *ids = jp_hlo_id_slots(ir, &c->scratch);
+    uint32_t *count = jp_arena_alloc(&c->scratch, (ir->n_nodes ? ir->n_nodes : 1) * sizeof *count);
+    if (!ids || !count) return JP_ERR_NOMEM;
+    memset(count, 0, (ir->n_nodes ? ir->n_nodes : 1) * sizeof *count);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < ir->n_nodes; i++)
+            for (uint32_t k = 0; k < ir->nodes[i].operands.n; k++) {
+                int64_t o = jp_hlo_id_lookup(ids, ir->n_nodes, ir->nodes[i].operands.v[k]);
+                if (o < 0) continue;
+                jp_hlo_instr *used = &out->instrs[ir->nodes[o].instr];
+                if (pass == 0) count[o]++;
+                else ((const char **)used->users)[used->n_users++] = out->instrs[ir->nodes[i].instr].name;
+            }
+        for (size_t i = 0; pass == 0 && i < ir->n_nodes; i++) {
+            if (!count[i]) continue;
+            jp_hlo_instr *in = &out->instrs[ir->nodes[i].instr];
+            if (!(in->users = jp_arena_alloc(c->arena, count[i] * sizeof *in->users))) return JP_ERR_NOMEM;
+        }
+    }
+    return JP_OK;
+}
+
 static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
     size_t n_instrs = 0;
     int rc = scan_module(c, module, out, &n_instrs);
@@ -1154,6 +1179,7 @@ static int decode_module(hlo_ctx *c, jp_pb module, jp_hlo_module *out) {
         (rc = collective_sizes(c, &ir, out)))
         return rc;
     if (c->has_schedule && (rc = read_schedule(c, &ir, out))) return rc;
+    if ((rc = set_users(c, &ir, out))) return rc;
     qsort(out->instrs, out->n_instrs, sizeof(jp_hlo_instr), cmp_instr);
     return resolve_schedule(c, out);
 }

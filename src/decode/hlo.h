@@ -61,6 +61,8 @@ typedef struct jp_hlo_instr {
     double coll_bytes;
     uint32_t group_size;
     const char *async_start;
+    const char *const *users; /* the instructions that take its result as an operand (interned) */
+    uint32_t n_users;
 } jp_hlo_instr;
 
 /* ---- XLA's buffer assignment (HloProto field 3, decoded by hlo_buffers.c) ---- */

@@ -67,6 +67,7 @@ typedef struct jp_opdef {    /* one distinct executed op: (device, module, name)
     uint32_t group_size;     /* collectives: replica-group size n from the HLO, 0 unknown */
     const char *async_start; /* an asynchronous "-done" half: its "-start"'s name; else NULL */
     const char *opcode;      /* its HLO opcode ("all-reduce-start"), NULL without the HLO */
+    const jp_hlo_instr *hlo; /* its instruction, NULL without the HLO */
 } jp_opdef;
 
 /* The share of an op's FLOPs and bytes each of its events carries. A GPU op that runs as several

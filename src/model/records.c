@@ -110,6 +110,7 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
         op->group_size = in->group_size;
         op->async_start = in->async_start;
         op->opcode = in->opcode;
+        op->hlo = in;
     } else {
         op->category = framework_type(c, name);
         if (!op->category) op->category = jp_hlo_category_of_name(name);
