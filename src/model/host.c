@@ -332,22 +332,56 @@ static void run_key(const jp_opdef *d, int64_t run_id, uint64_t k[3]) {
     k[2] = (uint64_t)run_id;
 }
 
-/* The earliest start of each (op, run, device) among ops[first_op..]: `starts` maps run_key to an
- * index into *at. */
+/* Which opdefs use the result of an asynchronous op of ops[first_op..] (one with a flow to an
+ * "end:" event): only their starts bound an end. A flag per opdef, malloc'd; NULL when out of memory. */
+static uint8_t *async_users(const jp_model *m, size_t first_op) {
+    size_t n = m->opdefs.n;
+    uint8_t *async = calloc(n ? n : 1, 1), *user = calloc(n ? n : 1, 1);
+    jp_map names = {0}; /* (module, name) of every user of an asynchronous op */
+    int ok = async && user;
+    for (size_t i = first_op; ok && i < m->ops.n; i++) {
+        const jp_op_ev *op = &JP_VEC_AT(&m->ops, jp_op_ev, i);
+        if (op->flow) async[op->op] = 1;
+    }
+    for (size_t d = 0; ok && d < n; d++) {
+        const jp_opdef *def = &JP_VEC_AT(&m->opdefs, jp_opdef, d);
+        for (uint32_t u = 0; async[d] && def->hlo && u < def->hlo->n_users && ok; u++)
+            ok = jp_map_get_or_put(&names, jp_ptr_key(def->module), jp_ptr_key(def->hlo->users[u]), 0, 0, NULL) !=
+                 UINT32_MAX;
+    }
+    for (size_t d = 0; ok && names.n && d < n; d++) {
+        const jp_opdef *def = &JP_VEC_AT(&m->opdefs, jp_opdef, d);
+        user[d] = jp_map_get(&names, jp_ptr_key(def->module), jp_ptr_key(def->name), 0) != UINT32_MAX;
+    }
+    jp_map_deinit(&names);
+    free(async);
+    if (!ok) {
+        free(user);
+        return NULL;
+    }
+    return user;
+}
+
+/* The earliest start of each (op, run, device) among ops[first_op..] whose opdef uses an
+ * asynchronous op's result: `starts` maps run_key to an index into *at. */
 static int user_starts(const jp_model *m, size_t first_op, jp_map *starts, jp_vec *at) {
     const jp_opdef *defs = m->opdefs.data;
-    for (size_t i = first_op; i < m->ops.n; i++) {
+    uint8_t *user = async_users(m, first_op);
+    if (!user) return JP_ERR_NOMEM;
+    int rc = JP_OK;
+    for (size_t i = first_op; i < m->ops.n && rc == JP_OK; i++) {
         const jp_op_ev *op = &JP_VEC_AT(&m->ops, jp_op_ev, i);
-        if (!op->run_id) continue;
+        if (!op->run_id || !user[op->op]) continue;
         uint64_t k[3];
         int found;
         run_key(&defs[op->op], op->run_id, k);
         uint32_t idx = jp_map_get_or_put(starts, k[0], k[1], k[2], (uint32_t)at->n, &found);
         int64_t *t = idx == UINT32_MAX ? NULL : found ? &JP_VEC_AT(at, int64_t, idx) : jp_vec_push(at, sizeof *t);
-        if (!t) return JP_ERR_NOMEM;
-        if (!found || op->start_ps < *t) *t = op->start_ps;
+        if (!t) rc = JP_ERR_NOMEM;
+        else if (!found || op->start_ps < *t) *t = op->start_ps;
     }
-    return JP_OK;
+    free(user);
+    return rc;
 }
 
 /* The first start, after `after`, of a user of op d's result in the same run on the same device:
