@@ -11,34 +11,19 @@ import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-import optax
 
 import jaxprof
 
 sys.path.insert(0, str(Path(__file__).parent))
-from gpu_capture import SIZES, forward, init_params  # noqa: E402
+from gpu_capture import SIZES  # noqa: E402
+from gpu_plain_loop import make_train_step  # noqa: E402
 
 
 def main() -> int:
     out = Path(sys.argv[1])
     size = SIZES["small"]
-    params = init_params(jax.random.key(0), **size)
-    opt = optax.adamw(1e-3)
-    state = (params, opt.init(params))
-
-    @jax.jit
-    def step(state: tuple, tokens: jax.Array) -> tuple:
-        p, s = state
-
-        def loss_fn(p: dict) -> jax.Array:
-            logits = forward(p, tokens[:, :-1], size["H"]).astype(jnp.float32)
-            return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
-
-        loss, grads = jax.value_and_grad(loss_fn)(p)
-        updates, s = opt.update(grads, s, p)
-        return (optax.apply_updates(p, updates), s), loss
+    state, step = make_train_step(size)
 
     rng = np.random.default_rng(0)
     prof = jaxprof.Profiler(out / "scheduled", start_step=3, num_steps=3, report=True)

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from gpu_capture import SIZES, forward, init_params  # noqa: E402
 
 
-def main() -> None:
-    size = SIZES["small"]
+def make_train_step(size: dict) -> tuple:
+    """The small transformer's train state and jitted train step (also tools/gpu_api_check.py's)."""
     params = init_params(jax.random.key(0), **size)
     opt = optax.adamw(1e-3)
     state = (params, opt.init(params))
@@ -32,6 +32,12 @@ def main() -> None:
         updates, s = opt.update(grads, s, p)
         return (optax.apply_updates(p, updates), s), loss
 
+    return state, train_step
+
+
+def main() -> None:
+    size = SIZES["small"]
+    state, train_step = make_train_step(size)
     rng = np.random.default_rng(0)
     for step in range(30):
         tokens = jnp.asarray(rng.integers(0, size["V"], (size["B"], size["T"] + 1), dtype=np.int32))
