@@ -284,7 +284,9 @@ typedef struct jp_launch_stat {
     uint32_t device;          /* index into jp_analysis.devices */
     int kernel;               /* 1: a kernel; 0: a copy or memset */
     uint64_t count;           /* its device events with a correlation id */
-    uint64_t matched;         /* of those, with their launch call found */
+    uint64_t matched;         /* of those, with their launch call found; a call that queued several
+                               * (a CUDA graph's kernels) counts once, on its first event's row, and
+                               * its api, queue and delay times with it */
     uint64_t n_short;         /* matched kernels shorter than their launch call */
     uint64_t n_host_wait;     /* launches that found the device idle (the gap before went to the host) */
     int64_t kernel_ps;        /* summed device time */

@@ -711,7 +711,8 @@ class Launch(Row):
     device: str
     #: its device events with a correlation id
     count: int
-    #: of those, with their launch call found on the host
+    #: of those, the ones whose launch call was found on the host; a call that queued several (a
+    #: CUDA graph's kernels) counts once, on its first event's row
     matched: int
     #: device time per event [ms]
     kernel_avg_ms: float

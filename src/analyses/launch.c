@@ -13,8 +13,11 @@ typedef struct item {      /* one device event, with its launch call's start whe
     int64_t start, end;
     int64_t call_start;    /* NO_CALL when its call is unknown */
     uint32_t device;
-    uint32_t stat;         /* index into the stats vector */
+    uint32_t stat;         /* index into the stats vector, with MEMBER set for a later event of a
+                            * call that launched several (a CUDA graph's kernels: one cuGraphLaunch) */
 } item;
+
+#define MEMBER 0x80000000u /* item.stat: not the launch itself, another event of its call */
 
 #define NO_CALL INT64_MIN
 
@@ -59,7 +62,8 @@ static jp_launch_stat *stat_for(stat_index *index, jp_vec *stats, const jp_launc
     return s;
 }
 
-/* Adds one device event to its row (and the call's times when matched). */
+/* Adds one device event to its row, and the call's times when it is the call's first event (a
+ * later event of a call that launched several adds only its device time). */
 static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_launch_call *call) {
     s->count++;
     s->kernel_ps += dev->end_ps - dev->start_ps;
@@ -68,7 +72,6 @@ static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_la
             delay = dev->start_ps - call->start_ps;
     if (!s->matched) s->api = call->name;
     s->matched++;
-    s->n_short += jp_launch_is_kernel(dev) && dev->end_ps - dev->start_ps < api;
     s->api_ps += api;
     s->queue_ps += queue;
     s->delay_ps += delay;
@@ -91,7 +94,7 @@ static void split_idle(jp_device *d, item *v, size_t n, jp_launch_stat *stats, c
                 int64_t compiling = jp_intervals_covered(compiles, n_compiles, busy_end, v[i].start);
                 d->idle_host_ps += gap - compiling;
                 d->idle_other_ps += compiling;
-                stats[v[i].stat].n_host_wait++;
+                stats[v[i].stat & ~MEMBER].n_host_wait++;
             } else if (v[i].call_start != NO_CALL && gap < JP_LAUNCH_K2K_PS) {
                 d->idle_kernel_ps += gap;
             } else {
@@ -158,8 +161,10 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
     int64_t *starts = malloc((n ? 2 * n : 1) * sizeof *starts), *ends = starts + n;
     if (!starts) return JP_ERR_NOMEM;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (v[i].call_start != NO_CALL) starts[k] = v[i].call_start, ends[k++] = v[i].end;
+    for (size_t i = 0; i < n; i++) /* a call launching several events is outstanding until its last ends */
+        if (v[i].call_start != NO_CALL && !(v[i].stat & MEMBER)) starts[k] = v[i].call_start, ends[k++] = v[i].end;
+        else if (v[i].call_start != NO_CALL && k && v[i].end > ends[k - 1] && v[i].call_start == starts[k - 1])
+            ends[k - 1] = v[i].end;
     if (sort_runs(starts, k, sizeof *starts) || sort_runs(ends, k, sizeof *ends)) {
         free(starts);
         return JP_ERR_NOMEM;
@@ -251,12 +256,31 @@ static int flush(gather *g) {
     int rc = order_items(items, n);
     for (size_t i = 0, j; rc == JP_OK && i < n; i = j) { /* one device at a time */
         jp_device *d = &g->a->devices[items[i].device];
-        for (j = i; j < n && items[j].device == items[i].device; j++) d->n_launched += items[j].call_start != NO_CALL;
+        for (j = i; j < n && items[j].device == items[i].device; j++)
+            d->n_launched += items[j].call_start != NO_CALL && !(items[j].stat & MEMBER);
         split_idle(d, &items[i], j - i, g->stats.data, g->compiles, g->n_compiles);
         rc = queue_depth(d, &items[i], j - i);
     }
     g->n = 0;
     return rc;
+}
+
+/* The events one launch call queued: one for a kernel launch or a copy, a graph's kernels for
+ * cuGraphLaunch (hipGraphLaunch). They come one after another on their stream. Only a graph launch
+ * groups its events: ROCm may give one id to two kernels of separate launches (the MI300 conv
+ * capture: an Im3d2Col and a transpose under one hipStreamWaitEvent). */
+typedef struct launch_group {
+    uint32_t call, device, stat; /* the call (UINT32_MAX: none open), its device, its first event's row */
+    const jp_launch_call *c;
+    int64_t work_ps;             /* the events' device time */
+    uint32_t kernels;
+} launch_group;
+
+/* A launch of kernels whose device time all together is shorter than its call is a short one: the
+ * host could not launch them as fast as they ran (one kernel, or a whole graph). */
+static void end_group(const launch_group *grp, jp_launch_stat *stats) {
+    if (grp->call == UINT32_MAX || !grp->kernels) return;
+    stats[grp->stat].n_short += grp->work_ps < grp->c->end_ps - grp->c->start_ps;
 }
 
 /* Matches the device events of one host's run to their calls, adding to the rows and gathering
@@ -266,6 +290,7 @@ static int match_host(const jp_model *m, const jp_launch_host *h, gather *g) {
     const jp_launch_ev *l = m->launch_work.data;
     call_index ix;
     int rc = calls_index(calls, h, &ix);
+    launch_group grp = {.call = UINT32_MAX};
     for (size_t i = h->first_work; i < h->first_work + h->n_work && rc == JP_OK; i++) {
         uint32_t device = jp_launch_device(&l[i]);
         if (device >= g->a->n_devices) continue;
@@ -279,9 +304,14 @@ static int match_host(const jp_model *m, const jp_launch_host *h, gather *g) {
             rc = JP_ERR_NOMEM;
             break;
         }
-        count_launch(s, &l[i], call);
-        g->items[g->n++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, device, at};
+        int member = call && c == grp.call && device == grp.device && strstr(call->name, "GraphLaunch");
+        if (!member) end_group(&grp, g->stats.data), grp = (launch_group){c, device, at, call, 0, 0};
+        count_launch(s, &l[i], member ? NULL : call);
+        if (call) grp.work_ps += l[i].end_ps - l[i].start_ps, grp.kernels += (uint32_t)jp_launch_is_kernel(&l[i]);
+        g->items[g->n++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, device,
+                                  at | (member ? MEMBER : 0)};
     }
+    end_group(&grp, g->stats.data);
     free(ix.dense);
     jp_map_deinit(&ix.map);
     return rc;

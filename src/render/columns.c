@@ -898,7 +898,9 @@ static const column LAUNCH_COLS[] = {
     COL("name", "kernel", 0, CELL_STR, NULL, launch_name, "the kernel, copy or memset"),
     COL("device", "device", 14, CELL_STR, NULL, launch_device, "the device it ran on"),
     COL("count", "count", 6, CELL_INT, NULL, launch_count, "its device events with a correlation id"),
-    COL("matched", NULL, 0, CELL_INT, NULL, launch_matched, "of those, with their launch call found on the host"),
+    COL("matched", NULL, 0, CELL_INT, NULL, launch_matched,
+        "of those, the ones whose launch call was found on the host; a call that queued several (a CUDA "
+        "graph's kernels) counts once, on its first event's row"),
     COL("kernel_avg_ms", "kernel", 9, CELL_TIME, NULL, launch_kernel_avg, "device time per event"),
     COL("api_avg_ms", "api", 9, CELL_TIME, NULL, launch_api_avg, "the launch call's duration, per matched launch"),
     COL("queue_avg_ms", "queue", 9, CELL_TIME, NULL, launch_queue_avg,

@@ -240,6 +240,21 @@ def test_graphs_of_a_loop_body_are_named_by_the_body() -> None:
     assert sum(o["count"] for o in copies) + sum(cb[k]["count"] for k in cb if k[1].startswith("copy.")) == len(graph_copies)
 
 
+def test_a_graph_launch_is_one_launch() -> None:
+    """With command buffers each step's 485 kernels and memsets come from one cuGraphLaunch call:
+    one launch, its API time once, and no kernel "shorter than its launch call" (the graph's work
+    is measured against the call), so no launch_bound finding."""
+    path = GPU / "h200_transformer_cb.xplane.pb.gz"
+    pd = ProfileData.from_serialized_xspace(gzip.decompress(path.read_bytes()))
+    calls = {dict(e.stats)["correlation_id"] for p in pd.planes if p.name == "/host:CPU"
+             for line in p.lines for e in line.events if "correlation_id" in dict(e.stats)}
+    device = [e for e in raw_device_events(path) if e[3].get("correlation_id") in calls]
+    dev = jaxprof_json("launch", path)["devices"][0]
+    assert dev["launched"] == len({e[3]["correlation_id"] for e in device}) == 12
+    assert dev["short_kernels"] == 0 and dev["queue_max"] == 1
+    assert "launch_bound" not in {f["id"] for f in jaxprof_json("findings", path)["findings"]}
+
+
 def test_launches_made_while_compiling_are_left_out() -> None:
     """The launch analysis matches each device event to the host API call with its correlation_id;
     the calls made while the host compiles are the autotuner's, and are left out: what remains is
@@ -253,7 +268,9 @@ def test_launches_made_while_compiling_are_left_out() -> None:
     kept = [e for e in device if not any(a <= calls[e[3]["correlation_id"]] < b for a, b in compiles)]
     assert 0 < len(kept) < len(device) // 2
     launches = jaxprof_json("launch", path)["launches"]
-    assert sum(x["matched"] for x in launches) == len(kept)
+    assert sum(x["count"] for x in launches) == len(kept)
+    # a call counts once, however many events it queued (a CUDA graph's kernels)
+    assert sum(x["matched"] for x in launches) == len({e[3]["correlation_id"] for e in kept})
     # and the device idle while the host compiled is no wait for a slow launch
     spans = sorted(compiles)
     merged: list[list[int]] = []

@@ -539,7 +539,7 @@ const JP_COLUMNS = {
     { key: "count", header: "count", label: "count", unit: "", type: "integer", nullable: false, view: 0,
       doc: "its device events with a correlation id" },
     { key: "matched", header: "", label: "matched", unit: "", type: "integer", nullable: false, view: 0,
-      doc: "of those, with their launch call found on the host" },
+      doc: "of those, the ones whose launch call was found on the host; a call that queued several (a CUDA graph's kernels) counts once, on its first event's row" },
     { key: "kernel_avg_ms", header: "kernel", label: "kernel ms", unit: "ms", type: "number", nullable: false, view: 0,
       doc: "device time per event" },
     { key: "api_avg_ms", header: "api", label: "api ms", unit: "ms", type: "number", nullable: false, view: 0,
