@@ -188,6 +188,7 @@ static int match_execution(const jp_graph_kernel *g, size_t n, const jp_hlo_modu
     long most = 0;
     for (size_t i = 0; i < n && rc == JP_OK; i++) kernels[i] = g[i].kernel, is_memset[i] = g[i].memset;
     for (size_t q = 0; q < hm->n_sequences && rc == JP_OK; q++) {
+        if (hm->sequences[q].n <= (size_t)most) continue; /* each instruction matches one kernel at most */
         long got = jp_graph_align(kernels, is_memset, n, &hm->sequences[q], at);
         if (got < 0) rc = JP_ERR_NOMEM;
         else if (got > most) most = got, best = &hm->sequences[q], memcpy(best_at, at, n * sizeof *at);
