@@ -63,6 +63,29 @@ static inline void pbw_msg(pbw *w, uint32_t field, pbw *sub) {
     memset(sub, 0, sizeof *sub);
 }
 
+/* One XPlane.stat_metadata entry (field 5): id -> XStatMetadata {id, name}. */
+static inline void pbw_stat_meta(pbw *plane, uint64_t id, const char *name) {
+    pbw meta = {0}, entry = {0};
+    pbw_uint(&meta, 1, id);
+    pbw_str(&meta, 2, name);
+    pbw_uint(&entry, 1, id);
+    pbw_msg(&entry, 2, &meta);
+    pbw_msg(plane, 5, &entry);
+}
+
+/* One XPlane.event_metadata entry (field 4): id -> XEventMetadata {id, name, stats}; stats (NULL:
+ * none) are the metadata's encoded XStat fields, consumed. */
+static inline void pbw_event_meta(pbw *plane, uint64_t id, const char *name, pbw *stats) {
+    pbw meta = {0}, entry = {0};
+    pbw_uint(&meta, 1, id);
+    pbw_str(&meta, 2, name);
+    if (stats && stats->len) pbw_raw(&meta, stats->buf, stats->len);
+    if (stats) free(stats->buf), memset(stats, 0, sizeof *stats);
+    pbw_uint(&entry, 1, id);
+    pbw_msg(&entry, 2, &meta);
+    pbw_msg(plane, 4, &entry);
+}
+
 /* data as one gzip member (level 9), in a new buffer; aborts if zlib fails (tests only). */
 static inline uint8_t *pbw_gzip(const void *data, size_t n, size_t *out_len) {
     z_stream z;

@@ -21,24 +21,7 @@ static const char *const STAT_NAMES[S_N] = {"", "hlo_module", "Hlo Proto", "prog
 enum { US = 1000000 }; /* ps per microsecond */
 
 static void stat_meta(pbw *plane) {
-    for (uint64_t id = 1; id < S_N; id++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, id);
-        pbw_str(&meta, 2, STAT_NAMES[id]);
-        pbw_uint(&entry, 1, id);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(plane, 5, &entry);
-    }
-}
-
-static void event_meta(pbw *plane, uint64_t id, const char *name, pbw *stats) {
-    pbw meta = {0}, entry = {0};
-    pbw_uint(&meta, 1, id);
-    pbw_str(&meta, 2, name);
-    if (stats) pbw_raw(&meta, stats->buf, stats->len), free(stats->buf), memset(stats, 0, sizeof *stats);
-    pbw_uint(&entry, 1, id);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(plane, 4, &entry);
+    for (uint64_t id = 1; id < S_N; id++) pbw_stat_meta(plane, id, STAT_NAMES[id]);
 }
 
 static void shape(pbw *instr, const int64_t *dims, size_t n) {
@@ -83,7 +66,7 @@ static void metadata_plane(pbw *space) {
     pbw_uint(&stb, 1, S_PROGRAM);
     pbw_uint(&stb, 4, 7);
     pbw_msg(&st, 5, &stb);
-    event_meta(&plane, 1, "jit_step", &st);
+    pbw_event_meta(&plane, 1, "jit_step", &st);
     stat_meta(&plane);
     pbw_str(&plane, 2, "/host:metadata");
     pbw_msg(space, 1, &plane);
@@ -120,7 +103,7 @@ static void chip(pbw *space, int d) {
         pbw_str(&val, 5, "jit_step");
         pbw_msg(&one, 5, &val);
         st = one;
-        event_meta(&plane, (uint64_t)i + 1, names[i], &st);
+        pbw_event_meta(&plane, (uint64_t)i + 1, names[i], &st);
     }
     stat_meta(&plane);
     char name[32];

@@ -24,26 +24,6 @@ static void stat_str(pbw *ev, uint64_t id, const char *v) {
     free(st.buf);
 }
 
-static void event_meta(pbw *plane, uint64_t id, const char *name) {
-    pbw meta = {0}, entry = {0};
-    pbw_uint(&meta, 1, id);
-    pbw_str(&meta, 2, name);
-    pbw_uint(&entry, 1, id);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(plane, 4, &entry);
-    free(meta.buf), free(entry.buf);
-}
-
-static void stat_meta(pbw *plane, uint64_t id, const char *name) {
-    pbw meta = {0}, entry = {0};
-    pbw_uint(&meta, 1, id);
-    pbw_str(&meta, 2, name);
-    pbw_uint(&entry, 1, id);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(plane, 5, &entry);
-    free(meta.buf), free(entry.buf);
-}
-
 /* /host:CPU: three dispatches of PjitFunction(step), 1 ms apart. */
 static void host_plane(pbw *space) {
     pbw plane = {0}, line = {0}, ev = {0};
@@ -57,7 +37,7 @@ static void host_plane(pbw *space) {
     pbw_str(&line, 2, "python");
     pbw_uint(&line, 3, 1000);
     pbw_msg(&plane, 3, &line);
-    event_meta(&plane, 1, "PjitFunction(step)");
+    pbw_event_meta(&plane, 1, "PjitFunction(step)", NULL);
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, "/host:CPU");
     pbw_msg(space, 1, &plane);
@@ -78,9 +58,9 @@ static void gpu_plane(pbw *space, int kernel) {
         pbw_str(&line, 2, "Stream #7");
         pbw_uint(&line, 3, 1000);
         pbw_msg(&plane, 3, &line);
-        event_meta(&plane, 1, "fusion_1_kernel");
-        stat_meta(&plane, S_HLO_OP, "hlo_op");
-        stat_meta(&plane, S_HLO_MODULE, "hlo_module");
+        pbw_event_meta(&plane, 1, "fusion_1_kernel", NULL);
+        pbw_stat_meta(&plane, S_HLO_OP, "hlo_op");
+        pbw_stat_meta(&plane, S_HLO_MODULE, "hlo_module");
     }
     pbw_uint(&plane, 1, 2);
     pbw_str(&plane, 2, "/device:GPU:0");
@@ -183,7 +163,7 @@ static void quiet_capture_has_no_health(void **state) {
     pbw_msg(&line, 4, &ev);
     pbw_uint(&line, 1, 1), pbw_str(&line, 2, "python"), pbw_uint(&line, 3, 1000);
     pbw_msg(&plane, 3, &line);
-    event_meta(&plane, 1, "my_function");
+    pbw_event_meta(&plane, 1, "my_function", NULL);
     pbw_uint(&plane, 1, 1), pbw_str(&plane, 2, "/host:CPU");
     pbw_msg(&space, 1, &plane);
     pbw_str(&space, 4, "h");

@@ -45,20 +45,8 @@ static pbw nested_space(size_t depth, int thunks, int reversed) {
     pbw_uint(&line, 3, 1000);
     pbw_msg(&plane, 3, &line);
     const char *stats[3] = {"", JP_XN_STAT_HLO_OP, JP_XN_STAT_HLO_MODULE};
-    for (uint64_t id = 1; id < 3; id++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, id);
-        pbw_str(&meta, 2, stats[id]);
-        pbw_uint(&entry, 1, id);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&plane, 5, &entry);
-    }
-    pbw meta = {0}, entry = {0};
-    pbw_uint(&meta, 1, 1);
-    pbw_str(&meta, 2, "scope");
-    pbw_uint(&entry, 1, 1);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(&plane, 4, &entry);
+    for (uint64_t id = 1; id < 3; id++) pbw_stat_meta(&plane, id, stats[id]);
+    pbw_event_meta(&plane, 1, "scope", NULL);
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, JP_XN_PLANE_HOST_CPU);
     pbw_msg(&space, 1, &plane);
@@ -357,23 +345,9 @@ static pbw cpu_devices_space(const int *ords, size_t n) {
         pbw_msg(&plane, 3, &line);
     }
     const char *stats[4] = {"", JP_XN_STAT_HLO_OP, JP_XN_STAT_HLO_MODULE, JP_XN_STAT_DEVICE_ORDINAL};
-    for (uint64_t id = 1; id < 4; id++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, id);
-        pbw_str(&meta, 2, stats[id]);
-        pbw_uint(&entry, 1, id);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&plane, 5, &entry);
-    }
+    for (uint64_t id = 1; id < 4; id++) pbw_stat_meta(&plane, id, stats[id]);
     const char *events[3] = {"", "dot.1", "H2D Dispatch"};
-    for (uint64_t id = 1; id < 3; id++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, id);
-        pbw_str(&meta, 2, events[id]);
-        pbw_uint(&entry, 1, id);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&plane, 4, &entry);
-    }
+    for (uint64_t id = 1; id < 3; id++) pbw_event_meta(&plane, id, events[id], NULL);
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, JP_XN_PLANE_HOST_CPU);
     pbw_msg(&space, 1, &plane);

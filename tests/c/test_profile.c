@@ -355,25 +355,7 @@ static void stat_double(pbw *ev, uint32_t field, uint64_t id, double v) {
 }
 
 static void add_stat_meta(pbw *plane) {
-    for (uint64_t id = 1; id < S_N; id++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, id);
-        pbw_str(&meta, 2, STAT_NAMES[id]);
-        pbw_uint(&entry, 1, id);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(plane, 5, &entry);
-    }
-}
-
-static void add_event_meta(pbw *plane, uint64_t id, const char *name, pbw *stats) {
-    pbw meta = {0}, entry = {0};
-    pbw_uint(&meta, 1, id);
-    pbw_str(&meta, 2, name);
-    if (stats && stats->len) pbw_raw(&meta, stats->buf, stats->len);
-    if (stats) free(stats->buf), memset(stats, 0, sizeof *stats);
-    pbw_uint(&entry, 1, id);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(plane, 4, &entry);
+    for (uint64_t id = 1; id < S_N; id++) pbw_stat_meta(plane, id, STAT_NAMES[id]);
 }
 
 /* One event: metadata id, the hostile offset and duration, and extra stats already encoded. */
@@ -418,13 +400,13 @@ static void host_plane(pbw *space, const hostile *h) {
     finish_line(&plane, &python, h, 1, "python");
     finish_line(&plane, &worker, h, 2, "tf_worker");
     stat_int(&st, 5, S_STEP, h->num); /* metadata stats apply to every such event */
-    add_event_meta(&plane, 10, "train", &st);
-    add_event_meta(&plane, 11, "PjitFunction(train_step)", NULL);
-    add_event_meta(&plane, 12, "backend_compile", NULL);
-    add_event_meta(&plane, 13, "my_scope", NULL);
-    add_event_meta(&plane, 14, "MemoryAllocation", NULL);
-    add_event_meta(&plane, 15, "thunk", NULL);
-    add_event_meta(&plane, 16, "H2D", NULL);
+    pbw_event_meta(&plane, 10, "train", &st);
+    pbw_event_meta(&plane, 11, "PjitFunction(train_step)", NULL);
+    pbw_event_meta(&plane, 12, "backend_compile", NULL);
+    pbw_event_meta(&plane, 13, "my_scope", NULL);
+    pbw_event_meta(&plane, 14, "MemoryAllocation", NULL);
+    pbw_event_meta(&plane, 15, "thunk", NULL);
+    pbw_event_meta(&plane, 16, "H2D", NULL);
     add_stat_meta(&plane);
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, "/host:CPU");
@@ -453,12 +435,12 @@ static void metadata_plane(pbw *space, const hostile *h) {
     free(proto.buf);
     pbw_msg(&st, 5, &stb);
     stat_int(&st, 5, S_PROGRAM, h->num);
-    add_event_meta(&plane, 1, "jit_train_step", &st);
+    pbw_event_meta(&plane, 1, "jit_train_step", &st);
     /* a second module whose HloProto has no HloModuleProto: named after its metadata */
     pbw_uint(&stb, 1, S_HLO_PROTO);
     pbw_bytes(&stb, 6, "\x10\x01", 2);
     pbw_msg(&st, 5, &stb);
-    add_event_meta(&plane, 2, "jit_empty", &st);
+    pbw_event_meta(&plane, 2, "jit_empty", &st);
     add_stat_meta(&plane);
     pbw_str(&plane, 2, "/host:metadata");
     pbw_msg(space, 1, &plane);
@@ -478,9 +460,9 @@ static void gpu_plane(pbw *space, const hostile *h) {
         add_event(&stream, h, 3, (uint64_t)k, NULL);                  /* a kernel with no stats */
     }
     finish_line(&plane, &stream, h, 7, "Stream #7");
-    add_event_meta(&plane, 1, "fusion_kernel", NULL);
-    add_event_meta(&plane, 2, "MemcpyH2D", NULL);
-    add_event_meta(&plane, 3, "nccl_all_reduce", NULL);
+    pbw_event_meta(&plane, 1, "fusion_kernel", NULL);
+    pbw_event_meta(&plane, 2, "MemcpyH2D", NULL);
+    pbw_event_meta(&plane, 3, "nccl_all_reduce", NULL);
     add_stat_meta(&plane);
     stat_double(&plane, 6, S_PEAK_TF, h->real);
     stat_double(&plane, 6, S_PEAK_BW, h->real);
@@ -505,10 +487,10 @@ static void tpu_plane(pbw *space, const hostile *h, uint64_t id, uint64_t ts) {
     finish_line(&plane, &modules, &at, 1, "XLA Modules");
     finish_line(&plane, &steps, &at, 2, "Steps");
     finish_line(&plane, &ops, &at, 3, "XLA Ops");
-    add_event_meta(&plane, 1, "jit_train_step(42)", NULL);
-    add_event_meta(&plane, 2, "9223372036854775807", NULL);
-    add_event_meta(&plane, 3, "-9223372036854775808", NULL);
-    add_event_meta(&plane, 4, "dot.1", NULL);
+    pbw_event_meta(&plane, 1, "jit_train_step(42)", NULL);
+    pbw_event_meta(&plane, 2, "9223372036854775807", NULL);
+    pbw_event_meta(&plane, 3, "-9223372036854775808", NULL);
+    pbw_event_meta(&plane, 4, "dot.1", NULL);
     add_stat_meta(&plane);
     stat_double(&plane, 6, S_PEAK_TF, h->real);
     pbw_uint(&plane, 1, 2 + id);
@@ -597,18 +579,11 @@ static void async_ops_end_at_their_linked_end_event(void **state) {
     pbw_uint(&line, 1, 2);
     pbw_str(&line, 2, "tf_worker");
     pbw_msg(&plane, 3, &line);
-    add_event_meta(&plane, 1, "thunk", NULL);
-    add_event_meta(&plane, 2, "end: thunk", NULL);
+    pbw_event_meta(&plane, 1, "thunk", NULL);
+    pbw_event_meta(&plane, 2, "end: thunk", NULL);
     add_stat_meta(&plane);
     const char *flow_names[] = {"_p", "_c"};
-    for (uint64_t id = P; id <= C; id++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, id);
-        pbw_str(&meta, 2, flow_names[id - P]);
-        pbw_uint(&entry, 1, id);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(&plane, 5, &entry);
-    }
+    for (uint64_t id = P; id <= C; id++) pbw_stat_meta(&plane, id, flow_names[id - P]);
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, "/host:CPU");
     pbw_msg(&space, 1, &plane);
@@ -701,21 +676,13 @@ static void degenerate_inputs(void **state) {
     free(space.buf);
 
     /* an `Hlo Proto` stat whose bytes are not an HloProto: an error at their offset */
-    pbw meta = {0}, entry = {0}, st = {0};
+    pbw st = {0}, stats = {0};
     memset(&space, 0, sizeof space);
     pbw_uint(&st, 1, 1);
     pbw_bytes(&st, 6, "\x0a\x7f\x01", 3); /* module field claims 127 bytes, 1 remains */
-    pbw_uint(&meta, 1, 1);
-    pbw_str(&meta, 2, "jit_f");
-    pbw_msg(&meta, 5, &st);
-    pbw_uint(&entry, 1, 1);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(&plane, 4, &entry);
-    pbw_uint(&meta, 1, 1);
-    pbw_str(&meta, 2, "Hlo Proto");
-    pbw_uint(&entry, 1, 1);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(&plane, 5, &entry);
+    pbw_msg(&stats, 5, &st);
+    pbw_event_meta(&plane, 1, "jit_f", &stats);
+    pbw_stat_meta(&plane, 1, "Hlo Proto");
     pbw_str(&plane, 2, "/host:metadata");
     pbw_msg(&space, 1, &plane);
     pbw_str(&space, 4, "host");
@@ -806,7 +773,7 @@ static pbw unknown_meta_space(const char *host) {
     pbw_uint(&line, 1, 1);
     pbw_str(&line, 2, "python");
     pbw_msg(&plane, 3, &line);
-    add_event_meta(&plane, 1, "known", NULL);
+    pbw_event_meta(&plane, 1, "known", NULL);
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, "/host:CPU");
     pbw_msg(&space, 1, &plane);
@@ -938,7 +905,7 @@ static void load_names_links_and_deep_nesting(void **state) {
     pbw_uint(&line, 1, 1);
     pbw_str(&line, 2, "python");
     pbw_msg(&plane, 3, &line);
-    add_event_meta(&plane, 1, "scope", NULL);
+    pbw_event_meta(&plane, 1, "scope", NULL);
     pbw_uint(&plane, 1, 1);
     pbw_str(&plane, 2, "/host:CPU");
     pbw_msg(&space, 1, &plane);

@@ -116,22 +116,11 @@ static void put_line(pbw *plane, int64_t id, const char *name, const event_spec 
 static void finish_plane(pbw *space, pbw *plane, int64_t id, const char *name, const char *const *names, size_t n,
                          const stat_spec *meta_stats, size_t n_meta_stats) {
     for (size_t k = 1; k < n; k++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, k);
-        pbw_str(&meta, 2, names[k]);
-        for (size_t s = 0; k == 1 && s < n_meta_stats; s++) put_stat(&meta, 5, &meta_stats[s]);
-        pbw_uint(&entry, 1, k);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(plane, 4, &entry);
+        pbw stats = {0};
+        for (size_t s = 0; k == 1 && s < n_meta_stats; s++) put_stat(&stats, 5, &meta_stats[s]);
+        pbw_event_meta(plane, k, names[k], &stats);
     }
-    for (uint64_t k = 1; k < S_COUNT; k++) {
-        pbw meta = {0}, entry = {0};
-        pbw_uint(&meta, 1, k);
-        pbw_str(&meta, 2, STAT_NAMES[k]);
-        pbw_uint(&entry, 1, k);
-        pbw_msg(&entry, 2, &meta);
-        pbw_msg(plane, 5, &entry);
-    }
+    for (uint64_t k = 1; k < S_COUNT; k++) pbw_stat_meta(plane, k, STAT_NAMES[k]);
     pbw_uint(plane, 1, (uint64_t)id);
     pbw_str(plane, 2, name);
     pbw_msg(space, 1, plane);
@@ -214,14 +203,10 @@ static void put_metadata_plane(pbw *space) {
     free(proto.buf);
     static const char *const names[] = {"", "jit_train_step"};
     static const stat_spec program = {.id = S_PROGRAM, .i = 1};
-    pbw meta = {0}, entry = {0};
-    pbw_uint(&meta, 1, 1);
-    pbw_str(&meta, 2, names[1]);
-    pbw_msg(&meta, 5, &st);
-    put_stat(&meta, 5, &program);
-    pbw_uint(&entry, 1, 1);
-    pbw_msg(&entry, 2, &meta);
-    pbw_msg(&plane, 4, &entry);
+    pbw stats = {0};
+    pbw_msg(&stats, 5, &st);
+    put_stat(&stats, 5, &program);
+    pbw_event_meta(&plane, 1, names[1], &stats);
     finish_plane(space, &plane, 99, JP_XN_PLANE_METADATA, names, 1, NULL, 0);
 }
 
