@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 SIZES = {  # vocab, width, heads, layers, seq, batch
     "gpu": dict(V=16384, D=1024, H=16, L=6, T=512, B=16),
@@ -124,6 +124,22 @@ def start_trace(out: Path) -> None:
     jax.profiler.start_trace(str(out), profiler_options=options)
 
 
+def traced_steps(out: Path, name: str, steps: int, walls: list) -> Iterator[int]:
+    """Each step number, yielded inside its StepTraceAnnotation with the trace running; each step's
+    wall time (ms) is appended to walls."""
+    import jax
+
+    start_trace(out)
+    try:
+        for i in range(steps):
+            t0 = time.perf_counter()
+            with jax.profiler.StepTraceAnnotation(name, step_num=i):
+                yield i
+            walls.append((time.perf_counter() - t0) * 1e3)
+    finally:
+        jax.profiler.stop_trace()
+
+
 def run_transformer(out: Path, size: dict, steps: int, with_eval: bool, scan: bool = False) -> dict:
     import jax
     import jax.numpy as jnp
@@ -169,23 +185,16 @@ def run_transformer(out: Path, size: dict, steps: int, with_eval: bool, scan: bo
         params, opt_state, loss = train_step(params, opt_state, tokens)
     float(loss)
 
-    walls = []
-    start_trace(out)
-    try:
-        for i in range(steps):
-            t0 = time.perf_counter()
-            with jax.profiler.StepTraceAnnotation("train", step_num=i):
-                with jax.profiler.TraceAnnotation("data_load"):
-                    tokens = jax.device_put(load_batch())
-                params, opt_state, loss = train_step(params, opt_state, tokens)
-                with jax.profiler.TraceAnnotation("log_loss"):
-                    loss_value = float(loss)
-                if with_eval and i == steps - 2:
-                    with jax.profiler.TraceAnnotation("eval"):  # compiled inside the trace
-                        logp = np.asarray(eval_step(params, tokens[:, :-1]))
-            walls.append((time.perf_counter() - t0) * 1e3)
-    finally:
-        jax.profiler.stop_trace()
+    walls: list[float] = []
+    for i in traced_steps(out, "train", steps, walls):
+        with jax.profiler.TraceAnnotation("data_load"):
+            tokens = jax.device_put(load_batch())
+        params, opt_state, loss = train_step(params, opt_state, tokens)
+        with jax.profiler.TraceAnnotation("log_loss"):
+            loss_value = float(loss)
+        if with_eval and i == steps - 2:
+            with jax.profiler.TraceAnnotation("eval"):  # compiled inside the trace
+                logp = np.asarray(eval_step(params, tokens[:, :-1]))
     return {
         "size": size, "steps": steps, "step_wall_ms": walls, "loss": loss_value,
         "eval_out_shape": list(logp.shape) if with_eval else None,
@@ -219,31 +228,24 @@ def run_transfers(out: Path, mb: int, steps: int) -> dict:
     on_device = jax.sharding.SingleDeviceSharding(dev, memory_kind="device")
     x = jax.device_put(host, dev)
     work(x).block_until_ready()
-    walls = []
-    start_trace(out)
-    try:
-        for i in range(steps):
-            t0 = time.perf_counter()
-            with jax.profiler.StepTraceAnnotation("xfer", step_num=i):
-                with jax.profiler.TraceAnnotation("h2d_pageable"):
-                    x = jax.device_put(host, dev)
-                y = work(x)
-                z = work(y)  # queued behind y: compute overlaps the next copy
-                with jax.profiler.TraceAnnotation("d2h_pageable"):
-                    back = np.asarray(y)
-                if pinned is not None:
-                    try:
-                        with jax.profiler.TraceAnnotation("d2h_pinned"):
-                            parked = jax.device_put(z, pinned).block_until_ready()
-                        with jax.profiler.TraceAnnotation("h2d_from_pinned"):
-                            jax.device_put(parked, on_device).block_until_ready()
-                    except Exception as e:
-                        print("pinned copies failed:", e)
-                        pinned = None
-                z.block_until_ready()
-            walls.append((time.perf_counter() - t0) * 1e3)
-    finally:
-        jax.profiler.stop_trace()
+    walls: list[float] = []
+    for _ in traced_steps(out, "xfer", steps, walls):
+        with jax.profiler.TraceAnnotation("h2d_pageable"):
+            x = jax.device_put(host, dev)
+        y = work(x)
+        z = work(y)  # queued behind y: compute overlaps the next copy
+        with jax.profiler.TraceAnnotation("d2h_pageable"):
+            back = np.asarray(y)
+        if pinned is not None:
+            try:
+                with jax.profiler.TraceAnnotation("d2h_pinned"):
+                    parked = jax.device_put(z, pinned).block_until_ready()
+                with jax.profiler.TraceAnnotation("h2d_from_pinned"):
+                    jax.device_put(parked, on_device).block_until_ready()
+            except Exception as e:
+                print("pinned copies failed:", e)
+                pinned = None
+        z.block_until_ready()
     return {"mb": mb, "steps": steps, "step_wall_ms": walls, "checksum": float(back[:8].sum()),
             "pinned_host": pinned is not None}
 

@@ -41,7 +41,7 @@ void jp_html_esc(FILE *out, const char *s) {
 
 static void esc(FILE *out, const char *s) { jp_html_esc(out, s); }
 
-static void put_time(FILE *out, double ps) {
+void jp_html_put_time(FILE *out, double ps) {
     char b[32];
     jp_format_time(b, sizeof b, ps);
     fputs(b, out);
@@ -64,11 +64,11 @@ static void write_step_bar(const jp_step *st, double x, double w, double scale, 
     double y = CHART_H - CHART_BOTTOM;
     fprintf(out, "<g class=\"step\"%s><title>step %lld: ", st->outlier ? " stroke=\"#c0392b\"" : "",
             (long long)st->step_num);
-    put_time(out, (double)st->dur_ps);
+    jp_html_put_time(out, (double)st->dur_ps);
     for (int p = 0; p < JP_PART_COUNT; p++) {
         if (!st->part_ps[p]) continue;
         fprintf(out, ", %s ", jp_part_name(p));
-        put_time(out, (double)st->part_ps[p]);
+        jp_html_put_time(out, (double)st->part_ps[p]);
     }
     fputs("</title>", out);
     for (int p = 0; p < JP_PART_COUNT; p++) {
@@ -86,7 +86,7 @@ static void write_axis(const jp_analysis *a, int64_t max_ps, FILE *out) {
     fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", CHART_LEFT, base, CHART_W, base);
     fprintf(out, "<line x1=\"%d\" y1=\"4\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", CHART_LEFT, CHART_LEFT, base);
     fprintf(out, "<text x=\"%d\" y=\"14\" text-anchor=\"end\" font-size=\"11\">", CHART_LEFT - 4);
-    put_time(out, (double)max_ps);
+    jp_html_put_time(out, (double)max_ps);
     fprintf(out, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">0</text>\n", CHART_LEFT - 4, base);
     fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"11\">step %lld</text>", CHART_LEFT, CHART_H - 6,
             (long long)a->steps[0].step_num);
@@ -269,7 +269,7 @@ static void write_roof_dot(const roof_plot *p, const jp_analysis *a, const jp_op
             roof_x(p, op_intensity(o)), roof_y(p, op_flops_s(o)), BOUND_COLOURS[bound]);
     esc(out, o->name);
     fprintf(out, ": %.3g FLOP/byte, %.4g GFLOP/s, self ", op_intensity(o), op_flops_s(o) / 1e9);
-    put_time(out, (double)o->self_ps);
+    jp_html_put_time(out, (double)o->self_ps);
     fprintf(out, " (%.1f%%), %s", pct(o->self_ps, a->op_self_ps), BOUND_NAMES[bound]);
     if (bound != JP_BOUND_UNKNOWN) fprintf(out, " at %.1f%% of its roof", o->roof_pct);
     fputs("</title></circle>\n", out);
@@ -284,7 +284,7 @@ static void write_step_points(const roof_plot *p, const jp_analysis *a, FILE *ou
         fprintf(out, "<rect class=\"step\" x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\" "
                      "fill-opacity=\"0.8\"><title>step %lld: %.3g FLOP/byte, %.4g GFLOP/s per device, ",
                 x - 4, y - 4, STEP_COLOUR, (long long)s->step_num, step_intensity(s), step_flops_s(a, s) / 1e9);
-        put_time(out, (double)s->dur_ps);
+        jp_html_put_time(out, (double)s->dur_ps);
         if (s->roof_pct >= 0) fprintf(out, ", at %.1f%% of the roof", s->roof_pct);
         fputs("</title></rect>\n", out);
     }

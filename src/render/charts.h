@@ -18,6 +18,8 @@ void jp_chart_part_legend(FILE *out);
 
 /* Writes s HTML-escaped for text and attribute values; control bytes become spaces. */
 void jp_html_esc(FILE *out, const char *s);
+/* A duration in ps as the tables print it ("1.25 ms"), for HTML and SVG text. */
+void jp_html_put_time(FILE *out, double ps);
 
 /* The parts' legend, then (when a has steps) the step chart: one stacked bar per step, each a
  * <g class="step"> whose <title> starts "step N: ". */

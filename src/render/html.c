@@ -29,12 +29,6 @@ static const char CSS[] =
 
 static void esc(FILE *out, const char *s) { jp_html_esc(out, s); }
 
-static void put_time(FILE *out, double ps) {
-    char b[32];
-    jp_format_time(b, sizeof b, ps);
-    fputs(b, out);
-}
-
 static double pct(int64_t part, int64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
 
 static const char *rating_class(int rating) {
@@ -44,7 +38,7 @@ static const char *rating_class(int rating) {
 /* <td class="n">time</td> */
 static void td_time(FILE *out, double ps) {
     fputs("<td class=\"n\">", out);
-    put_time(out, ps);
+    jp_html_put_time(out, ps);
     fputs("</td>", out);
 }
 
@@ -370,7 +364,7 @@ static void write_hosts(const jp_analysis *a, FILE *out) {
         for (size_t h = 0; h < a->n_host_stats; h++) {
             const jp_step *st = host_step(&a->host_stats[h], num, i);
             fprintf(out, "<td class=\"n%s\">", lag && lag->host == h ? " bad" : "");
-            if (st) put_time(out, (double)st->dur_ps);
+            if (st) jp_html_put_time(out, (double)st->dur_ps);
             fputs("</td>", out);
         }
         if (lag) td_time(out, (double)lag->behind_ps);
@@ -579,7 +573,7 @@ static void put_code(FILE *out, const char *attrs, const char *s) {
 /* "+1.20 ms": signed, so a glance tells slower from faster. */
 static void put_delta(FILE *out, double ps) {
     if (ps > 0) fputc('+', out);
-    put_time(out, ps);
+    jp_html_put_time(out, ps);
 }
 
 static void td_delta(FILE *out, double ps) {
@@ -601,9 +595,9 @@ static void write_diff_steps(const jp_diff *d, FILE *out) {
     const jp_diff_steps *s = &d->steps;
     const char *v = jp_diff_verdict(s);
     fputs("<section id=\"steps\"><h2>Step time</h2>\n<p>mean ", out);
-    put_time(out, s->base_mean_ps);
+    jp_html_put_time(out, s->base_mean_ps);
     fputs(" &rarr; ", out);
-    put_time(out, s->new_mean_ps);
+    jp_html_put_time(out, s->new_mean_ps);
     fprintf(out, ": <span class=\"verdict %s\" id=\"verdict\">%+.1f%% &plusmn; %.1f%% noise, %s</span></p>\n", v,
             s->change_pct, s->noise_pct, v);
     static const char *const cols[] = {"per step", "base", "new", "change"};
@@ -632,7 +626,7 @@ static void write_diff_bar(const char *label, const double *part_ps, double scal
         if (!(w > 0)) continue;
         fprintf(out, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"24\" fill=\"%s\"><title>%s %s ", x, y, w,
                 jp_chart_part_colour(p), label, jp_part_name(p));
-        put_time(out, part_ps[p]);
+        jp_html_put_time(out, part_ps[p]);
         fputs("</title></rect>", out);
         x += w;
     }
