@@ -40,9 +40,6 @@ long jp_step_issued_at(const jp_analysis *a, int64_t t) {
     }
     const jp_step *s = lo ? &a->steps[lo - 1] : NULL;
     if (s && s->host_dur_ps > 0 && t < s->host_start_ps + s->host_dur_ps) return (long)(lo - 1);
-    /* after the last marker ended: the host was past every step here (in a step window, in a later
-     * step's marker; the device, behind it, may still run the last step) */
-    if (s && s->host_dur_ps > 0 && lo == a->n_steps) return -1;
     long k = jp_step_at(a, t);
     /* inside step k's span but before its marker began: an earlier step issued it (a step window
      * holds only its own steps), not k */

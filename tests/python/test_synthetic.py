@@ -683,23 +683,22 @@ def test_gpu_cuda_driver_calls_are_runtime_not_user_scopes(tmp_path):
     assert scopes["cuLaunchKernel"]["kind"] == "runtime"
 
 
-def test_a_step_window_leaves_a_later_steps_compile_out(tmp_path):
-    # The host runs ahead: step 0's marker closes at +200 us, its kernel runs until +2500 us, and
-    # step 1's marker (from +1000 us) holds a compile. In the window of step 0 alone, the compile
-    # lies in step 0's device tail but was issued by step 1: it is no compile of step 0.
+@pytest.mark.parametrize("compile_at", [700, 1050])
+def test_a_step_window_counts_the_compiles_the_whole_run_gives_its_step(tmp_path, compile_at):
+    # The host runs ahead: each step's marker closes at +200 us, step 0's kernel runs on to +900 us.
+    # A compile between markers (700 us: after step 0's marker, inside its span) is step 0's; one
+    # inside step 1's marker (1050 us) is step 1's. Each step's window alone says the same.
     space = XSpace()
     py = space.plane("/host:CPU").line("python3", id=1)
     stream = space.plane("/device:GPU:0").line("Stream #7(Compute)", id=7)
-    for step in range(2):
-        base = step * 1000
-        py.span("train", base, base + 200, {"_r": 1, "step_num": step})
-        py.span("PjitFunction(f)", base + 50, base + 150)
-    py.span("backend_compile_and_load", 1050, 1100)
-    stream.span(ADD, 300, 2500, {"hlo_op": "fusion.1", "hlo_module": "jit_f"})
-    stream.span(ADD, 2500, 2600, {"hlo_op": "fusion.1", "hlo_module": "jit_f"})
+    for step in range(3):
+        py.span("train", step * 1000, step * 1000 + 200, {"_r": 1, "step_num": step})
+        py.span("PjitFunction(f)", step * 1000 + 50, step * 1000 + 150)
+        stream.span(ADD, step * 1000 + 300, step * 1000 + 900, {"hlo_op": "fusion.1", "hlo_module": "jit_f"})
+    py.span("backend_compile_and_load", compile_at, compile_at + 50)
     path = space.write(tmp_path / "ahead.xplane.pb")
-    assert [s["compiles"] for s in jaxprof_json("steps", path)["steps"]] == [0, 1]
-    (only,) = jaxprof_json("steps", path, "--steps", "0:0")["steps"]
-    assert only["step"] == 0 and only["compiles"] == 0
-    (only,) = jaxprof_json("steps", path, "--steps", "1:1")["steps"]
-    assert only["step"] == 1 and only["compiles"] == 1
+    full = [s["compiles"] for s in jaxprof_json("steps", path)["steps"]]
+    assert full == ([1, 0, 0] if compile_at < 1000 else [0, 1, 0])
+    for n in range(3):
+        (only,) = jaxprof_json("steps", path, "--steps", f"{n}:{n}")["steps"]
+        assert only["step"] == n and only["compiles"] == full[n], n
