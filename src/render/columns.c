@@ -158,7 +158,7 @@ static const column OP_COLS[] = {
              "the compiled program (XLA's program_id) when its module's name has several; null otherwise"),
     COL("xla_op", NULL, 0, CELL_BOOL, NULL, op_xla_op,
         "false for a GPU kernel no XLA op launched (not in XProf's op tables)"),
-    COL("autotuning", NULL, 0, CELL_BOOL, NULL, op_autotuning,
+    COL_VIEW("autotuning", NULL, 0, CELL_BOOL, 0, NULL, op_autotuning, 1, NULL,
         "GPU work of XLA's autotuner while a host compiled (candidate GEMM kernels, redzone checks): no op "
         "of the program"),
     COL("above_peak", NULL, 0, CELL_BOOL, NULL, op_above_peak,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -378,3 +379,30 @@ def test_memory_page_on_cpu_says_why_and_what_to_do(server, browser, log_dir):
     assert "jax.profiler.save_device_memory_profile" in note.text and "GPU or TPU" in note.text
     assert not browser.find_elements(By.ID, "memory-chart")
     shot(browser, "memory_cpu")
+
+
+# ---- the Ops page on a GPU capture that compiles (tests/data/gpu) ----------------------------------
+
+def test_ops_page_says_which_rows_are_the_autotuners(tmp_path, browser):
+    """The compile capture's Ops page lists XLA's autotuner's ops like the program's (the text report
+    puts them apart): a line over the table says how many rows and how much time they are, as the
+    ops JSON counts them; a capture without them has no such line."""
+    gpu = Path(__file__).resolve().parents[1] / "data" / "gpu"
+    for name in ("h200_compile", "h200_transfers"):
+        run = tmp_path / "logs" / "plugins" / "profile" / name
+        run.mkdir(parents=True)
+        shutil.copy(gpu / f"{name}.xplane.pb.gz", run / "vm.xplane.pb.gz")
+    ops = {name: jaxprof_json("ops", tmp_path / "logs" / "plugins" / "profile" / name)["ops"]
+           for name in ("h200_compile", "h200_transfers")}
+    tuning = [o for o in ops["h200_compile"] if o["autotuning"]]
+    assert len(tuning) > 10 and not [o for o in ops["h200_transfers"] if o["autotuning"]]
+    for base in serve_dir(tmp_path / "logs"):
+        runs = {r["name"]: r["id"] for r in get(base + "api/runs")[1]}
+        fresh(browser, f"{base}#/ops?run={runs['h200_compile']}")
+        wait_for(browser, "#ops-table td")
+        note = browser.find_element(By.ID, "ops-autotuning").text
+        assert note.startswith(f"{len(tuning)} of these rows ({fmt_ms(sum(o['self_ms'] for o in tuning))} ms)"), note
+        shot(browser, "ops_autotuning")
+        fresh(browser, f"{base}#/ops?run={runs['h200_transfers']}")
+        wait_for(browser, "#ops-table td")
+        assert not browser.find_elements(By.ID, "ops-autotuning")

@@ -122,7 +122,7 @@ const JP_COLUMNS = {
       doc: "the compiled program (XLA's program_id) when its module's name has several; null otherwise" },
     { key: "xla_op", header: "", label: "xla_op", unit: "", type: "boolean", nullable: false, view: 0,
       doc: "false for a GPU kernel no XLA op launched (not in XProf's op tables)" },
-    { key: "autotuning", header: "", label: "autotuning", unit: "", type: "boolean", nullable: false, view: 0,
+    { key: "autotuning", header: "", label: "autotuning", unit: "", type: "boolean", nullable: false, view: 1,
       doc: "GPU work of XLA's autotuner while a host compiled (candidate GEMM kernels, redzone checks): no op of the program" },
     { key: "above_peak", header: "", label: "above_peak", unit: "", type: "boolean", nullable: false, view: 0,
       doc: "its rate is above the physical peak it is compared with" },

@@ -102,6 +102,16 @@ function opsQuery(v, grouped) {
   return `ops${q.toString() ? `?${q}` : ""}`;
 }
 
+// A line over the table when XLA's autotuner ran kernels during a compile: they are rows like the
+// program's (the text report lists them apart), so say which and how much.
+function autotuningNote(rows) {
+  const tuning = rows.filter((r) => r.autotuning);
+  if (!tuning.length) return "";
+  const self = tuning.reduce((t, r) => t + r.self_ms, 0);
+  return `<p id="ops-autotuning" class="muted">${tuning.length} of these rows (${ms(self)} ms) are XLA's autotuner at
+    work while it compiled, not your program (column <i>autotuning</i>; the text report lists them apart).</p>`;
+}
+
 async function ops() {
   const v = opsView();
   const d = await runApi(opsQuery(v, false));
@@ -113,7 +123,7 @@ async function ops() {
       <details id="op-cols"><summary>columns</summary><div class="menu">${OP_COLS.map(([k, h]) =>
         `<label><input type="checkbox" value="${k}" ${v.cols.includes(k) ? "checked" : ""}> ${esc(h)}</label>`).join("")}</div></details>
       <span class="muted" id="op-count"></span></div>
-    <div id="op-bars"></div><table id="ops-table"></table><p id="ops-empty" class="muted"></p>`;
+    ${autotuningNote(d.ops)}<div id="op-bars"></div><table id="ops-table"></table><p id="ops-empty" class="muted"></p>`;
   const shared = sharedNames(d.ops);
   let drawn = 0; // the latest draw: an older answer arriving late is dropped
   const draw = async () => {
