@@ -40,6 +40,11 @@ long jp_step_issued_at(const jp_analysis *a, int64_t t) {
     }
     const jp_step *s = lo ? &a->steps[lo - 1] : NULL;
     if (s && s->host_dur_ps > 0 && t < s->host_start_ps + s->host_dur_ps) return (long)(lo - 1);
+    /* after the last marker here ended: in a step window that may be a later step's marker, which
+     * the window does not hold (the device, behind the host, still runs this step); the window
+     * cannot tell, so the time is no step's. The whole run, which holds the next marker, gives a
+     * time between two markers to the step whose span holds it. */
+    if (s && s->host_dur_ps > 0 && lo == a->n_steps) return -1;
     long k = jp_step_at(a, t);
     /* inside step k's span but before its marker began: an earlier step issued it (a step window
      * holds only its own steps), not k */
