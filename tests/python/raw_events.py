@@ -2,6 +2,7 @@
 JAX's own ProfileData, never through jaxprof."""
 from __future__ import annotations
 
+import collections
 import gzip
 from pathlib import Path
 
@@ -32,3 +33,44 @@ def raw_dispatch_steps(path: Path, fn: str):
         ends = [e for s, e in dev if a <= s < nxt]
         out.append((a, b, max(ends) if ends else None))
     return out
+
+
+def users_of(progs) -> dict[tuple[str, str], set[str]]:
+    """(module, instruction) -> the instructions that take its result as an operand (HLO text)."""
+    users: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
+    for m, p in progs.items():
+        for name, ins in p.instrs.items():
+            for o in ins.operands:
+                users[(m, o)].add(name)
+    return users
+
+
+def cpu_ops(path: Path, split: bool, users: dict[tuple[str, str], set[str]]):
+    """XLA:CPU op events: (device, module, name, start_ns, end_ns). An asynchronous thunk ends at
+    its "end:" event (the flow its _p names), but no later than the first start of an op that uses
+    its result in the same run on the same device: the thread pool records the "end:" only when it
+    next wakes, after the user had the value."""
+    ops, ends = [], {}
+    for plane in raw_planes(path):
+        for line in plane.lines:
+            for ev in line.events:
+                st = dict(ev.stats)
+                if ev.name.startswith("end: ") and "_c" in st:
+                    ends[st["_c"]] = ev.start_ns + ev.duration_ns
+                elif "hlo_op" in st and "hlo_module" in st:
+                    ops.append([st["device_ordinal"] if split else 0, st["hlo_module"], st["hlo_op"], ev.start_ns,
+                                ev.start_ns + ev.duration_ns, st.get("_p"), st.get("run_id")])
+    first: dict[tuple, int] = {}
+    for d, m, n, s, _, _, run in ops:
+        if run:
+            first[(d, m, n, run)] = min(s, first.get((d, m, n, run), s))
+
+    def end_of(d, m, n, s, e, p, run) -> int:
+        done = ends.get(p, e)
+        if done <= e:
+            return e
+        ready = [first[(d, m, u, run)] for u in users.get((m, n), ()) if (d, m, u, run) in first and
+                 first[(d, m, u, run)] > s] if run else []
+        return max(e, min([done, *ready]))
+
+    return [(d, m, n, s, end_of(d, m, n, s, e, p, run)) for d, m, n, s, e, p, run in ops]

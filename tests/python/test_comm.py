@@ -20,7 +20,7 @@ import pytest
 import hlo_truth
 import xprof_oracle
 from conftest import REAL_CAPTURES, jaxprof_json
-from raw_events import raw_planes
+from raw_events import cpu_ops, raw_planes, users_of
 
 HERE = Path(__file__).resolve().parent
 TPU = REAL_CAPTURES / "jax_tpu_v6e_4core_inference.xplane.pb.gz"
@@ -42,47 +42,6 @@ def merge(ivs):
 
 def covered(union, s, e):
     return sum(max(0.0, min(e, b) - max(s, a)) for a, b in union if a < e and b > s)
-
-
-def users_of(progs) -> dict[tuple[str, str], set[str]]:
-    """(module, instruction) -> the instructions that take its result as an operand (HLO text)."""
-    users: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
-    for m, p in progs.items():
-        for name, ins in p.instrs.items():
-            for o in ins.operands:
-                users[(m, o)].add(name)
-    return users
-
-
-def cpu_ops(path: Path, split: bool, users: dict[tuple[str, str], set[str]]):
-    """XLA:CPU op events: (device, module, name, start_ns, end_ns). An asynchronous thunk ends at
-    its "end:" event (the flow its _p names), but no later than the first start of an op that uses
-    its result in the same run on the same device: the thread pool records the "end:" only when it
-    next wakes, after the user had the value."""
-    ops, ends = [], {}
-    for plane in raw_planes(path):
-        for line in plane.lines:
-            for ev in line.events:
-                st = dict(ev.stats)
-                if ev.name.startswith("end: ") and "_c" in st:
-                    ends[st["_c"]] = ev.start_ns + ev.duration_ns
-                elif "hlo_op" in st and "hlo_module" in st:
-                    ops.append([st["device_ordinal"] if split else 0, st["hlo_module"], st["hlo_op"], ev.start_ns,
-                                ev.start_ns + ev.duration_ns, st.get("_p"), st.get("run_id")])
-    first: dict[tuple, int] = {}
-    for d, m, n, s, _, _, run in ops:
-        if run:
-            first[(d, m, n, run)] = min(s, first.get((d, m, n, run), s))
-
-    def end_of(d, m, n, s, e, p, run) -> int:
-        done = ends.get(p, e)
-        if done <= e:
-            return e
-        ready = [first[(d, m, u, run)] for u in users.get((m, n), ()) if (d, m, u, run) in first and
-                 first[(d, m, u, run)] > s] if run else []
-        return max(e, min([done, *ready]))
-
-    return [(d, m, n, s, end_of(d, m, n, s, e, p, run)) for d, m, n, s, e, p, run in ops]
 
 
 def tpu_ops(path: Path):

@@ -1,23 +1,27 @@
 """jaxprof.diff, jaxprof.testing and `jaxprof diff` on real JAX CPU captures of one small model
 before and after deliberate changes: an extra matmul in a named scope, a jit removed from one
-function, and a much heavier step; and two captures of identical code (each op's noise keeps the op
-gate quiet) against one whose encoder matmul is 32x wider (it still trips). Timing assertions only
+function, and a much heavier step; and two captures of identical code (each op's noise, checked against its
+raw events) against one whose encoder matmul is 32x wider (it trips the op gate). Timing assertions only
 where the change is large by construction."""
 from __future__ import annotations
 
 import json
+import math
 from functools import partial
 from pathlib import Path
+from statistics import mean, variance
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import pytest
 
+import hlo_truth
 import jaxprof
 from jaxprof.testing import assert_faster, assert_no_regression
 
-from conftest import run_jaxprof
+from conftest import only_xplane, run_jaxprof
+from raw_events import cpu_ops, users_of
 
 N = 256        # the model's width
 EXTRA = 256    # the extra matmul of the "extra" run: about as big as the encoder's
@@ -205,22 +209,41 @@ def noise_runs(tmp_path_factory) -> dict[str, Path]:
             "wider": capture_two_layers(root / "wider", WIDE)}
 
 
-def test_identical_code_passes_the_op_gate_within_each_ops_noise(noise_runs):
-    """Two runs of the same code differ only by the machine's noise: each op's change is judged
-    against its own spread across the steps of both runs, so the op gate holds (in Python and
-    through the CLI) even where an op's time per step moved by more than the 20 % limit."""
-    d = jaxprof.diff(noise_runs["first"], noise_runs["second"])
+def raw_op_ms(log_dir: Path, name: str) -> list[float]:
+    """Every execution of the op `name` in the capture under log_dir, in ms, from its raw events
+    (an asynchronous XLA:CPU thunk lasting until its "end:" event, as raw_events.cpu_ops says)."""
+    path = only_xplane(log_dir)
+    users = users_of({p.module: p for p in hlo_truth.programs(path)})
+    return [(e - s) / 1e6 for _, _, op, s, e in cpu_ops(path, False, users) if op == name]
+
+
+def test_each_ops_noise_is_its_spread_across_steps_and_the_gate_follows_it(noise_runs):
+    """Two captures of identical code. Each paired op's noise is two standard errors of its change,
+    from its own time per step in both runs (the truth: its raw events, one per step); an op is
+    slower or faster only beyond that noise and the thresholds; the op gate trips exactly when a
+    slower op grew past the limit, naming each, and the CLI's exit status agrees. Whether identical
+    code trips it is not asserted: between two runs on a 2-core machine one op moved by up to 64 %,
+    far beyond its spread within a run (design.md, "Each op's noise")."""
+    first, second = noise_runs["first"], noise_runs["second"]
+    d = jaxprof.diff(first, second)
     assert d.summary["ops"]["added"] == d.summary["ops"]["removed"] == 0 and d.ops
+    base_step_ms = d.steps["base_mean_ms"]
     for r in d.ops:
-        assert r["noise_basis"] == "steps" and r["noise_ms"] > 0, r
-        beyond = abs(r["delta_ms"]) > r["noise_ms"]
-        assert r["change"] == "unchanged" or beyond, r  # never slower or faster inside its noise
+        b, n = raw_op_ms(first, r["name"]), raw_op_ms(second, r["name"])
+        assert len(b) == len(n) == STEPS and r["base_count"] == r["new_count"] == 1, r
+        assert (r["base_ms"], r["new_ms"]) == (pytest.approx(mean(b), rel=1e-5), pytest.approx(mean(n), rel=1e-5))
+        truth = 2 * math.sqrt(variance(b) / STEPS + variance(n) / STEPS)
+        assert r["noise_basis"] == "steps" and r["noise_ms"] == pytest.approx(truth, rel=1e-4), r
+        moved = (abs(r["delta_pct"]) > 5 and abs(r["delta_ms"]) >= 0.005 * base_step_ms
+                 and abs(r["delta_ms"]) > r["noise_ms"])
+        assert r["change"] == ("unchanged" if not moved else "slower" if r["delta_ms"] > 0 else "faster"), r
     ok, why = d.check(max_op_slowdown=0.2)
-    assert ok, why + "\n" + "\n".join(f"{r['name']} {r['delta_pct']:+.0f}% +-{r['noise_ms']:.3f} ms" for r in d.ops)
-    assert "beyond its noise" in why
+    tripping = [r["name"] for r in d.ops if r["change"] == "slower" and r["delta_pct"] > 20]
+    assert ok == (not tripping) and all(name in why for name in tripping), why
+    assert ("beyond its noise" in why) == ok
     assert "op_rule" in d.data and "2 standard errors" in d.data["op_rule"]
-    proc = run_jaxprof("diff", noise_runs["first"], noise_runs["second"], "--fail-if-op-slower", "20")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run_jaxprof("diff", first, second, "--fail-if-op-slower", "20")
+    assert proc.returncode == (0 if ok else 1), proc.stdout + proc.stderr
     assert "Rule: an op is slower or faster when" in proc.stdout and "noise" in proc.stdout.splitlines()[
         next(i for i, line in enumerate(proc.stdout.splitlines()) if line.startswith("Ops by change")) + 1]
 
