@@ -85,15 +85,22 @@ static uint32_t start_of(const jp_model *m, uint32_t op, uint32_t *memo) {
     return memo[op];
 }
 
+/* Whether op is an async half (jp_op_async_half of its opcode or name), asked once per opdef:
+ * half[op] is 0xff until then (a string search per event cost as much as the rest of the pass). */
+static int async_half(const jp_opdef *d, uint32_t op, uint8_t *half) {
+    if (half[op] == 0xff) half[op] = (uint8_t)jp_op_async_half(d->opcode ? d->opcode : d->name);
+    return half[op];
+}
+
 /* The collective instances and each device's compute spans from the op events; an async done
  * closes the start before it (same key and device) into one instance. */
-static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows, uint32_t *memo) {
+static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows, uint32_t *memo, uint8_t *halves) {
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
         if (d->device >= m->devices.n) continue;
         if (!d->collective) {
-            if (jp_op_async_half(d->opcode ? d->opcode : d->name)) continue; /* a launch or a wait: no compute */
+            if (async_half(d, e->op, halves)) continue; /* a launch or a wait: no compute */
             jp_interval *c = jp_vec_push(&comp[d->device], sizeof *c);
             if (!c) return JP_ERR_NOMEM;
             *c = (jp_interval){e->start_ps, e->end_ps};
@@ -127,11 +134,17 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
 }
 
 static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
-    uint32_t *memo = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *memo);
-    if (!memo) return JP_ERR_NOMEM;
-    memset(memo, 0xff, (m->opdefs.n ? m->opdefs.n : 1) * sizeof *memo);
-    int rc = collect_events(m, evs, comp, rows, memo);
+    size_t n = m->opdefs.n ? m->opdefs.n : 1;
+    uint32_t *memo = malloc(n * sizeof *memo);
+    uint8_t *half = malloc(n);
+    int rc = memo && half ? JP_OK : JP_ERR_NOMEM;
+    if (rc == JP_OK) {
+        memset(memo, 0xff, n * sizeof *memo);
+        memset(half, 0xff, n);
+        rc = collect_events(m, evs, comp, rows, memo, half);
+    }
     free(memo);
+    free(half);
     return rc;
 }
 

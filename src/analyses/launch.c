@@ -21,11 +21,15 @@ typedef struct item {      /* one device event, with its launch call's start whe
 
 #define NO_CALL INT64_MIN
 
-static int cmp_item(const void *x, const void *y) {
-    const item *a = x, *b = y;
-    if (a->device != b->device) return a->device < b->device ? -1 : 1;
-    return (a->start > b->start) - (a->start < b->start);
-}
+/* The two ends of a launch as matching reads them, from whichever record holds them (model.h). */
+typedef struct call_rec { int64_t start_ps, end_ps; const char *name; } call_rec;
+typedef struct work_rec {
+    int64_t start_ps, end_ps;
+    const char *name;
+    uint64_t correlation;
+    uint32_t device;
+    int kernel;
+} work_rec;
 
 static int cmp_stat(const void *x, const void *y) {
     const jp_launch_stat *a = x, *b = y;
@@ -43,33 +47,31 @@ typedef struct stat_index {
 } stat_index;
 
 /* The stat row of (device, name), created on first sight; NULL when out of memory. */
-static jp_launch_stat *stat_for(stat_index *index, jp_vec *stats, const jp_launch_ev *l, uint32_t *at) {
-    uint32_t device = jp_launch_device(l);
-    size_t slot = (size_t)(((uintptr_t)l->name >> 4) ^ ((uintptr_t)device * 40503u)) % STAT_CACHE;
-    if (index->cache[slot].name == l->name && index->cache[slot].device == device) {
+static jp_launch_stat *stat_for(stat_index *index, jp_vec *stats, const char *name, uint32_t device, int kernel,
+                                uint32_t *at) {
+    size_t slot = (size_t)(((uintptr_t)name >> 4) ^ ((uintptr_t)device * 40503u)) % STAT_CACHE;
+    if (index->cache[slot].name == name && index->cache[slot].device == device) {
         *at = index->cache[slot].at;
         return &JP_VEC_AT(stats, jp_launch_stat, *at);
     }
     int found;
-    uint32_t k = jp_map_get_or_put(&index->map, device, jp_ptr_key(l->name), 0, (uint32_t)stats->n, &found);
+    uint32_t k = jp_map_get_or_put(&index->map, device, jp_ptr_key(name), 0, (uint32_t)stats->n, &found);
     if (k == UINT32_MAX) return NULL;
     jp_launch_stat *s = found ? &JP_VEC_AT(stats, jp_launch_stat, k) : jp_vec_push(stats, sizeof *s);
     if (!s) return NULL;
-    if (!found) *s = (jp_launch_stat){.name = l->name, .api = "", .device = device,
-                                   .kernel = (uint8_t)jp_launch_is_kernel(l)};
-    index->cache[slot].name = l->name, index->cache[slot].device = device, index->cache[slot].at = k;
+    if (!found) *s = (jp_launch_stat){.name = name, .api = "", .device = device, .kernel = (uint8_t)kernel};
+    index->cache[slot].name = name, index->cache[slot].device = device, index->cache[slot].at = k;
     *at = k;
     return s;
 }
 
-/* Adds one device event to its row, and the call's times when it is the call's first event (a
- * later event of a call that launched several adds only its device time). */
-static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_launch_call *call) {
+/* Adds one device event [start, end) to its row, and the call's times when it is the call's first
+ * event (a later event of a call that launched several adds only its device time). */
+static void count_launch(jp_launch_stat *s, int64_t start, int64_t end, const call_rec *call) {
     s->count++;
-    s->kernel_ps += dev->end_ps - dev->start_ps;
+    s->kernel_ps += end - start;
     if (!call) return;
-    int64_t api = call->end_ps - call->start_ps, queue = dev->start_ps - call->end_ps,
-            delay = dev->start_ps - call->start_ps;
+    int64_t api = call->end_ps - call->start_ps, queue = start - call->end_ps, delay = start - call->start_ps;
     if (!s->matched) s->api = call->name;
     s->matched++;
     s->api_ps += api;
@@ -105,55 +107,6 @@ static void split_idle(jp_device *d, item *v, size_t n, jp_launch_stat *stats, c
     }
 }
 
-/* Sorts n elements of `size` bytes (at most 32) by the int64 key at their start, ascending and
- * stable. Device events come stream by stream, each stream in time order: a few sorted runs,
- * merged pairwise (a pass per doubling of the run length) rather than radix-sorted; many runs
- * go to the radix sort. JP_ERR_NOMEM or JP_OK. */
-enum { MERGE_RUNS_MAX = 64 };
-static int64_t key_at(const unsigned char *e) {
-    int64_t k;
-    memcpy(&k, e, sizeof k);
-    return k;
-}
-
-static int sort_runs(void *base, size_t n, size_t size) {
-    unsigned char *v = base;
-    size_t runs[MERGE_RUNS_MAX + 1], n_runs = 0;
-    for (size_t i = 0; i < n && n_runs <= MERGE_RUNS_MAX; i++)
-        if (i == 0 || key_at(v + i * size) < key_at(v + (i - 1) * size)) runs[n_runs++] = i;
-    if (n_runs <= 1) return JP_OK;
-    if (n_runs > MERGE_RUNS_MAX) {
-        jp_sort_by_key64(base, n, size, 0, 1, jp_cmp_i64);
-        return JP_OK;
-    }
-    unsigned char *tmp = malloc(n * size), *src = v, *dst = tmp;
-    if (!tmp) return JP_ERR_NOMEM;
-    runs[n_runs] = n;
-    while (n_runs > 1) { /* merge runs 2k and 2k+1 from src into dst */
-        size_t out = 0;
-        for (size_t r = 0; r < n_runs; r += 2) {
-            size_t i = runs[r], mid = runs[r + 1], j = mid, end = r + 2 <= n_runs ? runs[r + 2] : n;
-            if (r + 1 == n_runs) mid = j = end = n; /* an odd run out: copied as it is */
-            runs[out++] = i;
-            size_t at = i;
-            while (i < mid && j < end) { /* ties from the left run first: stable */
-                const unsigned char *take = key_at(src + j * size) < key_at(src + i * size) ? src + size * j++ : src + size * i++;
-                memcpy(dst + size * at++, take, size);
-            }
-            memcpy(dst + size * at, src + size * i, (mid - i) * size);
-            at += mid - i;
-            memcpy(dst + size * at, src + size * j, (end - j) * size);
-        }
-        runs[out] = n;
-        n_runs = out;
-        unsigned char *t = src;
-        src = dst, dst = t;
-    }
-    if (src != v) memcpy(v, src, n * size);
-    free(tmp);
-    return JP_OK;
-}
-
 /* The launch queue of one device: launches outstanding from the call's start to the work's end
  * (HTA's queue length, over all the device's streams): the sorted call starts and the sorted ends,
  * merged (an end before a start at one instant: no depth that never was). JP_ERR_NOMEM or JP_OK. */
@@ -165,10 +118,8 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
         if (v[i].call_start != NO_CALL && !(v[i].stat & MEMBER)) starts[k] = v[i].call_start, ends[k++] = v[i].end;
         else if (v[i].call_start != NO_CALL && k && v[i].end > ends[k - 1] && v[i].call_start == starts[k - 1])
             ends[k - 1] = v[i].end;
-    if (sort_runs(starts, k, sizeof *starts) || sort_runs(ends, k, sizeof *ends)) {
-        free(starts);
-        return JP_ERR_NOMEM;
-    }
+    jp_sort_runs_by_key64(starts, k, sizeof *starts, 0, jp_cmp_i64); /* a few runs: the streams' */
+    jp_sort_runs_by_key64(ends, k, sizeof *ends, 0, jp_cmp_i64);
     long depth = 0;
     double area = 0;
     int64_t t = k ? starts[0] : 0;
@@ -185,46 +136,105 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
     return JP_OK;
 }
 
-/* The calls of one host by correlation id: a dense table over the ids' range when it is at most
- * 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...), else a map. */
+/* ---- the model's records of launches (model.h "The two ends of a launch") ---------------------- */
+
+
+/* One host's records: [from, to) of each vector holding launches, by line. */
+typedef struct host_run { size_t calls[2], ops[2], work[2]; } host_run;
+
+static void run_of(const void *base, size_t n, size_t size, size_t line_off, const jp_model *m, size_t h, size_t out[2]) {
+    const jp_model_host *hs = m->hosts.data;
+    out[0] = jp_model_first_at_line(base, n, size, line_off, hs[h].first_line);
+    out[1] = h + 1 < m->hosts.n ? jp_model_first_at_line(base, n, size, line_off, hs[h + 1].first_line) : n;
+}
+
+static void host_run_of(const jp_model *m, size_t h, host_run *r) {
+    run_of(m->launch_calls.data, m->launch_calls.n, sizeof(jp_launch_call), offsetof(jp_launch_call, line), m, h, r->calls);
+    run_of(m->ops.data, m->ops.n, sizeof(jp_op_ev), offsetof(jp_op_ev, line), m, h, r->ops);
+    run_of(m->launch_work.data, m->launch_work.n, sizeof(jp_launch_ev), offsetof(jp_launch_ev, line), m, h, r->work);
+}
+
+static call_rec call_at(const jp_model *m, uint32_t c) {
+    const jp_launch_call *l = &JP_VEC_AT(&m->launch_calls, jp_launch_call, c);
+    return (call_rec){l->start_ps, l->end_ps, JP_VEC_AT(&m->launch_names, const char *, l->name)};
+}
+
+/* The calls of one host by correlation id (index into launch_calls): a dense table over the ids'
+ * range when it is at most 4 slots a call (CUPTI and ROCm number their launches 1, 2, 3, ...),
+ * else a map. */
 typedef struct call_index {
     uint64_t lo;
-    uint32_t *dense;       /* [id - lo] -> index into launch_calls, UINT32_MAX for none; NULL: map */
+    uint32_t *dense;       /* [id - lo] -> a call, UINT32_MAX for none; NULL: the map */
     size_t n_dense;
     jp_map map;
 } call_index;
-
-static int calls_index(const jp_launch_call *l, const jp_launch_host *h, call_index *ix) {
-    memset(ix, 0, sizeof *ix);
-    if (!h->n_calls) return JP_OK;
-    ix->lo = h->lo;
-    size_t first = h->first_call, last = h->first_call + h->n_calls;
-    if (h->hi - h->lo < 4 * (uint64_t)h->n_calls + 4096 &&
-        (ix->dense = malloc((size_t)(h->hi - h->lo + 1) * sizeof *ix->dense))) {
-        ix->n_dense = (size_t)(h->hi - h->lo + 1);
-        memset(ix->dense, 0xff, ix->n_dense * sizeof *ix->dense);
-        for (size_t i = first; i < last; i++) /* the first call of an id wins */
-            if (ix->dense[l[i].correlation - ix->lo] == UINT32_MAX)
-                ix->dense[l[i].correlation - ix->lo] = (uint32_t)i;
-        return JP_OK;
-    }
-    for (size_t i = first; i < last; i++)
-        if (jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX)
-            return JP_ERR_NOMEM;
-    return JP_OK;
-}
 
 static uint32_t call_of(const call_index *ix, uint64_t correlation) {
     if (!ix->dense) return jp_map_get(&ix->map, correlation, 0, 0);
     return correlation >= ix->lo && correlation - ix->lo < ix->n_dense ? ix->dense[correlation - ix->lo] : UINT32_MAX;
 }
 
-/* Where matched device events gather until their device is done: one device's run at a time
- * when each device's work is one run of the records (planes are read in turn), else all of it. */
+/* JP_ERR_NOMEM, JP_ERR_LIMIT (more calls than a uint32 index holds) or JP_OK. */
+static int calls_index(const jp_model *m, const host_run *r, call_index *ix) {
+    memset(ix, 0, sizeof *ix);
+    const jp_launch_call *l = m->launch_calls.data;
+    size_t first = r->calls[0], last = r->calls[1];
+    if (first == last) return JP_OK;
+    if (last >= UINT32_MAX) return JP_ERR_LIMIT;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = first; i < last; i++) {
+        if (l[i].correlation < lo) lo = l[i].correlation;
+        if (l[i].correlation > hi) hi = l[i].correlation;
+    }
+    ix->lo = lo;
+    if (hi - lo < 4 * (uint64_t)(last - first) + 4096 && (ix->dense = malloc((size_t)(hi - lo + 1) * sizeof *ix->dense))) {
+        ix->n_dense = (size_t)(hi - lo + 1);
+        memset(ix->dense, 0xff, ix->n_dense * sizeof *ix->dense);
+        for (size_t i = first; i < last; i++) /* the first call of an id wins */
+            if (ix->dense[l[i].correlation - lo] == UINT32_MAX) ix->dense[l[i].correlation - lo] = (uint32_t)i;
+        return JP_OK;
+    }
+    for (size_t i = first; i < last; i++)
+        if (jp_map_get_or_put(&ix->map, l[i].correlation, 0, 0, (uint32_t)i, NULL) == UINT32_MAX) return JP_ERR_NOMEM;
+    return JP_OK;
+}
+
+/* The device work of one host in line order, each line in time order: op events carrying a launch
+ * and the work kept apart, merged by (line, start). */
+typedef struct work_cursor {
+    const jp_model *m;
+    size_t op, op_end, apart, apart_end;
+} work_cursor;
+
+/* The next op event from c->op on with a launch: its index, or op_end when none. */
+static size_t next_launched(const work_cursor *c, size_t i) {
+    while (i < c->op_end && !JP_VEC_AT(&c->m->ops, jp_op_ev, i).launch) i++;
+    return i;
+}
+
+/* The next device work, 1, or 0 after the last. */
+static int next_work(work_cursor *c, work_rec *w) {
+    const jp_op_ev *e = c->op < c->op_end ? &JP_VEC_AT(&c->m->ops, jp_op_ev, c->op) : NULL;
+    const jp_launch_ev *l = c->apart < c->apart_end ? &JP_VEC_AT(&c->m->launch_work, jp_launch_ev, c->apart) : NULL;
+    if (e && l && (l->line < e->line || (l->line == e->line && l->start_ps < e->start_ps))) e = NULL;
+    if (e) {
+        const char *const *names = c->m->launch_names.data;
+        *w = (work_rec){e->start_ps, e->end_ps, names[jp_op_launch_name(e->launch)], jp_op_launch_id(e->launch),
+                        JP_VEC_AT(&c->m->opdefs, jp_opdef, e->op).device, (e->launch & JP_OP_LAUNCH_KERNEL) != 0};
+        c->op = next_launched(c, c->op + 1);
+        return 1;
+    }
+    if (!l) return 0;
+    *w = (work_rec){l->start_ps, l->end_ps, l->name, l->correlation, jp_launch_device(l), jp_launch_is_kernel(l)};
+    c->apart++;
+    return 1;
+}
+
+/* Where matched device events gather until their device is done: one device's run at a time (a
+ * device is one plane, whose lines are numbered in a row, so its work is one run of the records). */
 typedef struct gather {
     item *items;
-    size_t n;
-    int all_at_once;
+    size_t n, cap;
     jp_analysis *a;
     jp_vec stats;          /* jp_launch_stat rows */
     stat_index *index;
@@ -232,37 +242,35 @@ typedef struct gather {
     size_t n_compiles;
 } gather;
 
-/* Orders items by (device, start): they come device by device (planes are read in turn), each
- * device's streams one after another, so each device's run is a few sorted runs to merge.
- * JP_ERR_NOMEM or JP_OK. */
-static int order_items(item *v, size_t n) {
-    for (size_t i = 1; i < n; i++)
-        if (v[i].device < v[i - 1].device) {
-            qsort(v, n, sizeof *v, cmp_item);
-            return JP_OK;
-        }
-    int rc = JP_OK;
-    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
-        for (j = i + 1; j < n && v[j].device == v[i].device; j++) {}
-        rc = sort_runs(&v[i], j - i, sizeof *v);
-    }
-    return rc;
+/* Whether a host compiled at t: most launches come after the last compile, found without a search. */
+static int in_compile(const gather *g, int64_t t) {
+    if (!g->n_compiles || t < g->compiles[0].start || t >= g->compiles[g->n_compiles - 1].end) return 0;
+    return jp_intervals_covered(g->compiles, g->n_compiles, t, t + 1) > 0;
 }
 
-/* The idle split and launch queue of the devices gathered, which are then let go. JP_ERR_NOMEM or JP_OK. */
+/* Room for one more item. JP_ERR_NOMEM or JP_OK. */
+static int gather_room(gather *g) {
+    if (g->n < g->cap) return JP_OK;
+    size_t cap = g->cap ? 2 * g->cap : 4096;
+    if (cap > SIZE_MAX / sizeof *g->items) return JP_ERR_NOMEM;
+    item *v = realloc(g->items, cap * sizeof *v);
+    if (!v) return JP_ERR_NOMEM;
+    g->items = v, g->cap = cap;
+    return JP_OK;
+}
+
+/* The idle split and launch queue of the device gathered, which is then let go. JP_ERR_NOMEM or JP_OK. */
 static int flush(gather *g) {
     item *items = g->items;
     size_t n = g->n;
-    int rc = order_items(items, n);
-    for (size_t i = 0, j; rc == JP_OK && i < n; i = j) { /* one device at a time */
-        jp_device *d = &g->a->devices[items[i].device];
-        for (j = i; j < n && items[j].device == items[i].device; j++)
-            d->n_launched += items[j].call_start != NO_CALL && !(items[j].stat & MEMBER);
-        split_idle(d, &items[i], j - i, g->stats.data, g->compiles, g->n_compiles);
-        rc = queue_depth(d, &items[i], j - i);
-    }
     g->n = 0;
-    return rc;
+    if (!n) return JP_OK;
+    /* by start: the device's streams came one after another, each in time order */
+    jp_sort_runs_by_key64(items, n, sizeof *items, offsetof(item, start), jp_cmp_i64);
+    jp_device *d = &g->a->devices[items[0].device];
+    for (size_t j = 0; j < n; j++) d->n_launched += items[j].call_start != NO_CALL && !(items[j].stat & MEMBER);
+    split_idle(d, items, n, g->stats.data, g->compiles, g->n_compiles);
+    return queue_depth(d, items, n);
 }
 
 /* The events one launch call queued: one for a kernel launch or a copy, a graph's kernels for
@@ -271,7 +279,7 @@ static int flush(gather *g) {
  * capture: an Im3d2Col and a transpose under one hipStreamWaitEvent). */
 typedef struct launch_group {
     uint32_t call, device, stat; /* the call (UINT32_MAX: none open), its device, its first event's row */
-    const jp_launch_call *c;
+    call_rec c;
     int64_t work_ps;             /* the events' device time */
     uint32_t kernels;
 } launch_group;
@@ -280,36 +288,43 @@ typedef struct launch_group {
  * host could not launch them as fast as they ran (one kernel, or a whole graph). */
 static void end_group(const launch_group *grp, jp_launch_stat *stats) {
     if (grp->call == UINT32_MAX || !grp->kernels) return;
-    stats[grp->stat].n_short += grp->work_ps < grp->c->end_ps - grp->c->start_ps;
+    stats[grp->stat].n_short += grp->work_ps < grp->c.end_ps - grp->c.start_ps;
 }
 
-/* Matches the device events of one host's run to their calls, adding to the rows and gathering
- * them. JP_ERR_NOMEM or JP_OK. */
-static int match_host(const jp_model *m, const jp_launch_host *h, gather *g) {
-    const jp_launch_call *calls = m->launch_calls.data;
-    const jp_launch_ev *l = m->launch_work.data;
+/* Matches one device event w to its call (c: the call, UINT32_MAX none), adding to its row and
+ * gathering it. JP_ERR_NOMEM or JP_OK. */
+static int match_one(const jp_model *m, gather *g, launch_group *grp, const work_rec *w, uint32_t c) {
+    call_rec call = c == UINT32_MAX ? (call_rec){0, 0, NULL} : call_at(m, c);
+    int64_t made = call.name ? call.start_ps : w->start_ps;
+    if (in_compile(g, made)) return JP_OK; /* the autotuner's */
+    uint32_t at = 0;
+    jp_launch_stat *s = stat_for(g->index, &g->stats, w->name, w->device, w->kernel, &at);
+    if (!s || gather_room(g)) return JP_ERR_NOMEM;
+    int member = call.name && c == grp->call && w->device == grp->device && strstr(call.name, "GraphLaunch");
+    if (!member) end_group(grp, g->stats.data), *grp = (launch_group){c, w->device, at, call, 0, 0};
+    count_launch(s, w->start_ps, w->end_ps, member || !call.name ? NULL : &call);
+    if (call.name) grp->work_ps += w->end_ps - w->start_ps, grp->kernels += (uint32_t)w->kernel;
+    g->items[g->n++] = (item){w->start_ps, w->end_ps, call.name ? call.start_ps : NO_CALL, w->device,
+                              at | (member ? MEMBER : 0)};
+    return JP_OK;
+}
+
+/* Matches the device work of one host to its calls, adding to the rows and gathering it device
+ * by device. JP_ERR_NOMEM, JP_ERR_LIMIT or JP_OK. */
+static int match_host(const jp_model *m, size_t h, gather *g) {
+    host_run r;
+    host_run_of(m, h, &r);
+    work_cursor cur = {m, r.ops[0], r.ops[1], r.work[0], r.work[1]};
+    cur.op = next_launched(&cur, cur.op);
+    if (cur.op == cur.op_end && cur.apart == cur.apart_end) return JP_OK; /* no device work */
     call_index ix;
-    int rc = calls_index(calls, h, &ix);
+    int rc = calls_index(m, &r, &ix);
     launch_group grp = {.call = UINT32_MAX};
-    for (size_t i = h->first_work; i < h->first_work + h->n_work && rc == JP_OK; i++) {
-        uint32_t device = jp_launch_device(&l[i]);
-        if (device >= g->a->n_devices) continue;
-        if (!g->all_at_once && g->n && g->items[g->n - 1].device != device && (rc = flush(g))) break;
-        uint32_t c = call_of(&ix, l[i].correlation), at = 0;
-        const jp_launch_call *call = c == UINT32_MAX ? NULL : &calls[c];
-        int64_t made = call ? call->start_ps : l[i].start_ps;
-        if (jp_intervals_covered(g->compiles, g->n_compiles, made, made + 1)) continue; /* the autotuner's */
-        jp_launch_stat *s = stat_for(g->index, &g->stats, &l[i], &at);
-        if (!s) {
-            rc = JP_ERR_NOMEM;
-            break;
-        }
-        int member = call && c == grp.call && device == grp.device && strstr(call->name, "GraphLaunch");
-        if (!member) end_group(&grp, g->stats.data), grp = (launch_group){c, device, at, call, 0, 0};
-        count_launch(s, &l[i], member ? NULL : call);
-        if (call) grp.work_ps += l[i].end_ps - l[i].start_ps, grp.kernels += (uint32_t)jp_launch_is_kernel(&l[i]);
-        g->items[g->n++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, device,
-                                  at | (member ? MEMBER : 0)};
+    work_rec w;
+    while (rc == JP_OK && next_work(&cur, &w)) {
+        if (w.device >= g->a->n_devices) continue;
+        if (g->n && g->items[g->n - 1].device != w.device && (rc = flush(g))) break;
+        rc = match_one(m, g, &grp, &w, call_of(&ix, w.correlation));
     }
     end_group(&grp, g->stats.data);
     free(ix.dense);
@@ -318,20 +333,11 @@ static int match_host(const jp_model *m, const jp_launch_host *h, gather *g) {
 }
 
 /* Matches every device event to its call, host by host, filling the rows and the devices' idle
- * split and queue. JP_ERR_NOMEM or JP_OK. */
+ * split and queue. JP_ERR_NOMEM, JP_ERR_LIMIT or JP_OK. */
 static int match(const jp_model *m, gather *g) {
-    size_t cap = 0;
-    for (size_t h = 0; h < m->launch_hosts.n; h++) {
-        const jp_launch_host *lh = &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h);
-        g->all_at_once |= lh->device_back;
-        if (lh->longest_run > cap) cap = lh->longest_run;
-    }
-    if (g->all_at_once) cap = m->launch_work.n;
-    g->items = malloc((cap ? cap : 1) * sizeof *g->items);
     g->index = calloc(1, sizeof *g->index);
-    int rc = g->items && g->index ? JP_OK : JP_ERR_NOMEM;
-    for (size_t h = 0; rc == JP_OK && h < m->launch_hosts.n; h++)
-        rc = match_host(m, &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h), g);
+    int rc = g->index ? JP_OK : JP_ERR_NOMEM;
+    for (size_t h = 0; rc == JP_OK && h < m->hosts.n; h++) rc = match_host(m, h, g);
     if (rc == JP_OK) rc = flush(g);
     if (g->index) jp_map_deinit(&g->index->map);
     free(g->index);
@@ -355,7 +361,7 @@ static jp_interval *compile_spans(const jp_model *m, size_t *n) {
 }
 
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    if (!m->launch_work.n) return JP_OK;
+    if (!m->launch_names.n && !m->launch_work.n) return JP_OK; /* no device work with a launch */
     gather g = {.a = a};
     g.compiles = compile_spans(m, &g.n_compiles);
     int rc = g.compiles ? match(m, &g) : JP_ERR_NOMEM;

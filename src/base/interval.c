@@ -8,8 +8,9 @@ static int cmp_interval_start(const void *x, const void *y) {
     return (p > q) - (p < q);
 }
 
+/* Spans come from event vectors ordered by line, each line in time order: a few sorted runs. */
 void jp_intervals_sort(jp_interval *v, size_t n) {
-    jp_sort_by_key64(v, n, sizeof *v, offsetof(jp_interval, start), 1, cmp_interval_start);
+    jp_sort_runs_by_key64(v, n, sizeof *v, offsetof(jp_interval, start), cmp_interval_start);
 }
 
 size_t jp_intervals_merge_sorted(jp_interval *v, size_t n) {

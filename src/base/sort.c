@@ -67,3 +67,56 @@ void jp_sort_by_key64(void *base, size_t n, size_t size, size_t key_off, int is_
     free(tmp);
     free(counts);
 }
+
+static int64_t skey(const unsigned char *elem, size_t key_off) {
+    int64_t k;
+    memcpy(&k, elem + key_off, sizeof k);
+    return k;
+}
+
+/* One pass: runs 2k and 2k+1 of src (starts in runs[0..n_runs), runs[n_runs] == n) merged into
+ * dst, ties from the left run first (stable); runs[] becomes the merged runs'. Returns their number. */
+static size_t merge_pass(const unsigned char *src, unsigned char *dst, size_t n, size_t size, size_t key_off,
+                         size_t *runs, size_t n_runs) {
+    size_t out = 0;
+    for (size_t r = 0; r < n_runs; r += 2) {
+        size_t i = runs[r], mid = r + 1 < n_runs ? runs[r + 1] : n, j = mid, end = r + 2 <= n_runs ? runs[r + 2] : n;
+        runs[out++] = i;
+        size_t at = i;
+        while (i < mid && j < end) {
+            const unsigned char *take = skey(src + j * size, key_off) < skey(src + i * size, key_off) ? src + size * j++
+                                                                                                   : src + size * i++;
+            copy_elem(dst + size * at++, take, size);
+        }
+        memcpy(dst + size * at, src + size * i, (mid - i) * size);
+        at += mid - i;
+        memcpy(dst + size * at, src + size * j, (end - j) * size);
+    }
+    runs[out] = n;
+    return out;
+}
+
+void jp_sort_runs_by_key64(void *base, size_t n, size_t size, size_t key_off, int (*cmp)(const void *, const void *)) {
+    unsigned char *v = base;
+    size_t runs[JP_SORT_RUNS_MAX + 1], n_runs = 0;
+    for (size_t i = 0; i < n && n_runs <= JP_SORT_RUNS_MAX; i++)
+        if (i == 0 || skey(v + i * size, key_off) < skey(v + (i - 1) * size, key_off)) {
+            if (n_runs == JP_SORT_RUNS_MAX) n_runs++; /* one too many: no room to note it */
+            else runs[n_runs++] = i;
+        }
+    if (n_runs <= 1) return;
+    unsigned char *tmp = n_runs <= JP_SORT_RUNS_MAX && n <= SIZE_MAX / size ? malloc(n * size) : NULL;
+    if (!tmp) {
+        jp_sort_by_key64(base, n, size, key_off, 1, cmp);
+        return;
+    }
+    unsigned char *src = v, *dst = tmp;
+    runs[n_runs] = n;
+    while (n_runs > 1) {
+        n_runs = merge_pass(src, dst, n, size, key_off, runs, n_runs);
+        unsigned char *t = src;
+        src = dst, dst = t;
+    }
+    if (src != v) memcpy(v, src, n * size);
+    free(tmp);
+}

@@ -38,6 +38,8 @@ typedef struct jp_graph_kernel {
     uint8_t memset;
 } jp_graph_kernel;
 
+enum { JP_LAUNCH_NAME_CACHE = 1024 };
+
 typedef struct jp_build_ctx {
     jp_model *m;
     jp_xspace *xs;
@@ -45,8 +47,7 @@ typedef struct jp_build_ctx {
     const jp_plane *plane;
     const char *host;
     uint32_t host_index;   /* into m->hosts */
-    size_t launch_host;    /* 1 + its entry in m->launch_hosts, 0 before its first launch record */
-    size_t launch_run;     /* work records of launch_hosts' last_device in a row, so far */
+    struct { const char *name; uint32_t index; } launch_names[JP_LAUNCH_NAME_CACHE]; /* m->launch_names look-ups */
     int has_devices;       /* the XSpace has device planes: the host CPU is no device of its own */
     jp_stat_keys keys;     /* of plane */
     int64_t noted_run;     /* the run_id last put in m->run_program: a line's ops come run by run */
@@ -136,11 +137,15 @@ long jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t
 /* Moves every kernel of c->graph_kernels to the op it ran, once the XSpace's planes are read. */
 int jp_build_resolve_graphs(jp_build_ctx *c);
 
-/* Records one end of a correlated launch (devices.c): the event being read when it carries a
- * correlation_id, on device `device` (JP_LAUNCH_CALL: a host API call). */
-#define JP_LAUNCH_CALL UINT32_MAX
-int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
-                        int64_t dur, int kernel);
+/* The launch of device work (devices.c), the event being read when it carries a correlation_id
+ * (`name` its interned name, NULL when out of memory): packed for its op event (*packed, 0 when
+ * there is nothing to pack), or kept in m->launch_work when `op_event` is 0 (a copy) or it does not
+ * fit. JP_ERR_NOMEM or JP_OK. */
+int jp_build_device_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
+                           int64_t start, int64_t dur, int kernel, int op_event, uint64_t *packed);
+/* A launch call (host.c: a host event carrying a correlation_id beside GPUs). JP_ERR_NOMEM or JP_OK. */
+int jp_build_launch_call(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t line, int64_t start,
+                         int64_t dur);
 
 /* ---- the plane readers ---- */
 

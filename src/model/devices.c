@@ -67,40 +67,57 @@ static int defer_graph_kernel(jp_build_ctx *c, uint32_t op, uint32_t line, int64
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), jp_build_program_id(info), 0);
 }
 
-int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
-                        int64_t dur, int kernel) {
+/* The index of `name` (interned; NULL when out of memory) in m->launch_names, added on first
+ * sight; UINT32_MAX when out of memory. A direct-mapped cache by pointer comes first: a capture
+ * runs a few hundred kernels, and makes a few kinds of launch call, millions of times. */
+static uint32_t launch_name(jp_build_ctx *c, const char *name) {
+    if (!name) return UINT32_MAX;
+    size_t slot = (size_t)(((uint64_t)(uintptr_t)name * UINT64_C(0x9E3779B97F4A7C15)) >> 32) % JP_LAUNCH_NAME_CACHE;
+    if (c->launch_names[slot].name == name) return c->launch_names[slot].index;
+    jp_model *m = c->m;
+    int found;
+    uint32_t k = jp_map_get_or_put(&m->launch_name_index, jp_ptr_key(name), 0, 0, (uint32_t)m->launch_names.n, &found);
+    const char **slot_name = k == UINT32_MAX || found ? NULL : jp_vec_push(&m->launch_names, sizeof *slot_name);
+    if (k == UINT32_MAX || (!found && !slot_name)) return UINT32_MAX;
+    if (!found) *slot_name = name;
+    c->launch_names[slot].name = name, c->launch_names[slot].index = k;
+    return k;
+}
+
+int jp_build_device_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
+                           int64_t start, int64_t dur, int kernel, int op_event, uint64_t *packed) {
+    *packed = 0;
     if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
     if (!name) return jp_build_nomem(c->err);
-    if (device != JP_LAUNCH_CALL && device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
-    jp_model *m = c->m;
-    if (!c->launch_host) { /* this XSpace's first: hosts are read one after another */
-        jp_launch_host *first = jp_vec_push(&m->launch_hosts, sizeof *first);
-        if (!first) return jp_build_nomem(c->err);
-        *first = (jp_launch_host){m->launch_calls.n, 0, m->launch_work.n, 0, UINT64_MAX, 0, 0, UINT32_MAX, 0};
-        c->launch_host = m->launch_hosts.n;
-    }
-    jp_launch_host *h = &JP_VEC_AT(&m->launch_hosts, jp_launch_host, c->launch_host - 1);
+    if (device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
     uint64_t id = (uint64_t)info->v[K_CORRELATION_ID].i;
-    if (device == JP_LAUNCH_CALL) {
-        jp_launch_call *l = jp_vec_push(&m->launch_calls, sizeof *l);
-        if (!l) return jp_build_nomem(c->err);
-        *l = (jp_launch_call){id, start, start + dur, name};
-        h->n_calls++;
-        if (id < h->lo) h->lo = id;
-        if (id > h->hi) h->hi = id;
-        return JP_OK;
+    if (op_event && id < (UINT64_C(1) << JP_OP_LAUNCH_ID_BITS)) {
+        uint32_t k = launch_name(c, name);
+        if (k == UINT32_MAX) return jp_build_nomem(c->err);
+        if (k < (UINT32_C(1) << JP_OP_LAUNCH_NAME_BITS)) {
+            *packed = JP_OP_LAUNCH_SET | (kernel ? JP_OP_LAUNCH_KERNEL : 0) |
+                      (uint64_t)k << JP_OP_LAUNCH_ID_BITS | id;
+            return JP_OK;
+        }
     }
-    jp_launch_ev *l = jp_vec_push(&m->launch_work, sizeof *l);
+    jp_launch_ev *l = jp_vec_push(&c->m->launch_work, sizeof *l);
     if (!l) return jp_build_nomem(c->err);
-    *l = (jp_launch_ev){id, start, start + dur, name, device | (kernel ? JP_LAUNCH_KERNEL : 0)};
-    h->n_work++;
-    if (device != h->last_device) { /* planes are read in turn: each device's work is one run */
-        h->device_back |= h->last_device != UINT32_MAX && device < h->last_device;
-        h->last_device = device;
-        c->launch_run = 0;
-    }
-    if (++c->launch_run > h->longest_run) h->longest_run = c->launch_run;
+    *l = (jp_launch_ev){id, start, start + dur, name, device | (kernel ? JP_LAUNCH_KERNEL : 0), line};
     return JP_OK;
+}
+
+int jp_build_launch_call(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t line, int64_t start,
+                         int64_t dur) {
+    uint32_t k = launch_name(c, name);
+    jp_launch_call *l = k == UINT32_MAX ? NULL : jp_vec_push(&c->m->launch_calls, sizeof *l);
+    if (!l) return jp_build_nomem(c->err);
+    *l = (jp_launch_call){start, start + dur, (uint64_t)info->v[K_CORRELATION_ID].i, k, line};
+    return JP_OK;
+}
+
+/* Puts a launch packed by jp_build_device_launch on the op event just added. */
+static void set_launch(jp_build_ctx *c, uint64_t packed) {
+    if (packed) JP_VEC_AT(&c->m->ops, jp_op_ev, c->m->ops.n - 1).launch = packed;
 }
 
 /* A copy XLA ran for an instruction of its module (a dynamic slice done as a memcpy) is also an
@@ -130,19 +147,19 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
      * driver's kernel "memcpy128" (XProf's kernel_stats counts it too) */
     int kind = jp_info_str(info, K_KERNEL_DETAILS).len ? JP_XN_GPU_KERNEL
                                                        : jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
-    if ((kind < JP_XFER_COUNT || jp_xn_gpu_is_op_work(kind)) && jp_info_has(info, K_CORRELATION_ID)) {
-        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, start, dur, kind == JP_XN_GPU_KERNEL);
-        if (rc) return rc;
-    }
+    uint64_t launch = 0; /* a copy's launch is kept apart (its op event, when it has one, is not all copies) */
     if (kind < JP_XFER_COUNT) {
-        int rc = jp_build_add_xfer(c, dev, kind, start, dur, jp_xn_details_uint(memcpy_details, "size:"));
+        int rc = jp_build_device_launch(c, info, jp_build_event_name(c, em), dev, line, start, dur, 0, 0, &launch);
+        if (rc == JP_OK) rc = jp_build_add_xfer(c, dev, kind, start, dur, jp_xn_details_uint(memcpy_details, "size:"));
         return rc ? rc : copy_as_op(c, dev, line, em, start, dur, info);
     }
     if (!jp_xn_gpu_is_op_work(kind)) return JP_OK;
     const char *interned = jp_build_event_name(c, em);
     if (!interned) return jp_build_nomem(c->err);
+    int rc = jp_build_device_launch(c, info, interned, dev, line, start, dur, kind == JP_XN_GPU_KERNEL, 1, &launch);
+    if (rc) return rc;
     uint32_t kernel_sum = UINT32_MAX;
-    int rc = kind == JP_XN_GPU_MEMSET ? JP_OK : add_kernel(c, interned, dur, info, &kernel_sum);
+    rc = kind == JP_XN_GPU_MEMSET ? JP_OK : add_kernel(c, interned, dur, info, &kernel_sum);
     if (rc) return rc;
     /* The op a kernel ran for: its HLO op (XLA), else the framework op that launched it (TensorFlow
      * names it in tf_op or in the annotation), else the kernel itself. Each kernel is one occurrence
@@ -167,14 +184,19 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     def->with_program |= program >= 0;
     if (kernel_sum != UINT32_MAX && JP_VEC_AT(&c->m->kernels, jp_kernel_sum, kernel_sum).opdef == UINT32_MAX)
         JP_VEC_AT(&c->m->kernels, jp_kernel_sum, kernel_sum).opdef = op;
-    if (has_op && !def->opcode && jp_info_has(info, K_CUDA_GRAPH_NODE) && c->hlo_memo.hm && c->hlo_memo.hm->n_sequences)
-        return defer_graph_kernel(c, op, line, start, dur, info, interned, kernel_sum, kind == JP_XN_GPU_MEMSET);
+    if (has_op && !def->opcode && jp_info_has(info, K_CUDA_GRAPH_NODE) && c->hlo_memo.hm && c->hlo_memo.hm->n_sequences) {
+        rc = defer_graph_kernel(c, op, line, start, dur, info, interned, kernel_sum, kind == JP_XN_GPU_MEMSET);
+        if (rc == JP_OK) set_launch(c, launch);
+        return rc;
+    }
     jp_build_count_kernel(def, interned);
     if (op_name == interned && !has_op) { /* ROCm's copyBuffer, a library's helper launched by itself */
         def->no_xla_op = 1;
         def->category = JP_CATEGORY_NO_XLA_OP;
     }
-    return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 1);
+    rc = jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 1);
+    if (rc == JP_OK) set_launch(c, launch);
+    return rc;
 }
 
 /* The interned name of a TPU op: libtpu may name an XLA Ops event's metadata with the whole HLO

@@ -443,6 +443,7 @@ static int link_op_ends(jp_build_ctx *c, size_t first_op, jp_vec *ends) {
             op->dur_ps = op->self_ps = op->end_ps - op->start_ps;
         }
         if (jp_build_add_op_span(c->m, op)) rc = jp_build_nomem(c->err);
+        op->flow = 0; /* read: the slot is a GPU op event's launch (model.h) */
     }
     free(next);
     jp_map_deinit(&runs);
@@ -483,7 +484,7 @@ static int read_host_lines(jp_build_ctx *c, const jp_load_options *opt, cpu_devs
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if (c->has_devices && jp_info_has(info, K_CORRELATION_ID) &&
-                (rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), JP_LAUNCH_CALL, start, dur, 0)))
+                (rc = jp_build_launch_call(c, info, jp_build_event_name(c, em), line, start, dur)))
                 return rc; /* a launch call: launch.c matches it to its device work */
             if ((rc = add_memory_event(c, name, start, info)) != 0) {
                 if (rc < 0) return rc;

@@ -9,8 +9,7 @@
 #include "decode/xnames.h"
 #include "model/build_int.h"
 
-/* The first index in [0, n) whose element's line is >= line; elements sorted by line. */
-static size_t first_at_line(const void *base, size_t n, size_t size, size_t line_off, uint32_t line) {
+size_t jp_model_first_at_line(const void *base, size_t n, size_t size, size_t line_off, uint32_t line) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -29,8 +28,8 @@ static jp_vec sub(const jp_vec *v, size_t size, size_t from, size_t to) {
 /* Host h's run of a vector sorted by line (line_off: where an element keeps its line). */
 static jp_vec line_run(const jp_model *m, size_t h, const jp_vec *v, size_t size, size_t line_off) {
     const jp_model_host *hs = m->hosts.data;
-    size_t from = first_at_line(v->data, v->n, size, line_off, hs[h].first_line);
-    size_t to = h + 1 < m->hosts.n ? first_at_line(v->data, v->n, size, line_off, hs[h + 1].first_line) : v->n;
+    size_t from = jp_model_first_at_line(v->data, v->n, size, line_off, hs[h].first_line);
+    size_t to = h + 1 < m->hosts.n ? jp_model_first_at_line(v->data, v->n, size, line_off, hs[h + 1].first_line) : v->n;
     return sub(v, size, from, to);
 }
 
@@ -41,6 +40,8 @@ static void narrow_to_host(const jp_model *m, size_t h, jp_model *view) {
     view->hosts = sub(&m->hosts, sizeof *hs, h, h + 1);
     view->ops = line_run(m, h, &m->ops, sizeof(jp_op_ev), offsetof(jp_op_ev, line));
     view->host = line_run(m, h, &m->host, sizeof(jp_host_ev), offsetof(jp_host_ev, line));
+    view->launch_calls = line_run(m, h, &m->launch_calls, sizeof(jp_launch_call), offsetof(jp_launch_call, line));
+    view->launch_work = line_run(m, h, &m->launch_work, sizeof(jp_launch_ev), offsetof(jp_launch_ev, line));
     view->spans = sub(&m->spans, sizeof(jp_span), hs->first_span, next ? next->first_span : m->spans.n);
     view->xfers = sub(&m->xfers, sizeof(jp_xfer_ev), hs->first_xfer, next ? next->first_xfer : m->xfers.n);
     view->mem = sub(&m->mem, sizeof(jp_mem_ev), hs->first_mem, next ? next->first_mem : m->mem.n);
@@ -98,6 +99,14 @@ void jp_model_shift_host(jp_model *m, size_t h, int64_t delta) {
         e->start_ps += delta, e->end_ps += delta;
     }
     for (size_t i = 0; i < view.mem.n; i++) JP_VEC_AT(&view.mem, jp_mem_ev, i).t_ps += delta;
+    for (size_t i = 0; i < view.launch_calls.n; i++) {
+        jp_launch_call *e = &JP_VEC_AT(&view.launch_calls, jp_launch_call, i);
+        e->start_ps += delta, e->end_ps += delta;
+    }
+    for (size_t i = 0; i < view.launch_work.n; i++) {
+        jp_launch_ev *e = &JP_VEC_AT(&view.launch_work, jp_launch_ev, i);
+        e->start_ps += delta, e->end_ps += delta;
+    }
     shift_execs(&m->execs, (uint32_t)h, delta);
     shift_execs(&m->device_steps, (uint32_t)h, delta);
     jp_model_host *hs = &JP_VEC_AT(&m->hosts, jp_model_host, h);

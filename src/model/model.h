@@ -89,7 +89,11 @@ typedef struct jp_op_ev {    /* one occurrence of an op (GPU: one kernel) */
     uint32_t op;             /* index into opdefs */
     uint32_t line;           /* global line number, for nesting */
     int64_t run_id;          /* execution id (XLA:CPU run_id), 0 when unknown */
-    uint64_t flow;           /* XLA:CPU producer flow id (_p) linking its "end:" event, 0 when none */
+    union {                  /* one slot for two uses that never meet on one event: */
+        uint64_t flow;       /* XLA:CPU: producer flow id (_p) linking its "end:" event, read and
+                              * then cleared while its host plane is read (host.c) */
+        uint64_t launch;     /* GPU: the launch that queued it (jp_op_launch_*), 0 when none */
+    };
     int64_t nest_end_ps;     /* end of the TraceMe itself, for nesting: an asynchronous op extended
                               * to its "end:" event does not contain the ops its thread ran next */
 } jp_op_ev;
@@ -147,35 +151,38 @@ typedef struct jp_kernel_sum {
 
 /* The two ends of a launch (launch.c): a host API call (cuLaunchKernel, hipModuleLaunchKernel,
  * cudaMemcpyAsync, ...) and the device work it queued, linked by their correlation_id, which is
- * unique within one process (one host's XSpace). Kept apart and small: a GPU profile holds a pair
- * for every kernel, millions of them. */
-typedef struct jp_launch_call { /* 32 bytes */
-    uint64_t correlation;
+ * unique within one process (one host's XSpace). A GPU profile holds a pair for every kernel,
+ * millions of them. The calls are kept apart in launch_calls, 32 bytes each: most are on thread
+ * pool lines, which make no host events. The device end of a kernel or memset rides on its op
+ * event, whose `launch` packs the correlation id, the kernel's name (an index into
+ * jp_model.launch_names) and whether it is a kernel; a copy (a transfer, not an op), or work whose
+ * id or name index does not fit there, is kept apart in launch_work. */
+#define JP_OP_LAUNCH_SET (UINT64_C(1) << 63)    /* the op event has a launch */
+#define JP_OP_LAUNCH_KERNEL (UINT64_C(1) << 62) /* it is a kernel (not a memset) */
+enum { JP_OP_LAUNCH_ID_BITS = 40, JP_OP_LAUNCH_NAME_BITS = 22 };
+static inline uint64_t jp_op_launch_id(uint64_t l) { return l & ((UINT64_C(1) << JP_OP_LAUNCH_ID_BITS) - 1); }
+static inline uint32_t jp_op_launch_name(uint64_t l) {
+    return (uint32_t)((l >> JP_OP_LAUNCH_ID_BITS) & ((UINT64_C(1) << JP_OP_LAUNCH_NAME_BITS) - 1));
+}
+
+typedef struct jp_launch_call { /* a launch API call, 32 bytes */
     int64_t start_ps, end_ps;
-    const char *name;        /* interned: the API call */
+    uint64_t correlation;
+    uint32_t name;           /* the API call's name: an index into jp_model.launch_names */
+    uint32_t line;           /* global line number: launch_calls is in line order */
 } jp_launch_call;
 
-typedef struct jp_launch_ev {   /* device work, 40 bytes */
+typedef struct jp_launch_ev {   /* device work kept apart (see above) */
     uint64_t correlation;
     int64_t start_ps, end_ps;
     const char *name;        /* interned: the kernel or copy */
     uint32_t where;          /* the device index, with JP_LAUNCH_KERNEL for a kernel (not a copy or memset) */
+    uint32_t line;           /* global line number: launch_work is in line order */
 } jp_launch_ev;
 
 #define JP_LAUNCH_KERNEL 0x80000000u
 static inline uint32_t jp_launch_device(const jp_launch_ev *l) { return l->where & ~JP_LAUNCH_KERNEL; }
 static inline int jp_launch_is_kernel(const jp_launch_ev *l) { return (l->where & JP_LAUNCH_KERNEL) != 0; }
-
-/* One host's runs of jp_model.launch_calls and launch_work (correlation ids are per process),
- * with what its calls' ids span, kept while reading so that matching need not scan for it. */
-typedef struct jp_launch_host {
-    size_t first_call, n_calls; /* launch_calls[first_call..first_call + n_calls) */
-    size_t first_work, n_work;  /* launch_work[first_work..first_work + n_work) */
-    uint64_t lo, hi;            /* the calls' least and greatest correlation ids (lo > hi: none) */
-    size_t longest_run;         /* the most work records of one device in a row */
-    uint32_t last_device;       /* of the latest work record */
-    uint8_t device_back;        /* a device's work came again after another device's */
-} jp_launch_host;
 
 typedef struct jp_mem_ev {
     int64_t t_ps;
@@ -234,9 +241,10 @@ typedef struct jp_model {
     jp_vec execs;            /* jp_exec, from run_id groups or XLA Modules lines */
     jp_vec device_steps;     /* jp_exec, from device Steps lines (TPU, saved GPU ones; module = step name) */
     jp_vec spans;            /* jp_span */
-    jp_vec launch_calls;     /* jp_launch_call: the host end of every correlated launch, in reading order */
-    jp_vec launch_work;      /* jp_launch_ev: the device end of every correlated launch, in reading order */
-    jp_vec launch_hosts;     /* jp_launch_host: each host's runs of those two, in order */
+    jp_vec launch_calls;     /* jp_launch_call: every launch call, in line order */
+    jp_vec launch_work;      /* jp_launch_ev: device work whose launch is on no op event, in line order */
+    jp_vec launch_names;     /* const char *: the names launches index (kernels', calls') */
+    jp_map launch_name_index; /* name -> launch_names */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;
@@ -265,6 +273,9 @@ int jp_model_mark_autotuning(jp_model *m);
  * steps are copied into `scratch` (two vectors the caller frees). The view must not be grown,
  * finished or deinitialised, and lives as long as m and scratch stay unchanged. */
 int jp_model_host_view(const jp_model *m, size_t h, jp_model *view, jp_vec scratch[2]);
+/* The first index in [0, n) of elements of `size` bytes sorted by their uint32 line (at line_off)
+ * whose line is >= line: where a line's records start. */
+size_t jp_model_first_at_line(const void *base, size_t n, size_t size, size_t line_off, uint32_t line);
 /* Moves every record of host h by delta_ps on the time axis (clock alignment across hosts) and
  * keeps executions and device steps in time order. */
 void jp_model_shift_host(jp_model *m, size_t h, int64_t delta_ps);

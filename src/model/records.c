@@ -157,7 +157,8 @@ int jp_build_add_op_event(jp_build_ctx *c, uint32_t op, uint32_t line, int64_t s
     }
     jp_op_ev *e = jp_vec_push(&c->m->ops, sizeof *e);
     if (!e) return jp_build_nomem(c->err);
-    *e = (jp_op_ev){start, start + dur, dur, dur, op, line, run_id, 0, start + dur};
+    *e = (jp_op_ev){.start_ps = start, .end_ps = start + dur, .dur_ps = dur, .self_ps = dur, .op = op, .line = line,
+                    .run_id = run_id, .nest_end_ps = start + dur};
     if (with_span && jp_build_add_op_span(c->m, e)) return jp_build_nomem(c->err);
     return jp_build_nest_track(c, &c->op_nest, line, start, start + dur);
 }

@@ -81,8 +81,8 @@ static void set_value(const jp_plane *plane, const jp_stat *st, jp_key_value *v)
 static uint32_t add_stat(const jp_plane *plane, const jp_stat_keys *keys, const jp_stat *st, jp_ev_info *info,
                          uint32_t skip) {
     uint32_t matched = keys_of(keys, st->metadata_id);
-    for (uint32_t mask = matched & ~skip, k = 0; mask; k++, mask >>= 1) {
-        if (!(mask & 1)) continue;
+    for (uint32_t mask = matched & ~skip; mask; mask &= mask - 1) { /* set bits only: the high keys are common */
+        int k = __builtin_ctz(mask);
         uint32_t bit = (uint32_t)1 << k;
         info->has |= bit;
         info->compressed = st->kind == JP_STAT_COMPRESSED ? info->compressed | bit : info->compressed & ~bit;
