@@ -161,8 +161,9 @@ static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n
     size_t nu = jp_intervals_merge_sorted(u, n);
     jp_device *dev = &a->devices[d];
     long hint = -1;
+    size_t at = 0; /* the union is in time order: each search starts where the last ended */
     for (size_t i = 0; i < nu; i++) {
-        int64_t len = u[i].end - u[i].start, hid = jp_intervals_covered(cu, ncu, u[i].start, u[i].end);
+        int64_t len = u[i].end - u[i].start, hid = jp_intervals_covered_from(cu, ncu, u[i].start, u[i].end, &at);
         dev->comm_ps += len, dev->comm_hidden_ps += hid;
         long s = jp_step_at_hint(a, hint, u[i].start);
         if (s < 0) continue;
@@ -188,8 +189,9 @@ static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_v
         jp_interval *cu = comp[d].data;
         jp_intervals_sort(cu, comp[d].n);
         size_t ncu = jp_intervals_merge_sorted(cu, comp[d].n);
+        size_t at = 0; /* each op's instances come in time order */
         for (size_t k = i; k < j; k++) {
-            v[k].hidden = jp_intervals_covered(cu, ncu, v[k].start, v[k].end);
+            v[k].hidden = jp_intervals_covered_from(cu, ncu, v[k].start, v[k].end, &at);
             if (v[k].hidden > v[k].dur) v[k].hidden = v[k].dur;
         }
         if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps);

@@ -118,8 +118,8 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
         if (v[i].call_start != NO_CALL && !(v[i].stat & MEMBER)) starts[k] = v[i].call_start, ends[k++] = v[i].end;
         else if (v[i].call_start != NO_CALL && k && v[i].end > ends[k - 1] && v[i].call_start == starts[k - 1])
             ends[k - 1] = v[i].end;
-    jp_sort_runs_by_key64(starts, k, sizeof *starts, 0, jp_cmp_i64); /* a few runs: the streams' */
-    jp_sort_runs_by_key64(ends, k, sizeof *ends, 0, jp_cmp_i64);
+    jp_sort_by_key64(starts, k, sizeof *starts, 0, 1, jp_cmp_i64);
+    jp_sort_by_key64(ends, k, sizeof *ends, 0, 1, jp_cmp_i64);
     long depth = 0;
     double area = 0;
     int64_t t = k ? starts[0] : 0;
@@ -266,7 +266,7 @@ static int flush(gather *g) {
     g->n = 0;
     if (!n) return JP_OK;
     /* by start: the device's streams came one after another, each in time order */
-    jp_sort_runs_by_key64(items, n, sizeof *items, offsetof(item, start), jp_cmp_i64);
+    jp_sort_by_key64(items, n, sizeof *items, offsetof(item, start), 1, jp_cmp_i64);
     jp_device *d = &g->a->devices[items[0].device];
     for (size_t j = 0; j < n; j++) d->n_launched += items[j].call_start != NO_CALL && !(items[j].stat & MEMBER);
     split_idle(d, items, n, g->stats.data, g->compiles, g->n_compiles);

@@ -8,9 +8,8 @@ static int cmp_interval_start(const void *x, const void *y) {
     return (p > q) - (p < q);
 }
 
-/* Spans come from event vectors ordered by line, each line in time order: a few sorted runs. */
 void jp_intervals_sort(jp_interval *v, size_t n) {
-    jp_sort_runs_by_key64(v, n, sizeof *v, offsetof(jp_interval, start), cmp_interval_start);
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(jp_interval, start), 1, cmp_interval_start);
 }
 
 size_t jp_intervals_merge_sorted(jp_interval *v, size_t n) {
@@ -25,15 +24,39 @@ size_t jp_intervals_merge_sorted(jp_interval *v, size_t n) {
     return out;
 }
 
-int64_t jp_intervals_covered(const jp_interval *u, size_t n, int64_t start, int64_t end) {
-    size_t lo = 0, hi = n; /* the first interval ending after start */
+/* The sum over u[lo..) of what lies in [start, end). */
+static int64_t covered_at(const jp_interval *u, size_t n, size_t lo, int64_t start, int64_t end) {
+    int64_t sum = 0;
+    for (size_t i = lo; i < n && u[i].start < end; i++)
+        sum += (u[i].end < end ? u[i].end : end) - (u[i].start > start ? u[i].start : start);
+    return sum;
+}
+
+/* The first i in [lo, hi) with u[i].end > start, given that it lies there. */
+static size_t first_ending_after(const jp_interval *u, size_t lo, size_t hi, int64_t start) {
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (u[mid].end <= start) lo = mid + 1;
         else hi = mid;
     }
-    int64_t sum = 0;
-    for (size_t i = lo; i < n && u[i].start < end; i++)
-        sum += (u[i].end < end ? u[i].end : end) - (u[i].start > start ? u[i].start : start);
-    return sum;
+    return lo;
+}
+
+int64_t jp_intervals_covered(const jp_interval *u, size_t n, int64_t start, int64_t end) {
+    if (!n || end <= u[0].start || start >= u[n - 1].end) return 0; /* outside them all: no search */
+    return covered_at(u, n, first_ending_after(u, 0, n, start), start, end);
+}
+
+int64_t jp_intervals_covered_from(const jp_interval *u, size_t n, int64_t start, int64_t end, size_t *hint) {
+    if (!n || end <= u[0].start || start >= u[n - 1].end) return 0;
+    size_t h = *hint < n ? *hint : n - 1, lo, hi, step = 1;
+    if (u[h].end <= start) { /* right of h: gallop on */
+        while (h + step < n && u[h + step].end <= start) h += step, step *= 2;
+        lo = h + 1, hi = h + step < n ? h + step + 1 : n;
+    } else { /* at or left of h */
+        while (h >= step && u[h - step].end > start) h -= step, step *= 2;
+        lo = h >= step ? h - step + 1 : 0, hi = h + 1;
+    }
+    *hint = first_ending_after(u, lo, hi, start);
+    return covered_at(u, n, *hint, start, end);
 }

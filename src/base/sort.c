@@ -27,6 +27,62 @@ static inline void copy_elem(unsigned char *dst, const unsigned char *src, size_
     }
 }
 
+/* Where the sorted runs of v[0..n) start, in runs[0..): their number, or RUNS_MAX + 1 when
+ * there are more (the scan stops there: shuffled input costs a few elements' look). */
+enum { RUNS_MAX = 64 };
+static size_t find_runs(const unsigned char *v, size_t n, size_t size, size_t key_off, int is_signed, size_t *runs) {
+    size_t n_runs = 0;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key64(v + i * size, key_off, is_signed);
+        if (i == 0 || k < prev) {
+            if (n_runs == RUNS_MAX) return RUNS_MAX + 1;
+            runs[n_runs++] = i;
+        }
+        prev = k;
+    }
+    return n_runs;
+}
+
+/* One pass: runs 2k and 2k+1 of src (starts in runs[0..n_runs), runs[n_runs] == n) merged into
+ * dst, ties from the left run first (stable); runs[] becomes the merged runs'. Their number. */
+static size_t merge_pass(const unsigned char *src, unsigned char *dst, size_t n, size_t size, size_t key_off,
+                         int is_signed, size_t *runs, size_t n_runs) {
+    size_t out = 0;
+    for (size_t r = 0; r < n_runs; r += 2) {
+        size_t i = runs[r], mid = runs[r + 1], j = mid, end = r + 2 <= n_runs ? runs[r + 2] : n;
+        runs[out++] = i;
+        size_t at = i;
+        while (i < mid && j < end) {
+            const unsigned char *take = key64(src + j * size, key_off, is_signed) < key64(src + i * size, key_off, is_signed)
+                                            ? src + size * j++ : src + size * i++;
+            copy_elem(dst + size * at++, take, size);
+        }
+        memcpy(dst + size * at, src + size * i, (mid - i) * size);
+        at += mid - i;
+        memcpy(dst + size * at, src + size * j, (end - j) * size);
+    }
+    runs[out] = n;
+    return out;
+}
+
+/* Merges the n_runs sorted runs of v (runs[] as find_runs leaves it) pairwise, a pass per doubling
+ * of the run length. 0, or -1 when the scratch copy cannot be allocated. */
+static int merge_runs(unsigned char *v, size_t n, size_t size, size_t key_off, int is_signed, size_t *runs,
+                      size_t n_runs) {
+    unsigned char *tmp = malloc(n * size), *src = v, *dst = tmp;
+    if (!tmp) return -1;
+    runs[n_runs] = n;
+    while (n_runs > 1) {
+        n_runs = merge_pass(src, dst, n, size, key_off, is_signed, runs, n_runs);
+        unsigned char *t = src;
+        src = dst, dst = t;
+    }
+    if (src != v) memcpy(v, src, n * size);
+    free(tmp);
+    return 0;
+}
+
 void jp_sort_by_key64(void *base, size_t n, size_t size, size_t key_off, int is_signed,
                       int (*cmp)(const void *, const void *)) {
     if (n < 2) return;
@@ -34,6 +90,10 @@ void jp_sort_by_key64(void *base, size_t n, size_t size, size_t key_off, int is_
         qsort(base, n, size, cmp);
         return;
     }
+    size_t runs[RUNS_MAX + 1];
+    size_t n_runs = find_runs(base, n, size, key_off, is_signed, runs);
+    if (n_runs <= 1 || (n_runs <= RUNS_MAX && merge_runs(base, n, size, key_off, is_signed, runs, n_runs) == 0))
+        return;
     unsigned char *tmp = malloc(n * size);
     size_t(*counts)[256] = calloc(8, sizeof *counts);
     if (!tmp || !counts) {
@@ -68,55 +128,3 @@ void jp_sort_by_key64(void *base, size_t n, size_t size, size_t key_off, int is_
     free(counts);
 }
 
-static int64_t skey(const unsigned char *elem, size_t key_off) {
-    int64_t k;
-    memcpy(&k, elem + key_off, sizeof k);
-    return k;
-}
-
-/* One pass: runs 2k and 2k+1 of src (starts in runs[0..n_runs), runs[n_runs] == n) merged into
- * dst, ties from the left run first (stable); runs[] becomes the merged runs'. Returns their number. */
-static size_t merge_pass(const unsigned char *src, unsigned char *dst, size_t n, size_t size, size_t key_off,
-                         size_t *runs, size_t n_runs) {
-    size_t out = 0;
-    for (size_t r = 0; r < n_runs; r += 2) {
-        size_t i = runs[r], mid = r + 1 < n_runs ? runs[r + 1] : n, j = mid, end = r + 2 <= n_runs ? runs[r + 2] : n;
-        runs[out++] = i;
-        size_t at = i;
-        while (i < mid && j < end) {
-            const unsigned char *take = skey(src + j * size, key_off) < skey(src + i * size, key_off) ? src + size * j++
-                                                                                                   : src + size * i++;
-            copy_elem(dst + size * at++, take, size);
-        }
-        memcpy(dst + size * at, src + size * i, (mid - i) * size);
-        at += mid - i;
-        memcpy(dst + size * at, src + size * j, (end - j) * size);
-    }
-    runs[out] = n;
-    return out;
-}
-
-void jp_sort_runs_by_key64(void *base, size_t n, size_t size, size_t key_off, int (*cmp)(const void *, const void *)) {
-    unsigned char *v = base;
-    size_t runs[JP_SORT_RUNS_MAX + 1], n_runs = 0;
-    for (size_t i = 0; i < n && n_runs <= JP_SORT_RUNS_MAX; i++)
-        if (i == 0 || skey(v + i * size, key_off) < skey(v + (i - 1) * size, key_off)) {
-            if (n_runs == JP_SORT_RUNS_MAX) n_runs++; /* one too many: no room to note it */
-            else runs[n_runs++] = i;
-        }
-    if (n_runs <= 1) return;
-    unsigned char *tmp = n_runs <= JP_SORT_RUNS_MAX && n <= SIZE_MAX / size ? malloc(n * size) : NULL;
-    if (!tmp) {
-        jp_sort_by_key64(base, n, size, key_off, 1, cmp);
-        return;
-    }
-    unsigned char *src = v, *dst = tmp;
-    runs[n_runs] = n;
-    while (n_runs > 1) {
-        n_runs = merge_pass(src, dst, n, size, key_off, runs, n_runs);
-        unsigned char *t = src;
-        src = dst, dst = t;
-    }
-    if (src != v) memcpy(v, src, n * size);
-    free(tmp);
-}

@@ -6,17 +6,13 @@
 
 /* Sorts n elements of `size` bytes by the 64-bit key at byte `key_off` of each (int64_t when
  * is_signed, else uint64_t), ascending and stable: elements with equal keys keep their order, as
- * with glibc's qsort and a comparator on that key alone. An LSD radix sort, byte by byte, skipping
- * bytes all keys share. Falls back to qsort with `cmp` when a scratch copy cannot be allocated. */
+ * with glibc's qsort and a comparator on that key alone. Input that is a few sorted runs (at most
+ * 64: events of a few lines or streams, each in time order, as most of the model's vectors are) is
+ * merged pairwise, a sequential pass per doubling of the run length; else an LSD radix sort, byte
+ * by byte, skipping bytes all keys share. Falls back to qsort with `cmp` when a scratch copy cannot
+ * be allocated. */
 void jp_sort_by_key64(void *base, size_t n, size_t size, size_t key_off, int is_signed,
                       int (*cmp)(const void *, const void *));
-
-/* Sorts like jp_sort_by_key64 with a signed key, for elements that are already a few sorted runs
- * (events of a few streams, each in time order): up to JP_SORT_RUNS_MAX runs are merged pairwise,
- * a pass per doubling of the run length, where a radix sort would make a pass per key byte; more
- * runs, or no memory for the merge, go to jp_sort_by_key64. */
-enum { JP_SORT_RUNS_MAX = 64 };
-void jp_sort_runs_by_key64(void *base, size_t n, size_t size, size_t key_off, int (*cmp)(const void *, const void *));
 
 /* qsort comparator for int64_t, ascending. */
 int jp_cmp_i64(const void *a, const void *b);

@@ -39,9 +39,14 @@ int jp_model_mark_autotuning(jp_model *m) {
         free(time);
         return JP_ERR_NOMEM;
     }
-    for (size_t i = 0; n_win && i < m->ops.n; i++) {
+    size_t n_candidates = 0; /* none (a program's ops all have HLO or a program id): no pass over the events */
+    for (size_t i = 0; i < m->opdefs.n; i++) { /* -1: no candidate (asked once per op, not per event) */
+        time[i][1] = candidate(m, &JP_VEC_AT(&m->opdefs, jp_opdef, i)) ? 0 : -1;
+        n_candidates += time[i][1] == 0;
+    }
+    for (size_t i = 0; n_win && n_candidates && i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
-        if (!candidate(m, &JP_VEC_AT(&m->opdefs, jp_opdef, e->op))) continue;
+        if (time[e->op][1] < 0) continue;
         time[e->op][0] += jp_intervals_covered(w, n_win, e->start_ps, e->end_ps);
         time[e->op][1] += e->end_ps - e->start_ps;
     }

@@ -131,7 +131,7 @@ static jp_step *select_steps(const jp_analysis *a, const jp_load_options *opt, j
 }
 
 /* The model vectors a window narrows: their element size and where each keeps its start time. */
-enum { N_WINDOWED = 7 };
+enum { N_WINDOWED = 8 };
 static const struct {
     size_t member, size, t_off;
 } WINDOWED[N_WINDOWED] = {
@@ -142,6 +142,9 @@ static const struct {
     {offsetof(jp_model, spans), sizeof(jp_span), offsetof(jp_span, start_ps)},
     {offsetof(jp_model, execs), sizeof(jp_exec), offsetof(jp_exec, start_ps)},
     {offsetof(jp_model, device_steps), sizeof(jp_exec), offsetof(jp_exec, start_ps)},
+    /* device work kept apart from the ops, narrowed as they are; the launch calls stay whole, as a
+     * window's work may have been launched before it began */
+    {offsetof(jp_model, launch_work), sizeof(jp_launch_ev), offsetof(jp_launch_ev, start_ps)},
 };
 
 /* Copies the elements of from whose start lies in [lo, hi) into to (a fresh heap vector). */
