@@ -361,10 +361,12 @@ static jp_interval *compile_spans(const jp_model *m, size_t *n) {
 }
 
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    if (!m->launch_names.n && !m->launch_work.n) return JP_OK; /* no device work with a launch */
+    /* a step window's launches are the whole capture's (design.md), left out in its compiles */
+    const jp_model *whole = m->whole ? m->whole : m;
+    if (!whole->launch_names.n && !whole->launch_work.n) return JP_OK; /* no device work with a launch */
     gather g = {.a = a};
     g.compiles = compile_spans(m, &g.n_compiles);
-    int rc = g.compiles ? match(m, &g) : JP_ERR_NOMEM;
+    int rc = g.compiles ? match(whole, &g) : JP_ERR_NOMEM;
     free(g.compiles);
     jp_vec stats = g.stats;
     for (size_t i = 0; rc == JP_OK && i < stats.n; i++)

@@ -253,6 +253,8 @@ typedef struct jp_model {
                               * profile is still usable without (events naming no metadata, an
                               * ignored calibration file, a file that looks cut short) */
     jp_vec capture_notes;    /* jp_health: each XSpace's own errors and warnings (arena strings) */
+    const struct jp_model *whole; /* a step window's (profile.c): the model it narrows, whose launches
+                                   * launch.c matches (design.md "Launch and idle causes"); else NULL */
 } jp_model;
 
 void jp_model_init(jp_model *m, jp_arena *arena);

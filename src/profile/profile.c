@@ -131,7 +131,7 @@ static jp_step *select_steps(const jp_analysis *a, const jp_load_options *opt, j
 }
 
 /* The model vectors a window narrows: their element size and where each keeps its start time. */
-enum { N_WINDOWED = 8 };
+enum { N_WINDOWED = 7 };
 static const struct {
     size_t member, size, t_off;
 } WINDOWED[N_WINDOWED] = {
@@ -142,9 +142,6 @@ static const struct {
     {offsetof(jp_model, spans), sizeof(jp_span), offsetof(jp_span, start_ps)},
     {offsetof(jp_model, execs), sizeof(jp_exec), offsetof(jp_exec, start_ps)},
     {offsetof(jp_model, device_steps), sizeof(jp_exec), offsetof(jp_exec, start_ps)},
-    /* device work kept apart from the ops, narrowed as they are; the launch calls stay whole, as a
-     * window's work may have been launched before it began */
-    {offsetof(jp_model, launch_work), sizeof(jp_launch_ev), offsetof(jp_launch_ev, start_ps)},
 };
 
 /* Copies the elements of from whose start lies in [lo, hi) into to (a fresh heap vector). */
@@ -170,6 +167,7 @@ static int keep_in_window(const jp_vec *from, size_t size, size_t t_off, int64_t
 static int window_view(const jp_model *m, int64_t lo, int64_t hi, int64_t host_lo, int64_t host_hi, jp_model *view,
                        jp_vec owned[N_WINDOWED]) {
     *view = *m;
+    view->whole = m;
     view->kernels = (jp_vec){0};
     view->first_ps = lo, view->last_ps = hi;
     int rc = JP_OK;

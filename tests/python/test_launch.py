@@ -191,6 +191,20 @@ def test_planted_launch_delays_are_exact(planted) -> None:
         gen_xplane.plant_kind(i) == "host" for i in range(OPS))
 
 
+def test_step_window_reports_the_whole_captures_launches(planted) -> None:
+    """report --steps: the devices' launch columns stay the whole capture's (design.md: steps do
+    not narrow launches), however the window narrows the op events that carry the device ends."""
+    path, _ = planted
+    _, devices = expected(path)
+    got = {d["name"]: d for d in jaxprof_json("report", path, "--steps", "2:3")["devices"]}
+    assert set(got) == set(devices) and len(devices) == GPUS
+    for plane, want in devices.items():
+        d = got[plane]
+        assert (d["launched"], d["queue_max"]) == (want["launched"], want["queue_max"]), plane
+        for key, cause in (("idle_host_ms", "host"), ("idle_kernel_ms", "k2k"), ("idle_other_ms", "other")):
+            assert ms_to_ns(d[key]) == pytest.approx(want[cause], abs=500), (plane, key)  # printed to the µs
+
+
 def test_each_host_matches_its_own_calls(tmp_path) -> None:
     """Correlation ids are per process: two hosts' GPU captures, numbered alike (1, 2, 3, ...) but
     timed differently (two generator seeds), read as one run. Every row equals what that host's own
