@@ -175,17 +175,14 @@ static uint32_t call_of(const call_index *ix, uint64_t correlation) {
 }
 
 /* JP_ERR_NOMEM, JP_ERR_LIMIT (more calls than a uint32 index holds) or JP_OK. */
-static int calls_index(const jp_model *m, const host_run *r, call_index *ix) {
+static int calls_index(const jp_model *m, size_t h, const host_run *r, call_index *ix) {
     memset(ix, 0, sizeof *ix);
     const jp_launch_call *l = m->launch_calls.data;
     size_t first = r->calls[0], last = r->calls[1];
     if (first == last) return JP_OK;
     if (last >= UINT32_MAX) return JP_ERR_LIMIT;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = first; i < last; i++) {
-        if (l[i].correlation < lo) lo = l[i].correlation;
-        if (l[i].correlation > hi) hi = l[i].correlation;
-    }
+    const jp_model_host *hs = &JP_VEC_AT(&m->hosts, jp_model_host, h); /* the ids' range, noted while reading */
+    uint64_t lo = hs->call_lo, hi = hs->call_hi;
     ix->lo = lo;
     if (hi - lo < 4 * (uint64_t)(last - first) + 4096 && (ix->dense = malloc((size_t)(hi - lo + 1) * sizeof *ix->dense))) {
         ix->n_dense = (size_t)(hi - lo + 1);
@@ -318,7 +315,7 @@ static int match_host(const jp_model *m, size_t h, gather *g) {
     cur.op = next_launched(&cur, cur.op);
     if (cur.op == cur.op_end && cur.apart == cur.apart_end) return JP_OK; /* no device work */
     call_index ix;
-    int rc = calls_index(m, &r, &ix);
+    int rc = calls_index(m, h, &r, &ix);
     launch_group grp = {.call = UINT32_MAX};
     work_rec w;
     while (rc == JP_OK && next_work(&cur, &w)) {

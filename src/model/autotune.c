@@ -31,20 +31,24 @@ static int candidate(const jp_model *m, const jp_opdef *d) {
 }
 
 int jp_model_mark_autotuning(jp_model *m) {
-    size_t n_win;
-    jp_interval *w = compile_windows(m, &n_win);
     int64_t(*time)[2] = calloc(m->opdefs.n ? m->opdefs.n : 1, sizeof *time); /* inside, total */
-    if (!w || !time) {
-        free(w);
-        free(time);
-        return JP_ERR_NOMEM;
-    }
-    size_t n_candidates = 0; /* none (a program's ops all have HLO or a program id): no pass over the events */
+    if (!time) return JP_ERR_NOMEM;
+    size_t n_candidates = 0;
     for (size_t i = 0; i < m->opdefs.n; i++) { /* -1: no candidate (asked once per op, not per event) */
         time[i][1] = candidate(m, &JP_VEC_AT(&m->opdefs, jp_opdef, i)) ? 0 : -1;
         n_candidates += time[i][1] == 0;
     }
-    for (size_t i = 0; n_win && n_candidates && i < m->ops.n; i++) {
+    if (!n_candidates) { /* a program's ops all have HLO or a program id: no pass over spans or events */
+        free(time);
+        return JP_OK;
+    }
+    size_t n_win;
+    jp_interval *w = compile_windows(m, &n_win);
+    if (!w) {
+        free(time);
+        return JP_ERR_NOMEM;
+    }
+    for (size_t i = 0; n_win && i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         if (time[e->op][1] < 0) continue;
         time[e->op][0] += jp_intervals_covered(w, n_win, e->start_ps, e->end_ps);

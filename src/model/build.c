@@ -223,7 +223,7 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     jp_model_host *h = name && m->hosts.n < UINT32_MAX ? jp_vec_push(&m->hosts, sizeof *h) : NULL;
     if (!h) return jp_build_nomem(err);
     *h = (jp_model_host){name, capture_start_ns(xs, planes, n_planes), INT64_MAX, INT64_MIN, m->n_lines,
-                         (uint32_t)m->devices.n, m->spans.n, m->xfers.n, m->mem.n};
+                         (uint32_t)m->devices.n, m->spans.n, m->xfers.n, m->mem.n, UINT64_MAX, 0};
     m->n_events += jp_xspace_event_count(xs);
     int64_t first = m->first_ps, last = m->last_ps; /* the events read below set this host's span */
     m->first_ps = INT64_MAX;

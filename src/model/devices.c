@@ -112,6 +112,9 @@ int jp_build_launch_call(jp_build_ctx *c, const jp_ev_info *info, const char *na
     jp_launch_call *l = k == UINT32_MAX ? NULL : jp_vec_push(&c->m->launch_calls, sizeof *l);
     if (!l) return jp_build_nomem(c->err);
     *l = (jp_launch_call){start, start + dur, (uint64_t)info->v[K_CORRELATION_ID].i, k, line};
+    jp_model_host *h = &JP_VEC_AT(&c->m->hosts, jp_model_host, c->host_index); /* matching sizes its index by these */
+    if (l->correlation < h->call_lo) h->call_lo = l->correlation;
+    if (l->correlation > h->call_hi) h->call_hi = l->correlation;
     return JP_OK;
 }
 

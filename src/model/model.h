@@ -221,6 +221,7 @@ typedef struct jp_model_host {
     int64_t first_ps, last_ps; /* its first and last event (first > last: none) */
     uint32_t first_line, first_device;
     size_t first_span, first_xfer, first_mem; /* where its records start in those vectors */
+    uint64_t call_lo, call_hi; /* its launch calls' least and greatest correlation_id (lo > hi: none) */
 } jp_model_host;
 
 typedef struct jp_model {
