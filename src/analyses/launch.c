@@ -280,11 +280,18 @@ static uint32_t *by_start(item *v, size_t n) {
         return order;
     }
     for (size_t r = 0; r < k; r++) end[r] = r + 1 < k ? head[r + 1] : n;
-    for (size_t i = 0; i < n; i++) {
-        size_t best = k;
-        for (size_t r = 0; r < k; r++) /* ties go to the earlier run: as a stable sort orders them */
-            if (head[r] < end[r] && (best == k || v[head[r]].start < v[head[best]].start)) best = r;
-        order[i] = (uint32_t)head[best]++;
+    for (size_t i = 0; i < n;) {
+        size_t best = k, next = k; /* the least head and the least of the others; ties to the earlier run */
+        for (size_t r = 0; r < k; r++) {
+            if (head[r] == end[r]) continue;
+            if (best == k || v[head[r]].start < v[head[best]].start) next = best, best = r;
+            else if (next == k || v[head[r]].start < v[head[next]].start) next = r;
+        }
+        /* the best run gives all it holds before the next run's head: one comparison an item while
+         * the compute stream runs on and the copy streams wait */
+        int64_t bound = next < k ? v[head[next]].start : INT64_MAX;
+        do order[i++] = (uint32_t)head[best]++;
+        while (head[best] < end[best] && (v[head[best]].start < bound || (v[head[best]].start == bound && best < next)));
     }
     return order;
 }
