@@ -66,15 +66,24 @@ static uint32_t keys_of(const jp_stat_keys *keys, uint64_t id) {
     return mask;
 }
 
-/* Like jp_stat_str, without inflating: compressed bytes are left for the model's thread. */
+/* Like jp_stat_str, without inflating: compressed bytes are left for the model's thread. One
+ * switch on the kind (the integers jp_stat_int gives, spelled out): every wanted stat of every
+ * event comes through here. */
 static void set_value(const jp_plane *plane, const jp_stat *st, jp_key_value *v) {
-    v->i = jp_stat_int(st);
-    v->d = st->kind == JP_STAT_DOUBLE ? st->v.d : (double)v->i;
-    v->b = st->kind == JP_STAT_BYTES ? (jp_bytes){(const uint8_t *)st->v.s.ptr, st->v.s.len} : (jp_bytes){0};
-    v->ref = st->kind == JP_STAT_REF ? jp_plane_stat_meta_view(plane, st->v.u) : NULL;
-    if (v->ref) v->s = v->ref->name;
-    else if (st->kind == JP_STAT_STR || st->kind == JP_STAT_COMPRESSED) v->s = st->v.s;
-    else v->s = (jp_str){"", 0};
+    *v = (jp_key_value){.s = {"", 0}};
+    switch (st->kind) {
+    case JP_STAT_UINT: v->i = (int64_t)st->v.u, v->d = (double)v->i; break;
+    case JP_STAT_INT: v->i = st->v.i, v->d = (double)v->i; break;
+    case JP_STAT_DOUBLE: v->i = jp_stat_int(st), v->d = st->v.d; break;
+    case JP_STAT_BYTES: v->b = (jp_bytes){(const uint8_t *)st->v.s.ptr, st->v.s.len}; break;
+    case JP_STAT_REF:
+        v->ref = jp_plane_stat_meta_view(plane, st->v.u);
+        if (v->ref) v->s = v->ref->name;
+        break;
+    case JP_STAT_STR:
+    case JP_STAT_COMPRESSED: v->s = st->v.s; break;
+    default: break;
+    }
 }
 
 /* Sets the keys `st` is a value of, except those in skip; returns all the keys it is a value of. */
