@@ -38,7 +38,7 @@ typedef struct jp_graph_kernel {
     uint8_t memset;
 } jp_graph_kernel;
 
-enum { JP_LAUNCH_NAME_CACHE = 1024 };
+enum { JP_LAUNCH_NAME_CACHE = 1024, JP_OP_CACHE = 1024 };
 
 typedef struct jp_build_ctx {
     jp_model *m;
@@ -48,6 +48,7 @@ typedef struct jp_build_ctx {
     const char *host;
     uint32_t host_index;   /* into m->hosts */
     struct { const char *name; uint32_t index; } launch_names[JP_LAUNCH_NAME_CACHE]; /* m->launch_names look-ups */
+    struct { const char *module, *name; uint64_t key; uint32_t op; } op_cache[JP_OP_CACHE]; /* jp_build_op_for's */
     int has_devices;       /* the XSpace has device planes: the host CPU is no device of its own */
     jp_stat_keys keys;     /* of plane */
     int64_t noted_run;     /* the run_id last put in m->run_program: a line's ops come run by run */

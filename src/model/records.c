@@ -83,8 +83,17 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
     const jp_hlo_module *hm = c->hlo_memo.hm;
     size_t programs = c->hlo_memo.programs;
     uint64_t slot = c->hlo_memo.slot;
-    uint32_t idx = jp_map_get_or_put(&m->op_index, device | slot << 32, jp_ptr_key(module), jp_ptr_key(name),
-                                     (uint32_t)m->opdefs.n, &found);
+    uint64_t key = device | slot << 32;
+    /* a direct-mapped cache of recent look-ups first: a GPU program runs a few hundred ops, each
+     * event of which came here for a hash map probe (a cache miss each) */
+    size_t at = (size_t)((((uint64_t)(uintptr_t)name ^ ((uint64_t)(uintptr_t)module << 7) ^ key) *
+                          UINT64_C(0x9E3779B97F4A7C15)) >> 40) % JP_OP_CACHE;
+    if (c->op_cache[at].name == name && c->op_cache[at].module == module && c->op_cache[at].key == key)
+        return c->op_cache[at].op;
+    uint32_t idx = jp_map_get_or_put(&m->op_index, key, jp_ptr_key(module), jp_ptr_key(name), (uint32_t)m->opdefs.n,
+                                     &found);
+    if (idx != UINT32_MAX) c->op_cache[at].name = name, c->op_cache[at].module = module, c->op_cache[at].key = key,
+                           c->op_cache[at].op = idx;
     if (idx == UINT32_MAX || found) return idx;
     jp_opdef *op = jp_vec_push(&m->opdefs, sizeof *op);
     if (!op) return UINT32_MAX;
