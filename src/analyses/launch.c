@@ -143,7 +143,6 @@ static int queue_depth(jp_device *d, const item *items, const uint32_t *order, s
 
 /* ---- the model's records of launches (model.h "The two ends of a launch") ---------------------- */
 
-
 /* One host's records: [from, to) of each vector holding launches, by line. */
 typedef struct host_run { size_t calls[2], ops[2], work[2]; } host_run;
 
