@@ -83,17 +83,26 @@ static void count_launch(jp_launch_stat *s, int64_t start, int64_t end, const ca
     if (s->matched == 1 || delay > s->delay_max_ps) s->delay_max_ps = delay;
 }
 
-/* Device items[0..n) (one device, by start): each gap of their union goes to the cause of the
- * event that ends it. HTA's rule: the host, when that event's launch call began after the device
- * went idle; kernel to kernel, when it was queued before and the gap is short; else other. The part
- * of a host wait during which a host compiled (`compiles`, merged) is other: the host was not
- * slow to launch, it was compiling, which compiles and findings report apart. */
-static void split_idle(jp_device *d, const item *items, const uint32_t *order, size_t n, jp_launch_stat *stats,
-                       const jp_interval *compiles, size_t n_compiles) {
+/* The launch queue of one device, as walk_items leaves it: a launch is outstanding from its call's
+ * start to its work's end (HTA's queue length, over all the device's streams). */
+typedef struct queue { int64_t *starts, *ends; size_t k; } queue;
+
+/* Device items (one device; order[0..n) by start), in one walk: each gap of their union goes to
+ * the cause of the event that ends it. HTA's rule: the host, when that event's launch call began
+ * after the device went idle; kernel to kernel, when it was queued before and the gap is short;
+ * else other. The part of a host wait during which a host compiled (`compiles`, merged) is other:
+ * the host was not slow to launch, it was compiling, which compiles and findings report apart.
+ * And each launch's call start and end go to q (a call launching several events is outstanding
+ * until its last ends). */
+static void walk_items(jp_device *d, const item *items, const uint32_t *order, size_t n, jp_launch_stat *stats,
+                       const jp_interval *compiles, size_t n_compiles, queue *q) {
     int64_t busy_end = items[order[0]].end;
-    for (size_t i = 1; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         const item *v = &items[order[i]];
-        if (v->start > busy_end) {
+        if (v->call_start != NO_CALL && !(v->stat & MEMBER)) q->starts[q->k] = v->call_start, q->ends[q->k++] = v->end;
+        else if (v->call_start != NO_CALL && q->k && v->end > q->ends[q->k - 1] && v->call_start == q->starts[q->k - 1])
+            q->ends[q->k - 1] = v->end;
+        if (i && v->start > busy_end) {
             int64_t gap = v->start - busy_end;
             if (v->call_start != NO_CALL && v->call_start > busy_end) {
                 int64_t compiling = jp_intervals_covered(compiles, n_compiles, busy_end, v->start);
@@ -110,19 +119,11 @@ static void split_idle(jp_device *d, const item *items, const uint32_t *order, s
     }
 }
 
-/* The launch queue of one device: launches outstanding from the call's start to the work's end
- * (HTA's queue length, over all the device's streams): the sorted call starts and the sorted ends,
- * merged (an end before a start at one instant: no depth that never was). JP_ERR_NOMEM or JP_OK. */
-static int queue_depth(jp_device *d, const item *items, const uint32_t *order, size_t n) {
-    int64_t *starts = malloc((n ? 2 * n : 1) * sizeof *starts), *ends = starts + n;
-    if (!starts) return JP_ERR_NOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) { /* a call launching several events is outstanding until its last ends */
-        const item *v = &items[order[i]];
-        if (v->call_start != NO_CALL && !(v->stat & MEMBER)) starts[k] = v->call_start, ends[k++] = v->end;
-        else if (v->call_start != NO_CALL && k && v->end > ends[k - 1] && v->call_start == starts[k - 1])
-            ends[k - 1] = v->end;
-    }
+/* The queue's depth over time: the sorted call starts and the sorted ends, merged (an end before a
+ * start at one instant: no depth that never was); its most and time-weighted mean. */
+static void queue_depth(jp_device *d, queue *q) {
+    int64_t *starts = q->starts, *ends = q->ends;
+    size_t k = q->k;
     jp_sort_by_key64(starts, k, sizeof *starts, 0, 1, jp_cmp_i64);
     jp_sort_by_key64(ends, k, sizeof *ends, 0, 1, jp_cmp_i64);
     long depth = 0;
@@ -137,8 +138,6 @@ static int queue_depth(jp_device *d, const item *items, const uint32_t *order, s
         if (depth > (long)d->queue_max) d->queue_max = (uint32_t)depth;
     }
     d->queue_mean = k && ends[k - 1] > starts[0] ? area / (double)(ends[k - 1] - starts[0]) : 0;
-    free(starts);
-    return JP_OK;
 }
 
 /* ---- the model's records of launches (model.h "The two ends of a launch") ---------------------- */
@@ -302,13 +301,17 @@ static int flush(gather *g) {
     g->n = 0;
     if (!n) return JP_OK;
     uint32_t *order = by_start(items, n);
-    if (!order) return JP_ERR_NOMEM;
+    queue q = {malloc(2 * n * sizeof *q.starts), NULL, 0};
+    if (!order || !q.starts) {
+        free(order), free(q.starts);
+        return JP_ERR_NOMEM;
+    }
+    q.ends = q.starts + n;
     jp_device *d = &g->a->devices[items[0].device];
-    for (size_t j = 0; j < n; j++) d->n_launched += items[j].call_start != NO_CALL && !(items[j].stat & MEMBER);
-    split_idle(d, items, order, n, g->stats.data, g->compiles, g->n_compiles);
-    int rc = queue_depth(d, items, order, n);
-    free(order);
-    return rc;
+    walk_items(d, items, order, n, g->stats.data, g->compiles, g->n_compiles, &q);
+    queue_depth(d, &q);
+    free(order), free(q.starts);
+    return JP_OK;
 }
 
 /* The events one launch call queued: one for a kernel launch or a copy, a graph's kernels for
@@ -341,6 +344,7 @@ static int match_one(const jp_model *m, gather *g, launch_group *grp, const work
     int member = call.name && c == grp->call && w->device == grp->device && strstr(call.name, "GraphLaunch");
     if (!member) end_group(grp, g->stats.data), *grp = (launch_group){c, w->device, at, call, 0, 0};
     count_launch(s, w->start_ps, w->end_ps, member || !call.name ? NULL : &call);
+    g->a->devices[w->device].n_launched += call.name && !member; /* a launch matched to its call */
     if (call.name) grp->work_ps += w->end_ps - w->start_ps, grp->kernels += (uint32_t)w->kernel;
     g->items[g->n++] = (item){w->start_ps, w->end_ps, call.name ? call.start_ps : NO_CALL, w->device,
                               at | (member ? MEMBER : 0)};
