@@ -17,11 +17,20 @@ function commBytes(b) {
   return u ? `${v.toFixed(1)} ${units[u]}` : `${b} B`;
 }
 function commRate(v) { return v === null || v === undefined ? "n/a" : v.toFixed(2); }
+// "/device:CPU:2" -> "CPU:2" in the narrow columns (the whole name on hover).
+function commDev(name) { return `<span title="${esc(name)}">${esc(String(name).replace(/^\/device:/, ""))}</span>`; }
+// A round axis top (1, 2 or 5 times a power of ten) at or above v, and its step in 4 or 5 ticks.
+function commNice(v) {
+  const p = 10 ** Math.floor(Math.log10(v > 0 ? v : 1)), m = [1, 2, 2.5, 5, 10].find((k) => k * p >= v);
+  const top = m * p, step = top / (m === 2.5 ? 5 : m === 1 || m === 10 ? 5 : 4);
+  return [top, step];
+}
+function commTick(v) { return v === 0 ? "0" : Math.abs(v) >= 100 ? v.toFixed(0) : v >= 1 ? String(+v.toFixed(2)) : String(+v.toPrecision(2)); }
 
 // [key, heading, cell]: the table's columns, each cell from one field of the comm row (columns.js
 // names and documents them; the heading's tooltip is the library's doc).
 const COMM_COLS = [
-  ["name", "collective", (r) => `<td class="wrap" title="${esc(r.module)}">${wrapName(r.name)}</td>`],
+  ["name", "collective", (r) => `<td class="wrap">${wrapName(r.name)}<br><small class="muted">${wrapName(r.module)}</small></td>`],
   ["type", "type", (r) => `<td>${esc(r.type)}</td>`],
   ["bytes", "size", (r) => `<td class="num${r.bytes == null ? " muted" : ""}">${commBytes(r.bytes)}</td>`],
   ["group_size", "n", (r) => `<td class="num">${r.group_size ?? "n/a"}</td>`],
@@ -29,12 +38,12 @@ const COMM_COLS = [
   ["total_ms", "total ms", (r) => `<td class="num">${ms(r.total_ms)}</td>`],
   ["hidden_ms", "hidden ms", (r) => `<td class="num">${ms(r.hidden_ms)}</td>`],
   ["exposed_ms", "exposed ms", (r) => `<td class="num">${ms(r.exposed_ms)}</td>`],
-  ["overlap_pct", "overlap %", (r) => `<td class="num">${r.overlap_pct.toFixed(1)}</td>`],
+  ["overlap_pct", "overlap%", (r) => `<td class="num">${r.overlap_pct.toFixed(1)}</td>`],
   ["algbw_gbps", "algbw GB/s", (r) => `<td class="num${r.algbw_gbps == null ? " muted" : ""}">${commRate(r.algbw_gbps)}</td>`],
   ["busbw_gbps", "busbw GB/s", (r) => `<td class="num${r.busbw_gbps == null ? " muted" : ""}">${commRate(r.busbw_gbps)}</td>`],
   ["wait_ms", "wait ms", (r) => `<td class="num">${ms(r.wait_ms)}</td>`],
-  ["last_device", "last device", (r) => `<td>${esc(r.last_device)}${r.last_count ? ` <span class="muted">(${r.last_count}×)</span>` : ""}</td>`],
-  ["stragglers", "stragglers", (r) => `<td class="num">${r.stragglers}${r.straggler ? ` <span class="muted">${esc(r.straggler)}</span>` : ""}</td>`],
+  ["last_device", "last", (r) => `<td>${r.last_device ? commDev(r.last_device) : "—"}${r.last_count ? ` <span class="muted">${r.last_count}×</span>` : ""}</td>`],
+  ["stragglers", "stragglers", (r) => `<td class="num">${r.stragglers}${r.straggler ? ` <span class="muted">${commDev(r.straggler)}</span>` : ""}</td>`],
 ];
 const COMM_TEXT = new Set(["name", "type", "last_device"]);
 function commDoc(key) { const c = (JP_COLUMNS.comm || []).find((x) => x.key === key); return c ? c.doc : ""; }
@@ -43,8 +52,9 @@ async function comm() {
   const [d, st] = await Promise.all([runApi("comm"), runApi("steps")]);
   const rows = d.comm;
   if (!rows.length) {
-    $("#page").innerHTML = `<h2>Communication</h2><p id="comm-none">No collectives in this profile: no all-reduce,
-      all-gather, reduce-scatter, all-to-all or collective-permute ran on ${d.devices.length} device${d.devices.length === 1 ? "" : "s"}.</p>`;
+    $("#page").innerHTML = `<h2>Communication</h2><p id="comm-none">No collectives in this profile <span class="muted">(no
+      all-reduce, all-gather, reduce-scatter, all-to-all or collective-permute ran on its ${d.devices.length}
+      device${d.devices.length === 1 ? "" : "s"})</span></p>`;
     return;
   }
   const devs = d.devices.filter((v) => v.collective_ms > 0);
@@ -52,8 +62,9 @@ async function comm() {
   const types = [...new Set(rows.map((r) => r.type))];
   $("#page").innerHTML = `<h2>Communication</h2>
     <p id="comm-summary">${rows.length} collective op${rows.length === 1 ? "" : "s"} (${types.map(esc).join(", ")}) on
-      ${devs.length} device${devs.length === 1 ? "" : "s"} · collectives ${ms(total)} ms, hidden behind compute ${ms(hidden)} ms,
-      exposed ${ms(total - hidden)} ms (overlap ${total > 0 ? (100 * hidden / total).toFixed(1) : "0.0"}%) · summed over devices</p>
+      ${devs.length} device${devs.length === 1 ? "" : "s"} · time in collectives ${ms(total)} ms, hidden behind compute ${ms(hidden)} ms,
+      exposed ${ms(total - hidden)} ms (overlap ${total > 0 ? (100 * hidden / total).toFixed(1) : "0.0"}%)
+      <span class="muted">(each device's collectives merged, summed over the devices)</span></p>
     <p class="muted">hidden: a compute op ran on the same device at the time · exposed: the rest · busbw: the nccl-tests
       convention (all-reduce 2(n−1)/n × algbw, all-gather, reduce-scatter, all-to-all (n−1)/n, permute 1) · wait: per instance,
       the spread of exposed time across devices (the first to arrive waits for the last)</p>
@@ -93,11 +104,11 @@ function busbwChart(rows, types) {
   const note = missing ? `<p class="muted" id="comm-busbw-missing">${missing} collective${missing === 1 ? "" : "s"} without a busbw
     (message size or group size unknown) not drawn</p>` : "";
   if (!pts.length) return `<p class="muted">No collective with a known busbw.</p>${note}`;
-  const W = 560, H = 300, L = 56, R = 16, T = 12, B = 40;
+  const W = 560, H = 300, L = 56, R = 34, T = 12, B = 40;
   const lx = pts.map((p) => Math.log2(p.bytes));
   let x0 = Math.floor(Math.min(...lx)), x1 = Math.ceil(Math.max(...lx));
   if (x1 === x0) { x0 -= 1; x1 += 1; }
-  const yMax = Math.max(...pts.map((p) => p.busbw_gbps)) * 1.15 || 1;
+  const [yMax, yStep] = commNice(Math.max(...pts.map((p) => p.busbw_gbps)) * 1.05);
   const X = (b) => L + (Math.log2(b) - x0) / (x1 - x0) * (W - L - R), Y = (v) => H - B - v / yMax * (H - T - B);
   let grid = "";
   const step = Math.max(1, Math.ceil((x1 - x0) / 8));
@@ -105,9 +116,9 @@ function busbwChart(rows, types) {
     const x = X(2 ** e);
     grid += `<line x1="${x}" x2="${x}" y1="${T}" y2="${H - B}" stroke="#eee"/><text x="${x}" y="${H - B + 14}" text-anchor="middle">${commBytes(2 ** e)}</text>`;
   }
-  for (let k = 0; k <= 4; k++) {
-    const v = yMax * k / 4, y = Y(v);
-    grid += `<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" stroke="#eee"/><text x="${L - 4}" y="${y + 4}" text-anchor="end">${v.toPrecision(3)}</text>`;
+  for (let v = 0; v <= yMax + yStep / 2; v += yStep) {
+    const y = Y(v);
+    grid += `<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" stroke="#eee"/><text x="${L - 4}" y="${y + 4}" text-anchor="end">${commTick(v)}</text>`;
   }
   const dots = pts.map((p) => {
     const c = COMM_TYPE_COLORS[types.indexOf(p.type) % COMM_TYPE_COLORS.length];
@@ -128,14 +139,15 @@ busbw ${commRate(p.busbw_gbps)} GB/s, algbw ${commRate(p.algbw_gbps)} GB/s, ${p.
 // the devices with collectives in the step).
 function stepChartComm(steps) {
   const bars = steps.filter((s) => s.collective_hidden_ms > 0 || s.collective_exposed_ms > 0);
-  if (!bars.length) return `<p class="muted" id="comm-steps-none">No collective starts inside a step${steps.length ? "" : " (no steps found)"}.</p>`;
+  if (!bars.length) return `<p class="muted" id="comm-steps-none">${steps.length ? `None of the ${steps.length} steps holds the start of
+    a collective: they ran outside the steps found.` : "No steps found."}</p>`;
   const W = 560, H = 300, L = 56, R = 16, T = 12, B = 40;
-  const max = Math.max(...bars.map((s) => s.collective_hidden_ms + s.collective_exposed_ms)) * 1.1;
+  const [max, yStep] = commNice(Math.max(...bars.map((s) => s.collective_hidden_ms + s.collective_exposed_ms)) * 1.05);
   const bw = (W - L - R) / bars.length, Y = (v) => (H - T - B) * v / max;
   let grid = "";
-  for (let k = 0; k <= 4; k++) {
-    const v = max * k / 4, y = H - B - Y(v);
-    grid += `<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" stroke="#eee"/><text x="${L - 4}" y="${y + 4}" text-anchor="end">${ms(v)}</text>`;
+  for (let v = 0; v <= max + yStep / 2; v += yStep) {
+    const y = H - B - Y(v);
+    grid += `<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" stroke="#eee"/><text x="${L - 4}" y="${y + 4}" text-anchor="end">${commTick(v)}</text>`;
   }
   const every = Math.max(1, Math.ceil(bars.length / 20));
   const g = bars.map((s, i) => {
@@ -158,7 +170,7 @@ function stepChartComm(steps) {
 function deviceTable(devs) {
   const max = Math.max(...devs.map((v) => v.collective_ms), 1e-9);
   const bar = (v, c, what) => `<span class="bar" style="width:${(200 * v / max).toFixed(1)}px;background:${c}" title="${what} ${ms(v)} ms"></span>`;
-  const rows = devs.map((v) => `<tr><td>${esc(v.name)}</td><td class="num">${ms(v.collective_ms)}</td>
+  const rows = devs.map((v) => `<tr><td>${esc(v.name)}${v.host && new Set(devs.map((x) => x.host)).size > 1 ? ` <span class="muted">${esc(v.host)}</span>` : ""}</td><td class="num">${ms(v.collective_ms)}</td>
     <td class="num">${ms(v.collective_hidden_ms)}</td><td class="num">${ms(v.collective_exposed_ms)}</td>
     <td class="num">${v.overlap_pct == null ? "n/a" : v.overlap_pct.toFixed(1)}</td><td class="num">${ms(v.collective_wait_ms)}</td>
     <td class="comm-bars">${bar(v.collective_exposed_ms, COMM_EXPOSED, "exposed")}<br>${bar(v.collective_wait_ms, "#9c755f", "wait")}</td></tr>`).join("");
