@@ -299,6 +299,9 @@ function tlDraw() {
   }
   tlBands(g, W, H);
   TL.flowsDrawn = tlFlows(g, W);
+  // rows taller than the wrap give it a scroll bar only once drawn, which narrows the plot: again
+  // at the new width (once: the height, hence the bar, stays), not a different picture on the next draw
+  if (tlPlotWidth() !== W && !TL.redrawn) { TL.redrawn = true; tlDraw(); TL.redrawn = false; }
 }
 
 // ---- the window: server answers ---------------------------------------------------------------------------
