@@ -101,7 +101,7 @@ typedef struct jp_layout_record {
     jp_str name;              /* "step 3" (a copy in the walk's arena, one per row), the op or the module */
     jp_str module;            /* XLA Ops: the op's module */
     int64_t run_id;           /* XLA Modules: the execution */
-    int64_t kernels;          /* XLA rows: kernels merged into it */
+    int64_t kernels;          /* XLA rows: kernels merged into it; Launch delay: launches merged (0: one, alone) */
     const jp_step *step;      /* Steps: the analysis' step */
     jp_str call;              /* Launch delay: the launch call (name is its device work's) */
 } jp_layout_record;

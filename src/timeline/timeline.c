@@ -355,10 +355,68 @@ static int by_plane_then_call(const void *pa, const void *pb) {
     return (x->call_ns > y->call_ns) - (x->call_ns < y->call_ns);
 }
 
-/* Per device plane, a "Launch delay" row: each launch whose call and work were both indexed (a
+enum { LAUNCH_LANES = 8 }; /* Launch delay rows drawn one launch a slice; the rest merged */
+
+/* Merges the launches of `deep` (by call start) into the union of their spans, each segment named
+ * by how many launches it holds (kernels) and kept in `out`. */
+static int merge_deep(builder *b, const jp_vec *deep, jp_vec *out) {
+    const jp_layout_record *d = deep->data;
+    out->n = 0;
+    for (size_t i = 0; i < deep->n; i++) {
+        jp_layout_record *last = out->n ? &JP_VEC_AT(out, jp_layout_record, out->n - 1) : NULL;
+        if (last && d[i].start_ps <= last->end_ps) {
+            if (d[i].end_ps > last->end_ps) last->end_ps = d[i].end_ps;
+            last->kernels++;
+            continue;
+        }
+        if (!(last = jp_vec_push(out, sizeof *last))) return nomem(b->err);
+        *last = (jp_layout_record){.start_ps = d[i].start_ps, .end_ps = d[i].end_ps, .kernels = 1};
+    }
+    jp_layout_record *m = out->data;
+    for (size_t i = 0; i < out->n; i++) {
+        char name[64];
+        int len = snprintf(name, sizeof name, "%lld launch%s queued deeper", (long long)m[i].kernels, m[i].kernels == 1 ? "" : "es");
+        const char *copy = jp_arena_strndup(&b->tl->arena, name, (size_t)len);
+        if (!copy) return nomem(b->err);
+        m[i].name = (jp_str){copy, (size_t)len};
+    }
+    return JP_OK;
+}
+
+/* One device plane's launches p[0..n) (by call start) as Launch delay rows: each launch on the first
+ * of LAUNCH_LANES rows where it overlaps no other, from its call's start to its work's start; the
+ * launches none can take (the queue deeper than that) merged into one more row, each slice saying
+ * how many launches it holds: bounded rows, and every launch drawn or counted. */
+static int launch_plane_rows(builder *b, const seen_plane *sp, const pending_flow *p, size_t n, jp_vec *lane) {
+    const jp_str *names = b->tl->names.data;
+    int64_t lane_end[LAUNCH_LANES];
+    for (int k = 0; k <= LAUNCH_LANES + 1; k++) lane[k].n = 0;
+    for (size_t j = 0; j < n; j++) {
+        int64_t work = p[j].work_ns > p[j].call_ns ? p[j].work_ns : p[j].call_ns; /* never before its call */
+        jp_layout_record r = {.start_ps = b->tl->base_ps + p[j].call_ns * 1000, .end_ps = b->tl->base_ps + work * 1000,
+                              .name = names[p[j].work_name], .call = names[p[j].call_name]};
+        int k = 0;
+        while (k < LAUNCH_LANES && lane[k].n && lane_end[k] > r.start_ps) k++;
+        jp_layout_record *slot = jp_vec_push(&lane[k], sizeof *slot);
+        if (!slot) return nomem(b->err);
+        *slot = r;
+        if (k < LAUNCH_LANES) lane_end[k] = r.end_ps;
+    }
+    int rc = merge_deep(b, &lane[LAUNCH_LANES], &lane[LAUNCH_LANES + 1]);
+    for (int k = 0; rc == JP_OK && k < LAUNCH_LANES; k++) {
+        char name[48];
+        snprintf(name, sizeof name, k ? "Launch delay (overlap %d)" : "Launch delay", k);
+        rc = analysis_row(b, sp, JP_LAYOUT_ROW_LAUNCH_DELAY, name, lane[k].data, lane[k].n);
+    }
+    if (rc == JP_OK)
+        rc = analysis_row(b, sp, JP_LAYOUT_ROW_LAUNCH_DELAY, "Launch delay (deeper, merged)", lane[LAUNCH_LANES + 1].data,
+                          lane[LAUNCH_LANES + 1].n);
+    return rc;
+}
+
+/* Per device plane, Launch delay rows: each launch whose call and work were both indexed (a
  * correlation flow), from the call's start to the earliest start of its work, named by that work
- * (the call in its details). Every launch is drawn: overlapping ones (launches queued ahead) take
- * "(overlap N)" rows, as many as the launch queue was deep. */
+ * (the call in its details); launch_plane_rows lays them out. */
 static int launch_rows(builder *b) {
     pending_flow *p = b->pending.data;
     size_t n = 0;
@@ -366,22 +424,13 @@ static int launch_rows(builder *b) {
         if (p[i].seen == 3 && p[i].source == JP_LAYOUT_FLOW_CORRELATION) p[n++] = p[i]; /* in place: flows are done */
     b->pending.n = n;
     if (n > 1) qsort(p, n, sizeof *p, by_plane_then_call);
-    jp_vec recs = {0};
-    const jp_str *names = b->tl->names.data;
+    jp_vec lane[LAUNCH_LANES + 2] = {{0}}; /* the lanes, the deeper launches, and those merged */
     int rc = JP_OK;
     for (size_t i = 0, j; rc == JP_OK && i < n; i = j) {
-        recs.n = 0;
-        for (j = i; j < n && p[j].work_plane == p[i].work_plane; j++) {
-            jp_layout_record *r = jp_vec_push(&recs, sizeof *r);
-            if (!r) return jp_vec_free(&recs), nomem(b->err);
-            int64_t work = p[j].work_ns > p[j].call_ns ? p[j].work_ns : p[j].call_ns; /* never before its call */
-            *r = (jp_layout_record){.start_ps = b->tl->base_ps + p[j].call_ns * 1000, .end_ps = b->tl->base_ps + work * 1000,
-                                    .name = names[p[j].work_name], .call = names[p[j].call_name]};
-        }
-        rc = analysis_row(b, &JP_VEC_AT(&b->planes, seen_plane, p[i].work_plane), JP_LAYOUT_ROW_LAUNCH_DELAY,
-                          "Launch delay", recs.data, recs.n);
+        for (j = i; j < n && p[j].work_plane == p[i].work_plane;) j++;
+        rc = launch_plane_rows(b, &JP_VEC_AT(&b->planes, seen_plane, p[i].work_plane), p + i, j - i, lane);
     }
-    jp_vec_free(&recs);
+    for (int k = 0; k < LAUNCH_LANES + 2; k++) jp_vec_free(&lane[k]);
     return rc;
 }
 

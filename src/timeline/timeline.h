@@ -31,7 +31,8 @@ void jp_timeline_free(jp_timeline *tl);
 uint64_t jp_timeline_event_count(const jp_timeline *tl);
 /* Of those, the events of the viewer's analysis rows, which the exporter does not write: per
  * device, "Exposed communication" (jp_analysis.comm_exposed) and "Launch delay" (each launch
- * call's start to its work's start, from the correlation flows). */
+ * call's start to its work's start, from the correlation flows: at most 8 rows of one launch a
+ * slice, the launches of a deeper queue merged into a ninth whose slices count them). */
 uint64_t jp_timeline_analysis_count(const jp_timeline *tl);
 /* Number of tracks (threads). */
 size_t jp_timeline_track_count(const jp_timeline *tl);

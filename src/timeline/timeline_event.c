@@ -103,6 +103,8 @@ static void write_derived_args(const jp_layout_record *r, int kind, int64_t base
         jp_json_fput_str(out, r->module.ptr, r->module.len);
         fprintf(out, ",\"kernels\":%lld", (long long)r->kernels);
         *ref = (hlo_ref){r->module, r->name, {0, 0}};
+    } else if (kind == JP_LAYOUT_ROW_LAUNCH_DELAY && r->kernels) { /* launches merged: the queue ran deeper */
+        fprintf(out, "\"launches\":%lld", (long long)r->kernels);
     } else if (kind == JP_LAYOUT_ROW_LAUNCH_DELAY) {
         fputs("\"call\":", out);
         jp_json_fput_str(out, r->call.ptr, r->call.len);

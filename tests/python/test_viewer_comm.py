@@ -46,7 +46,8 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     assert proc.returncode == 0, proc.stderr[-3000:]
     (cpu,) = made.rglob("*.xplane.pb")
     sources = {"cpu8": cpu, "tpu": TPU, "h200": GPU / "h200_transformer_cb.xplane.pb.gz",
-               "h200_api": GPU / "h200_api_trace.xplane.pb.gz", "mi300": MI300}
+               "h200_api": GPU / "h200_api_trace.xplane.pb.gz", "h200_deep": GPU / "h200_scan_nocb.xplane.pb.gz",
+               "mi300": MI300}
     out = {}
     for name, src in sources.items():
         run = log / "plugins" / "profile" / name
@@ -335,21 +336,41 @@ def launch_truth(path: Path) -> dict[str, list[tuple[float, float, str, str]]]:
             for p, ws in work.items()}
 
 
-@pytest.mark.parametrize("name", ["h200", "h200_api", "mi300"])
+LANES = 8  # Launch delay rows of one launch a slice (timeline.c); deeper launches are merged
+
+
+@pytest.mark.parametrize("name", ["h200", "h200_api", "h200_deep", "mi300"])
 def test_timeline_launch_delay_rows_match_the_raw_events(server, ids, runs, name):
-    """Per GPU, a Launch delay row: each launch from its call's start to the start of its work, named
+    """Per GPU, Launch delay rows: each launch from its call's start to the start of its work, named
     by the work with the call in its details, as computed here from the correlation ids of the raw
-    events; as many as `jaxprof launch --json` matched."""
+    events; the launches of a queue deeper than 8 rows (h200_scan_nocb queues 617) merged into one
+    more row whose slices cover them and count them. Every launch `jaxprof launch --json` matched
+    is drawn alone or counted, and the rows never overlap within themselves."""
     truth = launch_truth(runs[name])
     rows = analysis_events(server, ids[name], "launch_delay")
     assert {k.split(" | ")[0] for k in rows} == set(truth)
     launched = {d["name"]: d["launched"] for d in jaxprof_json("launch", runs[name])["devices"]}
     for plane, want in truth.items():
-        evs = [e for k, v in rows.items() if k.startswith(f"{plane} | Launch delay") for e in v]
-        got = sorted((e["start_us"] * 1e3, (e["start_us"] + e["dur_us"]) * 1e3, e["args"]["call"], e["name"]) for e in evs)
-        assert len(got) == len(want) == launched[plane] > 0
-        for g, w in zip(got, want):
-            assert g[0] == pytest.approx(w[0], abs=2) and g[1] == pytest.approx(w[1], abs=2) and g[2:] == w[2:]
+        mine = {k.split(" | ")[1]: v for k, v in rows.items() if k.startswith(f"{plane} | ")}
+        assert set(mine) <= {"Launch delay", *(f"Launch delay (overlap {k})" for k in range(1, LANES)),
+                             "Launch delay (deeper, merged)"}
+        for evs in mine.values():  # one row, one depth: no two slices of a row overlap
+            spans = sorted((e["start_us"], e["start_us"] + e["dur_us"]) for e in evs)
+            assert all(e["depth"] == 0 for e in evs) and all(a[1] <= b[0] + 1e-3 for a, b in zip(spans, spans[1:]))
+        merged = mine.pop("Launch delay (deeper, merged)", [])
+        alone = sorted((e["start_us"] * 1e3, (e["start_us"] + e["dur_us"]) * 1e3, e["args"]["call"], e["name"])
+                       for v in mine.values() for e in v)
+        counted = sum(e["args"]["launches"] for e in merged)
+        assert len(alone) + counted == len(want) == launched[plane] > 0
+        assert (counted > 0) == (name == "h200_deep")
+        left = list(want)
+        for g in alone:  # each launch drawn alone is one of the raw launches, to the ns
+            hit = next(w for w in left if abs(g[0] - w[0]) <= 2 and abs(g[1] - w[1]) <= 2 and g[2:] == w[2:])
+            left.remove(hit)
+        for w in left:  # and the rest lie in a merged slice
+            assert any(e["start_us"] * 1e3 - 2 <= w[0] and w[1] <= (e["start_us"] + e["dur_us"]) * 1e3 + 2 for e in merged)
+        assert all(e["name"] == f"{e['args']['launches']} launch{'es' if e['args']['launches'] > 1 else ''} queued deeper"
+                   for e in merged)
 
 
 def test_timeline_page_shows_the_analysis_rows_under_the_steps(server, ids, browser):
