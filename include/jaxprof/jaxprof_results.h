@@ -471,6 +471,13 @@ typedef struct jp_comm_stat {
     const char *straggler;   /* the device most often such an outlier; "" when none */
 } jp_comm_stat;
 
+/* A stretch of exposed communication on one device (comm.c): the union of its collectives' spans
+ * less the union of its compute ops'; what the viewer's timeline draws as that device's row. */
+typedef struct jp_comm_span {
+    int64_t start_ps, end_ps;
+    uint32_t device;         /* index into jp_analysis.devices */
+} jp_comm_span;
+
 typedef struct jp_analysis {
     const char *path;           /* the xplane file, or the run directory */
     const char **hosts;
@@ -541,6 +548,9 @@ typedef struct jp_analysis {
     jp_comm_stat *comms;        /* collectives by total time (jaxprof comm) */
     size_t n_comms;
     int64_t comm_ps, comm_hidden_ps; /* summed over devices: jp_device.comm_ps, comm_hidden_ps */
+    jp_comm_span *comm_exposed; /* every device's exposed communication, by device then time: their
+                                 * lengths sum to comm_ps - comm_hidden_ps */
+    size_t n_comm_exposed;
 } jp_analysis;
 
 /* ---- comparing two profiles (jaxprof.h, jp_diff_*) ------------------------------------------- */

@@ -137,10 +137,29 @@ static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
 
 typedef struct step_acc { int64_t hidden, exposed; uint32_t devices, last_device; } step_acc;
 
+/* Appends the parts of [s, e) on device d that no compute interval cu[*j..ncu) covers to out (the
+ * viewer's exposed-communication row); *j moves past the intervals that end before s, as the
+ * segments come in time order. */
+static int push_exposed(jp_vec *out, uint32_t d, int64_t s, int64_t e, const jp_interval *cu, size_t ncu, size_t *j) {
+    while (*j < ncu && cu[*j].end <= s) (*j)++;
+    int64_t at = s;
+    for (size_t k = *j; at < e; k++) {
+        int64_t gap_end = k < ncu && cu[k].start < e ? cu[k].start : e;
+        if (gap_end > at) {
+            jp_comm_span *x = jp_vec_push(out, sizeof *x);
+            if (!x) return JP_ERR_NOMEM;
+            *x = (jp_comm_span){at, gap_end, d};
+        }
+        if (gap_end == e) break;
+        if (cu[k].end > at) at = cu[k].end;
+    }
+    return JP_OK;
+}
+
 /* Device d's collective union against its compute union: its totals, and each union segment's
  * hidden and exposed time added to the step it starts in. */
 static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n, const jp_interval *cu, size_t ncu,
-                          step_acc *steps) {
+                          step_acc *steps, jp_vec *exposed) {
     jp_interval *u = malloc((n ? n : 1) * sizeof *u);
     if (!u) return JP_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) u[i] = (jp_interval){v[i].start, v[i].end};
@@ -148,8 +167,13 @@ static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n
     size_t nu = jp_intervals_merge_sorted(u, n);
     jp_device *dev = &a->devices[d];
     long hint = -1;
+    size_t at = 0;
     for (size_t i = 0; i < nu; i++) {
         int64_t len = u[i].end - u[i].start, hid = jp_intervals_covered(cu, ncu, u[i].start, u[i].end);
+        if (push_exposed(exposed, d, u[i].start, u[i].end, cu, ncu, &at) != JP_OK) {
+            free(u);
+            return JP_ERR_NOMEM;
+        }
         dev->comm_ps += len, dev->comm_hidden_ps += hid;
         long s = jp_step_at_hint(a, hint, u[i].start);
         if (s < 0) continue;
@@ -165,7 +189,7 @@ static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n
 }
 
 /* Per device: hidden time of each instance, the device's union totals, the steps' split. */
-static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_vec *comp) {
+static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_vec *comp, jp_vec *exposed) {
     step_acc *steps = calloc(a->n_steps ? a->n_steps : 1, sizeof *steps);
     if (!steps) return JP_ERR_NOMEM;
     int rc = JP_OK;
@@ -179,7 +203,7 @@ static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_v
             v[k].hidden = jp_intervals_covered(cu, ncu, v[k].start, v[k].end);
             if (v[k].hidden > v[k].dur) v[k].hidden = v[k].dur;
         }
-        if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps);
+        if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps, exposed);
     }
     for (size_t s = 0; s < a->n_steps && rc == JP_OK; s++) {
         if (!steps[s].devices) continue;
@@ -299,14 +323,20 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     size_t nd = m->devices.n;
     for (size_t i = 0; i < a->n_devices; i++) a->devices[i].comm_overlap_pct = -1;
     if (!any_collective(m)) return JP_OK;
-    jp_vec evs = {0};
+    jp_vec evs = {0}, exposed = {0};
     jp_map rows_of = {0};
     jp_vec *comp = calloc(nd ? nd : 1, sizeof *comp);
     if (!comp) return JP_ERR_NOMEM;
     int rc = collect(m, &evs, comp, &rows_of);
     jp_map_deinit(&rows_of);
     comm_ev *v = evs.data;
-    if (rc == JP_OK) rc = overlap(m, a, v, evs.n, comp);
+    if (rc == JP_OK) rc = overlap(m, a, v, evs.n, comp, &exposed);
+    if (rc == JP_OK && exposed.n) { /* kept with the analysis, for the viewer's timeline */
+        a->comm_exposed = jp_arena_alloc(arena, exposed.n * sizeof *a->comm_exposed);
+        if (!a->comm_exposed) rc = JP_ERR_NOMEM;
+        else memcpy(a->comm_exposed, exposed.data, exposed.n * sizeof *a->comm_exposed), a->n_comm_exposed = exposed.n;
+    }
+    jp_vec_free(&exposed);
     if (rc == JP_OK && evs.n) qsort(v, evs.n, sizeof *v, cmp_ev_instance);
     if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
     if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);

@@ -54,6 +54,7 @@ async function overview() {
     <p>platform ${esc(d.platform)} · hosts ${esc(d.hosts.join(", "))} · ${d.events.toLocaleString()} events · span ${ms(d.span_ms)} ms</p>
     ${healthBanner(d.capture_health || [])}
     <p>${dev}</p>
+    ${idleSection(d.devices)}
     <h2>Steps</h2>
     <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
     ${stepChart(chart, d.steps)}
@@ -64,6 +65,37 @@ async function overview() {
     <h2>Findings</h2><div id="findings">${findingsHtml(d.findings)}</div>`;
   onStepChart();
   onHostPick(() => go("overview"));
+  const tl = $("#idle-timeline");
+  if (tl) tl.onclick = (ev) => { ev.preventDefault(); go("timeline"); };
+}
+
+// Each device's idle time by cause (launch.c's device columns), where launches were matched to
+// their device work (GPU captures with correlation ids): nothing otherwise. One stacked bar per
+// device on one scale, the numbers beside it, and what each part means.
+const IDLE_PARTS = [
+  ["idle_host_ms", "waiting for the host", "#e15759",
+    "the launch call of the work that ended the gap began after the device went idle: the host was late to launch"],
+  ["idle_kernel_ms", "kernel to kernel", "#f28e2b",
+    "gaps under 10 µs before work launched earlier: the launch overhead between queued kernels"],
+  ["idle_other_ms", "other", "#bab0ac",
+    "longer gaps before work launched earlier (a dependency, a synchronisation), gaps while the host compiled, or work whose launch is unknown"],
+];
+function idleSection(devices) {
+  const devs = devices.filter((v) => v.launched > 0);
+  if (!devs.length) return "";
+  const sum = (v) => IDLE_PARTS.reduce((t, [k]) => t + v[k], 0), max = Math.max(...devs.map(sum), 1e-9);
+  const rows = devs.map((v) => `<tr><td>${esc(v.name)}</td>
+    <td><div class="idle-bar" style="width:${(300 * sum(v) / max).toFixed(1)}px">${IDLE_PARTS.map(([k, label, c]) => v[k] > 0
+      ? `<span style="width:${(100 * v[k] / sum(v)).toFixed(2)}%;background:${c}" title="${label} ${ms(v[k])} ms"></span>` : "").join("")}</div></td>
+    ${IDLE_PARTS.map(([k]) => `<td class="num">${ms(v[k])}</td>`).join("")}<td class="num">${v.launched}</td>
+    <td class="num">${v.queue_max}</td><td class="num">${v.queue_mean.toFixed(2)}</td></tr>`).join("");
+  return `<h2>Device idle by cause</h2>
+    <table id="idle-table"><tr><th>device</th><th></th>${IDLE_PARTS.map(([, label, c]) =>
+      `<th class="num"><i class="idle-sw" style="background:${c}"></i>${label} ms</th>`).join("")}
+      <th class="num">launches</th><th class="num">queue max</th><th class="num">queue mean</th></tr>${rows}</table>
+    <ul id="idle-help" class="muted">${IDLE_PARTS.map(([, label, , help]) => `<li><b>${label}</b>: ${help}</li>`).join("")}
+      <li>Idle here: the gaps between the device's launched work (all streams together), from its first to its last; the
+      <a href="#" id="idle-timeline">Timeline</a>'s <i>Launch delay</i> rows show each launch from its call to its work.</li></ul>`;
 }
 
 // What the capture itself lacks (the JSON's capture_health): the profiler's own errors and
