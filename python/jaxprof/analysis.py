@@ -13,8 +13,9 @@ import sys
 from typing import Any, TextIO
 
 from . import _core, calibrate
-from .results import (AllocatorStat, Buffer, Collective, Compile, Device, Finding, FlameNode, Frame, HostStat,
-                      HostStep, Kernel, Kpi, Launch, Line, ModuleMemory, Op, Row, Scope, Step, Straggler, Transfer)
+from .results import (AllocatorStat, Buffer, Collective, CollectiveInstance, Compile, Device, Finding, FlameNode,
+                      Frame, HostStat, HostStep, Kernel, Kpi, Launch, LaunchStream, Line, ModuleMemory, Op, Row,
+                      Scope, Step, Straggler, Transfer)
 
 PathLike = str | os.PathLike[str]
 
@@ -87,6 +88,15 @@ class Profile:
         delay, short kernels (the devices' idle split by cause is in devices())."""
         return _rows(Launch, self._json("launch", **view)["launches"])
 
+    def launch_streams(self) -> list[LaunchStream]:
+        """GPU: per device and stream, its idle gaps by cause (HTA's per-stream split)."""
+        return _rows(LaunchStream, self._json("launch")["launch_streams"])
+
+    def launch_queue(self) -> dict[str, Any]:
+        """GPU: each device's launch queue depth over time, as ``launch --json``'s ``launch_queue``:
+        ``{max_points, devices: [{device, changes, downsampled, bucket_ms, points: [[t_ms, depth]]}]}``."""
+        return self._json("launch")["launch_queue"]
+
     def lines(self, **view: Any) -> list[Line]:
         """Device self time by the user's source line that made the ops."""
         return _rows(Line, self._json("lines", **view)["lines"])
@@ -99,6 +109,11 @@ class Profile:
         """Per collective op: hidden and exposed time, message size, group size, algbw and busbw
         (nccl-tests convention), the wait across devices and the last to arrive."""
         return _rows(Collective, self._json("comm", **view)["comm"])
+
+    def comm_instances(self) -> list[CollectiveInstance]:
+        """Every collective instance (the k-th run of an op on each device), by earliest start: its
+        exposed time min and max, wait, last device, z-score of the starts and stragglers."""
+        return _rows(CollectiveInstance, self._json("comm")["comm_instances"])
 
     def devices(self) -> list[Device]:
         return _rows(Device, self._json("findings")["devices"])

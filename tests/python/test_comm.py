@@ -401,3 +401,9 @@ def test_instances_text_csv_and_table_flag(cpu):
     top = run_jaxprof("comm", path, "--table", "comm_instances", "--sort", "wait_ms", "--top", "1", "--json")
     (one,) = json.loads(top.stdout)["comm_instances"]
     assert one["wait_ms"] == max(g["wait_ms"] for g in cpu["doc"]["comm_instances"])
+
+
+def test_python_comm_instances_are_the_json_rows(tpu):
+    import jaxprof
+    rows = jaxprof.load(str(TPU)).comm_instances()
+    assert [r.to_dict() for r in rows] == tpu["comm_instances"] and rows[0].wait_ms == rows[0]["wait_ms"]

@@ -237,3 +237,13 @@ def test_table_flag_picks_the_streams(planted) -> None:
     assert len(csv) - 1 == len(doc["launch_streams"])
     bad = run_jaxprof("launch", str(path), "--table", "comm_instances")
     assert bad.returncode == 2 and "--table 'comm_instances': launch's other table is launch_streams" in bad.stderr
+
+
+def test_python_api_streams_and_queue() -> None:
+    """jaxprof.load(...).launch_streams() and launch_queue() are the launch document's."""
+    import jaxprof
+
+    path = GPU_CAPTURES[2]
+    p, doc = jaxprof.load(str(path)), jaxprof_json("launch", path)
+    assert [r.to_dict() for r in p.launch_streams()] == doc["launch_streams"]
+    assert p.launch_queue() == doc["launch_queue"]
