@@ -201,6 +201,27 @@ typedef struct tally { uint32_t *late, *strag; } tally;
 
 static const char *device_name(const jp_analysis *a, uint32_t d) { return d < a->n_devices ? a->devices[d].name : ""; }
 
+/* The stragglers among an instance's n >= 3 devices: the modified z-score of each start, into its
+ * row (the largest, and the device with it when above 3.5) and the op's tallies. */
+static void stragglers(jp_comm_instance *row, jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch,
+                       tally *t, const jp_analysis *a) {
+    for (size_t i = 0; i < n; i++) scratch[i] = v[i].start;
+    double med = median(scratch, n);
+    for (size_t i = 0; i < n; i++) scratch[i] = (int64_t)fabs((double)v[i].start - med);
+    double mad = median(scratch, n);
+    if (mad <= 0) return;
+    for (size_t i = 0; i < n; i++) {
+        double z = 0.6745 * ((double)v[i].start - med) / mad;
+        if (z > row->z_max) {
+            row->z_max = z;
+            if (z > 3.5) row->straggler = device_name(a, v[i].device);
+        }
+        if (z <= 3.5) continue;
+        row->n_straggler++;
+        if (v[i].device < a->n_devices) s->n_straggler++, t->strag[v[i].device]++;
+    }
+}
+
 /* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
  * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5); its
  * row in `out` (a jp_comm_instance). JP_ERR_NOMEM or JP_OK. */
@@ -230,21 +251,7 @@ static int instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratc
     s->wait_ps += hi - lo;
     if (hi - lo > s->wait_max_ps) s->wait_max_ps = hi - lo;
     if (late < n_dev) t->late[late]++;
-    if (n < 3) return JP_OK;
-    for (size_t i = 0; i < n; i++) scratch[i] = v[i].start;
-    double med = median(scratch, n);
-    for (size_t i = 0; i < n; i++) scratch[i] = (int64_t)fabs((double)v[i].start - med);
-    double mad = median(scratch, n);
-    if (mad <= 0) return JP_OK;
-    for (size_t i = 0; i < n; i++) {
-        double z = 0.6745 * ((double)v[i].start - med) / mad;
-        if (z > row->z_max) {
-            row->z_max = z;
-            if (z > 3.5) row->straggler = device_name(a, v[i].device);
-        }
-        if (z > 3.5) row->n_straggler++;
-        if (z > 3.5 && v[i].device < n_dev) s->n_straggler++, t->strag[v[i].device]++;
-    }
+    if (n >= 3) stragglers(row, s, v, n, scratch, t, a);
     return JP_OK;
 }
 
