@@ -45,10 +45,11 @@ class Profile:
 
     def render(self, section: str = "report", format: str = "text", *, top: int = 0, sort: str | None = None,
                filter: str | None = None, width: int = 0, columns: str | None = None,
-               module: str | None = None, group: str | None = None) -> str:
+               module: str | None = None, group: str | None = None, table: str | None = None) -> str:
         """The text (or ``"json"``/``"csv"``) the ``jaxprof <section>`` command prints; ``group``
-        (ops only: ``"category"``, ``"module"``, ``"scope"``, ``"source"``) sums the ops by that field."""
-        return self._core.render(section, format, top, sort, filter, width, columns, module, group)
+        (ops only: ``"category"``, ``"module"``, ``"scope"``, ``"source"``) sums the ops by that field;
+        ``table`` (comm: ``"comm_instances"``, launch: ``"launch_streams"``) that second table alone."""
+        return self._core.render(section, format, top, sort, filter, width, columns, module, group, table)
 
     def _json(self, section: str, **view: Any) -> dict[str, Any]:
         return json.loads(self.render(section, "json", **view))

@@ -247,3 +247,14 @@ def test_python_api_streams_and_queue() -> None:
     p, doc = jaxprof.load(str(path)), jaxprof_json("launch", path)
     assert [r.to_dict() for r in p.launch_streams()] == doc["launch_streams"]
     assert p.launch_queue() == doc["launch_queue"]
+
+
+def test_python_render_takes_the_table(planted) -> None:
+    """Profile.render(..., table=) is the command's --table."""
+    import jaxprof
+
+    path, _ = planted
+    want = run_jaxprof("launch", str(path), "--table", "launch_streams", "--csv").stdout
+    assert jaxprof.load(str(path)).render("launch", "csv", table="launch_streams") == want
+    with pytest.raises(Exception, match="launch's other table is launch_streams"):
+        jaxprof.load(str(path)).render("launch", "csv", table="nope")
