@@ -67,6 +67,8 @@ static int defer_graph_kernel(jp_build_ctx *c, uint32_t op, uint32_t line, int64
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), jp_build_program_id(info), 0);
 }
 
+_Static_assert(sizeof(jp_launch_ev) == 40, "the stream index rides in what was padding");
+
 /* The stream (m->launch_lines) of device work on global line `line`: lines are read one after
  * another, so it is the last one or a new one. UINT32_MAX when out of memory. */
 static uint32_t launch_line(jp_build_ctx *c, uint32_t device, const jp_line *ln, uint32_t line) {
