@@ -223,32 +223,60 @@ static double median(int64_t *x, size_t n) {
 
 typedef struct tally { uint32_t *late, *strag; } tally;
 
+static const char *device_name(const jp_analysis *a, uint32_t d) { return d < a->n_devices ? a->devices[d].name : ""; }
+
+/* The stragglers among an instance's n >= 3 devices: the modified z-score of each start, into its
+ * row (the largest, and the device with it when above 3.5) and the op's tallies. */
+static void stragglers(jp_comm_instance *row, jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch,
+                       tally *t, const jp_analysis *a) {
+    for (size_t i = 0; i < n; i++) scratch[i] = v[i].start;
+    double med = median(scratch, n);
+    for (size_t i = 0; i < n; i++) scratch[i] = (int64_t)fabs((double)v[i].start - med);
+    double mad = median(scratch, n);
+    if (mad <= 0) return;
+    for (size_t i = 0; i < n; i++) {
+        double z = 0.6745 * ((double)v[i].start - med) / mad;
+        if (z > row->z_max) {
+            row->z_max = z;
+            if (z > 3.5) row->straggler = device_name(a, v[i].device);
+        }
+        if (z <= 3.5) continue;
+        row->n_straggler++;
+        if (v[i].device < a->n_devices) s->n_straggler++, t->strag[v[i].device]++;
+    }
+}
+
 /* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
- * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5). */
-static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a) {
+ * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5); its
+ * row in `out` (a jp_comm_instance). JP_ERR_NOMEM or JP_OK. */
+static int instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a,
+                    jp_vec *out) {
     size_t n_dev = a->n_devices;
-    int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN, first = INT64_MAX;
     uint32_t late = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t exposed = v[i].dur - v[i].hidden;
         if (exposed < lo) lo = exposed;
         if (exposed > hi) hi = exposed;
         if (v[i].start > last) last = v[i].start, late = v[i].device;
+        if (v[i].start < first) first = v[i].start;
     }
-    if (n < 2) return;
+    jp_comm_instance *row = jp_vec_push(out, sizeof *row);
+    if (!row) return JP_ERR_NOMEM;
+    long step = jp_step_at(a, first);
+    *row = (jp_comm_instance){.module = s->module, .name = s->name, .type = s->type, .index = v[0].k,
+                              .step_num = step >= 0 ? a->steps[step].step_num : INT64_MIN, .n_devices = (uint32_t)n,
+                              .start_ps = first, .last_start_ps = last, .exposed_min_ps = lo, .exposed_max_ps = hi,
+                              .wait_ps = hi - lo, .last_device = n > 1 ? device_name(a, late) : "", .z_max = -1,
+                              .straggler = ""};
+    if (n < 2) return JP_OK;
     for (size_t i = 0; i < n; i++) /* each device's wait: its exposed time beyond the last to arrive */
         if (v[i].device < n_dev) a->devices[v[i].device].comm_wait_ps += v[i].dur - v[i].hidden - lo;
     s->wait_ps += hi - lo;
     if (hi - lo > s->wait_max_ps) s->wait_max_ps = hi - lo;
     if (late < n_dev) t->late[late]++;
-    if (n < 3) return;
-    for (size_t i = 0; i < n; i++) scratch[i] = v[i].start;
-    double med = median(scratch, n);
-    for (size_t i = 0; i < n; i++) scratch[i] = (int64_t)fabs((double)v[i].start - med);
-    double mad = median(scratch, n);
-    if (mad <= 0) return;
-    for (size_t i = 0; i < n; i++)
-        if (0.6745 * ((double)v[i].start - med) / mad > 3.5 && v[i].device < n_dev) s->n_straggler++, t->strag[v[i].device]++;
+    if (n >= 3) stragglers(row, s, v, n, scratch, t, a);
+    return JP_OK;
 }
 
 static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint32_t *best) {
@@ -259,8 +287,8 @@ static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint3
     return *best ? a->devices[arg].name : "";
 }
 
-/* One row per op across devices: v sorted by row, instance, device. */
-static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n) {
+/* One row per op across devices: v sorted by row, instance, device; each instance's row in `inst`. */
+static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n, jp_vec *inst) {
     size_t n_keys = 0;
     for (size_t i = 0; i < n; i++) n_keys += !i || v[i].row != v[i - 1].row;
     jp_comm_stat *out = jp_arena_alloc(arena, (n_keys ? n_keys : 1) * sizeof *out);
@@ -272,7 +300,8 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
         return JP_ERR_NOMEM;
     }
     size_t r = 0;
-    for (size_t i = 0, j; i < n; i = j) {
+    int rc = JP_OK;
+    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, v[i].row);
         jp_comm_stat *s = &out[r++];
         *s = (jp_comm_stat){.module = d->module, .name = d->name, .type = comm_type(d), .bytes = d->coll_bytes,
@@ -280,14 +309,14 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
         memset(counts, 0, (2 * a->n_devices + 1) * sizeof *counts);
         memset(seen, 0, a->n_devices);
         tally t = {counts, counts + a->n_devices};
-        for (j = i; j < n && v[j].row == v[i].row;) {
+        for (j = i; j < n && v[j].row == v[i].row && rc == JP_OK;) {
             size_t k = j;
             while (k < n && v[k].row == v[i].row && v[k].k == v[j].k) {
                 s->count++, s->total_ps += v[k].dur, s->hidden_ps += v[k].hidden;
                 if (v[k].device < a->n_devices && !seen[v[k].device]) seen[v[k].device] = 1, s->n_devices++;
                 k++;
             }
-            instance(s, v + j, k - j, scratch, &t, a);
+            rc = instance(s, v + j, k - j, scratch, &t, a, inst);
             j = k;
         }
         s->exposed_ps = s->total_ps - s->hidden_ps;
@@ -302,7 +331,15 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
     free(scratch), free(counts), free(seen);
     a->comms = out;
     a->n_comms = r;
-    return JP_OK;
+    return rc;
+}
+
+static int cmp_instance(const void *x, const void *y) { /* by earliest start, then op and index */
+    const jp_comm_instance *a = x, *b = y;
+    if (a->start_ps != b->start_ps) return a->start_ps < b->start_ps ? -1 : 1;
+    int c = strcmp(a->module, b->module);
+    if (!c) c = strcmp(a->name, b->name);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
 static int cmp_stat(const void *x, const void *y) {
@@ -338,8 +375,13 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     }
     jp_vec_free(&exposed);
     if (rc == JP_OK && evs.n) qsort(v, evs.n, sizeof *v, cmp_ev_instance);
-    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
+    jp_vec inst = {0};
+    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n, &inst);
     if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);
+    if (rc == JP_OK && inst.n > 1) qsort(inst.data, inst.n, sizeof(jp_comm_instance), cmp_instance);
+    if (rc == JP_OK && !(a->comm_instances = jp_analysis_copy(arena, &inst, sizeof(jp_comm_instance)))) rc = JP_ERR_NOMEM;
+    if (rc == JP_OK) a->n_comm_instances = inst.n;
+    jp_vec_free(&inst);
     for (size_t i = 0; i < nd; i++) jp_vec_free(&comp[i]);
     free(comp);
     jp_vec_free(&evs);

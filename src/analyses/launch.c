@@ -15,6 +15,7 @@ typedef struct item {      /* one device event, with its launch call's start whe
     uint32_t device;
     uint32_t stat;         /* index into the stats vector, with MEMBER set for a later event of a
                             * call that launched several (a CUDA graph's kernels: one cuGraphLaunch) */
+    uint32_t stream;       /* index into jp_model.launch_lines */
 } item;
 
 #define MEMBER 0x80000000u /* item.stat: not the launch itself, another event of its call */
@@ -84,24 +85,52 @@ static void count_launch(jp_launch_stat *s, const jp_launch_ev *dev, const jp_la
  * went idle; kernel to kernel, when it was queued before and the gap is short; else other. The part
  * of a host wait during which a host compiled (`compiles`, merged) is other: the host was not
  * slow to launch, it was compiling, which compiles and findings report apart. */
+/* The gap from `idle` (when the work before ended) to it->start, added to its cause; 1 when it
+ * is the host's (the rule above). */
+static int idle_gap(int64_t *host, int64_t *kernel, int64_t *other, const item *it, int64_t idle,
+                    const jp_interval *compiles, size_t n_compiles) {
+    int64_t gap = it->start - idle;
+    if (it->call_start != NO_CALL && it->call_start > idle) {
+        int64_t compiling = jp_intervals_covered(compiles, n_compiles, idle, it->start);
+        *host += gap - compiling;
+        *other += compiling;
+        return 1;
+    }
+    if (it->call_start != NO_CALL && gap < JP_LAUNCH_K2K_PS) *kernel += gap;
+    else *other += gap;
+    return 0;
+}
+
 static void split_idle(jp_device *d, item *v, size_t n, jp_launch_stat *stats, const jp_interval *compiles,
                        size_t n_compiles) {
     int64_t busy_end = v[0].end;
     for (size_t i = 1; i < n; i++) {
-        if (v[i].start > busy_end) {
-            int64_t gap = v[i].start - busy_end;
-            if (v[i].call_start != NO_CALL && v[i].call_start > busy_end) {
-                int64_t compiling = jp_intervals_covered(compiles, n_compiles, busy_end, v[i].start);
-                d->idle_host_ps += gap - compiling;
-                d->idle_other_ps += compiling;
-                stats[v[i].stat & ~MEMBER].n_host_wait++;
-            } else if (v[i].call_start != NO_CALL && gap < JP_LAUNCH_K2K_PS) {
-                d->idle_kernel_ps += gap;
-            } else {
-                d->idle_other_ps += gap;
-            }
-        }
+        if (v[i].start > busy_end &&
+            idle_gap(&d->idle_host_ps, &d->idle_kernel_ps, &d->idle_other_ps, &v[i], busy_end, compiles, n_compiles))
+            stats[v[i].stat & ~MEMBER].n_host_wait++;
         if (v[i].end > busy_end) busy_end = v[i].end;
+    }
+}
+
+/* The same split per stream (HTA's per-stream view, _analyze_idle_time_for_stream): device items
+ * v[0..n) by start are each stream's by start too, so one pass keeps each stream's end of work so
+ * far (its last_ps) in its row, rows[stream], and adds its busy time and gaps there. */
+static void split_streams(jp_launch_stream *rows, const jp_launch_line *lines, const item *v, size_t n,
+                          const jp_interval *compiles, size_t n_compiles) {
+    for (size_t i = 0; i < n; i++) {
+        jp_launch_stream *s = &rows[v[i].stream];
+        if (!s->events) {
+            const jp_launch_line *l = &lines[v[i].stream];
+            *s = (jp_launch_stream){.device = v[i].device, .name = l->name, .id = l->id, .first_ps = v[i].start,
+                                    .last_ps = v[i].start};
+        } else if (v[i].start > s->last_ps) {
+            idle_gap(&s->idle_host_ps, &s->idle_kernel_ps, &s->idle_other_ps, &v[i], s->last_ps, compiles, n_compiles);
+        }
+        s->events++;
+        s->n_launched += v[i].call_start != NO_CALL && !(v[i].stat & MEMBER);
+        int64_t from = v[i].start > s->last_ps ? v[i].start : s->last_ps;
+        if (v[i].end > from) s->busy_ps += v[i].end - from;
+        if (v[i].end > s->last_ps) s->last_ps = v[i].end;
     }
 }
 
@@ -154,10 +183,81 @@ static int sort_runs(void *base, size_t n, size_t size) {
     return JP_OK;
 }
 
+/* The queue's depth over time on one device, built as its changes come (in time order): every change
+ * while they fit JP_QUEUE_POINTS_MAX points; past that, the points so far and the rest go into
+ * buckets (the span over half the points, in whole ns), each keeping its most outstanding, and,
+ * where buckets without a change follow one, a point with the depth they carry: at most two points
+ * a bucket, so within the bound. Only the final depth of an instant counts (ends and starts at
+ * one instant make no depth that never was). */
+enum { QCAP = JP_QUEUE_POINTS_MAX + 4 };
+typedef struct qseries {
+    jp_queue_point *p, *tmp;  /* QCAP each */
+    size_t n;
+    int64_t t0, span, bucket, cur_b;
+    int64_t pend_t;           /* the instant whose depth is not yet final (ends and starts at one instant) */
+    uint32_t pend_d, last, cur_max;
+    uint64_t changes;
+} qseries;
+
+static void qs_emit(qseries *q, int64_t t, uint32_t d) {
+    if (q->n < QCAP) q->p[q->n++] = (jp_queue_point){t, d};
+}
+
+static void qs_bucket(qseries *q, int64_t t, uint32_t before, uint32_t d) {
+    int64_t b = (t - q->t0) / q->bucket;
+    uint32_t hi = d > before ? d : before;
+    if (q->cur_b < 0) {
+        q->cur_b = b, q->cur_max = hi;
+    } else if (b == q->cur_b) {
+        if (d > q->cur_max) q->cur_max = d;
+    } else {
+        qs_emit(q, q->t0 + q->cur_b * q->bucket, q->cur_max);
+        if (b > q->cur_b + 1 && before != q->cur_max) qs_emit(q, q->t0 + (q->cur_b + 1) * q->bucket, before);
+        q->cur_b = b, q->cur_max = hi;
+    }
+}
+
+static void qs_commit(qseries *q, int64_t t, uint32_t d) {
+    if (d == q->last) return;
+    uint32_t before = q->last;
+    q->changes++, q->last = d;
+    if (!q->bucket && q->n < JP_QUEUE_POINTS_MAX) {
+        q->p[q->n++] = (jp_queue_point){t, d};
+        return;
+    }
+    if (!q->bucket) { /* too many: the points so far into buckets, then on */
+        size_t n = q->n;
+        memcpy(q->tmp, q->p, n * sizeof *q->p);
+        /* whole ns, so that the JSON's ms (ns resolution) give the buckets' bounds exactly */
+        q->bucket = (q->span / (JP_QUEUE_POINTS_MAX / 2 - 1) / 1000 + 1) * 1000, q->cur_b = -1, q->n = 0;
+        for (size_t i = 0; i < n; i++) qs_bucket(q, q->tmp[i].t_ps, i ? q->tmp[i - 1].depth : 0, q->tmp[i].depth);
+    }
+    qs_bucket(q, t, before, d);
+}
+
+static void qs_add(qseries *q, int64_t t, uint32_t d) {
+    if (t != q->pend_t) qs_commit(q, q->pend_t, q->pend_d), q->pend_t = t;
+    q->pend_d = d;
+}
+
+/* Ends device `device`'s series and keeps it (points in the arena). JP_ERR_NOMEM or JP_OK. */
+static int qs_finish(qseries *q, uint32_t device, jp_arena *arena, jp_vec *out) {
+    qs_commit(q, q->pend_t, q->pend_d);
+    if (q->bucket && q->cur_b >= 0) qs_emit(q, q->t0 + q->cur_b * q->bucket, q->cur_max);
+    if (!q->changes) return JP_OK;
+    jp_queue_point *p = jp_arena_alloc(arena, q->n * sizeof *p);
+    jp_queue_series *s = p ? jp_vec_push(out, sizeof *s) : NULL;
+    if (!s) return JP_ERR_NOMEM;
+    memcpy(p, q->p, q->n * sizeof *p);
+    *s = (jp_queue_series){device, q->changes, q->bucket, p, q->n};
+    return JP_OK;
+}
+
 /* The launch queue of one device: launches outstanding from the call's start to the work's end
  * (HTA's queue length, over all the device's streams): the sorted call starts and the sorted ends,
- * merged (an end before a start at one instant: no depth that never was). JP_ERR_NOMEM or JP_OK. */
-static int queue_depth(jp_device *d, const item *v, size_t n) {
+ * merged (an end before a start at one instant: no depth that never was), and its series in q.
+ * JP_ERR_NOMEM or JP_OK. */
+static int queue_depth(jp_device *d, const item *v, size_t n, qseries *q) {
     int64_t *starts = malloc((n ? 2 * n : 1) * sizeof *starts), *ends = starts + n;
     if (!starts) return JP_ERR_NOMEM;
     size_t k = 0;
@@ -172,6 +272,8 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
     long depth = 0;
     double area = 0;
     int64_t t = k ? starts[0] : 0;
+    q->n = 0, q->bucket = 0, q->changes = 0, q->last = 0, q->pend_d = 0, q->pend_t = t, q->t0 = t;
+    q->span = k ? ends[k - 1] - starts[0] : 0;
     for (size_t i = 0, j = 0; j < k;) {
         int start = i < k && starts[i] < ends[j];
         int64_t now = start ? starts[i++] : ends[j++];
@@ -179,6 +281,7 @@ static int queue_depth(jp_device *d, const item *v, size_t n) {
         t = now;
         depth += start ? 1 : -1;
         if (depth > (long)d->queue_max) d->queue_max = (uint32_t)depth;
+        qs_add(q, now, (uint32_t)depth);
     }
     d->queue_mean = k && ends[k - 1] > starts[0] ? area / (double)(ends[k - 1] - starts[0]) : 0;
     free(starts);
@@ -230,6 +333,11 @@ typedef struct gather {
     stat_index *index;
     jp_interval *compiles; /* the hosts' compile spans, merged: launches made in them are left out */
     size_t n_compiles;
+    const jp_launch_line *lines; /* the model's launch_lines */
+    jp_launch_stream *streams;   /* a row per line (events 0: none yet) */
+    qseries queue;               /* the device's queue series being built */
+    jp_vec series;               /* jp_queue_series, per device with launches */
+    jp_arena *arena;
 } gather;
 
 /* Orders items by (device, start): they come device by device (planes are read in turn), each
@@ -259,7 +367,9 @@ static int flush(gather *g) {
         for (j = i; j < n && items[j].device == items[i].device; j++)
             d->n_launched += items[j].call_start != NO_CALL && !(items[j].stat & MEMBER);
         split_idle(d, &items[i], j - i, g->stats.data, g->compiles, g->n_compiles);
-        rc = queue_depth(d, &items[i], j - i);
+        split_streams(g->streams, g->lines, &items[i], j - i, g->compiles, g->n_compiles);
+        rc = queue_depth(d, &items[i], j - i, &g->queue);
+        if (rc == JP_OK) rc = qs_finish(&g->queue, items[i].device, g->arena, &g->series);
     }
     g->n = 0;
     return rc;
@@ -309,7 +419,7 @@ static int match_host(const jp_model *m, const jp_launch_host *h, gather *g) {
         count_launch(s, &l[i], member ? NULL : call);
         if (call) grp.work_ps += l[i].end_ps - l[i].start_ps, grp.kernels += (uint32_t)jp_launch_is_kernel(&l[i]);
         g->items[g->n++] = (item){l[i].start_ps, l[i].end_ps, call ? call->start_ps : NO_CALL, device,
-                                  at | (member ? MEMBER : 0)};
+                                  at | (member ? MEMBER : 0), l[i].stream};
     }
     end_group(&grp, g->stats.data);
     free(ix.dense);
@@ -329,13 +439,18 @@ static int match(const jp_model *m, gather *g) {
     if (g->all_at_once) cap = m->launch_work.n;
     g->items = malloc((cap ? cap : 1) * sizeof *g->items);
     g->index = calloc(1, sizeof *g->index);
-    int rc = g->items && g->index ? JP_OK : JP_ERR_NOMEM;
+    g->lines = m->launch_lines.data;
+    g->streams = calloc(m->launch_lines.n ? m->launch_lines.n : 1, sizeof *g->streams);
+    g->queue.p = malloc(2 * QCAP * sizeof *g->queue.p);
+    g->queue.tmp = g->queue.p ? g->queue.p + QCAP : NULL;
+    int rc = g->items && g->index && g->streams && g->queue.p ? JP_OK : JP_ERR_NOMEM;
     for (size_t h = 0; rc == JP_OK && h < m->launch_hosts.n; h++)
         rc = match_host(m, &JP_VEC_AT(&m->launch_hosts, jp_launch_host, h), g);
     if (rc == JP_OK) rc = flush(g);
     if (g->index) jp_map_deinit(&g->index->map);
     free(g->index);
     free(g->items);
+    free(g->queue.p);
     return rc;
 }
 
@@ -354,12 +469,28 @@ static jp_interval *compile_spans(const jp_model *m, size_t *n) {
     return w;
 }
 
+/* The streams with work, in the lines' order, and the queue series, into the analysis. */
+static int keep_streams(const jp_model *m, jp_arena *arena, gather *g, jp_analysis *a) {
+    size_t n = 0;
+    for (size_t i = 0; i < m->launch_lines.n; i++) n += g->streams[i].events > 0;
+    a->launch_streams = jp_arena_alloc(arena, (n ? n : 1) * sizeof *a->launch_streams);
+    if (!a->launch_streams) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < m->launch_lines.n; i++)
+        if (g->streams[i].events) a->launch_streams[a->n_launch_streams++] = g->streams[i];
+    a->queue_series = jp_analysis_copy(arena, &g->series, sizeof(jp_queue_series));
+    a->n_queue_series = a->queue_series ? g->series.n : 0;
+    return a->queue_series ? JP_OK : JP_ERR_NOMEM;
+}
+
 int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     if (!m->launch_work.n) return JP_OK;
-    gather g = {.a = a};
+    gather g = {.a = a, .arena = arena};
     g.compiles = compile_spans(m, &g.n_compiles);
     int rc = g.compiles ? match(m, &g) : JP_ERR_NOMEM;
     free(g.compiles);
+    if (rc == JP_OK) rc = keep_streams(m, arena, &g, a);
+    free(g.streams);
+    jp_vec_free(&g.series);
     jp_vec stats = g.stats;
     for (size_t i = 0; rc == JP_OK && i < stats.n; i++)
         a->devices[JP_VEC_AT(&stats, jp_launch_stat, i).device].n_short += JP_VEC_AT(&stats, jp_launch_stat, i).n_short;

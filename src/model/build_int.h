@@ -137,10 +137,11 @@ long jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t
 int jp_build_resolve_graphs(jp_build_ctx *c);
 
 /* Records one end of a correlated launch (devices.c): the event being read when it carries a
- * correlation_id, on device `device` (JP_LAUNCH_CALL: a host API call). */
+ * correlation_id, on device `device` (JP_LAUNCH_CALL: a host API call) and, for device work, on
+ * line `ln` (its stream), global line number `line`. */
 #define JP_LAUNCH_CALL UINT32_MAX
 int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
-                        int64_t dur, int kernel);
+                        int64_t dur, int kernel, const jp_line *ln, uint32_t line);
 
 /* ---- the plane readers ---- */
 

@@ -67,8 +67,22 @@ static int defer_graph_kernel(jp_build_ctx *c, uint32_t op, uint32_t line, int64
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), jp_build_program_id(info), 0);
 }
 
+_Static_assert(sizeof(jp_launch_ev) == 40, "the stream index rides in what was padding");
+
+/* The stream (m->launch_lines) of device work on global line `line`: lines are read one after
+ * another, so it is the last one or a new one. UINT32_MAX when out of memory. */
+static uint32_t launch_line(jp_build_ctx *c, uint32_t device, const jp_line *ln, uint32_t line) {
+    jp_vec *v = &c->m->launch_lines;
+    if (v->n && JP_VEC_AT(v, jp_launch_line, v->n - 1).line == line) return (uint32_t)(v->n - 1);
+    const char *name = ln ? jp_intern_view(&c->m->intern, ln->name) : "";
+    jp_launch_line *l = name ? jp_vec_push(v, sizeof *l) : NULL;
+    if (!l) return UINT32_MAX;
+    *l = (jp_launch_line){name, ln ? ln->id : 0, device, line};
+    return (uint32_t)(v->n - 1);
+}
+
 int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, int64_t start,
-                        int64_t dur, int kernel) {
+                        int64_t dur, int kernel, const jp_line *ln, uint32_t line) {
     if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
     if (!name) return jp_build_nomem(c->err);
     if (device != JP_LAUNCH_CALL && device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
@@ -90,9 +104,10 @@ int jp_build_add_launch(jp_build_ctx *c, const jp_ev_info *info, const char *nam
         if (id > h->hi) h->hi = id;
         return JP_OK;
     }
-    jp_launch_ev *l = jp_vec_push(&m->launch_work, sizeof *l);
+    uint32_t stream = launch_line(c, device, ln, line);
+    jp_launch_ev *l = stream == UINT32_MAX ? NULL : jp_vec_push(&m->launch_work, sizeof *l);
     if (!l) return jp_build_nomem(c->err);
-    *l = (jp_launch_ev){id, start, start + dur, name, device | (kernel ? JP_LAUNCH_KERNEL : 0)};
+    *l = (jp_launch_ev){id, start, start + dur, name, device | (kernel ? JP_LAUNCH_KERNEL : 0), stream};
     h->n_work++;
     if (device != h->last_device) { /* planes are read in turn: each device's work is one run */
         h->device_back |= h->last_device != UINT32_MAX && device < h->last_device;
@@ -122,8 +137,8 @@ static int copy_as_op(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_eve
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 0);
 }
 
-static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
-                          int64_t dur, const jp_ev_info *info) {
+static int read_gpu_event(jp_build_ctx *c, uint32_t dev, const jp_line *ln, uint32_t line, const jp_event_meta *em,
+                          int64_t start, int64_t dur, const jp_ev_info *info) {
     jp_str name = em ? em->name : (jp_str){"", 0};
     jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
     /* launch details make a kernel, whatever its name: a CUDA graph's copy node runs as the
@@ -131,7 +146,8 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
     int kind = jp_info_str(info, K_KERNEL_DETAILS).len ? JP_XN_GPU_KERNEL
                                                        : jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
     if ((kind < JP_XFER_COUNT || jp_xn_gpu_is_op_work(kind)) && jp_info_has(info, K_CORRELATION_ID)) {
-        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, start, dur, kind == JP_XN_GPU_KERNEL);
+        int rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), dev, start, dur, kind == JP_XN_GPU_KERNEL, ln,
+                                     line);
         if (rc) return rc;
     }
     if (kind < JP_XFER_COUNT) {
@@ -333,7 +349,7 @@ int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if (platform == JP_PLATFORM_GPU) {
-                rc = read_gpu_event(c, dev, line, em, start, dur, info);
+                rc = read_gpu_event(c, dev, ln, line, em, start, dur, info);
             } else {
                 const jp_exec *x = c->m->execs.n > first_exec
                                        ? exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),

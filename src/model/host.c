@@ -483,7 +483,7 @@ static int read_host_lines(jp_build_ctx *c, const jp_load_options *opt, cpu_devs
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if (c->has_devices && jp_info_has(info, K_CORRELATION_ID) &&
-                (rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), JP_LAUNCH_CALL, start, dur, 0)))
+                (rc = jp_build_add_launch(c, info, jp_build_event_name(c, em), JP_LAUNCH_CALL, start, dur, 0, NULL, 0)))
                 return rc; /* a launch call: launch.c matches it to its device work */
             if ((rc = add_memory_event(c, name, start, info)) != 0) {
                 if (rc < 0) return rc;

@@ -160,7 +160,15 @@ typedef struct jp_launch_ev {   /* device work, 40 bytes */
     int64_t start_ps, end_ps;
     const char *name;        /* interned: the kernel or copy */
     uint32_t where;          /* the device index, with JP_LAUNCH_KERNEL for a kernel (not a copy or memset) */
+    uint32_t stream;         /* index into jp_model.launch_lines: its line (in what was padding) */
 } jp_launch_ev;
+
+typedef struct jp_launch_line { /* a device line (GPU stream) with correlated work */
+    const char *name;        /* interned: the line's name */
+    int64_t id;              /* the line's id */
+    uint32_t device;
+    uint32_t line;           /* global line number */
+} jp_launch_line;
 
 #define JP_LAUNCH_KERNEL 0x80000000u
 static inline uint32_t jp_launch_device(const jp_launch_ev *l) { return l->where & ~JP_LAUNCH_KERNEL; }
@@ -237,6 +245,7 @@ typedef struct jp_model {
     jp_vec launch_calls;     /* jp_launch_call: the host end of every correlated launch, in reading order */
     jp_vec launch_work;      /* jp_launch_ev: the device end of every correlated launch, in reading order */
     jp_vec launch_hosts;     /* jp_launch_host: each host's runs of those two, in order */
+    jp_vec launch_lines;     /* jp_launch_line: the lines launch_work is on, in reading order */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;

@@ -482,6 +482,27 @@ static void write_memory(const jp_analysis *a, FILE *out) {
     fputs("</tbody></table></section>\n", out);
 }
 
+/* ---- capture health ------------------------------------------------------------------------------ */
+
+/* What the capture itself lacks (jp_analysis.health), atop the page as the text report has it under
+ * its header: nothing below is to be trusted blindly. An error or an empty device is bad (as the
+ * capture_health finding rates them), the rest a warning. */
+static void write_health(const jp_analysis *a, FILE *out) {
+    fprintf(out, "<section id=\"capture-health\"><h2>Capture health (%zu)</h2>\n<ul>\n", a->n_health);
+    for (size_t i = 0; i < a->n_health; i++) {
+        const jp_health *h = &a->health[i];
+        int bad = strcmp(h->kind, "error") == 0 || strcmp(h->kind, "empty device") == 0;
+        fprintf(out, "<li class=\"%s\"><b>", bad ? "bad" : "warning");
+        esc(out, h->kind);
+        fputs("</b> (", out);
+        esc(out, h->host);
+        fputs("): <span>", out);
+        esc(out, h->text);
+        fputs("</span></li>\n", out);
+    }
+    fputs("</ul></section>\n", out);
+}
+
 /* ---- findings ----------------------------------------------------------------------------------- */
 
 static void write_findings(const jp_analysis *a, FILE *out) {
@@ -509,6 +530,7 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     jp_error_clear(err);
     if (!a || !out) return jp_error_set(err, JP_ERR_ARG, 0, "html report: no analysis or no output");
     write_head("report", a->path, "", out);
+    if (a->n_health) write_health(a, out);
     write_overview(a, out);
     write_steps(a, out);
     write_breakdown(a, out);
