@@ -1,12 +1,15 @@
 """The viewer's Communication page, the Overview's idle by cause and the Timeline's analysis rows
 (exposed communication, launch delay), in a real headless Chromium (Debian's, through Selenium)
 against `jaxprof view` serving real captures: the 8-device XLA:CPU program of comm_capture.py, the
-real 4-core TPU capture (12 all-reduces, $JAXPROF_REAL_CAPTURES), the H200 captures of tests/data/gpu
-and the MI300 capture. Each number the pages show is the one `jaxprof comm --json` / `jaxprof
-launch --json` / `jaxprof steps --json` gives for the same file (the CLI's are checked against the
-raw events in test_comm.py and test_launch.py); the timeline rows' intervals are checked against
-an independent computation from the raw events (jax.profiler.ProfileData). Screenshots at 1400x900
-go to $JAXPROF_ARTIFACTS (default: test-artifacts/)."""
+real 4-core TPU capture (12 all-reduces, $JAXPROF_REAL_CAPTURES), the H200 captures of
+tests/data/gpu, the MI300 capture, TensorFlow's 8-V100 BERT capture (several streams per device)
+and a program of 230 psums (more collective instances than the page draws). Each number the pages
+show is the one `jaxprof comm --json` (comm_instances included) / `jaxprof launch --json`
+(launch_streams, launch_queue included) / `jaxprof steps --json` gives for the same file (the CLI's
+are checked against the raw events in test_comm.py, test_launch.py and test_launch_streams.py); the
+timeline rows' intervals are checked against an independent computation from the raw events
+(jax.profiler.ProfileData). Screenshots at 1400x900 go to $JAXPROF_ARTIFACTS (default:
+test-artifacts/)."""
 from __future__ import annotations
 
 import json
