@@ -284,7 +284,8 @@ def test_comm_instances_on_the_8_device_cpu_program(server, ids, runs, browser):
     a, b = instance_window(first)
     link = row.find_element(By.CSS_SELECTOR, "a.inst-tl").get_attribute("href")
     params = dict(p.split("=") for p in link.split("?", 1)[1].split("&"))
-    assert float(params["start_us"]) == pytest.approx(a * 1000, abs=1e-3) and float(params["end_us"]) == pytest.approx(b * 1000, abs=1e-3)
+    assert float(params["start_us"]) == pytest.approx(a * 1000, abs=1e-3)
+    assert float(params["end_us"]) == pytest.approx(b * 1000, abs=1e-3)
     row.find_elements(By.TAG_NAME, "td")[2].click()  # the row, not its link
     wait_for(browser, ".tl-track")
     assert browser.execute_script("return location.hash").startswith("#/timeline?")
