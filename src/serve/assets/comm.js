@@ -1,8 +1,9 @@
 // comm.js - the viewer's Communication page: the collectives of `jaxprof comm --json` (one row per
 // op: count, hidden/exposed time, message size, n, algbw/busbw, wait, last device, stragglers), a
 // chart of busbw by message size per collective type, hidden vs exposed per step (the steps
-// document's columns) and per device (the devices' columns). Loaded after app.js, whose helpers
-// (state, runApi, esc, ms, go) it uses.
+// document's columns), per device (the devices' columns) and every collective instance (the
+// comm_instances table: the k-th run of an op across its devices), each a link into the Timeline.
+// Loaded after app.js and overview.js, whose helpers (state, runApi, esc, ms, go, timelineHash) it uses.
 "use strict";
 
 const COMM_TYPE_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#bab0ac"];
@@ -73,7 +74,14 @@ async function comm() {
       <div><h3>Bus bandwidth by message size</h3>${busbwChart(rows, types)}</div>
       <div><h3>Hidden and exposed communication per step</h3>${stepChartComm(st.steps)}</div>
     </div>
-    <h3>Per device</h3>${deviceTable(devs)}`;
+    <h3>Per device</h3>${deviceTable(devs)}
+    <h3>Collective instances</h3>
+    <p class="muted">each instance: the k-th run of a collective op on every device that ran it, matched by that order ·
+      arrival: the latest start minus the earliest · exposed min/max: the least and most exposed time of a device ·
+      wait: their difference, the early arrivals' wait for the last · straggler: a device whose start is a robust
+      outlier (median/MAD z-score over 3.5, 3 devices or more) · click a row for its window on the Timeline</p>
+    <table id="comm-instances"></table><p id="comm-instances-more" class="muted"></p>`;
+  instanceTable(d.comm_instances || []);
   let sort = "total_ms", dir = -1;
   const draw = () => {
     const sorted = [...rows].sort((a, b) => {
@@ -180,4 +188,70 @@ function deviceTable(devs) {
     <p class="muted">wait: summed over the device's collective instances, its exposed time beyond that of the device that
     waited least — time spent waiting for the others to arrive</p>`;
 }
+// ---- the collective instances (comm_instances): sortable, the first INST_ROWS rows drawn -----------------
+const INST_ROWS = 200;
+const INST_COLS = [
+  ["name", "collective", (r) => `<td class="clip" title="${esc(r.name)}">${esc(r.name)}</td>`],
+  ["module", "module", (r) => `<td class="clip" title="${esc(r.module)}">${esc(r.module)}</td>`],
+  ["type", "type", (r) => `<td>${esc(r.type)}</td>`],
+  ["index", "k", (r) => `<td class="num">${r.index}</td>`],
+  ["step", "step", (r) => `<td class="num">${r.step ?? "—"}</td>`],
+  ["devices", "devs", (r) => `<td class="num">${r.devices}</td>`],
+  ["start_ms", "start ms", (r) => `<td class="num">${ms(r.start_ms)}</td>`],
+  ["arrival_spread_ms", "arrival ms", (r) => `<td class="num">${ms(r.arrival_spread_ms)}</td>`],
+  ["wait_ms", "wait ms", (r) => `<td class="num">${ms(r.wait_ms)}</td>`],
+  ["exposed_min_ms", "exp min ms", (r) => `<td class="num">${ms(r.exposed_min_ms)}</td>`],
+  ["exposed_max_ms", "exp max ms", (r) => `<td class="num">${ms(r.exposed_max_ms)}</td>`],
+  ["last_device", "last", (r) => `<td>${r.last_device ? commDev(r.last_device) : "—"}</td>`],
+  ["stragglers", "straggler", (r) => `<td>${r.straggler ? `<span class="rating-bad">${commDev(r.straggler_device)}</span>${
+    r.stragglers > 1 ? ` <span class="muted">+${r.stragglers - 1}</span>` : ""}` : "—"}</td>`],
+  ["z_max", "z max", (r) => `<td class="num${r.z_max == null ? " muted" : ""}">${r.z_max == null ? "n/a" : r.z_max.toFixed(2)}</td>`],
+];
+const INST_TEXT = new Set(["name", "module", "type", "last_device"]);  // sorted as text, A first; the rest as numbers
+const INST_LEFT = new Set([...INST_TEXT, "stragglers"]);
+function instDoc(key) { const c = (JP_COLUMNS.comm_instances || []).find((x) => x.key === key); return c ? c.doc : ""; }
+
+// An instance's window on the Timeline: from its earliest start to the latest start plus the most
+// exposed time of a device (the instance holds no end of its own: at least that long), a quarter
+// of that length around it.
+function instWindow(r) {
+  const len = Math.max(r.arrival_spread_ms + r.exposed_max_ms, 1e-3), pad = len / 4;
+  return [Math.max(0, r.start_ms - pad), r.start_ms + len + pad];
+}
+
+function instanceTable(rows) {
+  if (!rows.length) { $("#comm-instances").outerHTML = `<p class="muted" id="comm-instances">No instances.</p>`; return; }
+  let sort = "wait_ms", dir = -1;
+  const draw = () => {
+    const sorted = [...rows].sort((a, b) => {
+      const x = a[sort], y = b[sort];
+      if (x == null || y == null) return (x == null) - (y == null);
+      return dir * (INST_TEXT.has(sort) ? String(x).localeCompare(String(y)) : x - y);
+    });
+    const shown = sorted.slice(0, INST_ROWS);
+    $("#comm-instances").innerHTML = `<tr>${INST_COLS.map(([k, h]) => `<th data-key="${k}" title="${esc(instDoc(k))}"
+      class="${INST_LEFT.has(k) ? "" : "num"}${k === sort ? " sorted" : ""}">${esc(h)}${k === sort ? (dir > 0 ? " ▴" : " ▾") : ""}</th>`).join("")}
+      <th></th></tr>` + shown.map((r) => {
+      const [a, b] = instWindow(r);
+      return `<tr class="inst${r.straggler ? " straggler-row" : ""}">${INST_COLS.map(([, , cell]) => cell(r)).join("")}
+        <td><a class="inst-tl" href="${timelineHash(a, b)}" title="the Timeline from ${ms(a)} to ${ms(b)} ms">Timeline</a></td></tr>`;
+    }).join("");
+    const more = sorted.length - shown.length;
+    $("#comm-instances-more").textContent = more > 0 ? `${more.toLocaleString()} more (${sorted.length.toLocaleString()} instances; ` +
+      `the first ${INST_ROWS} by this order shown: jaxprof comm --json or --table comm_instances lists every one)` : "";
+    document.querySelectorAll("#comm-instances th[data-key]").forEach((th) => {
+      th.onclick = () => {
+        const k = th.dataset.key;
+        dir = k === sort ? -dir : INST_TEXT.has(k) ? 1 : -1;
+        sort = k;
+        draw();
+      };
+    });
+    document.querySelectorAll("#comm-instances tr.inst").forEach((tr) => {
+      tr.onclick = (ev) => { if (!ev.target.closest("a")) location.hash = tr.querySelector("a.inst-tl").getAttribute("href"); };
+    });
+  };
+  draw();
+}
+
 function devDoc(key) { const c = (JP_COLUMNS.devices || []).find((x) => x.key === key); return c ? c.doc : ""; }
