@@ -407,3 +407,59 @@ def test_python_comm_instances_are_the_json_rows(tpu):
     import jaxprof
     rows = jaxprof.load(str(TPU)).comm_instances()
     assert [r.to_dict() for r in rows] == tpu["comm_instances"] and rows[0].wait_ms == rows[0]["wait_ms"]
+
+
+# ---- a device that reaches its collectives late (straggling_device) ---------------------------------
+
+@pytest.fixture(scope="module")
+def late(tmp_path_factory):
+    """straggler_capture.py: 8 devices, a psum per step, device 3 alone doing ~30x the work first."""
+    log = tmp_path_factory.mktemp("late")
+    proc = subprocess.run([sys.executable, str(HERE / "straggler_capture.py"), str(log)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (path,) = log.rglob("*.xplane.pb")
+    progs = {p.module: p for p in hlo_truth.programs(path)}
+    opcode = {(m, n): i.opcode for m, p in progs.items() for n, i in p.instrs.items()}
+    rows, _, _ = overlap_truth(cpu_ops(path, True, users_of(progs)), lambda o: opcode.get((o[1], o[2])) in COLLECTIVES)
+    return {"path": path, "truth": instance_truth(rows, lambda d: f"/device:CPU:{d}")}
+
+
+def test_a_late_device_is_named_by_the_straggling_device_finding(late):
+    """The device the raw events show as the robust straggler (the largest modified z-score of the
+    psum's start, above 3.5) in the most instances is the one the finding names, with that count,
+    the instances on >= 3 devices, and the others' wait in them (exposed max - min, summed)."""
+    truth = late["truth"]
+    by_device = collections.defaultdict(list)
+    for t in truth.values():
+        if t["stragglers"]:
+            by_device[t["stragglers"][0]].append(t["exp_max"] - t["exp_min"])
+    device, waits = max(by_device.items(), key=lambda kv: (len(kv[1]), sum(kv[1])))
+    assert device == "/device:CPU:3" and len(waits) >= 3  # the program makes device 3 the late one
+    found = {f["id"]: f for f in jaxprof_json("findings", late["path"])["findings"]}
+    f = found["straggling_device"]
+    eligible = sum(t["devices"] >= 3 for t in truth.values())
+    assert f["evidence"].startswith(f"{device} started late") and f" in {len(waits)} of {eligible} collective" in f["evidence"]
+    wait_ms = float(re.search(r"the others waited ([\d.]+) ms", f["evidence"]).group(1))
+    assert wait_ms == pytest.approx(sum(waits) / 1e6, abs=0.011)
+    step_ms = sum(s["duration_ms"] for s in jaxprof_json("steps", late["path"])["steps"])
+    assert f["severity"] == ("bad" if sum(waits) / 1e6 >= 0.15 * step_ms else "warning")
+    assert "comm_instances" in f["fix"]
+
+
+def test_straggling_device_follows_its_rule_on_balanced_devices(cpu):
+    """The 8-device program whose devices all do the same work: the finding is there exactly when
+    one device straggled (by the raw events) in at least 3 instances and the others' wait in them
+    is at least 5 % of step time, and then names that device."""
+    truth = instance_truth(cpu["truth"][0], lambda d: f"/device:CPU:{d}")
+    by_device = collections.defaultdict(list)
+    for t in truth.values():
+        if t["stragglers"]:
+            by_device[t["stragglers"][0]].append(t["exp_max"] - t["exp_min"])
+    step_ms = sum(s["duration_ms"] for s in cpu["steps"]["steps"])
+    top = max(by_device.items(), key=lambda kv: (len(kv[1]), sum(kv[1])), default=None)
+    due = top is not None and len(top[1]) >= 3 and sum(top[1]) / 1e6 >= 0.05 * step_ms
+    found = {f["id"]: f for f in jaxprof_json("findings", cpu["path"])["findings"]}
+    assert ("straggling_device" in found) == due
+    if due:
+        assert found["straggling_device"]["evidence"].startswith(top[0])
