@@ -170,6 +170,9 @@ static const cli_opt ANALYSIS_OPTS[] = {
     {"--group", NULL, NULL, "category|module|scope|source", cli_set_string, A(view.group), 1, JP_SECTION_OPS, 0,
      "one row per category, module, scope or source line: its ops summed\n"
      "(the key is the row's name; --filter picks the ops first)"},
+    {"--table", NULL, NULL, "NAME", cli_set_string, A(view.table), 1, -1, JP_SECTION_SECOND_TABLE,
+     "the section's other table alone, the view applying to it (comm:\n"
+     "comm_instances; launch: launch_streams), as text, CSV or JSON"},
     {"--html", NULL, NULL, "FILE", cli_set_string, A(html), 1, JP_SECTION_REPORT, 0,
      "write it as one self-contained HTML page (charts, no scripts)"},
     {"--module", NULL, NULL, "NAME", cli_set_string, A(view.module), 1, -1, JP_SECTION_TAKES_MODULE,

@@ -20,6 +20,7 @@ static const wording WORDS[] = {
     {"module ", "--module ", 1},
     {"group '", "--group '", 1},
     {"group: ", "--group: ", 1},
+    {"table '", "--table '", 1},
     {"CSV needs a table section (ops, steps, ...)", "--csv needs a table command (ops, steps, ...)", 1},
     {"bad filter regex '", "bad --filter regex '", 0},
     {"bad library_frames regex '", "bad --library-frames regex '", 0},

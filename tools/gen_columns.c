@@ -92,7 +92,11 @@ static void schema_document(void) {
     puts("| `memory` | `memory[]`, `memory_timeline`, `modules[]` |");
     puts("| `findings` | `kpis[]`, `findings[]` |");
     puts("| `lines`, `flame` | the table of that name, `split_ms`, `split_note` |");
-    puts("| `hosts` | `clock_method`, `host_stats[]`, `host_steps[]`, `stragglers[]`, `host_ops` |\n");
+    puts("| `hosts` | `clock_method`, `host_stats[]`, `host_steps[]`, `stragglers[]`, `host_ops` |");
+    puts("| `launch` | `launches[]`, `launch_streams[]` (every row), `launch_queue` |");
+    puts("| `comm` | `comm[]`, `comm_instances[]` (every row) |\n");
+    puts("`--table launch_streams` / `--table comm_instances` (jp_view.table) makes that second table the\n"
+         "one `--top`, `--sort`, `--filter` and `--columns` apply to (the first then has every row).\n");
     puts("Objects that are not tables:\n");
     puts("- `step_summary`: `{method, flops_per_step, mfu_pct (null when unknown), count, mean_ms, median_ms,\n"
          "  p90_ms, std_ms, min_ms, max_ms, total_ms, breakdown_ms{compute, collective, h2d, d2h, d2d, compile,\n"
@@ -110,6 +114,13 @@ static void schema_document(void) {
     puts("- `clock_method`: how the hosts' clocks were aligned (\"\" for one host); `host_ops`: `{host: [ops\n"
          "  rows]}`, each host's ops alone.");
     puts("- `warnings[]`: what loading met that the analysis stands without, one sentence each.");
+    puts("- `launch_queue`: `{max_points, devices[{device, changes, downsampled, bucket_ms, points[[t_ms,\n"
+         "  depth], ...]}]}`: per device with matched launches, the launch queue's depth (launches whose call\n"
+         "  began and whose work has not ended) from `t_ms` until the next point; `changes` counts the\n"
+         "  instants it changed. With at most `max_points` (2048) changes every one is a point\n"
+         "  (`downsampled` false, `bucket_ms` 0); with more, each point is the most outstanding within its\n"
+         "  bucket `[t_ms, t_ms + bucket_ms)`, and a run of buckets without a change gets one point with the\n"
+         "  depth it carries (at most `max_points` + 4 points).");
     puts("- `capture_health[]`: what the capture itself lacks, in every document: `{kind, host, text}`, `kind`\n"
          "  `error` or `warning` (the profiler's own words: the XSpace's errors and warnings), `empty device` (a\n"
          "  host whose every GPU/TPU plane recorded nothing while it dispatched programs) or `no HLO` (a module\n"

@@ -306,6 +306,8 @@ typedef enum jp_section_flag {
     JP_SECTION_TABLES = 1u << 4,       /* several tables: jp_view.columns does not apply */
     JP_SECTION_NO_CSV = 1u << 5,       /* has no CSV form */
     JP_SECTION_SPLIT_NOTE = 1u << 6,   /* its times are partly estimated: text and JSON say how much */
+    JP_SECTION_SECOND_TABLE = 1u << 7, /* a second table after its own (jp_section_second_table): every
+                                        * row in JSON, a capped part in text; jp_view.table picks it alone */
 } jp_section_flag;
 
 typedef struct jp_section_def {
@@ -322,6 +324,8 @@ typedef struct jp_section_def {
 
 /* The registry row of a section, or NULL when section is not one. Static storage: thread-safe. */
 const jp_section_def *jp_section_get(int section);
+/* The second table of a JP_SECTION_SECOND_TABLE section (a library table id), else -1. */
+int jp_section_second_table(int section);
 
 typedef struct jp_view {
     size_t top;          /* rows per table; 0 means all */
@@ -338,6 +342,9 @@ typedef struct jp_view {
     const char *group;   /* ops: rows summed by "category", "module", "scope" or "source" (the
                           * filter picks the ops first; the key becomes the row's name); NULL = a
                           * row per op */
+    const char *table;   /* a section with a second table (comm: "comm_instances", launch:
+                          * "launch_streams"): that table alone, the view applying to it (text,
+                          * CSV and JSON); NULL = the section as it is */
 } jp_view;
 
 /* Writes len bytes of s to out as one quoted JSON string, by the rules every jaxprof JSON output

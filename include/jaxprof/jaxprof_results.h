@@ -294,6 +294,38 @@ typedef struct jp_launch_stat {
     int64_t queue_max_ps, delay_max_ps;
 } jp_launch_stat;
 
+/* One stream of one device (a GPU plane's line with correlated work, launch.c): its idle gaps
+ * split by HTA's rule per stream (_analyze_idle_time_for_stream), as jp_device's over the union. */
+typedef struct jp_launch_stream {
+    uint32_t device;          /* index into jp_analysis.devices */
+    const char *name;         /* the line's name ("Stream #13(Compute)") */
+    int64_t id;               /* the line's id (the stream id) */
+    uint64_t events;          /* its correlated device events */
+    uint64_t n_launched;      /* of those, matched to their launch call (a graph's kernels once) */
+    int64_t first_ps, last_ps; /* its first event's start, its last end */
+    int64_t busy_ps;          /* the union of its events */
+    int64_t idle_host_ps, idle_kernel_ps, idle_other_ps; /* its gaps, by cause (as jp_device's) */
+} jp_launch_stream;
+
+/* The launch queue's depth over time on one device (launch.c): a step function, depth from t_ps
+ * until the next point. */
+typedef struct jp_queue_point {
+    int64_t t_ps;
+    uint32_t depth;
+} jp_queue_point;
+
+enum { JP_QUEUE_POINTS_MAX = 2048 }; /* a device with more changes is downsampled */
+
+typedef struct jp_queue_series {
+    uint32_t device;          /* index into jp_analysis.devices */
+    uint64_t n_changes;       /* instants at which its depth changed */
+    int64_t bucket_ps;        /* 0: every change is a point; else downsampled: each point is the
+                               * most outstanding within its bucket of this length from t_ps, and
+                               * a run of buckets without change the depth it carries */
+    const jp_queue_point *points;
+    size_t n_points;
+} jp_queue_series;
+
 typedef struct jp_memory_sample {
     int64_t t_ps;
     int64_t bytes_in_use;
@@ -471,6 +503,31 @@ typedef struct jp_comm_stat {
     const char *straggler;   /* the device most often such an outlier; "" when none */
 } jp_comm_stat;
 
+/* A stretch of exposed communication on one device (comm.c): the union of its collectives' spans
+ * less the union of its compute ops'; what the viewer's timeline draws as that device's row. */
+typedef struct jp_comm_span {
+    int64_t start_ps, end_ps;
+    uint32_t device;         /* index into jp_analysis.devices */
+} jp_comm_span;
+
+/* One collective instance (jaxprof comm): the k-th run of a collective op on each device it ran
+ * on, matched across those devices (docs/design.md "Communication"). */
+typedef struct jp_comm_instance {
+    const char *module, *name, *type; /* as its jp_comm_stat */
+    uint64_t index;          /* k: its place among the op's instances on each device, from 0 */
+    int64_t step_num;        /* the step its earliest start falls in; INT64_MIN: none */
+    uint32_t n_devices;      /* devices that ran it */
+    int64_t start_ps;        /* the earliest start on any device */
+    int64_t last_start_ps;   /* the latest start: the last device's arrival */
+    int64_t exposed_min_ps, exposed_max_ps; /* the devices' exposed time (span - hidden) */
+    int64_t wait_ps;         /* exposed_max - exposed_min */
+    const char *last_device; /* the device that started last */
+    double z_max;            /* the largest modified z-score of a start, 0.6745 (x - median) / MAD;
+                              * -1 with < 3 devices or MAD 0 */
+    uint32_t n_straggler;    /* devices whose z-score is above 3.5 */
+    const char *straggler;   /* the one with the largest z-score among those; "" when none */
+} jp_comm_instance;
+
 typedef struct jp_analysis {
     const char *path;           /* the xplane file, or the run directory */
     const char **hosts;
@@ -541,6 +598,15 @@ typedef struct jp_analysis {
     jp_comm_stat *comms;        /* collectives by total time (jaxprof comm) */
     size_t n_comms;
     int64_t comm_ps, comm_hidden_ps; /* summed over devices: jp_device.comm_ps, comm_hidden_ps */
+    jp_comm_span *comm_exposed; /* every device's exposed communication, by device then time: their
+                                 * lengths sum to comm_ps - comm_hidden_ps */
+    size_t n_comm_exposed;
+    jp_comm_instance *comm_instances; /* every collective instance, by earliest start */
+    size_t n_comm_instances;
+    jp_launch_stream *launch_streams; /* per device and stream with correlated work, in reading order */
+    size_t n_launch_streams;
+    jp_queue_series *queue_series;    /* the launch queue's depth per device with launches */
+    size_t n_queue_series;
 } jp_analysis;
 
 /* ---- comparing two profiles (jaxprof.h, jp_diff_*) ------------------------------------------- */

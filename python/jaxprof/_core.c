@@ -140,19 +140,21 @@ static int format_from_name(const char *name) {
 
 PyDoc_STRVAR(profile_render_doc,
              "render(section, format='text', top=0, sort=None, filter=None, width=0, columns=None,\n"
-             "       module=None, group=None) -> str\n\n"
+             "       module=None, group=None, table=None) -> str\n\n"
              "One section ('report', 'ops', 'steps', ...) as text, 'json' or 'csv', exactly as the\n"
              "jaxprof command prints it; module: memory's one module in detail (jaxprof memory --module);\n"
-             "group: the ops summed by 'category', 'module', 'scope' or 'source'.");
+             "group: the ops summed by 'category', 'module', 'scope' or 'source'; table: comm's or\n"
+             "launch's second table alone ('comm_instances', 'launch_streams'; jaxprof CMD --table).");
 
 static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", "module", "group", NULL};
+    static char *kwlist[] = {"section", "format", "top", "sort", "filter", "width", "columns", "module", "group",
+                             "table", NULL};
     const char *section_name, *format_name = "text", *sort = NULL, *filter = NULL, *columns = NULL, *module = NULL;
-    const char *group = NULL;
+    const char *group = NULL, *table = NULL;
     Py_ssize_t top = 0;
     int width = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzizzz", kwlist, &section_name, &format_name, &top, &sort,
-                                     &filter, &width, &columns, &module, &group))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|snzzizzzz", kwlist, &section_name, &format_name, &top, &sort,
+                                     &filter, &width, &columns, &module, &group, &table))
         return NULL;
     int section = jp_section_from_name(section_name), format = format_from_name(format_name);
     if (section < 0 || format < 0 || top < 0 || width < 0) {
@@ -168,7 +170,7 @@ static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *k
     FILE *out = open_memstream(&buf, &len);
     if (!out) return PyErr_NoMemory();
     jp_view view = {.top = (size_t)top, .sort = sort, .filter = filter, .width = width, .columns = columns,
-                   .module = module, .group = group};
+                   .module = module, .group = group, .table = table};
     jp_error err;
     int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
     fclose(out);

@@ -13,8 +13,9 @@ import sys
 from typing import Any, TextIO
 
 from . import _core, calibrate
-from .results import (AllocatorStat, Buffer, Collective, Compile, Device, Finding, FlameNode, Frame, HostStat,
-                      HostStep, Kernel, Kpi, Launch, Line, ModuleMemory, Op, Row, Scope, Step, Straggler, Transfer)
+from .results import (AllocatorStat, Buffer, Collective, CollectiveInstance, Compile, Device, Finding, FlameNode,
+                      Frame, HostStat, HostStep, Kernel, Kpi, Launch, LaunchStream, Line, ModuleMemory, Op, Row,
+                      Scope, Step, Straggler, Transfer)
 
 PathLike = str | os.PathLike[str]
 
@@ -44,10 +45,11 @@ class Profile:
 
     def render(self, section: str = "report", format: str = "text", *, top: int = 0, sort: str | None = None,
                filter: str | None = None, width: int = 0, columns: str | None = None,
-               module: str | None = None, group: str | None = None) -> str:
+               module: str | None = None, group: str | None = None, table: str | None = None) -> str:
         """The text (or ``"json"``/``"csv"``) the ``jaxprof <section>`` command prints; ``group``
-        (ops only: ``"category"``, ``"module"``, ``"scope"``, ``"source"``) sums the ops by that field."""
-        return self._core.render(section, format, top, sort, filter, width, columns, module, group)
+        (ops only: ``"category"``, ``"module"``, ``"scope"``, ``"source"``) sums the ops by that field;
+        ``table`` (comm: ``"comm_instances"``, launch: ``"launch_streams"``) that second table alone."""
+        return self._core.render(section, format, top, sort, filter, width, columns, module, group, table)
 
     def _json(self, section: str, **view: Any) -> dict[str, Any]:
         return json.loads(self.render(section, "json", **view))
@@ -87,6 +89,15 @@ class Profile:
         delay, short kernels (the devices' idle split by cause is in devices())."""
         return _rows(Launch, self._json("launch", **view)["launches"])
 
+    def launch_streams(self) -> list[LaunchStream]:
+        """GPU: per device and stream, its idle gaps by cause (HTA's per-stream split)."""
+        return _rows(LaunchStream, self._json("launch")["launch_streams"])
+
+    def launch_queue(self) -> dict[str, Any]:
+        """GPU: each device's launch queue depth over time, as ``launch --json``'s ``launch_queue``:
+        ``{max_points, devices: [{device, changes, downsampled, bucket_ms, points: [[t_ms, depth]]}]}``."""
+        return self._json("launch")["launch_queue"]
+
     def lines(self, **view: Any) -> list[Line]:
         """Device self time by the user's source line that made the ops."""
         return _rows(Line, self._json("lines", **view)["lines"])
@@ -99,6 +110,11 @@ class Profile:
         """Per collective op: hidden and exposed time, message size, group size, algbw and busbw
         (nccl-tests convention), the wait across devices and the last to arrive."""
         return _rows(Collective, self._json("comm", **view)["comm"])
+
+    def comm_instances(self) -> list[CollectiveInstance]:
+        """Every collective instance (the k-th run of an op on each device), by earliest start: its
+        exposed time min and max, wait, last device, z-score of the starts and stragglers."""
+        return _rows(CollectiveInstance, self._json("comm")["comm_instances"])
 
     def devices(self) -> list[Device]:
         return _rows(Device, self._json("findings")["devices"])

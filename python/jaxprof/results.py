@@ -36,6 +36,8 @@ __all__ = [
     "Precision",
     "Launch",
     "Collective",
+    "CollectiveInstance",
+    "LaunchStream",
 ]
 
 
@@ -796,6 +798,79 @@ class Collective(Row):
     module: str
 
 
+@dataclass(frozen=True)
+class CollectiveInstance(Row):
+    """One collective instance: the k-th run of a collective op on each device, across the devices,
+    by earliest start (the ``comm_instances`` table).
+    """
+
+    #: the collective op, as in the comm table
+    name: str
+    #: its type, as in the comm table
+    type: str
+    #: k: the op's k-th run on each device (from 0), matched across the devices by that order
+    index: int
+    #: the step its earliest start falls in; null when none
+    step: int | None
+    #: devices that ran it
+    devices: int
+    #: its earliest start on any device [ms]
+    start_ms: float
+    #: the latest start minus the earliest: how late the last device arrived [ms]
+    arrival_spread_ms: float
+    #: the least exposed time (span - hidden) of any device [ms]
+    exposed_min_ms: float
+    #: the most exposed time of any device [ms]
+    exposed_max_ms: float
+    #: exposed_max_ms - exposed_min_ms: the early arrivals' wait for the last [ms]
+    wait_ms: float
+    #: the device that started last; "" on one device
+    last_device: str
+    #: some device's start is a robust outlier: median/MAD z-score > 3.5 over >= 3 devices
+    straggler: bool
+    #: devices whose start is such an outlier
+    stragglers: int
+    #: of those, the one with the largest z-score; "" when none
+    straggler_device: str
+    #: the largest z-score 0.6745 (start - median) / MAD of the starts; null with < 3 devices or MAD
+    #: 0
+    z_max: float | None
+    #: the HLO module
+    module: str
+
+
+@dataclass(frozen=True)
+class LaunchStream(Row):
+    """One stream (device line) with correlated work: its idle gaps by cause (the ``launch_streams``
+    table).
+    """
+
+    #: the device line (stream) the work ran on, by its name
+    stream: str
+    #: its device
+    device: str
+    #: the line's id (the stream id)
+    stream_id: int
+    #: its device events with a correlation id
+    events: int
+    #: of those, matched to their launch call (a CUDA graph's kernels once)
+    launched: int
+    #: the union of those events [ms]
+    busy_ms: float
+    #: its gaps before work whose launch call began after the stream went idle: waiting for the host
+    #: [ms]
+    idle_host_ms: float
+    #: its gaps under 10 us before work launched earlier: kernel to kernel [ms]
+    idle_kernel_ms: float
+    #: its other gaps: launched earlier with a longer gap (another stream, a sync), or launch
+    #: unknown [ms]
+    idle_other_ms: float
+    #: its first event's start [ms]
+    first_ms: float
+    #: its last event's end (busy + the three idle parts = last - first) [ms]
+    last_ms: float
+
+
 # The row class of each table, by its JSON key.
 TABLES: dict[str, type[Row]] = {
     "devices": Device,
@@ -821,4 +896,6 @@ TABLES: dict[str, type[Row]] = {
     "precision": Precision,
     "launches": Launch,
     "comm": Collective,
+    "comm_instances": CollectiveInstance,
+    "launch_streams": LaunchStream,
 }

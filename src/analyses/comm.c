@@ -150,10 +150,29 @@ static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
 
 typedef struct step_acc { int64_t hidden, exposed; uint32_t devices, last_device; } step_acc;
 
+/* Appends the parts of [s, e) on device d that no compute interval cu[*j..ncu) covers to out (the
+ * viewer's exposed-communication row); *j moves past the intervals that end before s, as the
+ * segments come in time order. */
+static int push_exposed(jp_vec *out, uint32_t d, int64_t s, int64_t e, const jp_interval *cu, size_t ncu, size_t *j) {
+    while (*j < ncu && cu[*j].end <= s) (*j)++;
+    int64_t at = s;
+    for (size_t k = *j; at < e; k++) {
+        int64_t gap_end = k < ncu && cu[k].start < e ? cu[k].start : e;
+        if (gap_end > at) {
+            jp_comm_span *x = jp_vec_push(out, sizeof *x);
+            if (!x) return JP_ERR_NOMEM;
+            *x = (jp_comm_span){at, gap_end, d};
+        }
+        if (gap_end == e) break;
+        if (cu[k].end > at) at = cu[k].end;
+    }
+    return JP_OK;
+}
+
 /* Device d's collective union against its compute union: its totals, and each union segment's
  * hidden and exposed time added to the step it starts in. */
 static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n, const jp_interval *cu, size_t ncu,
-                          step_acc *steps) {
+                          step_acc *steps, jp_vec *exposed) {
     jp_interval *u = malloc((n ? n : 1) * sizeof *u);
     if (!u) return JP_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) u[i] = (jp_interval){v[i].start, v[i].end};
@@ -161,9 +180,13 @@ static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n
     size_t nu = jp_intervals_merge_sorted(u, n);
     jp_device *dev = &a->devices[d];
     long hint = -1;
-    size_t at = 0; /* the union is in time order: each search starts where the last ended */
+    size_t at = 0, cov = 0; /* cursors: the union is in time order, each search starts where the last ended */
     for (size_t i = 0; i < nu; i++) {
-        int64_t len = u[i].end - u[i].start, hid = jp_intervals_covered_from(cu, ncu, u[i].start, u[i].end, &at);
+        int64_t len = u[i].end - u[i].start, hid = jp_intervals_covered_from(cu, ncu, u[i].start, u[i].end, &cov);
+        if (push_exposed(exposed, d, u[i].start, u[i].end, cu, ncu, &at) != JP_OK) {
+            free(u);
+            return JP_ERR_NOMEM;
+        }
         dev->comm_ps += len, dev->comm_hidden_ps += hid;
         long s = jp_step_at_hint(a, hint, u[i].start);
         if (s < 0) continue;
@@ -179,7 +202,7 @@ static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n
 }
 
 /* Per device: hidden time of each instance, the device's union totals, the steps' split. */
-static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_vec *comp) {
+static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_vec *comp, jp_vec *exposed) {
     step_acc *steps = calloc(a->n_steps ? a->n_steps : 1, sizeof *steps);
     if (!steps) return JP_ERR_NOMEM;
     int rc = JP_OK;
@@ -194,7 +217,7 @@ static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_v
             v[k].hidden = jp_intervals_covered_from(cu, ncu, v[k].start, v[k].end, &at);
             if (v[k].hidden > v[k].dur) v[k].hidden = v[k].dur;
         }
-        if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps);
+        if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps, exposed);
     }
     for (size_t s = 0; s < a->n_steps && rc == JP_OK; s++) {
         if (!steps[s].devices) continue;
@@ -214,32 +237,60 @@ static double median(int64_t *x, size_t n) {
 
 typedef struct tally { uint32_t *late, *strag; } tally;
 
+static const char *device_name(const jp_analysis *a, uint32_t d) { return d < a->n_devices ? a->devices[d].name : ""; }
+
+/* The stragglers among an instance's n >= 3 devices: the modified z-score of each start, into its
+ * row (the largest, and the device with it when above 3.5) and the op's tallies. */
+static void stragglers(jp_comm_instance *row, jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch,
+                       tally *t, const jp_analysis *a) {
+    for (size_t i = 0; i < n; i++) scratch[i] = v[i].start;
+    double med = median(scratch, n);
+    for (size_t i = 0; i < n; i++) scratch[i] = (int64_t)fabs((double)v[i].start - med);
+    double mad = median(scratch, n);
+    if (mad <= 0) return;
+    for (size_t i = 0; i < n; i++) {
+        double z = 0.6745 * ((double)v[i].start - med) / mad;
+        if (z > row->z_max) {
+            row->z_max = z;
+            if (z > 3.5) row->straggler = device_name(a, v[i].device);
+        }
+        if (z <= 3.5) continue;
+        row->n_straggler++;
+        if (v[i].device < a->n_devices) s->n_straggler++, t->strag[v[i].device]++;
+    }
+}
+
 /* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
- * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5). */
-static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a) {
+ * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5); its
+ * row in `out` (a jp_comm_instance). JP_ERR_NOMEM or JP_OK. */
+static int instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a,
+                    jp_vec *out) {
     size_t n_dev = a->n_devices;
-    int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN, first = INT64_MAX;
     uint32_t late = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t exposed = v[i].dur - v[i].hidden;
         if (exposed < lo) lo = exposed;
         if (exposed > hi) hi = exposed;
         if (v[i].start > last) last = v[i].start, late = v[i].device;
+        if (v[i].start < first) first = v[i].start;
     }
-    if (n < 2) return;
+    jp_comm_instance *row = jp_vec_push(out, sizeof *row);
+    if (!row) return JP_ERR_NOMEM;
+    long step = jp_step_at(a, first);
+    *row = (jp_comm_instance){.module = s->module, .name = s->name, .type = s->type, .index = v[0].k,
+                              .step_num = step >= 0 ? a->steps[step].step_num : INT64_MIN, .n_devices = (uint32_t)n,
+                              .start_ps = first, .last_start_ps = last, .exposed_min_ps = lo, .exposed_max_ps = hi,
+                              .wait_ps = hi - lo, .last_device = n > 1 ? device_name(a, late) : "", .z_max = -1,
+                              .straggler = ""};
+    if (n < 2) return JP_OK;
     for (size_t i = 0; i < n; i++) /* each device's wait: its exposed time beyond the last to arrive */
         if (v[i].device < n_dev) a->devices[v[i].device].comm_wait_ps += v[i].dur - v[i].hidden - lo;
     s->wait_ps += hi - lo;
     if (hi - lo > s->wait_max_ps) s->wait_max_ps = hi - lo;
     if (late < n_dev) t->late[late]++;
-    if (n < 3) return;
-    for (size_t i = 0; i < n; i++) scratch[i] = v[i].start;
-    double med = median(scratch, n);
-    for (size_t i = 0; i < n; i++) scratch[i] = (int64_t)fabs((double)v[i].start - med);
-    double mad = median(scratch, n);
-    if (mad <= 0) return;
-    for (size_t i = 0; i < n; i++)
-        if (0.6745 * ((double)v[i].start - med) / mad > 3.5 && v[i].device < n_dev) s->n_straggler++, t->strag[v[i].device]++;
+    if (n >= 3) stragglers(row, s, v, n, scratch, t, a);
+    return JP_OK;
 }
 
 static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint32_t *best) {
@@ -250,8 +301,8 @@ static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint3
     return *best ? a->devices[arg].name : "";
 }
 
-/* One row per op across devices: v sorted by row, instance, device. */
-static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n) {
+/* One row per op across devices: v sorted by row, instance, device; each instance's row in `inst`. */
+static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n, jp_vec *inst) {
     size_t n_keys = 0;
     for (size_t i = 0; i < n; i++) n_keys += !i || v[i].row != v[i - 1].row;
     jp_comm_stat *out = jp_arena_alloc(arena, (n_keys ? n_keys : 1) * sizeof *out);
@@ -263,7 +314,8 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
         return JP_ERR_NOMEM;
     }
     size_t r = 0;
-    for (size_t i = 0, j; i < n; i = j) {
+    int rc = JP_OK;
+    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, v[i].row);
         jp_comm_stat *s = &out[r++];
         *s = (jp_comm_stat){.module = d->module, .name = d->name, .type = comm_type(d), .bytes = d->coll_bytes,
@@ -271,14 +323,14 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
         memset(counts, 0, (2 * a->n_devices + 1) * sizeof *counts);
         memset(seen, 0, a->n_devices);
         tally t = {counts, counts + a->n_devices};
-        for (j = i; j < n && v[j].row == v[i].row;) {
+        for (j = i; j < n && v[j].row == v[i].row && rc == JP_OK;) {
             size_t k = j;
             while (k < n && v[k].row == v[i].row && v[k].k == v[j].k) {
                 s->count++, s->total_ps += v[k].dur, s->hidden_ps += v[k].hidden;
                 if (v[k].device < a->n_devices && !seen[v[k].device]) seen[v[k].device] = 1, s->n_devices++;
                 k++;
             }
-            instance(s, v + j, k - j, scratch, &t, a);
+            rc = instance(s, v + j, k - j, scratch, &t, a, inst);
             j = k;
         }
         s->exposed_ps = s->total_ps - s->hidden_ps;
@@ -293,7 +345,15 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
     free(scratch), free(counts), free(seen);
     a->comms = out;
     a->n_comms = r;
-    return JP_OK;
+    return rc;
+}
+
+static int cmp_instance(const void *x, const void *y) { /* by earliest start, then op and index */
+    const jp_comm_instance *a = x, *b = y;
+    if (a->start_ps != b->start_ps) return a->start_ps < b->start_ps ? -1 : 1;
+    int c = strcmp(a->module, b->module);
+    if (!c) c = strcmp(a->name, b->name);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
 static int cmp_stat(const void *x, const void *y) {
@@ -314,17 +374,28 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     size_t nd = m->devices.n;
     for (size_t i = 0; i < a->n_devices; i++) a->devices[i].comm_overlap_pct = -1;
     if (!any_collective(m)) return JP_OK;
-    jp_vec evs = {0};
+    jp_vec evs = {0}, exposed = {0};
     jp_map rows_of = {0};
     jp_vec *comp = calloc(nd ? nd : 1, sizeof *comp);
     if (!comp) return JP_ERR_NOMEM;
     int rc = collect(m, &evs, comp, &rows_of);
     jp_map_deinit(&rows_of);
     comm_ev *v = evs.data;
-    if (rc == JP_OK) rc = overlap(m, a, v, evs.n, comp);
+    if (rc == JP_OK) rc = overlap(m, a, v, evs.n, comp, &exposed);
+    if (rc == JP_OK && exposed.n) { /* kept with the analysis, for the viewer's timeline */
+        a->comm_exposed = jp_arena_alloc(arena, exposed.n * sizeof *a->comm_exposed);
+        if (!a->comm_exposed) rc = JP_ERR_NOMEM;
+        else memcpy(a->comm_exposed, exposed.data, exposed.n * sizeof *a->comm_exposed), a->n_comm_exposed = exposed.n;
+    }
+    jp_vec_free(&exposed);
     if (rc == JP_OK && evs.n) qsort(v, evs.n, sizeof *v, cmp_ev_instance);
-    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
+    jp_vec inst = {0};
+    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n, &inst);
     if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);
+    if (rc == JP_OK && inst.n > 1) qsort(inst.data, inst.n, sizeof(jp_comm_instance), cmp_instance);
+    if (rc == JP_OK && !(a->comm_instances = jp_analysis_copy(arena, &inst, sizeof(jp_comm_instance)))) rc = JP_ERR_NOMEM;
+    if (rc == JP_OK) a->n_comm_instances = inst.n;
+    jp_vec_free(&inst);
     for (size_t i = 0; i < nd; i++) jp_vec_free(&comp[i]);
     free(comp);
     jp_vec_free(&evs);

@@ -1,5 +1,6 @@
 /* findings.c - the KPI table rated good/warning/bad, and named problems, each with the numbers
  * behind it and a fix. A finding is only raised with evidence from this profile. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1325,6 +1326,70 @@ static void communication(ctx *c) {
     }
 }
 
+/* The device that straggled (comm.c: the largest modified z-score of an instance's starts, above
+ * 3.5 among >= 3 devices) in the most collective instances, its count and the others' wait in them
+ * (each instance's spread of exposed time), and its worst instance. */
+typedef struct late_device {
+    size_t device;                   /* index into a->devices; SIZE_MAX: none */
+    uint32_t instances;
+    int64_t wait_ps;
+    const jp_comm_instance *worst;   /* the one with the longest wait */
+} late_device;
+
+static late_device most_late_device(const jp_analysis *a, uint32_t *count, int64_t *wait, size_t *worst) {
+    late_device best = {.device = SIZE_MAX};
+    for (size_t i = 0; i < a->n_comm_instances; i++) {
+        const jp_comm_instance *in = &a->comm_instances[i];
+        for (size_t d = 0; in->straggler[0] && d < a->n_devices; d++) {
+            if (strcmp(in->straggler, a->devices[d].name) != 0) continue;
+            count[d]++, wait[d] += in->wait_ps;
+            if (worst[d] == SIZE_MAX || in->wait_ps > a->comm_instances[worst[d]].wait_ps) worst[d] = i;
+            break;
+        }
+    }
+    for (size_t d = 0; d < a->n_devices; d++)
+        if (count[d] && (best.device == SIZE_MAX || count[d] > best.instances ||
+                         (count[d] == best.instances && wait[d] > best.wait_ps)))
+            best = (late_device){d, count[d], wait[d], &a->comm_instances[worst[d]]};
+    return best;
+}
+
+/* straggling_device: within a host, one device reaches its collectives late (XLA:CPU's and a GPU
+ * node's devices alike; across hosts `straggler` says it per host) in at least 3 instances, and the
+ * others' waiting for it adds up to >= 5% of step time (bad from 15%); without steps, of the span. */
+static void straggling_device(ctx *c) {
+    const jp_analysis *a = c->a;
+    double whole = c->step_total > 0 ? c->step_total : (double)a->span_ps;
+    if (!a->n_comm_instances || !a->n_devices || !(whole > 0)) return;
+    uint32_t *count = calloc(a->n_devices, sizeof *count);
+    int64_t *wait = calloc(a->n_devices, sizeof *wait);
+    size_t *worst = malloc(a->n_devices * sizeof *worst);
+    late_device late = {.device = SIZE_MAX};
+    if (count && wait && worst) {
+        for (size_t d = 0; d < a->n_devices; d++) worst[d] = SIZE_MAX;
+        late = most_late_device(a, count, wait, worst);
+    }
+    free(count), free(wait), free(worst);
+    double pct = late.device == SIZE_MAX ? 0 : 100 * (double)late.wait_ps / whole;
+    if (late.instances < 3 || pct < 5) return;
+    size_t eligible = 0; /* the instances a straggler could be found in */
+    for (size_t i = 0; i < a->n_comm_instances; i++) eligible += a->comm_instances[i].n_devices >= 3;
+    const jp_comm_instance *w = late.worst;
+    finding(c, "straggling_device", pct >= 15 ? JP_RATING_BAD : JP_RATING_WARNING,
+            "One device reaches its collectives late",
+            "Find what that device does before its collectives that the others do not: an uneven shard "
+            "(padding, a larger slice of the batch), work only it runs (a branch on the device index, host "
+            "callbacks, logging or metrics kept on one device), or a slower or throttled chip. `jaxprof comm "
+            "--table comm_instances` lists every instance; the Timeline's exposed-communication rows show the "
+            "waits.",
+            "%s started late (modified z-score of its start above 3.5 among the devices) in %u of %zu collective "
+            "instances on 3 or more devices; the others waited %.2f ms for it there, %.0f%% of %s; worst: %s "
+            "(%s) instance %" PRIu64 ", z %.1f, wait %.2f ms",
+            a->devices[late.device].name, late.instances, eligible, ms((double)late.wait_ps), pct,
+            c->step_total > 0 ? "step time" : "the capture", w->name, w->module, w->index, w->z_max,
+            ms((double)w->wait_ps));
+}
+
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     ctx c = {.m = m, .arena = arena, .a = a};
     a->kpis = jp_arena_alloc(arena, KPI_COUNT * sizeof(jp_kpi)); /* one per row of the KPI table */
@@ -1334,6 +1399,7 @@ int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     for (int p = 0; p < JP_PART_COUNT; p++) c.part[p] = (double)a->step_summary.part_ps[p];
     kpis(&c);
     straggler(&c);
+    straggling_device(&c);
     recompilation(&c);
     mark_slow_steps(&c);
     for (size_t i = 0; i < a->n_steps; i++) {

@@ -12,7 +12,7 @@
 typedef struct item {      /* one device event, with its launch call's start when found */
     int64_t start, end;
     int64_t call_start;    /* NO_CALL when its call is unknown */
-    uint32_t device;
+    uint32_t stream;       /* index into jp_model.launch_lines (its device: that line's) */
     uint32_t stat;         /* index into the stats vector, with MEMBER set for a later event of a
                             * call that launched several (a CUDA graph's kernels: one cuGraphLaunch) */
 } item;
@@ -29,7 +29,7 @@ typedef struct work_rec {
     int64_t start_ps, end_ps;
     const char *name;
     uint64_t correlation;
-    uint32_t device;
+    uint32_t device, line;
     int kernel;
 } work_rec;
 
@@ -87,13 +87,28 @@ static void count_launch(jp_launch_stat *s, int64_t start, int64_t end, const ca
  * start to its work's end (HTA's queue length, over all the device's streams). */
 typedef struct queue { int64_t *starts, *ends; size_t k; } queue;
 
+/* The gap from `idle` (when the work before ended) to it->start, added to its cause, by HTA's rule:
+ * the host, when its launch call began after the device went idle; kernel to kernel, when it was
+ * queued before and the gap is short; else other. The part of a host wait during which a host
+ * compiled (`compiles`, merged) is other: the host was not slow to launch, it was compiling, which
+ * compiles and findings report apart. 1 when the gap is the host's. */
+static int idle_gap(int64_t *host, int64_t *kernel, int64_t *other, const item *it, int64_t idle,
+                    const jp_interval *compiles, size_t n_compiles) {
+    int64_t gap = it->start - idle;
+    if (it->call_start != NO_CALL && it->call_start > idle) {
+        int64_t compiling = jp_intervals_covered(compiles, n_compiles, idle, it->start);
+        *host += gap - compiling;
+        *other += compiling;
+        return 1;
+    }
+    if (it->call_start != NO_CALL && gap < JP_LAUNCH_K2K_PS) *kernel += gap;
+    else *other += gap;
+    return 0;
+}
+
 /* Device items (one device; order[0..n) by start), in one walk: each gap of their union goes to
- * the cause of the event that ends it. HTA's rule: the host, when that event's launch call began
- * after the device went idle; kernel to kernel, when it was queued before and the gap is short;
- * else other. The part of a host wait during which a host compiled (`compiles`, merged) is other:
- * the host was not slow to launch, it was compiling, which compiles and findings report apart.
- * And each launch's call start and end go to q (a call launching several events is outstanding
- * until its last ends). */
+ * the cause of the event that ends it (idle_gap); and each launch's call start and end go to q (a
+ * call launching several events is outstanding until its last ends). */
 static void walk_items(jp_device *d, const item *items, const uint32_t *order, size_t n, jp_launch_stat *stats,
                        const jp_interval *compiles, size_t n_compiles, queue *q) {
     int64_t busy_end = items[order[0]].end;
@@ -102,26 +117,109 @@ static void walk_items(jp_device *d, const item *items, const uint32_t *order, s
         if (v->call_start != NO_CALL && !(v->stat & MEMBER)) q->starts[q->k] = v->call_start, q->ends[q->k++] = v->end;
         else if (v->call_start != NO_CALL && q->k && v->end > q->ends[q->k - 1] && v->call_start == q->starts[q->k - 1])
             q->ends[q->k - 1] = v->end;
-        if (i && v->start > busy_end) {
-            int64_t gap = v->start - busy_end;
-            if (v->call_start != NO_CALL && v->call_start > busy_end) {
-                int64_t compiling = jp_intervals_covered(compiles, n_compiles, busy_end, v->start);
-                d->idle_host_ps += gap - compiling;
-                d->idle_other_ps += compiling;
-                stats[v->stat & ~MEMBER].n_host_wait++;
-            } else if (v->call_start != NO_CALL && gap < JP_LAUNCH_K2K_PS) {
-                d->idle_kernel_ps += gap;
-            } else {
-                d->idle_other_ps += gap;
-            }
-        }
+        if (i && v->start > busy_end &&
+            idle_gap(&d->idle_host_ps, &d->idle_kernel_ps, &d->idle_other_ps, v, busy_end, compiles, n_compiles))
+            stats[v->stat & ~MEMBER].n_host_wait++;
         if (v->end > busy_end) busy_end = v->end;
     }
 }
 
+/* The same split per stream (HTA's per-stream view, _analyze_idle_time_for_stream): items in
+ * order[0..n) by start are each stream's by start too, so one pass keeps each stream's end of work
+ * so far (its last_ps) in its row, rows[stream], and adds its busy time and gaps there. */
+static void split_streams(jp_launch_stream *rows, const jp_launch_line *lines, const item *items, const uint32_t *order,
+                          size_t n, const jp_interval *compiles, size_t n_compiles) {
+    for (size_t i = 0; i < n; i++) {
+        const item *v = &items[order[i]];
+        jp_launch_stream *s = &rows[v->stream];
+        if (!s->events) {
+            const jp_launch_line *l = &lines[v->stream];
+            *s = (jp_launch_stream){.device = l->device, .name = l->name, .id = l->id, .first_ps = v->start,
+                                    .last_ps = v->start};
+        } else if (v->start > s->last_ps) {
+            idle_gap(&s->idle_host_ps, &s->idle_kernel_ps, &s->idle_other_ps, v, s->last_ps, compiles, n_compiles);
+        }
+        s->events++;
+        s->n_launched += v->call_start != NO_CALL && !(v->stat & MEMBER);
+        int64_t from = v->start > s->last_ps ? v->start : s->last_ps;
+        if (v->end > from) s->busy_ps += v->end - from;
+        if (v->end > s->last_ps) s->last_ps = v->end;
+    }
+}
+
+/* The queue's depth over time on one device, built as its changes come (in time order): every change
+ * while they fit JP_QUEUE_POINTS_MAX points; past that, the points so far and the rest go into
+ * buckets (the span over half the points, in whole ns), each keeping its most outstanding, and,
+ * where buckets without a change follow one, a point with the depth they carry: at most two points
+ * a bucket, so within the bound. Only the final depth of an instant counts (ends and starts at
+ * one instant make no depth that never was). */
+enum { QCAP = JP_QUEUE_POINTS_MAX + 4 };
+typedef struct qseries {
+    jp_queue_point *p, *tmp;  /* QCAP each */
+    size_t n;
+    int64_t t0, span, bucket, cur_b;
+    int64_t pend_t;           /* the instant whose depth is not yet final (ends and starts at one instant) */
+    uint32_t pend_d, last, cur_max;
+    uint64_t changes;
+} qseries;
+
+static void qs_emit(qseries *q, int64_t t, uint32_t d) {
+    if (q->n < QCAP) q->p[q->n++] = (jp_queue_point){t, d};
+}
+
+static void qs_bucket(qseries *q, int64_t t, uint32_t before, uint32_t d) {
+    int64_t b = (t - q->t0) / q->bucket;
+    uint32_t hi = d > before ? d : before;
+    if (q->cur_b < 0) {
+        q->cur_b = b, q->cur_max = hi;
+    } else if (b == q->cur_b) {
+        if (d > q->cur_max) q->cur_max = d;
+    } else {
+        qs_emit(q, q->t0 + q->cur_b * q->bucket, q->cur_max);
+        if (b > q->cur_b + 1 && before != q->cur_max) qs_emit(q, q->t0 + (q->cur_b + 1) * q->bucket, before);
+        q->cur_b = b, q->cur_max = hi;
+    }
+}
+
+static void qs_commit(qseries *q, int64_t t, uint32_t d) {
+    if (d == q->last) return;
+    uint32_t before = q->last;
+    q->changes++, q->last = d;
+    if (!q->bucket && q->n < JP_QUEUE_POINTS_MAX) {
+        q->p[q->n++] = (jp_queue_point){t, d};
+        return;
+    }
+    if (!q->bucket) { /* too many: the points so far into buckets, then on */
+        size_t n = q->n;
+        memcpy(q->tmp, q->p, n * sizeof *q->p);
+        /* whole ns, so that the JSON's ms (ns resolution) give the buckets' bounds exactly */
+        q->bucket = (q->span / (JP_QUEUE_POINTS_MAX / 2 - 1) / 1000 + 1) * 1000, q->cur_b = -1, q->n = 0;
+        for (size_t i = 0; i < n; i++) qs_bucket(q, q->tmp[i].t_ps, i ? q->tmp[i - 1].depth : 0, q->tmp[i].depth);
+    }
+    qs_bucket(q, t, before, d);
+}
+
+static void qs_add(qseries *q, int64_t t, uint32_t d) {
+    if (t != q->pend_t) qs_commit(q, q->pend_t, q->pend_d), q->pend_t = t;
+    q->pend_d = d;
+}
+
+/* Ends device `device`'s series and keeps it (points in the arena). JP_ERR_NOMEM or JP_OK. */
+static int qs_finish(qseries *q, uint32_t device, jp_arena *arena, jp_vec *out) {
+    qs_commit(q, q->pend_t, q->pend_d);
+    if (q->bucket && q->cur_b >= 0) qs_emit(q, q->t0 + q->cur_b * q->bucket, q->cur_max);
+    if (!q->changes) return JP_OK;
+    jp_queue_point *p = jp_arena_alloc(arena, q->n * sizeof *p);
+    jp_queue_series *s = p ? jp_vec_push(out, sizeof *s) : NULL;
+    if (!s) return JP_ERR_NOMEM;
+    memcpy(p, q->p, q->n * sizeof *p);
+    *s = (jp_queue_series){device, q->changes, q->bucket, p, q->n};
+    return JP_OK;
+}
+
 /* The queue's depth over time: the sorted call starts and the sorted ends, merged (an end before a
- * start at one instant: no depth that never was); its most and time-weighted mean. */
-static void queue_depth(jp_device *d, queue *q) {
+ * start at one instant: no depth that never was); its most, time-weighted mean and series (qs). */
+static void queue_depth(jp_device *d, queue *q, qseries *qs) {
     int64_t *starts = q->starts, *ends = q->ends;
     size_t k = q->k;
     jp_sort_by_key64(starts, k, sizeof *starts, 0, 1, jp_cmp_i64);
@@ -129,6 +227,8 @@ static void queue_depth(jp_device *d, queue *q) {
     long depth = 0;
     double area = 0;
     int64_t t = k ? starts[0] : 0;
+    qs->n = 0, qs->bucket = 0, qs->changes = 0, qs->last = 0, qs->pend_d = 0, qs->pend_t = t, qs->t0 = t;
+    qs->span = k ? ends[k - 1] - starts[0] : 0;
     for (size_t i = 0, j = 0; j < k;) {
         int start = i < k && starts[i] < ends[j];
         int64_t now = start ? starts[i++] : ends[j++];
@@ -136,6 +236,7 @@ static void queue_depth(jp_device *d, queue *q) {
         t = now;
         depth += start ? 1 : -1;
         if (depth > (long)d->queue_max) d->queue_max = (uint32_t)depth;
+        qs_add(qs, now, (uint32_t)depth);
     }
     d->queue_mean = k && ends[k - 1] > starts[0] ? area / (double)(ends[k - 1] - starts[0]) : 0;
 }
@@ -221,12 +322,12 @@ static int next_work(work_cursor *c, work_rec *w) {
     if (e) {
         const char *const *names = c->m->launch_names.data;
         *w = (work_rec){e->start_ps, e->end_ps, names[jp_op_launch_name(e->launch)], jp_op_launch_id(e->launch),
-                        JP_VEC_AT(&c->m->opdefs, jp_opdef, e->op).device, (e->launch & JP_OP_LAUNCH_KERNEL) != 0};
+                        JP_VEC_AT(&c->m->opdefs, jp_opdef, e->op).device, e->line, (e->launch & JP_OP_LAUNCH_KERNEL) != 0};
         c->op = next_launched(c, c->op + 1);
         return 1;
     }
     if (!l) return 0;
-    *w = (work_rec){l->start_ps, l->end_ps, l->name, l->correlation, jp_launch_device(l), jp_launch_is_kernel(l)};
+    *w = (work_rec){l->start_ps, l->end_ps, l->name, l->correlation, jp_launch_device(l), l->line, jp_launch_is_kernel(l)};
     c->apart++;
     return 1;
 }
@@ -236,11 +337,17 @@ static int next_work(work_cursor *c, work_rec *w) {
 typedef struct gather {
     item *items;
     size_t n, cap;
+    uint32_t device;       /* the items' device */
     jp_analysis *a;
     jp_vec stats;          /* jp_launch_stat rows */
     stat_index *index;
     jp_interval *compiles; /* the hosts' compile spans, merged: launches made in them are left out */
     size_t n_compiles;
+    const jp_launch_line *lines; /* the model's launch_lines */
+    jp_launch_stream *streams;   /* a row per line (events 0: none yet) */
+    qseries queue;               /* the device's queue series being built */
+    jp_vec series;               /* jp_queue_series, per device with launches */
+    jp_arena *arena;
 } gather;
 
 /* Whether a host compiled at t: most launches come after the last compile, found without a search. */
@@ -307,11 +414,12 @@ static int flush(gather *g) {
         return JP_ERR_NOMEM;
     }
     q.ends = q.starts + n;
-    jp_device *d = &g->a->devices[items[0].device];
+    jp_device *d = &g->a->devices[g->device];
     walk_items(d, items, order, n, g->stats.data, g->compiles, g->n_compiles, &q);
-    queue_depth(d, &q);
+    split_streams(g->streams, g->lines, items, order, n, g->compiles, g->n_compiles);
+    queue_depth(d, &q, &g->queue);
     free(order), free(q.starts);
-    return JP_OK;
+    return qs_finish(&g->queue, g->device, g->arena, &g->series);
 }
 
 /* The events one launch call queued: one for a kernel launch or a copy, a graph's kernels for
@@ -334,7 +442,7 @@ static void end_group(const launch_group *grp, jp_launch_stat *stats) {
 
 /* Matches one device event w to its call (c: the call, UINT32_MAX none), adding to its row and
  * gathering it. JP_ERR_NOMEM or JP_OK. */
-static int match_one(const jp_model *m, gather *g, launch_group *grp, const work_rec *w, uint32_t c) {
+static int match_one(const jp_model *m, gather *g, launch_group *grp, const work_rec *w, uint32_t stream, uint32_t c) {
     call_rec call = c == UINT32_MAX ? (call_rec){0, 0, NULL} : call_at(m, c);
     int64_t made = call.name ? call.start_ps : w->start_ps;
     if (in_compile(g, made)) return JP_OK; /* the autotuner's */
@@ -346,9 +454,17 @@ static int match_one(const jp_model *m, gather *g, launch_group *grp, const work
     count_launch(s, w->start_ps, w->end_ps, member || !call.name ? NULL : &call);
     g->a->devices[w->device].n_launched += call.name && !member; /* a launch matched to its call */
     if (call.name) grp->work_ps += w->end_ps - w->start_ps, grp->kernels += (uint32_t)w->kernel;
-    g->items[g->n++] = (item){w->start_ps, w->end_ps, call.name ? call.start_ps : NO_CALL, w->device,
+    g->device = w->device;
+    g->items[g->n++] = (item){w->start_ps, w->end_ps, call.name ? call.start_ps : NO_CALL, stream,
                               at | (member ? MEMBER : 0)};
     return JP_OK;
+}
+
+/* The launch_lines entry of global line `line`, UINT32_MAX when none. */
+static uint32_t stream_of(const jp_model *m, uint32_t line) {
+    const jp_launch_line *l = m->launch_lines.data;
+    size_t i = jp_model_first_at_line(l, m->launch_lines.n, sizeof *l, offsetof(jp_launch_line, line), line);
+    return i < m->launch_lines.n && l[i].line == line && i < UINT32_MAX ? (uint32_t)i : UINT32_MAX;
 }
 
 /* Matches the device work of one host to its calls, adding to the rows and gathering it device
@@ -363,10 +479,13 @@ static int match_host(const jp_model *m, size_t h, gather *g) {
     int rc = calls_index(m, h, &r, &ix);
     launch_group grp = {.call = UINT32_MAX};
     work_rec w;
+    uint32_t line = UINT32_MAX, stream = UINT32_MAX; /* the last work's line and its launch_lines entry */
     while (rc == JP_OK && next_work(&cur, &w)) {
         if (w.device >= g->a->n_devices) continue;
-        if (g->n && g->items[g->n - 1].device != w.device && (rc = flush(g))) break;
-        rc = match_one(m, g, &grp, &w, call_of(&ix, w.correlation));
+        if (w.line != line) line = w.line, stream = stream_of(m, line);
+        if (stream == UINT32_MAX) continue; /* every line with launches is noted while reading */
+        if (g->n && g->device != w.device && (rc = flush(g))) break;
+        rc = match_one(m, g, &grp, &w, stream, call_of(&ix, w.correlation));
     }
     end_group(&grp, g->stats.data);
     free(ix.dense);
@@ -378,13 +497,31 @@ static int match_host(const jp_model *m, size_t h, gather *g) {
  * split and queue. JP_ERR_NOMEM, JP_ERR_LIMIT or JP_OK. */
 static int match(const jp_model *m, gather *g) {
     g->index = calloc(1, sizeof *g->index);
-    int rc = g->index ? JP_OK : JP_ERR_NOMEM;
+    g->lines = m->launch_lines.data;
+    g->streams = calloc(m->launch_lines.n ? m->launch_lines.n : 1, sizeof *g->streams);
+    g->queue.p = malloc(2 * QCAP * sizeof *g->queue.p);
+    g->queue.tmp = g->queue.p ? g->queue.p + QCAP : NULL;
+    int rc = g->index && g->streams && g->queue.p ? JP_OK : JP_ERR_NOMEM;
     for (size_t h = 0; rc == JP_OK && h < m->hosts.n; h++) rc = match_host(m, h, g);
     if (rc == JP_OK) rc = flush(g);
     if (g->index) jp_map_deinit(&g->index->map);
     free(g->index);
     free(g->items);
+    free(g->queue.p);
     return rc;
+}
+
+/* The streams with work, in the lines' order, and the queue series, into the analysis. */
+static int keep_streams(const jp_model *m, jp_arena *arena, gather *g, jp_analysis *a) {
+    size_t n = 0;
+    for (size_t i = 0; i < m->launch_lines.n; i++) n += g->streams[i].events > 0;
+    a->launch_streams = jp_arena_alloc(arena, (n ? n : 1) * sizeof *a->launch_streams);
+    if (!a->launch_streams) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < m->launch_lines.n; i++)
+        if (g->streams[i].events) a->launch_streams[a->n_launch_streams++] = g->streams[i];
+    a->queue_series = jp_analysis_copy(arena, &g->series, sizeof(jp_queue_series));
+    a->n_queue_series = a->queue_series ? g->series.n : 0;
+    return a->queue_series ? JP_OK : JP_ERR_NOMEM;
 }
 
 /* The hosts' compile spans as sorted disjoint intervals (*n of them), NULL when out of memory. While
@@ -406,10 +543,13 @@ int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     /* a step window's launches are the whole capture's (design.md), left out in its compiles */
     const jp_model *whole = m->whole ? m->whole : m;
     if (!whole->launch_names.n && !whole->launch_work.n) return JP_OK; /* no device work with a launch */
-    gather g = {.a = a};
+    gather g = {.a = a, .arena = arena};
     g.compiles = compile_spans(m, &g.n_compiles);
     int rc = g.compiles ? match(whole, &g) : JP_ERR_NOMEM;
     free(g.compiles);
+    if (rc == JP_OK) rc = keep_streams(whole, arena, &g, a);
+    free(g.streams);
+    jp_vec_free(&g.series);
     jp_vec stats = g.stats;
     for (size_t i = 0; rc == JP_OK && i < stats.n; i++)
         a->devices[JP_VEC_AT(&stats, jp_launch_stat, i).device].n_short += JP_VEC_AT(&stats, jp_launch_stat, i).n_short;

@@ -139,11 +139,12 @@ long jp_graph_align(const char *const *kernels, const uint8_t *is_memset, size_t
 int jp_build_resolve_graphs(jp_build_ctx *c);
 
 /* The launch of device work (devices.c), the event being read when it carries a correlation_id
- * (`name` its interned name, NULL when out of memory): packed for its op event (*packed, 0 when
+ * (`name` its interned name, NULL when out of memory; on line `ln`, global number `line`, noted in
+ * m->launch_lines): packed for its op event (*packed, 0 when
  * there is nothing to pack), or kept in m->launch_work when `op_event` is 0 (a copy) or it does not
  * fit. JP_ERR_NOMEM or JP_OK. */
-int jp_build_device_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
-                           int64_t start, int64_t dur, int kernel, int op_event, uint64_t *packed);
+int jp_build_device_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, const jp_line *ln,
+                           uint32_t line, int64_t start, int64_t dur, int kernel, int op_event, uint64_t *packed);
 /* A launch call (host.c: a host event carrying a correlation_id beside GPUs). JP_ERR_NOMEM or JP_OK. */
 int jp_build_launch_call(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t line, int64_t start,
                          int64_t dur);

@@ -84,12 +84,25 @@ static uint32_t launch_name(jp_build_ctx *c, const char *name) {
     return k;
 }
 
-int jp_build_device_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, uint32_t line,
-                           int64_t start, int64_t dur, int kernel, int op_event, uint64_t *packed) {
+/* Notes device line `line` (ln) in m->launch_lines, the streams launch.c splits the idle of: lines
+ * are read one after another, so it is the last one or a new one. JP_ERR_NOMEM or JP_OK. */
+static int launch_line(jp_build_ctx *c, uint32_t device, const jp_line *ln, uint32_t line) {
+    jp_vec *v = &c->m->launch_lines;
+    if (v->n && JP_VEC_AT(v, jp_launch_line, v->n - 1).line == line) return JP_OK;
+    const char *name = ln ? jp_intern_view(&c->m->intern, ln->name) : "";
+    jp_launch_line *l = name ? jp_vec_push(v, sizeof *l) : NULL;
+    if (!l) return JP_ERR_NOMEM;
+    *l = (jp_launch_line){name, ln ? ln->id : 0, device, line};
+    return JP_OK;
+}
+
+int jp_build_device_launch(jp_build_ctx *c, const jp_ev_info *info, const char *name, uint32_t device, const jp_line *ln,
+                           uint32_t line, int64_t start, int64_t dur, int kernel, int op_event, uint64_t *packed) {
     *packed = 0;
     if (!jp_info_has(info, K_CORRELATION_ID)) return JP_OK;
     if (!name) return jp_build_nomem(c->err);
     if (device >= JP_LAUNCH_KERNEL) return JP_OK; /* no such device count */
+    if (launch_line(c, device, ln, line)) return jp_build_nomem(c->err);
     uint64_t id = (uint64_t)info->v[K_CORRELATION_ID].i;
     if (op_event && id < (UINT64_C(1) << JP_OP_LAUNCH_ID_BITS)) {
         uint32_t k = launch_name(c, name);
@@ -142,8 +155,8 @@ static int copy_as_op(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_eve
     return jp_build_add_op_event(c, op, line, start, dur, jp_info_int(info, K_RUN_ID), program, 0);
 }
 
-static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp_event_meta *em, int64_t start,
-                          int64_t dur, const jp_ev_info *info) {
+static int read_gpu_event(jp_build_ctx *c, uint32_t dev, const jp_line *ln, uint32_t line, const jp_event_meta *em,
+                          int64_t start, int64_t dur, const jp_ev_info *info) {
     jp_str name = em ? em->name : (jp_str){"", 0};
     jp_str memcpy_details = jp_info_str(info, K_MEMCPY_DETAILS);
     /* launch details make a kernel, whatever its name: a CUDA graph's copy node runs as the
@@ -152,14 +165,14 @@ static int read_gpu_event(jp_build_ctx *c, uint32_t dev, uint32_t line, const jp
                                                        : jp_xn_gpu_event_kind(name, name_kind(c, em), memcpy_details);
     uint64_t launch = 0; /* a copy's launch is kept apart (its op event, when it has one, is not all copies) */
     if (kind < JP_XFER_COUNT) {
-        int rc = jp_build_device_launch(c, info, jp_build_event_name(c, em), dev, line, start, dur, 0, 0, &launch);
+        int rc = jp_build_device_launch(c, info, jp_build_event_name(c, em), dev, ln, line, start, dur, 0, 0, &launch);
         if (rc == JP_OK) rc = jp_build_add_xfer(c, dev, kind, start, dur, jp_xn_details_uint(memcpy_details, "size:"));
         return rc ? rc : copy_as_op(c, dev, line, em, start, dur, info);
     }
     if (!jp_xn_gpu_is_op_work(kind)) return JP_OK;
     const char *interned = jp_build_event_name(c, em);
     if (!interned) return jp_build_nomem(c->err);
-    int rc = jp_build_device_launch(c, info, interned, dev, line, start, dur, kind == JP_XN_GPU_KERNEL, 1, &launch);
+    int rc = jp_build_device_launch(c, info, interned, dev, ln, line, start, dur, kind == JP_XN_GPU_KERNEL, 1, &launch);
     if (rc) return rc;
     uint32_t kernel_sum = UINT32_MAX;
     rc = kind == JP_XN_GPU_MEMSET ? JP_OK : add_kernel(c, interned, dur, info, &kernel_sum);
@@ -358,7 +371,7 @@ int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
             if (start < c->m->first_ps) c->m->first_ps = start;
             if (start + dur > c->m->last_ps) c->m->last_ps = start + dur;
             if (platform == JP_PLATFORM_GPU) {
-                rc = read_gpu_event(c, dev, line, em, start, dur, info);
+                rc = read_gpu_event(c, dev, ln, line, em, start, dur, info);
             } else {
                 const jp_exec *x = c->m->execs.n > first_exec
                                        ? exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),

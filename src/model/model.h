@@ -180,6 +180,13 @@ typedef struct jp_launch_ev {   /* device work kept apart (see above) */
     uint32_t line;           /* global line number: launch_work is in line order */
 } jp_launch_ev;
 
+typedef struct jp_launch_line { /* a device line (GPU stream) with correlated work */
+    const char *name;        /* interned: the line's name */
+    int64_t id;              /* the line's id */
+    uint32_t device;
+    uint32_t line;           /* global line number */
+} jp_launch_line;
+
 #define JP_LAUNCH_KERNEL 0x80000000u
 static inline uint32_t jp_launch_device(const jp_launch_ev *l) { return l->where & ~JP_LAUNCH_KERNEL; }
 static inline int jp_launch_is_kernel(const jp_launch_ev *l) { return (l->where & JP_LAUNCH_KERNEL) != 0; }
@@ -246,6 +253,7 @@ typedef struct jp_model {
     jp_vec launch_work;      /* jp_launch_ev: device work whose launch is on no op event, in line order */
     jp_vec launch_names;     /* const char *: the names launches index (kernels', calls') */
     jp_map launch_name_index; /* name -> launch_names */
+    jp_vec launch_lines;     /* jp_launch_line: the device lines with correlated work, in line order */
     uint32_t n_lines;        /* global line counter */
     int64_t first_ps, last_ps;
     uint64_t n_events;

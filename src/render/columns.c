@@ -607,6 +607,49 @@ static const column COMM_COLS[] = {
     COL("module", NULL, 0, CELL_STR, NULL, comm_module, "the HLO module"),
 };
 
+GET(cinst_name, jp_comm_instance, set_str(c, r->name))
+GET(cinst_type, jp_comm_instance, set_str(c, r->type))
+GET(cinst_module, jp_comm_instance, set_str(c, r->module))
+GET(cinst_index, jp_comm_instance, set_int(c, (int64_t)r->index))
+GET(cinst_step, jp_comm_instance, r->step_num != INT64_MIN ? set_int(c, r->step_num) : set_none(c))
+GET(cinst_devices, jp_comm_instance, set_int(c, r->n_devices))
+GET(cinst_start, jp_comm_instance, set_time(c, r->start_ps))
+GET(cinst_spread, jp_comm_instance, set_time(c, r->last_start_ps - r->start_ps))
+GET(cinst_exposed_min, jp_comm_instance, set_time(c, r->exposed_min_ps))
+GET(cinst_exposed_max, jp_comm_instance, set_time(c, r->exposed_max_ps))
+GET(cinst_wait, jp_comm_instance, set_time(c, r->wait_ps))
+GET(cinst_last, jp_comm_instance, set_str(c, r->last_device))
+GET(cinst_is_straggler, jp_comm_instance, set_bool(c, r->n_straggler > 0))
+GET(cinst_stragglers, jp_comm_instance, set_int(c, r->n_straggler))
+GET(cinst_straggler, jp_comm_instance, set_str(c, r->straggler))
+GET(cinst_z, jp_comm_instance, r->z_max >= 0 ? set_num(c, r->z_max) : set_none(c))
+
+static const column COMM_INSTANCE_COLS[] = {
+    COL("name", "collective", 0, CELL_STR, NULL, cinst_name, "the collective op, as in the comm table"),
+    COL("type", NULL, 0, CELL_STR, NULL, cinst_type, "its type, as in the comm table"),
+    COL("index", "k", 5, CELL_INT, NULL, cinst_index,
+        "k: the op's k-th run on each device (from 0), matched across the devices by that order"),
+    COL_NULL("step", "step", 6, CELL_INT, NULL, cinst_step, "the step its earliest start falls in; null when none"),
+    COL("devices", "devs", 4, CELL_INT, NULL, cinst_devices, "devices that ran it"),
+    COL("start_ms", NULL, 0, CELL_TIME, NULL, cinst_start, "its earliest start on any device"),
+    COL("arrival_spread_ms", NULL, 0, CELL_TIME, NULL, cinst_spread,
+        "the latest start minus the earliest: how late the last device arrived"),
+    COL("exposed_min_ms", "exp min", 9, CELL_TIME, NULL, cinst_exposed_min,
+        "the least exposed time (span - hidden) of any device"),
+    COL("exposed_max_ms", "exp max", 9, CELL_TIME, NULL, cinst_exposed_max, "the most exposed time of any device"),
+    COL("wait_ms", "wait", 9, CELL_TIME, NULL, cinst_wait,
+        "exposed_max_ms - exposed_min_ms: the early arrivals' wait for the last"),
+    COL("last_device", "last", 13, CELL_STR, NULL, cinst_last, "the device that started last; \"\" on one device"),
+    COL("straggler", "strag", 5, CELL_BOOL, NULL, cinst_is_straggler,
+        "some device's start is a robust outlier: median/MAD z-score > 3.5 over >= 3 devices"),
+    COL("stragglers", NULL, 0, CELL_INT, NULL, cinst_stragglers, "devices whose start is such an outlier"),
+    COL("straggler_device", NULL, 0, CELL_STR, NULL, cinst_straggler,
+        "of those, the one with the largest z-score; \"\" when none"),
+    COL_NULL("z_max", NULL, 0, CELL_NUM, NULL, cinst_z,
+             "the largest z-score 0.6745 (start - median) / MAD of the starts; null with < 3 devices or MAD 0"),
+    COL("module", NULL, 0, CELL_STR, NULL, cinst_module, "the HLO module"),
+};
+
 /* ---- hosts (multi-host profiles) ---------------------------------------------------------------- */
 
 /* The host's top op by self time, as the ops table sorts; NULL without ops. */
@@ -919,6 +962,37 @@ static const column LAUNCH_COLS[] = {
     COL("api", NULL, 0, CELL_STR, NULL, launch_api_name, "the launch call (its first matched one), \"\" when none matched"),
 };
 
+GET(lstream_device, jp_launch_stream, set_str(c, r->device < a->n_devices ? a->devices[r->device].name : ""))
+GET(lstream_name, jp_launch_stream, set_str(c, r->name))
+GET(lstream_id, jp_launch_stream, set_int(c, r->id))
+GET(lstream_events, jp_launch_stream, set_int(c, (int64_t)r->events))
+GET(lstream_launched, jp_launch_stream, set_int(c, (int64_t)r->n_launched))
+GET(lstream_first, jp_launch_stream, set_time(c, r->first_ps))
+GET(lstream_last, jp_launch_stream, set_time(c, r->last_ps))
+GET(lstream_busy, jp_launch_stream, set_time(c, r->busy_ps))
+GET(lstream_idle_host, jp_launch_stream, set_time(c, r->idle_host_ps))
+GET(lstream_idle_kernel, jp_launch_stream, set_time(c, r->idle_kernel_ps))
+GET(lstream_idle_other, jp_launch_stream, set_time(c, r->idle_other_ps))
+
+static const column LAUNCH_STREAM_COLS[] = {
+    COL("stream", "stream", 0, CELL_STR, NULL, lstream_name, "the device line (stream) the work ran on, by its name"),
+    COL("device", "device", 14, CELL_STR, NULL, lstream_device, "its device"),
+    COL("stream_id", NULL, 0, CELL_INT, NULL, lstream_id, "the line's id (the stream id)"),
+    COL("events", "events", 8, CELL_INT, NULL, lstream_events, "its device events with a correlation id"),
+    COL("launched", "launched", 8, CELL_INT, NULL, lstream_launched,
+        "of those, matched to their launch call (a CUDA graph's kernels once)"),
+    COL("busy_ms", "busy", 9, CELL_TIME, NULL, lstream_busy, "the union of those events"),
+    COL("idle_host_ms", "host", 9, CELL_TIME, NULL, lstream_idle_host,
+        "its gaps before work whose launch call began after the stream went idle: waiting for the host"),
+    COL("idle_kernel_ms", "k2k", 9, CELL_TIME, NULL, lstream_idle_kernel,
+        "its gaps under 10 us before work launched earlier: kernel to kernel"),
+    COL("idle_other_ms", "other", 9, CELL_TIME, NULL, lstream_idle_other,
+        "its other gaps: launched earlier with a longer gap (another stream, a sync), or launch unknown"),
+    COL("first_ms", NULL, 0, CELL_TIME, NULL, lstream_first, "its first event's start"),
+    COL("last_ms", NULL, 0, CELL_TIME, NULL, lstream_last,
+        "its last event's end (busy + the three idle parts = last - first)"),
+};
+
 /* ---- the tables --------------------------------------------------------------------------------- */
 
 /* The rows an analysis keeps for a table: a->FIELD, COUNT of them (rows_FIELD). */
@@ -945,6 +1019,8 @@ ROWS(modules, a->n_modules)
 ROWS(precision, a->n_precision)
 ROWS(launches, a->n_launches)
 ROWS(comms, a->n_comms)
+ROWS(comm_instances, a->n_comm_instances)
+ROWS(launch_streams, a->n_launch_streams)
 
 /* A table's name, Python class, sections, columns and doc line. */
 #define DEF(NAME, CLASS, WHERE, COLS, DOC) \
@@ -1019,6 +1095,13 @@ const jp_table_def jp_table_defs[JP_TABLE_COUNT] = {
     [JP_TABLE_COMM] = {DEF("comm", "Collective", "report, comm", COMM_COLS,
                            "one collective op, its instances on every device (an async start/done pair as one)"),
                        AT(comms)},
+    [JP_TABLE_COMM_INSTANCES] = {DEF("comm_instances", "CollectiveInstance", "comm", COMM_INSTANCE_COLS,
+                                     "one collective instance: the k-th run of a collective op on each device, "
+                                     "across the devices, by earliest start"),
+                                 AT(comm_instances)},
+    [JP_TABLE_LAUNCH_STREAMS] = {DEF("launch_streams", "LaunchStream", "launch", LAUNCH_STREAM_COLS,
+                                     "one stream (device line) with correlated work: its idle gaps by cause"),
+                                 AT(launch_streams)},
 };
 
 table jp_table_over(int id, const void *rows, size_t n) {

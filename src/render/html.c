@@ -1,6 +1,7 @@
 /* html.c - the report, and the diff of two runs, as self-contained HTML pages: inline CSS and SVG
  * charts, no scripts. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,6 +483,91 @@ static void write_memory(const jp_analysis *a, FILE *out) {
     fputs("</tbody></table></section>\n", out);
 }
 
+/* ---- capture health ------------------------------------------------------------------------------ */
+
+/* What the capture itself lacks (jp_analysis.health), atop the page as the text report has it under
+ * its header: nothing below is to be trusted blindly. An error or an empty device is bad (as the
+ * capture_health finding rates them), the rest a warning. */
+static void write_health(const jp_analysis *a, FILE *out) {
+    fprintf(out, "<section id=\"capture-health\"><h2>Capture health (%zu)</h2>\n<ul>\n", a->n_health);
+    for (size_t i = 0; i < a->n_health; i++) {
+        const jp_health *h = &a->health[i];
+        int bad = strcmp(h->kind, "error") == 0 || strcmp(h->kind, "empty device") == 0;
+        fprintf(out, "<li class=\"%s\"><b>", bad ? "bad" : "warning");
+        esc(out, h->kind);
+        fputs("</b> (", out);
+        esc(out, h->host);
+        fputs("): <span>", out);
+        esc(out, h->text);
+        fputs("</span></li>\n", out);
+    }
+    fputs("</ul></section>\n", out);
+}
+
+/* ---- communication and launches (many devices) ------------------------------------------------- */
+
+/* The collectives as the text report lists them (jaxprof comm's columns that say the most): the
+ * time each took, how much of it compute hid, its size and bus bandwidth, and the devices' wait. */
+static void write_comm(const jp_analysis *a, FILE *out) {
+    fprintf(out, "<section id=\"communication\"><h2>Communication</h2>\n<p>%.1f%% of collective time hidden "
+                 "behind compute on the same device; busbw by the nccl-tests convention; wait: per instance, the "
+                 "spread of exposed time across devices (<code>jaxprof comm</code>).</p>\n",
+            pct(a->comm_hidden_ps, a->comm_ps));
+    static const char *const cols[] = {"collective", "module", "type", "count", "devices", "total", "hidden",
+                                       "exposed", "size", "n", "busbw GB/s", "wait", "last"};
+    thead(out, cols, sizeof cols / sizeof *cols);
+    for (size_t i = 0; i < a->n_comms && i < TOP_ROWS; i++) { /* by total time already */
+        const jp_comm_stat *c = &a->comms[i];
+        fputs("<tr><td><code class=\"op\">", out);
+        esc(out, c->name);
+        fputs("</code></td>", out);
+        td_text(out, c->module);
+        td_text(out, c->type);
+        fprintf(out, "<td class=\"n\">%" PRIu64 "</td><td class=\"n\">%u</td>", c->count, c->n_devices);
+        td_time(out, (double)c->total_ps);
+        td_time(out, (double)c->hidden_ps);
+        td_time(out, (double)c->exposed_ps);
+        fputs("<td class=\"n\">", out);
+        if (c->bytes > 0) put_bytes(out, (int64_t)c->bytes);
+        fprintf(out, "</td><td class=\"n\">%u</td><td class=\"n\">", c->group_size);
+        if (c->busbw >= 0) fprintf(out, "%.2f", c->busbw / 1e9);
+        fputs("</td>", out);
+        td_time(out, (double)c->wait_ps);
+        td_text(out, c->last_device);
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table></section>\n", out);
+}
+
+static int has_launches(const jp_analysis *a) {
+    for (size_t d = 0; d < a->n_devices; d++)
+        if (a->devices[d].n_launched) return 1;
+    return 0;
+}
+
+/* Each device's idle between its launched work, by cause (jaxprof launch's device columns). */
+static void write_idle_causes(const jp_analysis *a, FILE *out) {
+    fputs("<section id=\"idle-causes\"><h2>Device idle by cause</h2>\n<p>Gaps between a device's launched work: "
+          "<b>waiting for the host</b> (the launch call began after the device went idle), <b>kernel to kernel</b> "
+          "(launched earlier, gap under 10 &micro;s), <b>other</b> (longer gaps: a dependency, a sync, a "
+          "compile; <code>jaxprof launch</code>).</p>\n", out);
+    static const char *const cols[] = {"device", "waiting for the host", "kernel to kernel", "other", "launches",
+                                       "short kernels", "queue max", "queue mean"};
+    thead(out, cols, sizeof cols / sizeof *cols);
+    for (size_t i = 0; i < a->n_devices; i++) {
+        const jp_device *d = &a->devices[i];
+        if (!d->n_launched) continue;
+        fputs("<tr>", out);
+        td_text(out, d->name);
+        td_time(out, (double)d->idle_host_ps);
+        td_time(out, (double)d->idle_kernel_ps);
+        td_time(out, (double)d->idle_other_ps);
+        fprintf(out, "<td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%u</td>"
+                     "<td class=\"n\">%.1f</td></tr>\n", d->n_launched, d->n_short, d->queue_max, d->queue_mean);
+    }
+    fputs("</tbody></table></section>\n", out);
+}
+
 /* ---- findings ----------------------------------------------------------------------------------- */
 
 static void write_findings(const jp_analysis *a, FILE *out) {
@@ -509,6 +595,7 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     jp_error_clear(err);
     if (!a || !out) return jp_error_set(err, JP_ERR_ARG, 0, "html report: no analysis or no output");
     write_head("report", a->path, "", out);
+    if (a->n_health) write_health(a, out);
     write_overview(a, out);
     write_steps(a, out);
     write_breakdown(a, out);
@@ -519,6 +606,8 @@ int jp_html_report(const jp_analysis *a, FILE *out, jp_error *err) {
     if (a->n_ops) write_roofline(a, out);
     if (a->n_scopes) write_scopes(a, out);
     if (a->n_modules) write_memory(a, out);
+    if (a->n_comms) write_comm(a, out);
+    if (has_launches(a)) write_idle_causes(a, out);
     write_findings(a, out);
     fprintf(out, "<footer><small>jaxprof %s</small></footer>\n</body></html>\n", JP_VERSION);
     if (fflush(out) != 0 || ferror(out)) return jp_error_set(err, JP_ERR_IO, 0, "html report: write failed");

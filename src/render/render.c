@@ -208,6 +208,33 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
     return rc;
 }
 
+/* The section's second table (JP_SECTION_SECOND_TABLE), or a table of no rows. */
+static table second_table(const jp_analysis *a, int section) {
+    return jp_table_of(a, jp_section_second_table(section));
+}
+
+/* The table view->table names (the section's own or its second), with the view for it. */
+static int picked_table(const jp_analysis *a, int section, const jp_view *v) {
+    return v && v->table && (jp_section_get(section)->flags & JP_SECTION_SECOND_TABLE) &&
+           strcmp(v->table, second_table(a, section).name) == 0;
+}
+
+/* ,"launch_queue":{...}: each device's launch queue depth over time (jp_queue_series). */
+static void json_launch_queue(const jp_analysis *a, FILE *out) {
+    fprintf(out, ",\"launch_queue\":{\"max_points\":%d,\"devices\":[", JP_QUEUE_POINTS_MAX);
+    for (size_t i = 0; i < a->n_queue_series; i++) {
+        const jp_queue_series *s = &a->queue_series[i];
+        fputs(i ? ",{\"device\":" : "{\"device\":", out);
+        jp_json_fput_cstr(out, s->device < a->n_devices ? a->devices[s->device].name : "");
+        fprintf(out, ",\"changes\":%llu,\"downsampled\":%s,\"bucket_ms\":%.6f,\"points\":[",
+                (unsigned long long)s->n_changes, s->bucket_ps ? "true" : "false", (double)s->bucket_ps / 1e9);
+        for (size_t k = 0; k < s->n_points; k++)
+            fprintf(out, "%s[%.6f,%u]", k ? "," : "", (double)s->points[k].t_ps / 1e9, s->points[k].depth);
+        fputs("]}", out);
+    }
+    fputs("]}", out);
+}
+
 static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE *out, jp_error *err) {
     json_header(a, section, out);
     /* the devices head every document; a section whose table they are has them there, with its view */
@@ -243,12 +270,15 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         if (section == JP_SECTION_STEPS) json_step_summary(a, out);
         if (section == JP_SECTION_FINDINGS && !rc) rc = json_table(a, &kpis, NULL, out, err);
         int memory = section == JP_SECTION_MEMORY; /* the view is for its buffers; all allocators */
-        if (!rc && !own) rc = json_table(a, &t, memory ? NULL : v, out, err);
+        if (!rc && !own) rc = json_table(a, &t, memory || picked_table(a, section, v) ? NULL : v, out, err);
         if (memory) json_memory_samples(a, out);
         if (memory && !rc) rc = jp_memory_json(a, v, out, err);
         if (jp_section_get(section)->flags & JP_SECTION_SPLIT_NOTE) json_split_note(a, section, out);
         table prec = jp_table_of(a, JP_TABLE_PRECISION);
         if (section == JP_SECTION_OPS && !rc) rc = json_table(a, &prec, NULL, out, err);
+        table second = second_table(a, section); /* every row, unless the view picked it */
+        if (!rc && second.n_cols) rc = json_table(a, &second, picked_table(a, section, v) ? v : NULL, out, err);
+        if (section == JP_SECTION_LAUNCH) json_launch_queue(a, out);
     }
     fputs("}\n", out);
     return rc;
@@ -292,14 +322,45 @@ static int text_table(const jp_analysis *a, table *t, const jp_view *v, FILE *ou
     return JP_OK;
 }
 
+/* The second table's text after the section's own: the comm instances with the longest wait (at
+ * most 20, or --top), the launch streams all, with a line on the queue series. */
+static int second_text(const jp_analysis *a, int section, const jp_view *v, FILE *out, jp_error *err) {
+    table t = second_table(a, section);
+    jp_view sv = {.width = v ? v->width : 0, .filter = v ? v->filter : NULL};
+    if (!t.n_rows) return JP_OK;
+    if (section == JP_SECTION_COMM) {
+        sv.top = v && v->top ? v->top : 20, sv.sort = "wait_ms";
+        fprintf(out, "\nInstances (%zu: the k-th run of an op on each device; the %zu with the longest wait, "
+                     "--table comm_instances or --json has all)\n",
+                t.n_rows, t.n_rows < sv.top ? t.n_rows : sv.top);
+        return text_table(a, &t, &sv, out, err);
+    }
+    fputs("\nStreams (each stream's idle gaps by cause, HTA's per-stream split; busy + host + k2k + other = "
+          "its first to last)\n", out);
+    int rc = text_table(a, &t, &sv, out, err);
+    size_t points = 0, sampled = 0;
+    for (size_t i = 0; i < a->n_queue_series; i++)
+        points += a->queue_series[i].n_points, sampled += a->queue_series[i].bucket_ps != 0;
+    if (!rc && a->n_queue_series)
+        fprintf(out, "\nLaunch queue depth over time: %zu device(s), %zu points%s (launch --json: launch_queue)\n",
+                a->n_queue_series, points, sampled ? ", downsampled where a device changed more often" : "");
+    return rc;
+}
+
 /* One section as text. */
 static int section_text(const jp_analysis *a, int section, const jp_view *view, FILE *out, jp_error *err) {
     if (section == JP_SECTION_REPORT) return report_text(a, view, out, err);
     if (section == JP_SECTION_HOSTS) return hosts_text(a, view, out, err);
     if (section == JP_SECTION_FINDINGS) return findings_only_text(a, view, out, err);
     if (section == JP_SECTION_MEMORY) return memory_text(a, view, out, err);
+    if (picked_table(a, section, view)) {
+        table second = second_table(a, section);
+        return text_table(a, &second, view, out, err);
+    }
     table t = section_table(a, section);
     int rc = text_table(a, &t, view, out, err);
+    if (!rc && (jp_section_get(section)->flags & JP_SECTION_SECOND_TABLE) && !(view && view->columns))
+        rc = second_text(a, section, view, out, err);
     if (rc || !(jp_section_get(section)->flags & JP_SECTION_SPLIT_NOTE) || !split_total(a, section)) return rc;
     char b[32];
     jp_format_time(b, sizeof b, (double)split_total(a, section));
@@ -349,6 +410,11 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
     int rc = check_section(a, def, format, view, err);
     if (rc) return rc;
     if (view && view->group && section != JP_SECTION_OPS) return jp_error_set(err, JP_ERR_ARG, 0, "group: ops only");
+    if (view && view->table && !picked_table(a, section, view))
+        return def->flags & JP_SECTION_SECOND_TABLE
+                   ? jp_error_set(err, JP_ERR_ARG, 0, "table '%s': %s's other table is %s", view->table, def->name,
+                                  second_table(a, section).name)
+                   : jp_error_set(err, JP_ERR_ARG, 0, "table '%s': %s has one table", view->table, def->name);
     if (view && view->group) return render_ops_grouped(a, format, view, out, err);
     if ((def->flags & JP_SECTION_TAKES_MODULE) && view && view->module) { /* an unknown module: an error before any output */
         const jp_module_memory **mods;
@@ -364,6 +430,7 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
         table t = section_table(a, section);
         if (section == JP_SECTION_HOSTS && host_step_rows(a, &rows, &n)) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
         if (section == JP_SECTION_HOSTS) t = host_step_table(rows, n); /* one row per host and step */
+        if (picked_table(a, section, view)) t = second_table(a, section);
         rc = section == JP_SECTION_MEMORY ? jp_memory_csv(a, view, out, err) /* one row per buffer */
                                           : jp_table_select(a, &t, view, &order, &n, err);
         if (!rc && section != JP_SECTION_MEMORY) jp_table_csv(a, &t, order, n, out), free(order);

@@ -72,21 +72,30 @@ static const jp_section_def SECTIONS[] = {
      "kernel time, the launch delay (start - call start) and the kernels shorter than their call.\n"
      "Each device's idle split (waiting for the host, kernel to kernel, other) and launch queue\n"
      "depth are device columns: idle_host_ms, idle_kernel_ms, idle_other_ms, queue_max, queue_mean\n"
-     "(in every --json document).\n",
-     "launches are matched over the whole capture", JP_SECTION_WHOLE_RUN, JP_TABLE_LAUNCHES},
+     "(in every --json document). Then the same idle split per stream (--table launch_streams), and\n"
+     "in --json the queue depth over time per device (launch_queue).\n",
+     "launches are matched over the whole capture", JP_SECTION_WHOLE_RUN | JP_SECTION_SECOND_TABLE, JP_TABLE_LAUNCHES},
     {JP_SECTION_COMM, "comm", "collectives: hidden/exposed time, message size, bus bandwidth, wait",
      "Collectives, one row per op (an async start/done pair as one): count, total, the time hidden\n"
      "behind compute on the same device and the exposed rest, message size and group size n from the\n"
      "HLO, algorithm and bus bandwidth by the nccl-tests convention, the wait across devices per\n"
      "instance, the device that arrived last and robust stragglers. Per device and per step: the\n"
-     "devices and steps tables' collective_hidden_ms, collective_exposed_ms and overlap_pct (JSON).\n",
-     NULL, IN_REPORT, JP_TABLE_COMM},
+     "devices and steps tables' collective_hidden_ms, collective_exposed_ms and overlap_pct (JSON).\n"
+     "Then the instances (the k-th run of an op on each device), those with the longest wait first:\n"
+     "step, exposed time min and max, wait, last device, straggler (--table comm_instances: all).\n",
+     NULL, IN_REPORT | JP_SECTION_SECOND_TABLE, JP_TABLE_COMM},
 };
 _Static_assert(sizeof SECTIONS / sizeof SECTIONS[0] == JP_SECTION_COUNT, "one registry row per jp_section");
 
 const jp_section_def *jp_section_get(int section) {
     if (section < 0 || section >= JP_SECTION_COUNT) return NULL;
     return SECTIONS[section].id == section ? &SECTIONS[section] : NULL; /* rows in enum order (tested) */
+}
+
+int jp_section_second_table(int section) {
+    const jp_section_def *d = jp_section_get(section);
+    if (!d || !(d->flags & JP_SECTION_SECOND_TABLE)) return -1;
+    return section == JP_SECTION_COMM ? JP_TABLE_COMM_INSTANCES : section == JP_SECTION_LAUNCH ? JP_TABLE_LAUNCH_STREAMS : -1;
 }
 
 int jp_section_from_name(const char *name) {

@@ -89,7 +89,10 @@ typedef enum jp_layout_row_kind {
     JP_LAYOUT_ROW_LINE = 0,   /* a line of the xplane */
     JP_LAYOUT_ROW_STEPS,      /* derived: the analysis' steps */
     JP_LAYOUT_ROW_XLA_OPS,    /* derived: a GPU's kernels merged per consecutive HLO op */
-    JP_LAYOUT_ROW_XLA_MODULES /* derived: the same merged per module execution */
+    JP_LAYOUT_ROW_XLA_MODULES, /* derived: the same merged per module execution */
+    /* the viewer's timeline only (timeline.c), never jp_layout_walk nor the exporter: */
+    JP_LAYOUT_ROW_COMM_EXPOSED, /* a device's exposed communication (jp_analysis.comm_exposed) */
+    JP_LAYOUT_ROW_LAUNCH_DELAY  /* a device's launches: each call's start to its work's start */
 } jp_layout_row_kind;
 
 /* One event of a derived row. */
@@ -98,8 +101,9 @@ typedef struct jp_layout_record {
     jp_str name;              /* "step 3" (a copy in the walk's arena, one per row), the op or the module */
     jp_str module;            /* XLA Ops: the op's module */
     int64_t run_id;           /* XLA Modules: the execution */
-    int64_t kernels;          /* XLA rows: kernels merged into it */
+    int64_t kernels;          /* XLA rows: kernels merged into it; Launch delay: launches merged (0: one, alone) */
     const jp_step *step;      /* Steps: the analysis' step */
+    jp_str call;              /* Launch delay: the launch call (name is its device work's) */
 } jp_layout_record;
 
 /* One row of a plane: a line, or a derived row's records. */

@@ -27,12 +27,26 @@ typedef struct builder {
     int plane_flows;       /* 1 when the current plane may hold flow ends */
     jp_map flow_ids;       /* (source, host, id) -> index into pending */
     jp_vec pending;        /* pending_flow: every flow seen, complete or not */
+    jp_vec planes;         /* seen_plane: every plane walked, in order (the analysis rows' homes) */
 } builder;
+
+/* A plane as the walk met it: where an analysis row of one of its devices goes. */
+typedef struct seen_plane {
+    jp_xspace *xs;
+    const jp_plane *plane;
+    uint32_t host;
+    const char *process;
+} seen_plane;
 
 /* A flow while the index is built; `seen` has bit 0 once its start is known, bit 1 its end. */
 typedef struct pending_flow {
     tl_flow f;     /* the ends known so far */
     unsigned seen; /* which */
+    /* A launch (a correlation flow), for the Launch delay rows: the call's start and name, and
+     * the earliest start of the work it queued (a CUDA graph's call queues several events). */
+    int source;
+    int64_t call_ns, work_ns;
+    uint32_t call_name, work_name, work_plane; /* name indexes; index into builder.planes */
 } pending_flow;
 
 /* The event whose flow ends are being noted. */
@@ -40,6 +54,7 @@ typedef struct flow_site {
     builder *b;              /* the builder */
     uint32_t track, index;   /* where the event is indexed */
     int64_t start_ns, end_ns; /* its span */
+    uint32_t name;           /* its name index */
 } flow_site;
 
 static int nomem(jp_error *err) { return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory indexing the timeline"); }
@@ -133,9 +148,12 @@ static int note_flow_end(void *ctx, int source, int is_start, int64_t id) {
     if (k == UINT32_MAX) return nomem(b->err);
     pending_flow *p = found ? &JP_VEC_AT(&b->pending, pending_flow, k) : jp_vec_push(&b->pending, sizeof *p);
     if (!p) return nomem(b->err);
-    if (!found) memset(p, 0, sizeof *p);
+    if (!found) memset(p, 0, sizeof *p), p->source = source;
     unsigned bit = is_start ? 1u : 2u;
+    if (!is_start && (!(p->seen & bit) || site->start_ns < p->work_ns)) /* the earliest work */
+        p->work_ns = site->start_ns, p->work_name = site->name, p->work_plane = (uint32_t)(b->planes.n - 1);
     if (p->seen & bit) return 0;
+    if (is_start) p->call_ns = site->start_ns, p->call_name = site->name;
     p->seen |= bit;
     if (is_start) p->f.from_ns = site->end_ns, p->f.from_track = site->track, p->f.from_index = site->index;
     else p->f.to_ns = site->start_ns, p->f.to_track = site->track, p->f.to_index = site->index;
@@ -152,7 +170,7 @@ static int place(builder *b, tl_track *t, const jp_layout_item *it) {
     lv->name[lv->n] = it->tag;
     lv->src[lv->n++] = it->index;
     if (!t->line || !b->plane_flows) return JP_OK;
-    flow_site site = {b, (uint32_t)(b->tl->tracks.n - 1), (uint32_t)index, it->start_ns, it->end_ns};
+    flow_site site = {b, (uint32_t)(b->tl->tracks.n - 1), (uint32_t)index, it->start_ns, it->end_ns, it->tag};
     return jp_layout_event_flows(t->xs, t->plane, &b->flow, &t->line->events[it->index], note_flow_end, &site, b->err);
 }
 
@@ -217,6 +235,7 @@ static int index_row(builder *b, const jp_layout_row *r, const char *process) {
     }
     b->tl->n_events += n;
     if (!r->line) b->tl->n_derived += n;
+    if (r->kind >= JP_LAYOUT_ROW_COMM_EXPOSED) b->tl->n_analysis += n;
     return rc;
 }
 
@@ -271,7 +290,148 @@ static int begin_plane(void *ctx, jp_xspace *xs, const jp_plane *pl, uint32_t ho
     if (!b->process) return nomem(b->err);
     b->plane_serial++;
     b->plane_flows = jp_layout_flow_stats_of(pl, &b->flow);
+    seen_plane *sp = jp_vec_push(&b->planes, sizeof *sp);
+    if (!sp) return nomem(b->err);
+    *sp = (seen_plane){xs, pl, host, b->process};
     return JP_OK;
+}
+
+/* ---- analysis rows: exposed communication and launch delay, after the walk -------------------------- */
+
+/* Indexes recs[0..n) as one derived row of kind on plane sp, after every row of the walk. */
+static int analysis_row(builder *b, const seen_plane *sp, int kind, const char *name, jp_layout_record *recs, size_t n) {
+    if (n == 0) return JP_OK;
+    b->host = sp->host;
+    b->process = sp->process;
+    jp_layout_row r = {.xs = sp->xs, .plane = sp->plane, .host = sp->host, .kind = kind, .name = {name, strlen(name)},
+                       .recs = recs, .n_recs = n};
+    return index_layout_row(b, &r);
+}
+
+/* The plane device dev's row goes on: the plane of its name on its host (a GPU, a TPU), else that
+ * host's /host:CPU (XLA:CPU's devices run on its threads), else the first plane; NULL when none.
+ * *own tells whether the plane is the device's own. */
+static const seen_plane *device_plane(const builder *b, const jp_device *dev, int *own) {
+    const seen_plane *cpu = NULL, *v = b->planes.data;
+    for (size_t i = 0; i < b->planes.n; i++) {
+        if (strcmp(JP_VEC_AT(&b->tl->hosts, const char *, v[i].host), dev->host ? dev->host : "") != 0) continue;
+        if (jp_str_eq(v[i].plane->name, dev->name)) return *own = 1, &v[i];
+        if (!cpu && jp_str_eq(v[i].plane->name, "/host:CPU")) cpu = &v[i];
+    }
+    *own = 0;
+    return cpu ? cpu : b->planes.n ? &v[0] : NULL;
+}
+
+/* Per device, an "Exposed communication" row: the analysis' spans where a collective ran on it and
+ * no compute op did (comm.c), each whole. On a device without a plane of its own (XLA:CPU) the row
+ * goes to its host's CPU plane and names the device. */
+static int comm_rows(builder *b) {
+    const jp_analysis *a = b->a;
+    jp_vec recs = {0};
+    int rc = JP_OK;
+    for (size_t i = 0, j; rc == JP_OK && i < a->n_comm_exposed; i = j) {
+        uint32_t d = a->comm_exposed[i].device;
+        recs.n = 0;
+        for (j = i; j < a->n_comm_exposed && a->comm_exposed[j].device == d; j++) {
+            jp_layout_record *r = jp_vec_push(&recs, sizeof *r);
+            if (!r) return jp_vec_free(&recs), nomem(b->err);
+            *r = (jp_layout_record){.start_ps = a->comm_exposed[j].start_ps, .end_ps = a->comm_exposed[j].end_ps,
+                                    .name = {"exposed communication", 21}};
+        }
+        int own = 0;
+        const seen_plane *sp = d < a->n_devices ? device_plane(b, &a->devices[d], &own) : NULL;
+        if (!sp) continue;
+        char name[TL_NAME_MAX_LEN];
+        snprintf(name, sizeof name, "Exposed communication%s%s", own ? "" : " ", own ? "" : a->devices[d].name);
+        rc = analysis_row(b, sp, JP_LAYOUT_ROW_COMM_EXPOSED, name, recs.data, recs.n);
+    }
+    jp_vec_free(&recs);
+    return rc;
+}
+
+static int by_plane_then_call(const void *pa, const void *pb) {
+    const pending_flow *x = pa, *y = pb;
+    if (x->work_plane != y->work_plane) return x->work_plane < y->work_plane ? -1 : 1;
+    return (x->call_ns > y->call_ns) - (x->call_ns < y->call_ns);
+}
+
+enum { LAUNCH_LANES = 8 }; /* Launch delay rows drawn one launch a slice; the rest merged */
+
+/* Merges the launches of `deep` (by call start) into the union of their spans, each segment named
+ * by how many launches it holds (kernels) and kept in `out`. */
+static int merge_deep(builder *b, const jp_vec *deep, jp_vec *out) {
+    const jp_layout_record *d = deep->data;
+    out->n = 0;
+    for (size_t i = 0; i < deep->n; i++) {
+        jp_layout_record *last = out->n ? &JP_VEC_AT(out, jp_layout_record, out->n - 1) : NULL;
+        if (last && d[i].start_ps <= last->end_ps) {
+            if (d[i].end_ps > last->end_ps) last->end_ps = d[i].end_ps;
+            last->kernels++;
+            continue;
+        }
+        if (!(last = jp_vec_push(out, sizeof *last))) return nomem(b->err);
+        *last = (jp_layout_record){.start_ps = d[i].start_ps, .end_ps = d[i].end_ps, .kernels = 1};
+    }
+    jp_layout_record *m = out->data;
+    for (size_t i = 0; i < out->n; i++) {
+        char name[64];
+        int len = snprintf(name, sizeof name, "%lld launch%s queued deeper", (long long)m[i].kernels, m[i].kernels == 1 ? "" : "es");
+        const char *copy = jp_arena_strndup(&b->tl->arena, name, (size_t)len);
+        if (!copy) return nomem(b->err);
+        m[i].name = (jp_str){copy, (size_t)len};
+    }
+    return JP_OK;
+}
+
+/* One device plane's launches p[0..n) (by call start) as Launch delay rows: each launch on the first
+ * of LAUNCH_LANES rows where it overlaps no other, from its call's start to its work's start; the
+ * launches none can take (the queue deeper than that) merged into one more row, each slice saying
+ * how many launches it holds: bounded rows, and every launch drawn or counted. */
+static int launch_plane_rows(builder *b, const seen_plane *sp, const pending_flow *p, size_t n, jp_vec *lane) {
+    const jp_str *names = b->tl->names.data;
+    int64_t lane_end[LAUNCH_LANES];
+    for (int k = 0; k <= LAUNCH_LANES + 1; k++) lane[k].n = 0;
+    for (size_t j = 0; j < n; j++) {
+        int64_t work = p[j].work_ns > p[j].call_ns ? p[j].work_ns : p[j].call_ns; /* never before its call */
+        jp_layout_record r = {.start_ps = b->tl->base_ps + p[j].call_ns * 1000, .end_ps = b->tl->base_ps + work * 1000,
+                              .name = names[p[j].work_name], .call = names[p[j].call_name]};
+        int k = 0;
+        while (k < LAUNCH_LANES && lane[k].n && lane_end[k] > r.start_ps) k++;
+        jp_layout_record *slot = jp_vec_push(&lane[k], sizeof *slot);
+        if (!slot) return nomem(b->err);
+        *slot = r;
+        if (k < LAUNCH_LANES) lane_end[k] = r.end_ps;
+    }
+    int rc = merge_deep(b, &lane[LAUNCH_LANES], &lane[LAUNCH_LANES + 1]);
+    for (int k = 0; rc == JP_OK && k < LAUNCH_LANES; k++) {
+        char name[48];
+        snprintf(name, sizeof name, k ? "Launch delay (overlap %d)" : "Launch delay", k);
+        rc = analysis_row(b, sp, JP_LAYOUT_ROW_LAUNCH_DELAY, name, lane[k].data, lane[k].n);
+    }
+    if (rc == JP_OK)
+        rc = analysis_row(b, sp, JP_LAYOUT_ROW_LAUNCH_DELAY, "Launch delay (deeper, merged)", lane[LAUNCH_LANES + 1].data,
+                          lane[LAUNCH_LANES + 1].n);
+    return rc;
+}
+
+/* Per device plane, Launch delay rows: each launch whose call and work were both indexed (a
+ * correlation flow), from the call's start to the earliest start of its work, named by that work
+ * (the call in its details); launch_plane_rows lays them out. */
+static int launch_rows(builder *b) {
+    pending_flow *p = b->pending.data;
+    size_t n = 0;
+    for (size_t i = 0; i < b->pending.n; i++)
+        if (p[i].seen == 3 && p[i].source == JP_LAYOUT_FLOW_CORRELATION) p[n++] = p[i]; /* in place: flows are done */
+    b->pending.n = n;
+    if (n > 1) qsort(p, n, sizeof *p, by_plane_then_call);
+    jp_vec lane[LAUNCH_LANES + 2] = {{0}}; /* the lanes, the deeper launches, and those merged */
+    int rc = JP_OK;
+    for (size_t i = 0, j; rc == JP_OK && i < n; i = j) {
+        for (j = i; j < n && p[j].work_plane == p[i].work_plane;) j++;
+        rc = launch_plane_rows(b, &JP_VEC_AT(&b->planes, seen_plane, p[i].work_plane), p + i, j - i, lane);
+    }
+    for (int k = 0; k < LAUNCH_LANES + 2; k++) jp_vec_free(&lane[k]);
+    return rc;
 }
 
 /* ---- flows --------------------------------------------------------------------------------------- */
@@ -330,7 +490,9 @@ static int index_all(builder *b, const jp_vec *files) {
         rc = jp_layout_walk(all, b->tl->xs.n, b->shift_ps, b->a, &b->tl->arena, &w, b->err);
         if (rc) jp_error_prefix(b->err, rc, JP_VEC_AT(files, const char *, b->host)); /* a bad stat or time: whose file */
     }
-    return rc == JP_OK ? finish_flows(b) : rc;
+    if (rc == JP_OK) rc = finish_flows(b);
+    if (rc == JP_OK) rc = comm_rows(b);
+    return rc == JP_OK ? launch_rows(b) : rc;
 }
 
 /* Opens the hosts, analyses them when the caller has no analysis, and indexes everything. */
@@ -363,7 +525,7 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, uint6
     builder b = {.tl = tl, .err = err, .a = a};
     int rc = build(&b, path, host, max_inflate);
     jp_layout_lanes_free(&b.lanes);
-    jp_vec_free(&b.items), jp_vec_free(&b.pending);
+    jp_vec_free(&b.items), jp_vec_free(&b.pending), jp_vec_free(&b.planes);
     jp_map_deinit(&b.names), jp_map_deinit(&b.flow_ids);
     if (rc != JP_OK) {
         jp_timeline_free(tl);
@@ -385,5 +547,6 @@ void jp_timeline_free(jp_timeline *tl) {
 }
 
 uint64_t jp_timeline_event_count(const jp_timeline *tl) { return tl ? tl->n_events : 0; }
+uint64_t jp_timeline_analysis_count(const jp_timeline *tl) { return tl ? tl->n_analysis : 0; }
 size_t jp_timeline_track_count(const jp_timeline *tl) { return tl ? tl->tracks.n : 0; }
 int64_t jp_timeline_end_ns(const jp_timeline *tl) { return tl ? tl->end_ns : 0; }

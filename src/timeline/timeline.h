@@ -26,8 +26,14 @@ int jp_timeline_new(jp_timeline **out, const char *path, const char *host, uint6
                     jp_error *err);
 void jp_timeline_free(jp_timeline *tl);
 
-/* Events indexed (equal to the exporter's events_out + derived when nothing is cut). */
+/* Events indexed (equal to the exporter's events_out + derived + jp_timeline_analysis_count when
+ * nothing is cut). */
 uint64_t jp_timeline_event_count(const jp_timeline *tl);
+/* Of those, the events of the viewer's analysis rows, which the exporter does not write: per
+ * device, "Exposed communication" (jp_analysis.comm_exposed) and "Launch delay" (each launch
+ * call's start to its work's start, from the correlation flows: at most 8 rows of one launch a
+ * slice, the launches of a deeper queue merged into a ninth whose slices count them). */
+uint64_t jp_timeline_analysis_count(const jp_timeline *tl);
 /* Number of tracks (threads). */
 size_t jp_timeline_track_count(const jp_timeline *tl);
 /* The latest event end in trace time (ns), 0 for an empty profile. */
@@ -45,9 +51,10 @@ typedef struct jp_timeline_query {
  * {"start_ms","end_ms","px_ns","hosts":[every host indexed],"tracks":[{"id","host","process",
  * "thread","kind","levels","events":[[start_us,dur_us,name_index,depth,index]...]}],"names":[...],
  * "flows":[[from_track,from_index,from_depth,from_us,to_track,to_index,to_depth,to_us]...],
- * "flows_truncated","total_events","returned_events","aggregated","entries","truncated"}:
+ * "flows_truncated","total_events","returned_events","aggregated","entries","truncated",
+ * "analysis_events"}: analysis_events is jp_timeline_analysis_count (the whole profile's);
  * index is the event's number on its track for jp_timeline_event; kind is "source", "steps",
- * "xla_ops" or "xla_modules"; levels the track's depth over the whole profile. A merged run of
+ * "xla_ops", "xla_modules", "exposed_comm" or "launch_delay"; levels the track's depth over the whole profile. A merged run of
  * short events is [start_us,dur_us,-1,depth,count,busy_us,first_bucket,"density"] instead: busy_us
  * sums its events' durations, and density has one hex digit per bucket of px_ns from
  * first_bucket on (bucket k starts at start_ms + k * px_ns): 0 idle, else 1 + the busy

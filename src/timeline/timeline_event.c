@@ -103,6 +103,16 @@ static void write_derived_args(const jp_layout_record *r, int kind, int64_t base
         jp_json_fput_str(out, r->module.ptr, r->module.len);
         fprintf(out, ",\"kernels\":%lld", (long long)r->kernels);
         *ref = (hlo_ref){r->module, r->name, {0, 0}};
+    } else if (kind == JP_LAYOUT_ROW_LAUNCH_DELAY && r->kernels) { /* launches merged: the queue ran deeper */
+        fprintf(out, "\"launches\":%lld", (long long)r->kernels);
+    } else if (kind == JP_LAYOUT_ROW_LAUNCH_DELAY) {
+        fputs("\"call\":", out);
+        jp_json_fput_str(out, r->call.ptr, r->call.len);
+        fputs(",\"work\":", out);
+        jp_json_fput_str(out, r->name.ptr, r->name.len);
+        fprintf(out, ",\"launch_delay_us\":%.3f", (double)(r->end_ps - r->start_ps) / 1e6);
+    } else if (kind == JP_LAYOUT_ROW_COMM_EXPOSED) {
+        fprintf(out, "\"exposed_us\":%.3f", (double)(r->end_ps - r->start_ps) / 1e6);
     } else {
         fprintf(out, "\"kernels\":%lld,\"run_id\":%lld", (long long)r->kernels, (long long)r->run_id);
     }

@@ -69,6 +69,8 @@ struct jp_timeline {
     jp_vec names;          /* jp_str: one per (plane, event metadata) seen, then derived names */
     uint64_t n_events;     /* events indexed, derived ones included */
     uint64_t n_derived;    /* of those, events of derived rows */
+    uint64_t n_analysis;   /* of those, events of the analysis rows (exposed communication, launch
+                            * delay): the viewer's own, which the exporter does not write */
     int64_t end_ns;        /* latest event end in trace time, 0 when empty */
     int64_t base_ps;       /* profile time of the trace's time 0 */
     jp_arena hlo_arena;    /* HLO modules decoded for event details, and their strings */

@@ -341,8 +341,8 @@ static int window_flows(const jp_timeline *tl, window_pass *w) {
 /* ---- the window answer ------------------------------------------------------------------------------ */
 
 static const char *kind_name(int kind) {
-    static const char *const names[] = {"source", "steps", "xla_ops", "xla_modules"};
-    return kind >= JP_LAYOUT_ROW_LINE && kind <= JP_LAYOUT_ROW_XLA_MODULES ? names[kind] : "source";
+    static const char *const names[] = {"source", "steps", "xla_ops", "xla_modules", "exposed_comm", "launch_delay"};
+    return kind >= JP_LAYOUT_ROW_LINE && kind <= JP_LAYOUT_ROW_LAUNCH_DELAY ? names[kind] : "source";
 }
 
 static void write_track_head(const jp_timeline *tl, uint32_t id, int first, FILE *out) {
@@ -466,9 +466,10 @@ static void write_window(const jp_timeline *tl, const window_pass *w, uint32_t *
     }
     fputc(']', out);
     write_flows(tl, w, out);
-    fprintf(out, ",\"total_events\":%llu,\"returned_events\":%llu,\"aggregated\":%llu,\"entries\":%zu,\"truncated\":%s}\n",
+    fprintf(out, ",\"total_events\":%llu,\"returned_events\":%llu,\"aggregated\":%llu,\"entries\":%zu,\"truncated\":%s,"
+            "\"analysis_events\":%llu}\n",
             (unsigned long long)w->total, (unsigned long long)w->returned, (unsigned long long)w->aggregated,
-            w->entries.n, w->truncated ? "true" : "false");
+            w->entries.n, w->truncated ? "true" : "false", (unsigned long long)tl->n_analysis);
 }
 
 /* Passes over the window, coarsening 4x whenever the entries pass the cap; once a pixel is wider

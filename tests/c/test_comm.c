@@ -163,6 +163,27 @@ static void async_pairs_wait_and_straggler(void **state) {
         assert_int_equal(dv->comm_wait_ps, wait_us[d] * US);
     }
     assert_int_equal(a->comm_hidden_ps, 32 * US);
+    /* the two instances, by start: the late chip 3 and its z-score, then a spread of 3 us */
+    assert_int_equal(a->n_comm_instances, 2);
+    const jp_comm_instance *i0 = &a->comm_instances[0], *i1 = &a->comm_instances[1];
+    assert_true(i0->index == 0 && i1->index == 1 && i0->n_devices == 4 && i1->n_devices == 4);
+    assert_string_equal(i0->name, "all-reduce-start.1");
+    assert_string_equal(i0->type, "all-reduce");
+    assert_int_equal(i1->start_ps - i0->start_ps, 100 * US);
+    assert_int_equal(i0->last_start_ps - i0->start_ps, 30 * US);
+    assert_int_equal(i0->exposed_min_ps, 8 * US);
+    assert_int_equal(i0->exposed_max_ps, 38 * US);
+    assert_int_equal(i0->wait_ps, 30 * US);
+    assert_int_equal(i1->wait_ps, 3 * US);
+    assert_string_equal(i0->last_device, "/device:TPU:3");
+    assert_string_equal(i1->last_device, "/device:TPU:3");
+    /* starts 0, 1, 2, 30: median 1.5, MAD 1; then 0..3: median 1.5, MAD 1, no outlier */
+    assert_true(i0->z_max > 0.6745 * 28.5 - 1e-9 && i0->z_max < 0.6745 * 28.5 + 1e-9);
+    assert_int_equal(i0->n_straggler, 1);
+    assert_string_equal(i0->straggler, "/device:TPU:3");
+    assert_true(i1->z_max > 0.6745 * 1.5 - 1e-9 && i1->z_max < 0.6745 * 1.5 + 1e-9);
+    assert_int_equal(i1->n_straggler, 0);
+    assert_string_equal(i1->straggler, "");
     jp_profile_free(p);
 }
 

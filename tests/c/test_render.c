@@ -1295,12 +1295,61 @@ static void launch_causes(void **state) {
     assert_int_equal(g->matched, 2);
     assert_int_equal(g->delay_ps, 20 * US);
     assert_int_equal(g->n_host_wait, 1);
+    /* one stream: the device's split, and its busy time the union of its five kernels */
+    assert_int_equal(a->n_launch_streams, 1);
+    const jp_launch_stream *st = &a->launch_streams[0];
+    assert_string_equal(st->name, "Stream #7(Compute)");
+    assert_int_equal(st->id, 7);
+    assert_int_equal(st->events, 5);
+    assert_int_equal(st->n_launched, 4);
+    assert_int_equal(st->busy_ps, 49 * US);
+    assert_int_equal(st->idle_host_ps, 45 * US);
+    assert_int_equal(st->idle_kernel_ps, 2 * US);
+    assert_int_equal(st->idle_other_ps, 20 * US);
+    assert_int_equal(st->last_ps - st->first_ps, st->busy_ps + 67 * US);
+    /* the queue over time: every change (the comment above) */
+    assert_int_equal(a->n_queue_series, 1);
+    const jp_queue_series *q = &a->queue_series[0];
+    static const int64_t at_us[] = {0, 12, 16, 20, 40, 65, 100, 130};
+    static const uint32_t depth[] = {1, 2, 3, 2, 1, 0, 1, 0};
+    assert_int_equal(q->n_points, 8);
+    assert_int_equal(q->n_changes, 8);
+    assert_int_equal(q->bucket_ps, 0);
+    for (size_t i = 0; i < 8; i++) {
+        assert_int_equal(q->points[i].t_ps, at_us[i] * US);
+        assert_int_equal(q->points[i].depth, depth[i]);
+    }
     output o = render(a, JP_SECTION_LAUNCH, JP_FORMAT_TEXT, NULL);
     expect_bytes("launch.txt", &o,
                  "kernel         device         count   kernel     api    queue    delay  delay_sum  short  hwait\n"
                  "fusion_kernel  /device:GPU:0      3   3.7 \xC2\xB5" "s  6.0 \xC2\xB5" "s  23.5 \xC2\xB5" "s  29.5 \xC2\xB5" "s    59.0 \xC2\xB5" "s      1      0\n"
-                 "gemm_kernel    /device:GPU:0      2  19.0 \xC2\xB5" "s  2.5 \xC2\xB5" "s   7.5 \xC2\xB5" "s  10.0 \xC2\xB5" "s    20.0 \xC2\xB5" "s      0      1\n");
+                 "gemm_kernel    /device:GPU:0      2  19.0 \xC2\xB5" "s  2.5 \xC2\xB5" "s   7.5 \xC2\xB5" "s  10.0 \xC2\xB5" "s    20.0 \xC2\xB5" "s      0      1\n"
+                 "\nStreams (each stream's idle gaps by cause, HTA's per-stream split; busy + host + k2k + other = its "
+                 "first to last)\n"
+                 "stream              device         events  launched     busy     host     k2k    other\n"
+                 "Stream #7(Compute)  /device:GPU:0       5         4  49.0 \xC2\xB5" "s  45.0 \xC2\xB5" "s  2.0 \xC2\xB5"
+                 "s  20.0 \xC2\xB5" "s\n"
+                 "\nLaunch queue depth over time: 1 device(s), 8 points (launch --json: launch_queue)\n");
     free(o.text);
+    static const jp_view streams = {.table = "launch_streams"}, wrong = {.table = "comm_instances"};
+    o = render(a, JP_SECTION_LAUNCH, JP_FORMAT_CSV, &streams);
+    expect_bytes("launch_streams.csv", &o,
+                 "stream,device,stream_id,events,launched,busy_ms,idle_host_ms,idle_kernel_ms,idle_other_ms,first_ms,"
+                 "last_ms\nStream #7(Compute),/device:GPU:0,7,5,4,0.049000,0.045000,0.002000,0.020000,0.015000,0.131000\n");
+    free(o.text);
+    o = render(a, JP_SECTION_LAUNCH, JP_FORMAT_JSON, NULL);
+    assert_non_null(strstr(o.text, ",\"launch_queue\":{\"max_points\":2048,\"devices\":[{\"device\":\"/device:GPU:0\","
+                                   "\"changes\":8,\"downsampled\":false,\"bucket_ms\":0.000000,\"points\":[[0.000000,1],"
+                                   "[0.012000,2],[0.016000,3],[0.020000,2],[0.040000,1],[0.065000,0],[0.100000,1],"
+                                   "[0.130000,0]]}]}}"));
+    free(o.text);
+    jp_error err;
+    FILE *bad = tmpfile();
+    assert_int_equal(jp_render(a, JP_SECTION_LAUNCH, JP_FORMAT_CSV, &wrong, bad, &err), JP_ERR_ARG);
+    assert_string_equal(err.msg, "table 'comm_instances': launch's other table is launch_streams");
+    assert_int_equal(jp_render(a, JP_SECTION_OPS, JP_FORMAT_CSV, &streams, bad, &err), JP_ERR_ARG);
+    assert_string_equal(err.msg, "table 'launch_streams': ops has one table");
+    fclose(bad);
     jp_profile_free(p);
 }
 

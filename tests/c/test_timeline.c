@@ -273,6 +273,9 @@ typedef struct walk_log {
     int modules_after_ops;    /* 1 when an XLA Modules row followed the XLA Ops row */
     long long steps_rows, xla_rows, lines, records, kernels;
     char first_step[32];      /* the first step record's name */
+    long long analysis;       /* the timeline's analysis-row events (jp_timeline_analysis_count) */
+    long long exposed;        /* the analysis' exposed-communication spans */
+    long long launched;       /* its devices' work matched to a launch call */
 } walk_log;
 
 static int log_plane(void *ctx, jp_xspace *xs, const jp_plane *pl, uint32_t host) {
@@ -345,6 +348,9 @@ static walk_log walk_capture(const char *path) {
     assert_false(w.rank_went_back);      /* devices, then /host:CPU, then the rest */
     assert_false(w.derived_after_line);  /* a plane's derived rows come before its lines */
     assert_false(w.modules_after_ops);   /* XLA Modules, then XLA Ops */
+    const jp_analysis *a = jp_profile_analysis(prof);
+    w.exposed = (long long)a->n_comm_exposed;
+    for (size_t d = 0; d < a->n_devices; d++) w.launched += (long long)a->devices[d].n_launched;
     jp_profile_free(prof);
     for (size_t i = 0; i < xs.n; i++) jp_xspace_close(JP_VEC_AT(&xs, jp_xspace *, i));
     jp_vec_free(&xs), jp_vec_free(&files), jp_vec_free(&hosts);
@@ -358,7 +364,9 @@ static walk_log walk_capture(const char *path) {
     jp_timeline *tl;
     assert_int_equal(jp_timeline_new(&tl, path, NULL, 0, NULL, &err), JP_OK);
     assert_int_equal(st.derived, w.records); /* nothing cut: every record is written */
-    assert_int_equal(jp_timeline_event_count(tl), st.events_out + st.derived);
+    /* and the viewer's own rows (exposed communication, launch delay), which the export has not */
+    w.analysis = (long long)jp_timeline_analysis_count(tl);
+    assert_int_equal(jp_timeline_event_count(tl), st.events_out + st.derived + (uint64_t)w.analysis);
     jp_timeline_free(tl);
     return w;
 }
@@ -380,8 +388,14 @@ static void test_layout_rows_gpu(void **state) {
     walk_log w = walk_capture(real_capture(path, sizeof path, "mi300_jax08_gemm.xplane.pb.gz"));
     assert_int_equal(w.xla_rows, 2);   /* one GPU: its XLA Modules and XLA Ops rows */
     assert_true(w.kernels > 0);
+    /* no collective; one Launch delay event per launch (each call queued one event here) */
+    assert_int_equal(w.exposed, 0);
+    assert_true(w.launched > 0);
+    assert_int_equal(w.analysis, w.launched);
     w = walk_capture(real_capture(path, sizeof path, "jax_tpu_v6e_4core_inference.xplane.pb.gz"));
     assert_int_equal(w.xla_rows, 0);   /* a TPU writes its own XLA rows */
+    assert_true(w.exposed > 0);        /* its all-reduces: one event per exposed span, no launches */
+    assert_int_equal(w.analysis, w.exposed);
 }
 
 int main(void) {

@@ -10,7 +10,9 @@ device_ordinal once XLA:CPU devices are split (8 CPU devices), all in one while 
 from __future__ import annotations
 
 import collections
+import json
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -296,3 +298,168 @@ def test_tpu_wait_and_last_device_from_the_raw_events(tpu):
         assert by_name[dev]["collective_hidden_ms"] == pytest.approx(hidden * 1e-6, abs=1e-5)
         assert by_name[dev]["collective_wait_ms"] == pytest.approx(wait * 1e-6, abs=1e-5)
     assert sum(by_name[d]["collective_wait_ms"] > 0 for d in devices) >= 3
+
+
+# ---- per collective instance (comm_instances) --------------------------------------------------------
+
+def instance_truth(rows, name_of):
+    """Per (module, name, k): the instance across its devices from the raw events' (start, exposed)
+    per device: devices, earliest and latest start, exposed min and max, the device that started
+    last, and the modified z-scores 0.6745 (start - median) / MAD over >= 3 devices (Iglewicz and
+    Hoaglin; above 3.5 a straggler)."""
+    out = {}
+    for (module, name), r in rows.items():
+        for k, per_dev in r["inst"].items():
+            starts = {name_of(d): s for d, (s, _) in per_dev.items()}
+            exposed = [x for _, x in per_dev.values()]
+            t = {"devices": len(per_dev), "start": min(starts.values()), "last_start": max(starts.values()),
+                 "exp_min": min(exposed), "exp_max": max(exposed),
+                 "last": max(starts, key=starts.get) if len(per_dev) > 1 else "", "z": None, "stragglers": []}
+            if len(per_dev) >= 3:
+                xs = sorted(starts.values())
+                med = statistics.median(xs)
+                mad = statistics.median(abs(x - med) for x in xs)
+                if mad > 0:
+                    z = {d: 0.6745 * (s - med) / mad for d, s in starts.items()}
+                    t["z"] = max(z.values())
+                    t["stragglers"] = sorted((d for d in z if z[d] > 3.5), key=lambda d: -z[d])
+            out[(module, name, k)] = t
+    return out
+
+
+def check_instances(doc, truth, steps=None):
+    got = doc["comm_instances"]
+    assert len(got) == len(truth)
+    assert [g["start_ms"] for g in got] == sorted(g["start_ms"] for g in got)  # by earliest start
+    types = {(r["module"], r["name"]): r["type"] for r in doc["comm"]}
+    n_strag = collections.Counter()
+    for g in got:
+        key = (g["module"], g["name"], g["index"])
+        t = truth[key]
+        assert g["type"] == types[key[:2]] and g["devices"] == t["devices"], key
+        assert g["start_ms"] * 1e6 == pytest.approx(t["start"], abs=1), key
+        assert g["arrival_spread_ms"] * 1e6 == pytest.approx(t["last_start"] - t["start"], abs=1), key
+        assert g["exposed_min_ms"] * 1e6 == pytest.approx(t["exp_min"], abs=10), key
+        assert g["exposed_max_ms"] * 1e6 == pytest.approx(t["exp_max"], abs=10), key
+        assert g["wait_ms"] * 1e6 == pytest.approx(t["exp_max"] - t["exp_min"], abs=10), key
+        assert g["last_device"] == t["last"], key
+        if t["z"] is None:
+            assert g["z_max"] is None and not g["straggler"], key
+        else:
+            # the raw reader's starts are whole ns, jaxprof's ps: on the TPU's starts, a few µs apart
+            # (MAD about 1 µs), that moves a z-score by about 0.1%
+            assert g["z_max"] == pytest.approx(t["z"], rel=5e-3), key
+        assert g["straggler"] == bool(t["stragglers"]) and g["stragglers"] == len(t["stragglers"]), key
+        assert g["straggler_device"] == (t["stragglers"][0] if t["stragglers"] else ""), key
+        n_strag[key[:2]] += len(t["stragglers"])
+        if steps is not None:
+            mine = [s["step"] for s in steps if s["start_ms"] <= g["start_ms"] < s["start_ms"] + s["duration_ms"]]
+            assert g["step"] == (mine[0] if mine else None), key
+    # the per-op row's numbers are these instances' sums
+    for r in doc["comm"]:
+        mine = [g for g in got if (g["module"], g["name"]) == (r["module"], r["name"])]
+        assert r["wait_ms"] == pytest.approx(sum(g["wait_ms"] for g in mine), abs=1e-5)
+        assert r["stragglers"] == n_strag[(r["module"], r["name"])]
+    return got
+
+
+def test_cpu_instances_from_the_raw_events(cpu):
+    """Each instance (the k-th run of a collective on each of the 8 devices): its devices, earliest
+    start, how late the last arrived and which device it was, exposed time min and max and their
+    spread (the wait), the robust z-score of the starts and the stragglers, the step it falls in:
+    all as the raw events give them. The capture's scheduler makes some devices late enough to be
+    stragglers (the check holds either way; the flag is asserted against the z-scores)."""
+    rows, _, _ = cpu["truth"]
+    names = {d["name"] for d in cpu["doc"]["devices"]}
+    name_of = (lambda d: f"/device:CPU:{d}") if "/device:CPU:0" in names else (lambda d: "/host:CPU")
+    got = check_instances(cpu["doc"], instance_truth(rows, name_of), cpu["steps"]["steps"])
+    assert len(got) == sum(len(r["inst"]) for r in rows.values())
+    assert {g["step"] for g in got} == {s["step"] for s in cpu["steps"]["steps"]}
+
+
+def test_tpu_instances_from_the_raw_events(tpu):
+    """The v6e capture's 12 all-reduce runs are 3 instances on 4 cores each: per instance the
+    spread of exposed time, the core that started last and the z-scores of the 4 starts."""
+    rows, _, _ = overlap_truth(tpu_ops(TPU), lambda o: o[2] == "all-reduce")
+    module = tpu["comm"][0]["module"]  # the raw reader takes no module from the TPU's events
+    truth = {(module, n, k): t for (_, n, k), t in instance_truth(rows, lambda d: d).items()}
+    got = check_instances(tpu, truth)
+    assert len(got) == 3 and all(g["devices"] == 4 and g["wait_ms"] > 0 for g in got)
+    assert sum(g["wait_ms"] for g in got) == pytest.approx(tpu["comm"][0]["wait_ms"], abs=1e-5)
+
+
+def test_instances_text_csv_and_table_flag(cpu):
+    """Text shows the 20 instances with the longest wait (--top more); --table comm_instances gives
+    them all as CSV, one row each, with the JSON's keys."""
+    from conftest import run_jaxprof
+    path, n = cpu["path"], len(cpu["doc"]["comm_instances"])
+    text = run_jaxprof("comm", path, "--width", "120").stdout
+    assert f"Instances ({n}: the k-th run of an op on each device; the {min(n, 20)} with the longest wait" in text
+    csv = run_jaxprof("comm", path, "--table", "comm_instances", "--csv").stdout.splitlines()
+    assert csv[0].split(",") == list(cpu["doc"]["comm_instances"][0])
+    assert len(csv) == n + 1
+    top = run_jaxprof("comm", path, "--table", "comm_instances", "--sort", "wait_ms", "--top", "1", "--json")
+    (one,) = json.loads(top.stdout)["comm_instances"]
+    assert one["wait_ms"] == max(g["wait_ms"] for g in cpu["doc"]["comm_instances"])
+
+
+def test_python_comm_instances_are_the_json_rows(tpu):
+    import jaxprof
+    rows = jaxprof.load(str(TPU)).comm_instances()
+    assert [r.to_dict() for r in rows] == tpu["comm_instances"] and rows[0].wait_ms == rows[0]["wait_ms"]
+
+
+# ---- a device that reaches its collectives late (straggling_device) ---------------------------------
+
+@pytest.fixture(scope="module")
+def late(tmp_path_factory):
+    """straggler_capture.py: 8 devices, a psum per step, device 3 alone doing ~30x the work first."""
+    log = tmp_path_factory.mktemp("late")
+    proc = subprocess.run([sys.executable, str(HERE / "straggler_capture.py"), str(log)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (path,) = log.rglob("*.xplane.pb")
+    progs = {p.module: p for p in hlo_truth.programs(path)}
+    opcode = {(m, n): i.opcode for m, p in progs.items() for n, i in p.instrs.items()}
+    rows, _, _ = overlap_truth(cpu_ops(path, True, users_of(progs)), lambda o: opcode.get((o[1], o[2])) in COLLECTIVES)
+    return {"path": path, "truth": instance_truth(rows, lambda d: f"/device:CPU:{d}")}
+
+
+def test_a_late_device_is_named_by_the_straggling_device_finding(late):
+    """The device the raw events show as the robust straggler (the largest modified z-score of the
+    psum's start, above 3.5) in the most instances is the one the finding names, with that count,
+    the instances on >= 3 devices, and the others' wait in them (exposed max - min, summed)."""
+    truth = late["truth"]
+    by_device = collections.defaultdict(list)
+    for t in truth.values():
+        if t["stragglers"]:
+            by_device[t["stragglers"][0]].append(t["exp_max"] - t["exp_min"])
+    device, waits = max(by_device.items(), key=lambda kv: (len(kv[1]), sum(kv[1])))
+    assert device == "/device:CPU:3" and len(waits) >= 3  # the program makes device 3 the late one
+    found = {f["id"]: f for f in jaxprof_json("findings", late["path"])["findings"]}
+    f = found["straggling_device"]
+    eligible = sum(t["devices"] >= 3 for t in truth.values())
+    assert f["evidence"].startswith(f"{device} started late") and f" in {len(waits)} of {eligible} collective" in f["evidence"]
+    wait_ms = float(re.search(r"the others waited ([\d.]+) ms", f["evidence"]).group(1))
+    assert wait_ms == pytest.approx(sum(waits) / 1e6, abs=0.011)
+    step_ms = sum(s["duration_ms"] for s in jaxprof_json("steps", late["path"])["steps"])
+    assert f["severity"] == ("bad" if sum(waits) / 1e6 >= 0.15 * step_ms else "warning")
+    assert "comm_instances" in f["fix"]
+
+
+def test_straggling_device_follows_its_rule_on_balanced_devices(cpu):
+    """The 8-device program whose devices all do the same work: the finding is there exactly when
+    one device straggled (by the raw events) in at least 3 instances and the others' wait in them
+    is at least 5 % of step time, and then names that device."""
+    truth = instance_truth(cpu["truth"][0], lambda d: f"/device:CPU:{d}")
+    by_device = collections.defaultdict(list)
+    for t in truth.values():
+        if t["stragglers"]:
+            by_device[t["stragglers"][0]].append(t["exp_max"] - t["exp_min"])
+    step_ms = sum(s["duration_ms"] for s in cpu["steps"]["steps"])
+    top = max(by_device.items(), key=lambda kv: (len(kv[1]), sum(kv[1])), default=None)
+    due = top is not None and len(top[1]) >= 3 and sum(top[1]) / 1e6 >= 0.05 * step_ms
+    found = {f["id"]: f for f in jaxprof_json("findings", cpu["path"])["findings"]}
+    assert ("straggling_device" in found) == due
+    if due:
+        assert found["straggling_device"]["evidence"].startswith(top[0])

@@ -43,8 +43,13 @@ CAPTURE = textwrap.dedent(f"""
     x = jax.device_put(jnp.ones(({N_DEV} * 32, 128)), NamedSharding(mesh, P("x", None)))
     w = jax.device_put(jnp.ones((128, 128)), NamedSharding(mesh, P()))
     one = jnp.ones((128, 128))
+    # the async capture's operands: enough work per run (8 x 512x256 @ 256x512) that a loaded host
+    # still dispatches the next step before this one's run ends
+    a2 = jax.device_put(jnp.ones((512, 2048)), NamedSharding(mesh, P(None, "x")))
+    b2 = jax.device_put(jnp.ones((2048, 512)), NamedSharding(mesh, P("x", None)))
     for _ in range(2):  # compiled before the capture
         reduce(a, b).block_until_ready(); local(x, w).block_until_ready(); local(one, one).block_until_ready()
+        reduce(a2, b2).block_until_ready()
 
     jax.profiler.start_trace(sys.argv[1] + "/multi")
     for i in range({STEPS}):
@@ -56,7 +61,7 @@ CAPTURE = textwrap.dedent(f"""
     jax.profiler.start_trace(sys.argv[1] + "/async")  # dispatched ahead: a step's work runs into the next
     for i in range({STEPS}):
         with jax.profiler.StepTraceAnnotation("train", step_num=i):
-            r = reduce(a, b)
+            r = reduce(a2, b2)
     r.block_until_ready()
     jax.profiler.stop_trace()
 

@@ -136,3 +136,46 @@ def test_the_viewers_overview_shows_the_health_banner(capture, tmp_path):
             assert browser.execute_script(
                 "const b = document.getElementById('capture-health');"
                 "return b.previousElementSibling.textContent.startsWith('platform ')")
+
+
+def test_the_html_report_heads_with_the_health(capture, tmp_path):
+    """report --html: the capture's health is the page's first section, above the overview, each
+    item's kind, host and text as the file's own fields say (errors bad, warnings warning); a
+    complete capture has no such section."""
+    import html.parser
+
+    path = tmp_path / "host.xplane.pb"
+    path.write_bytes(capture.read_bytes() + _string_field(2, "CUPTI buffer full: <3> events & more")
+                     + _string_field(3, "GPU events dropped"))
+    errors, warnings = raw_notes(path.read_bytes())
+
+    class Sections(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ids, self.items, self.li = [], [], None
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "section":
+                self.ids.append(a.get("id"))
+            elif tag == "li" and self.ids == ["capture-health"]:
+                self.li = [a.get("class"), ""]
+
+        def handle_endtag(self, tag):
+            if tag == "li" and self.li:
+                self.items.append(tuple(self.li))
+                self.li = None
+
+        def handle_data(self, data):
+            if self.li:
+                self.li[1] += data
+
+    for target, want in ((path, [("bad", f"error (host): {errors[0]}"), ("warning", f"warning (host): {warnings[0]}")]),
+                         (capture, [])):
+        out = tmp_path / f"{target.stem}.html"
+        proc = run_jaxprof("report", target, "--html", out)
+        assert proc.returncode == 0, proc.stderr
+        page = Sections()
+        page.feed(out.read_text())
+        assert page.items == want
+        assert page.ids[:2] == (["capture-health", "overview"] if want else ["overview", page.ids[1]])

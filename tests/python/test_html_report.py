@@ -15,7 +15,7 @@ import pytest
 
 import jaxprof
 
-from conftest import jaxprof_json, only_xplane, run_jaxprof
+from conftest import REAL_CAPTURES, jaxprof_json, only_xplane, run_jaxprof
 from xplane_gen import HloComputation, HloInstruction, HloModule, Uint, XSpace
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -294,3 +294,86 @@ def test_html_only_with_plain_report(capture, tmp_path, args):
 def test_html_needs_a_file_name(capture):
     proc = run_jaxprof("report", str(capture), "--html")
     assert proc.returncode == 2 and proc.stderr.startswith("jaxprof: ")
+
+
+# ---- many devices: communication and idle by cause ---------------------------------------------------
+
+class SectionRows(HTMLParser):
+    """The cell texts of each body row of the table inside <section id=...>."""
+
+    def __init__(self, section: str) -> None:
+        super().__init__()
+        self.section, self.inside, self.rows, self._cell = section, False, [], None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "section":
+            self.inside = dict(attrs).get("id") == self.section
+        elif self.inside and tag == "tr":
+            self.rows.append([])
+        elif self.inside and tag == "td":
+            self._cell = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section":
+            self.inside = False
+        elif self.inside and tag == "td" and self._cell is not None:
+            self.rows[-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell += data
+
+
+def section_rows(html: str, section: str) -> list[list[str]]:
+    p = SectionRows(section)
+    p.feed(html)
+    return [r for r in p.rows if r]  # the header row has no <td>
+
+
+UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+UNIT_MS = {"ps": 1e-9, "ns": 1e-6, "µs": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def cell_ms(text: str) -> float:
+    """"373.80 ms" -> 373.8; "0" -> 0 (jp_format_time's forms)."""
+    value, _, unit = text.strip().partition(" ")
+    return float(value) * (UNIT_MS[unit] if unit else 1.0)
+
+
+def test_html_report_lists_the_collectives_of_jaxprof_comm(tmp_path):
+    """The real v6e capture (12 all-reduce runs on 4 cores): the report's Communication section
+    gives each collective's count, times, size, n, busbw, wait and last device as `comm --json`."""
+    capture = REAL_CAPTURES / "jax_tpu_v6e_4core_inference.xplane.pb.gz"
+    html = write_html(capture, tmp_path / "tpu.html")
+    rows = section_rows(html, "communication")
+    doc = jaxprof_json("comm", capture)["comm"]
+    assert len(rows) == len(doc) >= 1
+    for cells, c in zip(rows, doc):
+        name, module, kind, count, devices, total, hidden, exposed, size, n, busbw, wait, last = cells
+        assert (name, module, kind, int(count), int(devices), int(n), last) == (
+            c["name"], c["module"], c["type"], c["count"], c["devices"], c["group_size"], c["last_device"])
+        for got, want in ((total, c["total_ms"]), (hidden, c["hidden_ms"]), (exposed, c["exposed_ms"]),
+                          (wait, c["wait_ms"])):
+            assert cell_ms(got) == pytest.approx(want, rel=5e-3, abs=1e-6), cells
+        assert float(busbw) == pytest.approx(c["busbw_gbps"], abs=0.006), cells
+        value, unit = size.split()
+        assert float(value) * UNIT_BYTES[unit] == pytest.approx(c["bytes"], rel=5e-3), cells
+
+
+def test_html_report_splits_device_idle_by_cause_as_jaxprof_launch(tmp_path):
+    """The project's own H200 capture without command buffers: the Device idle by cause section
+    gives each device's host wait, kernel-to-kernel and other idle, launches and queue as
+    `launch --json`; a CPU profile (no launches) has no such section."""
+    capture = Path(__file__).resolve().parents[1] / "data" / "gpu" / "h200_transformer_nocb.xplane.pb.gz"
+    html = write_html(capture, tmp_path / "gpu.html")
+    rows = section_rows(html, "idle-causes")
+    devices = [d for d in jaxprof_json("launch", capture)["devices"] if d["launched"]]
+    assert len(rows) == len(devices) >= 1
+    for cells, d in zip(rows, devices):
+        name, host, k2k, other, launched, short, qmax, qmean = cells
+        assert (name, int(launched), int(short), int(qmax)) == (d["name"], d["launched"], d["short_kernels"], d["queue_max"])
+        for got, want in ((host, d["idle_host_ms"]), (k2k, d["idle_kernel_ms"]), (other, d["idle_other_ms"])):
+            assert cell_ms(got) == pytest.approx(want, rel=5e-3, abs=1e-6), cells
+        assert float(qmean) == pytest.approx(d["queue_mean"], abs=0.051)
+    assert 'id="idle-causes"' not in write_html(REAL_CAPTURES / "jax_tpu_v6e_4core_inference.xplane.pb.gz", tmp_path / "t.html")

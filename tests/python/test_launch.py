@@ -22,6 +22,10 @@ import gen_xplane  # noqa: E402
 
 GPU_CAPTURES = ["mi300_jax08_gemm.xplane.pb.gz", "mi300_jax08_attention.xplane.pb.gz",
                 "te_fused_attn_934987a2fc2f.xplane.pb.gz", "tf_bert_8xv100_worker0.xplane.pb.gz"]
+# The project's own H200 captures (tests/data/gpu/README.md): one launch per kernel without command
+# buffers, pageable and pinned copies, and a scanned model's loop.
+OWN_GPU = Path(__file__).resolve().parents[1] / "data" / "gpu"
+OWN_GPU_CAPTURES = ["h200_transformer_nocb.xplane.pb.gz", "h200_transfers.xplane.pb.gz", "h200_scan_nocb.xplane.pb.gz"]
 K2K_NS = 10_000  # the kernel-to-kernel bound of docs/design.md "Launch and idle causes"
 DERIVED = {"Steps", "XLA Modules", "XLA Ops", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope",
            "Framework Name Scope", "Launch Stats", "Source code", "CUPTI overhead"}
@@ -96,9 +100,10 @@ def ms_to_ns(v: float) -> float:
     return v * 1e6
 
 
-@pytest.mark.parametrize("name", GPU_CAPTURES)
-def test_launch_stats_match_the_raw_events(name: str) -> None:
-    path = REAL_CAPTURES / name
+@pytest.mark.parametrize("path", [REAL_CAPTURES / n for n in GPU_CAPTURES] + [OWN_GPU / n for n in OWN_GPU_CAPTURES],
+                         ids=GPU_CAPTURES + OWN_GPU_CAPTURES)
+def test_launch_stats_match_the_raw_events(path: Path) -> None:
+    name = path.name
     rows, devices = expected(path)
     assert rows, f"{name}: its launches carry correlation ids"
     got = jaxprof_json("launch", path)

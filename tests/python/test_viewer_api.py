@@ -122,9 +122,10 @@ def test_full_window_returns_every_exported_event(which, cpu_logdir, gpu_logdir,
     rid = v.run_id()
     counts = export(run_path(log_dir, v, rid), tmp_path / "t.json.gz")
     doc = v.json(f"/api/run/{rid}/timeline?px=1000000")
-    # every source event, and the derived rows' events the exporter adds (Steps, GPU XLA rows)
+    # every source event, and the derived rows' events the exporter adds (Steps, GPU XLA rows), and
+    # the viewer's own analysis rows (exposed communication, launch delay), which it does not
     assert counts["events_out"] == counts["events_in"] and counts["derived"] > 0
-    assert doc["total_events"] == counts["events_out"] + counts["derived"]
+    assert doc["total_events"] == counts["events_out"] + counts["derived"] + doc["analysis_events"]
     if doc["total_events"] <= CAP:
         assert doc["aggregated"] == 0 and doc["returned_events"] == doc["total_events"]
         assert len(all_events(doc)) == doc["total_events"]
@@ -143,7 +144,8 @@ def test_narrow_window_returns_only_overlapping_events(gpu_logdir, serve):
     v = serve(gpu_logdir)
     rid = v.run_id()
     full = v.json(f"/api/run/{rid}/timeline?px=1000000")
-    start_of = {full["names"][e[2]]: e[0] for e in all_events(full) if e[2] >= 0}
+    start_of = {full["names"][e[2]]: e[0] for t in full["tracks"] if t["kind"] != "launch_delay"  # the events, not
+                for e in t["events"] if e[2] >= 0}                                                # their launches
     a_us, b_us = (start_of["gemm_a"] + start_of["gemm_b"]) / 2, (start_of["add"] + start_of["overlapping"]) / 2
     doc = v.json(f"/api/run/{rid}/timeline?start_ms={a_us / 1000}&end_ms={b_us / 1000}&px=1000000")
     got = sorted((round(e[0], 3), round(e[1], 3)) for e in all_events(doc))
@@ -297,8 +299,10 @@ def test_host_filter_keeps_one_hosts_tracks_and_flows(multi_host_logdir, serve):
     v = serve(multi_host_logdir)
     rid = v.run_id()
     both = v.json(f"/api/run/{rid}/timeline?px=1000000")
-    # per host: 10 events, and 4 of the derived rows (a step, a module, two ops) the exporter adds
-    assert both["hosts"] == ["host-a", "host-b"] and both["total_events"] == 2 * (10 + 4)
+    # per host: 10 events, 4 of the derived rows (a step, a module, two ops) the exporter adds and 3
+    # of the viewer's Launch delay rows (one per launch: the 3 flows)
+    assert both["hosts"] == ["host-a", "host-b"] and both["total_events"] == 2 * (10 + 4 + 3)
+    assert both["analysis_events"] == 6
     assert {t["host"] for t in both["tracks"]} == {"host-a", "host-b"}
     assert all(t["process"].startswith(t["host"] + ": ") for t in both["tracks"])
     assert len(both["flows"]) == 6  # correlation ids repeat across hosts; flows never cross them
@@ -306,7 +310,7 @@ def test_host_filter_keeps_one_hosts_tracks_and_flows(multi_host_logdir, serve):
     assert all(host_of[f[0]] == host_of[f[4]] for f in both["flows"])
     for host in ("host-a", "host-b"):
         one = v.json(f"/api/run/{rid}/timeline?px=1000000&host={host}")
-        assert one["hosts"] == both["hosts"] and one["total_events"] == 10 + 4
+        assert one["hosts"] == both["hosts"] and one["total_events"] == 10 + 4 + 3
         assert {t["host"] for t in one["tracks"]} == {host}
         # track ids are the unfiltered index's: the same track keeps its id whichever host is picked
         assert {(t["id"], t["thread"]) for t in one["tracks"]} <= {(t["id"], t["thread"]) for t in both["tracks"]}

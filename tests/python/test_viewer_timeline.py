@@ -43,6 +43,15 @@ def ns(us: float) -> int:
     return round(us * 1000)
 
 
+ANALYSIS_KINDS = ("exposed_comm", "launch_delay")  # the viewer's own rows, not in the export (test_viewer_comm)
+
+
+def analysis_threads(window: dict[str, Any]) -> dict[tuple[str, str], list[dict]]:
+    """The analysis rows of an unmerged window answer, as exported_threads writes threads."""
+    return {(t["process"], t["thread"]): [{"name": window["names"][e[2]], "ts": e[0], "dur": e[1], "ph": "X"}
+                                          for e in t["events"]] for t in window["tracks"] if t["kind"] in ANALYSIS_KINDS}
+
+
 def exported_threads(doc: dict[str, Any]) -> dict[tuple[str, str], list[dict]]:
     """(process name, thread name) -> its slices and instants."""
     procs = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
@@ -169,9 +178,14 @@ def test_every_exported_thread_is_a_track_with_the_same_events(which, cpu_logdir
     window = v.json(f"/api/run/{rid}/timeline?px=1000000")
     assert window["aggregated"] == 0 and window["total_events"] <= CAP
     got = {(t["process"], t["thread"]): sorted((window["names"][e[2]], round(e[0] * 1000), round(e[1] * 1000))
-                                               for e in t["events"]) for t in window["tracks"] if t["events"]}
+                                               for e in t["events"]) for t in window["tracks"]
+           if t["events"] and t["kind"] not in ANALYSIS_KINDS}
     want = {k: sorted((e["name"], ns(e["ts"]), ns(e.get("dur", 0))) for e in evs) for k, evs in exported_threads(doc).items()}
     assert got == want
+    # besides, the viewer's own rows: on the GPU layout one Launch delay per launch (three, queued
+    # ahead of each other, so on three lanes), none for the CPU program without collectives
+    extra = analysis_threads(window)
+    assert window["analysis_events"] == sum(len(v) for v in extra.values()) == (3 if which == "gpu" else 0)
     kinds = {t["thread"]: t["kind"] for t in window["tracks"]}
     if which == "cpu":
         assert kinds["Steps"] == "steps"
@@ -231,8 +245,8 @@ def test_range_totals_are_exact_against_the_exported_trace(gpu_logdir, serve, tm
     v = serve(gpu_logdir)
     rid = v.run_id()
     doc = export_doc(run_path(gpu_logdir, v, rid), tmp_path / "t.json")
-    threads = exported_threads(doc)
     window = v.json(f"/api/run/{rid}/timeline?px=1000000")
+    threads = {**exported_threads(doc), **analysis_threads(window)}  # no ?tracks=: every track, the viewer's own too
     track_of = {(t["process"], t["thread"]): t["id"] for t in window["tracks"]}
     # [360, 435) us cuts gemm_b, "add" and "overlapping" on the stream, and holds the instant at 430
     for a, b, picked in [(360_000, 435_000, None), (0, 2_000_000, None),

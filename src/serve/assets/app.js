@@ -83,7 +83,7 @@ async function start() {
 
 async function render() {
   document.querySelectorAll("#tabs a").forEach((a) => a.classList.toggle("active", a.dataset.page === state.page));
-  const pages = { overview, ops, flame, roofline, timeline, memory, compare };
+  const pages = { overview, ops, comm, flame, roofline, timeline, memory, compare };
   const page = pages[state.page] || overview;
   try { await page(); } catch (e) { $("#page").innerHTML = `<p class="rating-bad">${esc(e.message)}</p>`; }
 }

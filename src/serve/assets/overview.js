@@ -41,6 +41,8 @@ async function overview() {
   const [d, chart] = await Promise.all([runApi("overview"), runChart("steps")]);
   if (!state.host) state.hosts[state.run] = d.hosts;
   const hosts = await runHosts();
+  // the per-stream split and the queue series are the launch document's (not the report's)
+  const launch = d.devices.some((v) => v.launched > 0) ? await runApi("launch") : null;
   const s = d.step_summary;
   const dev = d.devices.map((v) => `${esc(v.name)} (${esc(v.host)}) busy ${ms(v.busy_ms)} ms, ${v.ops} ops, ` +
     `idle ${v.idle_pct.toFixed(1)}%`).join("<br>") +
@@ -54,6 +56,7 @@ async function overview() {
     <p>platform ${esc(d.platform)} · hosts ${esc(d.hosts.join(", "))} · ${d.events.toLocaleString()} events · span ${ms(d.span_ms)} ms</p>
     ${healthBanner(d.capture_health || [])}
     <p>${dev}</p>
+    ${idleSection(d.devices, launch)}
     <h2>Steps</h2>
     <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
     ${stepChart(chart, d.steps)}
@@ -64,8 +67,150 @@ async function overview() {
     <h2>Findings</h2><div id="findings">${findingsHtml(d.findings)}</div>`;
   onStepChart();
   onHostPick(() => go("overview"));
+  const tl = $("#idle-timeline");
+  if (tl) tl.onclick = (ev) => { ev.preventDefault(); go("timeline"); };
+  onIdleStreams();
+  onQueueCharts(launch);
 }
 
+// Each device's idle time by cause (launch.c's device columns), where launches were matched to
+// their device work (GPU captures with correlation ids): nothing otherwise. One stacked bar per
+// device on one scale, the numbers beside it, and what each part means.
+const IDLE_PARTS = [
+  ["idle_host_ms", "waiting for the host", "#e15759",
+    "the launch call of the work that ended the gap began after the device went idle: the host was late to launch"],
+  ["idle_kernel_ms", "kernel to kernel", "#f28e2b",
+    "gaps under 10 µs before work launched earlier: the launch overhead between queued kernels"],
+  ["idle_other_ms", "other", "#bab0ac",
+    "longer gaps before work launched earlier (a dependency, a synchronisation), gaps while the host compiled, or work whose launch is unknown"],
+];
+function idleBar(v, width) {
+  const total = IDLE_PARTS.reduce((t, [k]) => t + v[k], 0);
+  return `<div class="idle-bar" style="width:${width.toFixed(1)}px">${IDLE_PARTS.map(([k, label, c]) => v[k] > 0
+    ? `<span style="width:${(100 * v[k] / total).toFixed(2)}%;background:${c}" title="${label} ${ms(v[k])} ms"></span>` : "").join("")}</div>`;
+}
+function idleSection(devices, launch) {
+  const devs = devices.filter((v) => v.launched > 0);
+  if (!devs.length) return "";
+  const streams = (launch && launch.launch_streams) || [];
+  const of = (v) => streams.filter((s) => s.device === v.name);
+  const sum = (v) => IDLE_PARTS.reduce((t, [k]) => t + v[k], 0), max = Math.max(...devs.map(sum), 1e-9);
+  const rows = devs.map((v, i) => {
+    const mine = of(v), open = mine.length > 1
+      ? ` <button class="idle-toggle" data-dev="${i}" title="this device's idle split per stream">▸ ${mine.length} streams</button>` : "";
+    return `<tr class="idle-dev"><td>${esc(v.name)}${open}</td><td>${idleBar(v, 300 * sum(v) / max)}</td>
+      ${IDLE_PARTS.map(([k]) => `<td class="num">${ms(v[k])}</td>`).join("")}<td class="num">${v.launched}</td>
+      <td class="num">${v.queue_max}</td><td class="num">${v.queue_mean.toFixed(2)}</td></tr>` +
+      (mine.length > 1 ? `<tr class="idle-streams" data-dev="${i}" hidden><td colspan="8">${streamTable(mine)}</td></tr>` : "");
+  }).join("");
+  return `<h2>Device idle by cause</h2>
+    <table id="idle-table"><tr><th>device</th><th></th>${IDLE_PARTS.map(([, label, c]) =>
+      `<th class="num"><i class="idle-sw" style="background:${c}"></i>${label} ms</th>`).join("")}
+      <th class="num">launches</th><th class="num">queue max</th><th class="num">queue mean</th></tr>${rows}</table>
+    <ul id="idle-help" class="muted">${IDLE_PARTS.map(([, label, , help]) => `<li><b>${label}</b>: ${help}</li>`).join("")}
+      <li>Idle here: the gaps between the device's launched work (all streams together), from its first to its last; the
+      <a href="#" id="idle-timeline">Timeline</a>'s <i>Launch delay</i> rows show each launch from its call to its work.</li>
+      ${streams.length > devs.length ? `<li><b>per stream</b> (a device with several: ▸): the same rule on each stream alone, from
+      its first event to its last, busy being the union of its events; a copy stream waits for the host while compute runs,
+      so the streams' parts add up to more than the device's</li>` : ""}</ul>
+    ${queueSection(devs, launch)}`;
+}
+
+// One device's streams (the launch document's launch_streams): a bar of each stream's first-to-last
+// window, busy then the three idle parts (they add up to it), bars on one scale within the device.
+const STREAM_BUSY = "#4e79a7";
+function streamTable(streams) {
+  const win = (s) => s.busy_ms + s.idle_host_ms + s.idle_kernel_ms + s.idle_other_ms;
+  const max = Math.max(...streams.map(win), 1e-9);
+  const rows = streams.map((s) => {
+    const parts = [["busy_ms", "busy", STREAM_BUSY], ...IDLE_PARTS].map(([k, label, c]) => s[k] > 0
+      ? `<span style="width:${(100 * s[k] / win(s)).toFixed(2)}%;background:${c}" title="${label} ${ms(s[k])} ms"></span>` : "").join("");
+    return `<tr><td>${esc(s.stream)}</td><td><div class="idle-bar" style="width:${(240 * win(s) / max).toFixed(1)}px">${parts}</div></td>
+      <td class="num">${ms(s.busy_ms)}</td>${IDLE_PARTS.map(([k]) => `<td class="num">${ms(s[k])}</td>`).join("")}
+      <td class="num">${s.events}</td><td class="num">${s.launched}</td><td class="num">${ms(s.first_ms)}</td><td class="num">${ms(s.last_ms)}</td></tr>`;
+  }).join("");
+  return `<table class="idle-stream-table"><tr><th>stream</th><th>first to last</th>
+    <th class="num"><i class="idle-sw" style="background:${STREAM_BUSY}"></i>busy ms</th>${IDLE_PARTS.map(([, label, c]) =>
+      `<th class="num"><i class="idle-sw" style="background:${c}"></i>${label} ms</th>`).join("")}
+    <th class="num">events</th><th class="num">launched</th><th class="num">first ms</th><th class="num">last ms</th></tr>${rows}</table>`;
+}
+function onIdleStreams() {
+  document.querySelectorAll("#idle-table button.idle-toggle").forEach((b) => {
+    b.onclick = () => {
+      const row = document.querySelector(`#idle-table tr.idle-streams[data-dev="${b.dataset.dev}"]`);
+      row.hidden = !row.hidden;
+      b.textContent = `${row.hidden ? "▸" : "▾"} ${b.textContent.slice(2)}`;
+    };
+  });
+}
+
+// ---- the launch queue's depth over time (launch --json's launch_queue), a step line per device -------
+const QUEUE_W = 640, QUEUE_H = 130, QUEUE_L = 44, QUEUE_R = 12, QUEUE_T = 10, QUEUE_B = 28;
+function queueSection(devs, launch) {
+  const series = ((launch && launch.launch_queue && launch.launch_queue.devices) || []).filter((q) => q.points.length);
+  if (!series.length) return "";
+  const charts = series.map((q) => {
+    const dev = devs.find((v) => v.name === q.device);
+    const note = q.downsampled ? `<div class="muted queue-note">downsampled: max per ${ms(q.bucket_ms)} ms bucket
+      (${q.changes.toLocaleString()} changes, ${q.points.length.toLocaleString()} points drawn)</div>`
+      : `<div class="muted queue-note">${q.changes.toLocaleString()} changes, every one drawn</div>`;
+    return `<div class="queue-box"><div><b>${esc(q.device)}</b>${dev ? ` <span class="muted">max ${dev.queue_max} · mean
+      ${dev.queue_mean.toFixed(2)}</span>` : ""}</div>${queueChart(q)}<div class="queue-hover muted">&nbsp;</div>${note}</div>`;
+  }).join("");
+  return `<h3>Launch queue depth over time</h3>
+    <p class="muted">launches outstanding, each from its call's start to its work's end (ms from the capture's start); hover for the depth</p>
+    <div class="columns" id="queue-charts">${charts}</div>`;
+}
+
+// The series as a step line: each point's depth holds until the next point.
+function queueChart(q) {
+  const pts = q.points, t0 = pts[0][0], t1 = Math.max(pts[pts.length - 1][0], t0 + 1e-6);
+  const dmax = Math.max(1, ...pts.map((p) => p[1]));
+  const [top, step] = queueNice(dmax);
+  const X = (t) => QUEUE_L + (t - t0) / (t1 - t0) * (QUEUE_W - QUEUE_L - QUEUE_R);
+  const Y = (d) => QUEUE_H - QUEUE_B - d / top * (QUEUE_H - QUEUE_T - QUEUE_B);
+  let d = `M${X(pts[0][0]).toFixed(2)} ${Y(0).toFixed(2)}V${Y(pts[0][1]).toFixed(2)}`;
+  for (let i = 1; i < pts.length; i++) d += `H${X(pts[i][0]).toFixed(2)}V${Y(pts[i][1]).toFixed(2)}`;
+  let grid = "";
+  for (let v = 0; v <= top; v += step) {
+    grid += `<line x1="${QUEUE_L}" x2="${QUEUE_W - QUEUE_R}" y1="${Y(v)}" y2="${Y(v)}" stroke="#eee"/>
+      <text x="${QUEUE_L - 4}" y="${Y(v) + 4}" text-anchor="end">${v}</text>`;
+  }
+  for (let i = 0; i <= 4; i++) {
+    const t = t0 + (t1 - t0) * i / 4;
+    grid += `<text x="${X(t)}" y="${QUEUE_H - QUEUE_B + 14}" text-anchor="${i === 0 ? "start" : i === 4 ? "end" : "middle"}">${ms(t)}</text>`;
+  }
+  return `<svg class="queue-chart" width="${QUEUE_W}" height="${QUEUE_H}" data-device="${esc(q.device)}" data-t0="${t0}" data-t1="${t1}"
+    data-top="${top}">${grid}<line x1="${QUEUE_L}" x2="${QUEUE_W - QUEUE_R}" y1="${Y(0)}" y2="${Y(0)}" stroke="#999"/>
+    <path class="queue-line" d="${d}" fill="none" stroke="#4e79a7" stroke-width="1.2"/>
+    <line class="queue-cursor" y1="${QUEUE_T}" y2="${QUEUE_H - QUEUE_B}" stroke="#1d2330" stroke-width=".6" visibility="hidden"/>
+    <text x="${(QUEUE_L + QUEUE_W - QUEUE_R) / 2}" y="${QUEUE_H - 4}" text-anchor="middle">ms</text></svg>`;
+}
+// The axis: a tick step of 1, 2, 2.5 or 5 times a power of ten (whole launches) giving at most 6
+// ticks over v, and the top, the first tick at or above v.
+function queueNice(v) {
+  const want = v / 6, p = 10 ** Math.floor(Math.log10(Math.max(want, 1)));
+  const step = Math.max(1, [1, 2, 2.5, 5, 10].map((m) => m * p).find((s) => s >= want && Number.isInteger(s)));
+  return [Math.ceil(v / step) * step, step];
+}
+// Hover: the depth at the pointer's time, the last point at or before it.
+function onQueueCharts(launch) {
+  const series = (launch && launch.launch_queue && launch.launch_queue.devices) || [];
+  document.querySelectorAll("#queue-charts .queue-box").forEach((box) => {
+    const svg = box.querySelector("svg"), out = box.querySelector(".queue-hover"), cur = svg.querySelector(".queue-cursor");
+    const mine = series.find((x) => x.device === svg.dataset.device), q = mine.points, down = mine.downsampled, t0 = +svg.dataset.t0, t1 = +svg.dataset.t1;
+    svg.onmousemove = (ev) => {
+      const r = svg.getBoundingClientRect(), x = ev.clientX - r.left;
+      const t = t0 + (x - QUEUE_L) / (QUEUE_W - QUEUE_L - QUEUE_R) * (t1 - t0);
+      if (t < t0 || t > t1) { cur.setAttribute("visibility", "hidden"); out.innerHTML = "&nbsp;"; return; }
+      let lo = 0, hi = q.length - 1;
+      while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (q[mid][0] <= t) lo = mid; else hi = mid - 1; }
+      cur.setAttribute("x1", x); cur.setAttribute("x2", x); cur.setAttribute("visibility", "visible");
+      out.textContent = `${ms(t)} ms: ${q[lo][1]} outstanding${down ? " (the most in its bucket)" : ""}`;
+    };
+    svg.onmouseleave = () => { cur.setAttribute("visibility", "hidden"); out.innerHTML = "&nbsp;"; };
+  });
+}
 // What the capture itself lacks (the JSON's capture_health): the profiler's own errors and
 // warnings, devices that recorded nothing, modules without HLO; nothing for a complete capture.
 function healthBanner(items) {

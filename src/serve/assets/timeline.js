@@ -69,6 +69,14 @@ function tlShortThread(name) {
   return m[1].replace(/^tf_/, "").replace(/\/-?\d+$/, "") + (m[2] || "");
 }
 
+// The server's analysis rows (exposed communication, launch delay: the index's last tracks) go under
+// the plane's other derived rows (Steps, XLA Modules, XLA Ops), above its lines, where they are seen.
+const TL_ANALYSIS = { exposed_comm: "#e15759", launch_delay: "#9c755f" };
+function tlAnalysisFirst(group) {
+  const rank = (t) => t.kind === "source" ? 2 : TL_ANALYSIS[t.kind] ? 1 : 0;
+  return group.map((t, i) => [rank(t), i, t]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
+}
+
 // Rows top to bottom: a header per host when several are shown, a header per process (plane) that
 // collapses its tracks, then a row per track as deep as the track's events. y and h in CSS pixels.
 function tlLayout(tracks) {
@@ -80,7 +88,7 @@ function tlLayout(tracks) {
     if (multi) push({ kind: "host", key: hostKey, header: host, label: `host ${host}`, h: TL_GROUP_H, tracks: mine });
     if (multi && TL.collapsed.has(hostKey)) continue;
     for (const proc of [...new Set(mine.map((t) => t.process))]) {
-      const group = mine.filter((t) => t.process === proc), key = `p\u0000${host}\u0000${proc}`;
+      const group = tlAnalysisFirst(mine.filter((t) => t.process === proc)), key = `p\u0000${host}\u0000${proc}`;
       const label = multi && proc.startsWith(`${host}: `) ? proc.slice(host.length + 2) : proc;
       push({ kind: "group", key, label, title: proc, h: TL_GROUP_H, tracks: group });
       if (TL.collapsed.has(key)) continue;
@@ -185,7 +193,7 @@ function tlSlice(g, e, r, W, name) {
   const hit = TL.search && name.toLowerCase().includes(TL.search), sel = TL.sel && TL.sel.kind === "slice" &&
     TL.sel.track === r.t.id && TL.sel.index === e[4];
   g.globalAlpha = TL.search && !hit ? 0.3 : 1;
-  g.fillStyle = hit ? "#dc2626" : tlColor(name);
+  g.fillStyle = hit ? "#dc2626" : TL_ANALYSIS[r.t.kind] || tlColor(name);
   g.fillRect(cx, y + 1, w, TL_ROW_H - 2);
   g.globalAlpha = 1;
   if (sel) { g.strokeStyle = "#111827"; g.lineWidth = 2; g.strokeRect(cx + 1, y + 2, Math.max(1, w - 2), TL_ROW_H - 4); }
@@ -291,6 +299,9 @@ function tlDraw() {
   }
   tlBands(g, W, H);
   TL.flowsDrawn = tlFlows(g, W);
+  // rows taller than the wrap give it a scroll bar only once drawn, which narrows the plot: again
+  // at the new width (once: the height, hence the bar, stays), not a different picture on the next draw
+  if (tlPlotWidth() !== W && !TL.redrawn) { TL.redrawn = true; tlDraw(); TL.redrawn = false; }
 }
 
 // ---- the window: server answers ---------------------------------------------------------------------------
