@@ -141,7 +141,11 @@ def dispatch_step_rows(path: Path, method: str) -> list[tuple[str, str, str, str
     if not method.startswith(prefix):
         return []
     raw = raw_events.raw_dispatch_steps(path, method[len(prefix):-1])
-    truth = [((dev if dev is not None and dev > b else b) - a) / 1e6 for a, b, dev in raw]
+    truth, prev = [], None  # a step starts at its dispatch, or where the previous one's work ended
+    for a, b, dev in raw:
+        start, end = a if prev is None else max(a, prev), dev if dev is not None and dev > b else b
+        truth.append((end - start) / 1e6)
+        prev = end
     ours = [s["duration_ms"] for s in jaxprof_json("steps", path)["steps"]]
     agree = sum(abs(t - o) <= 2e-3 for t, o in zip(truth, ours))
     no_dev = [s["step"] for s in jaxprof_json("steps", path)["steps"] if s["no_device_work"]]

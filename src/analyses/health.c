@@ -17,13 +17,6 @@ static int add(jp_vec *out, const char *kind, const char *host, const char *text
     return JP_OK;
 }
 
-/* The host whose lines hold global line number `line` (hosts number their lines one after another). */
-static size_t host_of_line(const jp_model *m, uint32_t line) {
-    size_t h = 0;
-    while (h + 1 < m->hosts.n && JP_VEC_AT(&m->hosts, jp_model_host, h + 1).first_line <= line) h++;
-    return h;
-}
-
 /* Which device a host's index range holds: devices of host h are [first_device, next host's). */
 static size_t host_of_device(const jp_model *m, size_t d) {
     size_t h = 0;
@@ -66,7 +59,7 @@ static int empty_devices(const jp_model *m, jp_arena *arena, const jp_analysis *
     memset(dispatches, 0, m->hosts.n * sizeof *dispatches);
     for (size_t i = 0; i < m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&m->host, jp_host_ev, i);
-        if (h->is_dispatch && h->depth == 0) dispatches[host_of_line(m, h->line)]++;
+        if (h->is_dispatch && h->depth == 0) dispatches[jp_model_line_host(m, h->line)]++;
     }
     for (size_t h = 0; h < m->hosts.n; h++)
         if (empty_host(m, arena, a, h, dispatches[h], out)) return JP_ERR_NOMEM;

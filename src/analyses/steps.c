@@ -182,10 +182,40 @@ static long step_issued_before(const jp_step *s, size_t n, int64_t t) {
     return (long)lo - 1;
 }
 
+/* GPU: the device work each dispatch launched, by correlation id. A kernel belongs to the step
+ * whose dispatch began last before its launch call did (JAX launches on the dispatching thread),
+ * however late the device ran it: with the host ahead, the previous step's kernels still run
+ * after the next dispatch began, where the time rule alone would hand them to the next step
+ * (h200_api_trace: 142/113/171 kernels for 142 each). end[k] takes each such work's end. */
+static int extend_by_launches(const jp_model *m, const jp_step *s, size_t ns, int64_t *end) {
+    jp_map calls = {0}; /* (correlation id, host) -> index into launch_calls */
+    const jp_launch_call *c = m->launch_calls.data;
+    int rc = JP_OK;
+    for (size_t i = 0; i < m->launch_calls.n && rc == JP_OK; i++)
+        if (jp_map_get_or_put(&calls, c[i].correlation, jp_model_line_host(m, c[i].line), 0, (uint32_t)i, NULL) ==
+            UINT32_MAX)
+            rc = JP_ERR_NOMEM;
+    for (size_t i = 0; i < m->ops.n && rc == JP_OK && calls.n; i++) {
+        const jp_op_ev *ev = &JP_VEC_AT(&m->ops, jp_op_ev, i);
+        if (!(ev->launch & JP_OP_LAUNCH_SET)) continue;
+        uint32_t at = jp_map_get(&calls, jp_op_launch_id(ev->launch), jp_model_line_host(m, ev->line), 0);
+        long k = at == UINT32_MAX ? -1 : step_issued_before(s, ns, c[at].start_ps);
+        if (k >= 0 && ev->end_ps > end[k]) end[k] = ev->end_ps;
+    }
+    for (size_t i = 0; i < m->launch_work.n && rc == JP_OK && calls.n; i++) { /* copies, kept apart */
+        const jp_launch_ev *w = &JP_VEC_AT(&m->launch_work, jp_launch_ev, i);
+        uint32_t at = jp_map_get(&calls, w->correlation, jp_model_line_host(m, w->line), 0);
+        long k = at == UINT32_MAX ? -1 : step_issued_before(s, ns, c[at].start_ps);
+        if (k >= 0 && w->end_ps > end[k]) end[k] = w->end_ps;
+    }
+    jp_map_deinit(&calls);
+    return rc;
+}
+
 /* Host dispatches of one function, a step each. A step lasts from its dispatch to the later of the
- * dispatch's end and the end of the device work it launched: the device activity that starts
- * before the next dispatch (for the last step, any after its dispatch: the capture ends after a
- * device sync). The time from there to the next dispatch, when the program ran other Python and
+ * dispatch's end and the end of the device work it launched: work whose launch call it made
+ * (extend_by_launches), and the device activity that starts before the next dispatch (for the
+ * last step, any after its dispatch: the capture ends after a device sync). The time from there to the next dispatch, when the program ran other Python and
  * the device nothing of this function, is the step's gap, in no step. A step starts no earlier
  * than the previous one's device work ended, so steps never overlap. */
 static int steps_from_dispatches(const jp_model *m, const jp_exec *runs, size_t n, const char *module, jp_vec *out) {
@@ -206,6 +236,10 @@ static int steps_from_dispatches(const jp_model *m, const jp_exec *runs, size_t 
         const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
         long k = sp->device == UINT32_MAX ? -1 : step_issued_before(s, ns, sp->start_ps);
         if (k >= 0 && sp->end_ps > end[k]) end[k] = sp->end_ps;
+    }
+    if (extend_by_launches(m, s, ns, end)) {
+        free(end);
+        return JP_ERR_NOMEM;
     }
     int64_t prev_end = INT64_MIN;
     for (size_t k = 0; k < ns; k++) {

@@ -291,4 +291,11 @@ size_t jp_model_first_at_line(const void *base, size_t n, size_t size, size_t li
  * keeps executions and device steps in time order. */
 void jp_model_shift_host(jp_model *m, size_t h, int64_t delta_ps);
 
+/* The host whose lines hold global line number `line` (hosts number their lines one after another). */
+static inline size_t jp_model_line_host(const jp_model *m, uint32_t line) {
+    size_t h = 0;
+    while (h + 1 < m->hosts.n && JP_VEC_AT(&m->hosts, jp_model_host, h + 1).first_line <= line) h++;
+    return h;
+}
+
 #endif

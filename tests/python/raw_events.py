@@ -15,22 +15,27 @@ def raw_planes(path: Path):
 
 
 def raw_dispatch_steps(path: Path, fn: str):
-    """Per top-level dispatch PjitFunction(fn): (start, end, end of device work started before the
-    next dispatch), in ns, from the raw events."""
-    disp, dev = [], []
+    """Per top-level dispatch PjitFunction(fn): (start, end, end of its device work), in ns. Its
+    device work: what its launch calls queued (a GPU event whose correlation_id names a host call
+    made after this dispatch began and before the next one did), else (no correlation) the device
+    activity that started before the next dispatch."""
+    disp, dev, calls = [], [], {}
     for plane in raw_planes(path):
         for line in plane.lines:
             for ev in line.events:
+                st = dict(ev.stats)
                 if ev.name == f"PjitFunction({fn})":
                     disp.append((ev.start_ns, ev.start_ns + ev.duration_ns))
+                elif plane.name.startswith("/host:") and "correlation_id" in st:
+                    calls.setdefault(st["correlation_id"], ev.start_ns)
                 elif plane.name.startswith("/device:") and line.name != "Steps" and "XLA Modules" not in line.name:
-                    dev.append((ev.start_ns, ev.start_ns + ev.duration_ns))
+                    dev.append((ev.start_ns, ev.start_ns + ev.duration_ns, st.get("correlation_id")))
     disp.sort()
     top = [d for i, d in enumerate(disp) if not (i and disp[i - 1][0] <= d[0] and d[1] <= disp[i - 1][1])]
     out = []
     for i, (a, b) in enumerate(top):
         nxt = top[i + 1][0] if i + 1 < len(top) else float("inf")
-        ends = [e for s, e in dev if a <= s < nxt]
+        ends = [e for s, e, c in dev if a <= (calls[c] if c in calls else s) < nxt]
         out.append((a, b, max(ends) if ends else None))
     return out
 

@@ -214,8 +214,19 @@ def test_dispatch_steps_inside_a_users_annotation() -> None:
             for line in p.lines for e in line.events if e.name == "PjitFunction(step)"]
     outer = [d for d in host if not any(o != d and o[0] <= d[0] and d[1] <= o[1] for o in host)]
     assert len(host) == 6 and len(outer) == 3  # each call shows its dispatch twice, nested
-    summary = jaxprof_json("steps", path)["step_summary"]
+    doc = jaxprof_json("steps", path)
+    summary = doc["step_summary"]
     assert summary["count"] == len(outer) and summary["method"] == "host dispatches of PjitFunction(step)"
+    # Each step holds the kernels its dispatch launched (the launch call, by correlation id, made
+    # inside it), though the host ran ahead and the device ran some after the next dispatch began.
+    calls = {dict(e.stats)["correlation_id"]: e.start_ns for p in pd.planes if p.name == "/host:CPU"
+             for line in p.lines for e in line.events if "correlation_id" in dict(e.stats)}
+    kernels = [(e.start_ns, dict(e.stats)["correlation_id"]) for p in pd.planes if p.name.startswith("/device:GPU")
+               for line in p.lines for e in line.events if "correlation_id" in dict(e.stats)]
+    launched = [sum(1 for _, c in kernels if a <= calls[c] <= b) for a, b in sorted(outer)]
+    assert launched == [142, 142, 142]  # the program's one graph launch per call
+    assert any(start > a for a, _ in sorted(outer)[1:] for start, c in kernels if calls[c] < a)  # ran late
+    assert [s["ops"] for s in doc["steps"]] == launched
 
 
 def test_graphs_of_a_loop_body_are_named_by_the_body() -> None:

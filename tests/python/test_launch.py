@@ -296,3 +296,40 @@ def test_python_api_launches() -> None:
         (r["device"], r["name"], r["count"], r["matched"]) for r in doc["launches"]]
     (g0,) = [d for d in p.devices() if d.name == "/device:GPU:0"]
     assert g0.idle_host_ms == doc["devices"][0]["idle_host_ms"] and g0.launched == 54
+
+
+@pytest.mark.parametrize("path,fn", [(REAL_CAPTURES / "mi300_jax08_attention.xplane.pb.gz", "matmul"),
+                                     (OWN_GPU / "h200_api_trace.xplane.pb.gz", "step")], ids=["mi300_attention", "h200_api"])
+def test_dispatch_steps_hold_the_work_their_dispatch_launched(path: Path, fn: str) -> None:
+    """Steps from host dispatches (no markers): every kernel, memset or copy whose launch call (by
+    correlation id, raw events) came after a dispatch began and before the next one ends inside that
+    dispatch's step, though the device ran some of it after the next dispatch began (by time alone
+    7 of the MI300 capture's 105 launches ended after their step)."""
+    disp, calls, work = [], {}, []
+    for plane in raw_planes(path):
+        for line in plane.lines:
+            if plane.name.startswith("/device:") and line.name in DERIVED:
+                continue
+            for ev in line.events:
+                st = dict(ev.stats)
+                if ev.name == f"PjitFunction({fn})":
+                    disp.append((ev.start_ns, ev.start_ns + ev.duration_ns))
+                elif "correlation_id" in st and plane.name.startswith("/host:"):
+                    calls.setdefault(st["correlation_id"], ev.start_ns)
+                elif "correlation_id" in st and plane.name.startswith("/device:"):
+                    work.append((ev.start_ns + ev.duration_ns, st["correlation_id"]))
+    disp.sort()
+    outer = [d for d in disp if not any(o != d and o[0] <= d[0] and d[1] <= o[1] for o in disp)]
+    doc = jaxprof_json("steps", path)
+    assert doc["step_summary"]["method"] == f"host dispatches of PjitFunction({fn})"
+    steps = doc["steps"]
+    assert len(steps) == len(outer)
+    late = 0
+    for k, (start, _) in enumerate(outer):
+        nxt = outer[k + 1][0] if k + 1 < len(outer) else float("inf")
+        step_end_ns = (steps[k]["start_ms"] + steps[k]["duration_ms"] - steps[k]["issued_start_ms"]) * 1e6
+        for end, c in work:
+            if c in calls and start <= calls[c] < nxt:
+                assert end - start <= step_end_ns + 1, (k, end - start, step_end_ns)
+                late += k + 1 < len(outer) and end > nxt
+    assert late  # some of it ran after the next dispatch began: the case the time rule got wrong
