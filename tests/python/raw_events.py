@@ -79,3 +79,29 @@ def cpu_ops(path: Path, split: bool, users: dict[tuple[str, str], set[str]]):
         return max(e, min([done, *ready]))
 
     return [(d, m, n, s, end_of(d, m, n, s, e, p, run)) for d, m, n, s, e, p, run in ops]
+
+
+# Device lines XLA derives from the events (not streams): left out of launch truths.
+DERIVED_LINES = {"Steps", "XLA Modules", "XLA Ops", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope",
+                 "Framework Name Scope", "Launch Stats", "Source code", "CUPTI overhead"}
+
+
+def raw_correlated(path: Path):
+    """Both ends of each launch, from the raw events: the device events that carry a correlation_id
+    as (plane, line, name, start_ns, end_ns, id) and the host calls by id as (name, start_ns,
+    end_ns), the first call of an id."""
+    dev, calls = [], {}
+    for plane in raw_planes(path):
+        for line in plane.lines:
+            if plane.name.startswith("/device:") and line.name in DERIVED_LINES:
+                continue
+            for ev in line.events:
+                st = dict(ev.stats)
+                if "correlation_id" not in st:
+                    continue
+                c = int(st["correlation_id"])
+                if plane.name.startswith("/host:"):
+                    calls.setdefault(c, (ev.name, ev.start_ns, ev.start_ns + ev.duration_ns))
+                elif plane.name.startswith("/device:"):
+                    dev.append((plane.name, line.name, ev.name, ev.start_ns, ev.start_ns + ev.duration_ns, c))
+    return dev, calls

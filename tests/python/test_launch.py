@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL_CAPTURES, jaxprof_json
-from raw_events import raw_planes
+from raw_events import raw_correlated, raw_planes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import gen_xplane  # noqa: E402
@@ -27,28 +27,13 @@ GPU_CAPTURES = ["mi300_jax08_gemm.xplane.pb.gz", "mi300_jax08_attention.xplane.p
 OWN_GPU = Path(__file__).resolve().parents[1] / "data" / "gpu"
 OWN_GPU_CAPTURES = ["h200_transformer_nocb.xplane.pb.gz", "h200_transfers.xplane.pb.gz", "h200_scan_nocb.xplane.pb.gz"]
 K2K_NS = 10_000  # the kernel-to-kernel bound of docs/design.md "Launch and idle causes"
-DERIVED = {"Steps", "XLA Modules", "XLA Ops", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope",
-           "Framework Name Scope", "Launch Stats", "Source code", "CUPTI overhead"}
 
 
 def raw_launches(path: Path):
     """(device events, calls by correlation id) from the raw events: each device event as
     (plane, name, start_ns, end_ns, correlation id); each call as (name, start_ns, end_ns)."""
-    dev, calls = [], {}
-    for plane in raw_planes(path):
-        for line in plane.lines:
-            if plane.name.startswith("/device:") and line.name in DERIVED:
-                continue
-            for ev in line.events:
-                st = dict(ev.stats)
-                if "correlation_id" not in st:
-                    continue
-                c = int(st["correlation_id"])
-                if plane.name.startswith("/host:"):
-                    calls.setdefault(c, (ev.name, ev.start_ns, ev.start_ns + ev.duration_ns))
-                elif plane.name.startswith("/device:"):
-                    dev.append((plane.name, ev.name, ev.start_ns, ev.start_ns + ev.duration_ns, c))
-    return dev, calls
+    dev, calls = raw_correlated(path)
+    return [(plane, name, s, e, c) for plane, _, name, s, e, c in dev], calls
 
 
 def expected(path: Path):
@@ -305,20 +290,11 @@ def test_dispatch_steps_hold_the_work_their_dispatch_launched(path: Path, fn: st
     correlation id, raw events) came after a dispatch began and before the next one ends inside that
     dispatch's step, though the device ran some of it after the next dispatch began (by time alone
     7 of the MI300 capture's 105 launches ended after their step)."""
-    disp, calls, work = [], {}, []
-    for plane in raw_planes(path):
-        for line in plane.lines:
-            if plane.name.startswith("/device:") and line.name in DERIVED:
-                continue
-            for ev in line.events:
-                st = dict(ev.stats)
-                if ev.name == f"PjitFunction({fn})":
-                    disp.append((ev.start_ns, ev.start_ns + ev.duration_ns))
-                elif "correlation_id" in st and plane.name.startswith("/host:"):
-                    calls.setdefault(st["correlation_id"], ev.start_ns)
-                elif "correlation_id" in st and plane.name.startswith("/device:"):
-                    work.append((ev.start_ns + ev.duration_ns, st["correlation_id"]))
-    disp.sort()
+    disp = sorted((ev.start_ns, ev.start_ns + ev.duration_ns) for plane in raw_planes(path) for line in plane.lines
+                  for ev in line.events if ev.name == f"PjitFunction({fn})")
+    dev, calls = raw_correlated(path)
+    calls = {c: start for c, (_, start, _) in calls.items()}
+    work = [(e, c) for *_, e, c in dev]
     outer = [d for d in disp if not any(o != d and o[0] <= d[0] and d[1] <= o[1] for o in disp)]
     doc = jaxprof_json("steps", path)
     assert doc["step_summary"]["method"] == f"host dispatches of PjitFunction({fn})"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL_CAPTURES, jaxprof_json, run_jaxprof
-from raw_events import raw_planes
+from raw_events import raw_correlated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import gen_xplane  # noqa: E402
@@ -27,29 +27,14 @@ GPU_CAPTURES = [REAL_CAPTURES / "mi300_jax08_conv.xplane.pb.gz", REAL_CAPTURES /
                 REAL_CAPTURES / "tf_bert_8xv100_worker0.xplane.pb.gz", DATA / "h200_transfers.xplane.pb.gz",
                 DATA / "h200_transformer_nocb.xplane.pb.gz"]
 K2K_NS = 10_000  # the kernel-to-kernel bound of docs/design.md "Launch and idle causes"
-DERIVED = {"Steps", "XLA Modules", "XLA Ops", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope",
-           "Framework Name Scope", "Launch Stats", "Source code", "CUPTI overhead"}
 MAX_POINTS = 2048  # JP_QUEUE_POINTS_MAX, which the JSON states as launch_queue.max_points
 
 
 def raw_work(path: Path):
     """(device events, calls by correlation id) from the raw events: each device event as
     (plane, line name, start_ns, end_ns, correlation id); each call as (start_ns, end_ns)."""
-    dev, calls = [], {}
-    for plane in raw_planes(path):
-        for line in plane.lines:
-            if plane.name.startswith("/device:") and line.name in DERIVED:
-                continue
-            for ev in line.events:
-                st = dict(ev.stats)
-                if "correlation_id" not in st:
-                    continue
-                c = int(st["correlation_id"])
-                if plane.name.startswith("/host:"):
-                    calls.setdefault(c, (ev.start_ns, ev.start_ns + ev.duration_ns))
-                elif plane.name.startswith("/device:"):
-                    dev.append((plane.name, line.name, ev.start_ns, ev.start_ns + ev.duration_ns, c))
-    return dev, calls
+    dev, calls = raw_correlated(path)
+    return [(plane, line, s, e, c) for plane, line, _, s, e, c in dev], {c: (s, e) for c, (_, s, e) in calls.items()}
 
 
 def stream_truth(path: Path):
