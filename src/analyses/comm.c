@@ -101,7 +101,8 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
         if (d->device >= m->devices.n) continue;
         if (!d->collective) {
             if (async_half(d, e->op, halves)) continue; /* a launch or a wait: no compute */
-            jp_interval *c = jp_vec_push(&comp[d->device], sizeof *c);
+            jp_vec *cv = &comp[d->device]; /* room reserved (collect): no call an event */
+            jp_interval *c = cv->n < cv->cap ? &JP_VEC_AT(cv, jp_interval, cv->n++) : jp_vec_push(cv, sizeof *c);
             if (!c) return JP_ERR_NOMEM;
             *c = (jp_interval){e->start_ps, e->end_ps};
             continue;
@@ -133,11 +134,15 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
     return JP_OK;
 }
 
-static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
+/* The instances and compute spans (collect_events), each device's compute spans given room for its
+ * op events (counted by the ops analysis, which runs first) so that they grow without copies. */
+static int collect(const jp_model *m, const jp_analysis *a, jp_vec *evs, jp_vec *comp, jp_map *rows) {
     size_t n = m->opdefs.n ? m->opdefs.n : 1;
     uint32_t *memo = malloc(n * sizeof *memo);
     uint8_t *half = malloc(n);
     int rc = memo && half ? JP_OK : JP_ERR_NOMEM;
+    for (size_t d = 0; rc == JP_OK && d < m->devices.n && d < a->n_devices; d++)
+        rc = jp_vec_reserve(&comp[d], (size_t)a->devices[d].n_ops, sizeof(jp_interval));
     if (rc == JP_OK) {
         memset(memo, 0xff, n * sizeof *memo);
         memset(half, 0xff, n);
@@ -262,9 +267,9 @@ static void stragglers(jp_comm_instance *row, jp_comm_stat *s, const comm_ev *v,
 
 /* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
  * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5); its
- * row in `out` (a jp_comm_instance). JP_ERR_NOMEM or JP_OK. */
-static int instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a,
-                    jp_vec *out) {
+ * row, written to *row. */
+static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a,
+                     jp_comm_instance *row) {
     size_t n_dev = a->n_devices;
     int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN, first = INT64_MAX;
     uint32_t late = 0;
@@ -275,22 +280,19 @@ static int instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratc
         if (v[i].start > last) last = v[i].start, late = v[i].device;
         if (v[i].start < first) first = v[i].start;
     }
-    jp_comm_instance *row = jp_vec_push(out, sizeof *row);
-    if (!row) return JP_ERR_NOMEM;
     long step = jp_step_at(a, first);
     *row = (jp_comm_instance){.module = s->module, .name = s->name, .type = s->type, .index = v[0].k,
                               .step_num = step >= 0 ? a->steps[step].step_num : INT64_MIN, .n_devices = (uint32_t)n,
                               .start_ps = first, .last_start_ps = last, .exposed_min_ps = lo, .exposed_max_ps = hi,
                               .wait_ps = hi - lo, .last_device = n > 1 ? device_name(a, late) : "", .z_max = -1,
                               .straggler = ""};
-    if (n < 2) return JP_OK;
+    if (n < 2) return;
     for (size_t i = 0; i < n; i++) /* each device's wait: its exposed time beyond the last to arrive */
         if (v[i].device < n_dev) a->devices[v[i].device].comm_wait_ps += v[i].dur - v[i].hidden - lo;
     s->wait_ps += hi - lo;
     if (hi - lo > s->wait_max_ps) s->wait_max_ps = hi - lo;
     if (late < n_dev) t->late[late]++;
     if (n >= 3) stragglers(row, s, v, n, scratch, t, a);
-    return JP_OK;
 }
 
 static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint32_t *best) {
@@ -301,21 +303,25 @@ static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint3
     return *best ? a->devices[arg].name : "";
 }
 
-/* One row per op across devices: v sorted by row, instance, device; each instance's row in `inst`. */
-static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n, jp_vec *inst) {
-    size_t n_keys = 0;
-    for (size_t i = 0; i < n; i++) n_keys += !i || v[i].row != v[i - 1].row;
+/* One row per op across devices: v sorted by row, instance, device; each instance's row in
+ * a->comm_instances (counted first, so written in place). */
+static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n) {
+    size_t n_keys = 0, n_inst = 0;
+    for (size_t i = 0; i < n; i++) {
+        n_keys += !i || v[i].row != v[i - 1].row;
+        n_inst += !i || v[i].row != v[i - 1].row || v[i].k != v[i - 1].k;
+    }
     jp_comm_stat *out = jp_arena_alloc(arena, (n_keys ? n_keys : 1) * sizeof *out);
+    jp_comm_instance *inst = jp_arena_alloc(arena, (n_inst ? n_inst : 1) * sizeof *inst);
     int64_t *scratch = malloc((n ? n : 1) * sizeof *scratch);
     uint32_t *counts = calloc(2 * (a->n_devices ? a->n_devices : 1) + 1, sizeof *counts);
     uint8_t *seen = calloc(a->n_devices ? a->n_devices : 1, 1);
-    if (!out || !scratch || !counts || !seen) {
+    if (!out || !inst || !scratch || !counts || !seen) {
         free(scratch), free(counts), free(seen);
         return JP_ERR_NOMEM;
     }
-    size_t r = 0;
-    int rc = JP_OK;
-    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
+    size_t r = 0, ni = 0;
+    for (size_t i = 0, j; i < n; i = j) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, v[i].row);
         jp_comm_stat *s = &out[r++];
         *s = (jp_comm_stat){.module = d->module, .name = d->name, .type = comm_type(d), .bytes = d->coll_bytes,
@@ -323,14 +329,14 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
         memset(counts, 0, (2 * a->n_devices + 1) * sizeof *counts);
         memset(seen, 0, a->n_devices);
         tally t = {counts, counts + a->n_devices};
-        for (j = i; j < n && v[j].row == v[i].row && rc == JP_OK;) {
+        for (j = i; j < n && v[j].row == v[i].row;) {
             size_t k = j;
             while (k < n && v[k].row == v[i].row && v[k].k == v[j].k) {
                 s->count++, s->total_ps += v[k].dur, s->hidden_ps += v[k].hidden;
                 if (v[k].device < a->n_devices && !seen[v[k].device]) seen[v[k].device] = 1, s->n_devices++;
                 k++;
             }
-            rc = instance(s, v + j, k - j, scratch, &t, a, inst);
+            instance(s, v + j, k - j, scratch, &t, a, &inst[ni++]);
             j = k;
         }
         s->exposed_ps = s->total_ps - s->hidden_ps;
@@ -345,7 +351,9 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
     free(scratch), free(counts), free(seen);
     a->comms = out;
     a->n_comms = r;
-    return rc;
+    a->comm_instances = inst;
+    a->n_comm_instances = ni;
+    return JP_OK;
 }
 
 static int cmp_instance(const void *x, const void *y) { /* by earliest start, then op and index */
@@ -378,7 +386,7 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     jp_map rows_of = {0};
     jp_vec *comp = calloc(nd ? nd : 1, sizeof *comp);
     if (!comp) return JP_ERR_NOMEM;
-    int rc = collect(m, &evs, comp, &rows_of);
+    int rc = collect(m, a, &evs, comp, &rows_of);
     jp_map_deinit(&rows_of);
     comm_ev *v = evs.data;
     if (rc == JP_OK) rc = overlap(m, a, v, evs.n, comp, &exposed);
@@ -389,13 +397,10 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     }
     jp_vec_free(&exposed);
     if (rc == JP_OK && evs.n) qsort(v, evs.n, sizeof *v, cmp_ev_instance);
-    jp_vec inst = {0};
-    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n, &inst);
+    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
     if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);
-    if (rc == JP_OK && inst.n > 1) qsort(inst.data, inst.n, sizeof(jp_comm_instance), cmp_instance);
-    if (rc == JP_OK && !(a->comm_instances = jp_analysis_copy(arena, &inst, sizeof(jp_comm_instance)))) rc = JP_ERR_NOMEM;
-    if (rc == JP_OK) a->n_comm_instances = inst.n;
-    jp_vec_free(&inst);
+    if (rc == JP_OK && a->n_comm_instances > 1)
+        qsort(a->comm_instances, a->n_comm_instances, sizeof *a->comm_instances, cmp_instance);
     for (size_t i = 0; i < nd; i++) jp_vec_free(&comp[i]);
     free(comp);
     jp_vec_free(&evs);
