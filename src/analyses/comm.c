@@ -4,6 +4,7 @@
  * the wait across devices, the device that arrived last, and robust stragglers. Works from the
  * model's op events per device (docs/design.md "Communication"). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,12 +22,23 @@ typedef struct comm_ev { /* one collective instance on one device */
     int64_t hidden;      /* the part of [start, end) a compute op covered on its device */
 } comm_ev;
 
-static int cmp_ev(const void *x, const void *y) { /* by device, key, start */
+static int cmp_hidden(const void *x, const void *y) {
     const comm_ev *a = x, *b = y;
-    if (a->device != b->device) return a->device < b->device ? -1 : 1;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    if (a->start != b->start) return a->start < b->start ? -1 : 1;
-    return (a->half > b->half) - (a->half < b->half);
+    return (a->hidden > b->hidden) - (a->hidden < b->hidden);
+}
+
+/* v by device, key, start and half, equal ones in their order (as glibc's stable qsort left them
+ * with a comparator on the four): stable sorts by the last key to the
+ * first (half, start, then device and key), on 64-bit keys; `hidden`, free until overlap, holds the
+ * half and then (device, key). Each pass is a merge of the lines' runs or a radix sort, not 56-byte
+ * elements moved n log n times. */
+static void sort_events(comm_ev *v, size_t n) {
+    for (size_t i = 0; i < n; i++) v[i].hidden = v[i].half;
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, hidden), 1, cmp_hidden);
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, start), 1, jp_cmp_i64);
+    for (size_t i = 0; i < n; i++) v[i].hidden = (int64_t)((uint64_t)v[i].device << 32 | v[i].key);
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, hidden), 1, cmp_hidden);
+    for (size_t i = 0; i < n; i++) v[i].hidden = 0;
 }
 
 static int cmp_ev_instance(const void *x, const void *y) { /* by row, instance, device */
@@ -107,7 +119,7 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
             *c = (jp_interval){e->start_ps, e->end_ps};
             continue;
         }
-        comm_ev *c = jp_vec_push(evs, sizeof *c);
+        comm_ev *c = evs->n < evs->cap ? &JP_VEC_AT(evs, comm_ev, evs->n++) : jp_vec_push(evs, sizeof *c);
         if (!c) return JP_ERR_NOMEM;
         uint8_t half = d->async_start ? 2 : jp_op_async_half(d->name) == 1 ? 1 : 0;
         uint32_t key = start_of(m, e->op, memo);
@@ -118,7 +130,7 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
         *c = (comm_ev){e->start_ps, e->end_ps, e->dur_ps, key, row, d->device, 0, half, 0};
     }
     comm_ev *v = evs->data;
-    if (evs->n) qsort(v, evs->n, sizeof *v, cmp_ev);
+    sort_events(v, evs->n);
     size_t k = 0;
     for (size_t i = 0; i < evs->n; i++) { /* pair each start with the done after it */
         if (v[i].half == 2 && k && v[k - 1].half == 1 && v[k - 1].key == v[i].key && v[k - 1].device == v[i].device) {
