@@ -113,7 +113,7 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
         if (d->device >= m->devices.n) continue;
         if (!d->collective) {
             if (async_half(d, e->op, halves)) continue; /* a launch or a wait: no compute */
-            jp_vec *cv = &comp[d->device]; /* room reserved (collect): no call an event */
+            jp_vec *cv = &comp[d->device]; /* a call only to grow */
             jp_interval *c = cv->n < cv->cap ? &JP_VEC_AT(cv, jp_interval, cv->n++) : jp_vec_push(cv, sizeof *c);
             if (!c) return JP_ERR_NOMEM;
             *c = (jp_interval){e->start_ps, e->end_ps};
@@ -146,15 +146,11 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
     return JP_OK;
 }
 
-/* The instances and compute spans (collect_events), each device's compute spans given room for its
- * op events (counted by the ops analysis, which runs first) so that they grow without copies. */
-static int collect(const jp_model *m, const jp_analysis *a, jp_vec *evs, jp_vec *comp, jp_map *rows) {
+static int collect(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *rows) {
     size_t n = m->opdefs.n ? m->opdefs.n : 1;
     uint32_t *memo = malloc(n * sizeof *memo);
     uint8_t *half = malloc(n);
     int rc = memo && half ? JP_OK : JP_ERR_NOMEM;
-    for (size_t d = 0; rc == JP_OK && d < m->devices.n && d < a->n_devices; d++)
-        rc = jp_vec_reserve(&comp[d], (size_t)a->devices[d].n_ops, sizeof(jp_interval));
     if (rc == JP_OK) {
         memset(memo, 0xff, n * sizeof *memo);
         memset(half, 0xff, n);
@@ -398,7 +394,7 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     jp_map rows_of = {0};
     jp_vec *comp = calloc(nd ? nd : 1, sizeof *comp);
     if (!comp) return JP_ERR_NOMEM;
-    int rc = collect(m, a, &evs, comp, &rows_of);
+    int rc = collect(m, &evs, comp, &rows_of);
     jp_map_deinit(&rows_of);
     comm_ev *v = evs.data;
     if (rc == JP_OK) rc = overlap(m, a, v, evs.n, comp, &exposed);

@@ -19,16 +19,6 @@ void *jp_vec_push(jp_vec *v, size_t size) {
     return slot;
 }
 
-int jp_vec_reserve(jp_vec *v, size_t n, size_t size) {
-    if (n <= v->cap) return JP_OK;
-    if (n > SIZE_MAX / size) return JP_ERR_NOMEM;
-    void *data = realloc(v->data, n * size);
-    if (!data) return JP_ERR_NOMEM;
-    v->data = data;
-    v->cap = n;
-    return JP_OK;
-}
-
 void jp_vec_free(jp_vec *v) {
     free(v->data);
     v->data = NULL;

@@ -16,9 +16,6 @@ typedef struct jp_vec {
 
 /* Appends one zeroed element of `size` bytes; returns it, or NULL when out of memory. */
 void *jp_vec_push(jp_vec *v, size_t size);
-/* Makes room for at least n elements of `size` bytes in all (a hint for a known count: pushing
- * then grows nothing). JP_ERR_NOMEM or JP_OK. */
-int jp_vec_reserve(jp_vec *v, size_t n, size_t size);
 void jp_vec_free(jp_vec *v);
 
 #define JP_VEC_AT(v, type, i) (((type *)(v)->data)[i])
