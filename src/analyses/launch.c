@@ -548,7 +548,7 @@ static int keep_streams(const jp_model *m, jp_arena *arena, gather *g, jp_analys
 static jp_interval *compile_spans(const jp_model *m, size_t *n) {
     jp_interval *w = malloc((m->spans.n ? m->spans.n : 1) * sizeof *w);
     size_t k = 0;
-    for (size_t i = 0; w && i < m->spans.n; i++) {
+    for (size_t i = 0; w && m->n_compile_spans && i < m->spans.n; i++) {
         const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
         if (sp->part == JP_PART_COMPILE) w[k++] = (jp_interval){sp->start_ps, sp->end_ps};
     }
