@@ -273,11 +273,25 @@ static void stragglers(jp_comm_instance *row, jp_comm_stat *s, const comm_ev *v,
     }
 }
 
+/* The step at t, as jp_step_at gives it, tried first at *hint and the step after it (an op's
+ * instances come in time order, about one a step), which it then keeps. */
+static long step_near(const jp_analysis *a, long *hint, int64_t t) {
+    for (long h = *hint < 0 ? 0 : *hint, last = h + 1; h <= last && (size_t)h < a->n_steps; h++) {
+        const jp_step *s = &a->steps[h];
+        if (s->start_ps > t) break;
+        if ((size_t)h + 1 == a->n_steps || s[1].start_ps > t) {
+            *hint = h;
+            return t < s->start_ps + s->dur_ps ? h : -1;
+        }
+    }
+    return jp_step_at(a, t);
+}
+
 /* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
  * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5); its
- * row, written to *row. */
+ * row, written to *row (its step found from *hint). */
 static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a,
-                     jp_comm_instance *row) {
+                     long *hint, jp_comm_instance *row) {
     size_t n_dev = a->n_devices;
     int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN, first = INT64_MAX;
     uint32_t late = 0;
@@ -288,7 +302,7 @@ static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scrat
         if (v[i].start > last) last = v[i].start, late = v[i].device;
         if (v[i].start < first) first = v[i].start;
     }
-    long step = jp_step_at(a, first);
+    long step = step_near(a, hint, first);
     *row = (jp_comm_instance){.module = s->module, .name = s->name, .type = s->type, .index = v[0].k,
                               .step_num = step >= 0 ? a->steps[step].step_num : INT64_MIN, .n_devices = (uint32_t)n,
                               .start_ps = first, .last_start_ps = last, .exposed_min_ps = lo, .exposed_max_ps = hi,
@@ -337,6 +351,7 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
         memset(counts, 0, (2 * a->n_devices + 1) * sizeof *counts);
         memset(seen, 0, a->n_devices);
         tally t = {counts, counts + a->n_devices};
+        long hint = -1;
         for (j = i; j < n && v[j].row == v[i].row;) {
             size_t k = j;
             while (k < n && v[k].row == v[i].row && v[k].k == v[j].k) {
@@ -344,7 +359,7 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
                 if (v[k].device < a->n_devices && !seen[v[k].device]) seen[v[k].device] = 1, s->n_devices++;
                 k++;
             }
-            instance(s, v + j, k - j, scratch, &t, a, &inst[ni++]);
+            instance(s, v + j, k - j, scratch, &t, a, &hint, &inst[ni++]);
             j = k;
         }
         s->exposed_ps = s->total_ps - s->hidden_ps;

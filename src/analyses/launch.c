@@ -355,6 +355,7 @@ static int next_work(work_cursor *c, work_rec *w) {
 typedef struct gather {
     item *items;
     size_t n, cap;
+    size_t run_head[MERGE_RUNS_MAX], n_runs; /* where the items' runs by start begin, noted as they come */
     uint32_t device;       /* the items' device */
     jp_analysis *a;
     jp_vec stats;          /* jp_launch_stat rows */
@@ -386,17 +387,12 @@ static int gather_room(gather *g) {
 }
 
 /* The items in order of start, stable, as indices: a device's streams come one after another,
- * each in time order, so the items are a few sorted runs, merged here by picking the least head
- * rather than moved (32 bytes each) pass after pass. More runs are sorted in place. NULL when out
- * of memory. */
-static uint32_t *by_start(item *v, size_t n) {
+ * each in time order, so the items are a few sorted runs (k, starting at head[], as gathered),
+ * merged here by picking the least head rather than moved (32 bytes each) pass after pass. More
+ * runs are sorted in place. NULL when out of memory. */
+static uint32_t *by_start(item *v, size_t n, size_t head[MERGE_RUNS_MAX], size_t k) {
     uint32_t *order = n <= UINT32_MAX ? malloc((n ? n : 1) * sizeof *order) : NULL;
-    size_t head[MERGE_RUNS_MAX], end[MERGE_RUNS_MAX], k = 0;
-    for (size_t i = 0; order && i < n && k <= MERGE_RUNS_MAX; i++)
-        if (i == 0 || v[i].start < v[i - 1].start) {
-            if (k < MERGE_RUNS_MAX) head[k] = i;
-            k++;
-        }
+    size_t end[MERGE_RUNS_MAX];
     if (!order || k <= 1 || k > MERGE_RUNS_MAX) {
         if (order && k > MERGE_RUNS_MAX) jp_sort_by_key64(v, n, sizeof *v, offsetof(item, start), 1, jp_cmp_i64);
         for (size_t i = 0; order && i < n; i++) order[i] = (uint32_t)i;
@@ -422,10 +418,10 @@ static uint32_t *by_start(item *v, size_t n) {
 /* The idle split and launch queue of the device gathered, which is then let go. JP_ERR_NOMEM or JP_OK. */
 static int flush(gather *g) {
     item *items = g->items;
-    size_t n = g->n;
-    g->n = 0;
+    size_t n = g->n, k = g->n_runs;
+    g->n = 0, g->n_runs = 0;
     if (!n) return JP_OK;
-    uint32_t *order = by_start(items, n);
+    uint32_t *order = by_start(items, n, g->run_head, k);
     queue q = {malloc(2 * n * sizeof *q.starts), NULL, 0};
     if (!order || !q.starts) {
         free(order), free(q.starts);
@@ -473,6 +469,10 @@ static int match_one(const jp_model *m, gather *g, launch_group *grp, const work
     g->a->devices[w->device].n_launched += call.name && !member; /* a launch matched to its call */
     if (call.name) grp->work_ps += w->end_ps - w->start_ps, grp->kernels += (uint32_t)w->kernel;
     g->device = w->device;
+    if (!g->n || w->start_ps < g->items[g->n - 1].start) { /* a new run by start */
+        if (g->n_runs < MERGE_RUNS_MAX) g->run_head[g->n_runs] = g->n;
+        g->n_runs++;
+    }
     g->items[g->n++] = (item){w->start_ps, w->end_ps, call.name ? call.start_ps : NO_CALL, stream,
                               at | (member ? MEMBER : 0)};
     return JP_OK;
