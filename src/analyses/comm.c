@@ -11,7 +11,7 @@
 #include "analyses/analyses.h"
 
 typedef struct comm_ev { /* one collective instance on one device */
-    int64_t start, end;
+    int64_t start, end;  /* (end: after overlap, sort_instances' key) */
     int64_t dur;         /* its time: the device's own measure of a synchronous op (TPU: as XProf),
                           * start to done of an async pair */
     uint32_t key;        /* its opdef (a done half: its start's), which pairs the halves */
@@ -41,11 +41,19 @@ static void sort_events(comm_ev *v, size_t n) {
     for (size_t i = 0; i < n; i++) v[i].hidden = 0;
 }
 
-static int cmp_ev_instance(const void *x, const void *y) { /* by row, instance, device */
+static int cmp_end(const void *x, const void *y) {
     const comm_ev *a = x, *b = y;
-    if (a->row != b->row) return a->row < b->row ? -1 : 1;
-    if (a->k != b->k) return a->k < b->k ? -1 : 1;
-    return (a->device > b->device) - (a->device < b->device);
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/* v by row, instance and device, equal ones in their order: two stable passes as in sort_events,
+ * on (device) and then (row, instance) in `end`, which nothing reads after overlap. v comes by
+ * device, each device's events by key and start, so both are a merge of a run a device. */
+static void sort_instances(comm_ev *v, size_t n) {
+    for (size_t i = 0; i < n; i++) v[i].end = v[i].device;
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, end), 1, cmp_end);
+    for (size_t i = 0; i < n; i++) v[i].end = (int64_t)((uint64_t)v[i].row << 32 | v[i].k);
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, end), 1, cmp_end);
 }
 
 static int cmp_i64(const void *x, const void *y) {
@@ -419,7 +427,7 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         else memcpy(a->comm_exposed, exposed.data, exposed.n * sizeof *a->comm_exposed), a->n_comm_exposed = exposed.n;
     }
     jp_vec_free(&exposed);
-    if (rc == JP_OK && evs.n) qsort(v, evs.n, sizeof *v, cmp_ev_instance);
+    if (rc == JP_OK) sort_instances(v, evs.n);
     if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
     if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);
     if (rc == JP_OK && a->n_comm_instances > 1)
