@@ -395,6 +395,33 @@ static int cmp_instance(const void *x, const void *y) { /* by earliest start, th
     return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
+typedef struct inst_key { int64_t start; uint64_t at; } inst_key;
+
+/* a->comm_instances in cmp_instance's order, equal ones in their order (as glibc's stable qsort
+ * left them): stable by start on 16-byte keys, each row (128 bytes) moved once, and only those
+ * that start together compared by op and index. JP_ERR_NOMEM or JP_OK. */
+static int order_instances(jp_analysis *a) {
+    size_t n = a->n_comm_instances;
+    jp_comm_instance *v = a->comm_instances;
+    if (n < 2) return JP_OK;
+    inst_key *key = malloc(n * sizeof *key);
+    jp_comm_instance *tmp = key ? malloc(n * sizeof *tmp) : NULL;
+    if (!tmp) {
+        free(key);
+        return JP_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) key[i] = (inst_key){v[i].start_ps, i};
+    jp_sort_by_key64(key, n, sizeof *key, offsetof(inst_key, start), 1, jp_cmp_i64);
+    for (size_t i = 0; i < n; i++) tmp[i] = v[key[i].at];
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && tmp[j].start_ps == tmp[i].start_ps;) j++;
+        if (j - i > 1) qsort(tmp + i, j - i, sizeof *tmp, cmp_instance);
+    }
+    memcpy(v, tmp, n * sizeof *v);
+    free(key), free(tmp);
+    return JP_OK;
+}
+
 static int cmp_stat(const void *x, const void *y) {
     const jp_comm_stat *a = x, *b = y;
     if (a->total_ps != b->total_ps) return a->total_ps < b->total_ps ? 1 : -1;
@@ -430,8 +457,7 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     if (rc == JP_OK) sort_instances(v, evs.n);
     if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
     if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);
-    if (rc == JP_OK && a->n_comm_instances > 1)
-        qsort(a->comm_instances, a->n_comm_instances, sizeof *a->comm_instances, cmp_instance);
+    if (rc == JP_OK) rc = order_instances(a);
     for (size_t i = 0; i < nd; i++) jp_vec_free(&comp[i]);
     free(comp);
     jp_vec_free(&evs);
