@@ -398,27 +398,28 @@ static int cmp_instance(const void *x, const void *y) { /* by earliest start, th
 typedef struct inst_key { int64_t start; uint64_t at; } inst_key;
 
 /* a->comm_instances in cmp_instance's order, equal ones in their order (as glibc's stable qsort
- * left them): stable by start on 16-byte keys, each row (128 bytes) moved once, and only those
- * that start together compared by op and index. JP_ERR_NOMEM or JP_OK. */
+ * left them): stable by start on 16-byte keys, each row (128 bytes) moved once in place, cycle by
+ * cycle, and only those that start together compared by op and index. JP_ERR_NOMEM or JP_OK. */
 static int order_instances(jp_analysis *a) {
     size_t n = a->n_comm_instances;
     jp_comm_instance *v = a->comm_instances;
     if (n < 2) return JP_OK;
     inst_key *key = malloc(n * sizeof *key);
-    jp_comm_instance *tmp = key ? malloc(n * sizeof *tmp) : NULL;
-    if (!tmp) {
-        free(key);
-        return JP_ERR_NOMEM;
-    }
+    if (!key) return JP_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) key[i] = (inst_key){v[i].start_ps, i};
     jp_sort_by_key64(key, n, sizeof *key, offsetof(inst_key, start), 1, jp_cmp_i64);
-    for (size_t i = 0; i < n; i++) tmp[i] = v[key[i].at];
-    for (size_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && tmp[j].start_ps == tmp[i].start_ps;) j++;
-        if (j - i > 1) qsort(tmp + i, j - i, sizeof *tmp, cmp_instance);
+    for (size_t i = 0; i < n; i++) { /* row key[j].at goes to j; UINT64_MAX: j is done */
+        if (key[i].at == UINT64_MAX) continue;
+        jp_comm_instance first = v[i];
+        size_t j = i;
+        for (size_t from; (from = (size_t)key[j].at) != i; j = from) v[j] = v[from], key[j].at = UINT64_MAX;
+        v[j] = first, key[j].at = UINT64_MAX;
     }
-    memcpy(v, tmp, n * sizeof *v);
-    free(key), free(tmp);
+    free(key);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].start_ps == v[i].start_ps;) j++;
+        if (j - i > 1) qsort(v + i, j - i, sizeof *v, cmp_instance);
+    }
     return JP_OK;
 }
 
