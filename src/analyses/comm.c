@@ -22,6 +22,8 @@ typedef struct comm_ev { /* one collective instance on one device */
     int64_t hidden;      /* the part of [start, end) a compute op covered on its device */
 } comm_ev;
 
+typedef struct inst_key { int64_t start; uint64_t at; } inst_key; /* a time and what has it */
+
 static int cmp_hidden(const void *x, const void *y) {
     const comm_ev *a = x, *b = y;
     return (a->hidden > b->hidden) - (a->hidden < b->hidden);
@@ -222,6 +224,24 @@ static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n
     return JP_OK;
 }
 
+/* The hidden time of each instance of one device, v[0..n) (by op, then start), found in order of
+ * start: the cursor into the compute union cu then only moves on (op by op, it went through the
+ * whole union once an op). JP_ERR_NOMEM or JP_OK. */
+static int hide(comm_ev *v, size_t n, const jp_interval *cu, size_t ncu) {
+    inst_key *key = malloc((n ? n : 1) * sizeof *key);
+    if (!key) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) key[i] = (inst_key){v[i].start, i};
+    jp_sort_by_key64(key, n, sizeof *key, offsetof(inst_key, start), 1, jp_cmp_i64);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        comm_ev *e = &v[key[i].at];
+        e->hidden = jp_intervals_covered_from(cu, ncu, e->start, e->end, &at);
+        if (e->hidden > e->dur) e->hidden = e->dur;
+    }
+    free(key);
+    return JP_OK;
+}
+
 /* Per device: hidden time of each instance, the device's union totals, the steps' split. */
 static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_vec *comp, jp_vec *exposed) {
     step_acc *steps = calloc(a->n_steps ? a->n_steps : 1, sizeof *steps);
@@ -233,12 +253,8 @@ static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_v
         jp_interval *cu = comp[d].data;
         jp_intervals_sort(cu, comp[d].n);
         size_t ncu = jp_intervals_merge_sorted(cu, comp[d].n);
-        size_t at = 0; /* each op's instances come in time order */
-        for (size_t k = i; k < j; k++) {
-            v[k].hidden = jp_intervals_covered_from(cu, ncu, v[k].start, v[k].end, &at);
-            if (v[k].hidden > v[k].dur) v[k].hidden = v[k].dur;
-        }
-        if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps, exposed);
+        if (hide(v + i, j - i, cu, ncu)) rc = JP_ERR_NOMEM;
+        if (rc == JP_OK && d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps, exposed);
     }
     for (size_t s = 0; s < a->n_steps && rc == JP_OK; s++) {
         if (!steps[s].devices) continue;
@@ -394,8 +410,6 @@ static int cmp_instance(const void *x, const void *y) { /* by earliest start, th
     if (!c) c = strcmp(a->name, b->name);
     return c ? c : (a->index > b->index) - (a->index < b->index);
 }
-
-typedef struct inst_key { int64_t start; uint64_t at; } inst_key;
 
 /* a->comm_instances in cmp_instance's order, equal ones in their order (as glibc's stable qsort
  * left them): stable by start on 16-byte keys, each row (128 bytes) moved once in place, cycle by
