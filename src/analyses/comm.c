@@ -4,13 +4,14 @@
  * the wait across devices, the device that arrived last, and robust stragglers. Works from the
  * model's op events per device (docs/design.md "Communication"). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyses/analyses.h"
 
 typedef struct comm_ev { /* one collective instance on one device */
-    int64_t start, end;
+    int64_t start, end;  /* (end: after overlap, sort_instances' key) */
     int64_t dur;         /* its time: the device's own measure of a synchronous op (TPU: as XProf),
                           * start to done of an async pair */
     uint32_t key;        /* its opdef (a done half: its start's), which pairs the halves */
@@ -21,19 +22,40 @@ typedef struct comm_ev { /* one collective instance on one device */
     int64_t hidden;      /* the part of [start, end) a compute op covered on its device */
 } comm_ev;
 
-static int cmp_ev(const void *x, const void *y) { /* by device, key, start */
+typedef struct inst_key { int64_t start; uint64_t at; } inst_key; /* a time and what has it */
+
+static int cmp_hidden(const void *x, const void *y) {
     const comm_ev *a = x, *b = y;
-    if (a->device != b->device) return a->device < b->device ? -1 : 1;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    if (a->start != b->start) return a->start < b->start ? -1 : 1;
-    return (a->half > b->half) - (a->half < b->half);
+    return (a->hidden > b->hidden) - (a->hidden < b->hidden);
 }
 
-static int cmp_ev_instance(const void *x, const void *y) { /* by row, instance, device */
+/* v by device, key, start and half, equal ones in their order (as glibc's stable qsort left them
+ * with a comparator on the four): stable sorts by the last key to the
+ * first (half, start, then device and key), on 64-bit keys; `hidden`, free until overlap, holds the
+ * half and then (device, key). Each pass is a merge of the lines' runs or a radix sort, not 56-byte
+ * elements moved n log n times. */
+static void sort_events(comm_ev *v, size_t n) {
+    for (size_t i = 0; i < n; i++) v[i].hidden = v[i].half;
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, hidden), 1, cmp_hidden);
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, start), 1, jp_cmp_i64);
+    for (size_t i = 0; i < n; i++) v[i].hidden = (int64_t)((uint64_t)v[i].device << 32 | v[i].key);
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, hidden), 1, cmp_hidden);
+    for (size_t i = 0; i < n; i++) v[i].hidden = 0;
+}
+
+static int cmp_end(const void *x, const void *y) {
     const comm_ev *a = x, *b = y;
-    if (a->row != b->row) return a->row < b->row ? -1 : 1;
-    if (a->k != b->k) return a->k < b->k ? -1 : 1;
-    return (a->device > b->device) - (a->device < b->device);
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/* v by row, instance and device, equal ones in their order: two stable passes as in sort_events,
+ * on (device) and then (row, instance) in `end`, which nothing reads after overlap. v comes by
+ * device, each device's events by key and start, so both are a merge of a run a device. */
+static void sort_instances(comm_ev *v, size_t n) {
+    for (size_t i = 0; i < n; i++) v[i].end = v[i].device;
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, end), 1, cmp_end);
+    for (size_t i = 0; i < n; i++) v[i].end = (int64_t)((uint64_t)v[i].row << 32 | v[i].k);
+    jp_sort_by_key64(v, n, sizeof *v, offsetof(comm_ev, end), 1, cmp_end);
 }
 
 static int cmp_i64(const void *x, const void *y) {
@@ -101,12 +123,13 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
         if (d->device >= m->devices.n) continue;
         if (!d->collective) {
             if (async_half(d, e->op, halves)) continue; /* a launch or a wait: no compute */
-            jp_interval *c = jp_vec_push(&comp[d->device], sizeof *c);
+            jp_vec *cv = &comp[d->device]; /* a call only to grow */
+            jp_interval *c = cv->n < cv->cap ? &JP_VEC_AT(cv, jp_interval, cv->n++) : jp_vec_push(cv, sizeof *c);
             if (!c) return JP_ERR_NOMEM;
             *c = (jp_interval){e->start_ps, e->end_ps};
             continue;
         }
-        comm_ev *c = jp_vec_push(evs, sizeof *c);
+        comm_ev *c = evs->n < evs->cap ? &JP_VEC_AT(evs, comm_ev, evs->n++) : jp_vec_push(evs, sizeof *c);
         if (!c) return JP_ERR_NOMEM;
         uint8_t half = d->async_start ? 2 : jp_op_async_half(d->name) == 1 ? 1 : 0;
         uint32_t key = start_of(m, e->op, memo);
@@ -117,7 +140,7 @@ static int collect_events(const jp_model *m, jp_vec *evs, jp_vec *comp, jp_map *
         *c = (comm_ev){e->start_ps, e->end_ps, e->dur_ps, key, row, d->device, 0, half, 0};
     }
     comm_ev *v = evs->data;
-    if (evs->n) qsort(v, evs->n, sizeof *v, cmp_ev);
+    sort_events(v, evs->n);
     size_t k = 0;
     for (size_t i = 0; i < evs->n; i++) { /* pair each start with the done after it */
         if (v[i].half == 2 && k && v[k - 1].half == 1 && v[k - 1].key == v[i].key && v[k - 1].device == v[i].device) {
@@ -201,6 +224,24 @@ static int device_overlap(jp_analysis *a, uint32_t d, const comm_ev *v, size_t n
     return JP_OK;
 }
 
+/* The hidden time of each instance of one device, v[0..n) (by op, then start), found in order of
+ * start: the cursor into the compute union cu then only moves on (op by op, it went through the
+ * whole union once an op). JP_ERR_NOMEM or JP_OK. */
+static int hide(comm_ev *v, size_t n, const jp_interval *cu, size_t ncu) {
+    inst_key *key = malloc((n ? n : 1) * sizeof *key);
+    if (!key) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) key[i] = (inst_key){v[i].start, i};
+    jp_sort_by_key64(key, n, sizeof *key, offsetof(inst_key, start), 1, jp_cmp_i64);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        comm_ev *e = &v[key[i].at];
+        e->hidden = jp_intervals_covered_from(cu, ncu, e->start, e->end, &at);
+        if (e->hidden > e->dur) e->hidden = e->dur;
+    }
+    free(key);
+    return JP_OK;
+}
+
 /* Per device: hidden time of each instance, the device's union totals, the steps' split. */
 static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_vec *comp, jp_vec *exposed) {
     step_acc *steps = calloc(a->n_steps ? a->n_steps : 1, sizeof *steps);
@@ -212,12 +253,8 @@ static int overlap(const jp_model *m, jp_analysis *a, comm_ev *v, size_t n, jp_v
         jp_interval *cu = comp[d].data;
         jp_intervals_sort(cu, comp[d].n);
         size_t ncu = jp_intervals_merge_sorted(cu, comp[d].n);
-        size_t at = 0; /* each op's instances come in time order */
-        for (size_t k = i; k < j; k++) {
-            v[k].hidden = jp_intervals_covered_from(cu, ncu, v[k].start, v[k].end, &at);
-            if (v[k].hidden > v[k].dur) v[k].hidden = v[k].dur;
-        }
-        if (d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps, exposed);
+        if (hide(v + i, j - i, cu, ncu)) rc = JP_ERR_NOMEM;
+        if (rc == JP_OK && d < a->n_devices) rc = device_overlap(a, d, v + i, j - i, cu, ncu, steps, exposed);
     }
     for (size_t s = 0; s < a->n_steps && rc == JP_OK; s++) {
         if (!steps[s].devices) continue;
@@ -260,11 +297,25 @@ static void stragglers(jp_comm_instance *row, jp_comm_stat *s, const comm_ev *v,
     }
 }
 
+/* The step at t, as jp_step_at gives it, tried first at *hint and the step after it (an op's
+ * instances come in time order, about one a step), which it then keeps. */
+static long step_near(const jp_analysis *a, long *hint, int64_t t) {
+    for (long h = *hint < 0 ? 0 : *hint, last = h + 1; h <= last && (size_t)h < a->n_steps; h++) {
+        const jp_step *s = &a->steps[h];
+        if (s->start_ps > t) break;
+        if ((size_t)h + 1 == a->n_steps || s[1].start_ps > t) {
+            *hint = h;
+            return t < s->start_ps + s->dur_ps ? h : -1;
+        }
+    }
+    return jp_step_at(a, t);
+}
+
 /* One instance across devices (v[0..n)): the wait, the last to arrive, the stragglers by the
  * modified z-score 0.6745 (x - median) / MAD of start times (Iglewicz and Hoaglin: > 3.5); its
- * row in `out` (a jp_comm_instance). JP_ERR_NOMEM or JP_OK. */
-static int instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a,
-                    jp_vec *out) {
+ * row, written to *row (its step found from *hint). */
+static void instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratch, tally *t, jp_analysis *a,
+                     long *hint, jp_comm_instance *row) {
     size_t n_dev = a->n_devices;
     int64_t lo = INT64_MAX, hi = INT64_MIN, last = INT64_MIN, first = INT64_MAX;
     uint32_t late = 0;
@@ -275,22 +326,19 @@ static int instance(jp_comm_stat *s, const comm_ev *v, size_t n, int64_t *scratc
         if (v[i].start > last) last = v[i].start, late = v[i].device;
         if (v[i].start < first) first = v[i].start;
     }
-    jp_comm_instance *row = jp_vec_push(out, sizeof *row);
-    if (!row) return JP_ERR_NOMEM;
-    long step = jp_step_at(a, first);
+    long step = step_near(a, hint, first);
     *row = (jp_comm_instance){.module = s->module, .name = s->name, .type = s->type, .index = v[0].k,
                               .step_num = step >= 0 ? a->steps[step].step_num : INT64_MIN, .n_devices = (uint32_t)n,
                               .start_ps = first, .last_start_ps = last, .exposed_min_ps = lo, .exposed_max_ps = hi,
                               .wait_ps = hi - lo, .last_device = n > 1 ? device_name(a, late) : "", .z_max = -1,
                               .straggler = ""};
-    if (n < 2) return JP_OK;
+    if (n < 2) return;
     for (size_t i = 0; i < n; i++) /* each device's wait: its exposed time beyond the last to arrive */
         if (v[i].device < n_dev) a->devices[v[i].device].comm_wait_ps += v[i].dur - v[i].hidden - lo;
     s->wait_ps += hi - lo;
     if (hi - lo > s->wait_max_ps) s->wait_max_ps = hi - lo;
     if (late < n_dev) t->late[late]++;
     if (n >= 3) stragglers(row, s, v, n, scratch, t, a);
-    return JP_OK;
 }
 
 static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint32_t *best) {
@@ -301,21 +349,25 @@ static const char *most(const jp_analysis *a, const uint32_t *c, size_t n, uint3
     return *best ? a->devices[arg].name : "";
 }
 
-/* One row per op across devices: v sorted by row, instance, device; each instance's row in `inst`. */
-static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n, jp_vec *inst) {
-    size_t n_keys = 0;
-    for (size_t i = 0; i < n; i++) n_keys += !i || v[i].row != v[i - 1].row;
+/* One row per op across devices: v sorted by row, instance, device; each instance's row in
+ * a->comm_instances (counted first, so written in place). */
+static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, size_t n) {
+    size_t n_keys = 0, n_inst = 0;
+    for (size_t i = 0; i < n; i++) {
+        n_keys += !i || v[i].row != v[i - 1].row;
+        n_inst += !i || v[i].row != v[i - 1].row || v[i].k != v[i - 1].k;
+    }
     jp_comm_stat *out = jp_arena_alloc(arena, (n_keys ? n_keys : 1) * sizeof *out);
+    jp_comm_instance *inst = jp_arena_alloc(arena, (n_inst ? n_inst : 1) * sizeof *inst);
     int64_t *scratch = malloc((n ? n : 1) * sizeof *scratch);
     uint32_t *counts = calloc(2 * (a->n_devices ? a->n_devices : 1) + 1, sizeof *counts);
     uint8_t *seen = calloc(a->n_devices ? a->n_devices : 1, 1);
-    if (!out || !scratch || !counts || !seen) {
+    if (!out || !inst || !scratch || !counts || !seen) {
         free(scratch), free(counts), free(seen);
         return JP_ERR_NOMEM;
     }
-    size_t r = 0;
-    int rc = JP_OK;
-    for (size_t i = 0, j; i < n && rc == JP_OK; i = j) {
+    size_t r = 0, ni = 0;
+    for (size_t i = 0, j; i < n; i = j) {
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, v[i].row);
         jp_comm_stat *s = &out[r++];
         *s = (jp_comm_stat){.module = d->module, .name = d->name, .type = comm_type(d), .bytes = d->coll_bytes,
@@ -323,14 +375,15 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
         memset(counts, 0, (2 * a->n_devices + 1) * sizeof *counts);
         memset(seen, 0, a->n_devices);
         tally t = {counts, counts + a->n_devices};
-        for (j = i; j < n && v[j].row == v[i].row && rc == JP_OK;) {
+        long hint = -1;
+        for (j = i; j < n && v[j].row == v[i].row;) {
             size_t k = j;
             while (k < n && v[k].row == v[i].row && v[k].k == v[j].k) {
                 s->count++, s->total_ps += v[k].dur, s->hidden_ps += v[k].hidden;
                 if (v[k].device < a->n_devices && !seen[v[k].device]) seen[v[k].device] = 1, s->n_devices++;
                 k++;
             }
-            rc = instance(s, v + j, k - j, scratch, &t, a, inst);
+            instance(s, v + j, k - j, scratch, &t, a, &hint, &inst[ni++]);
             j = k;
         }
         s->exposed_ps = s->total_ps - s->hidden_ps;
@@ -345,7 +398,9 @@ static int rows(const jp_model *m, jp_arena *arena, jp_analysis *a, comm_ev *v, 
     free(scratch), free(counts), free(seen);
     a->comms = out;
     a->n_comms = r;
-    return rc;
+    a->comm_instances = inst;
+    a->n_comm_instances = ni;
+    return JP_OK;
 }
 
 static int cmp_instance(const void *x, const void *y) { /* by earliest start, then op and index */
@@ -354,6 +409,32 @@ static int cmp_instance(const void *x, const void *y) { /* by earliest start, th
     int c = strcmp(a->module, b->module);
     if (!c) c = strcmp(a->name, b->name);
     return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* a->comm_instances in cmp_instance's order, equal ones in their order (as glibc's stable qsort
+ * left them): stable by start on 16-byte keys, each row (128 bytes) moved once in place, cycle by
+ * cycle, and only those that start together compared by op and index. JP_ERR_NOMEM or JP_OK. */
+static int order_instances(jp_analysis *a) {
+    size_t n = a->n_comm_instances;
+    jp_comm_instance *v = a->comm_instances;
+    if (n < 2) return JP_OK;
+    inst_key *key = malloc(n * sizeof *key);
+    if (!key) return JP_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) key[i] = (inst_key){v[i].start_ps, i};
+    jp_sort_by_key64(key, n, sizeof *key, offsetof(inst_key, start), 1, jp_cmp_i64);
+    for (size_t i = 0; i < n; i++) { /* row key[j].at goes to j; UINT64_MAX: j is done */
+        if (key[i].at == UINT64_MAX) continue;
+        jp_comm_instance first = v[i];
+        size_t j = i;
+        for (size_t from; (from = (size_t)key[j].at) != i; j = from) v[j] = v[from], key[j].at = UINT64_MAX;
+        v[j] = first, key[j].at = UINT64_MAX;
+    }
+    free(key);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].start_ps == v[i].start_ps;) j++;
+        if (j - i > 1) qsort(v + i, j - i, sizeof *v, cmp_instance);
+    }
+    return JP_OK;
 }
 
 static int cmp_stat(const void *x, const void *y) {
@@ -388,14 +469,10 @@ int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         else memcpy(a->comm_exposed, exposed.data, exposed.n * sizeof *a->comm_exposed), a->n_comm_exposed = exposed.n;
     }
     jp_vec_free(&exposed);
-    if (rc == JP_OK && evs.n) qsort(v, evs.n, sizeof *v, cmp_ev_instance);
-    jp_vec inst = {0};
-    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n, &inst);
+    if (rc == JP_OK) sort_instances(v, evs.n);
+    if (rc == JP_OK) rc = rows(m, arena, a, v, evs.n);
     if (rc == JP_OK && a->n_comms > 1) qsort(a->comms, a->n_comms, sizeof *a->comms, cmp_stat);
-    if (rc == JP_OK && inst.n > 1) qsort(inst.data, inst.n, sizeof(jp_comm_instance), cmp_instance);
-    if (rc == JP_OK && !(a->comm_instances = jp_analysis_copy(arena, &inst, sizeof(jp_comm_instance)))) rc = JP_ERR_NOMEM;
-    if (rc == JP_OK) a->n_comm_instances = inst.n;
-    jp_vec_free(&inst);
+    if (rc == JP_OK) rc = order_instances(a);
     for (size_t i = 0; i < nd; i++) jp_vec_free(&comp[i]);
     free(comp);
     jp_vec_free(&evs);

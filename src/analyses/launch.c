@@ -106,11 +106,33 @@ static int idle_gap(int64_t *host, int64_t *kernel, int64_t *other, const item *
     return 0;
 }
 
+/* Adds item v to its stream's row, rows[v->stream] (HTA's per-stream view,
+ * _analyze_idle_time_for_stream): items by start are each stream's by start too, so the row keeps
+ * its stream's end of work so far (last_ps) and adds its busy time and gaps. */
+static inline void stream_add(jp_launch_stream *rows, const jp_launch_line *lines, const item *v,
+                              const jp_interval *compiles, size_t n_compiles) {
+    jp_launch_stream *s = &rows[v->stream];
+    if (!s->events) {
+        const jp_launch_line *l = &lines[v->stream];
+        *s = (jp_launch_stream){.device = l->device, .name = l->name, .id = l->id, .first_ps = v->start,
+                                .last_ps = v->start};
+    } else if (v->start > s->last_ps) {
+        idle_gap(&s->idle_host_ps, &s->idle_kernel_ps, &s->idle_other_ps, v, s->last_ps, compiles, n_compiles);
+    }
+    s->events++;
+    s->n_launched += v->call_start != NO_CALL && !(v->stat & MEMBER);
+    int64_t from = v->start > s->last_ps ? v->start : s->last_ps;
+    if (v->end > from) s->busy_ps += v->end - from;
+    if (v->end > s->last_ps) s->last_ps = v->end;
+}
+
 /* Device items (one device; order[0..n) by start), in one walk: each gap of their union goes to
- * the cause of the event that ends it (idle_gap); and each launch's call start and end go to q (a
- * call launching several events is outstanding until its last ends). */
-static void walk_items(jp_device *d, const item *items, const uint32_t *order, size_t n, jp_launch_stat *stats,
-                       const jp_interval *compiles, size_t n_compiles, queue *q) {
+ * the cause of the event that ends it (idle_gap), and each stream's to its row (stream_add); each
+ * launch's call start and end go to q (a call launching several events is outstanding until its
+ * last ends). */
+static void walk_items(jp_device *d, jp_launch_stream *rows, const jp_launch_line *lines, const item *items,
+                       const uint32_t *order, size_t n, jp_launch_stat *stats, const jp_interval *compiles,
+                       size_t n_compiles, queue *q) {
     int64_t busy_end = items[order[0]].end;
     for (size_t i = 0; i < n; i++) {
         const item *v = &items[order[i]];
@@ -121,29 +143,7 @@ static void walk_items(jp_device *d, const item *items, const uint32_t *order, s
             idle_gap(&d->idle_host_ps, &d->idle_kernel_ps, &d->idle_other_ps, v, busy_end, compiles, n_compiles))
             stats[v->stat & ~MEMBER].n_host_wait++;
         if (v->end > busy_end) busy_end = v->end;
-    }
-}
-
-/* The same split per stream (HTA's per-stream view, _analyze_idle_time_for_stream): items in
- * order[0..n) by start are each stream's by start too, so one pass keeps each stream's end of work
- * so far (its last_ps) in its row, rows[stream], and adds its busy time and gaps there. */
-static void split_streams(jp_launch_stream *rows, const jp_launch_line *lines, const item *items, const uint32_t *order,
-                          size_t n, const jp_interval *compiles, size_t n_compiles) {
-    for (size_t i = 0; i < n; i++) {
-        const item *v = &items[order[i]];
-        jp_launch_stream *s = &rows[v->stream];
-        if (!s->events) {
-            const jp_launch_line *l = &lines[v->stream];
-            *s = (jp_launch_stream){.device = l->device, .name = l->name, .id = l->id, .first_ps = v->start,
-                                    .last_ps = v->start};
-        } else if (v->start > s->last_ps) {
-            idle_gap(&s->idle_host_ps, &s->idle_kernel_ps, &s->idle_other_ps, v, s->last_ps, compiles, n_compiles);
-        }
-        s->events++;
-        s->n_launched += v->call_start != NO_CALL && !(v->stat & MEMBER);
-        int64_t from = v->start > s->last_ps ? v->start : s->last_ps;
-        if (v->end > from) s->busy_ps += v->end - from;
-        if (v->end > s->last_ps) s->last_ps = v->end;
+        stream_add(rows, lines, v, compiles, n_compiles);
     }
 }
 
@@ -158,10 +158,18 @@ typedef struct qseries {
     jp_queue_point *p, *tmp;  /* QCAP each */
     size_t n;
     int64_t t0, span, bucket, cur_b;
-    int64_t pend_t;           /* the instant whose depth is not yet final (ends and starts at one instant) */
-    uint32_t pend_d, last, cur_max;
+    uint32_t cur_max;
     uint64_t changes;
 } qseries;
+
+/* What queue_depth keeps in registers between changes: a change at t goes to the current bucket
+ * while t < b_end (buckets, as t only grows), else to the next point while n < room (points). */
+typedef struct qrun {
+    size_t n, room;
+    int64_t b_end;
+    uint32_t last, cur_max;
+    uint64_t changes;
+} qrun;
 
 static void qs_emit(qseries *q, int64_t t, uint32_t d) {
     if (q->n < QCAP) q->p[q->n++] = (jp_queue_point){t, d};
@@ -181,14 +189,9 @@ static void qs_bucket(qseries *q, int64_t t, uint32_t before, uint32_t d) {
     }
 }
 
-static void qs_commit(qseries *q, int64_t t, uint32_t d) {
-    if (d == q->last) return;
-    uint32_t before = q->last;
-    q->changes++, q->last = d;
-    if (!q->bucket && q->n < JP_QUEUE_POINTS_MAX) {
-        q->p[q->n++] = (jp_queue_point){t, d};
-        return;
-    }
+/* A change to a new bucket, or the one past the points: the points so far go into buckets first. */
+static void qs_slow(qseries *q, qrun *r, int64_t t, uint32_t d) {
+    q->n = r->n, q->cur_max = r->cur_max;
     if (!q->bucket) { /* too many: the points so far into buckets, then on */
         size_t n = q->n;
         memcpy(q->tmp, q->p, n * sizeof *q->p);
@@ -196,17 +199,29 @@ static void qs_commit(qseries *q, int64_t t, uint32_t d) {
         q->bucket = (q->span / (JP_QUEUE_POINTS_MAX / 2 - 1) / 1000 + 1) * 1000, q->cur_b = -1, q->n = 0;
         for (size_t i = 0; i < n; i++) qs_bucket(q, q->tmp[i].t_ps, i ? q->tmp[i - 1].depth : 0, q->tmp[i].depth);
     }
-    qs_bucket(q, t, before, d);
+    qs_bucket(q, t, r->last, d);
+    /* a bucket below 0 (work ending before the first call: clocks apart) takes this way every time */
+    r->n = q->n, r->cur_max = q->cur_max, r->room = 0;
+    r->b_end = q->cur_b >= 0 ? q->t0 + (q->cur_b + 1) * q->bucket : INT64_MIN;
 }
 
-static void qs_add(qseries *q, int64_t t, uint32_t d) {
-    if (t != q->pend_t) qs_commit(q, q->pend_t, q->pend_d), q->pend_t = t;
-    q->pend_d = d;
+/* Depth d is final at instant t. */
+static inline void qs_change(qseries *q, qrun *r, int64_t t, uint32_t d) {
+    if (d == r->last) return;
+    r->changes++;
+    if (t < r->b_end) {
+        if (d > r->cur_max) r->cur_max = d;
+    } else if (r->n < r->room) {
+        q->p[r->n++] = (jp_queue_point){t, d};
+    } else {
+        qs_slow(q, r, t, d);
+    }
+    r->last = d;
 }
 
 /* Ends device `device`'s series and keeps it (points in the arena). JP_ERR_NOMEM or JP_OK. */
-static int qs_finish(qseries *q, uint32_t device, jp_arena *arena, jp_vec *out) {
-    qs_commit(q, q->pend_t, q->pend_d);
+static int qs_finish(qseries *q, const qrun *r, uint32_t device, jp_arena *arena, jp_vec *out) {
+    q->n = r->n, q->cur_max = r->cur_max, q->changes = r->changes;
     if (q->bucket && q->cur_b >= 0) qs_emit(q, q->t0 + q->cur_b * q->bucket, q->cur_max);
     if (!q->changes) return JP_OK;
     jp_queue_point *p = jp_arena_alloc(arena, q->n * sizeof *p);
@@ -218,26 +233,29 @@ static int qs_finish(qseries *q, uint32_t device, jp_arena *arena, jp_vec *out) 
 }
 
 /* The queue's depth over time: the sorted call starts and the sorted ends, merged (an end before a
- * start at one instant: no depth that never was); its most, time-weighted mean and series (qs). */
-static void queue_depth(jp_device *d, queue *q, qseries *qs) {
+ * start at one instant: no depth that never was); its most, time-weighted mean and series (qs,
+ * kept by qs_finish). */
+static void queue_depth(jp_device *d, queue *q, qseries *qs, qrun *r) {
     int64_t *starts = q->starts, *ends = q->ends;
     size_t k = q->k;
     jp_sort_by_key64(starts, k, sizeof *starts, 0, 1, jp_cmp_i64);
     jp_sort_by_key64(ends, k, sizeof *ends, 0, 1, jp_cmp_i64);
-    long depth = 0;
+    long depth = 0, most = d->queue_max;
     double area = 0;
     int64_t t = k ? starts[0] : 0;
-    qs->n = 0, qs->bucket = 0, qs->changes = 0, qs->last = 0, qs->pend_d = 0, qs->pend_t = t, qs->t0 = t;
-    qs->span = k ? ends[k - 1] - starts[0] : 0;
+    qs->n = 0, qs->bucket = 0, qs->cur_b = -1, qs->t0 = t, qs->span = k ? ends[k - 1] - starts[0] : 0;
+    *r = (qrun){.room = JP_QUEUE_POINTS_MAX, .b_end = INT64_MIN};
     for (size_t i = 0, j = 0; j < k;) {
         int start = i < k && starts[i] < ends[j];
         int64_t now = start ? starts[i++] : ends[j++];
+        if (now != t) qs_change(qs, r, t, (uint32_t)depth); /* the depth at t is final */
         if (depth > 0) area += (double)depth * (double)(now - t);
         t = now;
         depth += start ? 1 : -1;
-        if (depth > (long)d->queue_max) d->queue_max = (uint32_t)depth;
-        qs_add(qs, now, (uint32_t)depth);
+        if (depth > most) most = depth;
     }
+    qs_change(qs, r, t, (uint32_t)depth);
+    d->queue_max = (uint32_t)most;
     d->queue_mean = k && ends[k - 1] > starts[0] ? area / (double)(ends[k - 1] - starts[0]) : 0;
 }
 
@@ -337,6 +355,7 @@ static int next_work(work_cursor *c, work_rec *w) {
 typedef struct gather {
     item *items;
     size_t n, cap;
+    size_t run_head[MERGE_RUNS_MAX], n_runs; /* where the items' runs by start begin, noted as they come */
     uint32_t device;       /* the items' device */
     jp_analysis *a;
     jp_vec stats;          /* jp_launch_stat rows */
@@ -368,17 +387,12 @@ static int gather_room(gather *g) {
 }
 
 /* The items in order of start, stable, as indices: a device's streams come one after another,
- * each in time order, so the items are a few sorted runs, merged here by picking the least head
- * rather than moved (32 bytes each) pass after pass. More runs are sorted in place. NULL when out
- * of memory. */
-static uint32_t *by_start(item *v, size_t n) {
+ * each in time order, so the items are a few sorted runs (k, starting at head[], as gathered),
+ * merged here by picking the least head rather than moved (32 bytes each) pass after pass. More
+ * runs are sorted in place. NULL when out of memory. */
+static uint32_t *by_start(item *v, size_t n, size_t head[MERGE_RUNS_MAX], size_t k) {
     uint32_t *order = n <= UINT32_MAX ? malloc((n ? n : 1) * sizeof *order) : NULL;
-    size_t head[MERGE_RUNS_MAX], end[MERGE_RUNS_MAX], k = 0;
-    for (size_t i = 0; order && i < n && k <= MERGE_RUNS_MAX; i++)
-        if (i == 0 || v[i].start < v[i - 1].start) {
-            if (k < MERGE_RUNS_MAX) head[k] = i;
-            k++;
-        }
+    size_t end[MERGE_RUNS_MAX];
     if (!order || k <= 1 || k > MERGE_RUNS_MAX) {
         if (order && k > MERGE_RUNS_MAX) jp_sort_by_key64(v, n, sizeof *v, offsetof(item, start), 1, jp_cmp_i64);
         for (size_t i = 0; order && i < n; i++) order[i] = (uint32_t)i;
@@ -404,10 +418,10 @@ static uint32_t *by_start(item *v, size_t n) {
 /* The idle split and launch queue of the device gathered, which is then let go. JP_ERR_NOMEM or JP_OK. */
 static int flush(gather *g) {
     item *items = g->items;
-    size_t n = g->n;
-    g->n = 0;
+    size_t n = g->n, k = g->n_runs;
+    g->n = 0, g->n_runs = 0;
     if (!n) return JP_OK;
-    uint32_t *order = by_start(items, n);
+    uint32_t *order = by_start(items, n, g->run_head, k);
     queue q = {malloc(2 * n * sizeof *q.starts), NULL, 0};
     if (!order || !q.starts) {
         free(order), free(q.starts);
@@ -415,11 +429,11 @@ static int flush(gather *g) {
     }
     q.ends = q.starts + n;
     jp_device *d = &g->a->devices[g->device];
-    walk_items(d, items, order, n, g->stats.data, g->compiles, g->n_compiles, &q);
-    split_streams(g->streams, g->lines, items, order, n, g->compiles, g->n_compiles);
-    queue_depth(d, &q, &g->queue);
+    walk_items(d, g->streams, g->lines, items, order, n, g->stats.data, g->compiles, g->n_compiles, &q);
+    qrun r;
+    queue_depth(d, &q, &g->queue, &r);
     free(order), free(q.starts);
-    return qs_finish(&g->queue, g->device, g->arena, &g->series);
+    return qs_finish(&g->queue, &r, g->device, g->arena, &g->series);
 }
 
 /* The events one launch call queued: one for a kernel launch or a copy, a graph's kernels for
@@ -455,6 +469,10 @@ static int match_one(const jp_model *m, gather *g, launch_group *grp, const work
     g->a->devices[w->device].n_launched += call.name && !member; /* a launch matched to its call */
     if (call.name) grp->work_ps += w->end_ps - w->start_ps, grp->kernels += (uint32_t)w->kernel;
     g->device = w->device;
+    if (!g->n || w->start_ps < g->items[g->n - 1].start) { /* a new run by start */
+        if (g->n_runs < MERGE_RUNS_MAX) g->run_head[g->n_runs] = g->n;
+        g->n_runs++;
+    }
     g->items[g->n++] = (item){w->start_ps, w->end_ps, call.name ? call.start_ps : NO_CALL, stream,
                               at | (member ? MEMBER : 0)};
     return JP_OK;
@@ -530,7 +548,7 @@ static int keep_streams(const jp_model *m, jp_arena *arena, gather *g, jp_analys
 static jp_interval *compile_spans(const jp_model *m, size_t *n) {
     jp_interval *w = malloc((m->spans.n ? m->spans.n : 1) * sizeof *w);
     size_t k = 0;
-    for (size_t i = 0; w && i < m->spans.n; i++) {
+    for (size_t i = 0; w && m->n_compile_spans && i < m->spans.n; i++) {
         const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
         if (sp->part == JP_PART_COMPILE) w[k++] = (jp_interval){sp->start_ps, sp->end_ps};
     }

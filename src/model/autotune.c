@@ -12,11 +12,12 @@
 /* The compile spans of every host, sorted and merged into disjoint intervals; *n of them. */
 static jp_interval *compile_windows(const jp_model *m, size_t *n) {
     *n = 0;
-    for (size_t i = 0; i < m->spans.n; i++) *n += JP_VEC_AT(&m->spans, jp_span, i).part == JP_PART_COMPILE;
+    for (size_t i = 0; m->n_compile_spans && i < m->spans.n; i++)
+        *n += JP_VEC_AT(&m->spans, jp_span, i).part == JP_PART_COMPILE;
     jp_interval *w = malloc((*n ? *n : 1) * sizeof *w);
     if (!w) return NULL;
     size_t k = 0;
-    for (size_t i = 0; i < m->spans.n; i++) {
+    for (size_t i = 0; *n && i < m->spans.n; i++) {
         const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
         if (s->part == JP_PART_COMPILE) w[k++] = (jp_interval){s->start_ps, s->end_ps};
     }

@@ -249,6 +249,8 @@ typedef struct jp_model {
     jp_vec execs;            /* jp_exec, from run_id groups or XLA Modules lines */
     jp_vec device_steps;     /* jp_exec, from device Steps lines (TPU, saved GPU ones; module = step name) */
     jp_vec spans;            /* jp_span */
+    size_t n_compile_spans;  /* spans with part JP_PART_COMPILE, counted as added (a host view or a
+                              * step window holds at most as many): without one, no pass looks */
     jp_vec launch_calls;     /* jp_launch_call: every launch call, in line order */
     jp_vec launch_work;      /* jp_launch_ev: device work whose launch is on no op event, in line order */
     jp_vec launch_names;     /* const char *: the names launches index (kernels', calls') */

@@ -144,6 +144,7 @@ int jp_build_add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, 
     jp_span *s = jp_vec_push(&m->spans, sizeof *s);
     if (!s) return JP_ERR_NOMEM;
     *s = (jp_span){start, end, device, (uint8_t)part};
+    m->n_compile_spans += part == JP_PART_COMPILE;
     return JP_OK;
 }
 
