@@ -275,14 +275,13 @@ static jp_interval *device_busy(const jp_analysis *a, size_t *n) {
  * runs out. The caller frees. */
 static jp_interval *busy_with_compiles(const ctx *c, size_t *n) {
     const jp_model *m = c->m;
-    size_t k = c->n_busy;
-    for (size_t i = 0; i < m->spans.n; i++) k += JP_VEC_AT(&m->spans, jp_span, i).part == JP_PART_COMPILE;
+    size_t k = c->n_busy + m->n_compile_spans; /* at most that many compile spans: no pass to count them */
     jp_interval *v = malloc((k ? k : 1) * sizeof *v);
     *n = 0;
     if (!v) return NULL;
     memcpy(v, c->busy, c->n_busy * sizeof *v);
     k = c->n_busy;
-    for (size_t i = 0; i < m->spans.n; i++) {
+    for (size_t i = 0; m->n_compile_spans && i < m->spans.n; i++) {
         const jp_span *sp = &JP_VEC_AT(&m->spans, jp_span, i);
         if (sp->part == JP_PART_COMPILE && sp->end_ps > sp->start_ps) v[k++] = (jp_interval){sp->start_ps, sp->end_ps};
     }
