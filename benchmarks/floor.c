@@ -16,6 +16,13 @@
 #include <time.h>
 #include <zlib.h>
 
+/* The decoding primitives are inlined into each message's loop, as a tuned reader's would be. */
+#if defined(__GNUC__)
+#define HOT inline __attribute__((always_inline))
+#else
+#define HOT inline
+#endif
+
 enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
 
 typedef struct {
@@ -30,6 +37,7 @@ typedef struct {
     uint32_t number, wire;
     uint64_t u;          /* VARINT, I64, I32 */
     const uint8_t *data; /* LEN */
+    const uint8_t *start; /* the field's tag: where errors about it point */
     size_t len;
 } field;
 
@@ -43,8 +51,9 @@ static int fail(walk *w, const uint8_t *at, const char *what) {
     return -1;
 }
 
-/* A varint of at most 10 bytes that ends before `end`. */
-static int varint(walk *w, cursor *c, uint64_t *out) {
+/* A varint of at most 10 bytes that ends before `end`. One-byte varints (most tags, ids and small
+ * values) take the inlined fast path; the loop is the general case. */
+static int varint_slow(walk *w, cursor *c, uint64_t *out) {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
         if (c->p >= c->end) return fail(w, c->p, "truncated varint");
@@ -58,6 +67,14 @@ static int varint(walk *w, cursor *c, uint64_t *out) {
     return fail(w, c->p, "varint longer than 10 bytes");
 }
 
+static HOT int varint(walk *w, cursor *c, uint64_t *out) {
+    if (c->p < c->end && *c->p < 0x80) {
+        *out = *c->p++;
+        return 0;
+    }
+    return varint_slow(w, c, out);
+}
+
 static uint64_t fixed(const uint8_t *p, unsigned n) {
     uint64_t v = 0;
     for (unsigned i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
@@ -65,9 +82,9 @@ static uint64_t fixed(const uint8_t *p, unsigned n) {
 }
 
 /* Reads the next field; returns 1 for a field, 0 at the end of the message, -1 when malformed. */
-static int next(walk *w, cursor *c, field *f) {
+static HOT int next(walk *w, cursor *c, field *f) {
     if (c->p >= c->end) return 0;
-    const uint8_t *start = c->p;
+    const uint8_t *start = f->start = c->p;
     uint64_t tag;
     if (varint(w, c, &tag)) return -1;
     f->number = (uint32_t)(tag >> 3);
@@ -96,8 +113,8 @@ static int next(walk *w, cursor *c, field *f) {
     }
 }
 
-static int want(walk *w, const field *f, uint32_t wire, const uint8_t *at) {
-    return f->wire == wire ? 0 : fail(w, at, "field has the wrong wire type");
+static int want(walk *w, const field *f, uint32_t wire) {
+    return f->wire == wire ? 0 : fail(w, f->start, "field has the wrong wire type");
 }
 
 /* A submessage's bytes as a cursor. */
@@ -120,18 +137,17 @@ static int walk_stat(walk *w, cursor c) {
     int r;
     w->stats++;
     while ((r = next(w, &c, &f)) > 0) {
-        const uint8_t *at = c.p;
         switch (f.number) {
         case 1: case 3: case 4: case 7:
-            if (want(w, &f, WIRE_VARINT, at)) return -1;
+            if (want(w, &f, WIRE_VARINT)) return -1;
             w->sum += f.u;
             break;
         case 2:
-            if (want(w, &f, WIRE_I64, at)) return -1;
+            if (want(w, &f, WIRE_I64)) return -1;
             w->sum += f.u;
             break;
         case 5: case 6: case 8:
-            if (want(w, &f, WIRE_LEN, at)) return -1;
+            if (want(w, &f, WIRE_LEN)) return -1;
             w->sum += f.len;
             break;
         default: break; /* unknown fields are skipped, as protobuf does */
@@ -146,14 +162,13 @@ static int walk_event(walk *w, cursor c) {
     int r;
     w->events++;
     while ((r = next(w, &c, &f)) > 0) {
-        const uint8_t *at = c.p;
         switch (f.number) {
         case 1: case 2: case 3: case 5:
-            if (want(w, &f, WIRE_VARINT, at)) return -1;
+            if (want(w, &f, WIRE_VARINT)) return -1;
             w->sum += f.u;
             break;
         case 4:
-            if (want(w, &f, WIRE_LEN, at) || walk_stat(w, sub(&f))) return -1;
+            if (want(w, &f, WIRE_LEN) || walk_stat(w, sub(&f))) return -1;
             break;
         default: break;
         }
@@ -168,9 +183,8 @@ static int walk_line(walk *w, cursor c) {
     int r;
     w->lines++;
     while ((r = next(w, &c, &f)) > 0) {
-        const uint8_t *at = c.p;
         if (f.number == 4) {
-            if (want(w, &f, WIRE_LEN, at) || walk_event(w, sub(&f))) return -1;
+            if (want(w, &f, WIRE_LEN) || walk_event(w, sub(&f))) return -1;
         } else {
             w->sum += f.wire == WIRE_LEN ? f.len : f.u;
         }
@@ -184,9 +198,8 @@ static int walk_event_meta(walk *w, cursor c) {
     int r;
     w->metadata++;
     while ((r = next(w, &c, &f)) > 0) {
-        const uint8_t *at = c.p;
         if (f.number == 5) {
-            if (want(w, &f, WIRE_LEN, at) || walk_stat(w, sub(&f))) return -1;
+            if (want(w, &f, WIRE_LEN) || walk_stat(w, sub(&f))) return -1;
         } else {
             w->sum += f.wire == WIRE_LEN ? f.len : f.u;
         }
@@ -199,12 +212,11 @@ static int walk_entry(walk *w, cursor c, int (*value)(walk *, cursor)) {
     field f;
     int r;
     while ((r = next(w, &c, &f)) > 0) {
-        const uint8_t *at = c.p;
         if (f.number == 1) {
-            if (want(w, &f, WIRE_VARINT, at)) return -1;
+            if (want(w, &f, WIRE_VARINT)) return -1;
             w->sum += f.u;
         } else if (f.number == 2) {
-            if (want(w, &f, WIRE_LEN, at) || value(w, sub(&f))) return -1;
+            if (want(w, &f, WIRE_LEN) || value(w, sub(&f))) return -1;
         }
     }
     return r;
@@ -222,13 +234,12 @@ static int walk_plane(walk *w, cursor c) {
     int r;
     w->planes++;
     while ((r = next(w, &c, &f)) > 0) {
-        const uint8_t *at = c.p;
         int bad = 0;
         switch (f.number) {
-        case 3: bad = want(w, &f, WIRE_LEN, at) || walk_line(w, sub(&f)); break;
-        case 4: bad = want(w, &f, WIRE_LEN, at) || walk_entry(w, sub(&f), walk_event_meta); break;
-        case 5: bad = want(w, &f, WIRE_LEN, at) || walk_entry(w, sub(&f), walk_stat_meta); break;
-        case 6: bad = want(w, &f, WIRE_LEN, at) || walk_stat(w, sub(&f)); break;
+        case 3: bad = want(w, &f, WIRE_LEN) || walk_line(w, sub(&f)); break;
+        case 4: bad = want(w, &f, WIRE_LEN) || walk_entry(w, sub(&f), walk_event_meta); break;
+        case 5: bad = want(w, &f, WIRE_LEN) || walk_entry(w, sub(&f), walk_stat_meta); break;
+        case 6: bad = want(w, &f, WIRE_LEN) || walk_stat(w, sub(&f)); break;
         default: w->sum += f.wire == WIRE_LEN ? f.len : f.u; break;
         }
         if (bad) return -1;
@@ -241,9 +252,8 @@ static int walk_space(walk *w, cursor c) {
     field f;
     int r;
     while ((r = next(w, &c, &f)) > 0) {
-        const uint8_t *at = c.p;
         if (f.number == 1) {
-            if (want(w, &f, WIRE_LEN, at) || walk_plane(w, sub(&f))) return -1;
+            if (want(w, &f, WIRE_LEN) || walk_plane(w, sub(&f))) return -1;
         } else {
             w->sum += f.wire == WIRE_LEN ? f.len : f.u;
         }
