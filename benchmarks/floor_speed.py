@@ -102,7 +102,7 @@ def main() -> None:
     print("The floor is `benchmarks/floor.c`: read the file (gunzip when gzip), walk every plane, line, event, "
           "metadata entry and stat with bounds-checked varint and length decoding, count events, keep nothing. "
           f"Each file: a warm-up of each, then {a.repeats} runs of each alternately, median wall time "
-          "(time.perf_counter around the child), page cache warm. ns/event: the median over the file's events. "
+          "(time.perf_counter around the child), page cache warm. ns/event: that median ÷ the file's events (the floor's count). "
           "Goal: report ≤ 2.0× the floor.\n")
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end.\n")
     print("| file | MB | events | floor ms | floor ns/event | report ms | report ns/event | report ÷ floor |")
