@@ -238,3 +238,18 @@ def headless_chromium(window: str = "1400,900", page: tuple[int, int] | None = N
         yield driver
     finally:
         driver.quit()
+
+
+PLANT_STEPS, PLANT_GPUS, PLANT_OPS = 4, 2, 24  # the planted launch layout's size
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> tuple[Path, dict]:
+    """benchmarks/gen_xplane.py's GPU layout with planted launch timings (--plant-launch): the file
+    and what the generator planted."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import gen_xplane
+    path = tmp_path_factory.mktemp("planted") / "planted.xplane.pb"
+    info = gen_xplane.generate(path, "gpu", steps=PLANT_STEPS, gpus=PLANT_GPUS, ops_per_step=PLANT_OPS,
+                               plant_launch=True)
+    return path, info

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_CAPTURES, jaxprof_json
+from conftest import PLANT_GPUS, PLANT_OPS, PLANT_STEPS, REAL_CAPTURES, jaxprof_json
 from raw_events import raw_correlated, raw_planes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -129,14 +129,7 @@ def test_real_captures_show_both_causes() -> None:
     assert idle == pytest.approx(window - te["busy_ms"], abs=1e-6)
 
 
-STEPS, GPUS, OPS = 4, 2, 24
-
-
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory) -> tuple[Path, dict]:
-    path = tmp_path_factory.mktemp("launch") / "planted.xplane.pb"
-    info = gen_xplane.generate(path, "gpu", steps=STEPS, gpus=GPUS, ops_per_step=OPS, plant_launch=True)
-    return path, info
+STEPS, GPUS, OPS = PLANT_STEPS, PLANT_GPUS, PLANT_OPS  # the conftest `planted` layout's
 
 
 def test_planted_idle_split_is_exact(planted) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_CAPTURES, jaxprof_json, run_jaxprof
+from conftest import PLANT_GPUS, PLANT_OPS, PLANT_STEPS, REAL_CAPTURES, jaxprof_json, run_jaxprof
 from raw_events import raw_correlated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -127,14 +127,7 @@ def test_tf_bert_has_several_streams_per_device() -> None:
             assert sum(s["idle_host_ms"] for s in streams) > dev[name]["idle_host_ms"]
 
 
-STEPS, GPUS, OPS = 4, 2, 24
-
-
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory) -> tuple[Path, dict]:
-    path = tmp_path_factory.mktemp("streams") / "planted.xplane.pb"
-    info = gen_xplane.generate(path, "gpu", steps=STEPS, gpus=GPUS, ops_per_step=OPS, plant_launch=True)
-    return path, info
+STEPS, GPUS, OPS = PLANT_STEPS, PLANT_GPUS, PLANT_OPS  # the conftest `planted` layout's
 
 
 def test_planted_copy_streams_wait_for_the_host(planted) -> None:

@@ -190,6 +190,10 @@ def test_every_command_under_asan_ubsan(name: str, realistic: Realistic, cli: Sa
     cli.run("lines", path, "--width", "400")
     cli.run("ops", path, "--columns", "name,op_name,scope,source", "--width", "30")
     cli.run("report", path, "--html", tmp_path / "report.html")
+    for section, table in (("comm", "comm_instances"), ("launch", "launch_streams")):  # second tables
+        cli.run(section, path, "--table", table)
+        cli.csv(section, path, "--table", table, "--csv")
+        cli.json(section, path, "--table", table, "--json")
     steps = [s["step"] for s in (docs["steps"] or {}).get("steps", [])]
     if steps:
         cli.run("report", path, "--step", steps[-1])
