@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyses/analyses.h"
+#include "base/interval.h"
 
 const char *jp_part_name(int part) {
     static const char *const names[JP_PART_COUNT] = {"compute", "collective", "h2d", "d2h", "d2d",
@@ -418,11 +419,11 @@ static const char *find_steps(const jp_model *m, jp_arena *arena, jp_vec *steps)
  * part (the lowest jp_part: compute > collective > transfers > compile > host), or to idle when
  * none is open. The sweep keeps each part's running total of time; a step's part is that total at
  * the step's end minus the total at its start, so its parts sum exactly to its duration (idle
- * takes the rest). The times are one sorted int64 array per (part, start or end), merged on the
- * fly, and step bounds are visited in time order: 16 bytes a span, nothing stored per instant.
- * Totals are kept modulo 2^64; a step's differences are exact since they fit its duration. */
-
-#define N_STREAMS (2 * JP_PART_COUNT) /* stream 2p: starts of part p; 2p+1: its ends */
+ * takes the rest). Only whether a part is open matters, so each part's spans are first merged into
+ * their union (sorted by start: spans come a line at a time, each line in time order, so the sort
+ * merges a few runs), whose starts and ends are then both in order, where the spans' own ends are
+ * not (nested spans); the sweep merges the parts' unions on the fly and visits step bounds in time
+ * order. Totals are kept modulo 2^64; a step's differences are exact since they fit its duration. */
 
 typedef struct bound {
     int64_t t;     /* a step's start or end */
@@ -450,41 +451,62 @@ static void apply_bound(jp_step *s, const bound *b, const uint64_t acc[JP_PART_C
     }
 }
 
-/* The smallest head time among the streams, or 0 with *any = 0 when all are done. */
-static int64_t next_time(const int64_t *t, const size_t *head, const size_t *off, int *any) {
+/* Where each part's union stands: u[head[p]] is its next interval, u[off[p + 1]] is past its last;
+ * in[p] says whether the sweep is inside u[head[p]] (its end is next) or before it (its start). */
+typedef struct unions {
+    const jp_interval *u;
+    size_t off[JP_PART_COUNT + 1], head[JP_PART_COUNT];
+    uint8_t in[JP_PART_COUNT];
+} unions;
+
+/* The next time any part opens or closes, or 0 with *any = 0 when all are done. */
+static int64_t next_time(const unions *w, int *any) {
     int64_t best = 0;
     *any = 0;
-    for (int k = 0; k < N_STREAMS; k++)
-        if (head[k] < off[k + 1] && (!*any || t[head[k]] < best)) {
-            best = t[head[k]];
-            *any = 1;
-        }
+    for (int p = 0; p < JP_PART_IDLE; p++) {
+        if (w->head[p] == w->off[p + 1]) continue;
+        const jp_interval *iv = &w->u[w->head[p]];
+        int64_t t = w->in[p] ? iv->end : iv->start;
+        if (!*any || t < best) best = t, *any = 1;
+    }
     return best;
 }
 
-static int sweep(const jp_model *m, jp_step *steps, size_t n_steps) {
-    size_t off[N_STREAMS + 1] = {0}, head[N_STREAMS];
+/* Each part's spans as sorted disjoint intervals in w->u (the caller frees it). JP_ERR_NOMEM or 0. */
+static int part_unions(const jp_model *m, unions *w) {
+    memset(w, 0, sizeof *w);
+    jp_interval *u = malloc((m->spans.n ? m->spans.n : 1) * sizeof *u);
+    if (!u) return JP_ERR_NOMEM;
+    size_t at[JP_PART_COUNT + 1] = {0};
+    for (size_t i = 0; i < m->spans.n; i++) at[JP_VEC_AT(&m->spans, jp_span, i).part + 1]++;
+    for (int p = 0; p < JP_PART_COUNT; p++) at[p + 1] += at[p];
+    memcpy(w->off, at, sizeof w->off);
     for (size_t i = 0; i < m->spans.n; i++) {
         const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        off[2 * s->part + 1]++;
-        off[2 * s->part + 2]++;
+        u[at[s->part]++] = (jp_interval){s->start_ps, s->end_ps};
     }
-    for (int k = 0; k < N_STREAMS; k++) off[k + 1] += off[k];
-    int64_t *t = malloc((m->spans.n ? 2 * m->spans.n : 1) * sizeof *t);
+    size_t n = 0;
+    for (int p = 0; p < JP_PART_COUNT; p++) { /* each union moved down to follow the previous one */
+        size_t lo = w->off[p], len = w->off[p + 1] - lo;
+        jp_intervals_sort(u + lo, len);
+        len = jp_intervals_merge_sorted(u + lo, len);
+        memmove(u + n, u + lo, len * sizeof *u);
+        w->off[p] = n;
+        n += len;
+    }
+    w->off[JP_PART_COUNT] = n;
+    memcpy(w->head, w->off, sizeof w->head);
+    w->u = u;
+    return JP_OK;
+}
+
+static int sweep(const jp_model *m, jp_step *steps, size_t n_steps) {
+    unions w;
     bound *q = malloc((n_steps ? 2 * n_steps : 1) * sizeof *q);
-    if (!t || !q) {
-        free(t);
+    if (!q || part_unions(m, &w) != JP_OK) {
         free(q);
         return JP_ERR_NOMEM;
     }
-    memcpy(head, off, sizeof head);
-    for (size_t i = 0; i < m->spans.n; i++) {
-        const jp_span *s = &JP_VEC_AT(&m->spans, jp_span, i);
-        t[head[2 * s->part]++] = s->start_ps;
-        t[head[2 * s->part + 1]++] = s->end_ps;
-    }
-    for (int k = 0; k < N_STREAMS; k++)
-        jp_sort_by_key64(t + off[k], off[k + 1] - off[k], sizeof *t, 0, 1, jp_cmp_i64);
     size_t nq = 0;
     for (size_t i = 0; i < n_steps; i++) {
         if (steps[i].dur_ps <= 0) continue; /* covers nothing: all of it is idle */
@@ -492,16 +514,19 @@ static int sweep(const jp_model *m, jp_step *steps, size_t n_steps) {
         q[nq++] = (bound){steps[i].start_ps + steps[i].dur_ps, (uint32_t)i, 1};
     }
     jp_sort_by_key64(q, nq, sizeof *q, offsetof(bound, t), 1, cmp_bound);
-    memcpy(head, off, sizeof head);
     uint32_t open[JP_PART_COUNT] = {0};
     uint64_t acc[JP_PART_COUNT] = {0};
     size_t qi = 0;
     int any;
-    int64_t now = next_time(t, head, off, &any);
+    int64_t now = next_time(&w, &any);
     while (any) {
-        for (int k = 0; k < N_STREAMS; k++)
-            for (; head[k] < off[k + 1] && t[head[k]] == now; head[k]++) open[k / 2] += k % 2 ? UINT32_MAX : 1;
-        int64_t next = next_time(t, head, off, &any);
+        for (int p = 0; p < JP_PART_IDLE; p++) /* past every start and end at now (a union's intervals never touch) */
+            while (w.head[p] < w.off[p + 1] && (w.in[p] ? w.u[w.head[p]].end : w.u[w.head[p]].start) == now) {
+                w.head[p] += w.in[p];
+                w.in[p] ^= 1;
+            }
+        for (int p = 0; p < JP_PART_IDLE; p++) open[p] = w.in[p];
+        int64_t next = next_time(&w, &any);
         if (!any) break;
         int part = top_part(open);
         for (; qi < nq && q[qi].t <= now; qi++) apply_bound(&steps[q[qi].step], &q[qi], acc, part, 0);
@@ -516,7 +541,7 @@ static int sweep(const jp_model *m, jp_step *steps, size_t n_steps) {
         for (int p = 0; steps[i].dur_ps > 0 && p < JP_PART_IDLE; p++) idle -= (uint64_t)steps[i].part_ps[p];
         steps[i].part_ps[JP_PART_IDLE] = (int64_t)((uint64_t)steps[i].part_ps[JP_PART_IDLE] + idle);
     }
-    free(t);
+    free((void *)w.u);
     free(q);
     return JP_OK;
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jaxprof/jaxprof_xspace.h"
 
@@ -48,6 +49,40 @@ static inline size_t jp_pb_varint(const uint8_t *p, const uint8_t *end, uint64_t
     return jp_pb_varint_slow(p, end, out);
 }
 
+/* Reads a varint of 1 to 9 bytes (63 bits) from p[0..avail) into *out; returns the bytes it took,
+ * or 0 when it is longer or cut short (the caller's general path then decides). With 8 bytes at
+ * hand the varint is found and packed in one 64-bit word, without a branch per byte: offsets,
+ * durations and ids are varints of 3 to 9 bytes, read once or more for every event. */
+static inline size_t jp_pb_varint9(const uint8_t *p, size_t avail, uint64_t *out) {
+    if (avail < 8) {
+        uint64_t v = 0;
+        for (size_t i = 0; i < avail; i++) {
+            v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+            if (p[i] < 0x80) {
+                *out = v;
+                return i + 1;
+            }
+        }
+        return 0;
+    }
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+    uint64_t stops = ~x & UINT64_C(0x8080808080808080); /* the top bit of each byte that ends it */
+    size_t n = stops ? (size_t)__builtin_ctzll(stops) / 8 + 1 : 8;
+    if (n < 8) x &= (UINT64_C(1) << (8 * n)) - 1;
+    x &= UINT64_C(0x7f7f7f7f7f7f7f7f); /* 7 bits a byte, packed in three steps */
+    x = (x & UINT64_C(0x007f007f007f007f)) | ((x & UINT64_C(0x7f007f007f007f00)) >> 1);
+    x = (x & UINT64_C(0x00003fff00003fff)) | ((x & UINT64_C(0x3fff00003fff0000)) >> 2);
+    x = (x & UINT64_C(0x000000000fffffff)) | ((x & UINT64_C(0x0fffffff00000000)) >> 4);
+    if (!stops) { /* eight continuation bytes: a ninth must end it */
+        if (avail < 9 || p[8] >= 0x80) return 0;
+        x |= (uint64_t)p[8] << 56;
+        n = 9;
+    }
+    *out = x;
+    return n;
+}
+
 /* The general field reader behind jp_pb_next: every wire type, every error. */
 int jp_pb_next_slow(jp_pb *c, jp_pb_field *f, const char *what, jp_error *err);
 
@@ -63,18 +98,15 @@ static inline int jp_pb_next(jp_pb *c, jp_pb_field *f, const char *what, jp_erro
     if (c->end - p >= 2 && p[0] < 0x80 && p[0] >= 8) {
         uint32_t wire = p[0] & 7u;
         if (wire == JP_PB_VARINT) {
-            size_t avail = (size_t)(c->end - p - 1), n = avail < 9 ? avail : 9; /* 9 bytes: 63 bits */
-            uint64_t v = 0;
-            for (size_t i = 0; i < n; i++) {
-                v |= (uint64_t)(p[1 + i] & 0x7f) << (7 * i);
-                if (p[1 + i] < 0x80) {
-                    f->offset = (uint64_t)(p - c->origin);
-                    f->number = p[0] >> 3;
-                    f->wire = wire;
-                    f->u = v;
-                    c->p = p + 2 + i;
-                    return JP_OK;
-                }
+            uint64_t v;
+            size_t n = jp_pb_varint9(p + 1, (size_t)(c->end - p - 1), &v);
+            if (n) {
+                f->offset = (uint64_t)(p - c->origin);
+                f->number = p[0] >> 3;
+                f->wire = wire;
+                f->u = v;
+                c->p = p + 1 + n;
+                return JP_OK;
             }
         } else if (wire == JP_PB_LEN && p[1] < 0x80 && (size_t)(c->end - p - 2) >= p[1]) {
             f->offset = (uint64_t)(p - c->origin);

@@ -125,18 +125,14 @@ static int count_fields(jp_pb c, uint32_t number, const char *what, size_t *coun
  * the message. Decodes such a stat without the general field walk and returns 1; returns 0, having
  * decoded nothing, for any other bytes, which then take the general path (so results and errors
  * are the same either way). */
-static int decode_stat_common(const uint8_t *p, const uint8_t *end, jp_stat *st) {
+static inline int decode_stat_common(const uint8_t *p, const uint8_t *end, jp_stat *st) {
     size_t n = (size_t)(end - p);
     if (n < 4 || p[0] != (STAT_META_ID << 3 | JP_PB_VARINT) || p[1] >= 0x80 || p[2] >= 0x80) return 0;
     unsigned number = p[2] >> 3, wire = p[2] & 7;
     if (wire == JP_PB_VARINT && (number == STAT_UINT || number == STAT_INT || number == STAT_REF)) {
-        uint64_t u = 0;
-        size_t i = 3;
-        for (unsigned shift = 0; i < n && i < 12; i++, shift += 7) { /* at most 9 value bytes */
-            u |= (uint64_t)(p[i] & 0x7f) << shift;
-            if (p[i] < 0x80) break;
-        }
-        if (i >= 12 || i + 1 != n) return 0;
+        uint64_t u;
+        size_t k = jp_pb_varint9(p + 3, n - 3, &u);
+        if (!k || 3 + k != n) return 0;
         memset(st, 0, sizeof *st);
         st->kind = number == STAT_UINT ? JP_STAT_UINT : number == STAT_INT ? JP_STAT_INT : JP_STAT_REF;
         st->v.u = u;
@@ -340,9 +336,38 @@ void jp_xspace_discard(const jp_xspace *xs, const void *p, size_t len) {
 /* How decode_event treats an event's stats. */
 typedef struct stat_walk {
     int check;              /* decode each one, so a bad one is an error */
-    jp_stat_visitor visit;  /* and hand each good one to visit(ctx, stat), when set */
+    jp_stat_visitor visit;  /* and hand each good one `filter` passes to visit(ctx, stat), when set */
     void *ctx;
+    jp_stat_filter filter;
 } stat_walk;
+
+/* The fields nearly every event is made of, read without the general field walk: a one-byte tag,
+ * then a varint of at most 9 bytes (metadata id, offset, duration) or a stat of decode_stat_common's
+ * shape in a one-byte length. Returns 1 having read the field at c->p, 0 (having read nothing) for
+ * anything else, which the general walk then reads with the same result. */
+static inline int event_field_fast(jp_pb *c, jp_event *ev, const stat_walk *stats) {
+    const uint8_t *p = c->p;
+    size_t avail = (size_t)(c->end - p);
+    if (avail < 2) return 0;
+    if (p[0] == (EVENT_STATS << 3 | JP_PB_LEN)) {
+        jp_stat st;
+        if (!stats->check || p[1] >= 0x80 || avail - 2 < p[1] || !decode_stat_common(p + 2, p + 2 + p[1], &st)) return 0;
+        c->p = p + 2 + p[1];
+        if (stats->visit && (st.metadata_id >= stats->filter.n || stats->filter.wanted[st.metadata_id]))
+            stats->visit(stats->ctx, &st);
+        return 1;
+    }
+    unsigned number = p[0] >> 3;
+    if ((p[0] & 7) != JP_PB_VARINT || number < EVENT_META_ID || number > EVENT_DURATION) return 0;
+    uint64_t v;
+    size_t n = jp_pb_varint9(p + 1, avail - 1, &v);
+    if (!n) return 0;
+    c->p = p + 1 + n;
+    if (number == EVENT_META_ID) ev->metadata_id = v;
+    else if (number == EVENT_OFFSET) ev->offset_ps = (int64_t)v;
+    else ev->duration_ps = (int64_t)v;
+    return 1;
+}
 
 /* One walk validates an event's fields and, as `stats` says, its stats. The errors are those of a
  * walk over the fields followed by check_stats: a field error anywhere wins over a bad stat, so the
@@ -356,6 +381,7 @@ static int decode_event(jp_pb c, jp_event *ev, stat_walk stats, jp_error *err) {
     ev->raw.ptr = c.p;
     ev->raw.len = (size_t)(c.end - c.p);
     while (!jp_pb_done(&c)) {
+        if (!bad_stat && event_field_fast(&c, ev, &stats)) continue;
         int rc = jp_pb_next(&c, &f, "XEvent", err);
         if (rc) return rc;
         if (f.number == EVENT_STATS) {
@@ -364,7 +390,7 @@ static int decode_event(jp_pb c, jp_event *ev, stat_walk stats, jp_error *err) {
             if (decode_stat(jp_pb_sub(&c, &f), &st, NULL) != JP_OK) {
                 bad_stat = f.data;
                 bad_len = f.len;
-            } else if (stats.visit) {
+            } else if (stats.visit && (st.metadata_id >= stats.filter.n || stats.filter.wanted[st.metadata_id])) {
                 stats.visit(stats.ctx, &st);
             }
             continue;
@@ -400,7 +426,7 @@ static int decode_line(jp_xspace *xs, jp_pb c, jp_line *line, jp_error *err) {
         switch (f.number) {
         case LINE_EVENTS:
             if ((rc = want(&f, JP_PB_LEN, "XLine", err))) return rc;
-            if (!xs->lazy && (rc = decode_event(jp_pb_sub(&c, &f), &line->events[line->n_events], (stat_walk){1, NULL, NULL}, err))) return rc;
+            if (!xs->lazy && (rc = decode_event(jp_pb_sub(&c, &f), &line->events[line->n_events], (stat_walk){1, NULL, NULL, {NULL, 0}}, err))) return rc;
             line->n_events++;
             break;
         case LINE_NAME:
@@ -447,11 +473,12 @@ static int reader_next(jp_event_reader *r, jp_event *ev, stat_walk stats, jp_err
 }
 
 int jp_event_reader_next(jp_event_reader *r, jp_event *ev, jp_error *err) {
-    return reader_next(r, ev, (stat_walk){0, NULL, NULL}, err); /* jp_stats_next checks the stats */
+    return reader_next(r, ev, (stat_walk){0, NULL, NULL, {NULL, 0}}, err); /* jp_stats_next checks the stats */
 }
 
-int jp_event_reader_next_stats(jp_event_reader *r, jp_event *ev, jp_stat_visitor visit, void *ctx, jp_error *err) {
-    return reader_next(r, ev, (stat_walk){1, visit, ctx}, err);
+int jp_event_reader_next_stats(jp_event_reader *r, jp_event *ev, jp_stat_filter filter, jp_stat_visitor visit,
+                               void *ctx, jp_error *err) {
+    return reader_next(r, ev, (stat_walk){1, visit, ctx, filter}, err);
 }
 
 /* ---- metadata maps ---------------------------------------------------------------------------- */

@@ -36,9 +36,16 @@ const char *jp_xspace_warning(const jp_xspace *xs);
 
 struct jp_stat;
 typedef void (*jp_stat_visitor)(void *ctx, const struct jp_stat *stat);
+/* The stat metadata ids a visitor is handed: those below n with wanted[id] zero are checked and
+ * passed over (most stats name nothing their reader looks at); every id >= n is handed over. */
+typedef struct jp_stat_filter {
+    const uint32_t *wanted;
+    size_t n;
+} jp_stat_filter;
 /* Decodes the next event as jp_event_reader_next does, decoding the event's stats in the same walk:
- * each goes to visit(ctx, stat) in order, and a corrupt one is an error, as jp_stats_next would
- * report it (the stats before it were visited). */
-int jp_event_reader_next_stats(jp_event_reader *r, jp_event *ev, jp_stat_visitor visit, void *ctx, jp_error *err);
+ * each that `filter` passes goes to visit(ctx, stat) in order, and a corrupt one is an error, as
+ * jp_stats_next would report it (the stats before it were visited). */
+int jp_event_reader_next_stats(jp_event_reader *r, jp_event *ev, jp_stat_filter filter, jp_stat_visitor visit,
+                               void *ctx, jp_error *err);
 
 #endif

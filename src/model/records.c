@@ -143,7 +143,9 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
 int jp_build_add_span(jp_model *m, int64_t start, int64_t end, uint32_t device, int part) {
     jp_span *s = jp_vec_push(&m->spans, sizeof *s);
     if (!s) return JP_ERR_NOMEM;
-    *s = (jp_span){start, end, device, (uint8_t)part};
+    /* an op cut to an end event written before it (a broken file) covers no time: the sweep and the
+     * busy time take unions of spans, which an end before the start would not describe */
+    *s = (jp_span){start, end > start ? end : start, device, (uint8_t)part};
     m->n_compile_spans += part == JP_PART_COMPILE;
     return JP_OK;
 }

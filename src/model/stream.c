@@ -208,7 +208,8 @@ static void take_stat(void *ctx, const struct jp_stat *st) {
 static int parse_event(parser *p, const jp_plane *pl, jp_parsed *pe, jp_error *err) {
     pe->info.has = pe->info.compressed = 0;
     stat_sink sink = {pl, &p->keys, &pe->info};
-    int rc = jp_event_reader_next_stats(&p->reader, &pe->ev, take_stat, &sink, err);
+    jp_stat_filter wanted = {p->keys.small, sizeof p->keys.small / sizeof p->keys.small[0]};
+    int rc = jp_event_reader_next_stats(&p->reader, &pe->ev, wanted, take_stat, &sink, err);
     if (rc <= 0) return rc;
     pe->em = jp_plane_event_meta_view(pl, pe->ev.metadata_id);
     uint8_t *keyless = pe->em ? &p->keyless[pe->em - pl->event_meta] : NULL;

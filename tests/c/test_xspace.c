@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "decode/pb.h"
 #include "decode/xspace.h"
 #include "jaxprof/jaxprof_xspace.h"
 #include "pbwrite.h"
@@ -163,6 +164,32 @@ static void inflates_compressed_stat(void **state) {
 
 /* Stats on both sides of the decoder's short path (a one-byte id, then one value field with a
  * one-byte tag ending the message) decode to the same exact values as the general walk gives. */
+/* jp_pb_varint9 (a 64-bit word at a time) reads what the byte-at-a-time jp_pb_varint_slow reads
+ * for varints of 1 to 9 bytes, whatever follows them, and takes nothing of a longer one or of one
+ * the bytes at hand cut short: random bytes with each varint length 1-11 and 0-16 bytes at hand. */
+static void word_varints_read_as_bytewise_ones(void **state) {
+    (void)state;
+    uint64_t x = 88172645463325252u; /* xorshift64 */
+    for (int trial = 0; trial < 300000; trial++) {
+        uint8_t b[16];
+        for (size_t i = 0; i < sizeof b; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            b[i] = (uint8_t)x;
+        }
+        size_t len = 1 + (size_t)(x >> 20) % 11, avail = (size_t)(x >> 40) % 17;
+        for (size_t i = 0; i < len && i < sizeof b; i++) b[i] = (uint8_t)(i + 1 < len ? b[i] | 0x80 : b[i] & 0x7f);
+        uint64_t fast = 0, slow = 0;
+        size_t n = jp_pb_varint9(b, avail, &fast), want = jp_pb_varint_slow(b, b + avail, &slow);
+        if (want >= 1 && want <= 9) {
+            if (n != want || fast != slow)
+                fail_msg("trial %d: %zu bytes, %zu at hand: read %zu bytes = %llu, want %zu = %llu", trial, len, avail, n,
+                         (unsigned long long)fast, want, (unsigned long long)slow);
+        } else if (n != 0) {
+            fail_msg("trial %d: %zu bytes, %zu at hand: read %zu bytes of what is no short varint", trial, len, avail, n);
+        }
+    }
+}
+
 static void stat_shapes_decode_exactly(void **state) {
     (void)state;
     char s127[128], s128[129];
@@ -792,6 +819,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decodes_model),
         cmocka_unit_test(inflates_compressed_stat),
+        cmocka_unit_test(word_varints_read_as_bytewise_ones),
         cmocka_unit_test(stat_shapes_decode_exactly),
         cmocka_unit_test(metadata_lookup_by_id),
         cmocka_unit_test(gzip_file_is_detected_by_content),

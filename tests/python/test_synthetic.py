@@ -703,3 +703,57 @@ def test_a_step_window_counts_no_compile_after_its_marker(tmp_path, compile_at):
     assert full == ([1, 0, 0] if compile_at < 1000 else [0, 1, 0])
     windows = [jaxprof_json("steps", path, "--steps", f"{n}:{n}")["steps"][0]["compiles"] for n in range(3)]
     assert windows == [0, 0, 0] if compile_at < 1000 else windows == full
+
+
+def test_gpu_breakdown_is_each_instants_top_part_over_tangled_spans(tmp_path):
+    """The step breakdown on spans that nest, overlap, touch, repeat and last no time, on three
+    streams: each microsecond goes to the highest-priority part whose spans cover it (compute >
+    collective > H2D > D2H > host), counted here from the drawn events alone. The sweep merges each
+    part's spans first, so this pins that the merge changes nothing."""
+    import random
+    rng = random.Random(34)
+    drawn: list[tuple[int, int, str]] = []  # (start, end, part) in us
+    space = XSpace()
+    space.hlo_module(PROGRAM_ID, TRAIN_STEP_HLO)
+    py = space.plane("/host:CPU").line("python3", id=1)
+    gpu = space.plane("/device:GPU:0")
+    streams = [gpu.line(f"Stream #{7 + i}(Compute)", id=7 + i) for i in range(3)]
+    h2d = gpu.line("Stream #20(MemcpyH2D)", id=20)
+    d2h = gpu.line("Stream #21(MemcpyD2H)", id=21)
+    corr = 0
+    for step in range(3):
+        t0 = step * 1000
+        py.span("train", t0, t0 + 1000, {"_r": 1, "step_num": step})
+        py.span("PjitFunction(train_step)", t0 + 10, t0 + 60)
+        drawn.append((t0 + 10, t0 + 60, "host"))
+        for line in streams:
+            spans = []
+            for _ in range(12):
+                a = t0 + rng.randrange(50, 900)
+                spans.append((a, a + rng.choice([0, 5, 20, 80, 200])))
+            spans += [(spans[0][1], spans[0][1] + 30), spans[1]]  # one touching, one repeated
+            for a, b in sorted(spans):  # a line's events in time order, as XLA writes them
+                corr += 1
+                op, part = rng.choice([("dot.1", "compute"), ("fusion.2", "compute"), ("all-reduce.3", "collective")])
+                line.span(NCCL if op == "all-reduce.3" else GEMM, a, b, kernel_stats(op, corr))
+                drawn.append((a, b, part))
+        for line, kind, part in ((h2d, "host kind_dst:device", "h2d"), (d2h, "device kind_dst:host", "d2h")):
+            for _ in range(3):
+                a = t0 + rng.randrange(40, 950)
+                b = a + rng.choice([1, 10, 40])
+                corr += 1
+                line.span(f"Memcpy{part.upper()}", a, b,
+                          {"memcpy_details": f"kind_src:{kind} size:4096 dest:0 async:1", "correlation_id": Uint(corr)})
+                drawn.append((a, b, part))
+    steps = jaxprof_json("steps", space.write(tmp_path / "tangled.xplane.pb"))["steps"]
+    assert len(steps) == 3
+    order = ["compute", "collective", "h2d", "d2h", "host"]
+    for s in steps:
+        lo, hi = round(s["start_ms"] * 1000), round((s["start_ms"] + s["duration_ms"]) * 1000)
+        want = dict.fromkeys(order + ["idle"], 0)
+        for t in range(lo, hi):
+            open_parts = {p for a, b, p in drawn if a <= t < b}
+            want[next((p for p in order if p in open_parts), "idle")] += 1
+        got = {p: s[f"{p}_ms"] for p in order + ["idle"]}
+        assert got == {p: approx(ms(v)) for p, v in want.items()}, s["step"]
+        assert s["d2d_ms"] == 0 and s["compile_ms"] == 0
