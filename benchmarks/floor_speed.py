@@ -27,6 +27,7 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,24 +58,31 @@ def build_floor(out: Path) -> Path:
     return build_c("floor", out, ("-lz",))
 
 
-def run_rusage(cmd: list[str], timeout: float | None = None, env: dict | None = None) -> dict:
+def run_rusage(cmd: list[str], timeout: float | None = None, env: dict | None = None, keep_out: bool = True) -> dict:
     """Runs cmd under benchmarks/peak_rss.c: its wall seconds (fork to wait4, measured there), its peak
-    RSS in bytes (ru_maxrss of wait4: waited-for descendants included), exit status, stdout, stderr's
-    tail. On a timeout: {"timeout": True}."""
+    RSS in bytes (ru_maxrss of wait4: waited-for descendants included), CPU seconds, exit status,
+    stdout (b"" unless keep_out; else it goes to /dev/null), stderr's tail. On a timeout:
+    {"timeout": True}."""
     wrapper = build_c("peak_rss", ROOT / "build" / "peak_rss")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile(prefix="peak-rss-") as res:
+        # a session of its own, so that a timeout ends the command too, not only the wrapper
+        p = subprocess.Popen([str(wrapper), res.name, *cmd], stdout=out if keep_out else subprocess.DEVNULL,
+                             stderr=err, env=env, start_new_session=True)
         try:
-            p = subprocess.run([str(wrapper), res.name, *cmd], stdout=out, stderr=err, timeout=timeout, env=env)
+            p.wait(timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
             return {"timeout": True, "rc": None, "err": ""}
         if p.returncode != 0:
             err.seek(0)
             sys.exit(f"peak_rss could not run {cmd[0]}: {err.read()[-500:].decode(errors='replace')}")
-        wall, kib, rc = Path(res.name).read_text().split()
+        wall, kib, rc, cpu = Path(res.name).read_text().split()
         out.seek(0)
         err.seek(0)
-        return {"timeout": False, "wall": float(wall), "rss": int(kib) * 1024, "rc": int(rc), "out": out.read(),
+        return {"timeout": False, "wall": float(wall), "rss": int(kib) * 1024, "rc": int(rc), "cpu": float(cpu),
+                "out": out.read(),
                 "err": err.read()[-2000:].decode(errors="replace")}
 
 

@@ -2,7 +2,7 @@
  *
  *     peak_rss RESULT_FILE CMD [ARG...]
  *
- * Writes "WALL_SECONDS MAXRSS_KIB EXIT_CODE\n" to RESULT_FILE (a negative exit code: the signal
+ * Writes "WALL_SECONDS MAXRSS_KIB EXIT_CODE CPU_SECONDS\n" to RESULT_FILE (CPU: user + system) (a negative exit code: the signal
  * that ended CMD) and exits 0, or 127 when CMD could not be started. MAXRSS_KIB is ru_maxrss from
  * wait4 on CMD: Linux folds into it the peak of every descendant CMD waited for (the worker that
  * `jaxprof` forks, cli/isolate.c), and the RSS CMD's process had before its exec, which is this
@@ -53,6 +53,8 @@ int main(int argc, char **argv) {
         perror("peak_rss: result file");
         return 127;
     }
-    fprintf(out, "%.9f %ld %d\n", wall, ru.ru_maxrss, code);
+    double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    fprintf(out, "%.9f %ld %d %.6f\n", wall, ru.ru_maxrss, code, cpu);
     return fclose(out) == 0 ? 0 : 127;
 }
