@@ -10,9 +10,9 @@ the capture; then jaxprof.Profiler captures --steps consecutive steps (default 1
 `prof.step(i)` (a StepTraceAnnotation) and ended by jax.block_until_ready on the metrics, with the
 Python tracer on (python_tracer_level=1), host_tracer_level=2 (every XLA CPU thunk a host event),
 the device tracer on and HloProtos kept (jaxprof.Profiler's defaults otherwise). Each step is
-short (12-23 ms with the tracers on: about 1,100 thunks of small matmuls and fusions, and some
-6,000 Python-tracer and runtime events), so the file is host-heavy: about 7,000 events per step,
-34 bytes per event.
+short (12-23 ms with the tracers on: about 1,200 thunks of small matmuls and fusions, 3,700
+Python-tracer frames and 2,100 runtime and other events), so the file is host-heavy: about 7,000
+events per step, 34 bytes per event.
 
 The capture runs in a child Python (JAX_PLATFORMS=cpu, set before jax is imported) so that JAX's
 memory and threads stay out of the caller, and is cached: build/bench-captures/lm-<steps>.xplane.pb
@@ -87,13 +87,13 @@ def capture(steps: int, out_dir: Path) -> Path:
     return Path(prof.captures[0].run_dir)
 
 
-def cached(steps: int, force: bool = False) -> Path:
+def cached(steps: int, force: bool = False, cache: Path = CACHE) -> Path:
     """The cached capture of `steps` steps, made (in a child Python) when missing or forced."""
-    dest = CACHE / f"lm-{steps}.xplane.pb"
+    dest = cache / f"lm-{steps}.xplane.pb"
     if dest.exists() and not force:
         return dest
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="real-capture-", dir=CACHE) as tmp:
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="real-capture-", dir=cache) as tmp:
         env = {**os.environ, "JAX_PLATFORMS": "cpu"}
         env.pop("XLA_FLAGS", None)  # one CPU device, whatever the caller's flags
         t = time.perf_counter()
