@@ -1,6 +1,7 @@
 /* json.c - the one JSON string encoder: escapes, well-formed UTF-8 checks, U+FFFD for the rest (see json.h). */
 #include "base/json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* JSON's two-character escapes of control characters, by character; 0: written as \u00xx. */
@@ -85,3 +86,17 @@ void jp_json_fput_str(FILE *out, const char *s, size_t len) {
 }
 
 void jp_json_fput_cstr(FILE *out, const char *s) { jp_json_fput_str(out, s ? s : "", s ? strlen(s) : 0); }
+
+void jp_json_fput_ms(FILE *out, int64_t ps) {
+    int64_t r = ps % 1000;
+    if (ps < 0 || ps >= 1000000000000000 || (r >= 499 && r <= 501)) {
+        fprintf(out, "%.6f", (double)ps / 1e9);
+        return;
+    }
+    uint64_t ns = (uint64_t)(ps / 1000) + (r > 500);
+    char buf[32], *p = buf + sizeof buf;
+    for (int i = 0; i < 6; i++, ns /= 10) *--p = (char)('0' + ns % 10);
+    *--p = '.';
+    do *--p = (char)('0' + ns % 10); while (ns /= 10);
+    fwrite(p, 1, (size_t)(buf + sizeof buf - p), out);
+}

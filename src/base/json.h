@@ -43,5 +43,9 @@ size_t jp_json_escape(char *dst, size_t cap, const char *s, size_t len, size_t *
 
 /* jp_json_fput_str for a NUL-terminated string; NULL is written as "". */
 void jp_json_fput_cstr(FILE *out, const char *s);
+/* Writes ps picoseconds as milliseconds with 6 decimals, the bytes printf("%.6f", ps / 1e9) writes:
+ * the outputs' every time. Digits from the integer where that rounds alike (a time under 1,000 s
+ * whose last 3 digits are not 499-501: the double's error there is under 0.001 ps), else printf. */
+void jp_json_fput_ms(FILE *out, int64_t ps);
 
 #endif

@@ -66,19 +66,62 @@ static size_t merge_pass(const unsigned char *src, unsigned char *dst, size_t n,
     return out;
 }
 
-/* Merges the n_runs sorted runs of v (runs[] as find_runs leaves it) pairwise, a pass per doubling
- * of the run length. 0, or -1 when the scratch copy cannot be allocated. */
+/* A tournament over the heads of k sorted runs (a loser tree): node i's children are 2i and 2i+1,
+ * run r sits at leaf k + r, each inner node keeps the loser of the match played there and node 0
+ * the overall winner. The winner is the least key, the earlier run on a tie (the merge is stable);
+ * a run that is done loses to every other. Taking an element replays only the winner's path: log2 k
+ * comparisons, where merging pairwise takes a pass over all the data per doubling. */
+typedef struct tournament {
+    const unsigned char *src;
+    size_t size, key_off, k;
+    int is_signed;
+    size_t head[RUNS_MAX], end[RUNS_MAX];
+    size_t tree[RUNS_MAX];
+} tournament;
+
+static int beats(const tournament *t, size_t a, size_t b) {
+    if (t->head[a] == t->end[a]) return 0;
+    if (t->head[b] == t->end[b]) return 1;
+    uint64_t x = key64(t->src + t->head[a] * t->size, t->key_off, t->is_signed);
+    uint64_t y = key64(t->src + t->head[b] * t->size, t->key_off, t->is_signed);
+    return x < y || (x == y && a < b);
+}
+
+static size_t play(tournament *t, size_t node) {
+    if (node >= t->k) return node - t->k;
+    size_t l = play(t, 2 * node), r = play(t, 2 * node + 1);
+    int left = beats(t, l, r);
+    t->tree[node] = left ? r : l;
+    return left ? l : r;
+}
+
+/* Merges the n_runs (>= 3) sorted runs of src (runs[] as find_runs leaves it) into dst in one pass. */
+static void merge_tournament(const unsigned char *src, unsigned char *dst, size_t n, size_t size, size_t key_off,
+                             int is_signed, const size_t *runs, size_t n_runs) {
+    tournament t = {.src = src, .size = size, .key_off = key_off, .k = n_runs, .is_signed = is_signed};
+    for (size_t r = 0; r < n_runs; r++) t.head[r] = runs[r], t.end[r] = r + 1 < n_runs ? runs[r + 1] : n;
+    size_t win = play(&t, 1);
+    for (size_t at = 0; at < n; at++) {
+        copy_elem(dst + at * size, src + t.head[win]++ * size, size);
+        for (size_t node = (win + t.k) / 2; node >= 1; node /= 2)
+            if (beats(&t, t.tree[node], win)) {
+                size_t w = t.tree[node];
+                t.tree[node] = win;
+                win = w;
+            }
+    }
+}
+
+/* Merges the n_runs sorted runs of v (runs[] as find_runs leaves it): two in one pairwise pass,
+ * more in one tournament. 0, or -1 when the scratch copy cannot be allocated. */
 static int merge_runs(unsigned char *v, size_t n, size_t size, size_t key_off, int is_signed, size_t *runs,
                       size_t n_runs) {
-    unsigned char *tmp = malloc(n * size), *src = v, *dst = tmp;
+    unsigned char *tmp = malloc(n * size);
     if (!tmp) return -1;
     runs[n_runs] = n;
-    while (n_runs > 1) {
-        n_runs = merge_pass(src, dst, n, size, key_off, is_signed, runs, n_runs);
-        unsigned char *t = src;
-        src = dst, dst = t;
-    }
-    if (src != v) memcpy(v, src, n * size);
+    if (n_runs == 2) merge_pass(v, tmp, n, size, key_off, is_signed, runs, n_runs);
+    else merge_tournament(v, tmp, n, size, key_off, is_signed, runs, n_runs);
+    memcpy(v, tmp, n * size);
     free(tmp);
     return 0;
 }

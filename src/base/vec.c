@@ -4,19 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *jp_vec_push(jp_vec *v, size_t size) {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        if (cap > SIZE_MAX / size) return NULL;
-        void *data = realloc(v->data, cap * size);
-        if (!data) return NULL;
-        v->data = data;
-        v->cap = cap;
-    }
-    void *slot = (char *)v->data + v->n * size;
-    memset(slot, 0, size);
-    v->n++;
-    return slot;
+int jp_vec_grow(jp_vec *v, size_t size) {
+    size_t cap = v->cap ? v->cap * 2 : 16;
+    if (cap > SIZE_MAX / size) return -1;
+    void *data = realloc(v->data, cap * size);
+    if (!data) return -1;
+    v->data = data;
+    v->cap = cap;
+    return 0;
 }
 
 void jp_vec_free(jp_vec *v) {

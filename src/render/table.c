@@ -398,7 +398,7 @@ static void cell_raw(FILE *out, const cell *v, int json) {
     case CELL_INT: case CELL_BYTES: fprintf(out, "%lld", (long long)v->i); break;
     case CELL_BOOL: fputs(v->i ? "true" : "false", out); break;
     case CELL_NONE: if (json) fputs("null", out); break;
-    case CELL_TIME: fprintf(out, "%.6f", (double)v->i / 1e9); break; /* milliseconds, ns precision */
+    case CELL_TIME: jp_json_fput_ms(out, v->i); break; /* milliseconds, ns precision */
     case CELL_NUM: fprintf(out, "%.12g", isfinite(v->d) ? v->d : 0.0); break; /* FLOPs, bytes: exact */
     default: fprintf(out, "%.6g", isfinite(v->d) ? v->d : 0.0); break;
     }

@@ -359,8 +359,35 @@ static void random_strings(void **state) {
     }
 }
 
+/* jp_json_fput_ms writes the bytes printf("%.6f", ps / 1e9) writes: every rounding case (the last
+ * three digits 0-999 around many magnitudes), random times up to 1,000 s and past it, negatives. */
+static void milliseconds_write_as_printf_does(void **state) {
+    (void)state;
+    char *got = NULL, want[64];
+    size_t len = 0;
+    uint64_t x = 2463534242u; /* xorshift64 */
+    for (int i = 0; i < 400000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t ps;
+        if (i < 200000) ps = (int64_t)(x % 1000000000000000) / 1000 * 1000 + i % 1000; /* each last-3 */
+        else if (i < 300000) ps = (int64_t)(x % 2000000000000000); /* also past 1,000 s */
+        else if (i < 399990) ps = (int64_t)(x % 200000) - 100000; /* around zero, negatives */
+        else ps = (int64_t[]){0, 1, 499, 500, 501, 999999999999499, 999999999999500, 999999999999501,
+                              999999999999999, 1000000000000000}[i - 399990];
+        FILE *out = open_memstream(&got, &len);
+        assert_non_null(out);
+        jp_json_fput_ms(out, ps);
+        fclose(out);
+        snprintf(want, sizeof want, "%.6f", (double)ps / 1e9);
+        if (strcmp(got, want) != 0) fail_msg("%lld ps: wrote %s, printf writes %s", (long long)ps, got, want);
+        free(got);
+        got = NULL;
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(milliseconds_write_as_printf_does),
         cmocka_unit_test_setup_teardown(every_rule_writes_exact_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(pieces_join_to_the_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(file_forms_write_the_same, setup, teardown),

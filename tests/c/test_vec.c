@@ -83,6 +83,35 @@ static void sort_by_key64_is_a_stable_sort(void **state) {
     }
 }
 
+/* Input made of k sorted runs (events of k lines, each in time order) is merged, pairwise for two
+ * runs and by tournament for more: the result is a stable sort's, ties across runs included (few
+ * distinct keys), for every run count up to 64, runs of unequal lengths and empty tails. */
+static void sort_by_key64_merges_sorted_runs_stably(void **state) {
+    (void)state;
+    uint64_t seed = 2463534242ull;
+    for (size_t k = 1; k <= 64; k++) {
+        for (int few = 0; few < 2; few++) {
+            size_t n = 300 + k * 37;
+            item *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+            assert_non_null(a);
+            assert_non_null(b);
+            int64_t key = 0;
+            for (size_t i = 0; i < n; i++) { /* a new run every n/k elements, starting low again */
+                uint64_t r = xorshift(&seed);
+                if (i % (n / k) == 0) key = (int64_t)(r % 50) - 25;
+                key += few ? (int64_t)(r % 2) : (int64_t)(r % 1000);
+                a[i] = (item){.key = key, .ukey = (uint64_t)key, .seq = (uint32_t)i};
+            }
+            memcpy(b, a, n * sizeof *a);
+            jp_sort_by_key64(a, n, sizeof *a, offsetof(item, key), 1, cmp_key);
+            insertion_sort(b, n, cmp_key);
+            if (memcmp(a, b, n * sizeof *a) != 0) fail_msg("%zu runs%s: not a stable sort", k, few ? " of few keys" : "");
+            free(a);
+            free(b);
+        }
+    }
+}
+
 static void intern_and_map(void **state) {
     (void)state;
     jp_arena arena;
@@ -168,6 +197,7 @@ int main(void) {
         cmocka_unit_test(vec_push_grows_and_zeroes),
         cmocka_unit_test(lookup_without_adding),
         cmocka_unit_test(sort_by_key64_is_a_stable_sort),
+        cmocka_unit_test(sort_by_key64_merges_sorted_runs_stably),
         cmocka_unit_test(intern_and_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
