@@ -95,7 +95,7 @@ def xprof_once(python: str, path: Path, timeout: float, notes: list[str], label:
     if not all(v[1] for v in tools.values()):
         notes.append(f"XProf returned empty output for {label}: {tools}")
     run = {"conv": sum(v[0] for v in tools.values()), "wall": r["wall"], "rss": r["rss"], "tools": tools,
-           "fresh": 0.0, "fresh_tools": {}}
+           "fresh": 0.0, "fresh_cpu": 0.0, "fresh_tools": {}}
     for tool in TOOLS:
         f = measured([python, "-c", XPROF_TOOL_CHILD, str(path), tool], timeout, subprocess.PIPE)
         clean_beside(path)
@@ -105,6 +105,7 @@ def xprof_once(python: str, path: Path, timeout: float, notes: list[str], label:
         if not size:
             notes.append(f"XProf returned empty {tool} for {label} in a fresh process")
         run["fresh"] += f["wall"]
+        run["fresh_cpu"] += f["cpu"]
         run["fresh_tools"][tool] = [f["wall"], conv]
         run["rss"] = max(run["rss"], f["rss"])
     return run, None
@@ -281,6 +282,13 @@ def print_tables(a, rows, notes, load, xprof_ok, xprof_why) -> None:
                f"≥ 300 MB/s of xplane on one core (`--threads 1`): {verdict(goals['tput'])}. CPU time (user+sys) ÷ wall "
                "time, 1 / 2 threads: " + ", ".join(f"{r[1]['cpu'] / r[1]['med']:.2f} / {r[2]['cpu'] / r[2]['med']:.2f}"
                                                    for r in rows) + ".")
+    cpu_rows = [r for r in rows if r["xp"]]
+    if cpu_rows:
+        out.append("\nThe same on CPU time (user + system, medians; less sensitive to other work on the machine than wall "
+                   "time), XProf's three fresh processes ÷ `jaxprof report --threads 1`: " + ", ".join(
+                       f"{r['label']} {r['mb']:.0f} MB {statistics.median(x['fresh_cpu'] for x in r['xp']):.1f} s ÷ "
+                       f"{r[1]['cpu']:.3f} s = {statistics.median(x['fresh_cpu'] for x in r['xp']) / r[1]['cpu']:.1f}×"
+                       for r in cpu_rows) + ".")
     out.append("\nWhere one thread's time goes, why two threads pay only on device-heavy files, and the next steps "
                "toward 300 MB/s on one core: docs/design.md, \"Speed: one walk over the bytes, two cores\".")
     for n in notes:
