@@ -442,14 +442,14 @@ static void graph_kernels_follow_the_schedule(void **state) {
 
 /* jp_step_issued_at_from gives jp_step_issued_at's answer whatever its hint: times in order (the
  * hint right), backwards and at random (the hint stale), on steps with gaps between markers, a
- * marker-less step and times before the first and after the last. */
+ * marker-less step, markers that overrun the next step and times before the first and after the last. */
 static void step_search_from_a_hint_agrees(void **state) {
     (void)state;
     jp_step steps[40];
     memset(steps, 0, sizeof steps);
     for (int i = 0; i < 40; i++) {
         steps[i].start_ps = 1000 * i, steps[i].dur_ps = 1000;
-        steps[i].host_start_ps = 1000 * i + (i % 3) * 100, steps[i].host_dur_ps = i == 17 ? 0 : 600;
+        steps[i].host_start_ps = 1000 * i + (i % 3) * 100, steps[i].host_dur_ps = i == 17 ? 0 : i % 2 ? 1300 : 600;
     }
     jp_analysis a = {.steps = steps, .n_steps = 40};
     uint64_t x = 88172645463325252u;
