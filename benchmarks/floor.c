@@ -67,10 +67,29 @@ static int varint_slow(walk *w, cursor *c, uint64_t *out) {
     return fail(w, c->p, "varint longer than 10 bytes");
 }
 
+/* With 8 bytes at hand, a varint of up to 9 bytes is found and packed in one 64-bit word, as the
+ * library's reader does (jp_pb_varint9), so that the floor is no slower at this than jaxprof. */
 static HOT int varint(walk *w, cursor *c, uint64_t *out) {
     if (c->p < c->end && *c->p < 0x80) {
         *out = *c->p++;
         return 0;
+    }
+    if (c->end - c->p >= 9) {
+        uint64_t x;
+        memcpy(&x, c->p, sizeof x);
+        uint64_t stops = ~x & UINT64_C(0x8080808080808080);
+        if (stops || c->p[8] < 0x80) {
+            size_t n = stops ? (size_t)__builtin_ctzll(stops) / 8 + 1 : 8;
+            if (n < 8) x &= (UINT64_C(1) << (8 * n)) - 1;
+            x &= UINT64_C(0x7f7f7f7f7f7f7f7f);
+            x = (x & UINT64_C(0x007f007f007f007f)) | ((x & UINT64_C(0x7f007f007f007f00)) >> 1);
+            x = (x & UINT64_C(0x00003fff00003fff)) | ((x & UINT64_C(0x3fff00003fff0000)) >> 2);
+            x = (x & UINT64_C(0x000000000fffffff)) | ((x & UINT64_C(0x0fffffff00000000)) >> 4);
+            if (!stops) x |= (uint64_t)c->p[8] << 56, n = 9;
+            *out = x;
+            c->p += n;
+            return 0;
+        }
     }
     return varint_slow(w, c, out);
 }

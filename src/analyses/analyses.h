@@ -55,5 +55,8 @@ long jp_step_at_hint(const jp_analysis *a, long hint, int64_t t);
  * was then doing that step's work even when the step's device-ended span began later (the host
  * runs ahead of an asynchronous device); else the step whose span holds t (jp_step_at); else -1. */
 long jp_step_issued_at(const jp_analysis *a, int64_t t);
+/* jp_step_issued_at for times walked in order: *hint (0 at first) carries where the last one was
+ * found, so that a host thread's events in time order cost a comparison or two each. */
+long jp_step_issued_at_from(const jp_analysis *a, int64_t t, size_t *hint);
 
 #endif

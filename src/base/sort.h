@@ -8,8 +8,8 @@
  * is_signed, else uint64_t), ascending and stable: elements with equal keys keep their order, as
  * with glibc's qsort and a comparator on that key alone. Input that is a few sorted runs (at most
  * 64: events of a few lines or streams, each in time order, as most of the model's vectors are) is
- * merged pairwise, a sequential pass per doubling of the run length; else an LSD radix sort, byte
- * by byte, skipping bytes all keys share. Falls back to qsort with `cmp` when a scratch copy cannot
+ * merged in one pass (two runs side by side, more by a tournament over their heads); else an LSD
+ * radix sort, byte by byte, skipping bytes all keys share. Falls back to qsort with `cmp` when a scratch copy cannot
  * be allocated. */
 void jp_sort_by_key64(void *base, size_t n, size_t size, size_t key_off, int is_signed,
                       int (*cmp)(const void *, const void *));

@@ -341,6 +341,12 @@ typedef struct stat_walk {
     jp_stat_filter filter;
 } stat_walk;
 
+/* Hands a decoded stat to the walk's visitor when it has one and its filter passes the stat. */
+static inline void visit_stat(const stat_walk *stats, const jp_stat *st) {
+    if (stats->visit && (st->metadata_id >= stats->filter.n || stats->filter.wanted[st->metadata_id]))
+        stats->visit(stats->ctx, st);
+}
+
 /* The fields nearly every event is made of, read without the general field walk: a one-byte tag,
  * then a varint of at most 9 bytes (metadata id, offset, duration) or a stat of decode_stat_common's
  * shape in a one-byte length. Returns 1 having read the field at c->p, 0 (having read nothing) for
@@ -353,8 +359,7 @@ static inline int event_field_fast(jp_pb *c, jp_event *ev, const stat_walk *stat
         jp_stat st;
         if (!stats->check || p[1] >= 0x80 || avail - 2 < p[1] || !decode_stat_common(p + 2, p + 2 + p[1], &st)) return 0;
         c->p = p + 2 + p[1];
-        if (stats->visit && (st.metadata_id >= stats->filter.n || stats->filter.wanted[st.metadata_id]))
-            stats->visit(stats->ctx, &st);
+        visit_stat(stats, &st);
         return 1;
     }
     unsigned number = p[0] >> 3;
@@ -390,8 +395,8 @@ static int decode_event(jp_pb c, jp_event *ev, stat_walk stats, jp_error *err) {
             if (decode_stat(jp_pb_sub(&c, &f), &st, NULL) != JP_OK) {
                 bad_stat = f.data;
                 bad_len = f.len;
-            } else if (stats.visit && (st.metadata_id >= stats.filter.n || stats.filter.wanted[st.metadata_id])) {
-                stats.visit(stats.ctx, &st);
+            } else {
+                visit_stat(&stats, &st);
             }
             continue;
         }

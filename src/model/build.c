@@ -229,7 +229,8 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
     m->first_ps = INT64_MAX;
     m->last_ps = INT64_MIN;
     jp_build_ctx c = {.m = m, .xs = xs, .host = h->name, .host_index = (uint32_t)(m->hosts.n - 1), .err = err,
-                      .op_nest.line = UINT32_MAX, .host_nest.line = UINT32_MAX};
+                      .op_nest.line = UINT32_MAX, .host_nest.line = UINT32_MAX,
+                      .host_span.line = UINT32_MAX};
     for (size_t i = 0; i < n_planes; i++) c.has_devices |= jp_plane_role_of(&planes[i], NULL) == JP_ROLE_DEVICE;
     int rc = add_capture_notes(m, xs, h->name) ? jp_build_nomem(err) : JP_OK;
     if (rc == JP_OK) rc = jp_stream_open(&c.stream, xs, opt, parse_threads(xs, opt), err);

@@ -63,6 +63,11 @@ typedef struct jp_build_ctx {
     uint64_t n_unknown;      /* events of the line so far whose metadata id names no metadata */
     uint64_t unknown_at;     /* the byte offset of the first of them */
     jp_nest_track op_nest, host_nest; /* nesting of the line's ops and host events */
+    /* The last host-time span kept of a line: a host event inside it adds no span (host.c) */
+    struct {
+        uint32_t line;
+        int64_t start, end;
+    } host_span;
     jp_vec graph_kernels;  /* jp_graph_kernel of this XSpace, resolved once its planes are read */
     /* The last HLO module lookup (jp_build_op_for): a run's ops all name one module and program,
      * so the search of m->hlo is made once a run, not once an op. */

@@ -73,6 +73,16 @@ void jp_host_dispatch_module(const char *dispatch_name, jp_text *out) {
     jp_text_put(out, fn, len);
 }
 
+/* Host time [start, end) on a line: a span, unless it lies inside the line's last one. Only the
+ * sweep reads host-time spans, and only their union (whether any is open), which an event nested
+ * in another of its line cannot change; a Python-traced capture nests its million frames so, and
+ * keeps a span per top-level call instead (compile spans are all kept: findings count them). */
+static int add_host_span(jp_build_ctx *c, uint32_t line, int64_t start, int64_t end) {
+    if (c->host_span.line == line && c->host_span.start <= start && end <= c->host_span.end) return JP_OK;
+    c->host_span.line = line, c->host_span.start = start, c->host_span.end = end;
+    return jp_build_add_span(c->m, start, end, UINT32_MAX, JP_PART_HOST) ? jp_build_nomem(c->err) : JP_OK;
+}
+
 static int add_host_event(jp_build_ctx *c, const jp_event_meta *em, jp_str name, uint32_t line, int64_t start, int64_t dur,
                           const jp_ev_info *info) {
     jp_host_ev *h = jp_vec_push(&c->m->host, sizeof *h);
@@ -83,14 +93,14 @@ static int add_host_event(jp_build_ctx *c, const jp_event_meta *em, jp_str name,
     h->line = line;
     h->kind = (uint8_t)host_kind(name, info);
     h->is_dispatch = (uint8_t)jp_xn_has_prefix(name, "PjitFunction(");
-    h->step_num = jp_info_int(info, K_STEP_NUM);
     h->name = jp_build_event_name(c, em);
-    h->module = jp_intern_str(&c->m->intern, "", 0);
-    if (!h->name || !h->module) return jp_build_nomem(c->err);
+    if (h->kind == JP_HOST_STEP) h->step_num = jp_info_int(info, K_STEP_NUM);
+    else if (!(h->module = jp_intern_str(&c->m->intern, "", 0))) return jp_build_nomem(c->err);
+    if (!h->name) return jp_build_nomem(c->err);
     int rc = jp_build_nest_track(c, &c->host_nest, line, start, start + dur);
     if (rc || h->kind == JP_HOST_STEP || dur == 0) return rc;
-    return jp_build_add_span(c->m, start, start + dur, UINT32_MAX, h->kind == JP_HOST_COMPILE ? JP_PART_COMPILE : JP_PART_HOST)
-               ? jp_build_nomem(c->err) : JP_OK;
+    if (h->kind == JP_HOST_COMPILE) return jp_build_add_span(c->m, start, start + dur, UINT32_MAX, JP_PART_COMPILE) ? jp_build_nomem(c->err) : JP_OK;
+    return add_host_span(c, line, start, start + dur);
 }
 
 /* ---- XLA:CPU's devices ------------------------------------------------------------------------ */

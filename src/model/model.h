@@ -106,17 +106,20 @@ enum jp_host_kind {
     JP_HOST_STEP             /* StepTraceAnnotation markers */
 };
 
-typedef struct jp_host_ev {
+typedef struct jp_host_ev {  /* 48 bytes: a Python-traced capture holds a million of them */
     int64_t start_ps, end_ps, self_ps;
     const char *name;        /* interned */
-    const char *module;      /* compile events: the module from the enclosing PjitFunction */
+    union {                  /* one slot for two uses that never meet on one event: */
+        const char *module;  /* compile events: the module from the enclosing PjitFunction ("" none) */
+        int64_t step_num;    /* step markers (JP_HOST_STEP) */
+    };
     uint32_t line;
-    uint16_t depth;          /* nesting depth on its thread */
+    uint8_t depth;           /* nesting depth on its thread (< JP_NEST_MAX_DEPTH, 256) */
     uint8_t kind;            /* jp_host_kind */
     uint8_t is_dispatch;     /* a PjitFunction(...) event */
     uint8_t recursive;       /* nested inside an event of the same name on its thread */
-    int64_t step_num;        /* step markers only */
 } jp_host_ev;
+_Static_assert(sizeof(jp_host_ev) == 48, "jp_host_ev grew");
 
 /* The most bytes of a module name derived from a dispatch, the NUL included; a longer one is cut
  * (and then matches no module). */

@@ -31,6 +31,7 @@ static int cmp_host_ev(const void *a, const void *b) {
 /* Self time by nesting: on one line, an event fully inside an open one is its child; a parent's
  * self time is its duration minus its direct children's durations. One stack walk per line. */
 #define MAX_DEPTH JP_NEST_MAX_DEPTH
+_Static_assert(MAX_DEPTH <= 256, "jp_host_ev.depth is 8 bits");
 
 /* The walk below, one record at a time as the line is read (same pops, same depth), so that the
  * error can name the event's byte while its XSpace is open; finish's walk then finds no error on
@@ -101,7 +102,7 @@ static int nest_host(jp_model *m, jp_error *err) {
         while (depth && (ev[stack[depth - 1]].line != ev[i].line || ev[i].start_ps >= ev[stack[depth - 1]].end_ps ||
                          ev[i].end_ps > ev[stack[depth - 1]].end_ps))
             depth--;
-        ev[i].depth = (uint16_t)depth;
+        ev[i].depth = (uint8_t)depth; /* < MAX_DEPTH: one more is an error below */
         for (size_t k = 0; k < depth && !ev[i].recursive; k++) ev[i].recursive = ev[stack[k]].name == ev[i].name;
         /* An event inside a dispatch or a runtime event is the runtime's ("Build buffer allocations"
          * inside PJRT_LoadedExecutable_Execute), whatever its name: no user code runs in there. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/analyses.h"
 #include "base/map.h"
 #include "decode/xnames.h"
 #include "timeline/layout.h"
@@ -439,8 +440,33 @@ static void graph_kernels_follow_the_schedule(void **state) {
     assert_int_equal(out[1], 5);
 }
 
+/* jp_step_issued_at_from gives jp_step_issued_at's answer whatever its hint: times in order (the
+ * hint right), backwards and at random (the hint stale), on steps with gaps between markers, a
+ * marker-less step, markers that overrun the next step and times before the first and after the last. */
+static void step_search_from_a_hint_agrees(void **state) {
+    (void)state;
+    jp_step steps[40];
+    memset(steps, 0, sizeof steps);
+    for (int i = 0; i < 40; i++) {
+        steps[i].start_ps = 1000 * i, steps[i].dur_ps = 1000;
+        steps[i].host_start_ps = 1000 * i + (i % 3) * 100, steps[i].host_dur_ps = i == 17 ? 0 : i % 2 ? 1300 : 600;
+    }
+    jp_analysis a = {.steps = steps, .n_steps = 40};
+    uint64_t x = 88172645463325252u;
+    for (int order = 0; order < 3; order++) {
+        size_t hint = 0;
+        for (int k = 0; k < 20000; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int64_t t = order == 0 ? k * 2 - 500 : order == 1 ? 42000 - k * 2 : (int64_t)(x % 44000) - 1000;
+            long want = jp_step_issued_at(&a, t), got = jp_step_issued_at_from(&a, t, &hint);
+            if (got != want) fail_msg("order %d, t %lld: step %ld from the hint, %ld searched", order, (long long)t, got, want);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(step_search_from_a_hint_agrees),
         cmocka_unit_test(nesting_past_the_limit_is_an_error),
         cmocka_unit_test(xla_ops_rows_count_what_the_ops_table_counts),
         cmocka_unit_test(per_program_costs),
