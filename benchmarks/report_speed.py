@@ -35,7 +35,6 @@ import gen_xplane  # noqa: E402
 import real_capture  # noqa: E402
 from floor_speed import ROOT, build_floor, run_rusage  # noqa: E402
 
-THREADED_MIN_EVENTS = 500_000  # JP_THREADED_MIN_EVENTS in jaxprof.h: 2 threads from here, on device-heavy files
 TOOLS = ("overview_page", "op_profile", "hlo_stats")
 
 XPROF_CHILD = r"""
@@ -221,8 +220,8 @@ def print_tables(a, rows, notes, load, xprof_ok, xprof_why) -> None:
         "tests/python/realistic_models.py on one CPU device, Python tracer on, host tracer level 2). "
         "jaxprof = `jaxprof report FILE --json --threads N > /dev/null`, a fresh process (decode + model + every "
         "analysis + JSON), with one thread (`--threads 1`) and with events parsed ahead on a second one (`--threads 2`; "
-        "plain `jaxprof report` picks it for files of 500k events or more, mostly on devices: the GPU rows), runs of "
-        "the two interleaved. "
+        "plain `jaxprof report` picks it for files of 500k events or more, at least half of them on device planes: "
+        "none of these), runs of the two interleaved. "
         "XProf = the `xprof` package's `xspace_to_tool_data` for overview_page, op_profile and hlo_stats with "
         "use_saved_result=False, two ways run alternately: **fresh processes**, one Python process per tool as a user "
         "runs them (issue 34, goal 2), each process's whole wall time (interpreter start, XProf's import, the "
@@ -240,7 +239,7 @@ def print_tables(a, rows, notes, load, xprof_ok, xprof_why) -> None:
                "XProf, 3 fresh processes: median (min–max), runs | XProf, one process, 3 calls | XProf peak RSS | "
                "fresh ÷ jaxprof, 1 / 2 threads | one process ÷ jaxprof, 1 / 2 threads |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    goals = {"speed": [], "tput": [], "rss": [], "fresh50": [], "fresh50_1": []}
+    goals = {"speed": [], "tput": [], "rss": [], "fresh50": [], "fresh50_2": []}
     for r in rows:
         one, two = r[1], r[2]
         tput1, tput2 = r["size"] / one["med"] / 1e6, r["size"] / two["med"] / 1e6
@@ -248,8 +247,6 @@ def print_tables(a, rows, notes, load, xprof_ok, xprof_why) -> None:
         over = (rss - r["size"]) / 1e6
         goals["tput"].append(tput1 >= 300)
         goals["rss"].append(over <= 64)
-        # what plain `jaxprof report` runs: 2 threads for big profiles mostly of device events
-        default = two if r["events"] >= THREADED_MIN_EVENTS and r["layout"] == "gpu" else one
         if r["xp"]:
             conv = [x["conv"] for x in r["xp"]]
             fresh = [x["fresh"] for x in r["xp"]]
@@ -258,9 +255,9 @@ def print_tables(a, rows, notes, load, xprof_ok, xprof_why) -> None:
             xrss = f"{max(x['rss'] for x in r['xp']) / 1e6:,.0f} MB"
             fratio = f"**{fmed / one['med']:.1f}×** / **{fmed / two['med']:.1f}×**"
             ratio = f"{xmed / one['med']:.1f}× / {xmed / two['med']:.1f}×"
-            goals["speed"].append(xmed / default["med"] >= 30)
-            goals["fresh50"].append(fmed / default["med"] >= 50)
-            goals["fresh50_1"].append(fmed / one["med"] >= 50)
+            goals["speed"].append(xmed / one["med"] >= 30)
+            goals["fresh50"].append(fmed / one["med"] >= 50)
+            goals["fresh50_2"].append(fmed / two["med"] >= 50)
         elif r["xp"] is not None and r.get("xp_fail"):
             fcell, xcell, xrss, fratio, ratio = f"failed: {r['xp_fail']}", "–", "–", "–", "–"
         else:
@@ -275,10 +272,13 @@ def print_tables(a, rows, notes, load, xprof_ok, xprof_why) -> None:
 
     def verdict(v: list[bool]) -> str:
         return "not measured" if not v else ("**met**" if all(v) else f"**not met** ({v.count(False)} of {len(v)} rows miss)")
-    out.append(f"Goals. Issue 34, goal 2: XProf's three tools in fresh processes ≥ 50× plain `jaxprof report` (2 threads "
-               f"for the GPU files of 500k events and more, else 1): {verdict(goals['fresh50'])}; ≥ 50× `--threads 1`: "
-               f"{verdict(goals['fresh50_1'])}. Goal 3, peak RSS ≤ file size + 64 MB: {verdict(goals['rss'])}. "
-               f"Issue 7: XProf in one process ≥ 30× plain `jaxprof report`: {verdict(goals['speed'])}; "
+    # Plain `jaxprof report` takes 2 threads only where half the events or more are on device planes
+    # (src/model/build.c, parse_threads): none of these files, so --threads 1 is what a user runs.
+    out.append(f"Goals (against `--threads 1`, what plain `jaxprof report` runs on all of these files: it takes a second "
+               f"thread only when half the events or more are on device planes). Issue 34, goal 2: XProf's three tools in "
+               f"fresh processes ≥ 50× jaxprof: {verdict(goals['fresh50'])}; ≥ 50× `--threads 2`: "
+               f"{verdict(goals['fresh50_2'])}. Goal 3, peak RSS (of either thread count) ≤ file size + 64 MB: "
+               f"{verdict(goals['rss'])}. Issue 7: XProf in one process ≥ 30× jaxprof: {verdict(goals['speed'])}; "
                f"≥ 300 MB/s of xplane on one core (`--threads 1`): {verdict(goals['tput'])}. CPU time (user+sys) ÷ wall "
                "time, 1 / 2 threads: " + ", ".join(f"{r[1]['cpu'] / r[1]['med']:.2f} / {r[2]['cpu'] / r[2]['med']:.2f}"
                                                    for r in rows) + ".")
