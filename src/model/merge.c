@@ -229,8 +229,49 @@ static int merge_notes(jp_model *m, const jp_model *part) {
     return OOM(m->capture_notes, part->capture_notes, jp_health, notes) ? JP_ERR_NOMEM : JP_OK;
 }
 
-int jp_model_merge(jp_model *m, const jp_model *part) {
+/* The vectors and maps a merge fills, in m and in part. */
+enum { N_VECS = 16, N_MAPS = 4 };
+static void members(jp_model *x, jp_vec *v[N_VECS], jp_map *mp[N_MAPS]) {
+    jp_vec *vs[N_VECS] = {&x->hosts, &x->devices, &x->hlo, &x->opdefs, &x->ops, &x->host, &x->xfers, &x->kernels,
+                          &x->mem, &x->execs, &x->device_steps, &x->spans, &x->launch_calls, &x->launch_work,
+                          &x->launch_names, &x->launch_lines};
+    jp_map *ms[N_MAPS] = {&x->op_index, &x->run_program, &x->kernel_index, &x->launch_name_index};
+    memcpy(v, vs, sizeof vs);
+    memcpy(mp, ms, sizeof ms);
+}
+
+/* The first host into an empty model: every index of part is already the model's, so its vectors
+ * and maps are taken as they are instead of copied. 1 when taken. */
+static int take_first(jp_model *m, jp_model *part) {
+    jp_vec *vm[N_VECS], *vp[N_VECS];
+    jp_map *mm[N_MAPS], *mp[N_MAPS];
+    members(m, vm, mm);
+    members(part, vp, mp);
+    for (size_t i = 0; i < N_VECS; i++)
+        if (vm[i]->n) return 0;
+    for (size_t i = 0; i < N_MAPS; i++)
+        if (mm[i]->n) return 0;
+    if (m->warnings.n || m->capture_notes.n || m->n_lines || m->n_events || m->total_dur_ps) return 0;
+    for (size_t i = 0; i < N_VECS; i++) {
+        jp_vec t = *vm[i];
+        *vm[i] = *vp[i], *vp[i] = t;
+    }
+    for (size_t i = 0; i < N_MAPS; i++) {
+        jp_map t = *mm[i];
+        *mm[i] = *mp[i], *mp[i] = t;
+    }
+    jp_vec t = m->warnings;
+    m->warnings = part->warnings, part->warnings = t;
+    t = m->capture_notes;
+    m->capture_notes = part->capture_notes, part->capture_notes = t;
+    m->n_lines = part->n_lines, m->n_events = part->n_events, m->total_dur_ps = part->total_dur_ps;
+    m->n_compile_spans = part->n_compile_spans, m->first_ps = part->first_ps, m->last_ps = part->last_ps;
+    return 1;
+}
+
+int jp_model_merge(jp_model *m, jp_model *part) {
     if (refuse(m, part)) return 1;
+    if (take_first(m, part)) return 0;
     uint32_t ops_at = (uint32_t)m->opdefs.n;
     size_t op_events_at = m->ops.n, execs_at = m->execs.n, steps_at = m->device_steps.n;
     int64_t run_at = (int64_t)(m->execs.n + m->device_steps.n);

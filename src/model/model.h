@@ -300,9 +300,10 @@ int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_l
 /* Merges part (one host, built with part = 1 on the same shared intern table) into m as if
  * jp_model_add_xspace had added that host to m: 0; 1 when it cannot be reproduced (the host's
  * build read what earlier hosts hold, or passes a limit the hosts together pass), m unchanged:
- * the caller builds the host into m itself; JP_ERR_NOMEM. part's records are copied; the memory
- * its arena holds must outlive m (jp_arena_adopt it). */
-int jp_model_merge(jp_model *m, const jp_model *part);
+ * the caller builds the host into m itself; JP_ERR_NOMEM. part's records are copied (into an
+ * empty m, its vectors are taken); the memory its arena holds must outlive m (jp_arena_adopt it),
+ * and part is only deinitialised afterwards. */
+int jp_model_merge(jp_model *m, jp_model *part);
 /* A part's note that kernel sum `sum`'s op, if `from`, becomes `to` (graphs.c). JP_ERR_NOMEM or 0. */
 int jp_model_note_rename(jp_model *m, uint32_t sum, const char *from, const char *to);
 /* Sorts, nests (self time, depth) and derives executions once every host is added. */

@@ -217,6 +217,16 @@ static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_option
     return rc;
 }
 
+/* How many hosts are read (and analysed alone) at once: --threads (1: everything on the calling thread), by default
+ * one per CPU, never more than there are hosts. */
+static size_t host_workers(const jp_load_options *opt, size_t n_hosts) {
+    if (!opt || opt->threads == 1 || n_hosts < 2) return 1;
+    long cpus = opt->threads > 1 ? opt->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    size_t w = cpus > 1 ? (size_t)cpus : 1;
+    if (w > JP_LOAD_THREADS_MAX) w = JP_LOAD_THREADS_MAX;
+    return w < n_hosts ? w : n_hosts;
+}
+
 static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_error *err) {
     jp_analysis *a = &p->analysis;
     a->hosts = jp_arena_alloc(&p->arena, (m->hosts.n ? m->hosts.n : 1) * sizeof *a->hosts);
@@ -228,7 +238,7 @@ static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_er
         return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < m->warnings.n; i++) a->warnings[i] = JP_VEC_AT(&m->warnings, const char *, i);
     a->n_warnings = m->warnings.n;
-    int rc = jp_hosts_analyze(m, &p->arena, a); /* aligns the hosts' clocks: before the rest */
+    int rc = jp_hosts_analyze(m, &p->arena, a, host_workers(opt, m->hosts.n)); /* aligns the clocks: before the rest */
     if (rc != JP_OK) return analysis_failed("hosts", rc, err);
     rc = run_analyses(m, &p->arena, a, jp_steps_analyze, opt && opt->op_spread, err);
     return rc == JP_OK && opt && opt->has_steps ? analyze_window(p, m, opt, err) : rc;
@@ -455,16 +465,6 @@ static int add_hosts_parallel(jp_profile *p, jp_model *m, host_job *jobs, size_t
         i++;
     }
     return rc ? rc : add_hosts_in_turn(m, jobs + i, n - i, opt, devices, err);
-}
-
-/* How many hosts are read at once: --threads (1: everything on the calling thread), by default
- * one per CPU, never more than there are hosts. */
-static size_t host_workers(const jp_load_options *opt, size_t n_hosts) {
-    if (!opt || opt->threads == 1 || n_hosts < 2) return 1;
-    long cpus = opt->threads > 1 ? opt->threads : sysconf(_SC_NPROCESSORS_ONLN);
-    size_t w = cpus > 1 ? (size_t)cpus : 1;
-    if (w > JP_LOAD_THREADS_MAX) w = JP_LOAD_THREADS_MAX;
-    return w < n_hosts ? w : n_hosts;
 }
 
 /* Decodes each selected host's file into the model, in parallel when there are several. */
