@@ -122,7 +122,7 @@ def main() -> None:
     base, par_per = slope(ns, [r["default"][0] for _, r in curve])
     _, rss_per = slope(ns, [r["default"][1] for _, r in curve])
     w = min(cpus, max(counts))
-    p = (one_per - par_per) * w / (w - 1) if w > 1 else 0.0
+    p = max((one_per - par_per) * w / (w - 1), 0.0) if w > 1 else 0.0
     s = max(one_per - p, 0.0)
     pod_hosts, pod_cores = 1024, 64
     pod_time = base + pod_hosts * (s + p / pod_cores)
