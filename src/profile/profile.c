@@ -430,10 +430,12 @@ static int merge_next(jp_profile *p, host_pool *pool, size_t i, names_seen *devi
     return rc;
 }
 
-static int add_hosts_parallel(jp_profile *p, jp_model *m, host_job *jobs, size_t n, size_t workers,
-                              const jp_load_options *opt, names_seen *devices, jp_error *err) {
+/* Runs workers over jobs[0..n) and merges their parts in order; *done: how many were merged.
+ * 0 when all were, 1 when jobs[*done] (announced) must be built in place, or an error. */
+static int run_pool(jp_profile *p, jp_model *m, host_job *jobs, size_t n, size_t workers, const jp_load_options *opt,
+                    names_seen *devices, jp_error *err, size_t *done) {
     host_pool pool = {.jobs = jobs, .n = n, .window = workers, .fail_at = SIZE_MAX, .m = m, .opt = *opt};
-    pool.opt.threads = 1;
+    pool.opt.threads = 1, pool.opt.on_file = NULL; /* progress is the calling thread's */
     jp_arena strings, *own = m->intern.arena; /* the workers intern under intern_lock, into strings */
     jp_arena_init(&strings, 0);
     m->intern.arena = &strings;
@@ -442,8 +444,9 @@ static int add_hosts_parallel(jp_profile *p, jp_model *m, host_job *jobs, size_t
     pthread_cond_init(&pool.changed, NULL);
     pthread_t tid[JP_LOAD_THREADS_MAX];
     size_t started = 0, i = 0;
-    while (started < workers && pthread_create(&tid[started], NULL, host_worker, &pool) == 0) started++;
-    int rc = JP_OK;
+    while (started < workers && started < n && pthread_create(&tid[started], NULL, host_worker, &pool) == 0) started++;
+    int rc = started ? JP_OK : 1; /* no thread: the first host in place, announced here */
+    if (!started) announce(opt, jobs[0].file->path);
     for (; started && i < n; i++) {
         announce(opt, jobs[i].file->path);
         if ((rc = merge_next(p, &pool, i, devices, err)) != 0) break;
@@ -453,18 +456,30 @@ static int add_hosts_parallel(jp_profile *p, jp_model *m, host_job *jobs, size_t
     pthread_cond_broadcast(&pool.changed);
     pthread_mutex_unlock(&pool.lock);
     for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
-    for (size_t k = i; k < n; k++) job_free(&jobs[k]);
+    for (size_t k = i; k < n; k++) job_free(&jobs[k]); /* parts past a refused one are built again */
     pthread_cond_destroy(&pool.changed);
     pthread_mutex_destroy(&pool.intern_lock);
     pthread_mutex_destroy(&pool.lock);
     jp_arena_adopt(own, &strings);
     m->intern.arena = own;
-    if (rc < 0) return rc;
-    if (i < n && rc == 1) { /* host i in place (announced already), then the rest in turn */
-        rc = add_host(m, &jobs[i], opt, devices, err);
+    *done = i;
+    return rc;
+}
+
+/* A host the merge refused (it read what earlier hosts hold) is built in place on the calling
+ * thread, then the workers go on from the next; a host that failed is built in place for its
+ * error, which ends the load. */
+static int add_hosts_parallel(jp_profile *p, jp_model *m, host_job *jobs, size_t n, size_t workers,
+                              const jp_load_options *opt, names_seen *devices, jp_error *err) {
+    for (size_t i = 0; i < n;) {
+        size_t done;
+        int rc = run_pool(p, m, jobs + i, n - i, workers, opt, devices, err, &done);
+        if (rc <= 0) return rc;
+        i += done;
+        if ((rc = add_host(m, &jobs[i], opt, devices, err)) != JP_OK) return rc;
         i++;
     }
-    return rc ? rc : add_hosts_in_turn(m, jobs + i, n - i, opt, devices, err);
+    return JP_OK;
 }
 
 /* Decodes each selected host's file into the model, in parallel when there are several. */

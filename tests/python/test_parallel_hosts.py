@@ -104,6 +104,24 @@ def test_real_captures_of_every_layout_as_hosts_give_every_output_of_one_thread(
     assert json.loads(one["report --json"][1])["hosts"] == [f"host{i}" for i in range(len(hosts))]
 
 
+def test_hosts_that_use_an_earlier_hosts_hlo_give_every_output_of_one_thread(generated, tmp_path):
+    """b and d have no HLO metadata of their own (the plane renamed): read one after another, their
+    ops take a's HloProtos (same program ids), so their parts cannot be merged as they are; they
+    are built in place and the workers go on after each."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    stripped = (generated / "a.xplane.pb").read_bytes().replace(b"/host:metadata", b"/host:metadatx")
+    for name in ("a", "c"):
+        os.link(generated / f"{name}.xplane.pb", run_dir / f"{name}.xplane.pb")
+    for name in ("b", "d"):
+        (run_dir / f"{name}.xplane.pb").write_bytes(stripped)
+    one = assert_same_outputs(run_dir, tmp_path)
+    host_ops = json.loads(one["report --json"][1])["host_ops"]
+    for host in ("b", "d"):  # a's HLO: category, scope and source line, which b's own file lacks
+        op = next(op for op in host_ops[host] if op["name"] == "ynn_fusion.2")
+        assert op["category"] == "custom fusion" and op["source"] == "/workspace/model/train.py:71", op
+
+
 def corrupt(src: Path, dst: Path, at: float) -> None:
     """src with 12 bytes at fraction `at` of it overwritten by 0xff: a malformed varint there."""
     b = bytearray(src.read_bytes())
