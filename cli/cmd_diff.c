@@ -39,7 +39,7 @@ static const cli_opt DIFF_OPTS[] = {
     {"--fail-if-op-slower", NULL, NULL, "PCT", cli_set_percent, D(gate.max_op_slowdown_pct), 0, -1, 0,
      "exit 1 when an op got slower than this"},
     {"--width", NULL, NULL, "N", cli_set_width, D(view.width), 0, -1, 0, "text width in columns"},
-    {"--threads", NULL, NULL, "1|2", cli_set_threads, D(load.threads), 0, -1, 0, "parse threads (as jaxprof ops)"},
+    {"--threads", NULL, NULL, "N", cli_set_threads, D(load.threads), 0, -1, 0, "read threads (as jaxprof ops)"},
     {NULL},
 };
 

@@ -29,7 +29,7 @@ int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 int cli_parse_count(const char *flag, const char *value, size_t *out);
 /* --threads N (1 or 2) into *out; prints the error and returns -1 when bad. */
 int cli_parse_threads(const char *flag, const char *value, int *out);
-/* JAXPROF_THREADS as a jp_load_options.threads value: 1 or 2, or 0 (the library decides). */
+/* JAXPROF_THREADS as a jp_load_options.threads value: 1 to JP_LOAD_THREADS_MAX, or 0 (the library decides). */
 int cli_env_threads(void);
 /* --max-inflate or JAXPROF_MAX_INFLATE as a jp_load_options.max_inflate value (0: the defaults). */
 uint64_t cli_max_inflate(void);

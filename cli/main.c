@@ -77,22 +77,25 @@ int cli_parse_count(const char *flag, const char *v, size_t *out) {
     return 0;
 }
 
-/* --threads N: 1 or 2 (more threads than two gain nothing: one parses, one builds). */
+/* --threads N: 1 (everything on one thread) to JP_LOAD_THREADS_MAX (hosts read at once). */
 int cli_parse_threads(const char *flag, const char *v, int *out) {
     size_t n;
     if (cli_parse_count(flag, v, &n) != 0) return -1;
-    if (n < 1 || n > 2) {
-        fprintf(stderr, "jaxprof: %s takes 1 or 2\n", flag);
+    if (n < 1 || n > JP_LOAD_THREADS_MAX) {
+        fprintf(stderr, "jaxprof: %s takes 1 to %d\n", flag, JP_LOAD_THREADS_MAX);
         return -1;
     }
     *out = (int)n;
     return 0;
 }
 
-/* JAXPROF_THREADS, the default of --threads; unset or not 1/2 leaves the library's choice. */
+/* JAXPROF_THREADS, the default of --threads; unset or not a count --threads takes leaves the
+ * library's choice. */
 int cli_env_threads(void) {
     const char *v = getenv("JAXPROF_THREADS");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) ? v[0] - '0' : 0;
+    char *end;
+    long n = v && *v >= '1' && *v <= '9' ? strtol(v, &end, 10) : 0;
+    return n >= 1 && n <= JP_LOAD_THREADS_MAX && !*end ? (int)n : 0;
 }
 
 /* --max-inflate, else JAXPROF_MAX_INFLATE, as a jp_load_options.max_inflate value (0: the library's
@@ -155,9 +158,10 @@ static const cli_opt ANALYSIS_OPTS[] = {
     {"--csv", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_CSV, ANY, "one table as CSV"},
     {"--width", NULL, NULL, "N", cli_set_width, A(view.width), 0, ANY,
      "text width in columns (default: the terminal's, else 100)"},
-    {"--threads", NULL, NULL, "1|2", cli_set_threads, A(load.threads), 0, ANY,
-     "parse on one thread, or ahead on a second (default: 2 for GPU/TPU\n"
-     "profiles of 500k events or more on 2+ CPUs; env JAXPROF_THREADS)"},
+    {"--threads", NULL, NULL, "N", cli_set_threads, A(load.threads), 0, ANY,
+     "1: read on one thread; N: read up to N host files at once, one file\n"
+     "parsed ahead on a second thread (default: a file per CPU; one file:\n"
+     "2 for GPU/TPU profiles of 500k events or more; env JAXPROF_THREADS)"},
     {"--library-frames", NULL, NULL, "REGEX", cli_set_string, A(load.library_frames), 0, ANY,
      "frames whose file matches are library code, skipped to find an op's\n"
      "source line (default: site-packages, the standard library, JAX/Flax/\n"

@@ -175,6 +175,7 @@ int jp_runs_extract(const char *run_dir, const char *out_dir, const jp_extract_o
 #define JP_JSON_SCHEMA_VERSION 1
 
 enum { JP_THREADED_MIN_EVENTS = 500000 }; /* below, a second thread costs more than it saves */
+enum { JP_LOAD_THREADS_MAX = 256 };        /* the most hosts read at once (jp_load_options.threads) */
 
 typedef struct jp_load_options {
     const char *host;   /* keep only hosts whose name contains this; NULL keeps all */
@@ -182,10 +183,14 @@ typedef struct jp_load_options {
     /* Called before each host file is decoded (progress display); may be NULL. */
     void (*on_file)(void *ctx, const char *file, uint64_t bytes);
     void *ctx;
-    /* 1: everything on the calling thread; 2: a second thread parses events ahead while the
-     * calling one builds the model (same results); 0: 2 when the machine has two CPUs and an XSpace
-     * holds JP_THREADED_MIN_EVENTS events or more, at least half of them on device planes (GPU,
-     * TPU: on host-heavy profiles the model is the bottleneck), else 1. */
+    /* Threads for reading, the results the same whatever the count. 1: everything on the calling
+     * thread. N > 1: a run of several host files reads up to N of them at once (one worker thread
+     * each, at most JP_LOAD_THREADS_MAX, never more than there are files; each worker parses on
+     * its own thread), and one file is parsed ahead on a second thread while the calling one
+     * builds the model. 0: one worker per online CPU for several files; for one file 2 when the
+     * machine has two CPUs and its XSpace holds JP_THREADED_MIN_EVENTS events or more, at least
+     * half of them on device planes (GPU, TPU: on host-heavy profiles the model is the
+     * bottleneck), else 1. on_file is always called on the calling thread, in file order. */
     int threads;
     /* POSIX extended regex on a Python frame's file: frames that match are library code, which an
      * op's source line skips to reach the user's own frame. NULL: the default rule

@@ -14,8 +14,9 @@ int jp_analysis_stack(jp_arena *a, const jp_hlo_frame *f, const jp_source_frame 
 /* Formats into the arena; NULL when out of memory. */
 const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Multi-host: each host alone, clock alignment (shifts m's hosts), stragglers. First of all. */
-int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a);
+/* Multi-host: each host alone (up to `threads` hosts at once, the results the same), clock
+ * alignment (shifts m's hosts), stragglers. First of all. */
+int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a, size_t threads);
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
 int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* source lines, flame */
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* steps + breakdown */

@@ -1,6 +1,7 @@
 /* hosts.c - multi-host profiles: each host analysed alone, the hosts' clocks put on one axis
  * (see jaxprof.h), and each step's straggler. Runs first: the other analyses then read a model
  * whose hosts are aligned. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,65 @@ static int analyse_alone(const jp_model *m, size_t h, jp_arena *arena, host_work
     jp_vec_free(&scratch[0]);
     jp_vec_free(&scratch[1]);
     return rc;
+}
+
+/* Each host alone on up to `threads` threads: a thread takes hosts in turn, each into an arena of
+ * its own (the arena is not thread-safe), moved into `arena` once all are done. The model is only
+ * read (views share its vectors); every host's result is the one a single thread computes. */
+typedef struct alone_pool {
+    const jp_model *m;
+    host_work *w;
+    size_t n, next;
+    pthread_mutex_t lock;
+    int rc;
+} alone_pool;
+
+typedef struct alone_thread {
+    alone_pool *pool;
+    jp_arena arena;
+    pthread_t tid;
+} alone_thread;
+
+static void *alone_worker(void *arg) {
+    alone_thread *t = arg;
+    alone_pool *pool = t->pool;
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        size_t h = pool->rc == JP_OK && pool->next < pool->n ? pool->next++ : pool->n;
+        pthread_mutex_unlock(&pool->lock);
+        if (h == pool->n) return NULL;
+        int rc = analyse_alone(pool->m, h, &t->arena, &pool->w[h]);
+        pthread_mutex_lock(&pool->lock);
+        if (rc != JP_OK && pool->rc == JP_OK) pool->rc = rc;
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
+static int alone_in_turn(const jp_model *m, host_work *w, size_t n, jp_arena *arena) {
+    int rc = JP_OK;
+    for (size_t h = 0; rc == JP_OK && h < n; h++) rc = analyse_alone(m, h, arena, &w[h]);
+    return rc;
+}
+
+static int analyse_hosts(const jp_model *m, host_work *w, size_t n, jp_arena *arena, size_t threads) {
+    if (threads > n) threads = n;
+    alone_thread *t = threads > 1 ? calloc(threads, sizeof *t) : NULL;
+    if (!t) return alone_in_turn(m, w, n, arena); /* one thread, or no memory for more */
+    alone_pool pool = {.m = m, .w = w, .n = n, .rc = JP_OK};
+    pthread_mutex_init(&pool.lock, NULL);
+    size_t started = 0;
+    for (; started < threads; started++) {
+        t[started].pool = &pool;
+        jp_arena_init(&t[started].arena, 0);
+        if (pthread_create(&t[started].tid, NULL, alone_worker, &t[started]) != 0) break;
+    }
+    for (size_t i = 0; i < started; i++) {
+        pthread_join(t[i].tid, NULL);
+        jp_arena_adopt(arena, &t[i].arena);
+    }
+    pthread_mutex_destroy(&pool.lock);
+    free(t);
+    return started ? pool.rc : alone_in_turn(m, w, n, arena);
 }
 
 /* Capture starts on the wall clock, as offsets from the earliest; all 0 unless every host
@@ -212,14 +272,14 @@ static void fill_host(jp_host_stat *hs, const char *name, const jp_analysis *alo
     for (size_t i = 0; i < hs->n_steps; i++) hs->steps[i].start_ps += hs->offset_ps;
 }
 
-int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a) {
+int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a, size_t threads) {
     size_t n = m->hosts.n;
     a->clock_method = "";
     if (n < 2) return JP_OK;
     host_work *w = calloc(n, sizeof *w);
     jp_host_stat *hs = jp_arena_alloc(arena, n * sizeof *hs);
     int rc = w && hs ? JP_OK : JP_ERR_NOMEM;
-    for (size_t h = 0; rc == JP_OK && h < n; h++) rc = analyse_alone(m, h, arena, &w[h]);
+    if (rc == JP_OK) rc = analyse_hosts(m, w, n, arena, threads);
     if (rc == JP_OK) {
         memset(hs, 0, n * sizeof *hs);
         a->clock_method = align(m, w, hs);

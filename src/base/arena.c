@@ -74,3 +74,18 @@ char *jp_arena_strndup(jp_arena *a, const char *s, size_t len) {
     p[len] = '\0';
     return p;
 }
+
+void jp_arena_adopt(jp_arena *dst, jp_arena *src) {
+    jp_arena_block *tail = src->head;
+    if (!tail) return;
+    while (tail->next) tail = tail->next;
+    if (dst->head) { /* behind dst's head, whose free tail stays first in line */
+        tail->next = dst->head->next;
+        dst->head->next = src->head;
+    } else {
+        dst->head = src->head;
+    }
+    dst->total += src->total;
+    src->head = NULL;
+    src->total = 0;
+}

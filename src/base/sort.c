@@ -76,15 +76,19 @@ typedef struct tournament {
     size_t size, key_off, k;
     int is_signed;
     size_t head[RUNS_MAX], end[RUNS_MAX];
+    uint64_t key[RUNS_MAX]; /* each run's head key, kept here so that a match reads no element */
+    uint8_t done[RUNS_MAX];
     size_t tree[RUNS_MAX];
 } tournament;
 
+static void load_head(tournament *t, size_t r) {
+    t->done[r] = t->head[r] == t->end[r];
+    if (!t->done[r]) t->key[r] = key64(t->src + t->head[r] * t->size, t->key_off, t->is_signed);
+}
+
 static int beats(const tournament *t, size_t a, size_t b) {
-    if (t->head[a] == t->end[a]) return 0;
-    if (t->head[b] == t->end[b]) return 1;
-    uint64_t x = key64(t->src + t->head[a] * t->size, t->key_off, t->is_signed);
-    uint64_t y = key64(t->src + t->head[b] * t->size, t->key_off, t->is_signed);
-    return x < y || (x == y && a < b);
+    if (t->done[a] || t->done[b]) return !t->done[a];
+    return t->key[a] < t->key[b] || (t->key[a] == t->key[b] && a < b);
 }
 
 static size_t play(tournament *t, size_t node) {
@@ -99,10 +103,14 @@ static size_t play(tournament *t, size_t node) {
 static void merge_tournament(const unsigned char *src, unsigned char *dst, size_t n, size_t size, size_t key_off,
                              int is_signed, const size_t *runs, size_t n_runs) {
     tournament t = {.src = src, .size = size, .key_off = key_off, .k = n_runs, .is_signed = is_signed};
-    for (size_t r = 0; r < n_runs; r++) t.head[r] = runs[r], t.end[r] = r + 1 < n_runs ? runs[r + 1] : n;
+    for (size_t r = 0; r < n_runs; r++) {
+        t.head[r] = runs[r], t.end[r] = r + 1 < n_runs ? runs[r + 1] : n;
+        load_head(&t, r);
+    }
     size_t win = play(&t, 1);
     for (size_t at = 0; at < n; at++) {
         copy_elem(dst + at * size, src + t.head[win]++ * size, size);
+        load_head(&t, win);
         for (size_t node = (win + t.k) / 2; node >= 1; node /= 2)
             if (beats(&t, t.tree[node], win)) {
                 size_t w = t.tree[node];

@@ -25,8 +25,10 @@ void jp_model_deinit(jp_model *m) {
     jp_vec *vecs[] = {&m->hosts, &m->devices, &m->hlo, &m->opdefs, &m->ops, &m->host, &m->xfers,
                       &m->kernels, &m->mem, &m->execs, &m->device_steps, &m->spans, &m->warnings,
                       &m->capture_notes, &m->launch_calls, &m->launch_work,
-                      &m->launch_names, &m->launch_lines};
+                      &m->launch_names, &m->launch_lines, &m->tpu_runs, &m->hlo_misses, &m->kernel_renames};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) jp_vec_free(vecs[i]);
+    jp_map_deinit(&m->hlo_miss_index);
+    jp_map_deinit(&m->rename_heads);
     jp_map_deinit(&m->op_index);
     jp_map_deinit(&m->run_program);
     jp_map_deinit(&m->kernel_index);

@@ -133,6 +133,9 @@ int jp_build_add_xfer(jp_build_ctx *c, uint32_t device, int kind, int64_t start,
 /* Counts one kernel (or memset) event of op def under its name. */
 void jp_build_count_kernel(jp_opdef *def, const char *kernel);
 
+/* The execution of execs[0..n) (sorted by start) containing t, or NULL (devices.c). */
+const jp_exec *jp_build_exec_at(const jp_exec *execs, size_t n, int64_t t);
+
 /* ---- command buffers (graphs.c) ---- */
 
 /* Which instruction of one computation's schedule each kernel of one command-buffer execution ran,

@@ -231,7 +231,7 @@ static const char *tpu_op_name(jp_build_ctx *c, const jp_event_meta *em) {
 }
 
 /* The XLA Modules event containing t on this device (execs[lo..hi) sorted by start), or NULL. */
-static const jp_exec *exec_at(const jp_exec *execs, size_t n, int64_t t) {
+const jp_exec *jp_build_exec_at(const jp_exec *execs, size_t n, int64_t t) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -355,6 +355,7 @@ int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
     jp_device_set_peaks(d, &caps);
     size_t first_exec = 0;
     if ((rc = read_device_intervals(c, dev, platform, &first_exec))) return rc;
+    jp_part_tpu_run run = {c->m->ops.n, 0, first_exec, c->m->execs.n}; /* a part's run ids (merge.c) */
     for (size_t l = 0; l < c->plane->n_lines; l++) {
         const jp_line *ln = &c->plane->lines[l];
         uint32_t line = c->m->n_lines++;
@@ -374,7 +375,7 @@ int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
                 rc = read_gpu_event(c, dev, ln, line, em, start, dur, info);
             } else {
                 const jp_exec *x = c->m->execs.n > first_exec
-                                       ? exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
+                                       ? jp_build_exec_at(&JP_VEC_AT(&c->m->execs, jp_exec, first_exec),
                                                  c->m->execs.n - first_exec, start)
                                        : NULL; /* no executions: execs.data may be NULL */
                 const char *module = x ? x->module : jp_build_info_interned(c, info, K_HLO_MODULE);
@@ -389,6 +390,12 @@ int jp_build_read_device(jp_build_ctx *c, const jp_load_options *opt) {
             if (rc) return rc;
         }
         if (rc < 0) return rc;
+    }
+    if (c->m->part && platform != JP_PLATFORM_GPU && c->m->ops.n > run.op_a) {
+        jp_part_tpu_run *r = jp_vec_push(&c->m->tpu_runs, sizeof *r);
+        if (!r) return jp_build_nomem(c->err);
+        *r = run;
+        r->op_b = c->m->ops.n;
     }
     return JP_OK;
 }

@@ -171,6 +171,7 @@ static int settle(jp_build_ctx *c, const jp_graph_kernel *k, const jp_hlo_instr 
         if (k->kernel_sum != UINT32_MAX) {
             jp_kernel_sum *sum = &JP_VEC_AT(&m->kernels, jp_kernel_sum, k->kernel_sum);
             if (sum->op == graph_op.name) sum->op = in->name;
+            if (m->part && jp_model_note_rename(m, k->kernel_sum, graph_op.name, in->name)) return jp_build_nomem(c->err);
         }
     }
     jp_build_count_kernel(&JP_VEC_AT(&m->opdefs, jp_opdef, e->op), k->kernel);

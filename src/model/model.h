@@ -269,7 +269,29 @@ typedef struct jp_model {
     jp_vec capture_notes;    /* jp_health: each XSpace's own errors and warnings (arena strings) */
     const struct jp_model *whole; /* a step window's (profile.c): the model it narrows, whose launches
                                    * launch.c matches (design.md "Launch and idle causes"); else NULL */
+    /* A part: one host's model built on a worker thread, to be merged (merge.c) into the model
+     * the hosts before it made. It notes what the sequential build would have read from those
+     * hosts, so that the merge reproduces it or tells the caller to build the host in place. */
+    uint8_t part;
+    jp_vec tpu_runs;         /* jp_part_tpu_run: per non-GPU device plane, its ops and executions */
+    jp_vec hlo_misses;       /* jp_part_hlo_miss: op look-ups its own metadata did not answer */
+    jp_map hlo_miss_index;   /* (module, program id) -> hlo_misses */
+    jp_vec kernel_renames;   /* jp_part_rename: what command buffers did to kernel sums' op */
+    jp_map rename_heads;     /* kernel sum -> its latest kernel_renames entry */
 } jp_model;
+
+/* What a part notes for the merge (merge.c). */
+typedef struct jp_part_tpu_run { /* a non-GPU device plane: ops [op_a, op_b) in executions [ex_a, ex_b) */
+    size_t op_a, op_b, ex_a, ex_b;
+} jp_part_tpu_run;
+typedef struct jp_part_hlo_miss { /* an op look-up of (module, program_id) its host's HLO missed */
+    const char *module;
+    int64_t program_id;
+} jp_part_hlo_miss;
+typedef struct jp_part_rename {  /* kernel sum `sum`'s op, when it is `from` at the part's start, */
+    uint32_t sum, next;          /* ends as `to`; next: the sum's previous entry, UINT32_MAX none */
+    const char *from, *to;
+} jp_part_rename;
 
 void jp_model_init(jp_model *m, jp_arena *arena);
 void jp_model_deinit(jp_model *m);
@@ -278,6 +300,15 @@ int jp_model_warn(jp_model *m, const char *fmt, ...) __attribute__((format(print
 /* Adds every plane of one host's XSpace; `host` names it. Applies opt's device filter. */
 int jp_model_add_xspace(jp_model *m, jp_xspace *xs, const char *host, const jp_load_options *opt,
                         jp_error *err);
+/* Merges part (one host, built with part = 1 on the same shared intern table) into m as if
+ * jp_model_add_xspace had added that host to m: 0; 1 when it cannot be reproduced (the host's
+ * build read what earlier hosts hold, or passes a limit the hosts together pass), m unchanged:
+ * the caller builds the host into m itself; JP_ERR_NOMEM. part's records are copied (into an
+ * empty m, its vectors are taken); the memory its arena holds must outlive m (jp_arena_adopt it),
+ * and part is only deinitialised afterwards. */
+int jp_model_merge(jp_model *m, jp_model *part);
+/* A part's note that kernel sum `sum`'s op, if `from`, becomes `to` (graphs.c). JP_ERR_NOMEM or 0. */
+int jp_model_note_rename(jp_model *m, uint32_t sum, const char *from, const char *to);
 /* Sorts, nests (self time, depth) and derives executions once every host is added. */
 int jp_model_finish(jp_model *m, jp_error *err);
 /* Marks the ops that are XLA's autotuner at work during a compile (jp_opdef.autotuning). */

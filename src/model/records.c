@@ -39,6 +39,18 @@ static const jp_hlo_module *hlo_module_for(const jp_model *m, uint32_t host, con
     return by_id ? by_id : by_name;
 }
 
+/* A part's op look-up that its own host's HLO did not answer (model.h), noted once. */
+static int note_hlo_miss(jp_model *m, const char *module, int64_t program_id) {
+    int found;
+    if (jp_map_get_or_put(&m->hlo_miss_index, jp_ptr_key(module), (uint64_t)program_id, 0, (uint32_t)m->hlo_misses.n,
+                          &found) == UINT32_MAX)
+        return JP_ERR_NOMEM;
+    jp_part_hlo_miss *x = found ? NULL : jp_vec_push(&m->hlo_misses, sizeof *x);
+    if (!found && !x) return JP_ERR_NOMEM;
+    if (x) *x = (jp_part_hlo_miss){module, program_id};
+    return JP_OK;
+}
+
 /* The tf_op stat, the framework op that an HLO op came from: "jit(f)/jit(main)/add:" as TPU
  * captures write it, in TensorFlow's "name:type" form with an empty type, which is dropped. */
 const char *jp_build_framework_op(jp_build_ctx *c, const jp_ev_info *info) {
@@ -79,6 +91,8 @@ uint32_t jp_build_op_for(jp_build_ctx *c, uint32_t device, const char *module, c
     if (c->hlo_memo.module != module || c->hlo_memo.program_id != program_id || c->hlo_memo.n_hlo != m->hlo.n) {
         c->hlo_memo.module = module, c->hlo_memo.program_id = program_id, c->hlo_memo.n_hlo = m->hlo.n;
         c->hlo_memo.hm = hlo_module_for(m, c->host_index, module, program_id, &c->hlo_memo.programs, &c->hlo_memo.slot);
+        /* a part holds one host: a miss here would have searched the hosts before it */
+        if (m->part && !c->hlo_memo.hm && note_hlo_miss(m, module, program_id)) return UINT32_MAX;
     }
     const jp_hlo_module *hm = c->hlo_memo.hm;
     size_t programs = c->hlo_memo.programs;

@@ -1,10 +1,13 @@
 /* profile.c - jp_profile_load: decodes the XSpaces of a profile's files (files.c), builds the
  * model and runs every analysis in order, then narrows to a step window when asked. */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analyses/analyses.h"
 #include "base/error.h"
@@ -214,6 +217,16 @@ static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_option
     return rc;
 }
 
+/* How many hosts are read (and analysed alone) at once: --threads (1: everything on the calling thread), by default
+ * one per CPU, never more than there are hosts. */
+static size_t host_workers(const jp_load_options *opt, size_t n_hosts) {
+    if (!opt || opt->threads == 1 || n_hosts < 2) return 1;
+    long cpus = opt->threads > 1 ? opt->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    size_t w = cpus > 1 ? (size_t)cpus : 1;
+    if (w > JP_LOAD_THREADS_MAX) w = JP_LOAD_THREADS_MAX;
+    return w < n_hosts ? w : n_hosts;
+}
+
 static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_error *err) {
     jp_analysis *a = &p->analysis;
     a->hosts = jp_arena_alloc(&p->arena, (m->hosts.n ? m->hosts.n : 1) * sizeof *a->hosts);
@@ -225,7 +238,7 @@ static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_er
         return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < m->warnings.n; i++) a->warnings[i] = JP_VEC_AT(&m->warnings, const char *, i);
     a->n_warnings = m->warnings.n;
-    int rc = jp_hosts_analyze(m, &p->arena, a); /* aligns the hosts' clocks: before the rest */
+    int rc = jp_hosts_analyze(m, &p->arena, a, host_workers(opt, m->hosts.n)); /* aligns the clocks: before the rest */
     if (rc != JP_OK) return analysis_failed("hosts", rc, err);
     rc = run_analyses(m, &p->arena, a, jp_steps_analyze, opt && opt->op_spread, err);
     return rc == JP_OK && opt && opt->has_steps ? analyze_window(p, m, opt, err) : rc;
@@ -254,15 +267,23 @@ static void name_add(names_seen *ns, const char *name, size_t n) {
     jp_text_put(&ns->list, name, n);
 }
 
-/* The devices of one XSpace as --device names them: its device planes, else its CPU. */
+/* A device plane as --device names it (not a custom one: XLA's trace planes). */
+static int is_device_plane(jp_str name) {
+    return name.len > 8 && memcmp(name.ptr, "/device:", 8) == 0 && !(name.len > 15 && memcmp(name.ptr, "/device:CUSTOM:", 15) == 0);
+}
+
+/* The devices of one host as --device names them: its device planes, else its CPU. */
+static void devices_add(names_seen *ns, const jp_str *names, size_t n) {
+    size_t before = ns->list.len;
+    for (size_t i = 0; i < n; i++) name_add(ns, names[i].ptr, names[i].len);
+    if (ns->list.len == before) name_add(ns, "/host:CPU (device 0)", 20);
+}
+
 static void devices_of(const jp_xspace *xs, names_seen *ns) {
     size_t n_planes, before = ns->list.len;
     const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
-    for (size_t i = 0; i < n_planes; i++) {
-        jp_str name = planes[i].name;
-        if (name.len > 8 && memcmp(name.ptr, "/device:", 8) == 0 && !(name.len > 15 && memcmp(name.ptr, "/device:CUSTOM:", 15) == 0))
-            name_add(ns, name.ptr, name.len);
-    }
+    for (size_t i = 0; i < n_planes; i++)
+        if (is_device_plane(planes[i].name)) name_add(ns, planes[i].name.ptr, planes[i].name.len);
     if (ns->list.len == before) name_add(ns, "/host:CPU (device 0)", 20);
 }
 
@@ -273,34 +294,222 @@ static int check_device(const jp_model *m, const jp_load_options *opt, const nam
                         devices->list.len ? devices->text : "none");
 }
 
-/* Decodes each selected host's file into the model; each XSpace is closed right after, since
- * the model keeps only interned copies of what it needs. */
+/* One selected host file, and, when hosts are read in parallel, the model its worker built. */
+typedef struct host_job {
+    const jp_profile_file *file;
+    const char *host;
+    jp_arena arena;   /* the part's memory: the profile's once merged */
+    jp_model part;    /* the host alone (jp_model.part) */
+    jp_vec devices;   /* jp_str: its device plane names (arena copies), for check_device */
+    int state;        /* JOB_WAITING, JOB_TAKEN, JOB_BUILT */
+    int rc;           /* of its build: on any failure the caller builds the host itself */
+} host_job;
+
+enum { JOB_WAITING, JOB_TAKEN, JOB_BUILT };
+
+static void announce(const jp_load_options *opt, const char *file) {
+    struct stat st;
+    if (opt && opt->on_file && stat(file, &st) == 0) opt->on_file(opt->ctx, file, (uint64_t)st.st_size);
+}
+
+/* Decodes one host's file into m (the XSpace is closed right after: the model keeps only interned
+ * copies of what it needs). */
+static int add_host(jp_model *m, const host_job *j, const jp_load_options *opt, names_seen *devices, jp_error *err) {
+    jp_xspace *xs;
+    int rc = jp_profile_file_open(j->file, 1, opt ? opt->max_inflate : 0, &xs, err); /* lazy: the model reads each line once */
+    if (rc) return rc;
+    rc = jp_model_add_xspace(m, xs, j->host, opt, err);
+    devices_of(xs, devices);
+    jp_xspace_close(xs);
+    return rc ? jp_error_prefix(err, rc, j->file->path) : JP_OK;
+}
+
+static int add_hosts_in_turn(jp_model *m, host_job *jobs, size_t n, const jp_load_options *opt, names_seen *devices,
+                             jp_error *err) {
+    for (size_t i = 0; i < n; i++) {
+        announce(opt, jobs[i].file->path);
+        int rc = add_host(m, &jobs[i], opt, devices, err);
+        if (rc) return rc;
+    }
+    return JP_OK;
+}
+
+/* ---- hosts in parallel (docs/design.md "Speed") ------------------------------------------------
+ * Workers build each host into a model of its own (a part), taking files in order; the calling
+ * thread merges the parts in file order into m (model/merge.c), which gives the model the hosts
+ * read one after another give. At most `window` files are taken and not yet merged: that many
+ * XSpaces and parts at once bound the memory. A host whose part failed or cannot be merged
+ * exactly is built by the calling thread, once the workers have stopped, with every host after
+ * it: its error, or its records, are then the sequential build's by construction. */
+typedef struct host_pool {
+    pthread_mutex_t lock;        /* guards next, merged, fail_at, stop and the jobs' state */
+    pthread_cond_t changed;
+    pthread_mutex_t intern_lock; /* m's intern table, behind every part's front */
+    host_job *jobs;
+    size_t n, next, merged, window, fail_at;
+    int stop;
+    jp_model *m;
+    jp_load_options opt;         /* the caller's, one parse thread per worker */
+} host_pool;
+
+/* The device plane names of xs, copied into a (devices_add replays them). */
+static int device_names(const jp_xspace *xs, jp_arena *a, jp_vec *out) {
+    size_t n_planes;
+    const jp_plane *planes = jp_xspace_planes(xs, &n_planes);
+    for (size_t i = 0; i < n_planes; i++) {
+        if (!is_device_plane(planes[i].name)) continue;
+        jp_str *s = jp_vec_push(out, sizeof *s);
+        if (!s || !(s->ptr = jp_arena_strndup(a, planes[i].name.ptr, planes[i].name.len))) return JP_ERR_NOMEM;
+        s->len = planes[i].name.len;
+    }
+    return JP_OK;
+}
+
+static int build_part(host_pool *pool, host_job *j) {
+    jp_error err; /* discarded: a failed host is built again by the caller, for its exact error */
+    jp_arena_init(&j->arena, 0);
+    jp_model_init(&j->part, &j->arena);
+    jp_intern_init_front(&j->part.intern, &pool->m->intern, &pool->intern_lock);
+    j->part.part = 1;
+    jp_xspace *xs;
+    int rc = jp_profile_file_open(j->file, 1, pool->opt.max_inflate, &xs, &err);
+    if (rc) return rc;
+    rc = jp_model_add_xspace(&j->part, xs, j->host, &pool->opt, &err);
+    if (rc == JP_OK) rc = device_names(xs, &j->arena, &j->devices);
+    jp_xspace_close(xs);
+    return rc;
+}
+
+static void *host_worker(void *arg) {
+    host_pool *pool = arg;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->stop && pool->next < pool->n && pool->next <= pool->fail_at && pool->next >= pool->merged + pool->window)
+            pthread_cond_wait(&pool->changed, &pool->lock);
+        if (pool->stop || pool->next == pool->n || pool->next > pool->fail_at) break; /* past a failure: useless */
+        size_t i = pool->next++;
+        pool->jobs[i].state = JOB_TAKEN;
+        pthread_mutex_unlock(&pool->lock);
+        int rc = build_part(pool, &pool->jobs[i]);
+        pthread_mutex_lock(&pool->lock);
+        pool->jobs[i].rc = rc;
+        pool->jobs[i].state = JOB_BUILT;
+        if (rc && i < pool->fail_at) pool->fail_at = i;
+        pthread_cond_broadcast(&pool->changed);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+static void job_free(host_job *j) {
+    if (j->state != JOB_BUILT) return;
+    jp_model_deinit(&j->part);
+    jp_arena_deinit(&j->arena);
+    jp_vec_free(&j->devices);
+    j->state = JOB_WAITING;
+}
+
+/* Waits for job i's part and merges it into m: 0, 1 when the caller must build the host itself,
+ * or an error. */
+static int merge_next(jp_profile *p, host_pool *pool, size_t i, names_seen *devices, jp_error *err) {
+    host_job *j = &pool->jobs[i];
+    pthread_mutex_lock(&pool->lock);
+    while (j->state != JOB_BUILT) pthread_cond_wait(&pool->changed, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
+    int rc = j->rc == JP_OK ? jp_model_merge(pool->m, &j->part) : 1;
+    if (rc < 0) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory building the model");
+    if (rc == 0) {
+        jp_arena_adopt(&p->arena, &j->arena);
+        devices_add(devices, j->devices.data, j->devices.n);
+        job_free(j);
+        pthread_mutex_lock(&pool->lock);
+        pool->merged = i + 1;
+        pthread_cond_broadcast(&pool->changed);
+        pthread_mutex_unlock(&pool->lock);
+    }
+    return rc;
+}
+
+/* Runs workers over jobs[0..n) and merges their parts in order; *done: how many were merged.
+ * 0 when all were, 1 when jobs[*done] (announced) must be built in place, or an error. */
+static int run_pool(jp_profile *p, jp_model *m, host_job *jobs, size_t n, size_t workers, const jp_load_options *opt,
+                    names_seen *devices, jp_error *err, size_t *done) {
+    host_pool pool = {.jobs = jobs, .n = n, .window = workers, .fail_at = SIZE_MAX, .m = m, .opt = *opt};
+    pool.opt.threads = 1, pool.opt.on_file = NULL; /* progress is the calling thread's */
+    jp_arena strings, *own = m->intern.arena; /* the workers intern under intern_lock, into strings */
+    jp_arena_init(&strings, 0);
+    m->intern.arena = &strings;
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_mutex_init(&pool.intern_lock, NULL);
+    pthread_cond_init(&pool.changed, NULL);
+    pthread_t tid[JP_LOAD_THREADS_MAX];
+    size_t started = 0, i = 0;
+    while (started < workers && started < n && pthread_create(&tid[started], NULL, host_worker, &pool) == 0) started++;
+    int rc = started ? JP_OK : 1; /* no thread: the first host in place, announced here */
+    if (!started) announce(opt, jobs[0].file->path);
+    for (; started && i < n; i++) {
+        announce(opt, jobs[i].file->path);
+        if ((rc = merge_next(p, &pool, i, devices, err)) != 0) break;
+    }
+    pthread_mutex_lock(&pool.lock);
+    pool.stop = 1;
+    pthread_cond_broadcast(&pool.changed);
+    pthread_mutex_unlock(&pool.lock);
+    for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    for (size_t k = i; k < n; k++) job_free(&jobs[k]); /* parts past a refused one are built again */
+    pthread_cond_destroy(&pool.changed);
+    pthread_mutex_destroy(&pool.intern_lock);
+    pthread_mutex_destroy(&pool.lock);
+    jp_arena_adopt(own, &strings);
+    m->intern.arena = own;
+    *done = i;
+    return rc;
+}
+
+/* A host the merge refused (it read what earlier hosts hold) is built in place on the calling
+ * thread, then the workers go on from the next; a host that failed is built in place for its
+ * error, which ends the load. */
+static int add_hosts_parallel(jp_profile *p, jp_model *m, host_job *jobs, size_t n, size_t workers,
+                              const jp_load_options *opt, names_seen *devices, jp_error *err) {
+    for (size_t i = 0; i < n;) {
+        size_t done;
+        int rc = run_pool(p, m, jobs + i, n - i, workers, opt, devices, err, &done);
+        if (rc <= 0) return rc;
+        i += done;
+        if ((rc = add_host(m, &jobs[i], opt, devices, err)) != JP_OK) return rc;
+        i++;
+    }
+    return JP_OK;
+}
+
+/* Decodes each selected host's file into the model, in parallel when there are several. */
 static int add_hosts(jp_profile *p, jp_model *m, const jp_vec *files, const jp_load_options *opt, jp_error *err) {
     size_t used = 0;
     names_seen hosts, devices;
     names_init(&hosts);
     names_init(&devices);
+    host_job *jobs = calloc(files->n ? files->n : 1, sizeof *jobs);
+    if (!jobs) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < files->n; i++) {
         const jp_profile_file *f = &JP_VEC_AT(files, jp_profile_file, i);
-        const char *file = f->path, *host = jp_profile_host_of(&p->arena, file);
-        if (!host) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        const char *host = jp_profile_host_of(&p->arena, f->path);
+        if (!host) {
+            free(jobs);
+            return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        }
         name_add(&hosts, host, strlen(host));
         if (opt && opt->host && *opt->host && !strstr(host, opt->host)) continue;
-        struct stat st;
-        if (opt && opt->on_file && stat(file, &st) == 0) opt->on_file(opt->ctx, file, (uint64_t)st.st_size);
-        jp_xspace *xs;
-        int rc = jp_profile_file_open(f, 1, opt ? opt->max_inflate : 0, &xs, err); /* lazy: the model reads each line once */
-        if (rc) return rc;
-        rc = jp_model_add_xspace(m, xs, host, opt, err);
-        devices_of(xs, &devices);
-        jp_xspace_close(xs);
-        if (rc) return jp_error_prefix(err, rc, file);
-        used++;
+        jobs[used++] = (host_job){.file = f, .host = host};
     }
+    size_t workers = host_workers(opt, used);
+    int rc = workers > 1 ? add_hosts_parallel(p, m, jobs, used, workers, opt, &devices, err)
+                         : add_hosts_in_turn(m, jobs, used, opt, &devices, err);
+    free(jobs);
+    if (rc) return rc;
     if (!used)
         return jp_error_set(err, JP_ERR_NOT_FOUND, 0, "no host matches '%s' (hosts: %s)", opt && opt->host ? opt->host : "",
                             hosts.text);
-    int rc = check_device(m, opt, &devices, err);
+    rc = check_device(m, opt, &devices, err);
     return rc ? rc : jp_model_finish(m, err);
 }
 

@@ -32,3 +32,11 @@ def test_export_speed_prints_its_table_and_both_paths_keep_every_event():
     assert "| JAX trace JSON + perfetto rewrite |" in proc.stdout
     assert "| `jaxprof export` (Chrome JSON, gzip 1) |" in proc.stdout
     assert "jaxprof wrote every one of the" in proc.stdout
+
+
+def test_multihost_scaling_prints_its_tables():
+    proc = subprocess.run([sys.executable, str(BENCH / "multihost_scaling.py"), "--pair-size", "0.3", "--small-size", "0.2",
+                           "--counts", "1,2,4", "--repeats", "1"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "### Two host files" in proc.stdout and "| cpu | 0 |" in proc.stdout and "| gpu | 0 |" in proc.stdout
+    assert "| 4 | 1 |" in proc.stdout and "1,024-host pod on 64 cores" in proc.stdout
