@@ -143,7 +143,7 @@ def main() -> None:
     ap.add_argument("--jaxprof", default=str(beside) if beside.exists() else shutil.which("jaxprof") or "jaxprof")
     ap.add_argument("--floor", default=str(ROOT / "build" / "floor"), help="where the floor is built")
     ap.add_argument("--layouts", default="cpu,gpu")
-    ap.add_argument("--sizes", default="10,80,300", help="MB, comma separated")
+    ap.add_argument("--sizes", default="10,80,300", help="MB, comma separated ('' for none)")
     ap.add_argument("--quick", action="store_true", help="leave out sizes over 100 MB")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--real-min-mb", type=float, default=25)
@@ -152,7 +152,7 @@ def main() -> None:
     ap.add_argument("--rss-repeats", type=int, default=3, help="runs per shared capture in the RSS table")
     a = ap.parse_args()
     floor = build_floor(Path(a.floor))
-    sizes = [float(s) for s in a.sizes.split(",") if not (a.quick and float(s) > 100)]
+    sizes = [float(s) for s in a.sizes.split(",") if s and not (a.quick and float(s) > 100)]
     rows = []
     with tempfile.TemporaryDirectory(prefix="floor-speed-") as tmp:
         for layout in a.layouts.split(","):
