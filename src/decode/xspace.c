@@ -125,16 +125,20 @@ static int count_fields(jp_pb c, uint32_t number, const char *what, size_t *coun
  * the message. Decodes such a stat without the general field walk and returns 1; returns 0, having
  * decoded nothing, for any other bytes, which then take the general path (so results and errors
  * are the same either way). */
+/* The kind + 1 of a varint value in XStat field `number` (a one-byte tag: below 16), 0 for none. */
+static const uint8_t VARINT_KIND[16] = {[STAT_UINT] = JP_STAT_UINT + 1, [STAT_INT] = JP_STAT_INT + 1,
+                                        [STAT_REF] = JP_STAT_REF + 1};
+
 static inline int decode_stat_common(const uint8_t *p, const uint8_t *end, jp_stat *st) {
     size_t n = (size_t)(end - p);
     if (n < 4 || p[0] != (STAT_META_ID << 3 | JP_PB_VARINT) || p[1] >= 0x80 || p[2] >= 0x80) return 0;
     unsigned number = p[2] >> 3, wire = p[2] & 7;
-    if (wire == JP_PB_VARINT && (number == STAT_UINT || number == STAT_INT || number == STAT_REF)) {
+    if (wire == JP_PB_VARINT && VARINT_KIND[number]) {
         uint64_t u;
         size_t k = jp_pb_varint9(p + 3, n - 3, &u);
         if (!k || 3 + k != n) return 0;
         memset(st, 0, sizeof *st);
-        st->kind = number == STAT_UINT ? JP_STAT_UINT : number == STAT_INT ? JP_STAT_INT : JP_STAT_REF;
+        st->kind = VARINT_KIND[number] - 1;
         st->v.u = u;
     } else if (wire == JP_PB_I64 && number == STAT_DOUBLE && n == 11) {
         uint64_t u = 0;

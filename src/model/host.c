@@ -312,11 +312,18 @@ static int next_run_starts(const jp_model *m, size_t first_op, jp_map *runs, int
     jp_vec v = {0};
     const jp_opdef *defs = m->opdefs.data;
     int rc = JP_OK;
+    const char *last_module = NULL; /* a thread's ops come a run at a time: the last key is asked again */
+    int64_t last_run = 0;
+    uint32_t last_k = UINT32_MAX;
     for (size_t i = first_op; i < m->ops.n && rc == JP_OK; i++) {
         const jp_op_ev *op = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         if (!op->run_id) continue;
-        int found;
-        uint32_t k = jp_map_get_or_put(runs, jp_ptr_key(defs[op->op].module), (uint64_t)op->run_id, 0, (uint32_t)v.n, &found);
+        int found = 1;
+        const char *module = defs[op->op].module;
+        uint32_t k = module == last_module && op->run_id == last_run && last_k != UINT32_MAX
+                         ? last_k
+                         : jp_map_get_or_put(runs, jp_ptr_key(module), (uint64_t)op->run_id, 0, (uint32_t)v.n, &found);
+        last_module = module, last_run = op->run_id, last_k = k;
         run_start *r = k == UINT32_MAX ? NULL : found ? &JP_VEC_AT(&v, run_start, k) : jp_vec_push(&v, sizeof *r);
         if (!r) rc = JP_ERR_NOMEM;
         else if (!found) *r = (run_start){defs[op->op].module, op->start_ps, k};
@@ -423,6 +430,9 @@ static int64_t first_user_start(const jp_opdef *d, int64_t run_id, int64_t after
 static int link_op_ends(jp_build_ctx *c, size_t first_op, jp_vec *ends) {
     op_end *e = ends->data;
     size_t at = 0; /* where the previous op's end was found */
+    const char *last_module = NULL; /* the run looked up last, and what it gave */
+    int64_t last_run = 0;
+    uint32_t last_k = UINT32_MAX;
     jp_map runs = {0};
     int64_t *next = NULL;
     const jp_opdef *defs = c->m->opdefs.data;
@@ -443,8 +453,11 @@ static int link_op_ends(jp_build_ctx *c, size_t first_op, jp_vec *ends) {
             end = at < ends->n && e[at].flow == op->flow ? &e[at] : NULL;
         }
         if (end && op->run_id) {
-            uint32_t k = jp_map_get(&runs, jp_ptr_key(defs[op->op].module), (uint64_t)op->run_id, 0);
-            if (k != UINT32_MAX && end->end_ps > next[k]) end = NULL;
+            const char *module = defs[op->op].module;
+            if (module != last_module || op->run_id != last_run)
+                last_k = jp_map_get(&runs, jp_ptr_key(module), (uint64_t)op->run_id, 0);
+            last_module = module, last_run = op->run_id;
+            if (last_k != UINT32_MAX && end->end_ps > next[last_k]) end = NULL;
         }
         if (end && end->end_ps > op->end_ps) {
             int64_t ready = op->run_id ? first_user_start(&defs[op->op], op->run_id, op->start_ps, &starts, &start_at)
