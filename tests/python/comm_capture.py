@@ -6,10 +6,9 @@ whose cannot (the collective needs the matmul before it, the matmul after needs 
 
     python comm_capture.py LOG_DIR
 """
-import os
 import sys
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+from cpu8 import N, SHARD_MAP_OPTS, mesh, shard_map  # first: it sets XLA_FLAGS before jax loads
 
 from functools import partial  # noqa: E402
 
@@ -18,21 +17,12 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
 
-try:
-    from jax import shard_map  # noqa: E402
-    SPEC = {"check_vma": False}
-except ImportError:  # older JAX
-    from jax.experimental.shard_map import shard_map  # noqa: E402
-    SPEC = {"check_rep": False}
-
-N = 8
 ROWS, COLS = 256, 512  # per device: f32[256,512] = 512 KiB
-mesh = Mesh(np.array(jax.devices()), ("x",))
 mesh2 = Mesh(np.array(jax.devices()).reshape(2, 4), ("a", "b"))
 
 
 def sharded(f, out=P("x"), m=mesh, inp=P("x")):
-    return jax.jit(shard_map(f, mesh=m, in_specs=inp, out_specs=out, **SPEC))
+    return jax.jit(shard_map(f, mesh=m, in_specs=inp, out_specs=out, **SHARD_MAP_OPTS))
 
 
 def c_psum(x):

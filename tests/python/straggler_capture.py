@@ -5,26 +5,16 @@ must name the device count before jax is imported.
 
     python straggler_capture.py LOG_DIR
 """
-import os
 import sys
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+from cpu8 import N, SHARD_MAP_OPTS, mesh, shard_map  # first: it sets XLA_FLAGS before jax loads
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
-try:
-    from jax import shard_map  # noqa: E402
-    SPEC = {"check_vma": False}
-except ImportError:  # older JAX
-    from jax.experimental.shard_map import shard_map  # noqa: E402
-    SPEC = {"check_rep": False}
-
-N, SLOW, ROWS = 8, 3, 256
+SLOW, ROWS = 3, 256
 STEPS = 8
-mesh = Mesh(np.array(jax.devices()), ("x",))
 
 
 def heavy(w):
@@ -39,7 +29,7 @@ def step(w):
     return jax.lax.psum(w, "x") * (1.0 / N)
 
 
-program = jax.jit(shard_map(step, mesh=mesh, in_specs=P("x"), out_specs=P("x"), **SPEC))
+program = jax.jit(shard_map(step, mesh=mesh, in_specs=P("x"), out_specs=P("x"), **SHARD_MAP_OPTS))
 
 
 def main(log_dir: str) -> None:

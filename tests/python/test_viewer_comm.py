@@ -41,18 +41,12 @@ BERT = REAL_CAPTURES / "tf_bert_8xv100_worker0.xplane.pb.gz"  # TensorFlow, 8 V1
 # More collective instances than the Communication page draws (200): one psum over 8 XLA:CPU devices
 # called 230 times in the capture, each call an instance.
 MANY_INSTANCES = """
-import os, sys
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-import jax, jax.numpy as jnp, numpy as np
-from jax.sharding import Mesh, PartitionSpec as P
-try:
-    from jax import shard_map
-    SPEC = {"check_vma": False}
-except ImportError:
-    from jax.experimental.shard_map import shard_map
-    SPEC = {"check_rep": False}
-mesh = Mesh(np.array(jax.devices()), ("x",))
-f = jax.jit(shard_map(lambda x: jax.lax.psum(x, "x"), mesh=mesh, in_specs=P("x"), out_specs=P("x"), **SPEC))
+import sys
+sys.path.insert(0, sys.argv[2])  # tests/python, for cpu8
+from cpu8 import SHARD_MAP_OPTS, mesh, shard_map
+import jax, jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+f = jax.jit(shard_map(lambda x: jax.lax.psum(x, "x"), mesh=mesh, in_specs=P("x"), out_specs=P("x"), **SHARD_MAP_OPTS))
 x = jnp.ones((8 * 16, 128), jnp.float32)
 jax.block_until_ready(f(x))
 jax.profiler.start_trace(sys.argv[1])
@@ -75,7 +69,8 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     assert proc.returncode == 0, proc.stderr[-3000:]
     (cpu,) = made.rglob("*.xplane.pb")
     many_dir = tmp_path_factory.mktemp("comm_many")
-    proc = subprocess.run([sys.executable, "-c", MANY_INSTANCES, str(many_dir)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", MANY_INSTANCES, str(many_dir), str(HERE)], capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (many,) = many_dir.rglob("*.xplane.pb")
     sources = {"cpu8": cpu, "tpu": TPU, "h200": GPU / "h200_transformer_cb.xplane.pb.gz",
