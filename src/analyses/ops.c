@@ -161,42 +161,80 @@ static size_t merge_devices(jp_op_stat *ops, size_t n_ops, uint32_t *def) {
     return n;
 }
 
-int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
-    a->devices = jp_analysis_copy(arena, &m->devices, sizeof(jp_device));
-    a->n_devices = m->devices.n;
-    a->ops = jp_arena_alloc(arena, (m->opdefs.n ? m->opdefs.n : 1) * sizeof(jp_op_stat));
-    if (!a->devices || !a->ops) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < m->opdefs.n; i++) {
-        const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, i);
-        a->ops[i] = (jp_op_stat){.module = d->module, .name = d->name, .category = d->category,
-                                 .op_name = d->op_name, .scope = d->scope, .source = d->source,
-                                 .function = d->function, .device = d->device, .min_ps = INT64_MAX,
-                                 .program_id = d->program_id, .no_rate = jp_op_async_half(d->name),
-                                 .no_xla_op = d->no_xla_op, .autotuning = d->autotuning, .dtype = d->dtype ? d->dtype : "",
-                                 .remat = is_remat(d->name, d->op_name)};
+/* The opdefs the model's events use, in index order, into *used (malloc'd); row[i] is opdef i's
+ * place there (UINT32_MAX: none). A host's view shares the merged model's opdefs, every host's:
+ * rows for all of them would cost each host the whole run's ops table. Returns the count, SIZE_MAX
+ * when out of memory (*used and *row then NULL). */
+static size_t used_opdefs(const jp_model *m, uint32_t **used, uint32_t **row) {
+    size_t n = 0, n_defs = m->opdefs.n ? m->opdefs.n : 1;
+    *row = malloc(n_defs * sizeof **row);
+    *used = malloc(n_defs * sizeof **used);
+    if (!*row || !*used) {
+        free(*row), free(*used);
+        *row = *used = NULL;
+        return SIZE_MAX;
     }
+    memset(*row, 0, n_defs * sizeof **row);
+    for (size_t i = 0; i < m->ops.n; i++) (*row)[JP_VEC_AT(&m->ops, jp_op_ev, i).op] = 1;
+    for (size_t i = 0; i < m->opdefs.n; i++) {
+        if (!(*row)[i]) {
+            (*row)[i] = UINT32_MAX;
+            continue;
+        }
+        (*row)[i] = (uint32_t)n;
+        (*used)[n++] = (uint32_t)i;
+    }
+    return n;
+}
+
+static jp_op_stat op_row(const jp_opdef *d) {
+    return (jp_op_stat){.module = d->module, .name = d->name, .category = d->category, .op_name = d->op_name,
+                        .scope = d->scope, .source = d->source, .function = d->function, .device = d->device,
+                        .min_ps = INT64_MAX, .program_id = d->program_id, .no_rate = jp_op_async_half(d->name),
+                        .no_xla_op = d->no_xla_op, .autotuning = d->autotuning, .dtype = d->dtype ? d->dtype : "",
+                        .remat = is_remat(d->name, d->op_name)};
+}
+
+/* Every event's time and modelled cost summed into its opdef's row (rows: one per used opdef). */
+static void sum_events(const jp_model *m, const uint32_t *row, jp_op_stat *rows, jp_analysis *a) {
     for (size_t i = 0; i < m->ops.n; i++) {
         const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
         const jp_opdef *d = &JP_VEC_AT(&m->opdefs, jp_opdef, e->op);
+        jp_op_stat *r = &rows[row[e->op]];
         double share = jp_opdef_event_share(d);
         jp_op_stat one = {.count = 1, .total_ps = e->dur_ps, .self_ps = e->self_ps, .min_ps = e->dur_ps,
                           .max_ps = e->dur_ps, .flops = share * d->flops, .bytes = share * d->bytes,
                           .hlo_flops = share * d->hlo_flops, .xla_flops = share * d->xla_flops,
                           .transcendentals = share * d->transcendentals,
                           .self_sumsq = (double)e->self_ps * (double)e->self_ps};
-        add_stats(&a->ops[e->op], &one);
+        add_stats(r, &one);
         a->op_self_ps += e->self_ps;
         a->devices[d->device].n_ops++;
-        if (a->ops[e->op].no_rate != 2) /* the transfer's bytes once: a done repeats its start's */
+        if (r->no_rate != 2) /* the transfer's bytes once: a done repeats its start's */
             a->devices[d->device].bytes_accessed += one.bytes;
     }
-    for (size_t i = 0; i < m->opdefs.n; i++) a->ops[i].no_rate = a->ops[i].no_rate != 0; /* 1 or 0, as documented */
-    uint32_t *def = malloc((m->opdefs.n ? m->opdefs.n : 1) * sizeof *def);
-    size_t n = def ? merge_devices(a->ops, m->opdefs.n, def) : SIZE_MAX;
-    for (size_t i = 0; i < n && n != SIZE_MAX; i++) /* the stacks of the op's first device's definition */
-        if (copy_stacks(arena, &JP_VEC_AT(&m->opdefs, jp_opdef, def[i]), &a->ops[i])) n = SIZE_MAX;
-    free(def);
-    if (n == SIZE_MAX) return JP_ERR_NOMEM;
+}
+
+int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
+    a->devices = jp_analysis_copy(arena, &m->devices, sizeof(jp_device));
+    a->n_devices = m->devices.n;
+    uint32_t *used, *row;
+    size_t n_used = used_opdefs(m, &used, &row);
+    jp_op_stat *rows = n_used != SIZE_MAX ? malloc((n_used ? n_used : 1) * sizeof *rows) : NULL;
+    uint32_t *def = n_used != SIZE_MAX ? malloc((n_used ? n_used : 1) * sizeof *def) : NULL;
+    size_t n = SIZE_MAX;
+    if (a->devices && rows && def) {
+        for (size_t i = 0; i < n_used; i++) rows[i] = op_row(&JP_VEC_AT(&m->opdefs, jp_opdef, used[i]));
+        sum_events(m, row, rows, a);
+        for (size_t i = 0; i < n_used; i++) rows[i].no_rate = rows[i].no_rate != 0; /* 1 or 0, as documented */
+        n = merge_devices(rows, n_used, def);
+    }
+    a->ops = n != SIZE_MAX ? jp_arena_alloc(arena, (n ? n : 1) * sizeof *a->ops) : NULL;
+    if (a->ops) memcpy(a->ops, rows, n * sizeof *a->ops);
+    for (size_t i = 0; a->ops && i < n; i++) /* the stacks of the op's first device's definition */
+        if (copy_stacks(arena, &JP_VEC_AT(&m->opdefs, jp_opdef, used[def[i]]), &a->ops[i])) a->ops = NULL;
+    free(used), free(row), free(rows), free(def);
+    if (!a->ops) return JP_ERR_NOMEM;
     a->n_ops = n;
     qsort(a->ops, n, sizeof *a->ops, cmp_op_total);
     return device_busy(m, arena, a);
