@@ -9,7 +9,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN    := build-asan
 SOURCES := $(shell git ls-files 2>/dev/null | grep -E '\.(c|h|py|build|options|toml|js|css|html)$$' || find src include cli python -type f)
 
-.PHONY: demo test test-c test-py install sysdeps venv clean bench generate
+.PHONY: demo test test-c test-py install sysdeps builddeps venv clean bench generate
 
 demo: install
 	$(VENV)/bin/jaxprof demo
@@ -39,7 +39,7 @@ generate: sysdeps venv
 	ninja -C $(ASAN) jaxprof-columns # ninja, not meson compile: it reconfigures first when meson.build changed
 	$(VPY) tools/generated.py $(ASAN)/jaxprof-columns . --write
 
-$(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+$(VENV)/.installed: $(VENV)/.deps $(SOURCES) | builddeps
 	$(VPY) -m pip install -q --no-build-isolation --no-deps -Csetup-args=--werror -Csetup-args=-Dtests=disabled -Cbuild-dir=build-py .
 	touch $@
 
@@ -59,11 +59,17 @@ $(VENV)/.test-deps: $(VENV)/.deps
 	$(VPY) -m pip install -q "pytest>=7" tensorboard perfetto selenium "xprof>=2.24" flax optax
 	touch $@
 
-# cmocka (C unit tests), zlib (gzip input), and Chromium + chromedriver (viewer browser tests), from Debian.
+# What the library links, for `make demo` on a fresh machine: zlib and SQLite's headers (Debian).
+builddeps:
+	@pkg-config --exists zlib sqlite3 || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq zlib1g-dev libsqlite3-dev pkg-config >/dev/null; }
+
+# cmocka (C unit tests), zlib (gzip input), SQLite (jaxprof sql), and Chromium + chromedriver (viewer
+# browser tests), from Debian.
 sysdeps:
-	@{ pkg-config --exists cmocka zlib && command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || \
+	@{ pkg-config --exists cmocka zlib sqlite3 && command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || \
 	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
-	    libcmocka-dev zlib1g-dev pkg-config chromium chromium-driver >/dev/null; }
+	    libcmocka-dev zlib1g-dev libsqlite3-dev pkg-config chromium chromium-driver >/dev/null; }
 
 # XProf, the peer of benchmarks/report_speed.py, in a venv of its own: its protobuf and TensorFlow
 # pins would fight JAX's and TensorBoard's in .venv.
@@ -78,7 +84,7 @@ clean:
 # Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
 bench: install $(VENV)/.test-deps $(XPROF_VENV)/.installed
 	$(VPY) benchmarks/real_capture.py >/dev/null
-	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/run_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/multihost_report.py; $(VPY) benchmarks/multihost_scaling.py; $(VPY) benchmarks/real_captures.py --xprof-python $(XPROF_VENV)/bin/python; $(VPY) benchmarks/floor_speed.py; $(VPY) benchmarks/report_speed.py --xprof-python $(XPROF_VENV)/bin/python; cat benchmarks/analysis_cost.md benchmarks/buffers_cost.md benchmarks/read_cost.md benchmarks/fuzzing.md benchmarks/issue33_cost.md benchmarks/issue34.md; } > docs/benchmarks.md.tmp
+	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/run_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/sql_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/multihost_report.py; $(VPY) benchmarks/multihost_scaling.py; $(VPY) benchmarks/real_captures.py --xprof-python $(XPROF_VENV)/bin/python; $(VPY) benchmarks/floor_speed.py; $(VPY) benchmarks/report_speed.py --xprof-python $(XPROF_VENV)/bin/python; cat benchmarks/analysis_cost.md benchmarks/buffers_cost.md benchmarks/read_cost.md benchmarks/fuzzing.md benchmarks/issue33_cost.md benchmarks/issue34.md; } > docs/benchmarks.md.tmp
 	mv docs/benchmarks.md.tmp docs/benchmarks.md
 
 # Fuzzing (tests/fuzz, issue 7): every target built for libFuzzer with clang (ASan+UBSan) in
@@ -95,8 +101,8 @@ FUZZ_MAXLEN_viewer := 20000
 
 .PHONY: fuzz
 fuzz: venv
-	@{ command -v clang >/dev/null && pkg-config --exists cmocka zlib; } || { $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang libcmocka-dev zlib1g-dev pkg-config >/dev/null; }
+	@{ command -v clang >/dev/null && pkg-config --exists cmocka zlib sqlite3; } || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang libcmocka-dev zlib1g-dev libsqlite3-dev pkg-config >/dev/null; }
 	@[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(VENV)/bin/meson setup $(FUZZ_BUILD) -Dbuildtype=debug -Doptimization=1 \
 	    -Db_sanitize=address,undefined -Db_lundef=false -Dc_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' \
 	    -Dpython=disabled -Dtests=enabled

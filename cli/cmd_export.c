@@ -16,6 +16,7 @@ typedef struct export_args {
     jp_trace_options opt;
     int64_t min_duration_ps; /* --min-duration */
     size_t gzip_level;       /* --gzip-level, or SIZE_MAX: the default */
+    int sqlite;              /* --format sqlite: the database (jp_sql_export), not a trace */
 } export_args;
 
 /* --window A:B: two durations from the capture's start (bare numbers in ms), either end open. */
@@ -59,10 +60,11 @@ static int set_steps(const cli_opt *o, const char *flag, const char *v, void *ar
 
 static int set_format(const cli_opt *o, const char *flag, const char *v, void *args) {
     (void)o;
-    jp_trace_options *opt = &((export_args *)args)->opt;
-    if (strcmp(v, "chrome") == 0) opt->format = JP_TRACE_CHROME;
-    else if (strcmp(v, "perfetto") == 0) opt->format = JP_TRACE_PERFETTO;
-    else return fprintf(stderr, "jaxprof: %s needs chrome or perfetto\n", flag), -1;
+    export_args *a = args;
+    a->sqlite = strcmp(v, "sqlite") == 0;
+    if (strcmp(v, "chrome") == 0) a->opt.format = JP_TRACE_CHROME;
+    else if (strcmp(v, "perfetto") == 0) a->opt.format = JP_TRACE_PERFETTO;
+    else if (!a->sqlite) return fprintf(stderr, "jaxprof: %s needs chrome, perfetto or sqlite\n", flag), -1;
     return 0;
 }
 
@@ -71,7 +73,9 @@ static int set_format(const cli_opt *o, const char *flag, const char *v, void *a
 static const cli_opt EXPORT_OPTS[] = {
     {"--output", "-o", NULL, "FILE", cli_set_string, E(out), 1, -1, 0,
      "where (default: perfetto_trace.json.gz in the run directory)"},
-    {"--format", NULL, NULL, "chrome|perfetto", set_format, 0, 0, -1, 0, "Chrome JSON (default) or Perfetto's protobuf trace"},
+    {"--format", NULL, NULL, "chrome|perfetto|sqlite", set_format, 0, 0, -1, 0,
+     "Chrome JSON (default), Perfetto's protobuf trace, or an SQLite database\n"
+     "of every analysis table and event (default file: profile.db; docs/sql.md)"},
     {"--window", NULL, NULL, "A:B", set_window, 0, 0, -1, 0,
      "only events inside this window, from the capture's start (durations:\n"
      "10ms, 2s; bare numbers are ms; either end open)"},
@@ -85,7 +89,7 @@ static const cli_opt EXPORT_OPTS[] = {
 };
 
 const cli_command CLI_EXPORT = {
-    .name = "export", .args = "[PATH]", .synopsis = "[-o FILE] [--format chrome|perfetto] [--window A:B]\n[--steps A:B] [--min-duration DUR] [--host NAME]",
+    .name = "export", .args = "[PATH]", .synopsis = "[-o FILE] [--format chrome|perfetto|sqlite] [--window A:B]\n[--steps A:B] [--min-duration DUR] [--host NAME]",
     .summary = "write the whole timeline for Perfetto UI / chrome://tracing /\n"
                "TensorBoard (default: perfetto_trace.json.gz in the run directory)",
     .text = "Writes the whole timeline, with no event cap, for Perfetto UI, chrome://tracing or\n"
@@ -100,14 +104,50 @@ static int parse_export_args(int argc, char **argv, export_args *a) {
     a->opt.max_inflate = cli_max_inflate();
     a->gzip_level = SIZE_MAX;
     if (cli_parse(&CLI_EXPORT, -1, argc, argv, a) < 0) return -1;
+    if (a->sqlite && (a->opt.window_end_ps || a->opt.last_step >= a->opt.first_step || a->min_duration_ps ||
+                      a->gzip_level != SIZE_MAX)) {
+        cli_error("--window, --steps, --min-duration and --gzip-level are for traces: --format sqlite writes every "
+                  "event (select a window or steps with SQL)");
+        return -1;
+    }
     a->opt.min_duration_ps = a->min_duration_ps;
     if (a->gzip_level != SIZE_MAX) a->opt.gzip_level = (int)a->gzip_level;
+    return 0;
+}
+
+/* The database's default home: profile.db beside the trace export's default. */
+static int default_db_path(const char *path, char *out, size_t cap, jp_error *err) {
+    if (jp_trace_default_path(path, JP_TRACE_CHROME, out, cap, err) != JP_OK) return -1;
+    char *slash = strrchr(out, '/');
+    size_t dir = slash ? (size_t)(slash - out + 1) : 0;
+    if (dir + sizeof "profile.db" > cap) return -1;
+    memcpy(out + dir, "profile.db", sizeof "profile.db");
+    return 0;
+}
+
+static int export_sqlite(export_args *a) {
+    jp_error err;
+    char out[PATH_MAX];
+    if (!a->out && default_db_path(a->path[0], out, sizeof out, &err) != 0) {
+        cli_error(err.msg);
+        return EXIT_USAGE;
+    }
+    if (!a->out) a->out = out;
+    jp_load_options load = {.host = a->opt.host, .max_inflate = a->opt.max_inflate, .threads = cli_env_threads()};
+    jp_temp_hook temp = cli_cleanup_on_signal();
+    if (jp_sql_export(a->path[0], a->out, &load, &temp, &err) != JP_OK) {
+        cli_error(err.msg);
+        return EXIT_USAGE;
+    }
+    struct stat written;
+    if (stat(a->out, &written) == 0 && S_ISREG(written.st_mode)) printf("%s\n", a->out);
     return 0;
 }
 
 int cmd_export(int argc, char **argv) {
     export_args args;
     if (parse_export_args(argc, argv, &args) != 0) return EXIT_USAGE;
+    if (args.sqlite) return export_sqlite(&args);
     jp_error err;
     char out[PATH_MAX];
     if (!args.out) {

@@ -406,6 +406,7 @@ int main(int argc, char **argv) {
     /* Every other command works in a child: a crash is exit 2 with a message, never a signal. */
     if (strcmp(cmd, "latest") == 0) return cli_isolated(cmd_latest, argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0) return cli_isolated(cmd_export, argc - 1, argv + 1);
+    if (strcmp(cmd, "sql") == 0) return cli_isolated(cmd_sql, argc - 1, argv + 1);
     if (strcmp(cmd, "list") == 0) return cli_isolated(cmd_list, argc - 1, argv + 1);
     if (strcmp(cmd, "extract") == 0) return cli_isolated(cmd_extract, argc - 1, argv + 1);
     if (strcmp(cmd, "diff") == 0) return cli_isolated(cmd_diff, argc - 1, argv + 1);

@@ -508,6 +508,31 @@ const char *jp_trace_default_name(int format);
  * result does not fit in cap bytes. Threads: any, each with its own buf. */
 int jp_trace_default_path(const char *path, int format, char *buf, size_t cap, jp_error *err);
 
+/* ---- SQL over a profile (docs/sql.md) ---------------------------------------------------------
+ * A profile as an SQLite database: every analysis table with --json's columns and values, and
+ * every event with its stats. jp_sql_export writes it to a file; jp_sql_open queries it in memory,
+ * or opens a database file an export wrote (read-only). */
+typedef struct jp_sql jp_sql;
+
+/* path: a profile (as jp_profile_load, opt applying) or an SQLite database file. A profile's
+ * analysis tables are loaded at once, its events when a query first names one of their tables.
+ * Threads: one jp_sql per thread. */
+int jp_sql_open(jp_sql **out, const char *path, const jp_load_options *opt, jp_error *err);
+/* Runs every statement of sql, writing each result set to out as an aligned table (`width` columns
+ * at most per cell run, 0: 100), CSV or JSON (an array of row objects per statement). A statement
+ * SQLite refuses is JP_ERR_ARG with its message. */
+int jp_sql_run(jp_sql *q, const char *sql, int format, int width, FILE *out, jp_error *err);
+void jp_sql_close(jp_sql *q);
+/* Writes the profile's whole database (analysis and events) to out_path through a temporary file
+ * renamed into place (see Outputs, at jp_temp_hook; temp may be NULL). */
+int jp_sql_export(const char *path, const char *out_path, const jp_load_options *opt, const jp_temp_hook *temp,
+                  jp_error *err);
+/* 1 when path is an SQLite database file (by its header), else 0. */
+int jp_sql_is_database(const char *path);
+/* 1 when sql ends a statement (a semicolon outside strings and comments): an interactive prompt
+ * runs what was typed then. */
+int jp_sql_complete(const char *sql);
+
 #ifdef __cplusplus
 }
 #endif

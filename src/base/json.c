@@ -87,16 +87,24 @@ void jp_json_fput_str(FILE *out, const char *s, size_t len) {
 
 void jp_json_fput_cstr(FILE *out, const char *s) { jp_json_fput_str(out, s ? s : "", s ? strlen(s) : 0); }
 
-void jp_json_fput_ms(FILE *out, int64_t ps) {
+size_t jp_json_format_ms(char buf[JP_JSON_MS_MAX], int64_t ps) {
     int64_t r = ps % 1000;
     if (ps < 0 || ps >= 1000000000000000 || (r >= 499 && r <= 501)) {
-        fprintf(out, "%.6f", (double)ps / 1e9);
-        return;
+        int n = snprintf(buf, JP_JSON_MS_MAX, "%.6f", (double)ps / 1e9);
+        return n > 0 && n < JP_JSON_MS_MAX ? (size_t)n : 0;
     }
     uint64_t ns = (uint64_t)(ps / 1000) + (r > 500);
-    char buf[32], *p = buf + sizeof buf;
+    char tmp[32], *p = tmp + sizeof tmp;
     for (int i = 0; i < 6; i++, ns /= 10) *--p = (char)('0' + ns % 10);
     *--p = '.';
     do *--p = (char)('0' + ns % 10); while (ns /= 10);
-    fwrite(p, 1, (size_t)(buf + sizeof buf - p), out);
+    size_t n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return n;
+}
+
+void jp_json_fput_ms(FILE *out, int64_t ps) {
+    char buf[JP_JSON_MS_MAX];
+    fwrite(buf, 1, jp_json_format_ms(buf, ps), out);
 }

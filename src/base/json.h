@@ -47,5 +47,8 @@ void jp_json_fput_cstr(FILE *out, const char *s);
  * the outputs' every time. Digits from the integer where that rounds alike (a time under 1,000 s
  * whose last 3 digits are not 499-501: the double's error there is under 0.001 ps), else printf. */
 void jp_json_fput_ms(FILE *out, int64_t ps);
+/* The same bytes into buf, NUL-terminated; returns their count. */
+enum { JP_JSON_MS_MAX = 40 };
+size_t jp_json_format_ms(char buf[JP_JSON_MS_MAX], int64_t ps);
 
 #endif

@@ -55,6 +55,9 @@ typedef struct host_step_row {
     const jp_straggler *lag; /* the step's straggler when it is this host */
 } host_step_row;
 
+/* Every host's steps, by step number then host; *rows is malloc'd (NULL with n 0 is fine). */
+int jp_host_step_rows(const jp_analysis *a, host_step_row **rows, size_t *n);
+
 /* A buffer with the module it belongs to: a row of the buffer tables. */
 typedef struct buffer_row {
     const jp_module_memory *m; /* the module, for the CSV's module columns */

@@ -68,8 +68,7 @@ static int cmp_host_step_row(const void *x, const void *y) {
     return (a->host > b->host) - (a->host < b->host);
 }
 
-/* Every host's steps, by step number then host; *rows is malloc'd (NULL with n 0 is fine). */
-static int host_step_rows(const jp_analysis *a, host_step_row **rows, size_t *n) {
+int jp_host_step_rows(const jp_analysis *a, host_step_row **rows, size_t *n) {
     size_t total = 0;
     for (size_t h = 0; h < a->n_host_stats; h++) total += a->host_stats[h].n_steps;
     *n = 0;
@@ -184,7 +183,7 @@ static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
     host_step_row *rows;
     size_t n;
     int rc = json_table(a, &hosts, NULL, out, err);
-    if (!rc && host_step_rows(a, &rows, &n)) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    if (!rc && jp_host_step_rows(a, &rows, &n)) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     if (rc) return rc;
     table steps = host_step_table(rows, n);
     rc = json_table(a, &steps, NULL, out, err);
@@ -428,7 +427,7 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
         host_step_row *rows = NULL;
         size_t *order, n;
         table t = section_table(a, section);
-        if (section == JP_SECTION_HOSTS && host_step_rows(a, &rows, &n)) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+        if (section == JP_SECTION_HOSTS && jp_host_step_rows(a, &rows, &n)) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
         if (section == JP_SECTION_HOSTS) t = host_step_table(rows, n); /* one row per host and step */
         if (picked_table(a, section, view)) t = second_table(a, section);
         rc = section == JP_SECTION_MEMORY ? jp_memory_csv(a, view, out, err) /* one row per buffer */
@@ -747,7 +746,7 @@ static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
     int rc = hosts_summary_text(a, &view, out, err);
     host_step_row *rows;
     size_t n;
-    if (!rc && host_step_rows(a, &rows, &n)) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    if (!rc && jp_host_step_rows(a, &rows, &n)) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     if (rc) return rc;
     if (7 + 13 * a->n_host_stats + 20 <= (size_t)width) {
         step_columns_text(a, rows, n, out);

@@ -404,6 +404,8 @@ static void cell_raw(FILE *out, const cell *v, int json) {
     }
 }
 
+void jp_table_cell_json(FILE *out, const cell *v) { cell_raw(out, v, 1); }
+
 /* The columns of CSV and JSON rows: --columns, else all. */
 static size_t raw_columns(const table *t, size_t *cols) {
     if (t->n_pick) memcpy(cols, t->pick, t->n_pick * sizeof *cols);

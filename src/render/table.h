@@ -78,6 +78,9 @@ void jp_table_json_fields(const jp_analysis *a, const table *t, const void *row,
 /* The same array without its name. */
 void jp_table_json_rows(const jp_analysis *a, const table *t, const size_t *order, size_t n, FILE *out);
 
+/* One cell's JSON value, as jp_table_json writes it. */
+void jp_table_cell_json(FILE *out, const cell *v);
+
 /* "12.3 ms", "450.0 µs", "1.20 s": µs in every human-readable time (JSON keys keep _us, _ms) */
 void jp_format_time(char *buf, size_t len, double ps);
 /* "768 B", "16.0 KiB", "64.0 MiB", "5.00 GiB": powers of 1024, as XLA and XProf count memory. */
