@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -116,7 +117,15 @@ def test_planted_lm_under_jaxprof_run_names_the_slow_step_and_both_causes(tmp_pa
     steady = {c["module"]: c for c in jaxprof_json("compiles", run)["compiles"] if c["steady_state"]}
     assert steady["jit_summarize"]["step"] == 10, steady
     outliers = next(line for line in text.splitlines() if line.strip().startswith("outliers"))
-    assert re.search(r"step 10 \([^)]*: (compile|idle) \+[^)]*(compile|idle) \+", outliers), outliers
+    assert re.search(r"step 10 \([^)]*: idle \+", outliers), outliers  # the sleep: the larger part
+    # the compile is named beside it when its excess over the typical step's is at least a fifth of
+    # the step's excess (the report's rule): how long the helper's compile takes varies by machine
+    steps = [s for s in jaxprof_json("steps", run)["steps"] if not s["no_device_work"]]
+    med = lambda key: statistics.median(s[key] for s in steps)  # noqa: E731
+    s10 = next(s for s in steps if s["step"] == 10)
+    compile_excess = s10["compile_ms"] - med("compile_ms")
+    named = compile_excess > 0 and compile_excess >= 0.2 * (s10["duration_ms"] - med("duration_ms"))
+    assert ("compile +" in outliers) == named, (outliers, compile_excess)
 
 
 # ---- planted: an MLP under plain jax.profiler ----------------------------------------------------
