@@ -56,7 +56,7 @@ $(VENV)/.deps: pyproject.toml Makefile
 # xprof for `jaxprof capture`, whose gRPC profiler client it ships (optional for users); Flax and
 # Optax for the tests that profile real models (the diff of two Flax MLPs).
 $(VENV)/.test-deps: $(VENV)/.deps
-	$(VPY) -m pip install -q "pytest>=7" tensorboard perfetto selenium "xprof>=2.24" flax optax
+	$(VPY) -m pip install -q "pytest>=7" tensorboard perfetto selenium "xprof>=2.24" flax optax pandas
 	touch $@
 
 # What the library links, for `make demo` on a fresh machine: zlib and SQLite's headers (Debian).

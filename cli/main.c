@@ -53,6 +53,40 @@ static int cmd_latest(int argc, char **argv) {
     return rc;
 }
 
+/* Reads all of standard input (malloc'd into *data), for PATH "-". */
+static int read_stdin(char **data, size_t *n) {
+    size_t cap = 1 << 20;
+    *n = 0;
+    *data = malloc(cap);
+    for (size_t got; *data && (got = fread(*data + *n, 1, cap - *n, stdin)) > 0;) {
+        *n += got;
+        if (*n == cap) {
+            char *bigger = cap <= SIZE_MAX / 2 ? realloc(*data, cap *= 2) : NULL;
+            if (!bigger) free(*data);
+            *data = bigger;
+        }
+    }
+    return *data && !ferror(stdin) ? 0 : -1;
+}
+
+/* PATH as jp_profile_load reads it; "-": one serialized XSpace (or its gzip) on standard input, as
+ * jaxprof.profile() hands an in-memory capture to its analysis process (the host: the one the
+ * XSpace names). */
+static int load_profile(jp_profile **p, const char *path, const jp_load_options *opt, jp_error *err) {
+    if (strcmp(path, "-") != 0) return jp_profile_load(p, path, opt, err);
+    char *data;
+    size_t n;
+    if (read_stdin(&data, &n) != 0) {
+        free(data);
+        snprintf(err->msg, sizeof err->msg, "cannot read the profile from standard input");
+        err->offset = 0;
+        return err->code = JP_ERR_IO;
+    }
+    int rc = jp_profile_parse(p, data, n, NULL, opt, err);
+    free(data);
+    return rc;
+}
+
 typedef struct analysis_args {
     const char *path[1]; /* PATH (default ./profiles) */
     jp_load_options load;
@@ -293,7 +327,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
         return EXIT_USAGE;
     }
     const char *outputs[] = {args.html, args.pprof, args.out};
-    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+    for (size_t i = 0; strcmp(args.path[0], "-") != 0 && i < sizeof outputs / sizeof outputs[0]; i++) {
         jp_error clash;
         if (outputs[i] && jp_profile_output_check(args.path[0], outputs[i], &clash) != JP_OK) {
             cli_error(clash.msg);
@@ -304,7 +338,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
     if (!args.view.width) args.view.width = cli_text_width();
     jp_profile *p;
     jp_error err;
-    if (jp_profile_load(&p, args.path[0], &args.load, &err) != JP_OK) {
+    if (load_profile(&p, args.path[0], &args.load, &err) != JP_OK) {
         cli_error(err.msg);
         return EXIT_USAGE;
     }

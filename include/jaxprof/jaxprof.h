@@ -271,7 +271,8 @@ int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err);
 /* Loads and analyses; opt may be NULL. On failure *out is NULL and err names the file.
  * Threads: distinct profiles on distinct threads; opt is only read and may be shared. */
 int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
-/* Same from one serialized XSpace (or its gzip) in memory, as one host called `name`.
+/* Same from one serialized XSpace (or its gzip) in memory, as one host called `name` (NULL: the
+ * host the XSpace names, as JAX names its file, else "memory").
  * Threads: as jp_profile_load; data is only read. */
 int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char *name, const jp_load_options *opt,
                      jp_error *err);

@@ -15,6 +15,7 @@ from .bench import BenchmarkResult, benchmark, benchmark_function, profile_funct
 from .config import ProfilerConfig, add_argparse_arguments
 from .diff import DiffResult, diff
 from .export import ExportResult, export_trace
+from .inmemory import CapturedProfile, profile
 from .mixin import ProfilingMixin
 from .profiler import Capture, Profiler
 from .runs import Run, find_runs, latest_run
@@ -25,6 +26,7 @@ __all__ = [
     "BenchmarkResult",
     "Buffer",
     "Capture",
+    "CapturedProfile",
     "DiffResult",
     "ExportResult",
     "Frame",
@@ -46,6 +48,7 @@ __all__ = [
     "latest_run",
     "load",
     "open_latest_profile",
+    "profile",
     "profile_function",
     "profile_scope",
     "profile_trace",

@@ -103,19 +103,22 @@ typedef struct {
 } ProfileObject;
 
 static int profile_init(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"path", "host", "device", "cpu_peaks_file", NULL};
+    static char *kwlist[] = {"path", "host", "device", "cpu_peaks_file", "data", NULL};
     PyObject *path_obj;
     const char *host = NULL, *device = NULL, *peaks = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zzz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device,
-                                     &peaks))
+    Py_buffer data = {0}; /* data: a serialized XSpace in memory; path then only names it */
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zzzy*", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device,
+                                     &peaks, &data))
         return -1;
     jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks, .max_inflate = env_max_inflate()};
     jp_error err;
     jp_profile *p = NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = jp_profile_load(&p, PyBytes_AS_STRING(path_obj), &opt, &err);
+    rc = data.buf ? jp_profile_parse(&p, data.buf, (size_t)data.len, NULL, &opt, &err)
+                  : jp_profile_load(&p, PyBytes_AS_STRING(path_obj), &opt, &err);
     Py_END_ALLOW_THREADS
+    if (data.buf) PyBuffer_Release(&data);
     Py_DECREF(path_obj);
     if (rc != JP_OK) {
         raise_jp_error(&err);

@@ -131,9 +131,10 @@ def _kill_children() -> None:
 atexit.register(_kill_children)
 
 
-def run(args: Sequence[str], limits: Limits | None = None) -> Outcome:
+def run(args: Sequence[str], limits: Limits | None = None, stdin: bytes | None = None) -> Outcome:
     """Runs ``jaxprof ARGS`` in a child under ``limits`` (default: :meth:`Limits.from_env`) and
-    returns what it did. Never raises for the child's sake.
+    returns what it did. Never raises for the child's sake. ``stdin``: bytes the child reads (an
+    in-memory capture, for PATH ``-``).
 
     The limits are set by ``/bin/sh`` (``ulimit -v``, and ``ulimit -t`` at twice the time limit as
     a backstop for a child whose parent died) before it execs the command: a ``preexec_fn`` could
@@ -150,27 +151,31 @@ def run(args: Sequence[str], limits: Limits | None = None) -> Outcome:
     try:
         # a session of its own: the terminal's Ctrl-C is the training's to handle, and the time
         # limit ends the child's whole group (the CLI works in a forked process of its own)
-        child = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, errors="replace", start_new_session=True)
+        child = subprocess.Popen(full, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         return Outcome("", "", None, f"could not be started ({exc})")
     with _children_lock:
         _children.add(child)
     try:
         try:
-            out, err = child.communicate(timeout=limits.timeout_s)
+            raw_out, raw_err = child.communicate(input=stdin, timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
             _kill(child)
-            out, err = child.communicate()
-            return Outcome(out, err, None, f"took longer than {limits.timeout_s:g} s and was stopped "
-                                           f"(limit: {ENV_TIMEOUT})")
+            raw_out, raw_err = child.communicate()
+            return Outcome(_text(raw_out), _text(raw_err), None, f"took longer than {limits.timeout_s:g} s and was "
+                                                                 f"stopped (limit: {ENV_TIMEOUT})")
     finally:
         with _children_lock:
             _children.discard(child)
-    rc = child.returncode
+    rc, out, err = child.returncode, _text(raw_out), _text(raw_err)
     if rc == 0:
         return Outcome(out, err, rc, "")
     return Outcome(out, err, rc, _describe(rc, err, limits))
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
 
 
 def _capped_kib(memory: int | None) -> int:

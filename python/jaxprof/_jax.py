@@ -232,3 +232,45 @@ def _reset_state() -> None:
     state = _profile_state()
     if state is not None and state.profile_session is not None and hasattr(state, "reset"):
         state.reset()
+
+
+def start_in_memory(options: Any | None) -> bool:
+    """Starts a profiler session whose capture stays in memory (``stop_in_memory`` returns it).
+    The session is JAX's own, registered where ``start_trace`` registers its: a ``start_trace``
+    meanwhile is refused as for any running trace. False (with one warning) when it cannot start."""
+    state = _profile_state()
+    if trace_active():
+        log.warning("another profiler trace is already active in this process; in-memory capture skipped")
+        return False
+    try:
+        from jax._src import xla_bridge
+        from jax._src.lib import _profiler
+
+        if state is None:
+            raise RuntimeError(f"this JAX ({jax.__version__}) keeps no profiler state jaxprof knows")
+        xla_bridge.get_backend()  # backends first, as start_trace does (a TPU tracer needs libtpu up)
+        options = options if options is not None else make_options()
+        with state.lock:
+            if state.profile_session is not None:
+                raise RuntimeError("a trace started meanwhile")
+            state.profile_session = _profiler.ProfilerSession(options) if options is not None else _profiler.ProfilerSession()
+        return True
+    except Exception as exc:
+        log.warning("could not start an in-memory profiler session: %s", exc)
+        return False
+
+
+def stop_in_memory() -> bytes | None:
+    """Stops the session ``start_in_memory`` started and returns its serialized XSpace, writing no
+    file. None (with one warning) when stopping fails; the session is cleared either way."""
+    state = _profile_state()
+    session = state.profile_session if state is not None else None
+    if session is None:
+        return None
+    try:
+        return bytes(session.stop())
+    except Exception as exc:
+        log.warning("could not stop the in-memory profiler session: %s", exc)
+        return None
+    finally:
+        _reset_state()

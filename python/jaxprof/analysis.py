@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from . import _core, calibrate
-from .results import (AllocatorStat, Buffer, Collective, CollectiveInstance, Compile, Device, Finding, FlameNode,
-                      Frame, HostStat, HostStep, Kernel, Kpi, Launch, LaunchStream, Line, ModuleMemory, Op, Row,
-                      Scope, Step, Straggler, Transfer)
+from .results import (TABLES as TABLE_CLASSES, AllocatorStat, Buffer, Collective, CollectiveInstance, Compile,
+                      Device, Finding, FlameNode, Frame, HostStat, HostStep, Kernel, Kpi, Launch, LaunchStream, Line,
+                      ModuleMemory, Op, Precision, Row, Scope, Step, Straggler, Transfer)
 
 PathLike = str | os.PathLike[str]
 
@@ -34,14 +34,17 @@ def _buffer(module: dict[str, Any], row: dict[str, Any]) -> Buffer:
 
 
 class Profile:
-    """A profile (an ``.xplane.pb[.gz]``, a run directory, or a log dir's newest run), analysed."""
+    """A profile (an ``.xplane.pb[.gz]``, a run directory, or a log dir's newest run), analysed;
+    or, with ``data``, a serialized XSpace in memory (``path`` then only names it)."""
 
-    def __init__(self, path: PathLike, host: str | None = None, device: str | None = None) -> None:
+    def __init__(self, path: PathLike, host: str | None = None, device: str | None = None,
+                 data: bytes | None = None) -> None:
         self.path = os.fspath(path)
         # a `jaxprof calibrate` of this machine gives CPU profiles captured here their peaks
         peaks = calibrate.cache_file()
+        more = {"data": data} if data is not None else {}
         self._core = _core.Profile(self.path, host=host, device=device,
-                                   cpu_peaks_file=str(peaks) if peaks else None)
+                                   cpu_peaks_file=str(peaks) if peaks else None, **more)
 
     def render(self, section: str = "report", format: str = "text", *, top: int = 0, sort: str | None = None,
                filter: str | None = None, width: int = 0, columns: str | None = None,
@@ -50,6 +53,10 @@ class Profile:
         (ops only: ``"category"``, ``"module"``, ``"scope"``, ``"source"``) sums the ops by that field;
         ``table`` (comm: ``"comm_instances"``, launch: ``"launch_streams"``) that second table alone."""
         return self._core.render(section, format, top, sort, filter, width, columns, module, group, table)
+
+    def report(self, *, top: int = 10, width: int = 100) -> str:
+        """The ``jaxprof report`` text."""
+        return self.render("report", top=top, width=width)
 
     def _json(self, section: str, **view: Any) -> dict[str, Any]:
         return json.loads(self.render(section, "json", **view))
@@ -164,13 +171,53 @@ class Profile:
         nothing while it dispatched), a module with ``no HLO``. Empty for a complete capture."""
         return self._json("findings")["capture_health"]
 
+    def precision(self) -> list[Precision]:
+        """Op self time by the precision the ops compute in (their dtype), the most first."""
+        return _rows(Precision, self._json("ops")["precision"])
+
+    def table(self, name: str) -> list[Row]:
+        """Every row of one table by its name (``Profile.TABLES``; the names of --json, of
+        ``jaxprof sql`` and of docs/json-schema.md)."""
+        if name not in self.TABLES:
+            raise ValueError(f"no table {name!r}; the tables: {', '.join(self.TABLES)}")
+        return self.TABLES[name](self)
+
+    def to_pandas(self, name: str = "ops") -> Any:
+        """One table as a pandas DataFrame (pandas is imported only here): a column per JSON key,
+        units in the names (``self_ms``, ``bytes``), nullable typed columns (Int64, Float64,
+        boolean, string); stacks as tuples of :class:`Frame`. Raises ImportError without pandas."""
+        from ._frames import frame
+
+        return frame(TABLE_CLASSES[name] if name in TABLE_CLASSES else None, self.table(name))
+
+    def dataframes(self) -> dict[str, Any]:
+        """Every table as a DataFrame, by name."""
+        return {name: self.to_pandas(name) for name in self.TABLES}
+
     def __repr__(self) -> str:
         return f"Profile({self.path!r})"
 
+    #: every table a profile has, by name, and how its rows are read
+    TABLES: dict[str, Callable[["Profile"], list[Any]]] = {
+        "devices": lambda p: p.devices(), "kpis": lambda p: p.kpis(), "ops": lambda p: p.ops(),
+        "precision": lambda p: p.precision(), "steps": lambda p: p.steps(), "scopes": lambda p: p.scopes(),
+        "kernels": lambda p: p.kernels(), "memory": lambda p: p.memory(), "modules": lambda p: p.memory_modules(),
+        "buffers": lambda p: p.memory_buffers(), "transfers": lambda p: p.transfers(),
+        "compiles": lambda p: p.compiles(), "findings": lambda p: p.findings(), "lines": lambda p: p.lines(),
+        "flame": lambda p: p.flame(), "host_stats": lambda p: p.hosts()["host_stats"],
+        "host_steps": lambda p: p.hosts()["host_steps"], "stragglers": lambda p: p.hosts()["stragglers"],
+        "launches": lambda p: p.launches(), "launch_streams": lambda p: p.launch_streams(),
+        "comm": lambda p: p.comm(), "comm_instances": lambda p: p.comm_instances(),
+    }
 
-def load(path: PathLike, host: str | None = None, device: str | None = None) -> Profile:
-    """Loads and analyses a profile. Raises FileNotFoundError, or ValueError naming the byte offset
-    of a truncated or corrupt file."""
+
+def load(path: PathLike | bytes | bytearray | memoryview, host: str | None = None,
+         device: str | None = None) -> Profile:
+    """Loads and analyses a profile: a path, or the bytes of a serialized XSpace (or its gzip), as
+    ``jaxprof.profile()`` captures one (``prof.xspace``). Raises FileNotFoundError, or ValueError
+    naming the byte offset of a truncated or corrupt input."""
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return Profile("<memory>", host=host, device=device, data=bytes(path))
     return Profile(path, host=host, device=device)
 
 

@@ -546,13 +546,25 @@ int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *o
     return JP_OK;
 }
 
+/* The host an XSpace in memory is named by when the caller gives no name: the machine it was
+ * captured on (its hostnames field, as a file JAX writes is named), else "memory". */
+static void own_hostname(const jp_xspace *xs, char *buf, size_t cap) {
+    size_t n = 0;
+    const jp_str *names = jp_xspace_hostnames(xs, &n);
+    size_t len = n && names[0].len && !memchr(names[0].ptr, '/', names[0].len) ? names[0].len : 0;
+    if (len >= cap) len = cap - 1;
+    memcpy(buf, len ? names[0].ptr : "memory", len ? len : sizeof "memory");
+    if (len) buf[len] = '\0';
+}
+
 int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char *name, const jp_load_options *opt,
                      jp_error *err) {
     *out = NULL;
-    name = name ? name : "<memory>";
+    char host[256];
     jp_xspace *xs;
-    int rc = jp_xspace_parse_limited(&xs, data, len, name, 1, opt ? opt->max_inflate : 0, err);
+    int rc = jp_xspace_parse_limited(&xs, data, len, name ? name : "<memory>", 1, opt ? opt->max_inflate : 0, err);
     if (rc) return rc;
+    if (!name) own_hostname(xs, host, sizeof host), name = host;
     rc = jp_profile_from_xspaces(out, &xs, &name, 1, name, opt, err);
     jp_xspace_close(xs);
     return rc;
