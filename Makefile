@@ -19,7 +19,7 @@ test: test-c test-py
 # C library tests under AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors. Everything
 # is built, the CLI too: test-py runs $(ASAN)/jaxprof on realistic captures (test_realistic.py).
 ASAN_SETUP = [ -f $(ASAN)/build.ninja ] || $(VENV)/bin/meson setup $(ASAN) --werror -Dbuildtype=debug \
-	    -Db_sanitize=address,undefined -Dc_args=-fno-sanitize-recover=all -Dpython=disabled -Dtests=enabled
+	    -Db_sanitize=address,undefined -Dc_args=-fno-sanitize-recover=all -Dpython=disabled -Dtests=enabled -Dsqlite=enabled
 
 test-c: sysdeps venv
 	@$(ASAN_SETUP)
@@ -40,7 +40,7 @@ generate: sysdeps venv
 	$(VPY) tools/generated.py $(ASAN)/jaxprof-columns . --write
 
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES) | builddeps
-	$(VPY) -m pip install -q --no-build-isolation --no-deps -Csetup-args=--werror -Csetup-args=-Dtests=disabled -Cbuild-dir=build-py .
+	$(VPY) -m pip install -q --no-build-isolation --no-deps -Csetup-args=--werror -Csetup-args=-Dtests=disabled -Csetup-args=-Dsqlite=enabled -Cbuild-dir=build-py .
 	touch $@
 
 venv: $(VENV)/.deps
