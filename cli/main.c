@@ -190,6 +190,9 @@ static const cli_opt ANALYSIS_OPTS[] = {
     {"--json", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_JSON, ANY,
      "machine-readable output (JSON schema in docs/json-schema.md)"},
     {"--csv", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_CSV, ANY, "one table as CSV"},
+    {"--summary", NULL, NULL, NULL, cli_set_flag, A(format), JP_FORMAT_SUMMARY, JP_SECTION_REPORT, 0,
+     "a compact JSON of what matters (step time and breakdown, KPIs, findings\n"
+     "with evidence, top ops and scopes), for scripts and assistants"},
     {"--width", NULL, NULL, "N", cli_set_width, A(view.width), 0, ANY,
      "text width in columns (default: the terminal's, else 100)"},
     {"--threads", NULL, NULL, "N", cli_set_threads, A(load.threads), 0, ANY,

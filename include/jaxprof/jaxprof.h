@@ -293,7 +293,8 @@ typedef enum jp_section {
     JP_SECTION_COMM,
     JP_SECTION_COUNT
 } jp_section;
-typedef enum jp_format { JP_FORMAT_TEXT = 0, JP_FORMAT_JSON, JP_FORMAT_CSV } jp_format;
+/* JP_FORMAT_SUMMARY: report's compact JSON for scripts and assistants (docs/json-schema.md). */
+typedef enum jp_format { JP_FORMAT_TEXT = 0, JP_FORMAT_JSON, JP_FORMAT_CSV, JP_FORMAT_SUMMARY } jp_format;
 
 /* Section by its command name ("ops"), or -1. Threads: any (static table). */
 int jp_section_from_name(const char *name);

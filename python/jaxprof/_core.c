@@ -138,6 +138,7 @@ static int format_from_name(const char *name) {
     if (strcmp(name, "text") == 0) return JP_FORMAT_TEXT;
     if (strcmp(name, "json") == 0) return JP_FORMAT_JSON;
     if (strcmp(name, "csv") == 0) return JP_FORMAT_CSV;
+    if (strcmp(name, "summary") == 0) return JP_FORMAT_SUMMARY;
     return -1;
 }
 

@@ -135,9 +135,9 @@ static void json_split_note(const jp_analysis *a, int section, FILE *out) {
     jp_json_fput_cstr(out, SPLIT_NOTE);
 }
 
-static void json_header(const jp_analysis *a, int section, FILE *out) {
+static void json_header(const jp_analysis *a, const char *section, FILE *out) {
     fprintf(out, "{\"schema_version\":%d,\"jaxprof_version\":\"%s\",\"section\":\"%s\",\"path\":",
-            JP_JSON_SCHEMA_VERSION, JP_VERSION, jp_section_name(section));
+            JP_JSON_SCHEMA_VERSION, JP_VERSION, section);
     jp_json_fput_cstr(out, a->path);
     fprintf(out, ",\"platform\":\"%s\",\"hosts\":[", jp_platform_name(a->platform));
     for (size_t i = 0; i < a->n_hosts; i++) {
@@ -235,7 +235,7 @@ static void json_launch_queue(const jp_analysis *a, FILE *out) {
 }
 
 static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE *out, jp_error *err) {
-    json_header(a, section, out);
+    json_header(a, jp_section_name(section), out);
     /* the devices head every document; a section whose table they are has them there, with its view */
     int own = jp_section_get(section)->table == JP_TABLE_DEVICES;
     table devices = jp_table_of(a, JP_TABLE_DEVICES), kpis = jp_table_of(a, JP_TABLE_KPIS);
@@ -279,6 +279,28 @@ static int render_json(const jp_analysis *a, int section, const jp_view *v, FILE
         if (!rc && second.n_cols) rc = json_table(a, &second, picked_table(a, section, v) ? v : NULL, out, err);
         if (section == JP_SECTION_LAUNCH) json_launch_queue(a, out);
     }
+    fputs("}\n", out);
+    return rc;
+}
+
+/* report --summary: the few numbers and findings a script or an assistant needs to say what is
+ * slow and why, a few kB whatever the profile (docs/cli.md, "report --summary"). */
+static const char SUMMARY_OP_COLUMNS[] = "name,category,count,self_ms,pct_time,bound_by,roof_pct,source";
+enum { SUMMARY_TOP_OPS = 5, SUMMARY_TOP_SCOPES = 5 };
+
+static int render_summary(const jp_analysis *a, FILE *out, jp_error *err) {
+    json_header(a, "summary", out);
+    fputs(",\"devices\":", out);
+    fprintf(out, "%zu", a->n_devices);
+    json_step_summary(a, out);
+    table kpis = jp_table_of(a, JP_TABLE_KPIS), findings = jp_table_of(a, JP_TABLE_FINDINGS);
+    table ops = jp_table_of(a, JP_TABLE_OPS), scopes = jp_table_of(a, JP_TABLE_SCOPES);
+    jp_view top_ops = {.top = SUMMARY_TOP_OPS, .columns = SUMMARY_OP_COLUMNS};
+    jp_view top_scopes = {.top = SUMMARY_TOP_SCOPES, .sort = "self_ms", .columns = "scope,kind,self_ms,pct"};
+    int rc = json_table(a, &kpis, NULL, out, err);
+    if (!rc) rc = json_table(a, &findings, NULL, out, err);
+    if (!rc) rc = json_table(a, &ops, &top_ops, out, err);
+    if (!rc) rc = json_table(a, &scopes, &top_scopes, out, err);
     fputs("}\n", out);
     return rc;
 }
@@ -421,7 +443,10 @@ int jp_render(const jp_analysis *a, int section, int format, const jp_view *view
         if ((rc = jp_memory_pick(a, view, &mods, &n, err))) return rc;
         free(mods);
     }
-    if (format == JP_FORMAT_JSON) {
+    if (format == JP_FORMAT_SUMMARY) {
+        rc = section == JP_SECTION_REPORT ? render_summary(a, out, err)
+                                          : jp_error_set(err, JP_ERR_ARG, 0, "the summary is report's alone");
+    } else if (format == JP_FORMAT_JSON) {
         rc = render_json(a, section, view, out, err);
     } else if (format == JP_FORMAT_CSV) {
         host_step_row *rows = NULL;
