@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyses/analyses.h"
+#include "decode/chrome.h"
 #include "base/vec.h"
 
 /* The most modules without HLO named one by one; past it, one entry counts the rest. */
@@ -74,6 +75,16 @@ static int has_hlo(const jp_model *m, const char *module, uint32_t host) {
     return 0;
 }
 
+/* A host read from a Chrome trace: it has no HloProto by the format (its capture note says so). */
+static int from_chrome(const jp_model *m, uint32_t host) {
+    const char *name = JP_VEC_AT(&m->hosts, jp_model_host, host).name;
+    for (size_t i = 0; i < m->capture_notes.n; i++) {
+        const jp_health *h = &JP_VEC_AT(&m->capture_notes, jp_health, i);
+        if (h->host && name && strcmp(h->host, name) == 0 && strncmp(h->text, JP_CHROME_NOTE_PREFIX, strlen(JP_CHROME_NOTE_PREFIX)) == 0) return 1;
+    }
+    return 0;
+}
+
 typedef struct lacking {
     const char *module;
     uint32_t host;
@@ -84,7 +95,7 @@ typedef struct lacking {
 static int consider(const jp_model *m, const char *module, uint32_t host, jp_vec *named, lacking *last) {
     if (!module || !module[0] || host >= m->hosts.n || (last->module == module && last->host == host)) return JP_OK;
     *last = (lacking){module, host};
-    if (has_hlo(m, module, host)) return JP_OK;
+    if (has_hlo(m, module, host) || from_chrome(m, host)) return JP_OK;
     for (size_t i = 0; i < named->n; i++) {
         const lacking *l = &JP_VEC_AT(named, lacking, i);
         if (l->host == host && strcmp(l->module, module) == 0) return JP_OK;

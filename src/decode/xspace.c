@@ -16,6 +16,7 @@
 #include "base/map.h"
 #include "base/vec.h"
 #include "decode/pb.h"
+#include "decode/chrome.h"
 #include "decode/xspace.h"
 
 struct jp_xspace {
@@ -39,6 +40,7 @@ struct jp_xspace {
     jp_map stat_cache;     /* (value address, length) -> index into stat_strs: each inflates once */
     jp_vec stat_strs;      /* jp_str, the inflated values (arena) */
     const char *warning;   /* what decoding doubts though the input decoded (arena), or NULL */
+    int chrome;            /* the input was a Chrome trace, read as the XSpace it describes (chrome.c) */
 };
 
 enum {
@@ -688,14 +690,24 @@ static int is_json_text(const uint8_t *p, size_t n, size_t *at) {
     return i < n && (p[i] == '{' || p[i] == '[');
 }
 
+/* A Chrome trace: its XSpace replaces the JSON (which is freed when it was inflated here). */
+static int convert_chrome(jp_xspace *xs, jp_error *err) {
+    uint8_t *space;
+    size_t len;
+    int rc = jp_chrome_to_xspace(xs->data, xs->size, &space, &len, err);
+    if (rc != JP_OK) return rc;
+    free(xs->inflated);
+    xs->inflated = space, xs->data = space, xs->size = len;
+    xs->chrome = 1;
+    return JP_OK;
+}
+
 static int decode_space(jp_xspace *xs, jp_error *err) {
     size_t json_at;
-    if (is_json_text(xs->data, xs->size, &json_at))
-        return jp_error_set(err, JP_ERR_CORRUPT, json_at,
-                            "not an XSpace at byte %zu: this is JSON text, such as the Chrome trace "
-                            "(*.trace.json.gz) jax.profiler writes; jaxprof reads the *.xplane.pb of the "
-                            "same capture (give its run directory, or capture with jaxprof.trace)",
-                            json_at);
+    if (!xs->chrome && is_json_text(xs->data, xs->size, &json_at)) {
+        int rc = convert_chrome(xs, err);
+        return rc == JP_OK ? decode_space(xs, err) : rc;
+    }
     jp_pb c = jp_pb_make(xs->data, xs->size, xs->data);
     jp_pb_field f;
     size_t n_planes = 0, n_hosts = 0, n_notes[2] = {0, 0};

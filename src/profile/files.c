@@ -85,10 +85,24 @@ int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     return rc;
 }
 
+/* The host of a Chrome trace named as jax.profiler names it, <host>.trace.json[.gz]; 0 otherwise.
+ * (Only a file given as PATH: a run directory's hosts are its xplane files, which jax.profiler
+ * writes beside such a trace.) */
+static size_t trace_json_host_len(const char *name) {
+    static const char *const SUFFIXES[] = {".trace.json", ".trace.json.gz"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++) {
+        size_t k = strlen(SUFFIXES[i]);
+        if (n > k && memcmp(name + n - k, SUFFIXES[i], k) == 0) return n - k;
+    }
+    return 0;
+}
+
 const char *jp_profile_host_of(jp_arena *a, const char *file) {
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     size_t n = jp_xplane_host_len(base);
+    if (!n) n = trace_json_host_len(base);
     return jp_arena_strndup(a, base, n ? n : strlen(base));
 }
 

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "base/text.h"
+#include "decode/chrome.h"
 #include "render/columns.h"
 #include "render/memory_render.h"
 
@@ -369,6 +370,13 @@ static int top_modules_text(const jp_analysis *a, const jp_module_memory **mods,
     return rc;
 }
 
+/* 1 when a host was read from a Chrome trace (its capture note says so). */
+static int from_chrome_trace(const jp_analysis *a) {
+    for (size_t i = 0; i < a->n_health; i++)
+        if (strncmp(a->health[i].text, JP_CHROME_NOTE_PREFIX, strlen(JP_CHROME_NOTE_PREFIX)) == 0) return 1;
+    return 0;
+}
+
 int jp_memory_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
     const jp_module_memory **mods;
     size_t n;
@@ -381,6 +389,9 @@ int jp_memory_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *
             if (i) fputc('\n', out);
             rc = one_module_text(a, mods[i], &bv, out, err);
         }
+    } else if (!n && from_chrome_trace(a)) {
+        fputs("Memory at the peak: needs the .xplane.pb (a Chrome trace keeps no HLO protos, so no buffer\n"
+              "assignment; give the .xplane.pb of the same capture)\n", out);
     } else if (!n) {
         fputs("Memory at the peak: no XLA buffer assignment in this profile (JAX stores one per compiled module\n"
               "in /host:metadata; this profile has none)\n", out);

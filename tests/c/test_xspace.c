@@ -447,18 +447,85 @@ static void capture_errors_and_warnings_decode(void **state) {
     free(w.buf);
 }
 
+/* A Chrome trace is read as the XSpace it describes: a plane per process, a line per thread (by
+ * start, parents first), B/E pairs and X slices as events, args as typed stats, model_flops standing
+ * in for flops, and the note of what the JSON lacks. */
+static void chrome_traces_read_as_their_xspace(void **state) {
+    (void)state;
+    const char *json =
+        "{\"traceEvents\": ["
+        "{\"ph\":\"M\",\"pid\":3,\"name\":\"process_name\",\"args\":{\"name\":\"/device:TPU:0\"}},"
+        "{\"ph\":\"M\",\"pid\":3,\"tid\":7,\"name\":\"thread_name\",\"args\":{\"name\":\"XLA Ops\"}},"
+        "{\"ph\":\"X\",\"pid\":3,\"tid\":7,\"ts\":12.5,\"dur\":2.000001,\"name\":\"fusion.2\","
+        "\"args\":{\"long_name\":\"%fusion.2 = f32[8] fusion()\",\"model_flops\":\"640\",\"hlo_category\":\"loop fusion\","
+        "\"scale\":\"0.5\",\"big\":\"18446744073709551614\"}},"
+        "{\"ph\":\"X\",\"pid\":3,\"tid\":7,\"ts\":10,\"dur\":1,\"name\":\"fusion.1\"},"
+        "{\"ph\":\"B\",\"pid\":9,\"tid\":1,\"ts\":1,\"name\":\"outer\"},"
+        "{\"ph\":\"B\",\"pid\":9,\"tid\":1,\"ts\":2,\"name\":\"inner\"},"
+        "{\"ph\":\"E\",\"pid\":9,\"tid\":1,\"ts\":3},{\"ph\":\"E\",\"pid\":9,\"tid\":1,\"ts\":5},"
+        "{\"ph\":\"E\",\"pid\":9,\"tid\":1,\"ts\":6},{}]}";
+    jp_xspace *xs;
+    jp_error err;
+    if (jp_xspace_parse(&xs, json, strlen(json), "c.trace.json", &err) != JP_OK) fail_msg("%s", err.msg);
+    size_t n;
+    const jp_plane *pl = jp_xspace_planes(xs, &n);
+    assert_int_equal(n, 2);
+    assert_true(jp_str_eq(pl[0].name, "/device:TPU:0") && jp_str_eq(pl[1].name, "pid 9"));
+    assert_int_equal(pl[0].n_lines, 1);
+    const jp_line *ln = &pl[0].lines[0];
+    assert_true(jp_str_eq(ln->name, "XLA Ops") && ln->id == 7 && ln->n_events == 2);
+    assert_int_equal(jp_event_start_ps(ln, &ln->events[0]), 10000000); /* sorted by start */
+    const jp_event *op = &ln->events[1];
+    assert_int_equal(jp_event_start_ps(ln, op), 12500000);
+    assert_int_equal(op->duration_ps, 2000001);
+    const jp_event_meta *em = jp_plane_event_meta_view(&pl[0], op->metadata_id);
+    assert_true(jp_str_eq(em->name, "%fusion.2 = f32[8] fusion()") && jp_str_eq(em->display_name, "fusion.2"));
+    int seen = 0;
+    jp_stats_iter it = jp_stats_of_event(xs, op);
+    jp_stat st;
+    while (jp_stats_next(&it, &st, &err) == 1) {
+        jp_str name = jp_plane_stat_meta_view(&pl[0], st.metadata_id)->name;
+        if (jp_str_eq(name, "model_flops") || jp_str_eq(name, "flops")) {
+            assert_int_equal(st.kind, JP_STAT_INT);
+            assert_int_equal(st.v.i, 640);
+            seen++;
+        } else if (jp_str_eq(name, "scale")) {
+            assert_int_equal(st.kind, JP_STAT_DOUBLE);
+            assert_true(st.v.d == 0.5);
+            seen++;
+        } else if (jp_str_eq(name, "big")) {
+            assert_int_equal(st.kind, JP_STAT_UINT);
+            assert_true(st.v.u == UINT64_MAX - 1); /* past int64: unsigned */
+            seen++;
+        } else if (jp_str_eq(name, "hlo_category")) {
+            assert_int_equal(st.kind, JP_STAT_STR);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 5); /* model_flops, flops, scale, big, hlo_category */
+    const jp_line *th = &pl[1].lines[0]; /* B/E paired innermost first; the stray E dropped */
+    assert_int_equal(th->n_events, 2);
+    assert_int_equal(th->events[0].duration_ps, 4000000);
+    assert_int_equal(th->events[1].duration_ps, 1000000);
+    const jp_str *notes = jp_xspace_warnings(xs, &n);
+    assert_int_equal(n, 1);
+    assert_memory_equal(notes[0].ptr, "read from a Chrome trace (JSON)", 31);
+    jp_xspace_close(xs);
+}
+
 static void corrupt_and_wrong_type_inputs(void **state) {
     (void)state;
     jp_xspace *xs;
     jp_error err;
-    const char *json = "{\"traceEvents\": []}";
-    assert_int_equal(jp_xspace_parse(&xs, json, strlen(json), "t.json", &err), JP_ERR_CORRUPT);
-    assert_string_equal(err.msg, "t.json: not an XSpace at byte 0: this is JSON text, such as the Chrome trace "
-                                 "(*.trace.json.gz) jax.profiler writes; jaxprof reads the *.xplane.pb of the "
-                                 "same capture (give its run directory, or capture with jaxprof.trace)");
-    assert_int_equal(jp_xspace_parse(&xs, "\r\n [1]", 6, "a.json", &err), JP_ERR_CORRUPT);
-    assert_int_equal(err.offset, 3); /* where the text starts */
-    assert_non_null(strstr(err.msg, "a.json: not an XSpace at byte 3: this is JSON text"));
+    /* JSON is read as a Chrome trace (chrome_traces_read_as_their_xspace); JSON that is none is
+     * named as such, at the byte where it goes wrong */
+    const char *cut = "{\"traceEvents\": [{\"ph\": \"X\"";
+    assert_int_equal(jp_xspace_parse(&xs, cut, strlen(cut), "t.json", &err), JP_ERR_TRUNCATED);
+    assert_int_equal(err.offset, strlen(cut));
+    assert_non_null(strstr(err.msg, "t.json: not a valid Chrome trace at byte 27: JSON"));
+    const char *other = "\r\n {\"a\": 1}";
+    assert_int_equal(jp_xspace_parse(&xs, other, strlen(other), "a.json", &err), JP_ERR_CORRUPT);
+    assert_string_equal(err.msg, "a.json: JSON, but not a Chrome trace (no traceEvents list)");
     const uint8_t bad_wire[] = {0x0a, 0x02, 0x08, 0x01, 0x12, 0x01}; /* plane.id ok, then name truncated */
     assert_int_equal(jp_xspace_parse(&xs, bad_wire, sizeof bad_wire, "b", &err), JP_ERR_TRUNCATED);
     assert_int_equal(err.offset, 4);
@@ -831,6 +898,7 @@ int main(void) {
         cmocka_unit_test(truncation_reports_file_and_offset),
         cmocka_unit_test(capture_errors_and_warnings_decode),
         cmocka_unit_test(corrupt_and_wrong_type_inputs),
+        cmocka_unit_test(chrome_traces_read_as_their_xspace),
         cmocka_unit_test(random_byte_flips_never_crash),
         cmocka_unit_test(compressed_stats_are_bounded_in_total),
         cmocka_unit_test(malformed_varints_are_corrupt_not_truncated),

@@ -333,22 +333,7 @@ def test_op_names_agree_with_xprof_framework_ops(both, name: str) -> None:
         assert next(o for o in ops if o["name"] == "custom-call.1")["op_name"] == "jit(dot)/dot_general"
 
 
-# JAX's Chrome traces (vLLM's TPU inference runs; README there) are not what jaxprof reads: each is
-# refused with what it is and what to give instead, not a decoder error about wire types.
-CHROME_TRACES = sorted(p.name for p in REAL.glob("*.trace.json.gz"))
-
-
-def test_there_are_chrome_traces_to_refuse() -> None:
-    assert len(CHROME_TRACES) >= 3
-
-
-@pytest.mark.parametrize("name", CHROME_TRACES)
-def test_chrome_trace_is_refused_with_what_it_is(name: str) -> None:
-    proc = run_jaxprof("report", REAL / name)
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stdout == ""
-    assert proc.stderr.startswith(f"jaxprof: {REAL / name}: not an XSpace at byte 0: this is JSON text")
-    assert "*.xplane.pb" in proc.stderr and "wire type" not in proc.stderr
+# JAX's Chrome traces (vLLM's TPU inference runs) are read too: tests/python/test_chrome_input.py.
 
 
 def test_tpu_grouped_ops_rate_only_the_ops_that_have_rates() -> None:
