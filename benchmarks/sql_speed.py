@@ -12,22 +12,15 @@ import os
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_xplane  # noqa: E402
+from multihost_report import wall as timed  # noqa: E402
 
 QUERY = "SELECT name, count(*), sum(dur_ps) FROM events GROUP BY name ORDER BY 3 DESC LIMIT 10"
-
-
-def timed(cmd: list[str]) -> float:
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
 
 
 def main() -> None:

@@ -634,15 +634,6 @@ static int open_for_build(const char *name, sqlite3 **db, jp_error *err) {
                             "PRAGMA cache_size=-65536", err);
 }
 
-int jp_sql_is_database(const char *path) {
-    static const char MAGIC[16] = "SQLite format 3";
-    char head[16];
-    FILE *f = fopen(path, "rb");
-    int yes = f && fread(head, 1, sizeof head, f) == sizeof head && memcmp(head, MAGIC, sizeof head) == 0;
-    if (f) fclose(f);
-    return yes;
-}
-
 static int open_database_file(jp_sql *q, const char *path, jp_error *err) {
     if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) return sql_failed(q->db, path, err);
     harden(q->db);

@@ -35,13 +35,4 @@ int jp_sql_export(const char *path, const char *out_path, const jp_load_options 
     return no_sqlite(err);
 }
 
-int jp_sql_is_database(const char *path) {
-    static const char MAGIC[16] = "SQLite format 3";
-    char head[16];
-    FILE *f = fopen(path, "rb");
-    int yes = f && fread(head, 1, sizeof head, f) == sizeof head && memcmp(head, MAGIC, sizeof head) == 0;
-    if (f) fclose(f);
-    return yes;
-}
-
 int jp_sql_complete(const char *sql) { return sql && strchr(sql, ';') != NULL; }

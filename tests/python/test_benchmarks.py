@@ -40,3 +40,10 @@ def test_multihost_scaling_prints_its_tables():
     assert proc.returncode == 0, proc.stderr
     assert "### Two host files" in proc.stdout and "| cpu | 0 |" in proc.stdout and "| gpu | 0 |" in proc.stdout
     assert "| 4 | 1 |" in proc.stdout and "1,024-host pod on 64 cores" in proc.stdout
+
+
+def test_sql_speed_prints_its_table():
+    proc = subprocess.run([sys.executable, str(BENCH / "sql_speed.py"), "--size", "0.3", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "## SQL export" in proc.stdout and "| cpu | 0 MB |" in proc.stdout and "| gpu | 0 MB |" in proc.stdout
