@@ -220,9 +220,30 @@ def warn(run_dir: Path | str, outcome: Outcome, goes_on: str = "training continu
     log.warning("%s", failure(run_dir, outcome, goes_on))
 
 
+_VIEW_FLAGS = {"--top": ("top", int), "--width": ("width", int), "--sort": ("sort", str), "--filter": ("filter", str),
+               "--columns": ("columns", str), "--module": ("module", str), "--group": ("group", str),
+               "--table": ("table", str)}
+
+
+def _section_call(args: list[str]) -> str:
+    """``SECTION PATH [--json|--csv] [view flags]`` through the extension; PATH ``-``: an XSpace
+    on standard input."""
+    from .analysis import load
+
+    section, path, rest = args[0], args[1], args[2:]
+    view: dict[str, object] = {}
+    fmt = "json" if "--json" in rest else "csv" if "--csv" in rest else "text"
+    for flag, (key, kind) in _VIEW_FLAGS.items():
+        if flag in rest:
+            view[key] = kind(rest[rest.index(flag) + 1])
+    profile = load(sys.stdin.buffer.read() if path == "-" else path)
+    return profile.render(section, format=fmt, **view)  # type: ignore[arg-type]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jaxprof._isolated SECTION PATH`` and ``export PATH -o OUT``: the fallback when no
-    ``jaxprof`` executable is installed (the same library, through the extension)."""
+    """``python -m jaxprof._isolated SECTION PATH [--json|--csv] [--top N ...]`` and ``export PATH -o
+    OUT``: the fallback when no ``jaxprof`` executable is installed (the same library, through the
+    extension)."""
     args = sys.argv[1:] if argv is None else argv
     try:
         if args[:1] == ["export"] and len(args) == 4 and args[2] == "-o":
@@ -232,17 +253,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"exported {r.events_out} of {r.events_in} events -> {r.path}")
             return 0
         if len(args) >= 2:
-            from .analysis import load
-
-            top = int(args[args.index("--top") + 1]) if "--top" in args else None
-            fmt = "json" if "--json" in args else "text"
-            text = load(args[1]).render(args[0], format=fmt, **({"top": top} if top else {}))
+            text = _section_call(args)
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             return 0
     except Exception as exc:
         print(f"jaxprof: {exc}", file=sys.stderr)
         return 2
-    print("usage: python -m jaxprof._isolated SECTION PATH [--top N] [--json] | export PATH -o OUT", file=sys.stderr)
+    print("usage: python -m jaxprof._isolated SECTION PATH [--json|--csv] [--top N ...] | export PATH -o OUT",
+          file=sys.stderr)
     return 2
 
 

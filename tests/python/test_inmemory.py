@@ -115,3 +115,11 @@ def test_pandas_is_imported_only_when_a_dataframe_is_asked_for() -> None:
     proc = subprocess.run([sys.executable, "-c", code, str(GPU)], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert proc.returncode == 0, proc.stderr
+
+
+def test_without_the_executable_the_extension_answers_in_the_child(step_fn, w0, monkeypatch, tmp_path):
+    prof = capture(step_fn, w0, steps=2)
+    want = jaxprof.load(prof.xspace)
+    monkeypatch.setenv("JAXPROF_BIN", str(tmp_path / "no-such-jaxprof"))  # python -m jaxprof._isolated then
+    assert prof.ops(top=1, sort="count") == want.ops(top=1, sort="count")
+    assert prof.steps() == want.steps()
