@@ -520,9 +520,9 @@ typedef struct jp_sql jp_sql;
  * analysis tables are loaded at once, its events when a query first names one of their tables.
  * Threads: one jp_sql per thread. */
 int jp_sql_open(jp_sql **out, const char *path, const jp_load_options *opt, jp_error *err);
-/* Runs every statement of sql, writing each result set to out as an aligned table (`width` columns
- * at most per cell run, 0: 100), CSV or JSON (an array of row objects per statement). A statement
- * SQLite refuses is JP_ERR_ARG with its message. */
+/* Runs every statement of sql, writing each result set to out as an aligned table (a text column at
+ * most `width` characters wide, 21 to 60; otherwise 60), CSV or JSON (an array of row objects per
+ * statement). A statement SQLite refuses is JP_ERR_ARG with its message. */
 int jp_sql_run(jp_sql *q, const char *sql, int format, int width, FILE *out, jp_error *err);
 void jp_sql_close(jp_sql *q);
 /* Writes the profile's whole database (analysis and events) to out_path through a temporary file
