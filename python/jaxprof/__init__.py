@@ -19,6 +19,7 @@ from .inmemory import CapturedProfile, profile
 from .mixin import ProfilingMixin
 from .profiler import Capture, Profiler
 from .runs import Run, find_runs, latest_run
+from .sql import Database, sql
 from .trace import ProfileContext, profile_trace, trace
 from .viewers import open_latest_profile
 
@@ -27,6 +28,7 @@ __all__ = [
     "Buffer",
     "Capture",
     "CapturedProfile",
+    "Database",
     "DiffResult",
     "ExportResult",
     "Frame",
@@ -54,6 +56,7 @@ __all__ = [
     "profile_trace",
     "report",
     "scope",
+    "sql",
     "trace",
     "trace_function",
 ]

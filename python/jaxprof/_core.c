@@ -200,6 +200,88 @@ static PyTypeObject ProfileType = {
     .tp_methods = profile_methods,
 };
 
+/* ---- Sql: SQL over a profile or an exported database (jp_sql) -------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    jp_sql *sql;
+} SqlObject;
+
+static int sql_init(SqlObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"path", "host", "device", NULL};
+    PyObject *path_obj;
+    const char *host = NULL, *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zz", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device))
+        return -1;
+    jp_load_options opt = {.host = host, .device = device, .max_inflate = env_max_inflate()};
+    jp_error err;
+    jp_sql *q = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = jp_sql_open(&q, PyBytes_AS_STRING(path_obj), &opt, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path_obj);
+    if (rc != JP_OK) {
+        raise_jp_error(&err);
+        return -1;
+    }
+    jp_sql_close(self->sql);
+    self->sql = q;
+    return 0;
+}
+
+static void sql_dealloc(SqlObject *self) {
+    jp_sql_close(self->sql);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyDoc_STRVAR(sql_run_doc, "run(query, format='json') -> str: every statement's rows as jaxprof sql writes them.");
+
+static PyObject *sql_run(SqlObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"query", "format", NULL};
+    const char *query, *format_name = "json";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|s", kwlist, &query, &format_name)) return NULL;
+    int format = format_from_name(format_name);
+    if (format < 0 || format == JP_FORMAT_SUMMARY) {
+        PyErr_Format(PyExc_ValueError, "unknown format '%s'", format_name);
+        return NULL;
+    }
+    if (!self->sql) {
+        PyErr_SetString(PyExc_RuntimeError, "Sql was not initialised");
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out) return PyErr_NoMemory();
+    jp_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = jp_sql_run(self->sql, query, format, 0, out, &err);
+    Py_END_ALLOW_THREADS
+    fclose(out);
+    PyObject *result = rc == JP_OK ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace") : raise_jp_error(&err);
+    free(buf);
+    return result;
+}
+
+static PyMethodDef sql_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))sql_run, METH_VARARGS | METH_KEYWORDS, sql_run_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SqlType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "jaxprof._core.Sql",
+    .tp_doc = PyDoc_STR("Sql(path, host=None, device=None): SQL over a profile or a database jaxprof exported."),
+    .tp_basicsize = sizeof(SqlObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)sql_init,
+    .tp_dealloc = (destructor)sql_dealloc,
+    .tp_methods = sql_methods,
+};
+
 /* ---- trace export --------------------------------------------------------------------------- */
 
 PyDoc_STRVAR(export_trace_doc,
@@ -476,13 +558,18 @@ static struct PyModuleDef core_module = {
 
 PyMODINIT_FUNC PyInit__core(void); /* the only exported symbol */
 PyMODINIT_FUNC PyInit__core(void) {
-    if (PyType_Ready(&ProfileType) < 0) return NULL;
+    if (PyType_Ready(&ProfileType) < 0 || PyType_Ready(&SqlType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (m && PyModule_AddStringConstant(m, "__version__", JP_VERSION) != 0) Py_CLEAR(m);
     if (m && PyModule_AddIntConstant(m, "JSON_SCHEMA_VERSION", JP_JSON_SCHEMA_VERSION) != 0) Py_CLEAR(m);
     Py_INCREF(&ProfileType);
     if (m && PyModule_AddObject(m, "Profile", (PyObject *)&ProfileType) != 0) {
         Py_DECREF(&ProfileType);
+        Py_CLEAR(m);
+    }
+    Py_INCREF(&SqlType);
+    if (m && PyModule_AddObject(m, "Sql", (PyObject *)&SqlType) != 0) {
+        Py_DECREF(&SqlType);
         Py_CLEAR(m);
     }
     if (m && ann_module_init(m) != 0) Py_CLEAR(m);

@@ -238,3 +238,18 @@ def test_the_documented_example_queries_answer_on_a_real_capture() -> None:
     # the time between two events: each step's dispatch to its first kernel, never negative
     first = sql_json(GPU, queries[1].split("```")[0])
     assert all(r["launch_us"] >= 0 for r in first)
+
+
+def test_python_opens_the_same_database(tmp_path: Path) -> None:
+    import jaxprof
+
+    db = jaxprof.sql(GPU)
+    assert db.query("SELECT * FROM ops") == sql_json(GPU, "SELECT * FROM ops")
+    assert db.query("SELECT 1 AS a; SELECT count(*) AS n FROM events") == [{"n": len(raw_events(GPU))}]
+    frame = db.to_pandas("SELECT name, self_ms FROM ops ORDER BY self_ms DESC LIMIT 3")
+    assert list(frame["name"]) == [r["name"] for r in sql_json(GPU, "SELECT name FROM ops ORDER BY self_ms DESC LIMIT 3")]
+    with pytest.raises(ValueError, match="no such column: nope"):
+        db.query("SELECT nope FROM ops")
+    out = tmp_path / "run.db"
+    assert run_jaxprof("export", GPU, "--format", "sqlite", "-o", out).returncode == 0
+    assert jaxprof.sql(out).query("SELECT count(*) AS n FROM steps") == [{"n": 4}]
