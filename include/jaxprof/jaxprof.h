@@ -92,6 +92,9 @@ const jp_run *jp_runs_latest_view(const jp_runs *runs);
 /* Length of the host name in an xplane file's name ("<host>.xplane.pb" or "<host>.xplane.pb.gz"),
  * or 0 when name is not one. The one place that knows these names. Threads: any (reads only name). */
 size_t jp_xplane_host_len(const char *name);
+/* The same for a Chrome trace jax.profiler writes beside it ("<host>.trace.json[.gz]"): a run
+ * directory's host files when it holds no xplane file (captures kept as JSON alone). */
+size_t jp_trace_json_host_len(const char *name);
 
 /* One regular file directly inside a run directory (links are not followed). */
 typedef struct jp_run_file {

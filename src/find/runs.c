@@ -28,15 +28,20 @@ typedef struct walk {
 
 /* The names jax.profiler gives a host's file; the one place that knows them. */
 static const char *const XPLANE_SUFFIXES[] = {".xplane.pb", ".xplane.pb.gz"};
+static const char *const TRACE_JSON_SUFFIXES[] = {".trace.json", ".trace.json.gz"};
 
-size_t jp_xplane_host_len(const char *name) {
+/* The length of name without the first of suffixes[0..2) it ends in, 0 when none. */
+static size_t host_len(const char *name, const char *const suffixes[2]) {
     size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof XPLANE_SUFFIXES / sizeof XPLANE_SUFFIXES[0]; i++) {
-        size_t k = strlen(XPLANE_SUFFIXES[i]);
-        if (n > k && memcmp(name + n - k, XPLANE_SUFFIXES[i], k) == 0) return n - k;
+    for (size_t i = 0; i < 2; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (n > k && memcmp(name + n - k, suffixes[i], k) == 0) return n - k;
     }
     return 0;
 }
+
+size_t jp_xplane_host_len(const char *name) { return host_len(name, XPLANE_SUFFIXES); }
+size_t jp_trace_json_host_len(const char *name) { return host_len(name, TRACE_JSON_SUFFIXES); }
 
 int jp_run_dir_each(const char *dir, jp_run_dir_fn each, void *ctx, jp_error *err) {
     DIR *d = opendir(dir);
@@ -92,7 +97,7 @@ static int add_name(walk *w, name_list *l, const char *name) {
 }
 
 /* The run's files in file-name order (the order they load in) and their hosts, each host the
- * file's name cut at jp_xplane_host_len. The arrays live in the arena: files->items is freed
+ * file's name cut at jp_xplane_host_len (a Chrome trace's at jp_trace_json_host_len). The arrays live in the arena: files->items is freed
  * once the directory is visited. */
 static int set_hosts(walk *w, jp_run *run, name_list *files) {
     qsort(files->items, files->count, sizeof *files->items, by_name);
@@ -103,7 +108,8 @@ static int set_hosts(walk *w, jp_run *run, name_list *files) {
     const char **hosts = names + files->count;
     for (size_t i = 0; i < files->count; i++) {
         names[i] = files->items[i];
-        hosts[i] = jp_arena_strndup(w->arena, files->items[i], jp_xplane_host_len(files->items[i]));
+        size_t len = jp_xplane_host_len(files->items[i]);
+        hosts[i] = jp_arena_strndup(w->arena, files->items[i], len ? len : jp_trace_json_host_len(files->items[i]));
         if (!hosts[i]) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
     }
     run->files = names;
@@ -131,19 +137,21 @@ static int visit(walk *w, size_t path_len, int depth) {
                             "%s: cannot open directory: %s", w->path,
                             errno == ELOOP ? "too many levels of symbolic links" : strerror(errno));
     }
-    jp_run here = {0};
-    name_list files = {0};
+    jp_run here = {0}, traced = {0};   /* the xplane files; the Chrome traces, for a run of them alone */
+    name_list files = {0}, traces = {0};
     int rc = JP_OK;
     struct dirent *de;
     while (rc == JP_OK && (de = readdir(dir)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
         struct stat st;
         if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (S_ISREG(st.st_mode) && jp_xplane_host_len(de->d_name)) {
-            rc = add_name(w, &files, de->d_name);
-            here.n_files++;
-            here.bytes += (uint64_t)st.st_size;
-            if (mtime_ns(&st) > here.mtime_ns) here.mtime_ns = mtime_ns(&st);
+        int xplane = S_ISREG(st.st_mode) && jp_xplane_host_len(de->d_name);
+        if (xplane || (S_ISREG(st.st_mode) && jp_trace_json_host_len(de->d_name))) {
+            jp_run *r = xplane ? &here : &traced;
+            rc = add_name(w, xplane ? &files : &traces, de->d_name);
+            r->n_files++;
+            r->bytes += (uint64_t)st.st_size;
+            if (mtime_ns(&st) > r->mtime_ns) r->mtime_ns = mtime_ns(&st);
         } else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
             size_t name_len = strlen(de->d_name);
             if (path_len + 1 + name_len >= PATH_CAP) {
@@ -158,7 +166,9 @@ static int visit(walk *w, size_t path_len, int depth) {
     }
     closedir(dir);
     if (rc == JP_OK && here.n_files > 0) rc = record_run(w, path_len, &here, &files);
+    else if (rc == JP_OK && traced.n_files > 0) rc = record_run(w, path_len, &traced, &traces);
     free(files.items);
+    free(traces.items);
     return rc;
 }
 

@@ -52,11 +52,17 @@ static int add_listed(void *ctx, const char *name, const struct stat *st) {
     return jp_xplane_host_len(name) ? add_file(l->files, l->dir, name, st, l->err) : JP_OK;
 }
 
+static int add_listed_trace(void *ctx, const char *name, const struct stat *st) {
+    run_listing *l = ctx;
+    return jp_trace_json_host_len(name) ? add_file(l->files, l->dir, name, st, l->err) : JP_OK;
+}
+
 /* The xplane files directly inside dir, sorted by name (one per host), as jp_runs_find counts
- * them. */
+ * them; where there is none, its Chrome traces (a capture kept as JSON alone). */
 static int list_run_files(const char *dir, jp_vec *files, jp_error *err) {
     run_listing l = {dir, files, err};
     int rc = jp_run_dir_each(dir, add_listed, &l, err);
+    if (rc == JP_OK && !files->n) rc = jp_run_dir_each(dir, add_listed_trace, &l, err);
     if (files->n > 1) qsort(files->data, files->n, sizeof(jp_profile_file), cmp_path);
     return rc;
 }
@@ -85,24 +91,11 @@ int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     return rc;
 }
 
-/* The host of a Chrome trace named as jax.profiler names it, <host>.trace.json[.gz]; 0 otherwise.
- * (Only a file given as PATH: a run directory's hosts are its xplane files, which jax.profiler
- * writes beside such a trace.) */
-static size_t trace_json_host_len(const char *name) {
-    static const char *const SUFFIXES[] = {".trace.json", ".trace.json.gz"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++) {
-        size_t k = strlen(SUFFIXES[i]);
-        if (n > k && memcmp(name + n - k, SUFFIXES[i], k) == 0) return n - k;
-    }
-    return 0;
-}
-
 const char *jp_profile_host_of(jp_arena *a, const char *file) {
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     size_t n = jp_xplane_host_len(base);
-    if (!n) n = trace_json_host_len(base);
+    if (!n) n = jp_trace_json_host_len(base);
     return jp_arena_strndup(a, base, n ? n : strlen(base));
 }
 

@@ -88,3 +88,22 @@ def test_a_cut_chrome_trace_names_the_byte(tmp_path: Path) -> None:
     proc = run_jaxprof("report", cut)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"jaxprof: {cut}: not a valid Chrome trace at byte ")
+
+
+def test_a_run_kept_as_json_alone_is_a_run(tmp_path: Path) -> None:
+    """vLLM keeps profiles/plugins/profile/<run>/<host>.trace.json.gz with no .xplane.pb beside it:
+    the log directory reads as for any run. Beside an .xplane.pb, the JSON is not read again."""
+    import shutil
+
+    run = tmp_path / "logs" / "plugins" / "profile" / "2026_01_11_21_26_41"
+    run.mkdir(parents=True)
+    shutil.copy(TRACES[0], run / "t1v-w-0.trace.json.gz")
+    listed = run_jaxprof("list", tmp_path / "logs")
+    assert listed.returncode == 0 and "t1v-w-0" in listed.stdout, listed.stderr
+    report = jaxprof_json("report", tmp_path / "logs")
+    assert report["hosts"] == ["t1v-w-0"] and report["platform"] == "tpu"
+    both = tmp_path / "both"
+    both.mkdir()
+    shutil.copy(TRACES[0], both / "a.trace.json.gz")
+    shutil.copy(Path(__file__).resolve().parent.parent / "data" / "cpu_small.xplane.pb.gz", both / "a.xplane.pb.gz")
+    assert jaxprof_json("report", both)["platform"] == "cpu"
