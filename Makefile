@@ -84,7 +84,7 @@ clean:
 # Benchmarks: rewrites docs/benchmarks.md (see benchmarks/header.md).
 bench: install $(VENV)/.test-deps $(XPROF_VENV)/.installed
 	$(VPY) benchmarks/real_capture.py >/dev/null
-	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/run_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/sql_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/multihost_report.py; $(VPY) benchmarks/multihost_scaling.py; $(VPY) benchmarks/real_captures.py --xprof-python $(XPROF_VENV)/bin/python; $(VPY) benchmarks/floor_speed.py; $(VPY) benchmarks/report_speed.py --xprof-python $(XPROF_VENV)/bin/python; cat benchmarks/analysis_cost.md benchmarks/buffers_cost.md benchmarks/read_cost.md benchmarks/fuzzing.md benchmarks/issue33_cost.md benchmarks/issue34.md; } > docs/benchmarks.md.tmp
+	{ cat benchmarks/header.md; $(VPY) benchmarks/capture_overhead.py; $(VPY) benchmarks/run_overhead.py; $(VPY) benchmarks/analysis_speed.py; $(VPY) benchmarks/export_speed.py; $(VPY) benchmarks/sql_speed.py; $(VPY) benchmarks/viewer_speed.py; $(VPY) benchmarks/multihost_report.py; $(VPY) benchmarks/multihost_scaling.py; $(VPY) benchmarks/real_captures.py --xprof-python $(XPROF_VENV)/bin/python; $(VPY) benchmarks/floor_speed.py; $(VPY) benchmarks/report_speed.py --xprof-python $(XPROF_VENV)/bin/python; cat benchmarks/analysis_cost.md benchmarks/sql_export_cost.md benchmarks/buffers_cost.md benchmarks/read_cost.md benchmarks/fuzzing.md benchmarks/issue33_cost.md benchmarks/issue34.md; } > docs/benchmarks.md.tmp
 	mv docs/benchmarks.md.tmp docs/benchmarks.md
 
 # Fuzzing (tests/fuzz, issue 7): every target built for libFuzzer with clang (ASan+UBSan) in
