@@ -95,6 +95,15 @@ static PyObject *find_runs(PyObject *self, PyObject *args) {
     return list;
 }
 
+/* What a library call wrote to an open_memstream(buf, len) stream, as str (rc JP_OK), else the
+ * call's error raised; closes the stream and frees its buffer either way. */
+static PyObject *written_text(FILE *out, char **buf, size_t *len, int rc, jp_error *err) {
+    fclose(out); /* only now are *buf and *len final */
+    PyObject *result = rc == JP_OK ? PyUnicode_DecodeUTF8(*buf, (Py_ssize_t)*len, "replace") : raise_jp_error(err);
+    free(*buf);
+    return result;
+}
+
 /* ---- Profile: a loaded, analysed profile; every view is rendered by the library ------------- */
 
 typedef struct {
@@ -177,10 +186,7 @@ static PyObject *profile_render(ProfileObject *self, PyObject *args, PyObject *k
                    .module = module, .group = group, .table = table};
     jp_error err;
     int rc = jp_render(jp_profile_analysis(self->profile), section, format, &view, out, &err);
-    fclose(out);
-    PyObject *result = rc == JP_OK ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace") : raise_jp_error(&err);
-    free(buf);
-    return result;
+    return written_text(out, &buf, &len, rc, &err);
 }
 
 static PyMethodDef profile_methods[] = {
@@ -259,10 +265,7 @@ static PyObject *sql_run(SqlObject *self, PyObject *args, PyObject *kwds) {
     Py_BEGIN_ALLOW_THREADS
     rc = jp_sql_run(self->sql, query, format, 0, out, &err);
     Py_END_ALLOW_THREADS
-    fclose(out);
-    PyObject *result = rc == JP_OK ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace") : raise_jp_error(&err);
-    free(buf);
-    return result;
+    return written_text(out, &buf, &len, rc, &err);
 }
 
 static PyMethodDef sql_methods[] = {
