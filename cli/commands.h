@@ -17,7 +17,7 @@ enum { EXIT_USAGE = 2 };
 
 struct cli_command;
 /* The commands' option tables (options.h), each beside its command. */
-extern const struct cli_command CLI_EXPORT, CLI_LIST, CLI_EXTRACT, CLI_VIEW, CLI_DIFF, CLI_LATEST, CLI_SQL;
+extern const struct cli_command CLI_EXPORT, CLI_LIST, CLI_EXTRACT, CLI_VIEW, CLI_DIFF, CLI_LATEST, CLI_SQL, CLI_SUMMARIZE;
 
 int cmd_export(int argc, char **argv);  /* cmd_export.c */
 int cmd_list(int argc, char **argv);    /* cmd_runs.c */
@@ -25,6 +25,7 @@ int cmd_extract(int argc, char **argv); /* cmd_runs.c */
 int cmd_view(int argc, char **argv);    /* cmd_view.c */
 int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 int cmd_sql(int argc, char **argv);     /* cmd_sql.c */
+int cmd_summarize(int argc, char **argv); /* cmd_summarize.c */
 
 /* Parses a non-negative decimal for option `flag`; prints the error and returns -1 when bad. */
 int cli_parse_count(const char *flag, const char *value, size_t *out);

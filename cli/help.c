@@ -33,7 +33,7 @@ static const python_command PYTHON_COMMANDS[] = {
 };
 
 /* The C commands other than the sections, in the order jaxprof help lists them after the sections. */
-static const cli_command *const COMMANDS[] = {&CLI_EXPORT, &CLI_SQL, &CLI_DIFF, &CLI_LIST, &CLI_EXTRACT, &CLI_VIEW};
+static const cli_command *const COMMANDS[] = {&CLI_EXPORT, &CLI_SQL, &CLI_SUMMARIZE, &CLI_DIFF, &CLI_LIST, &CLI_EXTRACT, &CLI_VIEW};
 
 int cli_is_python_command(const char *cmd) {
     for (size_t i = 0; i < sizeof PYTHON_COMMANDS / sizeof PYTHON_COMMANDS[0]; i++)

@@ -96,6 +96,7 @@ typedef struct analysis_args {
     int folded;       /* flame --folded: folded stacks instead of the tree table */
     const char *pprof; /* flame --pprof FILE: a gzip'd pprof profile there */
     const char *out;  /* flame -o/--output FILE for --folded (default stdout) */
+    int full;         /* --full: read every host's file, summaries or not */
     char peaks_path[PATH_MAX]; /* storage for load.cpu_peaks_file */
 } analysis_args;
 
@@ -207,6 +208,9 @@ static const cli_opt ANALYSIS_OPTS[] = {
      "device peak TFLOP/s for the roofline and MFU (CPU profiles record none;\n"
      "GPU/TPU peaks come from the profile unless given)"},
     {"--peak-gbps", NULL, NULL, "X", cli_set_positive, A(load.peak_gbps), 0, ANY, "device peak memory GB/s, likewise"},
+    {"--full", NULL, NULL, NULL, cli_set_flag, A(full), 1, -1, JP_SECTION_SUMMARIES,
+     "read every host's file, also where its summary (jaxprof summarize) is\n"
+     "beside it: a run with summaries is otherwise merged from them"},
     /* options of one section (or of the sections with a registry flag) */
     {"--group", NULL, NULL, "category|module|scope|source", cli_set_string, A(view.group), 1, JP_SECTION_OPS, 0,
      "one row per category, module, scope or source line: its ops summed\n"
@@ -338,6 +342,7 @@ static int cmd_analysis(int section, int argc, char **argv) {
         }
     }
     if (isatty(STDERR_FILENO)) args.load.on_file = cli_show_progress;
+    args.load.use_summaries = (def->flags & JP_SECTION_SUMMARIES) && !args.full && !args.load.has_steps;
     if (!args.view.width) args.view.width = cli_text_width();
     jp_profile *p;
     jp_error err;
@@ -444,6 +449,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "latest") == 0) return cli_isolated(cmd_latest, argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0) return cli_isolated(cmd_export, argc - 1, argv + 1);
     if (strcmp(cmd, "sql") == 0) return cli_isolated(cmd_sql, argc - 1, argv + 1);
+    if (strcmp(cmd, "summarize") == 0) return cli_isolated(cmd_summarize, argc - 1, argv + 1);
     if (strcmp(cmd, "list") == 0) return cli_isolated(cmd_list, argc - 1, argv + 1);
     if (strcmp(cmd, "extract") == 0) return cli_isolated(cmd_extract, argc - 1, argv + 1);
     if (strcmp(cmd, "diff") == 0) return cli_isolated(cmd_diff, argc - 1, argv + 1);

@@ -225,6 +225,12 @@ typedef struct jp_load_options {
      * environment variable: the CLI fills this from --max-inflate or JAXPROF_MAX_INFLATE, the
      * Python package from JAXPROF_MAX_INFLATE. */
     uint64_t max_inflate;
+    /* 1: a run directory whose hosts have summaries beside their files (`jaxprof summarize`,
+     * <host>.jaxprof-summary.json, as each process of a jax.distributed job writes them) is read
+     * from those: only the multi-host tables, the devices and the findings are filled, and hosts
+     * without a valid, current summary are read from their files (docs/design.md "Pods"). 0: the
+     * files are read and summaries ignored. A run without summaries is read the same either way. */
+    int use_summaries;
 } jp_load_options;
 
 /* The CPU calibration file `jaxprof calibrate` writes and every client reads, the one place that
@@ -281,6 +287,14 @@ int jp_profile_parse(jp_profile **out, const void *data, size_t len, const char 
                      jp_error *err);
 /* Threads: the owner, once no thread uses the profile, its analysis or a diff of it. */
 void jp_profile_free(jp_profile *p);
+/* Host summaries (docs/design.md "Pods"; schema in docs/summary-schema.md): each host file of path
+ * (a file, a run directory, or a log directory's newest run; opt->host keeps some) read alone and
+ * its summary written beside it as <host>.jaxprof-summary.json, or to out_path when path holds one
+ * file. on_written (may be NULL) hears each path written. A run read with
+ * jp_load_options.use_summaries then reads these instead of the files. Threads: distinct outputs. */
+int jp_summarize(const char *path, const char *out_path, const jp_load_options *opt, const jp_temp_hook *hook,
+                 void (*on_written)(void *ctx, const char *written), void *ctx, jp_error *err);
+
 /* The results, borrowed from the profile. Threads: any number at once. */
 const jp_analysis *jp_profile_analysis(const jp_profile *p);
 
@@ -318,6 +332,7 @@ typedef enum jp_section_flag {
     JP_SECTION_SPLIT_NOTE = 1u << 6,   /* its times are partly estimated: text and JSON say how much */
     JP_SECTION_SECOND_TABLE = 1u << 7, /* a second table after its own (jp_section_second_table): every
                                         * row in JSON, a capped part in text; jp_view.table picks it alone */
+    JP_SECTION_SUMMARIES = 1u << 8,    /* a run's host summaries can answer it (jp_load_options.use_summaries) */
 } jp_section_flag;
 
 typedef struct jp_section_def {

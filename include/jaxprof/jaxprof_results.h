@@ -217,6 +217,9 @@ typedef struct jp_step {
                                     * and the rest (exposed): per device, the mean over the devices
                                     * that ran collectives in the step (docs/design.md "Communication") */
     int64_t comm_exposed_ps;
+    int64_t sync_ps;               /* the end of the last collective op that starts in it: one instant
+                                    * every host of a synchronous job sees (multi-host clock alignment);
+                                    * INT64_MIN when none */
 } jp_step;
 
 typedef struct jp_step_summary {
@@ -532,6 +535,11 @@ typedef struct jp_analysis {
     const char *path;           /* the xplane file, or the run directory */
     const char **hosts;
     size_t n_hosts;
+    const int64_t *host_start_ns; /* per host: its capture's start on its wall clock (ns since the
+                                   * epoch), 0 when the file does not record it */
+    size_t n_summarized;        /* hosts read from their summary (jaxprof summarize) instead of their
+                                 * file: then only the multi-host tables, devices and findings are
+                                 * filled (docs/design.md "Pods") */
     int platform;               /* of the devices analysed */
     int64_t span_ps;            /* first to last event */
     uint64_t n_events;          /* events decoded */

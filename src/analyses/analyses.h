@@ -17,6 +17,26 @@ const char *jp_analysis_printf(jp_arena *a, const char *fmt, ...) __attribute__(
 /* Multi-host: each host alone (up to `threads` hosts at once, the results the same), clock
  * alignment (shifts m's hosts), stragglers. First of all. */
 int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a, size_t threads);
+
+/* One host as the cross-host analysis reads it: what its analysis alone found, on its own clock.
+ * Built from the model (jp_hosts_analyze) or read from the host's summary (pod/summary.h): both
+ * feed jp_hosts_merge, so a merge from summaries equals the merge from the raw files. */
+typedef struct jp_host_input {
+    const char *name;
+    int64_t start_ns;              /* capture start on its wall clock, 0 unknown */
+    jp_step *steps;                /* its steps (with sync_ps); shifted onto the shared axis by the merge */
+    size_t n_steps;
+    jp_step_summary step_summary;
+    jp_op_stat *ops;               /* its op rows (a summary keeps the top ones by self time) */
+    size_t n_ops;
+    int64_t op_self_ps;            /* every op's self time, kept ones or not */
+} jp_host_input;
+
+/* The input of a host's analysis alone (ops and steps filled). */
+jp_host_input jp_host_input_of(const jp_analysis *alone, const char *name, int64_t start_ns);
+/* Aligns the hosts' clocks and finds the stragglers: a->host_stats (pointing into in's steps and
+ * ops, shifted), a->clock_method, a->stragglers. Nothing for fewer than 2 hosts. */
+int jp_hosts_merge(jp_host_input *in, size_t n, jp_arena *arena, jp_analysis *a);
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
 int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* source lines, flame */
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* steps + breakdown */
@@ -46,6 +66,11 @@ int jp_launch_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 /* Collectives: hidden/exposed per op, device and step, bus bandwidth, waits (a->comms). After steps. */
 int jp_comm_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);  /* KPIs, findings */
+/* The findings of the hosts side by side alone (a pod merged from summaries: host_stats and
+ * stragglers filled, no model): a->findings anew, holding the straggler finding when there is one,
+ * with room for JP_FINDINGS_MAX in all. step_total: the summed step time the waits are a share of. */
+int jp_findings_hosts_analyze(jp_arena *arena, jp_analysis *a, double step_total);
+enum { JP_FINDINGS_MAX = 32 }; /* the room a->findings has */
 
 /* Index of the step containing t (start <= t < end), or -1. Steps are sorted by start. */
 long jp_step_at(const jp_analysis *a, int64_t t);

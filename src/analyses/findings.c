@@ -10,7 +10,7 @@
 
 #include "analyses/analyses.h"
 
-enum { MAX_FINDINGS = 32 }; /* more than the rules below can raise at once (about 17 today) */
+enum { MAX_FINDINGS = JP_FINDINGS_MAX }; /* more than the rules below can raise at once (about 17 today) */
 
 const char *jp_rating_name(int rating) {
     switch (rating) {
@@ -1390,6 +1390,14 @@ static void straggling_device(ctx *c) {
             a->devices[late.device].name, late.instances, eligible, ms((double)late.wait_ps), pct,
             c->step_total > 0 ? "step time" : "the capture", w->name, w->module, w->index, w->z_max,
             ms((double)w->wait_ps));
+}
+
+int jp_findings_hosts_analyze(jp_arena *arena, jp_analysis *a, double step_total) {
+    ctx c = {.arena = arena, .a = a, .step_total = step_total};
+    a->n_findings = 0;
+    if (!(a->findings = jp_arena_alloc(arena, MAX_FINDINGS * sizeof(jp_finding)))) return JP_ERR_NOMEM;
+    straggler(&c);
+    return JP_OK;
 }
 
 int jp_findings_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {

@@ -14,41 +14,30 @@ enum { STRAGGLER_MIN_PS = 1000000000 }; /* 1 ms: less is scheduling noise (CPU h
 #define MAX_WALL_GAP_NS ((int64_t)3600 * 1000000000)
 #define MAX_OFFSET_PS (MAX_WALL_GAP_NS * 1000)
 
-typedef struct host_work {
-    jp_analysis alone;  /* ops and steps of the host by itself, on its own clock */
-    int64_t *sync;      /* per step of `alone`: end of its last collective, INT64_MIN when none */
-    int64_t wall_ps;    /* offset from the capture start times, 0 when unknown */
-} host_work;
-
 static int64_t median_i64(int64_t *v, size_t n) {
     qsort(v, n, sizeof *v, jp_cmp_i64);
     return n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;
 }
 
-/* Per step, the end of the last collective op that starts in it. */
-static int sync_points(const jp_model *view, host_work *w) {
-    w->sync = malloc((w->alone.n_steps ? w->alone.n_steps : 1) * sizeof *w->sync);
-    if (!w->sync) return JP_ERR_NOMEM;
-    for (size_t i = 0; i < w->alone.n_steps; i++) w->sync[i] = INT64_MIN;
-    for (size_t i = 0; i < view->ops.n; i++) {
-        const jp_op_ev *e = &JP_VEC_AT(&view->ops, jp_op_ev, i);
-        if (!JP_VEC_AT(&view->opdefs, jp_opdef, e->op).collective) continue;
-        long k = jp_step_at(&w->alone, e->start_ps);
-        if (k >= 0 && e->end_ps > w->sync[k]) w->sync[k] = e->end_ps;
-    }
-    return JP_OK;
-}
-
-static int analyse_alone(const jp_model *m, size_t h, jp_arena *arena, host_work *w) {
+/* Host h of the model alone, on its own clock: its ops and steps, as its summary records them. */
+static int analyse_alone(const jp_model *m, size_t h, jp_arena *arena, jp_host_input *in) {
     jp_model view;
+    jp_analysis alone = {0};
     jp_vec scratch[2] = {{0}, {0}};
     int rc = jp_model_host_view(m, h, &view, scratch);
-    if (rc == JP_OK) rc = jp_ops_analyze(&view, arena, &w->alone);
-    if (rc == JP_OK) rc = jp_steps_analyze(&view, arena, &w->alone);
-    if (rc == JP_OK) rc = sync_points(&view, w);
+    if (rc == JP_OK) rc = jp_ops_analyze(&view, arena, &alone);
+    if (rc == JP_OK) rc = jp_steps_analyze(&view, arena, &alone);
     jp_vec_free(&scratch[0]);
     jp_vec_free(&scratch[1]);
+    const jp_model_host *mh = &JP_VEC_AT(&m->hosts, jp_model_host, h);
+    *in = jp_host_input_of(&alone, mh->name, mh->start_ns);
     return rc;
+}
+
+jp_host_input jp_host_input_of(const jp_analysis *alone, const char *name, int64_t start_ns) {
+    return (jp_host_input){.name = name, .start_ns = start_ns, .steps = alone->steps, .n_steps = alone->n_steps,
+                           .step_summary = alone->step_summary, .ops = alone->ops, .n_ops = alone->n_ops,
+                           .op_self_ps = alone->op_self_ps};
 }
 
 /* Each host alone on up to `threads` threads: a thread takes hosts in turn, each into an arena of
@@ -56,7 +45,7 @@ static int analyse_alone(const jp_model *m, size_t h, jp_arena *arena, host_work
  * read (views share its vectors); every host's result is the one a single thread computes. */
 typedef struct alone_pool {
     const jp_model *m;
-    host_work *w;
+    jp_host_input *w;
     size_t n, next;
     pthread_mutex_t lock;
     int rc;
@@ -83,13 +72,13 @@ static void *alone_worker(void *arg) {
     }
 }
 
-static int alone_in_turn(const jp_model *m, host_work *w, size_t n, jp_arena *arena) {
+static int alone_in_turn(const jp_model *m, jp_host_input *w, size_t n, jp_arena *arena) {
     int rc = JP_OK;
     for (size_t h = 0; rc == JP_OK && h < n; h++) rc = analyse_alone(m, h, arena, &w[h]);
     return rc;
 }
 
-static int analyse_hosts(const jp_model *m, host_work *w, size_t n, jp_arena *arena, size_t threads) {
+static int analyse_hosts(const jp_model *m, jp_host_input *w, size_t n, jp_arena *arena, size_t threads) {
     if (threads > n) threads = n;
     alone_thread *t = threads > 1 ? calloc(threads, sizeof *t) : NULL;
     if (!t) return alone_in_turn(m, w, n, arena); /* one thread, or no memory for more */
@@ -110,30 +99,31 @@ static int analyse_hosts(const jp_model *m, host_work *w, size_t n, jp_arena *ar
     return started ? pool.rc : alone_in_turn(m, w, n, arena);
 }
 
-/* Capture starts on the wall clock, as offsets from the earliest; all 0 unless every host
- * recorded one and they lie within MAX_WALL_GAP_NS. Returns 1 when they were used. */
-static int wall_offsets(const jp_model *m, host_work *w) {
+/* Capture starts on the wall clock, as offsets from the earliest (into wall[]); all 0 unless
+ * every host recorded one and they lie within MAX_WALL_GAP_NS. Returns 1 when they were used. */
+static int wall_offsets(const jp_host_input *in, size_t n, int64_t *wall) {
     int64_t lo = INT64_MAX, hi = 0;
-    for (size_t h = 0; h < m->hosts.n; h++) {
-        int64_t t = JP_VEC_AT(&m->hosts, jp_model_host, h).start_ns;
-        if (t <= 0) return 0;
-        if (t < lo) lo = t;
-        if (t > hi) hi = t;
+    memset(wall, 0, n * sizeof *wall);
+    for (size_t h = 0; h < n; h++) {
+        if (in[h].start_ns <= 0) return 0;
+        lo = in[h].start_ns < lo ? in[h].start_ns : lo;
+        hi = in[h].start_ns > hi ? in[h].start_ns : hi;
     }
     if (hi - lo > MAX_WALL_GAP_NS) return 0;
-    for (size_t h = 0; h < m->hosts.n; h++) w[h].wall_ps = (JP_VEC_AT(&m->hosts, jp_model_host, h).start_ns - lo) * 1000;
+    for (size_t h = 0; h < n; h++) wall[h] = (in[h].start_ns - lo) * 1000;
     return 1;
 }
 
 /* Host h's offset from the collective ends it shares with the reference r (already placed at
  * ref_offset; by_num maps r's step numbers to its steps): the median over shared steps of how far
  * r's end lies from h's. */
-static void sync_offset(const host_work *r, const jp_map *by_num, int64_t ref_offset, const host_work *w, jp_host_stat *hs,
-                        int64_t *diff) {
+static void sync_offset(const jp_host_input *r, const jp_map *by_num, int64_t ref_offset, const jp_host_input *w,
+                        jp_host_stat *hs, int64_t *diff) {
     size_t n = 0;
-    for (size_t i = 0; i < w->alone.n_steps; i++) {
-        uint32_t k = w->sync[i] == INT64_MIN ? UINT32_MAX : jp_map_get(by_num, (uint64_t)w->alone.steps[i].step_num, 0, 0);
-        if (k != UINT32_MAX && r->sync[k] != INT64_MIN) diff[n++] = r->sync[k] + ref_offset - w->sync[i];
+    for (size_t i = 0; i < w->n_steps; i++) {
+        int64_t sync = w->steps[i].sync_ps;
+        uint32_t k = sync == INT64_MIN ? UINT32_MAX : jp_map_get(by_num, (uint64_t)w->steps[i].step_num, 0, 0);
+        if (k != UINT32_MAX && r->steps[k].sync_ps != INT64_MIN) diff[n++] = r->steps[k].sync_ps + ref_offset - sync;
     }
     if (!n) return;
     int64_t offset = median_i64(diff, n);
@@ -145,26 +135,26 @@ static void sync_offset(const host_work *r, const jp_map *by_num, int64_t ref_of
     hs->clock = "collective ends";
 }
 
-static int has_sync(const host_work *w) {
-    for (size_t i = 0; i < w->alone.n_steps; i++)
-        if (w->sync[i] != INT64_MIN) return 1;
+static int has_sync(const jp_host_input *w) {
+    for (size_t i = 0; i < w->n_steps; i++)
+        if (w->steps[i].sync_ps != INT64_MIN) return 1;
     return 0;
 }
 
 /* Fills every host's offset and clock; returns the sentence for jp_analysis.clock_method. */
-static const char *align(const jp_model *m, host_work *w, jp_host_stat *hs) {
-    size_t n = m->hosts.n, r = 0, max_steps = 1;
-    int wall = wall_offsets(m, w), synced = 0;
+static const char *align(const jp_host_input *w, size_t n, jp_host_stat *hs, int64_t *wall_ps) {
+    size_t r = 0, max_steps = 1;
+    int wall = wall_offsets(w, n, wall_ps), synced = 0;
     while (r < n && !has_sync(&w[r])) r++;
     for (size_t h = 0; h < n; h++) {
-        hs[h].offset_ps = w[h].wall_ps;
+        hs[h].offset_ps = wall_ps[h];
         hs[h].clock = wall ? "wall clock" : "none";
-        if (w[h].alone.n_steps > max_steps) max_steps = w[h].alone.n_steps;
+        if (w[h].n_steps > max_steps) max_steps = w[h].n_steps;
     }
     int64_t *diff = malloc(max_steps * sizeof *diff);
     jp_map by_num = {0}; /* the reference's step numbers */
-    for (size_t i = 0; diff && r < n && i < w[r].alone.n_steps; i++)
-        jp_map_get_or_put(&by_num, (uint64_t)w[r].alone.steps[i].step_num, 0, 0, (uint32_t)i, NULL);
+    for (size_t i = 0; diff && r < n && i < w[r].n_steps; i++)
+        jp_map_get_or_put(&by_num, (uint64_t)w[r].steps[i].step_num, 0, 0, (uint32_t)i, NULL);
     for (size_t h = 0; diff && r < n && h < n; h++) {
         if (h != r) sync_offset(&w[r], &by_num, hs[r].offset_ps, &w[h], &hs[h], diff);
         synced |= hs[h].n_sync > 0;
@@ -260,38 +250,47 @@ const jp_straggler *jp_analysis_straggler(const jp_analysis *a, int64_t step_num
 
 /* ---- the analysis ---------------------------------------------------------------------------- */
 
-static void fill_host(jp_host_stat *hs, const char *name, const jp_analysis *alone) {
-    hs->name = name;
-    hs->steps = alone->steps;
-    hs->n_steps = alone->n_steps;
-    hs->step_summary = alone->step_summary;
-    hs->ops = alone->ops;
-    hs->n_ops = alone->n_ops;
-    hs->op_self_ps = alone->op_self_ps;
-    hs->collective_ps = alone->step_summary.part_ps[JP_PART_COLLECTIVE];
-    for (size_t i = 0; i < hs->n_steps; i++) hs->steps[i].start_ps += hs->offset_ps;
+static void fill_host(jp_host_stat *hs, const jp_host_input *in) {
+    hs->name = in->name;
+    hs->steps = in->steps;
+    hs->n_steps = in->n_steps;
+    hs->step_summary = in->step_summary;
+    hs->ops = in->ops;
+    hs->n_ops = in->n_ops;
+    hs->op_self_ps = in->op_self_ps;
+    hs->collective_ps = in->step_summary.part_ps[JP_PART_COLLECTIVE];
+    for (size_t i = 0; i < hs->n_steps; i++) {
+        hs->steps[i].start_ps += hs->offset_ps;
+        if (hs->steps[i].sync_ps != INT64_MIN) hs->steps[i].sync_ps += hs->offset_ps;
+    }
+}
+
+int jp_hosts_merge(jp_host_input *in, size_t n, jp_arena *arena, jp_analysis *a) {
+    a->clock_method = "";
+    if (n < 2) return JP_OK;
+    jp_host_stat *hs = jp_arena_alloc(arena, n * sizeof *hs);
+    int64_t *wall_ps = malloc(n * sizeof *wall_ps);
+    int rc = hs && wall_ps ? JP_OK : JP_ERR_NOMEM;
+    if (rc == JP_OK) {
+        memset(hs, 0, n * sizeof *hs);
+        a->clock_method = align(in, n, hs, wall_ps);
+        for (size_t h = 0; h < n; h++) fill_host(&hs[h], &in[h]);
+        a->host_stats = hs;
+        a->n_host_stats = n;
+        rc = find_stragglers(hs, n, arena, a);
+    }
+    free(wall_ps);
+    return rc;
 }
 
 int jp_hosts_analyze(jp_model *m, jp_arena *arena, jp_analysis *a, size_t threads) {
     size_t n = m->hosts.n;
     a->clock_method = "";
     if (n < 2) return JP_OK;
-    host_work *w = calloc(n, sizeof *w);
-    jp_host_stat *hs = jp_arena_alloc(arena, n * sizeof *hs);
-    int rc = w && hs ? JP_OK : JP_ERR_NOMEM;
-    if (rc == JP_OK) rc = analyse_hosts(m, w, n, arena, threads);
-    if (rc == JP_OK) {
-        memset(hs, 0, n * sizeof *hs);
-        a->clock_method = align(m, w, hs);
-        for (size_t h = 0; h < n; h++) {
-            fill_host(&hs[h], JP_VEC_AT(&m->hosts, jp_model_host, h).name, &w[h].alone);
-            jp_model_shift_host(m, h, hs[h].offset_ps);
-        }
-        a->host_stats = hs;
-        a->n_host_stats = n;
-        rc = find_stragglers(hs, n, arena, a);
-    }
-    for (size_t h = 0; w && h < n; h++) free(w[h].sync);
-    free(w);
+    jp_host_input *in = calloc(n, sizeof *in);
+    int rc = in ? analyse_hosts(m, in, n, arena, threads) : JP_ERR_NOMEM;
+    if (rc == JP_OK) rc = jp_hosts_merge(in, n, arena, a);
+    for (size_t h = 0; rc == JP_OK && h < n; h++) jp_model_shift_host(m, h, a->host_stats[h].offset_ps);
+    free(in);
     return rc;
 }

@@ -669,6 +669,18 @@ static void mark_no_device_work(jp_step *s, size_t n) {
         s[i].no_device_work = s[i].n_ops == 0 && s[i].part_ps[JP_PART_COMPUTE] == 0 && s[i].part_ps[JP_PART_COLLECTIVE] == 0;
 }
 
+/* Each step's sync_ps: the end of the last collective op that starts in it. */
+static void mark_sync(const jp_model *m, jp_analysis *a) {
+    for (size_t i = 0; i < a->n_steps; i++) a->steps[i].sync_ps = INT64_MIN;
+    long hint = -1;
+    for (size_t i = 0; a->n_steps && i < m->ops.n; i++) {
+        const jp_op_ev *e = &JP_VEC_AT(&m->ops, jp_op_ev, i);
+        if (!JP_VEC_AT(&m->opdefs, jp_opdef, e->op).collective) continue;
+        long k = hint = jp_step_at_hint(a, hint, e->start_ps);
+        if (k >= 0 && e->end_ps > a->steps[k].sync_ps) a->steps[k].sync_ps = e->end_ps;
+    }
+}
+
 int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
     jp_vec steps = {0};
     const char *method = find_steps(m, arena, &steps);
@@ -683,7 +695,7 @@ int jp_steps_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a) {
         a->step_summary.method = method;
         if (!a->steps) rc = JP_ERR_NOMEM;
     }
-    if (rc == JP_OK) jp_steps_summarize(a);
+    if (rc == JP_OK) jp_steps_summarize(a), mark_sync(m, a);
     jp_vec_free(&steps);
     return rc;
 }

@@ -199,8 +199,8 @@ static int keep_steps(const jp_model *m, jp_arena *arena, jp_analysis *a) {
  * they are whole-run comparisons of hosts. */
 static int analyze_window(jp_profile *p, const jp_model *m, const jp_load_options *opt, jp_error *err) {
     const jp_analysis *full = &p->analysis;
-    jp_analysis w = {.hosts = full->hosts, .n_hosts = full->n_hosts, .n_events = full->n_events,
-                     .clock_method = full->clock_method, .warnings = full->warnings, .n_warnings = full->n_warnings};
+    jp_analysis w = {.hosts = full->hosts, .n_hosts = full->n_hosts, .host_start_ns = full->host_start_ns,
+                     .n_events = full->n_events, .clock_method = full->clock_method, .warnings = full->warnings, .n_warnings = full->n_warnings};
     int64_t lo = 0, hi = 0, host_lo = 0, host_hi = 0;
     w.steps = select_steps(full, opt, &p->arena, &w.n_steps, &lo, &hi, &host_lo, &host_hi);
     if (!w.n_steps) return no_step(full, opt, err);
@@ -230,8 +230,13 @@ static size_t host_workers(const jp_load_options *opt, size_t n_hosts) {
 static int analyze(jp_model *m, jp_profile *p, const jp_load_options *opt, jp_error *err) {
     jp_analysis *a = &p->analysis;
     a->hosts = jp_arena_alloc(&p->arena, (m->hosts.n ? m->hosts.n : 1) * sizeof *a->hosts);
-    if (!a->hosts) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    for (size_t h = 0; h < m->hosts.n; h++) a->hosts[h] = JP_VEC_AT(&m->hosts, jp_model_host, h).name;
+    int64_t *start_ns = jp_arena_alloc(&p->arena, (m->hosts.n ? m->hosts.n : 1) * sizeof *start_ns);
+    if (!a->hosts || !start_ns) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    for (size_t h = 0; h < m->hosts.n; h++) {
+        a->hosts[h] = JP_VEC_AT(&m->hosts, jp_model_host, h).name;
+        start_ns[h] = JP_VEC_AT(&m->hosts, jp_model_host, h).start_ns;
+    }
+    a->host_start_ns = start_ns;
     a->n_hosts = m->hosts.n;
     a->n_events = m->n_events;
     if (m->warnings.n && !(a->warnings = jp_arena_alloc(&p->arena, m->warnings.n * sizeof *a->warnings)))
@@ -522,9 +527,27 @@ static const char *analysed_path(jp_arena *a, const char *path, const jp_vec *fi
     return jp_arena_strndup(a, first, (size_t)(slash - first));
 }
 
+jp_profile *jp_profile_empty(void) {
+    jp_profile *p = calloc(1, sizeof *p);
+    if (p) jp_arena_init(&p->arena, 0);
+    return p;
+}
+
+jp_arena *jp_profile_arena(jp_profile *p) { return &p->arena; }
+jp_analysis *jp_profile_results(jp_profile *p) { return &p->analysis; }
+
+void jp_profile_adopt(jp_profile *p, jp_profile *child) {
+    jp_arena_adopt(&p->arena, &child->arena);
+    jp_profile_free(child);
+}
+
 int jp_profile_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err) {
     jp_error_clear(err);
     *out = NULL;
+    if (opt && opt->use_summaries) {
+        int rc = jp_pod_load(out, path, opt, err);
+        if (rc || *out) return rc;
+    }
     jp_profile *p = calloc(1, sizeof *p);
     if (!p) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     jp_arena_init(&p->arena, 0);

@@ -5,6 +5,7 @@
 #ifndef JP_PROFILE_PROFILE_H
 #define JP_PROFILE_PROFILE_H
 
+#include "base/arena.h"
 #include "base/vec.h"
 #include "decode/xspace.h"
 
@@ -29,5 +30,17 @@ const char *jp_profile_host_of(jp_arena *a, const char *file);
  * names the host and prefixes errors). The XSpaces stay open. */
 int jp_profile_from_xspaces(jp_profile **out, jp_xspace *const *xs, const char *const *files, size_t n,
                             const char *path, const jp_load_options *opt, jp_error *err);
+
+/* A profile for an analysis filled by its caller (pod.c): empty, on a fresh arena; NULL when out
+ * of memory. */
+jp_profile *jp_profile_empty(void);
+jp_arena *jp_profile_arena(jp_profile *p);
+jp_analysis *jp_profile_results(jp_profile *p);
+/* Frees child, keeping what its arena holds (its analysis's strings and rows) alive in p's. */
+void jp_profile_adopt(jp_profile *p, jp_profile *child);
+
+/* A run directory whose hosts have summaries, read from those (jp_load_options.use_summaries):
+ * *out, or *out NULL when path names no run with a summary (the caller reads the files). */
+int jp_pod_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
 
 #endif

@@ -177,7 +177,7 @@ static void json_memory_samples(const jp_analysis *a, FILE *out) {
 
 /* ,"clock_method", "host_stats", "host_steps", "stragglers", "host_ops": empty for one host. */
 static int json_hosts(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
-    fputs(",\"clock_method\":", out);
+    fprintf(out, ",\"summarized_hosts\":%zu,\"clock_method\":", a->n_summarized);
     jp_json_fput_cstr(out, a->clock_method); /* NULL: "" */
     table hosts = section_table(a, JP_SECTION_HOSTS);
     host_step_row *rows;
@@ -505,6 +505,15 @@ static int wasted_text(const jp_analysis *a, const jp_view *top, FILE *out, jp_e
     return text_table(a, &t, &wv, out, err);
 }
 
+/* The report of a run merged from its hosts' summaries: the hosts side by side and the findings
+ * (the tables of every event need the files: --full). */
+static int pod_report_text(const jp_analysis *a, const jp_view *v, int width, FILE *out, jp_error *err) {
+    int rc = hosts_text(a, v, out, err);
+    fprintf(out, "\nFindings (%zu)\n", a->n_findings);
+    findings_text(a, NULL, width, out);
+    return rc;
+}
+
 /* The overview: what ran where, how long steps take and where that time goes, then the top of
  * each table and the findings. Kept within the view width (100 columns by default). */
 static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_error *err) {
@@ -524,6 +533,7 @@ static int report_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_err
     for (size_t i = 0; i < a->n_health; i++) /* the capture's own troubles before anything read from it */
         fprintf(out, "capture health: %s (%s): %s\n", a->health[i].kind, a->health[i].host, a->health[i].text);
     for (size_t i = 0; i < a->n_warnings; i++) fprintf(out, "warning: %s\n", a->warnings[i]);
+    if (a->n_summarized) return pod_report_text(a, v, width, out, err);
     if (a->n_steps) {
         jp_format_time(b[0], 32, s->mean_ps);
         jp_format_time(b[1], 32, s->median_ps);
@@ -768,6 +778,9 @@ static int hosts_text(const jp_analysis *a, const jp_view *v, FILE *out, jp_erro
                 a->n_hosts ? a->hosts[0] : "");
         return JP_OK;
     }
+    if (a->n_summarized)
+        fprintf(out, "%zu of %zu hosts read from their summaries (jaxprof summarize); --full reads every file\n",
+                a->n_summarized, a->n_hosts);
     int rc = hosts_summary_text(a, &view, out, err);
     host_step_row *rows;
     size_t n;

@@ -14,7 +14,7 @@ static const jp_section_def SECTIONS[] = {
      "overview: devices, steps, breakdown, top ops and scopes, findings",
      "The overview: devices, steps and their breakdown, KPIs, top ops, scopes and source lines,\n"
      "findings with their evidence and fix.\n",
-     NULL, JP_SECTION_TABLES | JP_SECTION_NO_CSV, -1},
+     NULL, JP_SECTION_TABLES | JP_SECTION_NO_CSV | JP_SECTION_SUMMARIES, -1},
     {JP_SECTION_OPS, "ops", "XLA ops by self time",
      "XLA ops by self time: category, count, total, self, average, share of device time.\n"
      "Text columns beyond the default (see --columns): scope, op_name, source, function, min_ms,\n"
@@ -51,12 +51,12 @@ static const jp_section_def SECTIONS[] = {
      NULL, IN_REPORT, JP_TABLE_COMPILES},
     {JP_SECTION_FINDINGS, "findings", "rated findings, each with its evidence and fix",
      "Rated findings, most severe first, each with its evidence and the fix to try.\n",
-     NULL, IN_REPORT | JP_SECTION_REPORT_ALL, JP_TABLE_FINDINGS},
+     NULL, IN_REPORT | JP_SECTION_REPORT_ALL | JP_SECTION_SUMMARIES, JP_TABLE_FINDINGS},
     {JP_SECTION_HOSTS, "hosts", "multi-host runs: hosts side by side, clocks, stragglers",
      "Multi-host runs: each host's steps side by side, how the clocks were aligned, the\n"
      "straggler per step, waiting and top ops per host.\n",
      "hosts compares whole runs host by host (one host's steps: the steps section of that host, in a window)",
-     JP_SECTION_WHOLE_RUN | JP_SECTION_TABLES, JP_TABLE_HOST_STATS},
+     JP_SECTION_WHOLE_RUN | JP_SECTION_TABLES | JP_SECTION_SUMMARIES, JP_TABLE_HOST_STATS},
     {JP_SECTION_LINES, "lines", "device time by the line of your code that made each op",
      "Device time by the line of your code that made each op (self time, count, % of device\n"
      "time, function, the ops behind it).\n",
