@@ -542,6 +542,7 @@ typedef struct jp_analysis {
                                  * filled (docs/design.md "Pods") */
     int platform;               /* of the devices analysed */
     int64_t span_ps;            /* first to last event */
+    int64_t first_ps;           /* the first event */
     uint64_t n_events;          /* events decoded */
     jp_device *devices;
     size_t n_devices;

@@ -58,6 +58,13 @@ def _kv_client() -> Any | None:
         return None
 
 
+def log_dir_digest(log_dir: Path) -> str:
+    """The log directory as the job's processes all name it: the path as given (every process runs
+    the same code with the same arguments), not as resolved, since the machines of a pod may mount
+    it at different places or not share it at all."""
+    return hashlib.sha1(os.fspath(log_dir).encode()).hexdigest()[:16]
+
+
 def agree_run_name(log_dir: Path, instance: int, proc: Process, timeout_s: float = AGREE_TIMEOUT_S) -> str:
     """The run name every process of the job uses for the captures of Profiler number ``instance``
     (counted per log directory in each process, the same in all of them): process 0 picks it from its
@@ -68,8 +75,7 @@ def agree_run_name(log_dir: Path, instance: int, proc: Process, timeout_s: float
     if client is None:
         log.warning("jax.distributed's key-value store is not available: process %d names its runs alone", proc.index)
         return f"{own}-p{proc.index}"
-    digest = hashlib.sha1(os.path.abspath(log_dir).encode()).hexdigest()[:16]
-    key = f"jaxprof/run/{digest}/{instance}"
+    key = f"jaxprof/run/{log_dir_digest(log_dir)}/{instance}"
     try:
         if proc.index == 0:
             client.key_value_set(key, own)
@@ -91,18 +97,20 @@ def _with_process(name: str, index: int, tag: str = "") -> str:
     return f"p{index}{tag}-{name}"
 
 
-def file_capture(written_run: Path, run_dir: Path, index: int) -> int:
+def file_capture(written_run: Path, run_dir: Path, index: int) -> tuple[int, Path | None]:
     """Moves the files JAX wrote into ``written_run`` (this process's private run directory) into the
-    shared ``run_dir``, each named for its process (:func:`claim`); returns the bytes moved."""
+    shared ``run_dir``, each named for its process (:func:`claim`); returns the bytes moved and
+    where this process's xplane went (None when JAX wrote none)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    moved = 0
+    moved, xplane = 0, None
     for f in sorted(written_run.iterdir()):
         if not f.is_file() or f.is_symlink():
             continue
         size = f.stat().st_size
-        claim(f, run_dir, index)
+        dest = claim(f, run_dir, index)
+        xplane = dest if xplane_host(dest.name) else xplane
         moved += size
-    return moved
+    return moved, xplane
 
 
 def claim(src: Path, run_dir: Path, index: int) -> Path:

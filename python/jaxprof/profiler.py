@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import jax
 
-from . import _isolated, _jax, multihost
+from . import _isolated, _jax, multihost, pod
 from ._log import log
 from .config import ProfilerConfig, check_profiler_args, report_mode
 from .export import export_perfetto
@@ -397,8 +397,9 @@ class Profiler:
                 _remove_partial(active.jax_dir)
             run = latest_run(active.jax_dir) if written else None
             run_dir, size = (run.path, _dir_bytes(active.step_dir)) if run else (None, 0)
+            own_file = None  # this process's xplane in a multi-process run
             if run is not None and active.jax_dir != active.step_dir:
-                run_dir, size = self._file_shared(active, run.path)
+                run_dir, size, own_file = self._file_shared(active, run.path)
             capture = Capture(active.step_dir, run_dir, active.steps, wall, reason, size)
             self.captures.append(capture)
         if interrupt is not None:
@@ -411,33 +412,48 @@ class Profiler:
         proc = self._process()
         expected = len(self.processes) if self.processes is not None else proc.count
         reporter = self.processes[0] if self.processes else 0  # one process reports a multi-process run
+        limits = _isolated.Limits.from_env(self.report_timeout_s)
+        if proc.multi and self.report != "off" and own_file is not None and multihost._kv_client() is not None:
+            # every process summarises its own file; the reporter merges the summaries (pod.py)
+            pc = pod.PodCapture(pod.capture_key(self.log_dir, self._instance, len(self.captures)), own_file,
+                                capture.run_dir, proc.index, self.processes or tuple(range(proc.count)), reporter)
+            self._background(pod.share_and_report, pc, line, self.report == "full", limits)
+            if self.perfetto and proc.index == reporter:
+                self._background(_after_capture, capture.run_dir, line, True, "off", expected, limits)
+            return
         report = self.report if not proc.multi or proc.index == reporter else "off"
         if report == "off":
             log.info("%s -> %s", line, capture.run_dir)
         if report != "off" or (self.perfetto and (not proc.multi or proc.index == reporter)):
             # Export and analysis of a big capture take seconds: never on the training thread.
-            limits = _isolated.Limits.from_env(self.report_timeout_s)
-            # one capture's analysis after the other: lines in capture order, one child at a time
-            previous = next((t for t in reversed(self._reports) if t.is_alive()), None)
-            thread = threading.Thread(target=_after_capture, args=(capture.run_dir, line, self.perfetto, report,
-                                                                   expected if proc.multi else 1, limits, previous),
-                                      daemon=True, name="jaxprof-report")
-            thread.start()
-            self._reports.append(thread)
+            self._background(_after_capture, capture.run_dir, line, self.perfetto, report,
+                             expected if proc.multi else 1, limits)
 
-    def _file_shared(self, active: _Active, written: Path) -> tuple[Path | None, int]:
-        """Moves this process's files from its private directory into the run all processes share."""
+    def _background(self, fn: Any, *args: Any) -> None:
+        """Runs fn(*args, previous=...) on a daemon thread after the previous capture's analysis: lines
+        in capture order, one analysis child at a time."""
+        previous = next((t for t in reversed(self._reports) if t.is_alive()), None)
+        thread = threading.Thread(target=_after_previous, args=(previous, fn, *args), daemon=True, name="jaxprof-report")
+        thread.start()
+        self._reports.append(thread)
+
+    def _file_shared(self, active: _Active, written: Path) -> tuple[Path | None, int, Path | None]:
+        """Moves this process's files from its private directory into the run all processes share;
+        returns the run directory, the bytes and this process's xplane there."""
         run_dir = active.step_dir / "plugins" / "profile" / (self._run_name or written.name)
         try:
-            size = multihost.file_capture(written, run_dir, self._process().index)
+            size, xplane = multihost.file_capture(written, run_dir, self._process().index)
         except OSError as exc:
             log.warning("could not move the capture into %s: %s; it stays in %s", run_dir, exc, written)
-            return written, _dir_bytes(active.jax_dir)
+            return written, _dir_bytes(active.jax_dir), None
         multihost.remove_private(active.jax_dir)
-        return run_dir, size
+        return run_dir, size, xplane
 
-    def wait_for_reports(self, timeout: float = 60.0) -> None:
-        """Waits (up to ``timeout`` s each) for the short reports of finished captures."""
+    def wait_for_reports(self, timeout: float | None = None) -> None:
+        """Waits (up to ``timeout`` s each; default 60, plus the gathering's limit in a multi-process
+        job) for the reports of finished captures."""
+        if timeout is None:
+            timeout = 60.0 + (pod.gather_timeout_s() if self._proc is not None and self._proc.multi else 0.0)
         for thread in self._reports:
             thread.join(timeout)
         self._reports = [t for t in self._reports if t.is_alive()]
@@ -460,10 +476,14 @@ class _StepScope:
         self._profiler._end_step(failed=exc_type is not None)
 
 
-def _after_capture(run_dir: Path, line: str, perfetto: bool, report: str, expected_files: int = 1,
-                   limits: _isolated.Limits | None = None, previous: threading.Thread | None = None) -> None:
+def _after_previous(previous: threading.Thread | None, fn: Any, *args: Any) -> None:
     if previous is not None:
         previous.join()
+    fn(*args)
+
+
+def _after_capture(run_dir: Path, line: str, perfetto: bool, report: str, expected_files: int = 1,
+                   limits: _isolated.Limits | None = None) -> None:
     if expected_files > 1:  # the other processes of the job may still be writing theirs
         have = multihost.wait_for_files(run_dir, expected_files, multihost.AGREE_TIMEOUT_S)
         if have < expected_files:

@@ -23,7 +23,7 @@ typedef struct jp_host_summary {
     uint64_t file_bytes;        /* that file's size when summarised */
     int platform;               /* jp_platform */
     uint64_t n_events;
-    int64_t span_ps;
+    int64_t first_ps, span_ps;  /* its first event and first to last, on its own clock */
     jp_device *devices;         /* name, platform, busy and activity, peaks */
     size_t n_devices;
     size_t n_ops_total;         /* op rows of the host, kept or not */

@@ -275,6 +275,7 @@ static void read_top(reader *r, yyjson_val *top, jp_host_summary *s) {
     s->in.start_ns = get_count(r, top, "capture_start_ns");
     s->platform = get_name(r, top, "platform", jp_platform_name, JP_PLATFORM_CPU, JP_PLATFORM_TPU);
     s->n_events = (uint64_t)get_count(r, top, "events");
+    s->first_ps = get_int(r, top, "first_ps");
     s->span_ps = get_count(r, top, "span_ps");
     s->in.op_self_ps = get_int(r, top, "op_self_ps");
     s->n_ops_total = (size_t)get_count(r, top, "ops_total");

@@ -62,7 +62,7 @@ int jp_summary_of(const jp_analysis *a, const char *file, uint64_t file_bytes, j
     out->file_bytes = file_bytes;
     out->platform = a->platform;
     out->n_events = a->n_events;
-    out->span_ps = a->span_ps;
+    out->first_ps = a->first_ps, out->span_ps = a->span_ps;
     out->devices = a->devices, out->n_devices = a->n_devices;
     out->n_ops_total = a->n_ops;
     out->findings = a->findings, out->n_findings = a->n_findings;
@@ -236,6 +236,7 @@ int jp_summary_write(const jp_analysis *a, const char *file, uint64_t file_bytes
         put_int(out, "capture_start_ns", s.in.start_ns);
         put_str(out, "platform", jp_platform_name(s.platform));
         put_int(out, "events", (int64_t)s.n_events);
+        put_int(out, "first_ps", s.first_ps);
         put_int(out, "span_ps", s.span_ps);
         put_int(out, "op_self_ps", s.in.op_self_ps);
         put_int(out, "ops_total", (int64_t)s.n_ops_total);

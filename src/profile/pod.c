@@ -127,6 +127,21 @@ static int join_devices(pod *pd, jp_host_summary *s, size_t n, jp_analysis *a) {
     return JP_OK;
 }
 
+/* The devices' activity and the span on the shared axis, as a run read whole has them: every host's
+ * times moved by its offset. */
+static void place_on_axis(const jp_host_summary *s, size_t n, jp_analysis *a) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0, d = 0; i < n; i++) {
+        int64_t offset = a->n_host_stats ? a->host_stats[i].offset_ps : 0;
+        for (size_t k = 0; k < s[i].n_devices; k++, d++)
+            if (a->devices[d].busy_ps > 0 || a->devices[d].last_ps) a->devices[d].first_ps += offset, a->devices[d].last_ps += offset;
+        if (s[i].first_ps + offset < lo) lo = s[i].first_ps + offset;
+        if (s[i].first_ps + s[i].span_ps + offset > hi) hi = s[i].first_ps + s[i].span_ps + offset;
+    }
+    a->first_ps = n ? lo : 0;
+    a->span_ps = n ? hi - lo : 0;
+}
+
 /* The hosts' findings, each rule once: the first host (in host order) among the most severe that
  * raised it speaks for all, its title saying on how many hosts it was found. */
 static int join_findings(pod *pd, const jp_host_summary *s, size_t n, jp_analysis *a) {
@@ -177,10 +192,7 @@ static int merge(pod *pd, jp_host_summary *s, size_t n, size_t n_summarized, jp_
     a->hosts = names, a->n_hosts = n, a->host_start_ns = start_ns, a->n_summarized = n_summarized;
     if (rc == JP_OK) rc = join_devices(pd, s, n, a);
     if (rc == JP_OK) rc = jp_hosts_merge(in, n, pd->arena, a);
-    for (size_t i = 0; rc == JP_OK && i < n; i++) { /* the span: every host's capture on the shared axis */
-        int64_t end = (a->n_host_stats ? a->host_stats[i].offset_ps : 0) + s[i].span_ps;
-        a->span_ps = end > a->span_ps ? end : a->span_ps;
-    }
+    if (rc == JP_OK) place_on_axis(s, n, a);
     if (rc == JP_OK) rc = jp_findings_hosts_analyze(pd->arena, a, step_total);
     if (rc == JP_OK) rc = join_findings(pd, s, n, a);
     if (rc == JP_OK) rc = join_health(pd, s, n, a);

@@ -43,6 +43,7 @@ static int run_analyses(const jp_model *m, jp_arena *arena, jp_analysis *a, anal
         {jp_findings_analyze, "findings"},
     };
     a->span_ps = m->last_ps - m->first_ps;
+    a->first_ps = m->first_ps;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         if (steps[i].fn == jp_ops_spread_analyze && !op_spread) continue; /* only diffs read it */
         int rc = steps[i].fn(m, arena, a);
