@@ -1,0 +1,216 @@
+"""Pods: real jax.distributed CPU jobs whose processes share no file system (each works in a
+directory of its own, as the machines of a pod). Each process summarises its own capture and shares
+the summary through the job's key-value store; process 0 logs the merged multi-host report. The
+merge from summaries is held to the merge of the raw files copied to one place (what
+`jaxprof hosts` reads without summaries), and a bad summary to a clear warning and the raw file."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_jaxprof
+
+WORKER = Path(__file__).with_name("multihost_worker.py")
+HOST = socket.gethostname()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_job(root: Path, *extra: str, count: int = 3, gather_s: int = 60) -> list[subprocess.CompletedProcess]:
+    """The job's processes side by side, each in root/machine<i>; their outputs and exit codes."""
+    port = free_port()
+    env = {**os.environ, "JAXPROF_GATHER_TIMEOUT": str(gather_s)}
+    procs = [subprocess.Popen([sys.executable, str(WORKER), str(i), str(count), str(port), str(root), "--own-disk", *extra],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) for i in range(count)]
+    done = []
+    try:
+        for p in procs:
+            out, _ = p.communicate(timeout=240)
+            done.append(subprocess.CompletedProcess(p.args, p.returncode, out, ""))
+    finally:
+        for p in procs:
+            p.kill()
+    return done
+
+
+def run_dir(root: Path, machine: int) -> Path:
+    runs = list((root / f"machine{machine}" / "profiles" / "step_00000002" / "plugins" / "profile").iterdir())
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+@pytest.fixture(scope="module")
+def pod(tmp_path_factory) -> tuple[Path, list[subprocess.CompletedProcess]]:
+    """Three processes; process 1 sleeps 80 ms inside steps 3 and 4: the planted straggler."""
+    root = tmp_path_factory.mktemp("pod")
+    return root, run_job(root, "--slow", "3,4")
+
+
+@pytest.fixture(scope="module")
+def raw_copy(pod, tmp_path_factory) -> Path:
+    """The three raw captures copied to one place, as a user without summaries would."""
+    root, _ = pod
+    raw = tmp_path_factory.mktemp("raw")
+    for m in range(3):
+        for f in run_dir(root, m).glob("*.xplane.pb"):
+            shutil.copy(f, raw / f.name)
+    return raw
+
+
+def hosts_json(path: Path, *extra: str) -> dict:
+    res = run_jaxprof("hosts", path, "--json", *extra)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_process_0_logs_the_merged_report_with_the_straggler_named(pod):
+    root, outs = pod
+    assert [o.returncode for o in outs] == [0, 0, 0], [o.stdout[-2000:] for o in outs]
+    line = next(l for l in outs[0].stdout.splitlines() if "merged from their summaries" in l)
+    assert "3 of 3 processes merged from their summaries" in line
+    assert f"step 3 {HOST}-p1 (+" in line and f"step 4 {HOST}-p1 (+" in line, line
+    assert "One host holds the others back" in line and "missing" not in line
+    for o in outs[1:]:  # only process 0 reports
+        assert "merged from their summaries" not in o.stdout
+    # each machine holds its own capture and summary; process 0 also the others' summaries
+    for m in range(3):
+        names = sorted(f.name for f in run_dir(root, m).iterdir() if "xplane" in f.name or "summary" in f.name)
+        others = [f"{HOST}-p{k}.jaxprof-summary.json" for k in range(3) if k != m] if m == 0 else []
+        assert names == sorted([f"{HOST}-p{m}.jaxprof-summary.json", f"{HOST}-p{m}.xplane.pb", *others])
+
+
+def test_the_merge_from_summaries_equals_the_merge_from_the_raw_files(pod, raw_copy):
+    root, _ = pod
+    merged = hosts_json(run_dir(root, 0))
+    raw = hosts_json(raw_copy)
+    assert merged["summarized_hosts"] == 3 and raw["summarized_hosts"] == 0
+    for key in ("clock_method", "host_stats", "host_steps", "stragglers", "hosts", "platform", "events", "span_ms",
+                "device_busy_ms", "device_idle_pct", "capture_health"):
+        assert merged[key] == raw[key], key
+    behind = {(s["step"], s["host"]): s["behind_ms"] for s in merged["stragglers"]}
+    assert behind[(3, f"{HOST}-p1")] > 60 and behind[(4, f"{HOST}-p1")] > 60
+    # the devices: all but the cross-host collective wait, which needs every host's events
+    strip = lambda devs: [{k: v for k, v in d.items() if k != "collective_wait_ms"} for d in devs]
+    assert strip(merged["devices"]) == strip(raw["devices"])
+    for host, rows in merged["host_ops"].items():  # a summary keeps a host's top ops, each row whole
+        kept = {(r["module"], r["name"]) for r in rows}
+        assert rows and rows == [r for r in raw["host_ops"][host] if (r["module"], r["name"]) in kept]
+    # the text is the same too, but for the line that says where the hosts came from
+    text = run_jaxprof("hosts", run_dir(root, 0)).stdout.splitlines()
+    assert text[0] == "3 of 3 hosts read from their summaries (jaxprof summarize); --full reads every file"
+    assert text[1:] == run_jaxprof("hosts", raw_copy).stdout.splitlines()
+
+
+def test_summaries_alone_merge_and_full_reads_the_files(pod, raw_copy, tmp_path):
+    """The rsync recipe: only the summaries copied to one place."""
+    root, _ = pod
+    for m in range(3):
+        for f in run_dir(root, m).glob(f"*-p{m}.jaxprof-summary.json"):
+            shutil.copy(f, tmp_path / f.name)
+    only = hosts_json(tmp_path)
+    assert only["host_stats"] == hosts_json(raw_copy)["host_stats"]
+    report = run_jaxprof("report", tmp_path)
+    assert report.returncode == 0 and "3 of 3 hosts read from their summaries" in report.stdout
+    assert "Findings (" in report.stdout and "One host holds the others back (" in report.stdout
+    # --full on process 0's run reads its one file: one host
+    full = hosts_json(run_dir(root, 0), "--full")
+    assert full["hosts"] == [f"{HOST}-p0"] and full["summarized_hosts"] == 0
+
+
+def test_a_process_killed_mid_run_is_reported_missing_and_the_job_ends(tmp_path):
+    outs = run_job(tmp_path, "--die", "2", gather_s=10)
+    assert outs[2].returncode == -9  # SIGKILL, right after its last captured step
+    assert [o.returncode for o in outs[:2]] == [0, 0], [o.stdout[-2000:] for o in outs[:2]]
+    line = next(l for l in outs[0].stdout.splitlines() if "merged from their summaries" in l)
+    assert "2 of 3 processes merged" in line
+    assert "process 2 missing: no summary within 10 s" in line
+    assert sorted(f.name for f in run_dir(tmp_path, 0).glob("*.jaxprof-summary.json")) == [
+        f"{HOST}-p0.jaxprof-summary.json", f"{HOST}-p1.jaxprof-summary.json"]
+
+
+# ---- summaries on disk: written offline, validated on read ----------------------------------------
+
+@pytest.fixture()
+def two_hosts(pod, tmp_path) -> Path:
+    """Two of the pod's raw captures in one run directory, summarised offline."""
+    root, _ = pod
+    for m in (0, 1):
+        shutil.copy(run_dir(root, m) / f"{HOST}-p{m}.xplane.pb", tmp_path)
+    res = run_jaxprof("summarize", tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == [str(tmp_path / f"{HOST}-p{m}.jaxprof-summary.json") for m in (0, 1)]
+    return tmp_path
+
+
+def summary_of(run: Path, m: int) -> Path:
+    return run / f"{HOST}-p{m}.jaxprof-summary.json"
+
+
+def test_a_summary_is_a_small_versioned_document_of_its_file(two_hosts):
+    doc = json.loads(summary_of(two_hosts, 1).read_text())
+    assert doc["jaxprof_host_summary"] == 1 and doc["host"] == f"{HOST}-p1" and doc["file"] == f"{HOST}-p1.xplane.pb"
+    assert doc["file_bytes"] == (two_hosts / f"{HOST}-p1.xplane.pb").stat().st_size
+    assert [s["step"] for s in doc["steps"]] == [2, 3, 4, 5]
+    assert all(s["sync_ps"] is not None for s in doc["steps"])  # every step ends in the all-reduce
+    assert summary_of(two_hosts, 1).stat().st_size < 64 * 1024
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda t: t[: len(t) // 2], "bad host summary at byte"),
+    (lambda t: t.replace('"jaxprof_host_summary":1', '"jaxprof_host_summary":99'), "schema version 99"),
+    (lambda t: t.replace('"dur_ps":', '"dur_ps":"x","was":', 1), "steps[0].dur_ps is not an integer"),
+    (lambda t: t.replace('"host":', '"hostname":', 1), "host is missing"),
+    (lambda t: "[]", "not a JSON object"),
+])
+def test_a_bad_summary_is_named_and_its_file_read_instead(two_hosts, damage, words):
+    expected = hosts_json(two_hosts, "--full")
+    bad = summary_of(two_hosts, 1)
+    bad.write_text(damage(bad.read_text()))
+    res = run_jaxprof("hosts", two_hosts, "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["summarized_hosts"] == 1
+    assert doc["host_stats"] == expected["host_stats"] and doc["stragglers"] == expected["stragglers"]
+    text = run_jaxprof("report", two_hosts).stdout
+    warning = next(l for l in text.splitlines() if l.startswith("warning: "))
+    assert str(bad) in warning and words in warning and "its file is read instead" in warning, warning
+
+
+def test_a_summary_older_than_its_file_is_not_used(two_hosts):
+    with (two_hosts / f"{HOST}-p1.xplane.pb").open("ab") as f:  # changed since: a field XSpace does not have
+        f.write(b"\x7a\x01x")
+    text = run_jaxprof("report", two_hosts).stdout
+    assert "which has changed since it was summarised" in text
+    assert "1 of 2 hosts read from their summaries" in text
+
+
+def test_a_bad_summary_without_its_file_leaves_the_host_out(two_hosts):
+    (two_hosts / f"{HOST}-p1.xplane.pb").unlink()
+    summary_of(two_hosts, 1).write_text("{")
+    res = run_jaxprof("hosts", two_hosts)
+    assert res.returncode == 0
+    text = run_jaxprof("report", two_hosts).stdout
+    assert "the host has no capture file here and is left out" in text
+    assert "1 host" in res.stdout  # the one left
+
+
+def test_summarize_refuses_a_cut_capture_with_its_offset(two_hosts, tmp_path_factory):
+    cut = tmp_path_factory.mktemp("cut") / "h.xplane.pb"
+    data = (two_hosts / f"{HOST}-p0.xplane.pb").read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    res = run_jaxprof("summarize", cut)
+    assert res.returncode == 2 and str(cut) in res.stderr and "at byte" in res.stderr, res.stderr
+    assert not list(cut.parent.glob("*.jaxprof-summary.json"))
+    many = run_jaxprof("summarize", two_hosts, "-o", two_hosts / "x.json")
+    assert many.returncode == 2 and "-o names one summary" in many.stderr
