@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 import jax
 import numpy as np
 
-from . import _jax, multihost
+from . import _isolated, _jax, multihost, pod
 from .config import check_profile_options
 from ._log import log
 from .runs import latest_run
@@ -124,6 +124,7 @@ class Tracker:
         self._local = threading.local()            # depth: inside a wrapped call on this thread
         self._started = 0.0
         self._timer: threading.Timer | None = None
+        self._pod: threading.Thread | None = None  # sharing this capture's summary (jax.distributed)
         log_dir = settings.run_dir.parent.parent.parent
         # where JAX writes before the move; named by host and pid: the launcher removes those of its
         # host's dead processes only (a log directory may be shared by hosts)
@@ -351,6 +352,7 @@ class Tracker:
                 self.status = f"{what} -> {dest}" if dest else f"{what}, but no file was written"
                 if dest:
                     log.info("run: %s (%.2f s) -> %s", what, time.perf_counter() - self._started, dest)
+                    self._share(dest, what)
             finally:
                 multihost.remove_private(self.private)
                 _unmark(self.settings.state_dir, f"{os.getpid()}.capturing")
@@ -397,6 +399,19 @@ class Tracker:
         _mark(self.settings.state_dir, f"{os.getpid()}.filed", str(run_dir))
         return dest
 
+    def _share(self, own_file: Path, what: str) -> None:
+        """In a jax.distributed job: this process's summary to process 0, which logs the merged
+        report (pod.py), on a thread the exit waits for (bounded)."""
+        proc = multihost.this_process()
+        if not proc.multi or multihost._kv_client() is None:
+            return
+        pc = pod.PodCapture(f"jaxprof/pod/cli/{own_file.parent.name}", own_file, own_file.parent, proc.index,
+                            tuple(range(proc.count)), 0)
+        self._pod = threading.Thread(target=pod.share_and_report, args=(pc, f"run: {what}", False, _isolated.Limits.from_env()),
+                                     daemon=True, name="jaxprof-pod")
+        self._pod.start()
+        pod.hold_shutdown_for(self._pod)
+
     def _open_annotation(self, index: int) -> None:
         self._annotation = jax.profiler.StepTraceAnnotation(STEP_NAME, step_num=index)
         self._annotation.__enter__()
@@ -417,7 +432,15 @@ class Tracker:
     # ---- exit ---------------------------------------------------------------------------------
 
     def at_exit(self) -> None:
-        """The program is ending: write a capture still running, and say why there was none."""
+        """The program is ending: write a capture still running, and say why there was none; wait
+        (bounded) for this process's part of the merged multi-host report."""
+        try:
+            self._at_exit()
+        finally:
+            if self._pod is not None:
+                self._pod.join(pod.gather_timeout_s() + 60.0)
+
+    def _at_exit(self) -> None:
         try:
             with self._lock:
                 if self._timer is not None:

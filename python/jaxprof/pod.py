@@ -12,13 +12,17 @@ needs to see another's file system. Everything here runs on a background thread.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import jax
 
 from . import _isolated, multihost
 from ._log import log
@@ -137,6 +141,33 @@ def gather(client: Any, pc: PodCapture) -> dict[int, str]:
             except OSError as exc:
                 missing[index] = f"its summary could not be written into {pc.run_dir} ({exc})"
     return missing
+
+
+_pending: list[threading.Thread] = []  # exchanges jax.distributed.shutdown waits for
+_pending_lock = threading.Lock()
+
+
+def hold_shutdown_for(thread: threading.Thread) -> None:
+    """Makes ``jax.distributed.shutdown()`` wait (bounded) for ``thread``'s exchange: a process that
+    shut the job's runtime down at once would take the key-value store away from the others'
+    summaries. Installed once, the first time a capture is shared."""
+    with _pending_lock:
+        _pending[:] = [t for t in _pending if t.is_alive()] + [thread]
+        original = jax.distributed.shutdown
+        if getattr(original, "_jaxprof_holds", False):
+            return
+
+        @functools.wraps(original)
+        def shutdown(*args: Any, **kwargs: Any) -> Any:
+            deadline = time.monotonic() + gather_timeout_s() + 60.0
+            with _pending_lock:
+                waiting = list(_pending)
+            for t in waiting:
+                t.join(max(0.0, deadline - time.monotonic()))
+            return original(*args, **kwargs)
+
+        shutdown._jaxprof_holds = True  # type: ignore[attr-defined]
+        jax.distributed.shutdown = shutdown
 
 
 def share_and_report(pc: PodCapture, line: str, full: bool, limits: _isolated.Limits) -> None:

@@ -290,6 +290,10 @@ def test_a_two_process_jax_distributed_job_writes_one_run(tmp_path):
     for f in files:  # each decodes on its own, with the steps of its own process
         assert step_numbers(run / f) == [2, 3, 4]
     assert jaxprof.load(run).hosts()["host_stats"] and len(jaxprof.load(run).hosts()["host_stats"]) == 2
+    # process 0 merged both processes' summaries (shared through the job's key-value store) and said so,
+    # though the worker shuts jax.distributed down right after its last step
+    assert "2 of 2 processes merged from their summaries" in proc.stderr, proc.stderr[-3000:]
+    assert sorted(f.name.split(".")[0].rsplit("-", 1)[1] for f in run.glob("*.jaxprof-summary.json")) == ["p0", "p1"]
 
 
 def test_a_jax_distributed_job_launched_per_process_writes_one_run(tmp_path):
