@@ -41,7 +41,8 @@ ap.add_argument("--own-disk", action="store_true")
 ap.add_argument("--die", type=int, default=-1)
 ap.add_argument("--report", default="short")
 a = ap.parse_args()
-logging.basicConfig(level=logging.INFO)
+bench = os.environ.get("JAXPROF_BENCH_TIMES") == "1"  # benchmarks/pod_scale.py: wall-clock times in the output
+logging.basicConfig(level=logging.INFO, format="%(created).6f %(levelname)s %(name)s: %(message)s" if bench else None)
 log_dir = a.log_dir
 if a.own_disk:
     machine = Path(a.log_dir) / f"machine{a.index}"
@@ -74,6 +75,8 @@ for i in range(steps):
             time.sleep(0.08)
         x = train_step(x)
         x.block_until_ready()
+    if bench and i == 5:  # the capture's last step
+        print(f"capture_end {time.time():.6f}", flush=True)
     if i == steps - 1 and a.index == a.die:
         os.kill(os.getpid(), signal.SIGKILL)
 prof.close()
