@@ -120,7 +120,10 @@ def main() -> None:
     print("In-job merge of real `jax.distributed` CPU jobs (tests/python/multihost_worker.py, each process in a "
           "directory of its own, process 1 the planted straggler): from the last process's capture end to process "
           "0's log record of the merged report (each process summarises its file in a child process, shares the "
-          "summary through the key-value store; process 0 gathers and runs the report).\n")
+          "summary through the key-value store; process 0 gathers and runs the report). The captures are small "
+          "(4 steps of a 128×128 model, a few hundred events per process), so this is the exchange's own cost; "
+          "with real captures each process adds the time `jaxprof summarize` takes on its own file (about the "
+          "report's time for one file, above), in parallel on every machine.\n")
     print("| processes | capture end → merged report | process 0's line |")
     print("|---:|---:|---|")
     for n, latency, line in jobs:

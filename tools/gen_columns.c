@@ -86,13 +86,13 @@ static void schema_document(void) {
     puts("| section | keys after the header |\n|---|---|");
     puts("| `report` | `step_summary`, `kpis[]`, `ops[]`, `steps[]`, `scopes[]`, `kernels[]`, `memory[]`, "
          "`transfers[]`, `compiles[]`, `findings[]`, `lines[]`, `split_ms`, `split_note`, `memory_timeline`, "
-         "`modules[]`, `clock_method`, `host_stats[]`, `host_steps[]`, `stragglers[]`, `host_ops`, `warnings[]` |");
+         "`modules[]`, `summarized_hosts`, `clock_method`, `host_stats[]`, `host_steps[]`, `stragglers[]`, `host_ops`, `warnings[]` |");
     puts("| `ops`, `scopes`, `kernels`, `transfers`, `compiles` | the table of that name |");
     puts("| `steps` | `step_summary`, `steps[]` |");
     puts("| `memory` | `memory[]`, `memory_timeline`, `modules[]` |");
     puts("| `findings` | `kpis[]`, `findings[]` |");
     puts("| `lines`, `flame` | the table of that name, `split_ms`, `split_note` |");
-    puts("| `hosts` | `clock_method`, `host_stats[]`, `host_steps[]`, `stragglers[]`, `host_ops` |");
+    puts("| `hosts` | `summarized_hosts`, `clock_method`, `host_stats[]`, `host_steps[]`, `stragglers[]`, `host_ops` |");
     puts("| `launch` | `launches[]`, `launch_streams[]` (every row), `launch_queue` |");
     puts("| `comm` | `comm[]`, `comm_instances[]` (every row) |\n");
     puts("`--table launch_streams` / `--table comm_instances` (jp_view.table) makes that second table the\n"
@@ -111,7 +111,10 @@ static void schema_document(void) {
          "  passes only `--top`); with `--module NAME` (the key `jit_step(6)`, or the plain name when one key, or\n"
          "  one key that ran, carries it; else exit 2 naming the candidates) that module's entries (one per\n"
          "  host) with every buffer and `timeline[{bytes, instruction}]`.");
-    puts("- `clock_method`: how the hosts' clocks were aligned (\"\" for one host); `host_ops`: `{host: [ops\n"
+    puts("- `summarized_hosts`: how many hosts were read from their summaries (`jaxprof summarize`; 0 when\n"
+         "  every file was read): such a run fills only the header, the devices, `findings[]` and the\n"
+         "  multi-host keys, and `host_ops` holds each host's top 50 ops by self time (design.md \"Pods\").\n"
+         "- `clock_method`: how the hosts' clocks were aligned (\"\" for one host); `host_ops`: `{host: [ops\n"
          "  rows]}`, each host's ops alone.");
     puts("- `warnings[]`: what loading met that the analysis stands without, one sentence each.");
     puts("- `launch_queue`: `{max_points, devices[{device, changes, downsampled, bucket_ms, points[[t_ms,\n"
