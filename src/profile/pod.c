@@ -288,3 +288,24 @@ int jp_pod_load(jp_profile **out, const char *path, const jp_load_options *opt, 
     else jp_profile_free(pd.p);
     return rc;
 }
+
+size_t jp_pod_summary_only(const char *run_dir) {
+    jp_vec files = {0};
+    char *dir;
+    jp_error err;
+    jp_profile *p = NULL;
+    int rc = find_run(run_dir, &files, &dir, &err);
+    pod pd = {.p = rc == JP_OK && dir ? (p = jp_profile_empty()) : NULL, .dir = dir};
+    size_t n = 0;
+    if (pd.p) {
+        pd.arena = jp_profile_arena(pd.p);
+        if (list_hosts(&pd, &files, &err) == JP_OK)
+            for (size_t i = 0; i < pd.hosts.n; i++) n += JP_VEC_AT(&pd.hosts, pod_host, i).summary && !JP_VEC_AT(&pd.hosts, pod_host, i).file;
+    }
+    for (size_t i = 0; i < pd.hosts.n; i++) free(JP_VEC_AT(&pd.hosts, pod_host, i).summary);
+    jp_vec_free(&pd.hosts);
+    jp_profile_files_free(&files);
+    free(dir);
+    jp_profile_free(p);
+    return n;
+}

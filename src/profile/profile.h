@@ -42,5 +42,8 @@ void jp_profile_adopt(jp_profile *p, jp_profile *child);
 /* A run directory whose hosts have summaries, read from those (jp_load_options.use_summaries):
  * *out, or *out NULL when path names no run with a summary (the caller reads the files). */
 int jp_pod_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
+/* How many hosts of the run directory are only a summary, with no capture file beside it (0 also
+ * when it cannot be listed): the hosts a read of the files alone would miss. */
+size_t jp_pod_summary_only(const char *run_dir);
 
 #endif

@@ -13,6 +13,7 @@
 #include "timeline/timeline.h"
 #include "serve/assets.h"
 #include "jaxprof/jaxprof_serve.h"
+#include "profile/profile.h"
 
 enum {
     CACHE_SLOTS = 4,       /* decoded runs kept */
@@ -35,6 +36,7 @@ typedef struct cached {
     char *rel;             /* run path relative to the log directory (heap); NULL: free slot */
     char *host;            /* host filter ("" for every host) (heap) */
     char *steps;           /* step window as ?steps= gave it ("" for the whole run) (heap) */
+    int pod;               /* 1: merged from the hosts' summaries (jp_load_options.use_summaries) */
     jp_profile *profile;   /* the analysis, or NULL until asked for */
     jp_timeline *timeline; /* the timeline index, or NULL until asked for */
     uint64_t stamp;        /* jp_profile_stamp of the run's files when it was loaded */
@@ -238,11 +240,13 @@ static int better_victim(const cached *c, const cached *pick) {
 /* The slot of (rel, host, steps): the cached one, else a free or the least recently used one,
  * emptied. A pinned slot is never emptied: at most one is pinned at a time, so another slot is
  * always left. */
-static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const char *steps) {
+static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const char *steps, int pod) {
     cached *pick = &v->cache[0];
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
         cached *c = &v->cache[i];
-        if (c->rel && strcmp(c->rel, rel) == 0 && strcmp(c->host, host) == 0 && strcmp(c->steps, steps) == 0) return c;
+        if (c->rel && strcmp(c->rel, rel) == 0 && strcmp(c->host, host) == 0 && strcmp(c->steps, steps) == 0 &&
+            c->pod == pod)
+            return c;
         if (better_victim(c, pick)) pick = c;
     }
     assert(!pick->pinned);
@@ -250,6 +254,7 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const
     pick->rel = strdup(rel);
     pick->host = strdup(host);
     pick->steps = strdup(steps);
+    pick->pod = pod;
     if (!pick->rel || !pick->host || !pick->steps) slot_clear(pick);
     return pick;
 }
@@ -257,16 +262,16 @@ static cached *cache_slot(jp_viewer *v, const char *rel, const char *host, const
 /* The slot holding the run's analysis (loaded on first use; steps: "" or a jp_steps_parse range)
  * into *out; *hit tells whether it was cached. The slot stays valid until the next cache_slot
  * call unless it is pinned. */
-static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, const char *steps,
-                          cached **out, int *hit, jp_error *err) {
+static int cached_profile_as(jp_viewer *v, const char *rel, const jp_run *run, const char *host, const char *steps,
+                             int pod, cached **out, int *hit, jp_error *err) {
     jp_load_options opt = {.host = host[0] ? host : NULL, .cpu_peaks_file = v->cpu_peaks_file, .has_steps = steps[0] != 0,
                            .op_spread = 1, /* the compare page's op noise */
-                           .max_inflate = v->max_inflate};
+                           .max_inflate = v->max_inflate, .use_summaries = pod};
     if (opt.has_steps && jp_steps_parse(steps, &opt.first_step, &opt.last_step, err) != JP_OK) return JP_ERR_ARG;
     uint64_t stamp;
     int rc = jp_profile_stamp(run->path, &stamp, err);
     if (rc != JP_OK) return rc;
-    cached *c = cache_slot(v, rel, host, steps);
+    cached *c = cache_slot(v, rel, host, steps, pod);
     if (!c->rel) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     c->used = ++v->tick;
     if (c->profile && c->stamp != stamp) { /* its files changed since: what is cached is stale */
@@ -282,6 +287,12 @@ static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, cons
     }
     *out = c;
     return JP_OK;
+}
+
+/* The run's analysis from its files (every page but the summaries' own). */
+static int cached_profile(jp_viewer *v, const char *rel, const jp_run *run, const char *host, const char *steps,
+                          cached **out, int *hit, jp_error *err) {
+    return cached_profile_as(v, rel, run, host, steps, 0, out, hit, err);
 }
 
 /* The run's timeline index (built on first use) into *out; *hit tells whether it was cached. One
@@ -381,7 +392,11 @@ static int serve_section(jp_viewer *v, const run_request *r, int section, jp_htt
         return respond_error(resp, 400, "bad group or filter parameter (ops only)");
     jp_view view = {.module = got ? module : NULL, .group = grouped ? group : NULL, .filter = filtered ? filter : NULL};
     section_request s = {section, got || grouped || filtered ? &view : NULL};
-    if (cached_profile(v, r->rel, r->run, r->host, r->steps, &c, &hit, &err) != JP_OK) return respond_failure(resp, &err);
+    /* a run some of whose hosts are only a summary (process 0's copy of a pod's run): the sections
+     * summaries answer show every host from them; the others read the files there are */
+    int pod = (flags & JP_SECTION_SUMMARIES) && !r->steps[0] && jp_pod_summary_only(r->run->path) > 0;
+    if (cached_profile_as(v, r->rel, r->run, r->host, r->steps, pod, &c, &hit, &err) != JP_OK)
+        return respond_failure(resp, &err);
     return respond_written(resp, write_section, c->profile, &s, hit);
 }
 

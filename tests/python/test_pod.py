@@ -214,3 +214,37 @@ def test_summarize_refuses_a_cut_capture_with_its_offset(two_hosts, tmp_path_fac
     assert not list(cut.parent.glob("*.jaxprof-summary.json"))
     many = run_jaxprof("summarize", two_hosts, "-o", two_hosts / "x.json")
     assert many.returncode == 2 and "-o names one summary" in many.stderr
+
+
+# ---- the viewer on process 0's copy of the run --------------------------------------------------
+
+def test_the_viewer_shows_every_host_from_process_0s_copy(pod):
+    """Process 0's machine holds its own file and the others' summaries: the Overview shows all three
+    hosts side by side from them; the pages that need events read the one file there is."""
+    from test_viewer_browser import ARTIFACTS, serve_dir, wait_for
+    from conftest import headless_chromium
+    import urllib.request
+
+    root, _ = pod
+    log_dir = root / "machine0" / "profiles"
+    server = serve_dir(log_dir)
+    url = next(server)
+    browser_gen = headless_chromium("1400,900", page=(1400, 1200))
+    browser = next(browser_gen)
+    try:
+        runs = json.loads(urllib.request.urlopen(url + "api/runs").read())
+        rid = runs[0]["id"]
+        overview = json.loads(urllib.request.urlopen(f"{url}api/run/{rid}/overview").read())
+        assert overview["summarized_hosts"] == 3 and len(overview["host_stats"]) == 3
+        assert any(f["id"] == "straggler" and f"{HOST}-p1 was the straggler" in f["evidence"] for f in overview["findings"])
+        ops = json.loads(urllib.request.urlopen(f"{url}api/run/{rid}/ops").read())
+        assert ops["hosts"] == [f"{HOST}-p0"] and ops["ops"]  # from the one file here
+        browser.get(url + "#/overview")
+        note = wait_for(browser, "#pod-note", "3 of 3 hosts read from their summaries")
+        assert note.is_displayed()
+        assert f"{HOST}-p1 held the others" in browser.find_element("css selector", "#page").text
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "pod_overview.png"))
+    finally:
+        for gen in (browser_gen, server):
+            gen.close()

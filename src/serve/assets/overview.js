@@ -32,6 +32,14 @@ function onStepChart() {
   });
 }
 
+// A run some of whose hosts are here only as their summaries (process 0's copy of a pod's run):
+// the hosts side by side and the findings come from the summaries; what needs every event does not.
+function podNote(d) {
+  return `<p id="pod-note" class="muted">${d.summarized_hosts} of ${d.hosts.length} hosts read from their summaries ` +
+    `(jaxprof summarize): their steps, clocks, stragglers and findings are below; the run's steps, KPIs, ops and ` +
+    `timeline need every host's file (the other pages show the files here).</p>`;
+}
+
 // A KPI's value, or n/a where the profile cannot tell (no peaks, no sizes: rating "n/a").
 function kpiValue(k) { return k.rating === "n/a" ? "n/a" : `${k.value.toFixed(2)} ${esc(k.unit)}`; }
 
@@ -57,13 +65,13 @@ async function overview() {
     ${healthBanner(d.capture_health || [])}
     <p>${dev}</p>
     ${idleSection(d.devices, launch)}
-    <h2>Steps</h2>
+    ${d.summarized_hosts ? podNote(d) : `<h2>Steps</h2>
     <p id="step-summary">${s.count} steps (${esc(s.method)}), mean ${ms(s.mean_ms)} ms, median ${ms(s.median_ms)} ms, p90 ${ms(s.p90_ms)} ms</p>
     ${stepChart(chart, d.steps)}
-    <table><tr>${PARTS.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr><tr>${breakdown}</tr></table>
+    <table><tr>${PARTS.map((p) => `<th class="num">${p} ms</th>`).join("")}</tr><tr>${breakdown}</tr></table>`}
     ${hostsSection(d)}
     ${linesSection(d)}
-    <h2>KPIs</h2><table id="kpis">${kpis}</table>
+    ${d.summarized_hosts ? "" : `<h2>KPIs</h2><table id="kpis">${kpis}</table>`}
     <h2>Findings</h2><div id="findings">${findingsHtml(d.findings)}</div>`;
   onStepChart();
   onHostPick(() => go("overview"));
