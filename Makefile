@@ -92,7 +92,7 @@ bench: install $(VENV)/.test-deps $(XPROF_VENV)/.installed
 # never into tests/fuzz/corpus, and a crash leaves FUZZ_WORK/<t>-crash-<sha1> (replay it with
 # FUZZ_BUILD/tests/fuzz/fuzz_<t> <file>). `make test` replays the committed corpora with gcc.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= xspace gzip hlo hlotext profile http viewer writers
+FUZZ_TARGETS ?= xspace gzip hlo hlotext profile http viewer writers summary
 FUZZ_BUILD   ?= build/fuzz
 FUZZ_WORK    ?= build/fuzz-work
 FUZZ_MAXLEN_gzip := 16384

@@ -983,21 +983,21 @@ static const char *straggler_activity(const jp_host_stat *hs, const int64_t *ste
 static void straggler(ctx *c) {
     const jp_analysis *a = c->a;
     if (!a->n_stragglers || c->step_total <= 0) return;
-    int64_t held = 0;
+    double held = 0; /* summed over steps and, from summaries, any number of hosts: in double */
     uint32_t top = 0;
-    for (size_t i = 0; i < a->n_stragglers; i++) held += a->stragglers[i].behind_ps;
+    for (size_t i = 0; i < a->n_stragglers; i++) held += (double)a->stragglers[i].behind_ps;
     for (uint32_t h = 1; h < a->n_host_stats; h++)
         if (a->host_stats[h].n_straggling > a->host_stats[top].n_straggling) top = h;
-    double share = (double)held / c->step_total;
+    double share = held / c->step_total;
     int64_t *at = malloc(a->n_stragglers * sizeof *at);
     if (share < 0.05 || !at) {
         free(at);
         return;
     }
     size_t n = 0;
-    int64_t top_held = 0;
+    double top_held = 0;
     for (size_t i = 0; i < a->n_stragglers; i++)
-        if (a->stragglers[i].host == top) at[n++] = a->stragglers[i].step_num, top_held += a->stragglers[i].behind_ps;
+        if (a->stragglers[i].host == top) at[n++] = a->stragglers[i].step_num, top_held += (double)a->stragglers[i].behind_ps;
     char steps_buf[256], doing_buf[160];
     jp_text steps = jp_text_make(steps_buf, sizeof steps_buf), doing = jp_text_make(doing_buf, sizeof doing_buf);
     step_ranges(at, n, &steps);
@@ -1008,7 +1008,7 @@ static void straggler(ctx *c) {
             "logging, garbage collection) or a slower device. Balance the work or move it off the step path.",
             "%s was the straggler in %u of %zu steps (%s): the other hosts waited %.1f ms per step for it in "
             "collectives, while it was %s; waiting for stragglers took %.0f%% of step time",
-            hs->name, hs->n_straggling, hs->n_steps, steps.buf, ms((double)top_held) / (double)n,
+            hs->name, hs->n_straggling, hs->n_steps, steps.buf, ms(top_held) / (double)n,
             straggler_activity(hs, at, n, &doing), 100 * share);
     free(at);
 }

@@ -43,6 +43,9 @@ int jp_summary_of(const jp_analysis *a, const char *file, uint64_t file_bytes, j
 /* Reads and validates a summary file into arena. JP_ERR_CORRUPT naming the file and the field (a
  * newer or older schema version says so), JP_ERR_IO when it cannot be read. */
 int jp_summary_read(jp_arena *arena, const char *path, jp_host_summary *out, jp_error *err);
+/* The same from len bytes of text (path names them in errors). */
+int jp_summary_parse(jp_arena *arena, const char *text, size_t len, const char *path, jp_host_summary *out,
+                     jp_error *err);
 
 /* 1 when name ends in JP_SUMMARY_SUFFIX (after at least one character). */
 int jp_summary_is_name(const char *name);

@@ -3,6 +3,7 @@
  * refused with the file and the field named, and the caller falls back to the raw file. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "analyses/result_names.h"
 #include "base/error.h"
+#include "decode/xnames.h"
 #include "pod/summary.h"
 #include "yyjson.h"
 
@@ -51,6 +53,15 @@ static int64_t get_count(reader *r, yyjson_val *obj, const char *key) {
     return v;
 }
 
+/* A time as the model bounds its events' (JP_XN_TIME_LIMIT_PS, 26 days): within it, sums over a
+ * host's steps and hosts stay far from int64's limits. `signed_ok`: may be negative. */
+static int64_t get_time(reader *r, yyjson_val *obj, const char *key, int signed_ok) {
+    int64_t v = get_int(r, obj, key);
+    if (v > JP_XN_TIME_LIMIT_PS || v < (signed_ok ? -JP_XN_TIME_LIMIT_PS : 0))
+        fail(r, key, signed_ok ? "is beyond +-2^61 ps" : "is negative or beyond 2^61 ps");
+    return v;
+}
+
 /* A number; null (what a non-finite value is written as) reads as NaN. */
 static double get_num(reader *r, yyjson_val *obj, const char *key) {
     yyjson_val *v = field(r, obj, key);
@@ -81,7 +92,7 @@ static int get_name(reader *r, yyjson_val *obj, const char *key, const char *(*n
 static void get_parts(reader *r, yyjson_val *obj, const char *key, int64_t *part_ps) {
     yyjson_val *v = field(r, obj, key);
     if (v && !yyjson_is_obj(v)) fail(r, key, "is not an object");
-    for (int p = 0; v && yyjson_is_obj(v) && p < JP_PART_COUNT; p++) part_ps[p] = get_int(r, v, jp_part_name(p));
+    for (int p = 0; v && yyjson_is_obj(v) && p < JP_PART_COUNT; p++) part_ps[p] = get_time(r, v, jp_part_name(p), 0);
 }
 
 /* The array at key, its elements each read by `one` into a new arena array of `size`-byte items. */
@@ -112,32 +123,35 @@ static void *get_array(reader *r, yyjson_val *obj, const char *key, size_t size,
 static void read_step(reader *r, yyjson_val *o, void *out) {
     jp_step *s = out;
     s->step_num = get_int(r, o, "step");
-    s->start_ps = get_int(r, o, "start_ps");
-    s->dur_ps = get_count(r, o, "dur_ps");
+    s->start_ps = get_time(r, o, "start_ps", 1);
+    s->dur_ps = get_time(r, o, "dur_ps", 0);
     get_parts(r, o, "parts_ps", s->part_ps);
     s->n_ops = (uint64_t)get_count(r, o, "ops");
     s->n_compiles = (uint32_t)get_count(r, o, "compiles");
     s->flops = get_num(r, o, "flops");
     s->outlier = get_int(r, o, "outlier") != 0;
-    s->host_start_ps = get_int(r, o, "host_start_ps");
-    s->host_dur_ps = get_int(r, o, "host_dur_ps");
+    s->host_start_ps = get_time(r, o, "host_start_ps", 1);
+    s->host_dur_ps = get_time(r, o, "host_dur_ps", 0);
     s->no_device_work = get_int(r, o, "no_device_work") != 0;
-    s->gap_ps = get_int(r, o, "gap_ps");
+    s->gap_ps = get_time(r, o, "gap_ps", 0);
     s->bytes = get_num(r, o, "bytes");
     s->roof_pct = get_num(r, o, "roof_pct");
-    s->comm_hidden_ps = get_int(r, o, "comm_hidden_ps");
-    s->comm_exposed_ps = get_int(r, o, "comm_exposed_ps");
+    s->comm_hidden_ps = get_time(r, o, "comm_hidden_ps", 0);
+    s->comm_exposed_ps = get_time(r, o, "comm_exposed_ps", 0);
     yyjson_val *sync = field(r, o, "sync_ps");
-    s->sync_ps = sync && yyjson_is_null(sync) ? INT64_MIN : get_int(r, o, "sync_ps");
+    s->sync_ps = sync && yyjson_is_null(sync) ? INT64_MIN : get_time(r, o, "sync_ps", 1);
+    int64_t parts = 0;
+    for (int p = 0; p < JP_PART_COUNT; p++) parts += s->part_ps[p]; /* each within 2^61: no overflow */
+    if (!r->rc && parts != s->dur_ps) fail(r, "parts_ps", "do not sum to dur_ps");
 }
 
 static void read_device(reader *r, yyjson_val *o, void *out) {
     jp_device *d = out;
     d->name = get_str(r, o, "name");
     d->platform = get_name(r, o, "platform", jp_platform_name, JP_PLATFORM_CPU, JP_PLATFORM_TPU);
-    d->busy_ps = get_count(r, o, "busy_ps");
-    d->first_ps = get_int(r, o, "first_ps");
-    d->last_ps = get_int(r, o, "last_ps");
+    d->busy_ps = get_time(r, o, "busy_ps", 0);
+    d->first_ps = get_time(r, o, "first_ps", 1);
+    d->last_ps = get_time(r, o, "last_ps", 1);
     d->n_ops = (uint64_t)get_count(r, o, "ops");
     d->peak_flops = get_num(r, o, "peak_flops");
     d->peak_bw = get_num(r, o, "peak_bw");
@@ -243,9 +257,9 @@ static void read_step_summary(reader *r, yyjson_val *top, jp_step_summary *s) {
     s->min_ps = get_num(r, o, "min_ps");
     s->max_ps = get_num(r, o, "max_ps");
     get_parts(r, o, "parts_ps", s->part_ps);
-    s->total_ps = get_int(r, o, "total_ps");
+    s->total_ps = get_time(r, o, "total_ps", 0);
     s->n_no_device = (size_t)get_count(r, o, "no_device_steps");
-    s->gap_ps = get_int(r, o, "gap_ps");
+    s->gap_ps = get_time(r, o, "gap_ps", 0);
     get_parts(r, o, "part_median_ps", s->part_median_ps);
 }
 
@@ -253,9 +267,13 @@ static void read_step_summary(reader *r, yyjson_val *top, jp_step_summary *s) {
 static void check_links(reader *r, const jp_host_summary *s) {
     for (size_t i = 0; !r->rc && i < s->in.n_ops; i++)
         if (s->in.ops[i].device >= s->n_devices) r->where = "ops", r->index = i, fail(r, "device", "names no device");
-    for (size_t i = 1; !r->rc && i < s->in.n_steps; i++)
-        if (s->in.steps[i].start_ps < s->in.steps[i - 1].start_ps)
+    int64_t total = 0; /* the steps' time together within 2^62: the merge's sums over steps cannot overflow */
+    for (size_t i = 0; !r->rc && i < s->in.n_steps; i++) {
+        if (i && s->in.steps[i].start_ps < s->in.steps[i - 1].start_ps)
             r->where = "steps", r->index = i, fail(r, "start_ps", "is before the previous step's");
+        if ((total += s->in.steps[i].dur_ps) > 2 * JP_XN_TIME_LIMIT_PS)
+            r->where = "steps", r->index = i, fail(r, "dur_ps", "takes the steps past 2^62 ps together");
+    }
 }
 
 static void read_top(reader *r, yyjson_val *top, jp_host_summary *s) {
@@ -273,15 +291,16 @@ static void read_top(reader *r, yyjson_val *top, jp_host_summary *s) {
     s->file = get_str(r, top, "file");
     s->file_bytes = (uint64_t)get_count(r, top, "file_bytes");
     s->in.start_ns = get_count(r, top, "capture_start_ns");
+    if (s->in.start_ns > (int64_t)1 << 62) fail(r, "capture_start_ns", "is past 2^62 ns (the year 2116)");
     s->platform = get_name(r, top, "platform", jp_platform_name, JP_PLATFORM_CPU, JP_PLATFORM_TPU);
     s->n_events = (uint64_t)get_count(r, top, "events");
-    s->first_ps = get_int(r, top, "first_ps");
-    s->span_ps = get_count(r, top, "span_ps");
-    s->in.op_self_ps = get_int(r, top, "op_self_ps");
+    s->first_ps = get_time(r, top, "first_ps", 1);
+    s->span_ps = get_time(r, top, "span_ps", 0);
+    s->in.op_self_ps = get_time(r, top, "op_self_ps", 0);
     s->n_ops_total = (size_t)get_count(r, top, "ops_total");
     read_step_summary(r, top, &s->in.step_summary);
-    s->devices = get_array(r, top, "devices", sizeof(jp_device), 1 << 16, &s->n_devices, read_device);
-    s->in.steps = get_array(r, top, "steps", sizeof(jp_step), 1 << 24, &s->in.n_steps, read_step);
+    s->devices = get_array(r, top, "devices", sizeof(jp_device), 1 << 12, &s->n_devices, read_device);
+    s->in.steps = get_array(r, top, "steps", sizeof(jp_step), 1 << 20, &s->in.n_steps, read_step);
     s->in.ops = get_array(r, top, "ops", sizeof(jp_op_stat), JP_SUMMARY_TOP_OPS, &s->in.n_ops, read_op);
     s->findings = get_array(r, top, "findings", sizeof(jp_finding), 1 << 10, &s->n_findings, read_finding);
     s->health = get_array(r, top, "capture_health", sizeof(jp_health), 1 << 16, &s->n_health, read_health);
@@ -306,14 +325,13 @@ static int read_all(const char *path, char **data, size_t *len, jp_error *err) {
     return rc;
 }
 
-int jp_summary_read(jp_arena *arena, const char *path, jp_host_summary *out, jp_error *err) {
+int jp_summary_parse(jp_arena *arena, const char *text, size_t len, const char *path, jp_host_summary *out,
+                     jp_error *err) {
     memset(out, 0, sizeof *out);
-    char *data = NULL;
-    size_t len = 0;
-    int rc = read_all(path, &data, &len, err);
     yyjson_read_err e;
-    yyjson_doc *doc = rc ? NULL : yyjson_read_opts(data, len, 0, NULL, &e);
-    if (!rc && !doc)
+    yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)text, len, 0, NULL, &e);
+    int rc = JP_OK;
+    if (!doc)
         rc = jp_error_set(err, e.code == YYJSON_READ_ERROR_UNEXPECTED_END ? JP_ERR_TRUNCATED : JP_ERR_CORRUPT, e.pos,
                           "%s: bad host summary at byte %zu: %s", path, e.pos, e.msg);
     yyjson_val *top = doc ? yyjson_doc_get_root(doc) : NULL;
@@ -326,6 +344,15 @@ int jp_summary_read(jp_arena *arena, const char *path, jp_host_summary *out, jp_
         if (!rc && !out->path) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
     }
     yyjson_doc_free(doc);
+    return rc;
+}
+
+int jp_summary_read(jp_arena *arena, const char *path, jp_host_summary *out, jp_error *err) {
+    memset(out, 0, sizeof *out);
+    char *data = NULL;
+    size_t len = 0;
+    int rc = read_all(path, &data, &len, err);
+    if (!rc) rc = jp_summary_parse(arena, data, len, path, out, err);
     free(data);
     return rc;
 }

@@ -118,12 +118,12 @@ static int join_devices(pod *pd, jp_host_summary *s, size_t n, jp_analysis *a) {
             d[a->n_devices++].host = s[i].in.name;
         }
     }
-    int64_t busy = 0, window = 0;
+    double busy = 0, window = 0; /* sums over any number of hosts: in double, and op_busy_ps saturates */
     for (size_t k = 0; k < a->n_devices; k++) {
-        a->op_busy_ps += d[k].busy_ps;
-        if (d[k].busy_ps > 0) busy += d[k].busy_ps, window += d[k].last_ps - d[k].first_ps;
+        if (__builtin_add_overflow(a->op_busy_ps, d[k].busy_ps, &a->op_busy_ps)) a->op_busy_ps = INT64_MAX;
+        if (d[k].busy_ps > 0) busy += (double)d[k].busy_ps, window += (double)(d[k].last_ps - d[k].first_ps);
     }
-    a->device_idle_pct = window > 0 ? 100.0 * (double)(window - busy) / (double)window : 0;
+    a->device_idle_pct = window > 0 ? 100.0 * (window - busy) / window : 0;
     return JP_OK;
 }
 
@@ -202,6 +202,19 @@ static int merge(pod *pd, jp_host_summary *s, size_t n, size_t n_summarized, jp_
     a->mfu_pct = -1, a->device_util_pct = -1;
     free(in);
     return rc ? jp_error_set(err, rc, 0, "merging the hosts: %s", jp_status_str(rc)) : JP_OK;
+}
+
+int jp_pod_from_summaries(jp_profile **out, jp_host_summary *s, size_t n, const char *path, jp_error *err) {
+    *out = NULL;
+    pod pd = {.p = jp_profile_empty(), .dir = path};
+    if (!pd.p) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    pd.arena = jp_profile_arena(pd.p);
+    int rc = merge(&pd, s, n, n, err);
+    const char *kept = rc ? NULL : jp_arena_strndup(pd.arena, path, strlen(path));
+    if (!rc && !kept) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
+    if (rc) jp_profile_free(pd.p);
+    else jp_profile_results(pd.p)->path = kept, *out = pd.p;
+    return rc;
 }
 
 /* Each host (those --host keeps) from its summary, else from its file. */

@@ -42,6 +42,10 @@ void jp_profile_adopt(jp_profile *p, jp_profile *child);
 /* A run directory whose hosts have summaries, read from those (jp_load_options.use_summaries):
  * *out, or *out NULL when path names no run with a summary (the caller reads the files). */
 int jp_pod_load(jp_profile **out, const char *path, const jp_load_options *opt, jp_error *err);
+/* The analysis of hosts side by side from their summaries alone (s[i] as jp_summary_read made
+ * them; the merge moves their steps and ops' devices), path naming it. */
+struct jp_host_summary;
+int jp_pod_from_summaries(jp_profile **out, struct jp_host_summary *s, size_t n, const char *path, jp_error *err);
 /* How many hosts of the run directory are only a summary, with no capture file beside it (0 also
  * when it cannot be listed): the hosts a read of the files alone would miss. */
 size_t jp_pod_summary_only(const char *run_dir);

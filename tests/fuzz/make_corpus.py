@@ -5,7 +5,8 @@ it, then `libFuzzer -merge=1` kept the inputs that add coverage):
 
 Seeds: the committed fixture tests/data/cpu_small.xplane.pb.gz (gunzipped for xspace and profile,
 as-is for gzip, its HloProtos for hlo), small synthetic GPU and TPU profiles from
-tests/python/xplane_gen.py, and HTTP request heads (good, traversal, huge, garbage).
+tests/python/xplane_gen.py, HTTP request heads (good, traversal, huge, garbage), and the host
+summaries `jaxprof summarize` writes of those profiles, with hostile edits.
 
     .venv/bin/python tests/fuzz/make_corpus.py --realistic [LOG_DIR]
 
@@ -418,6 +419,31 @@ VIEWER = {
 }
 
 
+def summary_seeds(spaces: dict[str, bytes]) -> dict[str, bytes]:
+    """Host summaries (`jaxprof summarize` of each profile) and hostile edits of the CPU one: times at
+    the reader's bounds, steps whose parts do not add up, another schema version."""
+    jaxprof = Path(sys.executable).with_name("jaxprof")
+    seeds = {}
+    with tempfile.TemporaryDirectory(prefix="jaxprof-summary-") as tmp:
+        for name, space in spaces.items():
+            f = Path(tmp) / f"{name}.xplane.pb"
+            f.write_bytes(space)
+            out = Path(tmp) / f"{name}.json"
+            subprocess.run([str(jaxprof), "summarize", str(f), "-o", str(out)], check=True, stdout=subprocess.DEVNULL)
+            seeds[name] = out.read_bytes()
+    doc = json.loads(seeds["cpu_small"])
+    edge = json.loads(seeds["cpu_small"])
+    for st in edge["steps"]:
+        st["start_ps"], st["sync_ps"], st["host_start_ps"] = -(1 << 61), 1 << 61, 1 << 61
+    edge["capture_start_ns"] = (1 << 63) - 1
+    seeds["edge_times"] = json.dumps(edge).encode()
+    bad_parts = json.loads(seeds["cpu_small"])
+    bad_parts["steps"][0]["parts_ps"]["idle"] += 1
+    seeds["bad_parts"] = json.dumps(bad_parts).encode()
+    seeds["version2"] = json.dumps(dict(doc, jaxprof_host_summary=2)).encode()
+    return seeds
+
+
 def write(corpus: Path, seeds: dict[str, dict[str, bytes]]) -> None:
     for target, files in seeds.items():
         d = corpus / target
@@ -448,6 +474,7 @@ def main() -> None:
         "http": HTTP,
         "hlotext": HLOTEXT,
         "viewer": VIEWER,
+        "summary": summary_seeds(spaces),
     }
     write(corpus, seeds)
 
