@@ -112,14 +112,16 @@ typedef struct {
 } ProfileObject;
 
 static int profile_init(ProfileObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"path", "host", "device", "cpu_peaks_file", "data", NULL};
+    static char *kwlist[] = {"path", "host", "device", "cpu_peaks_file", "data", "summaries", NULL};
     PyObject *path_obj;
     const char *host = NULL, *device = NULL, *peaks = NULL;
     Py_buffer data = {0}; /* data: a serialized XSpace in memory; path then only names it */
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zzzy*", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device,
-                                     &peaks, &data))
+    int summaries = 0;    /* jp_load_options.use_summaries */
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|zzzy*p", kwlist, PyUnicode_FSConverter, &path_obj, &host, &device,
+                                     &peaks, &data, &summaries))
         return -1;
-    jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks, .max_inflate = env_max_inflate()};
+    jp_load_options opt = {.host = host, .device = device, .cpu_peaks_file = peaks, .max_inflate = env_max_inflate(),
+                           .use_summaries = summaries};
     jp_error err;
     jp_profile *p = NULL;
     int rc;

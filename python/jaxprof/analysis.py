@@ -38,11 +38,13 @@ class Profile:
     or, with ``data``, a serialized XSpace in memory (``path`` then only names it)."""
 
     def __init__(self, path: PathLike, host: str | None = None, device: str | None = None,
-                 data: bytes | None = None) -> None:
+                 data: bytes | None = None, summaries: bool = False) -> None:
         self.path = os.fspath(path)
         # a `jaxprof calibrate` of this machine gives CPU profiles captured here their peaks
         peaks = calibrate.cache_file()
-        more = {"data": data} if data is not None else {}
+        more: dict[str, Any] = {"data": data} if data is not None else {}
+        if summaries:
+            more["summaries"] = True
         self._core = _core.Profile(self.path, host=host, device=device,
                                    cpu_peaks_file=str(peaks) if peaks else None, **more)
 
@@ -212,13 +214,15 @@ class Profile:
 
 
 def load(path: PathLike | bytes | bytearray | memoryview, host: str | None = None,
-         device: str | None = None) -> Profile:
+         device: str | None = None, *, summaries: bool = False) -> Profile:
     """Loads and analyses a profile: a path, or the bytes of a serialized XSpace (or its gzip), as
-    ``jaxprof.profile()`` captures one (``prof.xspace``). Raises FileNotFoundError, or ValueError
-    naming the byte offset of a truncated or corrupt input."""
+    ``jaxprof.profile()`` captures one (``prof.xspace``). ``summaries=True``: a run directory with
+    host summaries (``jaxprof summarize``, a pod's processes) is merged from them, as ``jaxprof
+    hosts`` does: ``hosts()`` and ``findings()`` answer, the tables of every event stay empty.
+    Raises FileNotFoundError, or ValueError naming the byte offset of a truncated or corrupt input."""
     if isinstance(path, (bytes, bytearray, memoryview)):
         return Profile("<memory>", host=host, device=device, data=bytes(path))
-    return Profile(path, host=host, device=device)
+    return Profile(path, host=host, device=device, summaries=summaries)
 
 
 def report(path: PathLike, file: TextIO | None = None, *, top: int = 10, width: int = 100) -> str:

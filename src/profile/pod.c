@@ -3,7 +3,6 @@
  * read whole (jp_hosts_merge), so clocks, stragglers and per-host steps come out the same. What
  * only the raw events give (the merged op tables, scopes, timeline) stays empty: the analysis says
  * how many hosts came from summaries (jp_analysis.n_summarized). docs/design.md "Pods". */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

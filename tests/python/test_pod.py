@@ -248,3 +248,12 @@ def test_the_viewer_shows_every_host_from_process_0s_copy(pod):
     finally:
         for gen in (browser_gen, server):
             gen.close()
+
+
+def test_python_loads_a_run_from_its_summaries(pod, raw_copy):
+    import jaxprof
+    root, _ = pod
+    merged = jaxprof.load(run_dir(root, 0), summaries=True).hosts()
+    assert merged["host_stats"] == jaxprof.load(raw_copy).hosts()["host_stats"]
+    assert [h["host"] for h in merged["host_stats"]] == [f"{HOST}-p{m}" for m in range(3)]
+    assert [h["host"] for h in jaxprof.load(run_dir(root, 0)).hosts()["host_stats"]] == []  # the one file alone
