@@ -35,7 +35,8 @@ typedef struct jp_host_input {
 /* The input of a host's analysis alone (ops and steps filled). */
 jp_host_input jp_host_input_of(const jp_analysis *alone, const char *name, int64_t start_ns);
 /* Aligns the hosts' clocks and finds the stragglers: a->host_stats (pointing into in's steps and
- * ops, shifted), a->clock_method, a->stragglers. Nothing for fewer than 2 hosts. */
+ * ops, shifted), a->clock_method, a->stragglers. A run's files call it with 2 hosts or more; a
+ * pod's summaries with 1 too (one host kept by --host), which gets its row and no alignment. */
 int jp_hosts_merge(jp_host_input *in, size_t n, jp_arena *arena, jp_analysis *a);
 int jp_ops_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);       /* devices, ops */
 int jp_lines_analyze(const jp_model *m, jp_arena *arena, jp_analysis *a);     /* source lines, flame */

@@ -19,7 +19,8 @@ static int64_t median_i64(int64_t *v, size_t n) {
     return n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;
 }
 
-/* Host h of the model alone, on its own clock: its ops and steps, as its summary records them. */
+/* Host h of the model alone, on its own clock: its ops (with their roofs) and steps, as the host's
+ * file read alone gives them and its summary records them. */
 static int analyse_alone(const jp_model *m, size_t h, jp_arena *arena, jp_host_input *in) {
     jp_model view;
     jp_analysis alone = {0};
@@ -27,6 +28,7 @@ static int analyse_alone(const jp_model *m, size_t h, jp_arena *arena, jp_host_i
     int rc = jp_model_host_view(m, h, &view, scratch);
     if (rc == JP_OK) rc = jp_ops_analyze(&view, arena, &alone);
     if (rc == JP_OK) rc = jp_steps_analyze(&view, arena, &alone);
+    if (rc == JP_OK) rc = jp_roofline_analyze(&view, arena, &alone); /* its ops' roofs, as the host read alone has them */
     jp_vec_free(&scratch[0]);
     jp_vec_free(&scratch[1]);
     const jp_model_host *mh = &JP_VEC_AT(&m->hosts, jp_model_host, h);
@@ -267,7 +269,7 @@ static void fill_host(jp_host_stat *hs, const jp_host_input *in) {
 
 int jp_hosts_merge(jp_host_input *in, size_t n, jp_arena *arena, jp_analysis *a) {
     a->clock_method = "";
-    if (n < 2) return JP_OK;
+    if (!n) return JP_OK;
     jp_host_stat *hs = jp_arena_alloc(arena, n * sizeof *hs);
     int64_t *wall_ps = malloc(n * sizeof *wall_ps);
     int rc = hs && wall_ps ? JP_OK : JP_ERR_NOMEM;
@@ -279,6 +281,8 @@ int jp_hosts_merge(jp_host_input *in, size_t n, jp_arena *arena, jp_analysis *a)
         a->n_host_stats = n;
         rc = find_stragglers(hs, n, arena, a);
     }
+    if (rc == JP_OK && n == 1) /* a pod's one host (--host): its steps and ops, nothing to align */
+        hs[0].clock = "reference", hs[0].offset_ps = 0, a->clock_method = "one host: nothing to align";
     free(wall_ps);
     return rc;
 }
