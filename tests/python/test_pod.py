@@ -257,3 +257,34 @@ def test_python_loads_a_run_from_its_summaries(pod, raw_copy):
     assert merged["host_stats"] == jaxprof.load(raw_copy).hosts()["host_stats"]
     assert [h["host"] for h in merged["host_stats"]] == [f"{HOST}-p{m}" for m in range(3)]
     assert [h["host"] for h in jaxprof.load(run_dir(root, 0)).hosts()["host_stats"]] == []  # the one file alone
+
+
+def test_a_realistic_data_parallel_lm_pod(tmp_path):
+    """pod_lm_worker.py: the Flax NNX transformer LM with AdamW (its step returns the whole train
+    state, 308 arrays) trained data-parallel over 2 processes x 2 XLA:CPU devices, no shared file
+    system, process 1's loader 120 ms late before step 3."""
+    port = free_port()
+    procs = [subprocess.Popen([sys.executable, str(Path(__file__).with_name("pod_lm_worker.py")), str(i), "2", str(port),
+                               str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for i in range(2)]
+    try:
+        outs = [p.communicate(timeout=300)[0] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    assert [p.returncode for p in procs] == [0, 0], [o[-3000:] for o in outs]
+    assert "leaves 308" in outs[0]
+    line = next(l for l in outs[0].splitlines() if "merged from their summaries" in l)
+    assert "2 of 2 processes merged" in line and f"step 3 {HOST}-p1 (+" in line, line
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for m in range(2):
+        shutil.copy(run_dir(tmp_path, m) / f"{HOST}-p{m}.xplane.pb", raw)
+    merged, files = hosts_json(run_dir(tmp_path, 0)), hosts_json(raw)
+    for key in ("clock_method", "host_stats", "host_steps", "stragglers", "events", "span_ms", "device_busy_ms"):
+        assert merged[key] == files[key], key
+    assert [s["host"] for s in merged["stragglers"] if s["step"] == 3] == [f"{HOST}-p1"]
+    for host, rows in merged["host_ops"].items():  # 50 of each host's ~950 op rows, each whole
+        kept = {(r["module"], r["name"], r["program_id"]) for r in rows}
+        assert len(rows) == 50 < len(files["host_ops"][host])
+        assert rows == [r for r in files["host_ops"][host] if (r["module"], r["name"], r["program_id"]) in kept]
