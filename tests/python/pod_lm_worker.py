@@ -26,7 +26,8 @@ import jaxprof  # noqa: E402
 from realistic_models import LM, transformer_lm  # noqa: E402
 
 index, count, port, root = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
-logging.basicConfig(level=logging.INFO)
+bench = os.environ.get("JAXPROF_BENCH_TIMES") == "1"  # benchmarks/pod_scale.py: wall-clock times in the output
+logging.basicConfig(level=logging.INFO, format="%(created).6f %(levelname)s %(name)s: %(message)s" if bench else None)
 machine = root / f"machine{index}"
 machine.mkdir(parents=True, exist_ok=True)
 os.chdir(machine)
@@ -72,6 +73,8 @@ for step in range(1, 6):
             time.sleep(0.12)  # a slow loader on this process
         state, loss = train_step(state, batch(step))
         jax.block_until_ready(loss)
+    if bench and step == 4:  # the capture's last step
+        print(f"capture_end {time.time():.6f}", flush=True)
 prof.close()
 print("leaves", len(jax.tree.leaves(state)), flush=True)
 jax.distributed.shutdown()
