@@ -44,6 +44,26 @@ def run_job(root: Path, *extra: str, count: int = 3, gather_s: int = 60) -> list
     return done
 
 
+SAME = ("clock_method", "host_stats", "host_steps", "stragglers", "hosts", "platform", "events", "span_ms",
+        "device_busy_ms", "device_idle_pct", "capture_health")
+
+
+def assert_same_merge(merged: dict, raw: dict) -> None:
+    """`hosts --json` merged from summaries against the raw files': every multi-host key and the
+    header equal; the devices but for the cross-host collective wait, which needs every host's
+    events; each host's kept top ops (50 at most) equal to those rows of the raw table."""
+    assert merged["summarized_hosts"] > 0 and raw["summarized_hosts"] == 0
+    for key in SAME:
+        assert merged[key] == raw[key], key
+    strip = lambda devs: [{k: v for k, v in d.items() if k != "collective_wait_ms"} for d in devs]
+    assert strip(merged["devices"]) == strip(raw["devices"])
+    row = lambda r: (r["module"], r["name"], r["device"], r["program_id"])
+    for host, rows in merged["host_ops"].items():
+        kept = {row(r) for r in rows}
+        assert len(rows) == min(50, len(raw["host_ops"][host]))
+        assert rows == [r for r in raw["host_ops"][host] if row(r) in kept]
+
+
 def run_dir(root: Path, machine: int) -> Path:
     runs = list((root / f"machine{machine}" / "profiles" / "step_00000002" / "plugins" / "profile").iterdir())
     assert len(runs) == 1, runs
@@ -94,18 +114,10 @@ def test_the_merge_from_summaries_equals_the_merge_from_the_raw_files(pod, raw_c
     root, _ = pod
     merged = hosts_json(run_dir(root, 0))
     raw = hosts_json(raw_copy)
-    assert merged["summarized_hosts"] == 3 and raw["summarized_hosts"] == 0
-    for key in ("clock_method", "host_stats", "host_steps", "stragglers", "hosts", "platform", "events", "span_ms",
-                "device_busy_ms", "device_idle_pct", "capture_health"):
-        assert merged[key] == raw[key], key
+    assert merged["summarized_hosts"] == 3
+    assert_same_merge(merged, raw)
     behind = {(s["step"], s["host"]): s["behind_ms"] for s in merged["stragglers"]}
     assert behind[(3, f"{HOST}-p1")] > 60 and behind[(4, f"{HOST}-p1")] > 60
-    # the devices: all but the cross-host collective wait, which needs every host's events
-    strip = lambda devs: [{k: v for k, v in d.items() if k != "collective_wait_ms"} for d in devs]
-    assert strip(merged["devices"]) == strip(raw["devices"])
-    for host, rows in merged["host_ops"].items():  # a summary keeps a host's top ops, each row whole
-        kept = {(r["module"], r["name"]) for r in rows}
-        assert rows and rows == [r for r in raw["host_ops"][host] if (r["module"], r["name"]) in kept]
     # the text is the same too, but for the line that says where the hosts came from
     text = run_jaxprof("hosts", run_dir(root, 0)).stdout.splitlines()
     assert text[0] == "3 of 3 hosts read from their summaries (jaxprof summarize); --full reads every file"
@@ -281,10 +293,6 @@ def test_a_realistic_data_parallel_lm_pod(tmp_path):
     for m in range(2):
         shutil.copy(run_dir(tmp_path, m) / f"{HOST}-p{m}.xplane.pb", raw)
     merged, files = hosts_json(run_dir(tmp_path, 0)), hosts_json(raw)
-    for key in ("clock_method", "host_stats", "host_steps", "stragglers", "events", "span_ms", "device_busy_ms"):
-        assert merged[key] == files[key], key
+    assert_same_merge(merged, files)
     assert [s["host"] for s in merged["stragglers"] if s["step"] == 3] == [f"{HOST}-p1"]
-    for host, rows in merged["host_ops"].items():  # 50 of each host's ~950 op rows, each whole
-        kept = {(r["module"], r["name"], r["program_id"]) for r in rows}
-        assert len(rows) == 50 < len(files["host_ops"][host])
-        assert rows == [r for r in files["host_ops"][host] if (r["module"], r["name"], r["program_id"]) in kept]
+    assert all(len(rows) == 50 < len(files["host_ops"][h]) for h, rows in merged["host_ops"].items())
