@@ -42,12 +42,14 @@ static void put_fit(const char *s, size_t width) {
     if (n > width && width > 3) fputs("...", stdout);
 }
 
-/* "hostA, hostB" for the HOSTS column. */
+/* "hostA, hostB" for the HOSTS column, then "+ summaries of hostC, hostD" (hosts here only as
+ * their summary: a pod's run as process 0 keeps it). */
 static void host_list(const jp_run *run, char *buf, size_t cap) {
     size_t len = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < run->n_files && len + 1 < cap; i++) {
-        int w = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", run->hosts[i]);
+    for (size_t i = 0; i < run->n_files + run->n_summarized && len + 1 < cap; i++) {
+        const char *lead = i == run->n_files ? (len ? " + summaries of " : "summaries of ") : len ? ", " : "";
+        int w = snprintf(buf + len, cap - len, "%s%s", lead, i < run->n_files ? run->hosts[i] : run->summarized[i - run->n_files]);
         if (w < 0) break;
         len += (size_t)w < cap - len ? (size_t)w : cap - len - 1;
     }

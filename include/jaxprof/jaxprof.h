@@ -73,6 +73,10 @@ typedef struct jp_run {
     const char *const *hosts; /* n_files host names (each file's name without .xplane.pb[.gz]),
                                * in the order of their file names: the order they load in */
     const char *const *files; /* n_files xplane file names, in the same order as hosts */
+    const char *const *summarized; /* hosts here only as their summary ("<host>.jaxprof-summary.json"
+                                    * with no file of theirs: the other processes of a pod's run as
+                                    * process 0 keeps it), by name */
+    uint32_t n_summarized;
 } jp_run;
 
 typedef struct jp_runs {
@@ -95,6 +99,8 @@ size_t jp_xplane_host_len(const char *name);
 /* The same for a Chrome trace jax.profiler writes beside it ("<host>.trace.json[.gz]"): a run
  * directory's host files when it holds no xplane file (captures kept as JSON alone). */
 size_t jp_trace_json_host_len(const char *name);
+/* The same for a host summary (`jaxprof summarize`: "<host>.jaxprof-summary.json"). */
+size_t jp_summary_host_len(const char *name);
 
 /* One regular file directly inside a run directory (links are not followed). */
 typedef struct jp_run_file {

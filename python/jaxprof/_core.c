@@ -50,21 +50,23 @@ static PyObject *fs_names(const char *const *names, uint32_t n) {
     return t;
 }
 
-/* A run as (path, name, mtime_ns, bytes, hosts, files): jp_run_write_json's members and the
- * xplane file names (runs.py). */
+/* A run as (path, name, mtime_ns, bytes, hosts, files, summarized_hosts): jp_run_write_json's
+ * members and the xplane file names (runs.py). */
 static PyObject *run_to_tuple(const jp_run *run) {
     PyObject *hosts = fs_names(run->hosts, run->n_files);
     PyObject *files = hosts ? fs_names(run->files, run->n_files) : NULL;
-    if (!files) {
+    PyObject *summarized = files ? fs_names(run->summarized, run->n_summarized) : NULL;
+    if (!summarized) {
         Py_XDECREF(hosts);
+        Py_XDECREF(files);
         return NULL;
     }
-    return Py_BuildValue("(ssLKNN)", run->path, run->name, (long long)run->mtime_ns,
-                         (unsigned long long)run->bytes, hosts, files);
+    return Py_BuildValue("(ssLKNNN)", run->path, run->name, (long long)run->mtime_ns,
+                         (unsigned long long)run->bytes, hosts, files, summarized);
 }
 
 PyDoc_STRVAR(find_runs_doc,
-             "find_runs(log_dir) -> list[tuple[path, name, mtime_ns, bytes, hosts, files]]\n\n"
+             "find_runs(log_dir) -> list[tuple[path, name, mtime_ns, bytes, hosts, files, summarized_hosts]]\n\n"
              "Every directory under log_dir holding *.xplane.pb[.gz] files, oldest first.");
 
 static PyObject *find_runs(PyObject *self, PyObject *args) {

@@ -16,7 +16,8 @@ class Run:
     """One capture: a directory of ``<host>.xplane.pb`` files.
 
     The fields are those of every run list (``jaxprof list --json``, the viewer's ``/api/runs``):
-    ``name``, ``path``, ``hosts`` (names), ``bytes``; the time in nanoseconds here (``mtime_ms`` there).
+    ``name``, ``path``, ``hosts`` (names), ``summarized_hosts``, ``bytes``; the time in nanoseconds here
+    (``mtime_ms`` there).
     """
 
     path: Path             #: the run directory
@@ -26,6 +27,8 @@ class Run:
     hosts: tuple[str, ...]  #: one name per xplane file (its name without ``.xplane.pb[.gz]``), by file name
     #: the xplane file names, in the order of ``hosts`` (libjaxprof decides which names are xplanes)
     file_names: tuple[str, ...] = field(default=(), repr=False)
+    #: hosts there only as their summary (``jaxprof summarize``), as on process 0 of a pod's run
+    summarized_hosts: tuple[str, ...] = ()
 
     @property
     def n_files(self) -> int:
@@ -48,7 +51,7 @@ def xplane_host(name: str) -> str | None:
 
 def find_runs(log_dir: str | os.PathLike[str]) -> list[Run]:
     """Every run under ``log_dir`` (searched recursively, no symlinks), oldest first."""
-    return [Run(Path(p), n, t, b, h, f) for p, n, t, b, h, f in _core.find_runs(os.fspath(log_dir))]
+    return [Run(Path(p), n, t, b, h, f, s) for p, n, t, b, h, f, s in _core.find_runs(os.fspath(log_dir))]
 
 
 def latest_run(log_dir: str | os.PathLike[str]) -> Run | None:

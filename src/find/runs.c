@@ -29,19 +29,23 @@ typedef struct walk {
 /* The names jax.profiler gives a host's file; the one place that knows them. */
 static const char *const XPLANE_SUFFIXES[] = {".xplane.pb", ".xplane.pb.gz"};
 static const char *const TRACE_JSON_SUFFIXES[] = {".trace.json", ".trace.json.gz"};
+static const char *const SUMMARY_SUFFIXES[] = {".jaxprof-summary.json"}; /* jaxprof summarize */
 
-/* The length of name without the first of suffixes[0..2) it ends in, 0 when none. */
-static size_t host_len(const char *name, const char *const suffixes[2]) {
+/* The length of name without the first of suffixes[0..n) it ends in, 0 when none. */
+static size_t host_len(const char *name, const char *const *suffixes, size_t n_suffixes) {
     size_t n = strlen(name);
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < n_suffixes; i++) {
         size_t k = strlen(suffixes[i]);
         if (n > k && memcmp(name + n - k, suffixes[i], k) == 0) return n - k;
     }
     return 0;
 }
 
-size_t jp_xplane_host_len(const char *name) { return host_len(name, XPLANE_SUFFIXES); }
-size_t jp_trace_json_host_len(const char *name) { return host_len(name, TRACE_JSON_SUFFIXES); }
+#define HOST_LEN(name, suffixes) host_len(name, suffixes, sizeof suffixes / sizeof *suffixes)
+
+size_t jp_xplane_host_len(const char *name) { return HOST_LEN(name, XPLANE_SUFFIXES); }
+size_t jp_trace_json_host_len(const char *name) { return HOST_LEN(name, TRACE_JSON_SUFFIXES); }
+size_t jp_summary_host_len(const char *name) { return HOST_LEN(name, SUMMARY_SUFFIXES); }
 
 int jp_run_dir_each(const char *dir, jp_run_dir_fn each, void *ctx, jp_error *err) {
     DIR *d = opendir(dir);
@@ -117,13 +121,32 @@ static int set_hosts(walk *w, jp_run *run, name_list *files) {
     return JP_OK;
 }
 
-static int record_run(walk *w, size_t path_len, const jp_run *stats, name_list *files) {
+/* The hosts of summaries whose host has no file in the run, by name. */
+static int set_summarized(walk *w, jp_run *run, name_list *summaries) {
+    if (summaries->count > 1) qsort(summaries->items, summaries->count, sizeof *summaries->items, by_name);
+    const char **names = jp_arena_alloc(w->arena, (summaries->count ? summaries->count : 1) * sizeof *names);
+    if (!names) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
+    run->summarized = names;
+    for (size_t i = 0; i < summaries->count; i++) {
+        size_t len = jp_summary_host_len(summaries->items[i]);
+        int has_file = 0;
+        for (uint32_t k = 0; !has_file && k < run->n_files; k++)
+            has_file = strlen(run->hosts[k]) == len && memcmp(run->hosts[k], summaries->items[i], len) == 0;
+        if (has_file) continue;
+        summaries->items[i][len] = '\0'; /* the arena copy, cut to its host */
+        names[run->n_summarized++] = summaries->items[i];
+    }
+    return JP_OK;
+}
+
+static int record_run(walk *w, size_t path_len, const jp_run *stats, name_list *files, name_list *summaries) {
     jp_run run = *stats;
     run.path = jp_arena_strndup(w->arena, w->path, path_len);
     if (!run.path) return jp_error_set(w->err, JP_ERR_NOMEM, 0, "out of memory listing runs");
     const char *slash = strrchr(run.path, '/');
     run.name = slash && slash[1] ? slash + 1 : run.path;
     int rc = set_hosts(w, &run, files);
+    if (rc == JP_OK) rc = set_summarized(w, &run, summaries);
     return rc ? rc : push_run(w, &run);
 }
 
@@ -138,7 +161,7 @@ static int visit(walk *w, size_t path_len, int depth) {
                             errno == ELOOP ? "too many levels of symbolic links" : strerror(errno));
     }
     jp_run here = {0}, traced = {0};   /* the xplane files; the Chrome traces, for a run of them alone */
-    name_list files = {0}, traces = {0};
+    name_list files = {0}, traces = {0}, summaries = {0};
     int rc = JP_OK;
     struct dirent *de;
     while (rc == JP_OK && (de = readdir(dir)) != NULL) {
@@ -152,6 +175,8 @@ static int visit(walk *w, size_t path_len, int depth) {
             r->n_files++;
             r->bytes += (uint64_t)st.st_size;
             if (mtime_ns(&st) > r->mtime_ns) r->mtime_ns = mtime_ns(&st);
+        } else if (S_ISREG(st.st_mode) && jp_summary_host_len(de->d_name)) {
+            rc = add_name(w, &summaries, de->d_name);
         } else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
             size_t name_len = strlen(de->d_name);
             if (path_len + 1 + name_len >= PATH_CAP) {
@@ -165,10 +190,11 @@ static int visit(walk *w, size_t path_len, int depth) {
         }
     }
     closedir(dir);
-    if (rc == JP_OK && here.n_files > 0) rc = record_run(w, path_len, &here, &files);
-    else if (rc == JP_OK && traced.n_files > 0) rc = record_run(w, path_len, &traced, &traces);
+    if (rc == JP_OK && here.n_files > 0) rc = record_run(w, path_len, &here, &files, &summaries);
+    else if (rc == JP_OK && traced.n_files > 0) rc = record_run(w, path_len, &traced, &traces, &summaries);
     free(files.items);
     free(traces.items);
+    free(summaries.items);
     return rc;
 }
 

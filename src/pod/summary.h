@@ -12,7 +12,7 @@
 #include "base/arena.h"
 
 #define JP_SUMMARY_VERSION 1
-#define JP_SUMMARY_SUFFIX ".jaxprof-summary.json" /* <host>.jaxprof-summary.json beside <host>.xplane.pb */
+#define JP_SUMMARY_SUFFIX ".jaxprof-summary.json" /* <host>.jaxprof-summary.json beside <host>.xplane.pb, as jp_summary_host_len reads it */
 enum { JP_SUMMARY_TOP_OPS = 50 }; /* op rows kept: the host's top ones by self time */
 enum { JP_SUMMARY_MAX_BYTES = 64 << 20 }; /* larger is not a summary */
 
@@ -47,7 +47,5 @@ int jp_summary_read(jp_arena *arena, const char *path, jp_host_summary *out, jp_
 int jp_summary_parse(jp_arena *arena, const char *text, size_t len, const char *path, jp_host_summary *out,
                      jp_error *err);
 
-/* 1 when name ends in JP_SUMMARY_SUFFIX (after at least one character). */
-int jp_summary_is_name(const char *name);
 
 #endif

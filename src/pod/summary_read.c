@@ -356,8 +356,3 @@ int jp_summary_read(jp_arena *arena, const char *path, jp_host_summary *out, jp_
     free(data);
     return rc;
 }
-
-int jp_summary_is_name(const char *name) {
-    size_t n = strlen(name), k = sizeof JP_SUMMARY_SUFFIX - 1;
-    return n > k && strcmp(name + n - k, JP_SUMMARY_SUFFIX) == 0;
-}

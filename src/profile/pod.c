@@ -41,8 +41,9 @@ static pod_host *host_named(pod *pd, const char *name, size_t len) {
 static int add_summary(void *ctx, const char *name, const struct stat *st) {
     (void)st;
     pod *pd = ctx;
-    if (!jp_summary_is_name(name)) return JP_OK;
-    pod_host *h = host_named(pd, name, strlen(name) - (sizeof JP_SUMMARY_SUFFIX - 1));
+    size_t len = jp_summary_host_len(name);
+    if (!len) return JP_OK;
+    pod_host *h = host_named(pd, name, len);
     size_t n = strlen(pd->dir) + strlen(name) + 2;
     if (!h || !(h->summary = malloc(n))) return JP_ERR_NOMEM;
     snprintf(h->summary, n, "%s/%s", pd->dir, name);

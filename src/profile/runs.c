@@ -118,6 +118,11 @@ void jp_run_write_json(FILE *out, const jp_run *run, const char *path, const jp_
         if (i) fputc(',', out);
         jp_json_fput_cstr(out, run->hosts[i]);
     }
+    fputs("],\"summarized_hosts\":[", out); /* hosts here only as a summary (a pod's run on process 0) */
+    for (uint32_t i = 0; i < run->n_summarized; i++) {
+        if (i) fputc(',', out);
+        jp_json_fput_cstr(out, run->summarized[i]);
+    }
     fprintf(out, "],\"bytes\":%llu,\"mtime_ms\":%lld", (unsigned long long)run->bytes, (long long)(run->mtime_ns / 1000000));
     if (summary) write_summary(out, summary);
 }

@@ -101,6 +101,12 @@ def test_process_0_logs_the_merged_report_with_the_straggler_named(pod):
     assert "3 of 3 processes merged from their summaries" in line
     assert f"step 3 {HOST}-p1 (+" in line and f"step 4 {HOST}-p1 (+" in line, line
     assert "One host holds the others back" in line and "missing" not in line
+    listed = run_jaxprof("list", root / "machine0" / "profiles", "--json")
+    [run] = json.loads(listed.stdout)["runs"]
+    assert run["hosts"] == [f"{HOST}-p0"] and run["summarized_hosts"] == [f"{HOST}-p1", f"{HOST}-p2"]
+    assert f"{HOST}-p0 + summaries of {HOST}-p1, {HOST}-p2" in run_jaxprof("list", root / "machine0" / "profiles").stdout
+    import jaxprof
+    assert jaxprof.latest_run(root / "machine0" / "profiles").summarized_hosts == (f"{HOST}-p1", f"{HOST}-p2")
     for o in outs[1:]:  # only process 0 reports
         assert "merged from their summaries" not in o.stdout
     # each machine holds its own capture and summary; process 0 also the others' summaries

@@ -181,7 +181,7 @@ def test_extract_errors(captured: Captured, tmp_path: Path) -> None:
 
 # ---- one run schema: list --json, the viewer's /api/runs, Python's Run ----------------------------------
 
-RUN_MEMBERS = ["name", "path", "hosts", "bytes", "mtime_ms"]  # jp_run_write_json, in order
+RUN_MEMBERS = ["name", "path", "hosts", "summarized_hosts", "bytes", "mtime_ms"]  # jp_run_write_json, in order
 LIST_MEMBERS = RUN_MEMBERS + ["files", "steps", "duration_ms", "error"]
 
 
@@ -202,7 +202,7 @@ def test_list_viewer_and_python_share_one_run_schema(tmp_path: Path, launch_view
 
     listed = list_json(tmp_path / "logs")["runs"]
     assert len(listed) == 1 and list(listed[0]) == LIST_MEMBERS
-    want = {"name": "r1", "path": str(run), "hosts": ["h-2", "h"], "bytes": 2 * size,
+    want = {"name": "r1", "path": str(run), "hosts": ["h-2", "h"], "summarized_hosts": [], "bytes": 2 * size,
             "mtime_ms": 1_700_000_005_123}
     assert {k: listed[0][k] for k in RUN_MEMBERS} == want
     assert listed[0]["files"] == [{"name": "h-2.xplane.pb.gz", "bytes": size}, {"name": "h.xplane.pb.gz", "bytes": size},

@@ -73,7 +73,8 @@ async function start() {
   if (!state.runs.length) { $("#page").innerHTML = "<p>No profile runs under this directory.</p>"; return; }
   if (!state.runs.some((r) => String(r.id) === state.run)) state.run = String(state.runs[state.runs.length - 1].id);
   $("#run").innerHTML = state.runs.map((r) =>
-    `<option value="${esc(r.id)}">${esc(r.path)} (${r.hosts.length} host${r.hosts.length === 1 ? "" : "s"})</option>`).join("");
+    `<option value="${esc(r.id)}">${esc(r.path)} (${r.hosts.length} host${r.hosts.length === 1 ? "" : "s"}` +
+    `${(r.summarized_hosts || []).length ? ` + ${r.summarized_hosts.length} from summaries` : ""})</option>`).join("");
   $("#run").value = state.run;
   $("#run").onchange = () => { state.run = $("#run").value; state.host = ""; go(state.page); };
   document.querySelectorAll("#tabs a").forEach((a) => { a.onclick = () => go(a.dataset.page); });
