@@ -417,6 +417,8 @@ class Profiler:
             # every process summarises its own file; the reporter merges the summaries (pod.py)
             pc = pod.PodCapture(pod.capture_key(self.log_dir, self._instance, len(self.captures)), own_file,
                                 capture.run_dir, proc.index, self.processes or tuple(range(proc.count)), reporter)
+            if proc.index != reporter:  # its own line; the reporter's carries the merged report
+                log.info("%s -> %s", line, capture.run_dir)
             pod.hold_shutdown_for(self._background(pod.share_and_report, pc, line, self.report == "full", limits))
             if self.perfetto and proc.index == reporter:
                 self._background(_after_capture, capture.run_dir, line, True, "off", expected, limits)
@@ -430,8 +432,8 @@ class Profiler:
                              expected if proc.multi else 1, limits)
 
     def _background(self, fn: Any, *args: Any) -> threading.Thread:
-        """Runs fn(*args, previous=...) on a daemon thread after the previous capture's analysis: lines
-        in capture order, one analysis child at a time."""
+        """Runs fn(*args) on a daemon thread once the previous capture's analysis is over: lines in
+        capture order, one analysis child at a time."""
         previous = next((t for t in reversed(self._reports) if t.is_alive()), None)
         thread = threading.Thread(target=_after_previous, args=(previous, fn, *args), daemon=True, name="jaxprof-report")
         thread.start()
