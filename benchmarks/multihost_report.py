@@ -25,6 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_xplane  # noqa: E402
 
 
+def default_jaxprof() -> str:
+    """The jaxprof beside this Python (the venv's), else the one on PATH: every benchmark's --jaxprof default."""
+    beside = Path(sys.executable).with_name("jaxprof")
+    return str(beside) if beside.exists() else shutil.which("jaxprof") or "jaxprof"
+
+
 def wall(cmd: list[str]) -> float:
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -32,9 +38,8 @@ def wall(cmd: list[str]) -> float:
 
 
 def main() -> None:
-    beside = Path(sys.executable).with_name("jaxprof")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jaxprof", default=str(beside) if beside.exists() else shutil.which("jaxprof") or "jaxprof")
+    ap.add_argument("--jaxprof", default=default_jaxprof())
     ap.add_argument("--size", type=float, default=40, help="MB per host file")
     ap.add_argument("--repeats", type=int, default=5)
     a = ap.parse_args()

@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_xplane  # noqa: E402
+from multihost_report import default_jaxprof  # noqa: E402
 
 
 def measure(cmd: list[str]) -> tuple[float, float, float]:
@@ -78,9 +79,8 @@ def slope(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 
 def main() -> None:
-    beside = Path(sys.executable).with_name("jaxprof")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jaxprof", default=str(beside) if beside.exists() else shutil.which("jaxprof") or "jaxprof")
+    ap.add_argument("--jaxprof", default=default_jaxprof())
     ap.add_argument("--pair-size", type=float, default=20, help="MB per host file in (a)")
     ap.add_argument("--small-size", type=float, default=2, help="MB per host file in (b)")
     ap.add_argument("--counts", default="1,2,4,8,16,32,64", help="host counts of the curve (b)")

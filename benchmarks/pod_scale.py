@@ -21,7 +21,6 @@ import os
 import platform
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,16 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_xplane  # noqa: E402
+from multihost_report import default_jaxprof  # noqa: E402
+from multihost_scaling import measure as measure_run  # noqa: E402
+from viewer_speed import free_port  # noqa: E402
 
 WORKER = Path(__file__).resolve().parents[1] / "tests" / "python" / "multihost_worker.py"
 LM_WORKER = WORKER.with_name("pod_lm_worker.py")  # the realistic job: Flax NNX LM + AdamW, data-parallel
 SUFFIX = ".jaxprof-summary.json"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def job_latency(count: int, work: Path, lm: bool = False) -> tuple[float, str]:
@@ -64,13 +60,8 @@ def job_latency(count: int, work: Path, lm: bool = False) -> tuple[float, str]:
 
 def measure(cmd: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS (bytes) of one fresh process."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode})")
-    return time.perf_counter() - t, usage.ru_maxrss * 1024
+    seconds, rss_mb, _cpu = measure_run(cmd)
+    return seconds, int(rss_mb * 2**20)
 
 
 def make_run(work: Path, template: Path, summary: dict, hosts: int) -> Path:
@@ -86,9 +77,8 @@ def make_run(work: Path, template: Path, summary: dict, hosts: int) -> Path:
 
 
 def main() -> None:
-    beside = Path(sys.executable).with_name("jaxprof")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jaxprof", default=str(beside) if beside.exists() else shutil.which("jaxprof") or "jaxprof")
+    ap.add_argument("--jaxprof", default=default_jaxprof())
     ap.add_argument("--processes", default="2,4,8")
     ap.add_argument("--hosts", default="64,256,1024")
     ap.add_argument("--raw-up-to", type=int, default=256, help="read the raw files (the peer) up to this many hosts")

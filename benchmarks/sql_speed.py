@@ -18,15 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_xplane  # noqa: E402
-from multihost_report import wall as timed  # noqa: E402
+from multihost_report import default_jaxprof, wall as timed  # noqa: E402
 
 QUERY = "SELECT name, count(*), sum(dur_ps) FROM events GROUP BY name ORDER BY 3 DESC LIMIT 10"
 
 
 def main() -> None:
-    beside = Path(sys.executable).with_name("jaxprof")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jaxprof", default=str(beside) if beside.exists() else shutil.which("jaxprof") or "jaxprof")
+    ap.add_argument("--jaxprof", default=default_jaxprof())
     ap.add_argument("--size", type=float, default=80, help="MB of each generated layout")
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()

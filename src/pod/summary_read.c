@@ -2,12 +2,14 @@
  * is cut, of another schema version, or whose fields have the wrong type or an impossible value is
  * refused with the file and the field named, and the caller falls back to the raw file. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analyses/result_names.h"
 #include "base/error.h"
@@ -308,20 +310,28 @@ static void read_top(reader *r, yyjson_val *top, jp_host_summary *s) {
     check_links(r, s);
 }
 
-/* The whole file, malloc'd; JP_ERR_IO or JP_ERR_LIMIT naming it. */
+/* The whole file, malloc'd; JP_ERR_IO or JP_ERR_LIMIT naming it. Opened as the xplane reader opens
+ * its files: no link followed, a FIFO or other non-regular file refused at once, not waited on. */
 static int read_all(const char *path, char **data, size_t *len, jp_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return jp_error_set(err, JP_ERR_IO, 0, "%s: %s", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) return jp_error_set(err, JP_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    int rc = fstat(fileno(f), &st) == 0 ? JP_OK : jp_error_set(err, JP_ERR_IO, 0, "%s: %s", path, strerror(errno));
+    int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? JP_OK : jp_error_set(err, JP_ERR_IO, 0, "%s: not a regular file", path);
     if (!rc && st.st_size > JP_SUMMARY_MAX_BYTES)
         rc = jp_error_set(err, JP_ERR_LIMIT, JP_SUMMARY_MAX_BYTES, "%s: larger than a host summary can be (%d MiB)", path,
                           JP_SUMMARY_MAX_BYTES >> 20);
     size_t cap = rc ? 0 : (size_t)st.st_size + 1; /* one more: a file that grew since is read to that byte and refused */
     if (!rc && !(*data = malloc(cap))) rc = jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    *len = rc ? 0 : fread(*data, 1, cap, f);
-    if (!rc && (ferror(f) || *len == cap)) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: read failed or the file changed", path);
-    fclose(f);
+    *len = 0;
+    while (!rc && *len < cap) {
+        ssize_t n = read(fd, *data + *len, cap - *len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) rc = jp_error_set(err, JP_ERR_IO, *len, "%s: read failed at byte %zu: %s", path, *len, strerror(errno));
+        if (n <= 0) break;
+        *len += (size_t)n;
+    }
+    if (!rc && *len != (size_t)st.st_size) rc = jp_error_set(err, JP_ERR_IO, 0, "%s: changed while being read", path);
+    close(fd);
     return rc;
 }
 

@@ -16,15 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import run_jaxprof
+from test_multihost import free_port
 
 WORKER = Path(__file__).with_name("multihost_worker.py")
 HOST = socket.gethostname()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_job(root: Path, *extra: str, count: int = 3, gather_s: int = 60) -> list[subprocess.CompletedProcess]:
