@@ -977,23 +977,37 @@ static const char *straggler_activity(const jp_host_stat *hs, const int64_t *ste
     return out->buf;
 }
 
+/* The host that held the others back longest, summed over its steps as the straggler. By time, not
+ * by count: on a busy machine every host straggles by a few ms now and then, and those steps must
+ * not outvote the one host that held the job for 80 ms twice. */
+static uint32_t most_held_host(const jp_analysis *a, double *held_by) {
+    for (uint32_t h = 0; h < a->n_host_stats; h++) held_by[h] = 0;
+    for (size_t i = 0; i < a->n_stragglers; i++)
+        if (a->stragglers[i].host < a->n_host_stats) held_by[a->stragglers[i].host] += (double)a->stragglers[i].behind_ps;
+    uint32_t top = 0;
+    for (uint32_t h = 1; h < a->n_host_stats; h++)
+        if (held_by[h] > held_by[top]) top = h;
+    return top;
+}
+
 /* straggler (multi-host): the other hosts waited in their collectives for one host, in steps that
- * add up to at least 5% of step time (bad from 25%). Names the host that straggled most often and
- * what it did meanwhile. */
+ * add up to at least 5% of step time (bad from 25%). Names the host that held the others back
+ * longest and what it did meanwhile. */
 static void straggler(ctx *c) {
     const jp_analysis *a = c->a;
-    if (!a->n_stragglers || c->step_total <= 0) return;
+    if (!a->n_stragglers || !a->n_host_stats || c->step_total <= 0) return;
     double held = 0; /* summed over steps and, from summaries, any number of hosts: in double */
-    uint32_t top = 0;
     for (size_t i = 0; i < a->n_stragglers; i++) held += (double)a->stragglers[i].behind_ps;
-    for (uint32_t h = 1; h < a->n_host_stats; h++)
-        if (a->host_stats[h].n_straggling > a->host_stats[top].n_straggling) top = h;
     double share = held / c->step_total;
     int64_t *at = malloc(a->n_stragglers * sizeof *at);
-    if (share < 0.05 || !at) {
+    double *held_by = malloc(a->n_host_stats * sizeof *held_by);
+    if (share < 0.05 || !at || !held_by) {
         free(at);
+        free(held_by);
         return;
     }
+    uint32_t top = most_held_host(a, held_by);
+    free(held_by);
     size_t n = 0;
     double top_held = 0;
     for (size_t i = 0; i < a->n_stragglers; i++)

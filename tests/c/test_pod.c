@@ -14,6 +14,8 @@
 
 #include "jaxprof/jaxprof.h"
 #include "jaxprof/jaxprof_results.h"
+#include "analyses/analyses.h"
+#include "base/arena.h"
 #include "pod/summary.h"
 
 static char run[1024];
@@ -162,10 +164,50 @@ static void bad_summaries_are_refused_naming_the_field(void **state) {
     free(text);
 }
 
+/* Three hosts, six 10 ms steps, 5 ms of collectives each. Host a reaches them 1.5 ms early in
+ * steps 0-2 (the scheduling noise of a busy machine: a straggler three times, 4.5 ms in all);
+ * host b sleeps 80 ms before them in steps 3 and 4 (twice, 160 ms). The finding names b. */
+static void the_straggler_is_the_host_that_held_the_others_longest(void **state) {
+    (void)state;
+    enum { HOSTS = 3, STEPS = 6 };
+    const int64_t MS = 1000000000;
+    jp_step steps[HOSTS][STEPS];
+    jp_host_input in[HOSTS];
+    const char *names[HOSTS] = {"a", "b", "c"};
+    for (int h = 0; h < HOSTS; h++) {
+        int64_t t = 0;
+        for (int i = 0; i < STEPS; i++) {
+            jp_step *s = &steps[h][i];
+            int b_late = i == 3 || i == 4, a_early = h == 0 && i < 3;
+            int64_t collective = b_late ? (h == 1 ? 5 * MS : 85 * MS) : a_early ? 7 * MS / 2 : 5 * MS;
+            *s = (jp_step){.step_num = i, .start_ps = t, .dur_ps = b_late ? 90 * MS : 10 * MS};
+            s->part_ps[JP_PART_COLLECTIVE] = collective;
+            s->part_ps[JP_PART_IDLE] = s->dur_ps - collective;
+            s->sync_ps = t + s->dur_ps;
+            t += s->dur_ps;
+        }
+        in[h] = (jp_host_input){.name = names[h], .steps = steps[h], .n_steps = STEPS};
+    }
+    jp_arena arena;
+    jp_arena_init(&arena, 0);
+    jp_analysis a = {0};
+    assert_int_equal(jp_hosts_merge(in, HOSTS, &arena, &a), JP_OK);
+    assert_int_equal(a.n_stragglers, 5);
+    assert_int_equal(a.host_stats[0].n_straggling, 3);
+    assert_int_equal(a.host_stats[1].n_straggling, 2);
+    assert_int_equal(jp_findings_hosts_analyze(&arena, &a, (double)(2 * 90 * MS + 4 * 10 * MS)), JP_OK);
+    assert_int_equal(a.n_findings, 1);
+    assert_string_equal(a.findings[0].id, "straggler");
+    assert_non_null(strstr(a.findings[0].evidence, "b was the straggler in 2 of 6 steps (3-4): the other hosts "
+                                                   "waited 80.0 ms per step for it"));
+    jp_arena_deinit(&arena);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merged_from_summaries_equals_merged_from_files),
         cmocka_unit_test(bad_summaries_are_refused_naming_the_field),
+        cmocka_unit_test(the_straggler_is_the_host_that_held_the_others_longest),
     };
     return cmocka_run_group_tests(tests, make_run, NULL);
 }
