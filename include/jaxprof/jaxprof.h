@@ -61,21 +61,25 @@ typedef struct jp_arena {
 /* ---------------------------------------------------------------------------------------------
  * Finding profiles on disk. A run is a directory holding one or more <host>.xplane.pb[.gz] files,
  * as jax.profiler writes them under <log_dir>/plugins/profile/<run>/ (jaxprof's Profiler nests them
- * under <log_dir>/step_XXXXXXXX/). Symbolic links are never followed.
+ * under <log_dir>/step_XXXXXXXX/). A directory of host summaries alone (a pod's
+ * <host>.jaxprof-summary.json files copied to one place) is a run too, of n_files 0: report,
+ * hosts, findings and the viewer's Overview merge it. Symbolic links are never followed.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct jp_run {
     const char *path;  /* the run directory: log_dir joined with the relative path */
     const char *name;  /* last component of path (JAX's timestamp name) */
-    int64_t mtime_ns;  /* newest modification time among its xplane files */
-    uint32_t n_files;  /* number of xplane files (hosts) */
-    uint64_t bytes;    /* total size of its xplane files */
+    int64_t mtime_ns;  /* newest modification time among its xplane files (its summaries, in a
+                        * run of summaries alone) */
+    uint32_t n_files;  /* number of xplane files (hosts); 0 in a run of summaries alone */
+    uint64_t bytes;    /* total size of its xplane files (its summaries, in a run of them alone) */
     const char *const *hosts; /* n_files host names (each file's name without .xplane.pb[.gz]),
                                * in the order of their file names: the order they load in */
     const char *const *files; /* n_files xplane file names, in the same order as hosts */
     const char *const *summarized; /* hosts here only as their summary ("<host>.jaxprof-summary.json"
                                     * with no file of theirs: the other processes of a pod's run as
-                                    * process 0 keeps it), by name */
+                                    * process 0 keeps it, or every host of a pod's summaries copied
+                                    * to one place), by name */
     uint32_t n_summarized;
 } jp_run;
 

@@ -13,7 +13,8 @@ from . import _core
 
 @dataclass(frozen=True)
 class Run:
-    """One capture: a directory of ``<host>.xplane.pb`` files.
+    """One capture: a directory of ``<host>.xplane.pb`` files, or of a pod's host summaries alone
+    (``hosts`` empty, every host in ``summarized_hosts``: load it with ``summaries=True``).
 
     The fields are those of every run list (``jaxprof list --json``, the viewer's ``/api/runs``):
     ``name``, ``path``, ``hosts`` (names), ``summarized_hosts``, ``bytes``; the time in nanoseconds here
@@ -27,7 +28,8 @@ class Run:
     hosts: tuple[str, ...]  #: one name per xplane file (its name without ``.xplane.pb[.gz]``), by file name
     #: the xplane file names, in the order of ``hosts`` (libjaxprof decides which names are xplanes)
     file_names: tuple[str, ...] = field(default=(), repr=False)
-    #: hosts there only as their summary (``jaxprof summarize``), as on process 0 of a pod's run
+    #: hosts there only as their summary (``jaxprof summarize``), as on process 0 of a pod's run, or
+    #: every host of a run of summaries alone
     summarized_hosts: tuple[str, ...] = ()
 
     @property

@@ -1,4 +1,5 @@
-/* runs.c - locating profile runs (directories of <host>.xplane.pb files) under a log directory. */
+/* runs.c - locating profile runs (directories of <host>.xplane.pb files, or of their summaries alone)
+ * under a log directory. */
 #include "base/arena.h"
 #include "base/error.h"
 #include "find/runs.h"
@@ -104,6 +105,7 @@ static int add_name(walk *w, name_list *l, const char *name) {
  * file's name cut at jp_xplane_host_len (a Chrome trace's at jp_trace_json_host_len). The arrays live in the arena: files->items is freed
  * once the directory is visited. */
 static int set_hosts(walk *w, jp_run *run, name_list *files) {
+    if (!files->count) return JP_OK; /* a run of summaries alone */
     qsort(files->items, files->count, sizeof *files->items, by_name);
     const char **names = files->count < SIZE_MAX / (2 * sizeof *names)
                              ? jp_arena_alloc(w->arena, 2 * files->count * sizeof *names)
@@ -150,8 +152,9 @@ static int record_run(walk *w, size_t path_len, const jp_run *stats, name_list *
     return rc ? rc : push_run(w, &run);
 }
 
-/* Visits w->path (length path_len): records it if it holds xplane files, then descends into its
- * subdirectories. Directories that cannot be opened below the top are skipped, not fatal. */
+/* Visits w->path (length path_len): records it if it holds xplane files (else Chrome traces, else
+ * host summaries), then descends into its subdirectories. Directories that cannot be opened below
+ * the top are skipped, not fatal. */
 static int visit(walk *w, size_t path_len, int depth) {
     DIR *dir = opendir(w->path);
     if (!dir) {
@@ -160,7 +163,9 @@ static int visit(walk *w, size_t path_len, int depth) {
                             "%s: cannot open directory: %s", w->path,
                             errno == ELOOP ? "too many levels of symbolic links" : strerror(errno));
     }
-    jp_run here = {0}, traced = {0};   /* the xplane files; the Chrome traces, for a run of them alone */
+    /* the xplane files; the Chrome traces, for a run of them alone; the host summaries, for a
+     * run of them alone (a pod's summaries copied to one place) */
+    jp_run here = {0}, traced = {0}, summed = {0};
     name_list files = {0}, traces = {0}, summaries = {0};
     int rc = JP_OK;
     struct dirent *de;
@@ -168,15 +173,14 @@ static int visit(walk *w, size_t path_len, int depth) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
         struct stat st;
         if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        int xplane = S_ISREG(st.st_mode) && jp_xplane_host_len(de->d_name);
-        if (xplane || (S_ISREG(st.st_mode) && jp_trace_json_host_len(de->d_name))) {
-            jp_run *r = xplane ? &here : &traced;
-            rc = add_name(w, xplane ? &files : &traces, de->d_name);
-            r->n_files++;
+        int reg = S_ISREG(st.st_mode), xplane = reg && jp_xplane_host_len(de->d_name);
+        int trace = reg && !xplane && jp_trace_json_host_len(de->d_name), summary = reg && jp_summary_host_len(de->d_name);
+        if (xplane || trace || summary) {
+            jp_run *r = xplane ? &here : trace ? &traced : &summed;
+            rc = add_name(w, xplane ? &files : trace ? &traces : &summaries, de->d_name);
+            r->n_files += !summary;
             r->bytes += (uint64_t)st.st_size;
             if (mtime_ns(&st) > r->mtime_ns) r->mtime_ns = mtime_ns(&st);
-        } else if (S_ISREG(st.st_mode) && jp_summary_host_len(de->d_name)) {
-            rc = add_name(w, &summaries, de->d_name);
         } else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
             size_t name_len = strlen(de->d_name);
             if (path_len + 1 + name_len >= PATH_CAP) {
@@ -192,6 +196,7 @@ static int visit(walk *w, size_t path_len, int depth) {
     closedir(dir);
     if (rc == JP_OK && here.n_files > 0) rc = record_run(w, path_len, &here, &files, &summaries);
     else if (rc == JP_OK && traced.n_files > 0) rc = record_run(w, path_len, &traced, &traces, &summaries);
+    else if (rc == JP_OK && summaries.count > 0) rc = record_run(w, path_len, &summed, &files, &summaries);
     free(files.items);
     free(traces.items);
     free(summaries.items);

@@ -73,6 +73,14 @@ static double get_num(reader *r, yyjson_val *obj, const char *key) {
     return 0;
 }
 
+/* A duration held as a double (the step summary's statistics): within [0, 2^61] ps as get_time
+ * bounds an integer one, since the renderers turn it into int64 picoseconds. */
+static double get_duration_num(reader *r, yyjson_val *obj, const char *key) {
+    double v = get_num(r, obj, key);
+    if (!(v >= 0 && v <= (double)JP_XN_TIME_LIMIT_PS)) fail(r, key, "is not a duration within 2^61 ps");
+    return v;
+}
+
 static const char *get_str(reader *r, yyjson_val *obj, const char *key) {
     yyjson_val *v = field(r, obj, key);
     if (v && !yyjson_is_str(v)) fail(r, key, "is not a string");
@@ -252,12 +260,12 @@ static void read_step_summary(reader *r, yyjson_val *top, jp_step_summary *s) {
     if (o && !yyjson_is_obj(o)) fail(r, "step_summary", "is not an object");
     if (!o || !yyjson_is_obj(o)) return;
     s->method = get_str(r, o, "method");
-    s->mean_ps = get_num(r, o, "mean_ps");
-    s->median_ps = get_num(r, o, "median_ps");
-    s->p90_ps = get_num(r, o, "p90_ps");
-    s->std_ps = get_num(r, o, "std_ps");
-    s->min_ps = get_num(r, o, "min_ps");
-    s->max_ps = get_num(r, o, "max_ps");
+    s->mean_ps = get_duration_num(r, o, "mean_ps");
+    s->median_ps = get_duration_num(r, o, "median_ps");
+    s->p90_ps = get_duration_num(r, o, "p90_ps");
+    s->std_ps = get_duration_num(r, o, "std_ps");
+    s->min_ps = get_duration_num(r, o, "min_ps");
+    s->max_ps = get_duration_num(r, o, "max_ps");
     get_parts(r, o, "parts_ps", s->part_ps);
     s->total_ps = get_time(r, o, "total_ps", 0);
     s->n_no_device = (size_t)get_count(r, o, "no_device_steps");

@@ -84,11 +84,28 @@ int jp_profile_files(const char *path, jp_vec *files, jp_error *err) {
     rc = jp_runs_find(&runs, path, err);
     const jp_run *latest = rc == JP_OK ? jp_runs_latest_view(&runs) : NULL;
     if (rc == JP_OK && !latest) rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no *.xplane.pb profile found", path);
-    if (latest) rc = list_run_files(latest->path, files, err);
+    if (latest && !latest->n_files) /* a pod's summaries alone: what reads them says so (pod.c) */
+        rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: holds host summaries alone, no *.xplane.pb: they give the hosts "
+                          "side by side and the findings (report, hosts, findings, the viewer's Overview); this "
+                          "needs the capture files", latest->path);
+    else if (latest) rc = list_run_files(latest->path, files, err);
     if (latest && rc == JP_OK && !files->n) /* its files went away (or became links) since it was found */
         rc = jp_error_set(err, JP_ERR_NOT_FOUND, 0, "%s: no *.xplane.pb profile found", latest->path);
     jp_runs_deinit(&runs);
     return rc;
+}
+
+char *jp_profile_run_dir(const char *path, const jp_vec *files) {
+    jp_runs runs = {0};
+    jp_error err;
+    const jp_run *latest = !files->n && jp_runs_find(&runs, path, &err) == JP_OK ? jp_runs_latest_view(&runs) : NULL;
+    const char *first = files->n ? JP_VEC_AT(files, jp_profile_file, 0).path : latest ? latest->path : path;
+    const char *slash = files->n ? strrchr(first, '/') : NULL;
+    size_t len = slash ? (size_t)(slash - first) : strlen(first);
+    char *dir = malloc(len + 1);
+    if (dir) memcpy(dir, first, len), dir[len] = '\0';
+    jp_runs_deinit(&runs);
+    return dir;
 }
 
 const char *jp_profile_host_of(jp_arena *a, const char *file) {
@@ -105,21 +122,43 @@ static uint64_t stamp_mix(uint64_t h, uint64_t v) {
     return h;
 }
 
+/* The stamp of one file: its identity, size and times, mixed onto h (i its place in the run). */
+static uint64_t stamp_file(uint64_t h, uint64_t i, const struct stat *st) {
+    const uint64_t parts[] = {i, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                              (uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec,
+                              (uint64_t)st->st_ctim.tv_sec, (uint64_t)st->st_ctim.tv_nsec};
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = stamp_mix(h, parts[k]);
+    return h;
+}
+
+/* Adds each host summary's stamp to *ctx: a sum, so the directory's order does not matter. */
+static int stamp_summary(void *ctx, const char *name, const struct stat *st) {
+    if (jp_summary_host_len(name)) *(uint64_t *)ctx += stamp_file(0xcbf29ce484222325ull, 0, st) | 1;
+    return JP_OK;
+}
+
 int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err) {
     jp_error_clear(err);
     jp_vec files = {0};
     int rc = jp_profile_files(path, &files, err);
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = 0xcbf29ce484222325ull, summaries = 0;
     for (size_t i = 0; rc == JP_OK && i < files.n; i++) {
         const jp_profile_file *f = &JP_VEC_AT(&files, jp_profile_file, i);
         struct stat st;
         if ((f->listed ? lstat(f->path, &st) : stat(f->path, &st)) != 0) continue; /* gone: the stamp changes */
-        const uint64_t parts[] = {i, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-                                  (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
-                                  (uint64_t)st.st_ctim.tv_sec, (uint64_t)st.st_ctim.tv_nsec};
-        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = stamp_mix(h, parts[k]);
+        h = stamp_file(h, i, &st);
     }
-    *out = stamp_mix(h, files.n);
+    /* the run's summaries count too: a pod's run is read from them (and holds nothing else when
+     * they were copied to one place alone) */
+    struct stat st;
+    char *dir = (rc == JP_OK || rc == JP_ERR_NOT_FOUND) && stat(path, &st) == 0 && S_ISDIR(st.st_mode)
+                    ? jp_profile_run_dir(path, &files)
+                    : NULL;
+    jp_error ignored;
+    if (dir && jp_run_dir_each(dir, stamp_summary, &summaries, &ignored) == JP_OK && summaries && !files.n)
+        rc = JP_OK, jp_error_clear(err);
+    free(dir);
+    *out = stamp_mix(stamp_mix(h, files.n), summaries);
     jp_profile_files_free(&files);
     return rc;
 }

@@ -239,8 +239,7 @@ static int read_hosts(pod *pd, jp_error *err) {
     return rc;
 }
 
-/* The run directory path names and its capture files, or (files empty) path itself when it holds
- * summaries alone. */
+/* The run directory path names and its capture files (jp_profile_run_dir); none for a file. */
 static int find_run(const char *path, jp_vec *files, char **dir, jp_error *err) {
     struct stat st;
     *dir = NULL;
@@ -248,13 +247,8 @@ static int find_run(const char *path, jp_vec *files, char **dir, jp_error *err) 
     jp_error e;
     int rc = jp_profile_files(path, files, &e);
     if (rc && rc != JP_ERR_NOT_FOUND) return jp_error_set(err, rc, e.offset, "%s", e.msg);
-    const char *first = files->n ? JP_VEC_AT(files, jp_profile_file, 0).path : path;
-    const char *slash = files->n ? strrchr(first, '/') : NULL;
-    size_t len = slash ? (size_t)(slash - first) : strlen(first);
-    if (!(*dir = malloc(len + 1))) return jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
-    memcpy(*dir, first, len);
-    (*dir)[len] = '\0';
-    return JP_OK;
+    *dir = jp_profile_run_dir(path, files);
+    return *dir ? JP_OK : jp_error_set(err, JP_ERR_NOMEM, 0, "out of memory");
 }
 
 static int list_hosts(pod *pd, const jp_vec *files, jp_error *err) {

@@ -20,6 +20,10 @@ typedef struct jp_profile_file {
  * sorted by name, as jp_profile_file; jp_profile_files_free releases them. */
 int jp_profile_files(const char *path, jp_vec *files, jp_error *err);
 void jp_profile_files_free(jp_vec *files);
+/* The run directory of a directory path whose files (jp_profile_files) are files: their directory;
+ * where there are none, the newest run under path (a run of host summaries alone: path itself or
+ * below it), else path. Heap; NULL when out of memory. */
+char *jp_profile_run_dir(const char *path, const jp_vec *files);
 /* Opens one of them (lazy: as jp_xspace_open_lazy; max_inflate as jp_load_options.max_inflate); a
  * listed file must still be what the listing saw (jp_xspace_open_listed). */
 int jp_profile_file_open(const jp_profile_file *f, int lazy, uint64_t max_inflate, jp_xspace **out, jp_error *err);

@@ -51,12 +51,27 @@ static int list_files(jp_run_summary *s, const char *dir, jp_error *err) {
     return rc;
 }
 
-/* Loads the run for its steps and span; a failure is kept as text, its file names relative to
- * the run (the run is named beside it). */
+/* The steps of a run merged from summaries (no steps of its own): the first and last step number
+ * over the hosts, and the most steps a host has. */
+static void host_steps(jp_run_summary *s, const jp_analysis *a) {
+    for (size_t h = 0; h < a->n_host_stats; h++) {
+        const jp_host_stat *hs = &a->host_stats[h];
+        if (!hs->n_steps) continue;
+        int64_t first = hs->steps[0].step_num, last = hs->steps[hs->n_steps - 1].step_num;
+        if (!s->n_steps || first < s->first_step) s->first_step = first;
+        if (!s->n_steps || last > s->last_step) s->last_step = last;
+        if (hs->n_steps > s->n_steps) s->n_steps = hs->n_steps;
+    }
+}
+
+/* Loads the run for its steps and span (a run of summaries alone from them); a failure is kept as
+ * text, its file names relative to the run (the run is named beside it). */
 static void load_steps(jp_run_summary *s, const jp_run *run, const jp_load_options *opt) {
     jp_profile *p;
     jp_error err;
-    if (jp_profile_load(&p, run->path, opt, &err) != JP_OK) {
+    jp_load_options pod = opt ? *opt : (jp_load_options){0};
+    pod.use_summaries = !run->n_files;
+    if (jp_profile_load(&p, run->path, &pod, &err) != JP_OK) {
         size_t n = strlen(run->path);
         const char *msg = strncmp(err.msg, run->path, n) == 0 && err.msg[n] == '/' ? err.msg + n + 1 : err.msg;
         snprintf(s->error, sizeof s->error, "%s", msg);
@@ -68,6 +83,8 @@ static void load_steps(jp_run_summary *s, const jp_run *run, const jp_load_optio
     if (a->n_steps > 0) {
         s->first_step = a->steps[0].step_num;
         s->last_step = a->steps[a->n_steps - 1].step_num;
+    } else if (a->n_summarized) {
+        host_steps(s, a);
     }
     s->duration_ms = (double)a->span_ps / 1e9;
     jp_profile_free(p);

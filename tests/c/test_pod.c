@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "jaxprof/jaxprof.h"
@@ -127,6 +128,56 @@ static char *edited(const char *text, const char *after, const char *from, const
     return out;
 }
 
+/* The summaries alone, copied into a log directory's run as a pod's user does (rsync): a run of
+ * n_files 0 that lists, loads merged from them (the same hosts as the files give), stamps (a
+ * rewritten summary changes it), and that a load needing the files refuses by saying so. */
+static void a_run_of_summaries_alone_is_found_and_merged(void **state) {
+    (void)state;
+    char logs[1100], dir[1200], from[1200], to[1300];
+    snprintf(logs, sizeof logs, "%s/logs", run);
+    snprintf(dir, sizeof dir, "%s/plugins", logs);
+    assert_int_equal(mkdir(logs, 0755) | mkdir(dir, 0755), 0);
+    snprintf(dir, sizeof dir, "%s/plugins/r", logs);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    for (int h = 'a'; h <= 'b'; h++) {
+        snprintf(from, sizeof from, "%s/%c.jaxprof-summary.json", run, h);
+        snprintf(to, sizeof to, "%s/%c.jaxprof-summary.json", dir, h);
+        copy_file(from, to);
+    }
+    jp_runs runs;
+    jp_error err;
+    assert_int_equal(jp_runs_find(&runs, logs, &err), JP_OK);
+    assert_int_equal(runs.count, 1);
+    assert_string_equal(runs.runs[0].path, dir);
+    assert_int_equal(runs.runs[0].n_files, 0);
+    assert_int_equal(runs.runs[0].n_summarized, 2);
+    assert_string_equal(runs.runs[0].summarized[0], "a");
+    assert_string_equal(runs.runs[0].summarized[1], "b");
+    jp_runs_deinit(&runs);
+
+    jp_profile *p, *raw = load(0);
+    assert_int_equal(jp_profile_load(&p, logs, &(jp_load_options){.use_summaries = 1, .threads = 1}, &err), JP_OK);
+    const jp_analysis *a = jp_profile_analysis(p), *r = jp_profile_analysis(raw);
+    assert_string_equal(a->path, dir);
+    assert_int_equal(a->n_summarized, 2);
+    assert_int_equal(a->n_host_stats, r->n_host_stats);
+    for (size_t h = 0; h < a->n_host_stats; h++) assert_int_equal(a->host_stats[h].offset_ps, r->host_stats[h].offset_ps);
+    jp_profile_free(p);
+    jp_profile_free(raw);
+
+    assert_int_equal(jp_profile_load(&p, logs, NULL, &err), JP_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "holds host summaries alone, no *.xplane.pb"));
+    uint64_t before, after;
+    assert_int_equal(jp_profile_stamp(logs, &before, &err), JP_OK);
+    assert_int_equal(jp_profile_stamp(dir, &after, &err), JP_OK);
+    assert_true(before == after);
+    FILE *f = fopen(to, "a"); /* b's summary written anew */
+    fputc('\n', f);
+    fclose(f);
+    assert_int_equal(jp_profile_stamp(logs, &after, &err), JP_OK);
+    assert_true(before != after);
+}
+
 static void bad_summaries_are_refused_naming_the_field(void **state) {
     (void)state;
     char path[1100];
@@ -138,12 +189,14 @@ static void bad_summaries_are_refused_naming_the_field(void **state) {
                  edited(text, "\"steps\":", "\"dur_ps\":", "\"dur_ps\":-"),
                  edited(text, "\"steps\":", "\"idle\":", "\"idle\":1"),
                  edited(text, "\"steps\":", "\"sync_ps\":null", "\"sync_ps\":2305843009213693953"),
-                 edited(text, "\"ops\":", "\"device\":0", "\"device\":9")};
+                 edited(text, "\"ops\":", "\"device\":0", "\"device\":9"),
+                 edited(text, "\"step_summary\":", "\"median_ps\":", "\"median_ps\":5e128,\"was\":")};
     expect_refused(e[0], "schema version 7; this jaxprof reads version 1");
     expect_refused(e[1], "steps[0].dur_ps is negative");
     expect_refused(e[2], "steps[0].parts_ps do not sum to dur_ps");
     expect_refused(e[3], "steps[0].sync_ps is beyond +-2^61 ps");
     expect_refused(e[4], "ops[0].device names no device");
+    expect_refused(e[5], "median_ps is not a duration within 2^61 ps"); /* found by fuzz_summary: int64 cast */
     char cut[64];
     memcpy(cut, text, sizeof cut - 1);
     cut[sizeof cut - 1] = '\0';
@@ -206,6 +259,7 @@ static void the_straggler_is_the_host_that_held_the_others_longest(void **state)
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merged_from_summaries_equals_merged_from_files),
+        cmocka_unit_test(a_run_of_summaries_alone_is_found_and_merged),
         cmocka_unit_test(bad_summaries_are_refused_naming_the_field),
         cmocka_unit_test(the_straggler_is_the_host_that_held_the_others_longest),
     };

@@ -141,6 +141,35 @@ def test_summaries_alone_merge_and_full_reads_the_files(pod, raw_copy, tmp_path)
     assert full["hosts"] == [f"{HOST}-p0"] and full["summarized_hosts"] == 0
 
 
+def summaries_tree(root: Path, logs: Path) -> Path:
+    """Every process's summary alone, copied into one log directory's run as its machines hold it
+    (the rsync recipe keeping the tree): logs/step_00000002/plugins/profile/<run>/."""
+    run = logs / run_dir(root, 0).relative_to(root / "machine0" / "profiles")
+    run.mkdir(parents=True)
+    for m in range(3):
+        shutil.copy(run_dir(root, m) / f"{HOST}-p{m}.jaxprof-summary.json", run)
+    return run
+
+
+def test_a_log_directory_of_summaries_alone_lists_reports_and_refuses_what_needs_files(pod, raw_copy, tmp_path):
+    root, _ = pod
+    run = summaries_tree(root, tmp_path / "logs")
+    [listed] = json.loads(run_jaxprof("list", tmp_path / "logs", "--json").stdout)["runs"]
+    assert listed["path"] == str(run) and listed["hosts"] == [] and listed["files"] != []
+    assert listed["summarized_hosts"] == [f"{HOST}-p{m}" for m in range(3)]
+    assert listed["steps"] == {"count": 4, "first": 2, "last": 5} and listed["error"] is None
+    assert f"summaries of {HOST}-p0, {HOST}-p1, {HOST}-p2" in run_jaxprof("list", tmp_path / "logs").stdout
+    assert hosts_json(tmp_path / "logs")["host_stats"] == hosts_json(raw_copy)["host_stats"]
+    report = run_jaxprof("report", tmp_path / "logs")
+    assert report.returncode == 0 and "3 of 3 hosts read from their summaries" in report.stdout
+    ops = run_jaxprof("ops", tmp_path / "logs")
+    assert ops.returncode == 2 and f"{run}: holds host summaries alone, no *.xplane.pb" in ops.stderr, ops.stderr
+    import jaxprof
+    assert jaxprof.latest_run(tmp_path / "logs").summarized_hosts == tuple(f"{HOST}-p{m}" for m in range(3))
+    assert [h["host"] for h in jaxprof.load(tmp_path / "logs", summaries=True).hosts()["host_stats"]] == [
+        f"{HOST}-p{m}" for m in range(3)]
+
+
 def test_a_process_killed_mid_run_is_reported_missing_and_the_job_ends(tmp_path):
     outs = run_job(tmp_path, "--die", "2", gather_s=10)
     assert outs[2].returncode == -9  # SIGKILL, right after its last captured step
@@ -258,6 +287,33 @@ def test_the_viewer_shows_every_host_from_process_0s_copy(pod):
         assert f"{HOST}-p1 held the others" in browser.find_element("css selector", "#page").text
         ARTIFACTS.mkdir(exist_ok=True)
         browser.save_screenshot(str(ARTIFACTS / "pod_overview.png"))
+    finally:
+        for gen in (browser_gen, server):
+            gen.close()
+
+
+def test_the_viewer_shows_a_run_of_summaries_alone(pod, tmp_path):
+    """The summaries alone in a log directory: the run picker lists the run, the Overview shows the
+    three hosts from them and says no file is here; a page that needs the files says why."""
+    from test_viewer_browser import ARTIFACTS, serve_dir, wait_for
+    from conftest import headless_chromium
+
+    root, _ = pod
+    summaries_tree(root, tmp_path / "logs")
+    server = serve_dir(tmp_path / "logs")
+    url = next(server)
+    browser_gen = headless_chromium("1400,900", page=(1400, 1200))
+    browser = next(browser_gen)
+    try:
+        browser.get(url + "#/overview")
+        note = wait_for(browser, "#pod-note", "no host's file is here")
+        assert "3 of 3 hosts read from their summaries" in note.text
+        assert "(3 hosts from summaries)" in browser.find_element("css selector", "#run").text
+        assert f"{HOST}-p1 held the others" in browser.find_element("css selector", "#page").text
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "pod_summaries_alone.png"))
+        browser.get(url + "#/ops")
+        wait_for(browser, "#page .rating-bad", "holds host summaries alone, no *.xplane.pb")
     finally:
         for gen in (browser_gen, server):
             gen.close()

@@ -67,14 +67,21 @@ function onHostPick(then) {
   if (sel) sel.onchange = () => { state.host = sel.value; then(); };
 }
 
+// "2 hosts", "1 host + 2 from summaries", "3 hosts from summaries" (a pod's summaries alone)
+function runHostsText(r) {
+  const files = r.hosts.length, sums = (r.summarized_hosts || []).length;
+  const count = (n) => `${n} host${n === 1 ? "" : "s"}`;
+  if (!sums) return count(files);
+  return files ? `${count(files)} + ${sums} from summaries` : `${count(sums)} from summaries`;
+}
+
 async function start() {
   parseHash();
   state.runs = await api("/api/runs");
   if (!state.runs.length) { $("#page").innerHTML = "<p>No profile runs under this directory.</p>"; return; }
   if (!state.runs.some((r) => String(r.id) === state.run)) state.run = String(state.runs[state.runs.length - 1].id);
   $("#run").innerHTML = state.runs.map((r) =>
-    `<option value="${esc(r.id)}">${esc(r.path)} (${r.hosts.length} host${r.hosts.length === 1 ? "" : "s"}` +
-    `${(r.summarized_hosts || []).length ? ` + ${r.summarized_hosts.length} from summaries` : ""})</option>`).join("");
+    `<option value="${esc(r.id)}">${esc(r.path)} (${runHostsText(r)})</option>`).join("");
   $("#run").value = state.run;
   $("#run").onchange = () => { state.run = $("#run").value; state.host = ""; go(state.page); };
   document.querySelectorAll("#tabs a").forEach((a) => { a.onclick = () => go(a.dataset.page); });

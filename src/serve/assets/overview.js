@@ -32,12 +32,16 @@ function onStepChart() {
   });
 }
 
-// A run some of whose hosts are here only as their summaries (process 0's copy of a pod's run):
-// the hosts side by side and the findings come from the summaries; what needs every event does not.
+// A run some of whose hosts are here only as their summaries (process 0's copy of a pod's run, or
+// the summaries alone copied to one place): the hosts side by side and the findings come from the
+// summaries; what needs every event does not.
 function podNote(d) {
+  const run = state.runs.find((r) => String(r.id) === state.run);
+  const others = run && run.hosts.length ? "the other pages show the files here"
+    : "no host's file is here, so the other pages have nothing to read";
   return `<p id="pod-note" class="muted">${d.summarized_hosts} of ${d.hosts.length} hosts read from their summaries ` +
     `(jaxprof summarize): their steps, clocks, stragglers and findings are below; the run's steps, KPIs, ops and ` +
-    `timeline need every host's file (the other pages show the files here).</p>`;
+    `timeline need every host's file (${others}).</p>`;
 }
 
 // A KPI's value, or n/a where the profile cannot tell (no peaks, no sizes: rating "n/a").
@@ -46,7 +50,10 @@ function kpiValue(k) { return k.rating === "n/a" ? "n/a" : `${k.value.toFixed(2)
 async function overview() {
   const step = state.params.get("step");
   if (step !== null && step !== "") return stepView(step);
-  const [d, chart] = await Promise.all([runApi("overview"), runChart("steps")]);
+  const pending = runChart("steps"); // asked for beside the overview, awaited only where it is drawn:
+  pending.catch(() => {});           // a pod's run merged from summaries has no steps chart
+  const d = await runApi("overview");
+  const chart = d.summarized_hosts ? null : await pending;
   if (!state.host) state.hosts[state.run] = d.hosts;
   const hosts = await runHosts();
   // the per-stream split and the queue series are the launch document's (not the report's)
