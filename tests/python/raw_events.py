@@ -54,7 +54,9 @@ def cpu_ops(path: Path, split: bool, users: dict[tuple[str, str], set[str]]):
     """XLA:CPU op events: (device, module, name, start_ns, end_ns). An asynchronous thunk ends at
     its "end:" event (the flow its _p names), but no later than the first start of an op that uses
     its result in the same run on the same device: the thread pool records the "end:" only when it
-    next wakes, after the user had the value."""
+    next wakes, after the user had the value. An "end:" recorded after the module's next execution
+    (module, run_id) began is no completion at all (the pool woke in the next run: seen on a loaded
+    machine, a cond's end 10 ms into the next step); the thunk then keeps its own event's end."""
     ops, ends = [], {}
     for plane in raw_planes(path):
         for line in plane.lines:
@@ -66,13 +68,23 @@ def cpu_ops(path: Path, split: bool, users: dict[tuple[str, str], set[str]]):
                     ops.append([st["device_ordinal"] if split else 0, st["hlo_module"], st["hlo_op"], ev.start_ns,
                                 ev.start_ns + ev.duration_ns, st.get("_p"), st.get("run_id")])
     first: dict[tuple, int] = {}
+    run_start: dict[tuple, int] = {}
     for d, m, n, s, _, _, run in ops:
         if run:
             first[(d, m, n, run)] = min(s, first.get((d, m, n, run), s))
+            run_start[(m, run)] = min(s, run_start.get((m, run), s))
+    by_module = collections.defaultdict(list)
+    for (m, run), s in run_start.items():
+        by_module[m].append((s, run))
+    next_start = {}
+    for m, runs in by_module.items():
+        runs.sort()
+        for (_, run), (s, _) in zip(runs, runs[1:]):
+            next_start[(m, run)] = s
 
     def end_of(d, m, n, s, e, p, run) -> int:
         done = ends.get(p, e)
-        if done <= e:
+        if done <= e or (run and done > next_start.get((m, run), done)):
             return e
         ready = [first[(d, m, u, run)] for u in users.get((m, n), ()) if (d, m, u, run) in first and
                  first[(d, m, u, run)] > s] if run else []
