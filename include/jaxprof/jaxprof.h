@@ -283,7 +283,8 @@ typedef struct jp_profile jp_profile;
  * it first. Threads: any (reads file metadata only). */
 int jp_profile_output_check(const char *path, const char *out_path, jp_error *err);
 /* A number that changes when the files a profile path names change (one added, removed, replaced,
- * resized or written to), for a cache of loaded profiles to notice (the viewer's). Reads only
+ * resized or written to), its run's host summaries included (a run of them alone is stamped, not
+ * refused), for a cache of loaded profiles to notice (the viewer's). Reads only
  * directory entries and file metadata. Threads: any (reads directory entries and metadata only). */
 int jp_profile_stamp(const char *path, uint64_t *out, jp_error *err);
 
