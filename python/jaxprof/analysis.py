@@ -216,9 +216,10 @@ class Profile:
 def load(path: PathLike | bytes | bytearray | memoryview, host: str | None = None,
          device: str | None = None, *, summaries: bool = False) -> Profile:
     """Loads and analyses a profile: a path, or the bytes of a serialized XSpace (or its gzip), as
-    ``jaxprof.profile()`` captures one (``prof.xspace``). ``summaries=True``: a run directory with
-    host summaries (``jaxprof summarize``, a pod's processes) is merged from them, as ``jaxprof
-    hosts`` does: ``hosts()`` and ``findings()`` answer, the tables of every event stay empty.
+    ``jaxprof.profile()`` captures one (``prof.xspace``). ``summaries=True``: a run directory (or a
+    log directory's newest run) with host summaries (``jaxprof summarize``, a pod's processes) is
+    merged from them, as ``jaxprof hosts`` does: ``hosts()`` and ``findings()`` answer, the tables
+    of every event stay empty.
     Raises FileNotFoundError, or ValueError naming the byte offset of a truncated or corrupt input."""
     if isinstance(path, (bytes, bytearray, memoryview)):
         return Profile("<memory>", host=host, device=device, data=bytes(path))
